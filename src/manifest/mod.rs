@@ -1,0 +1,1 @@
+//! Compatibility tables loaded from `manifests/*.toml`, embedded in the binary.
