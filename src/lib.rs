@@ -4,5 +4,7 @@
 //! through [`host::Host`]; probes turn what the host shows into facts; diagnosis and presentation
 //! are pure functions over the [`report::Report`].
 
+pub mod host;
 pub mod manifest;
 pub mod parse;
+pub mod version;

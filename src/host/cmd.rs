@@ -1,0 +1,201 @@
+//! Running a command with a deadline. A GPU tool that hangs (nvidia-smi on a wedged driver does)
+//! must cost the report a few seconds, never the whole run.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Output kept from one stream; the rest is drained and dropped.
+const OUTPUT_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// What running a command gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdOutput {
+    /// Exit code; `None` when killed by a signal or by our timeout.
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// The command did not finish within its time and was killed with its process group.
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+impl CmdOutput {
+    /// Exited by itself with status 0.
+    #[must_use]
+    pub fn success(&self) -> bool {
+        self.code == Some(0) && !self.timed_out
+    }
+
+    /// A short description of a failure for the report: the timeout, or the exit status and the
+    /// last line of stderr (or stdout when stderr is empty).
+    #[must_use]
+    pub fn failure_summary(&self) -> String {
+        if self.timed_out {
+            return format!(
+                "did not finish within {:.1} s and was stopped",
+                self.elapsed.as_secs_f64()
+            );
+        }
+        let text = if self.stderr.trim().is_empty() {
+            &self.stdout
+        } else {
+            &self.stderr
+        };
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim();
+        match self.code {
+            Some(code) if last.is_empty() => format!("exited with status {code}"),
+            Some(code) => format!("exited with status {code}: {last}"),
+            None => format!("killed by a signal {last}").trim_end().to_string(),
+        }
+    }
+}
+
+/// Runs `program` (a path on this host's disk) with `args` and an environment built by `env`,
+/// killing it and everything it started once `timeout` passes.
+///
+/// The child gets its own process group so a shell script's `sleep` dies with it, and its
+/// output is read on threads so a chatty child cannot block on a full pipe.
+pub fn run(
+    program: &Path,
+    args: &[&str],
+    env: &[(String, String)],
+    timeout: Duration,
+) -> std::io::Result<CmdOutput> {
+    let start = Instant::now();
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .current_dir("/")
+        .process_group(0);
+    let mut child = command.spawn()?;
+    let stdout = child.stdout.take().map(spawn_reader);
+    let stderr = child.stderr.take().map(spawn_reader);
+
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if start.elapsed() >= timeout {
+            timed_out = true;
+            kill_group(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(poll_interval(start.elapsed()));
+    };
+    // After a timeout, a grandchild that left the group could still hold the pipe open:
+    // wait for its output only briefly.
+    let grace = if timed_out {
+        Duration::from_millis(200)
+    } else {
+        Duration::from_secs(2)
+    };
+    let stdout = stdout
+        .map(|rx| rx.recv_timeout(grace).unwrap_or_default())
+        .unwrap_or_default();
+    let stderr = stderr
+        .map(|rx| rx.recv_timeout(grace).unwrap_or_default())
+        .unwrap_or_default();
+    Ok(CmdOutput {
+        code: status.and_then(|s| s.code()),
+        stdout,
+        stderr,
+        timed_out,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// Polls often at first (most probes answer in milliseconds), then less often.
+fn poll_interval(elapsed: Duration) -> Duration {
+    if elapsed < Duration::from_millis(50) {
+        Duration::from_millis(1)
+    } else if elapsed < Duration::from_millis(500) {
+        Duration::from_millis(5)
+    } else {
+        Duration::from_millis(20)
+    }
+}
+
+fn spawn_reader<R: Read + Send + 'static>(stream: R) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut limited = stream.take(OUTPUT_LIMIT);
+        let _ = limited.read_to_end(&mut buf);
+        // Drain the rest so the child does not block writing.
+        let _ = std::io::copy(&mut limited.into_inner(), &mut std::io::sink());
+        let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
+    });
+    rx
+}
+
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory is touched.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, timeout_ms: u64) -> CmdOutput {
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        run(
+            Path::new("/bin/sh"),
+            &["-c", script],
+            &env,
+            Duration::from_millis(timeout_ms),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn captures_output_and_status() {
+        let out = sh("echo hello; echo oops >&2; exit 3", 5000);
+        assert_eq!(out.code, Some(3));
+        assert_eq!(out.stdout, "hello\n");
+        assert_eq!(out.failure_summary(), "exited with status 3: oops");
+        assert!(!out.success());
+    }
+
+    #[test]
+    fn a_hanging_command_and_its_children_are_stopped() {
+        let started = Instant::now();
+        let out = sh("echo partial; sleep 30; echo never", 300);
+        assert!(out.timed_out);
+        assert_eq!(out.code, None);
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(out.failure_summary().contains("did not finish"));
+    }
+
+    #[test]
+    fn environment_is_exactly_what_was_given() {
+        let out = sh("echo \"[$HOME]\"", 5000);
+        assert_eq!(out.stdout, "[]\n");
+    }
+}

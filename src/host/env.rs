@@ -1,0 +1,110 @@
+//! A snapshot of the environment variables, taken once, so probes never read the live process
+//! environment (tests inject their own) and every probe sees the same values.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Environment variables as the report saw them.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    /// The current process's environment. Variables that are not valid UTF-8 are skipped.
+    #[must_use]
+    pub fn from_process() -> Env {
+        Env {
+            vars: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
+        }
+    }
+
+    /// An environment made of the given pairs (tests, and the child probes).
+    #[must_use]
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Env {
+        Env {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// A variable's value; set-but-empty is `Some("")`, which matters for `CUDA_VISIBLE_DEVICES`.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.vars.get(key).map(String::as_str)
+    }
+
+    /// A variable's value when set and not empty.
+    #[must_use]
+    pub fn non_empty(&self, key: &str) -> Option<&str> {
+        self.get(key).filter(|v| !v.trim().is_empty())
+    }
+
+    /// The absolute entries of a colon-separated path list (`PATH`, `LD_LIBRARY_PATH`), in order.
+    ///
+    /// Relative and empty entries are dropped: they depend on the folder gpu-doctor happens to
+    /// run in, and under `--root` they would not name anything inside the fixture.
+    #[must_use]
+    pub fn path_list(&self, key: &str) -> Vec<PathBuf> {
+        self.get(key)
+            .map(|v| {
+                v.split(':')
+                    .filter(|p| p.starts_with('/'))
+                    .map(PathBuf::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A single absolute path from a variable such as `CUDA_HOME`.
+    #[must_use]
+    pub fn path(&self, key: &str) -> Option<PathBuf> {
+        self.non_empty(key)
+            .filter(|v| v.starts_with('/'))
+            .map(|v| PathBuf::from(v.trim_end_matches('/')))
+            .filter(|p| !p.as_os_str().is_empty())
+    }
+
+    /// Every variable whose name starts with `prefix`, sorted by name.
+    pub fn with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> {
+        self.vars
+            .iter()
+            .filter(move |(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_lists_keep_order_and_drop_relative_entries() {
+        let env = Env::from_pairs([("LD_LIBRARY_PATH", "/a/lib::rel:/b/lib:")]);
+        assert_eq!(
+            env.path_list("LD_LIBRARY_PATH"),
+            [PathBuf::from("/a/lib"), PathBuf::from("/b/lib")]
+        );
+        assert!(env.path_list("PATH").is_empty());
+    }
+
+    #[test]
+    fn empty_is_set_but_not_non_empty() {
+        let env = Env::from_pairs([
+            ("CUDA_VISIBLE_DEVICES", ""),
+            ("CUDA_HOME", "/usr/local/cuda/"),
+        ]);
+        assert_eq!(env.get("CUDA_VISIBLE_DEVICES"), Some(""));
+        assert_eq!(env.non_empty("CUDA_VISIBLE_DEVICES"), None);
+        assert_eq!(
+            env.path("CUDA_HOME"),
+            Some(PathBuf::from("/usr/local/cuda"))
+        );
+    }
+}

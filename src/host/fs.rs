@@ -1,0 +1,292 @@
+//! The machine's filesystem seen from a root folder: `/` on a real run, a fixture tree under `--root`.
+//!
+//! Probes name files by the absolute paths the machine uses (`/usr/local/cuda/version.json`).
+//! [`RootFs`] maps them below its root and resolves symbolic links itself, one component at a
+//! time, so an absolute link inside a fixture (`usr/local/cuda -> /etc/alternatives/cuda`) lands
+//! inside the fixture, and neither `..` nor a link can climb out of it.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+
+/// How many links one lookup may follow before it is a loop (Linux's own limit is 40).
+const MAX_LINKS: usize = 40;
+
+/// Files larger than this are read only up to it: no probe needs more, and `/dev/zero`-like
+/// files or a huge log must not eat memory.
+pub const DEFAULT_READ_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// A filesystem rooted at a folder. Every path given to it is absolute as seen by the machine.
+#[derive(Debug, Clone)]
+pub struct RootFs {
+    root: PathBuf,
+}
+
+/// One entry of a directory listing: its name and its path as the machine sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl RootFs {
+    /// A filesystem rooted at `root` (`/` for the real machine).
+    #[must_use]
+    pub fn new(root: impl Into<PathBuf>) -> RootFs {
+        RootFs { root: root.into() }
+    }
+
+    /// Whether this is the machine's own `/` rather than a fixture tree.
+    #[must_use]
+    pub fn is_real_root(&self) -> bool {
+        self.root == Path::new("/")
+    }
+
+    /// The folder that stands for `/`.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Where a machine path lives on this host's disk, without following any link.
+    fn on_disk(&self, virtual_path: &Path) -> PathBuf {
+        let mut out = self.root.clone();
+        for component in virtual_path.components() {
+            if let Component::Normal(name) = component {
+                out.push(name);
+            }
+        }
+        out
+    }
+
+    /// Resolves every link in `path` (the last one too when `follow_last`) and returns the
+    /// machine path it names. Missing components are kept as they are, so the result of a
+    /// path that does not exist is still a path (that then fails to open).
+    pub fn canonical(&self, path: &Path, follow_last: bool) -> io::Result<PathBuf> {
+        let mut done: Vec<OsString> = Vec::new();
+        let mut links = 0usize;
+        let mut pending: VecDeque<OsString> = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some(OsString::from("..")),
+                _ => None,
+            })
+            .collect();
+        while let Some(name) = pending.pop_front() {
+            if name == ".." {
+                done.pop();
+                continue;
+            }
+            if name == "." {
+                continue;
+            }
+            done.push(name);
+            let is_last = pending.is_empty();
+            if is_last && !follow_last {
+                break;
+            }
+            let disk: PathBuf = done.iter().fold(self.root.clone(), |p, n| p.join(n));
+            let Ok(meta) = std::fs::symlink_metadata(&disk) else {
+                // Nothing there: keep the rest of the path unresolved.
+                done.extend(pending.drain(..).filter(|n| n != "." && n != ".."));
+                break;
+            };
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(io::Error::other(format!(
+                    "too many levels of symbolic links in {}",
+                    path.display()
+                )));
+            }
+            let target = std::fs::read_link(&disk)?;
+            done.pop();
+            if target.is_absolute() {
+                done.clear();
+            }
+            let mut parts: Vec<OsString> = target
+                .components()
+                .filter_map(|c| match c {
+                    Component::Normal(n) => Some(n.to_os_string()),
+                    Component::ParentDir => Some(OsString::from("..")),
+                    _ => None,
+                })
+                .collect();
+            while let Some(part) = parts.pop() {
+                pending.push_front(part);
+            }
+        }
+        let mut out = PathBuf::from("/");
+        for name in done {
+            out.push(name);
+        }
+        Ok(out)
+    }
+
+    /// The file on this host's disk that `path` names after resolving links inside the root.
+    pub fn real_path(&self, path: &Path) -> io::Result<PathBuf> {
+        Ok(self.on_disk(&self.canonical(path, true)?))
+    }
+
+    /// Reads at most [`DEFAULT_READ_LIMIT`] bytes of a file.
+    pub fn read_bytes(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.read_bytes_limited(path, DEFAULT_READ_LIMIT)
+    }
+
+    /// Reads at most `limit` bytes of a file.
+    pub fn read_bytes_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        let file = std::fs::File::open(self.real_path(path)?)?;
+        let mut out = Vec::new();
+        file.take(limit).read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    /// Reads a text file (invalid UTF-8 replaced), at most [`DEFAULT_READ_LIMIT`] bytes.
+    pub fn read_to_string(&self, path: &Path) -> io::Result<String> {
+        Ok(String::from_utf8_lossy(&self.read_bytes(path)?).into_owned())
+    }
+
+    /// Reads a small text file, or `None` when it cannot be read for any reason.
+    #[must_use]
+    pub fn read_opt(&self, path: impl AsRef<Path>) -> Option<String> {
+        self.read_to_string(path.as_ref()).ok()
+    }
+
+    /// The entries of a directory, sorted by name. Unreadable or missing directories are empty.
+    #[must_use]
+    pub fn read_dir(&self, path: impl AsRef<Path>) -> Vec<DirEntry> {
+        let path = path.as_ref();
+        let Ok(real) = self.real_path(path) else {
+            return Vec::new();
+        };
+        let Ok(iter) = std::fs::read_dir(real) else {
+            return Vec::new();
+        };
+        let mut out: Vec<DirEntry> = iter
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name().to_str()?.to_string();
+                Some(DirEntry {
+                    path: path.join(&name),
+                    name,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// Metadata after following links inside the root.
+    pub fn metadata(&self, path: &Path) -> io::Result<std::fs::Metadata> {
+        std::fs::metadata(self.real_path(path)?)
+    }
+
+    /// Metadata of the path itself: a link is reported as a link.
+    pub fn symlink_metadata(&self, path: &Path) -> io::Result<std::fs::Metadata> {
+        std::fs::symlink_metadata(self.on_disk(&self.canonical(path, false)?))
+    }
+
+    /// Whether anything exists at `path` (following links).
+    #[must_use]
+    pub fn exists(&self, path: impl AsRef<Path>) -> bool {
+        self.metadata(path.as_ref()).is_ok()
+    }
+
+    /// Whether `path` is a directory (following links).
+    #[must_use]
+    pub fn is_dir(&self, path: impl AsRef<Path>) -> bool {
+        self.metadata(path.as_ref()).is_ok_and(|m| m.is_dir())
+    }
+
+    /// Whether `path` is a regular file with an execute bit (following links).
+    #[must_use]
+    pub fn is_executable(&self, path: impl AsRef<Path>) -> bool {
+        self.metadata(path.as_ref())
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+
+    /// The target of a link as written in it, or `None` when `path` is not a link.
+    #[must_use]
+    pub fn read_link(&self, path: impl AsRef<Path>) -> Option<PathBuf> {
+        let disk = self.on_disk(&self.canonical(path.as_ref(), false).ok()?);
+        std::fs::read_link(disk).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tree() -> (tempfile::TempDir, RootFs) {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("etc/alternatives")).unwrap();
+        std::fs::create_dir_all(r.join("usr/local/cuda-13.0/bin")).unwrap();
+        std::fs::write(
+            r.join("usr/local/cuda-13.0/version.txt"),
+            "CUDA Version 13.0.88",
+        )
+        .unwrap();
+        symlink("/usr/local/cuda-13.0", r.join("etc/alternatives/cuda")).unwrap();
+        symlink("/etc/alternatives/cuda", r.join("usr/local/cuda")).unwrap();
+        symlink("../../../../../../etc", r.join("usr/local/escape")).unwrap();
+        symlink("loop2", r.join("loop1")).unwrap();
+        symlink("loop1", r.join("loop2")).unwrap();
+        let fs = RootFs::new(r);
+        (dir, fs)
+    }
+
+    #[test]
+    fn absolute_links_resolve_inside_the_root() {
+        let (_dir, fs) = tree();
+        let p = Path::new("/usr/local/cuda/version.txt");
+        assert_eq!(
+            fs.canonical(p, true).unwrap(),
+            Path::new("/usr/local/cuda-13.0/version.txt")
+        );
+        assert_eq!(fs.read_to_string(p).unwrap(), "CUDA Version 13.0.88");
+        assert_eq!(
+            fs.read_link("/usr/local/cuda").unwrap(),
+            Path::new("/etc/alternatives/cuda")
+        );
+    }
+
+    #[test]
+    fn dot_dot_cannot_leave_the_root() {
+        let (dir, fs) = tree();
+        let outside = fs
+            .canonical(Path::new("/../../../etc/passwd"), true)
+            .unwrap();
+        assert_eq!(outside, Path::new("/etc/passwd"));
+        assert!(fs.read_to_string(Path::new("/../../etc/passwd")).is_err());
+        // A relative link climbing past the top stops at the root's own /etc.
+        let escaped = fs.real_path(Path::new("/usr/local/escape")).unwrap();
+        assert_eq!(escaped, dir.path().join("etc"));
+    }
+
+    #[test]
+    fn link_loops_are_an_error_not_a_hang() {
+        let (_dir, fs) = tree();
+        assert!(fs.canonical(Path::new("/loop1"), true).is_err());
+        assert!(!fs.exists("/loop1"));
+    }
+
+    #[test]
+    fn listing_is_sorted_and_missing_dirs_are_empty() {
+        let (_dir, fs) = tree();
+        let names: Vec<String> = fs
+            .read_dir("/usr/local")
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["cuda", "cuda-13.0", "escape"]);
+        assert!(fs.read_dir("/nope").is_empty());
+        assert!(fs.is_dir("/usr/local/cuda"));
+    }
+}

@@ -1,0 +1,1 @@
+//! Placeholder: NVML and libcuda, queried in a child process.
