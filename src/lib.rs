@@ -1,10 +1,18 @@
 //! gpu-doctor: finds out why a GPU does not work with an ML framework, and what to install to fix it.
 //!
 //! The binary (`main.rs`) only wires arguments to [`app`]. Everything that touches the machine goes
-//! through [`host::Host`]; probes turn what the host shows into facts; diagnosis and presentation
-//! are pure functions over the [`report::Report`].
+//! through [`host::Host`]; [`probe`]s turn what the host shows into facts; [`diagnose`] and
+//! [`present`] are pure functions over the [`report::Report`].
 
+pub mod app;
+pub mod check;
+pub mod cli;
+pub mod diagnose;
 pub mod host;
 pub mod manifest;
 pub mod parse;
+pub mod present;
+pub mod probe;
+pub mod report;
+pub mod schema;
 pub mod version;

@@ -1,0 +1,405 @@
+//! Requirement expressions for `gpu-doctor check --require EXPR`: `driver>=535`, `cuda>=12.1`,
+//! `gpu.memory>=40GiB`, `torch.cuda`, ... Parsing is strict: a typo is a usage error that
+//! points at the bad part, never a requirement silently treated as met.
+
+use std::fmt;
+
+use crate::version::Version;
+
+/// What a requirement is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subject {
+    /// The driver's version (`550.54.15`).
+    Driver,
+    /// The highest CUDA the driver supports (nvidia-smi's "CUDA Version").
+    Cuda,
+    /// The newest installed CUDA toolkit.
+    Toolkit,
+    /// The newest cuDNN found.
+    Cudnn,
+    /// How many GPUs the driver reports.
+    GpuCount,
+    /// Memory of every GPU.
+    GpuMemory,
+    /// Compute capability of every GPU.
+    GpuCc,
+    /// A framework's version (`torch>=2.4`) or mere presence (`torch`).
+    Framework(FrameworkName),
+    /// A framework build that can use this machine's GPU (`torch.cuda`, `tensorflow.gpu`).
+    FrameworkGpu(FrameworkName),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameworkName {
+    Torch,
+    Tensorflow,
+    Jax,
+    Cupy,
+}
+
+impl FrameworkName {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FrameworkName::Torch => "torch",
+            FrameworkName::Tensorflow => "tensorflow",
+            FrameworkName::Jax => "jax",
+            FrameworkName::Cupy => "cupy",
+        }
+    }
+
+    fn parse(name: &str) -> Option<FrameworkName> {
+        match name {
+            "torch" | "pytorch" => Some(FrameworkName::Torch),
+            "tensorflow" | "tf" => Some(FrameworkName::Tensorflow),
+            "jax" => Some(FrameworkName::Jax),
+            "cupy" => Some(FrameworkName::Cupy),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Ge,
+    Gt,
+    Le,
+    Lt,
+    Eq,
+    Ne,
+}
+
+impl Op {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Gt => ">",
+            Op::Le => "<=",
+            Op::Lt => "<",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+        }
+    }
+
+    /// Whether `ordering` (actual compared with wanted) satisfies the operator.
+    #[must_use]
+    pub fn holds(self, ordering: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            Op::Ge => ordering != Less,
+            Op::Gt => ordering == Greater,
+            Op::Le => ordering != Greater,
+            Op::Lt => ordering == Less,
+            Op::Eq => ordering == Equal,
+            Op::Ne => ordering != Equal,
+        }
+    }
+}
+
+/// The right-hand side of a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Version(Version),
+    /// A package version, compared as semver after normalising (`2.4` → `2.4.0`).
+    Package(semver::Version),
+    Count(u64),
+    MiB(u64),
+}
+
+/// One parsed requirement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    /// The text as given, for messages and reports.
+    pub text: String,
+    pub subject: Subject,
+    pub comparison: Option<(Op, Value)>,
+}
+
+/// Why an expression was refused; `Display` names the part that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExprError {
+    pub expr: String,
+    pub message: String,
+}
+
+impl fmt::Display for ExprError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid requirement '{}': {}", self.expr, self.message)
+    }
+}
+
+impl std::error::Error for ExprError {}
+
+/// The subjects a user can name, for the error message.
+const KNOWN: &str = "driver, cuda, toolkit, cudnn, gpu.count, gpu.memory, gpu.cc, torch, tensorflow, jax, cupy, torch.cuda, tensorflow.gpu, jax.gpu, cupy.gpu";
+
+/// Parses one `--require` expression.
+///
+/// # Errors
+/// An [`ExprError`] that quotes the expression and names the bad part.
+pub fn parse(text: &str) -> Result<Requirement, ExprError> {
+    let expr = text.trim();
+    let err = |message: String| ExprError {
+        expr: expr.to_string(),
+        message,
+    };
+    let op_at = expr.find(['>', '<', '=', '!']);
+    let (name, rest) = match op_at {
+        Some(i) => (expr[..i].trim(), Some(&expr[i..])),
+        None => (expr, None),
+    };
+    if name.is_empty() {
+        return Err(err(
+            "nothing before the operator; start with a subject such as driver or torch".into(),
+        ));
+    }
+    let lower = name.to_ascii_lowercase();
+    let subject = match lower.as_str() {
+        "driver" => Subject::Driver,
+        "cuda" => Subject::Cuda,
+        "toolkit" | "nvcc" => Subject::Toolkit,
+        "cudnn" => Subject::Cudnn,
+        "gpu.count" | "gpus" => Subject::GpuCount,
+        "gpu.memory" | "gpu.mem" => Subject::GpuMemory,
+        "gpu.cc" | "gpu.compute_capability" => Subject::GpuCc,
+        other => match other.split_once('.') {
+            Some((fw, "cuda" | "gpu")) => {
+                Subject::FrameworkGpu(FrameworkName::parse(fw).ok_or_else(|| {
+                    err(format!(
+                        "unknown framework '{fw}' (known: torch, tensorflow, jax, cupy)"
+                    ))
+                })?)
+            }
+            Some((_, attr)) => {
+                return Err(err(format!(
+                    "unknown attribute '{attr}' in '{name}'; known subjects: {KNOWN}"
+                )));
+            }
+            None => Subject::Framework(FrameworkName::parse(other).ok_or_else(|| {
+                err(format!("unknown subject '{name}'; known subjects: {KNOWN}"))
+            })?),
+        },
+    };
+    let Some(rest) = rest else {
+        return match subject {
+            Subject::Framework(_) | Subject::FrameworkGpu(_) => Ok(Requirement {
+                text: expr.to_string(),
+                subject,
+                comparison: None,
+            }),
+            _ => Err(err(format!("'{name}' needs a comparison, e.g. {name}>=1"))),
+        };
+    };
+    if matches!(subject, Subject::FrameworkGpu(_)) {
+        return Err(err(format!(
+            "'{name}' takes no comparison; use '{}>=VERSION' for a version",
+            name.split('.').next().unwrap_or(name)
+        )));
+    }
+    let (op, value_text) = split_op(rest).ok_or_else(|| {
+        err(format!(
+            "'{}' is not an operator (use >=, >, <=, <, ==, !=)",
+            rest.chars()
+                .take_while(|c| "<>=!".contains(*c))
+                .collect::<String>()
+        ))
+    })?;
+    let value_text = value_text.trim();
+    if value_text.is_empty() {
+        return Err(err(format!("nothing after '{}'", op.as_str())));
+    }
+    let value = match subject {
+        Subject::Driver | Subject::Cuda | Subject::Toolkit | Subject::Cudnn | Subject::GpuCc => {
+            Value::Version(
+                strict_version(value_text)
+                    .ok_or_else(|| err(format!("'{value_text}' is not a version number")))?,
+            )
+        }
+        Subject::GpuCount => Value::Count(
+            value_text
+                .parse()
+                .map_err(|_| err(format!("'{value_text}' is not a whole number")))?,
+        ),
+        Subject::GpuMemory => Value::MiB(memory_mib(value_text).map_err(err)?),
+        Subject::Framework(_) => Value::Package(
+            package_version(value_text)
+                .ok_or_else(|| err(format!("'{value_text}' is not a version number")))?,
+        ),
+        Subject::FrameworkGpu(_) => unreachable_value(),
+    };
+    Ok(Requirement {
+        text: expr.to_string(),
+        subject,
+        comparison: Some((op, value)),
+    })
+}
+
+/// Framework GPU requirements return early above; kept total without a panic.
+fn unreachable_value() -> Value {
+    Value::Count(0)
+}
+
+fn split_op(rest: &str) -> Option<(Op, &str)> {
+    for (token, op) in [
+        (">=", Op::Ge),
+        ("<=", Op::Le),
+        ("==", Op::Eq),
+        ("!=", Op::Ne),
+        (">", Op::Gt),
+        ("<", Op::Lt),
+        ("=", Op::Eq),
+    ] {
+        if let Some(value) = rest.strip_prefix(token) {
+            if value.starts_with(['>', '<', '=', '!']) {
+                return None;
+            }
+            return Some((op, value));
+        }
+    }
+    None
+}
+
+/// A version made only of dotted numbers: `12.4`, `550.54.15`; `12.4abc` is refused.
+fn strict_version(text: &str) -> Option<Version> {
+    let ok = !text.is_empty()
+        && text
+            .split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    ok.then(|| Version::parse(text)).flatten()
+}
+
+/// A package version as semver: `2.4` → `2.4.0`, `2.11.0+cu130` keeps its build metadata,
+/// Python's `2.9.0.post0` keeps its first three numbers.
+#[must_use]
+pub fn package_version(text: &str) -> Option<semver::Version> {
+    let text = text.trim();
+    let (core, build) = match text.split_once('+') {
+        Some((c, b)) => (c, Some(b)),
+        None => (text, None),
+    };
+    let mut numbers = Vec::new();
+    for part in core.split('.') {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        if digits.is_empty() {
+            break;
+        }
+        numbers.push(digits.parse::<u64>().ok()?);
+        if digits.len() != part.len() || numbers.len() == 3 {
+            break;
+        }
+    }
+    if numbers.is_empty() {
+        return None;
+    }
+    numbers.resize(3, 0);
+    let mut v = semver::Version::new(numbers[0], numbers[1], numbers[2]);
+    if let Some(b) = build {
+        v.build = semver::BuildMetadata::new(b).unwrap_or(semver::BuildMetadata::EMPTY);
+    }
+    Some(v)
+}
+
+/// `40GiB`, `40 GB`, `81920MiB`, `80G` → MiB. GB is taken as GiB: GPU memory is sold in
+/// binary units even where the box says GB, and a requirement should not fail by 7%.
+fn memory_mib(text: &str) -> Result<u64, String> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' does not start with a number"))?;
+    let factor = match unit.trim().to_ascii_lowercase().as_str() {
+        "gib" | "gb" | "g" => 1024.0,
+        "mib" | "mb" | "m" | "" => 1.0,
+        "tib" | "tb" | "t" => 1024.0 * 1024.0,
+        other => return Err(format!("unknown unit '{other}' (use GiB, GB, MiB or MB)")),
+    };
+    let mib = (number * factor).round();
+    if !(0.0..=1e12).contains(&mib) {
+        return Err(format!("'{text}' is out of range"));
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "range checked above"
+    )]
+    Ok(mib as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_subject_parses() {
+        let cases = [
+            ("driver>=535", Subject::Driver),
+            ("cuda>=12.1", Subject::Cuda),
+            ("toolkit>=12.4", Subject::Toolkit),
+            ("cudnn>=9", Subject::Cudnn),
+            ("gpu.count>=2", Subject::GpuCount),
+            ("gpu.memory>=40GiB", Subject::GpuMemory),
+            ("gpu.cc>=8.0", Subject::GpuCc),
+            ("torch>=2.4", Subject::Framework(FrameworkName::Torch)),
+            ("torch.cuda", Subject::FrameworkGpu(FrameworkName::Torch)),
+            (
+                "tensorflow.gpu",
+                Subject::FrameworkGpu(FrameworkName::Tensorflow),
+            ),
+            ("jax.gpu", Subject::FrameworkGpu(FrameworkName::Jax)),
+        ];
+        for (text, subject) in cases {
+            assert_eq!(parse(text).unwrap().subject, subject, "{text}");
+        }
+    }
+
+    #[test]
+    fn values_are_typed() {
+        assert_eq!(
+            parse("gpu.memory>=40GiB").unwrap().comparison,
+            Some((Op::Ge, Value::MiB(40 * 1024)))
+        );
+        assert_eq!(
+            parse("gpu.count == 2").unwrap().comparison,
+            Some((Op::Eq, Value::Count(2)))
+        );
+        let torch = parse("torch>=2.4").unwrap().comparison.unwrap();
+        assert_eq!(
+            torch,
+            (Op::Ge, Value::Package(semver::Version::new(2, 4, 0)))
+        );
+        assert_eq!(
+            package_version("2.9.0.post0").unwrap(),
+            semver::Version::new(2, 9, 0)
+        );
+        assert_eq!(
+            package_version("2.11.0+cu130").unwrap().build.as_str(),
+            "cu130"
+        );
+    }
+
+    #[test]
+    fn errors_point_at_the_bad_part() {
+        let msg = |t: &str| parse(t).unwrap_err().to_string();
+        assert!(
+            msg("drivr>=535").contains("unknown subject 'drivr'"),
+            "{}",
+            msg("drivr>=535")
+        );
+        assert!(msg("driver>=abc").contains("'abc' is not a version"));
+        assert!(
+            msg("driver=>535").contains("'=>' is not an operator"),
+            "{}",
+            msg("driver=>535")
+        );
+        assert!(msg("gpu.memory>=40XB").contains("unknown unit 'xb'"));
+        assert!(msg("driver").contains("needs a comparison"));
+        assert!(msg("torch.cuda>=12").contains("takes no comparison"));
+        assert!(msg("keras.gpu").contains("unknown framework 'keras'"));
+        assert!(msg(">=1").contains("nothing before the operator"));
+        assert!(msg("cuda>=").contains("nothing after '>='"));
+        assert!(msg("gpu.count>=two").contains("not a whole number"));
+    }
+}

@@ -1,0 +1,351 @@
+//! `gpu-doctor check`: requirements in, a verdict and an exit code out, for CI jobs that must
+//! not start a GPU workload on a runner that cannot run it.
+//!
+//! Pure: [`evaluate`] reads a finished [`Report`]; the faces in [`render`] print it.
+
+pub mod expr;
+pub mod render;
+
+use std::cmp::Ordering;
+
+use expr::{FrameworkName, Op, Requirement, Subject, Value};
+
+use crate::report::{Framework, Report, Severity};
+use crate::version::Version;
+
+/// The severity at or above which a finding fails the check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Never,
+}
+
+impl FailOn {
+    /// Whether a finding of `severity` fails the check.
+    #[must_use]
+    pub fn fails(self, severity: Severity) -> bool {
+        match self {
+            FailOn::Error => severity == Severity::Error,
+            FailOn::Warning => severity <= Severity::Warning,
+            FailOn::Never => false,
+        }
+    }
+}
+
+/// One requirement's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Outcome {
+    pub requirement: String,
+    pub met: bool,
+    /// What the machine has, as text ("550.54.15", "2 GPUs"), or null when unknown.
+    pub actual: Option<String>,
+    /// Why, in a sentence.
+    pub message: String,
+}
+
+/// The whole check.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Verdict {
+    pub pass: bool,
+    pub requirements: Vec<Outcome>,
+    /// Findings at or above `--fail-on`.
+    pub failing_findings: Vec<crate::report::Finding>,
+}
+
+/// Evaluates every requirement and the findings against the fail-on level. `env` limits
+/// framework checks to the Python environment with that prefix.
+#[must_use]
+pub fn verdict(
+    report: &Report,
+    requirements: &[Requirement],
+    fail_on: FailOn,
+    env: Option<&str>,
+) -> Verdict {
+    let requirements: Vec<Outcome> = requirements
+        .iter()
+        .map(|r| evaluate(report, r, env))
+        .collect();
+    let failing_findings: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| fail_on.fails(f.severity))
+        .cloned()
+        .collect();
+    Verdict {
+        pass: requirements.iter().all(|o| o.met) && failing_findings.is_empty(),
+        requirements,
+        failing_findings,
+    }
+}
+
+/// Evaluates one requirement.
+#[must_use]
+pub fn evaluate(report: &Report, req: &Requirement, env: Option<&str>) -> Outcome {
+    let outcome = |met: bool, actual: Option<String>, message: String| Outcome {
+        requirement: req.text.clone(),
+        met,
+        actual,
+        message,
+    };
+    let usable_gpus: Vec<_> = report.gpus.iter().filter(|g| g.source != "pci").collect();
+    match (req.subject, &req.comparison) {
+        (Subject::Driver, Some((op, Value::Version(want)))) => {
+            compare_version(req, "driver", report.driver.version.as_deref(), *op, want)
+        }
+        (Subject::Cuda, Some((op, Value::Version(want)))) => compare_version(
+            req,
+            "the driver's CUDA version",
+            report.driver.cuda_version.as_deref(),
+            *op,
+            want,
+        ),
+        (Subject::Toolkit, Some((op, Value::Version(want)))) => {
+            let newest = newest(report.toolkits.iter().filter_map(|t| t.version.as_deref()));
+            compare_version(req, "CUDA toolkit", newest, *op, want)
+        }
+        (Subject::Cudnn, Some((op, Value::Version(want)))) => {
+            let newest = newest(
+                report
+                    .libraries
+                    .cudnn
+                    .iter()
+                    .filter_map(|l| l.version.as_deref()),
+            );
+            compare_version(req, "cuDNN", newest, *op, want)
+        }
+        (Subject::GpuCount, Some((op, Value::Count(want)))) => {
+            let n = usable_gpus.len() as u64;
+            let met = op.holds(n.cmp(want));
+            outcome(
+                met,
+                Some(format!("{n} GPU(s)")),
+                format!("the driver reports {n} GPU(s)"),
+            )
+        }
+        (Subject::GpuMemory, Some((op, Value::MiB(want)))) => {
+            let sizes: Vec<Option<u64>> = usable_gpus.iter().map(|g| g.memory_total_mib).collect();
+            if sizes.is_empty() || sizes.iter().any(Option::is_none) {
+                return outcome(
+                    false,
+                    None,
+                    "GPU memory is unknown (no GPU, or the driver did not say)".into(),
+                );
+            }
+            let smallest = sizes.into_iter().flatten().min().unwrap_or(0);
+            let met = op.holds(smallest.cmp(want));
+            outcome(
+                met,
+                Some(format!("{smallest} MiB")),
+                format!("the smallest GPU has {smallest} MiB"),
+            )
+        }
+        (Subject::GpuCc, Some((op, Value::Version(want)))) => {
+            let ccs: Vec<Option<Version>> = usable_gpus
+                .iter()
+                .map(|g| g.compute_capability.as_deref().and_then(Version::parse))
+                .collect();
+            if ccs.is_empty() || ccs.iter().any(Option::is_none) {
+                return outcome(
+                    false,
+                    None,
+                    "compute capability is unknown (no GPU, or the driver did not say)".into(),
+                );
+            }
+            let lowest = ccs.into_iter().flatten().min();
+            let met = lowest.as_ref().is_some_and(|l| op.holds(l.cmp(want)));
+            let actual = lowest.map(|l| l.to_string());
+            outcome(
+                met,
+                actual.clone(),
+                format!(
+                    "the lowest compute capability is {}",
+                    actual.unwrap_or_default()
+                ),
+            )
+        }
+        (Subject::Framework(name), comparison) => {
+            framework_version(report, req, name, comparison.as_ref(), env)
+        }
+        (Subject::FrameworkGpu(name), _) => framework_gpu(report, req, name, env),
+        _ => outcome(false, None, "this requirement cannot be evaluated".into()),
+    }
+}
+
+fn newest<'a>(versions: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    versions.max_by(|a, b| crate::version::compare(a, b))
+}
+
+fn compare_version(
+    req: &Requirement,
+    what: &str,
+    actual: Option<&str>,
+    op: Op,
+    want: &Version,
+) -> Outcome {
+    let parsed = actual.and_then(Version::parse);
+    let (met, message) = match &parsed {
+        Some(have) => {
+            let met = op.holds(have.cmp(want));
+            (
+                met,
+                format!("{what} is {have}; required {}{want}", op.as_str()),
+            )
+        }
+        None => (false, format!("{what} not found")),
+    };
+    Outcome {
+        requirement: req.text.clone(),
+        met,
+        actual: actual.map(str::to_string),
+        message,
+    }
+}
+
+/// The frameworks of that name in the environments in scope.
+fn frameworks<'a>(
+    report: &'a Report,
+    name: FrameworkName,
+    env: Option<&str>,
+) -> Vec<(&'a str, &'a Framework)> {
+    report
+        .python_envs
+        .iter()
+        .filter(|e| {
+            env.is_none_or(|want| e.path.trim_end_matches('/') == want.trim_end_matches('/'))
+        })
+        .flat_map(|e| e.frameworks.iter().map(move |f| (e.path.as_str(), f)))
+        .filter(|(_, f)| f.name == name.as_str())
+        .collect()
+}
+
+fn framework_version(
+    report: &Report,
+    req: &Requirement,
+    name: FrameworkName,
+    comparison: Option<&(Op, Value)>,
+    env: Option<&str>,
+) -> Outcome {
+    let found = frameworks(report, name, env);
+    let best = found.iter().find(|(_, f)| {
+        match (
+            comparison,
+            f.version.as_deref().and_then(expr::package_version),
+        ) {
+            (None, _) => true,
+            (Some((op, Value::Package(want))), Some(have)) => op.holds(cmp_package(&have, want)),
+            _ => false,
+        }
+    });
+    let actual = found
+        .iter()
+        .filter_map(|(env, f)| f.version.as_ref().map(|v| format!("{v} in {env}")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (met, message) = match (best, found.is_empty()) {
+        (Some((env, f)), _) => (
+            true,
+            format!(
+                "{} {} in {env}",
+                name.as_str(),
+                f.version.as_deref().unwrap_or("?")
+            ),
+        ),
+        (None, true) => (
+            false,
+            format!(
+                "{} is not installed in any environment found",
+                name.as_str()
+            ),
+        ),
+        (None, false) => (false, format!("found {} {actual}", name.as_str())),
+    };
+    Outcome {
+        requirement: req.text.clone(),
+        met,
+        actual: (!actual.is_empty()).then_some(actual),
+        message,
+    }
+}
+
+/// Compares package versions on major.minor.patch only: `2.11.0+cu130` satisfies `>=2.11`.
+fn cmp_package(a: &semver::Version, b: &semver::Version) -> Ordering {
+    (a.major, a.minor, a.patch).cmp(&(b.major, b.minor, b.patch))
+}
+
+/// A framework build that can use this machine's GPU: a CUDA build, a driver that answers and
+/// supports its CUDA major, at least one GPU, and no error finding about it.
+fn framework_gpu(
+    report: &Report,
+    req: &Requirement,
+    name: FrameworkName,
+    env: Option<&str>,
+) -> Outcome {
+    let found = frameworks(report, name, env);
+    let driver_cuda = report
+        .driver
+        .cuda_version
+        .as_deref()
+        .and_then(Version::parse);
+    let has_gpu = report.gpus.iter().any(|g| g.source != "pci");
+    let mut reasons = Vec::new();
+    for (env_path, fw) in &found {
+        let label = format!(
+            "{} {} in {env_path}",
+            fw.name,
+            fw.version.as_deref().unwrap_or("?")
+        );
+        let Some(cuda) = fw.cuda.as_deref().and_then(Version::parse) else {
+            reasons.push(format!(
+                "{label} is a {} build",
+                fw.variant.as_deref().unwrap_or("non-CUDA")
+            ));
+            continue;
+        };
+        if !has_gpu {
+            reasons.push(format!("{label}: no GPU answers through the driver"));
+            continue;
+        }
+        match &driver_cuda {
+            None => {
+                reasons.push(format!("{label}: the driver's CUDA version is unknown"));
+                continue;
+            }
+            // Minor-version compatibility: a driver of the same CUDA major runs any minor.
+            Some(d) if d.major() < cuda.major() => {
+                reasons.push(format!(
+                    "{label} needs CUDA {cuda}, the driver supports up to {d}"
+                ));
+                continue;
+            }
+            Some(_) => {}
+        }
+        let subject = crate::report::framework_subject(env_path, &fw.name);
+        if let Some(f) = report
+            .findings
+            .iter()
+            .find(|f| f.severity == Severity::Error && f.subjects.contains(&subject))
+        {
+            reasons.push(format!("{label}: {} ({})", f.title, f.id));
+            continue;
+        }
+        return Outcome {
+            requirement: req.text.clone(),
+            met: true,
+            actual: Some(label.clone()),
+            message: format!("{label}, CUDA {cuda}"),
+        };
+    }
+    if found.is_empty() {
+        reasons.push(format!(
+            "{} is not installed in any environment found",
+            name.as_str()
+        ));
+    }
+    Outcome {
+        requirement: req.text.clone(),
+        met: false,
+        actual: None,
+        message: reasons.join("; "),
+    }
+}

@@ -1,0 +1,180 @@
+//! Faces of a check [`Verdict`]: text, JSON, GitHub Actions workflow commands, JUnit XML.
+
+use std::fmt::Write;
+
+use super::Verdict;
+use crate::present::sanitize::clean;
+use crate::report::Severity;
+
+/// Output formats of `check --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Github,
+    Junit,
+}
+
+#[must_use]
+pub fn render(verdict: &Verdict, format: Format) -> String {
+    match format {
+        Format::Text => text(verdict),
+        Format::Json => json(verdict),
+        Format::Github => github(verdict),
+        Format::Junit => junit(verdict),
+    }
+}
+
+fn counts(v: &Verdict) -> (usize, usize) {
+    let failed = v.requirements.iter().filter(|o| !o.met).count() + v.failing_findings.len();
+    let passed = v.requirements.iter().filter(|o| o.met).count();
+    (passed, failed)
+}
+
+fn text(v: &Verdict) -> String {
+    let mut out = String::new();
+    for o in &v.requirements {
+        let _ = writeln!(
+            out,
+            "{} {}: {}",
+            if o.met { "PASS" } else { "FAIL" },
+            clean(&o.requirement),
+            clean(&o.message)
+        );
+    }
+    for f in &v.failing_findings {
+        let _ = writeln!(
+            out,
+            "FAIL {} {}: {}",
+            f.severity.as_str(),
+            f.id,
+            clean(&f.title)
+        );
+        if let Some(fix) = &f.fix {
+            let _ = writeln!(out, "     fix: {}", clean(fix));
+        }
+    }
+    let (passed, failed) = counts(v);
+    let _ = writeln!(out, "check: {passed} passed, {failed} failed");
+    out
+}
+
+fn json(v: &Verdict) -> String {
+    match serde_json::to_string_pretty(v) {
+        Ok(s) => s + "\n",
+        Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
+    }
+}
+
+/// Workflow-command escaping (actions/toolkit `command.ts`): data escapes `%`, CR and LF;
+/// property values also `:` and `,`.
+fn gh_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn gh_prop(s: &str) -> String {
+    gh_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+fn github(v: &Verdict) -> String {
+    let mut out = String::new();
+    for o in v.requirements.iter().filter(|o| !o.met) {
+        let _ = writeln!(
+            out,
+            "::error title={}::{}",
+            gh_prop(&format!("gpu-doctor requirement {}", o.requirement)),
+            gh_data(&o.message)
+        );
+    }
+    for f in &v.failing_findings {
+        let level = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "notice",
+        };
+        let mut body = f.title.clone();
+        if let Some(fix) = &f.fix {
+            body.push_str("\nFix: ");
+            body.push_str(fix);
+        }
+        let _ = writeln!(
+            out,
+            "::{level} title={}::{}",
+            gh_prop(&format!("gpu-doctor {}", f.id)),
+            gh_data(&body)
+        );
+    }
+    let (passed, failed) = counts(v);
+    let _ = writeln!(out, "check: {passed} passed, {failed} failed");
+    out
+}
+
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in clean(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One testcase per requirement and per failing finding, in one `gpu-doctor` suite.
+fn junit(v: &Verdict) -> String {
+    let (passed, failed) = counts(v);
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"gpu-doctor\" tests=\"{}\" failures=\"{failed}\">",
+        passed + failed
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"gpu-doctor check\" tests=\"{}\" failures=\"{failed}\">",
+        passed + failed
+    );
+    for o in &v.requirements {
+        let _ = write!(
+            out,
+            "    <testcase classname=\"requirement\" name=\"{}\"",
+            xml(&o.requirement)
+        );
+        if o.met {
+            let _ = writeln!(
+                out,
+                "><system-out>{}</system-out></testcase>",
+                xml(&o.message)
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "><failure message=\"{}\"/></testcase>",
+                xml(&o.message)
+            );
+        }
+    }
+    for f in &v.failing_findings {
+        // Each line is cleaned on its own so the body keeps its line breaks.
+        let mut lines: Vec<String> = f.evidence.iter().map(|e| format!("- {}", xml(e))).collect();
+        if let Some(fix) = &f.fix {
+            lines.push(format!("fix: {}", xml(fix)));
+        }
+        let _ = writeln!(
+            out,
+            "    <testcase classname=\"finding\" name=\"{}\"><failure type=\"{}\" message=\"{}\">{}</failure></testcase>",
+            xml(&f.id),
+            f.severity.as_str(),
+            xml(&f.title),
+            lines.join("\n")
+        );
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}

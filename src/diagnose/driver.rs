@@ -1,0 +1,253 @@
+//! Is there a GPU, is its driver loaded, and do the kernel module and the user-space libraries
+//! agree? Findings: `no-gpu`, `no-driver`, `nouveau-loaded`, `driver-library-mismatch`,
+//! `nvidia-smi-failed`.
+
+use super::FindingBuilder;
+use crate::report::{DriverLibrary, Finding, ProbeStatus, Report, Severity};
+use crate::version::Version;
+
+const MISMATCH_TEXT: &str = "driver/library version mismatch";
+
+pub(super) fn findings(report: &Report) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(no_gpu(report));
+    out.extend(no_driver(report));
+    out.extend(nouveau(report));
+    out.extend(mismatch(report));
+    out.extend(smi_failed(report));
+    out
+}
+
+fn nvidia_on_bus(report: &Report) -> Vec<&crate::report::PciDevice> {
+    report
+        .pci_devices
+        .iter()
+        .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
+        .collect()
+}
+
+/// A WSL2 guest sees its GPU through the Windows driver's libraries, not the PCI bus.
+fn wsl_driver(report: &Report) -> Option<&DriverLibrary> {
+    report
+        .driver_libraries
+        .iter()
+        .find(|l| l.origin == "wsl" && l.name == "libcuda")
+}
+
+fn no_gpu(report: &Report) -> Option<Finding> {
+    let any_gpu_on_bus = report.pci_devices.iter().any(|d| !d.nvswitch);
+    let driver_answers = report.gpus.iter().any(|g| g.source != "pci");
+    if any_gpu_on_bus
+        || driver_answers
+        || report.kernel.nvidia_loaded
+        || wsl_driver(report).is_some()
+    {
+        return None;
+    }
+    let mut f = FindingBuilder::new("no-gpu", Severity::Info, "No GPU found on this machine")
+        .detail(
+            "No NVIDIA or AMD GPU is on the PCI bus and no GPU driver is loaded, so frameworks \
+             will run on the CPU. This is expected on a machine without a GPU.",
+        )
+        .evidence(
+            "no NVIDIA (0x10de) or AMD (0x1002) display controller under /sys/bus/pci/devices",
+        )
+        .evidence("nvidia kernel module: not loaded");
+    if let Some(detail) = &report.driver.nvml.detail {
+        f = f.evidence(format!("NVML: {detail}"));
+    }
+    if report.host.container.is_some() {
+        f = f.fix(
+            "Inside a container the GPU must be passed in: run it with `--gpus all` (Docker with \
+             the NVIDIA Container Toolkit) or request `nvidia.com/gpu` (Kubernetes).",
+        );
+    }
+    Some(f.build())
+}
+
+fn no_driver(report: &Report) -> Option<Finding> {
+    let on_bus = nvidia_on_bus(report);
+    if on_bus.is_empty() || report.kernel.nvidia_loaded {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        "no-driver",
+        Severity::Error,
+        format!(
+            "NVIDIA GPU present but the nvidia kernel driver is not loaded ({} GPU(s) on the bus)",
+            on_bus.len()
+        ),
+    )
+    .detail(
+        "The GPU is on the PCI bus, but the nvidia kernel module is not loaded, so no CUDA \
+         program (PyTorch, TensorFlow, JAX) can use it. Either no driver is installed, or it \
+         was installed for another kernel and did not build (DKMS), or Secure Boot refused to \
+         load an unsigned module.",
+    );
+    for d in &on_bus {
+        f = f.evidence(format!(
+            "PCI {}: NVIDIA device {} bound to {}",
+            d.address,
+            d.device_id,
+            d.bound_driver.as_deref().unwrap_or("no driver")
+        ));
+    }
+    f = f.evidence("nvidia kernel module: not in /proc/modules, no /proc/driver/nvidia/version");
+    if report.host.secure_boot == Some(true) {
+        f = f.evidence("Secure Boot: enabled (an unsigned module will not load)");
+    }
+    if report.driver.nvidia_smi.status != ProbeStatus::Absent
+        && report.driver.nvidia_smi.status != ProbeStatus::Skipped
+    {
+        f = f.explains("nvidia-smi-failed");
+    }
+    Some(
+        f.fix(
+            "Install the driver and reboot: `sudo ubuntu-drivers install` on Ubuntu, or see \
+             `gpu-doctor plan`. If a driver is installed, check `sudo dkms status` and \
+             `sudo modprobe nvidia` for the error.",
+        )
+        .build(),
+    )
+}
+
+fn nouveau(report: &Report) -> Option<Finding> {
+    if !report.kernel.nouveau_loaded {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        "nouveau-loaded",
+        Severity::Error,
+        "The open-source nouveau driver is loaded and blocks the NVIDIA driver",
+    )
+    .detail(
+        "nouveau drives the display but has no CUDA. While it holds the GPU the nvidia module \
+         cannot bind to it, so CUDA frameworks cannot use the GPU.",
+    )
+    .evidence("nouveau in /proc/modules");
+    for d in nvidia_on_bus(report) {
+        if let Some(driver) = &d.bound_driver {
+            f = f.evidence(format!("PCI {}: bound to {driver}", d.address));
+        }
+    }
+    if !report.kernel.nvidia_loaded {
+        f = f.explains("no-driver").explains("nvidia-smi-failed");
+    }
+    Some(
+        f.fix(
+            "Blacklist nouveau, rebuild the initramfs and reboot: \
+             `printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot`, \
+             then install the NVIDIA driver (`gpu-doctor plan`).",
+        )
+        .build(),
+    )
+}
+
+/// The first library of `name` the loader would pick, if it is a real driver copy.
+fn first_driver_lib<'a>(report: &'a Report, name: &str) -> Option<&'a DriverLibrary> {
+    report
+        .driver_libraries
+        .iter()
+        .filter(|l| l.name == name)
+        .min_by_key(|l| l.rank)
+        .filter(|l| l.kind == "driver")
+}
+
+fn mismatch(report: &Report) -> Option<Finding> {
+    let module = report.kernel.nvidia_version.as_deref();
+    let said_by_tool = [
+        ("NVML", &report.driver.nvml.detail),
+        ("nvidia-smi", &report.driver.nvidia_smi.detail),
+    ]
+    .into_iter()
+    .filter_map(|(who, d)| d.as_deref().map(|d| (who, d)))
+    .find(|(_, d)| d.to_lowercase().contains(MISMATCH_TEXT));
+    let differing: Vec<&DriverLibrary> = ["libcuda", "libnvidia-ml"]
+        .iter()
+        .filter_map(|n| first_driver_lib(report, n))
+        .filter(|l| {
+            match (
+                module.and_then(Version::parse),
+                l.version.as_deref().and_then(Version::parse),
+            ) {
+                (Some(m), Some(v)) => m != v,
+                _ => false,
+            }
+        })
+        .collect();
+    if said_by_tool.is_none() && differing.is_empty() {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        "driver-library-mismatch",
+        Severity::Error,
+        "The loaded NVIDIA kernel module and the driver libraries are different versions",
+    )
+    .detail(
+        "The driver was upgraded (or downgraded) but the old kernel module is still loaded. \
+         User-space libraries and kernel module must be the same version, so NVML, nvidia-smi \
+         and every CUDA program fail until the module is reloaded.",
+    );
+    if let Some(m) = module {
+        f = f.evidence(format!(
+            "kernel module: {m} ({})",
+            report.kernel.source.as_deref().unwrap_or("kernel")
+        ));
+    }
+    for lib in &differing {
+        f = f.evidence(format!(
+            "{}: {} ({})",
+            lib.name,
+            lib.version.as_deref().unwrap_or("unknown"),
+            lib.resolved.as_deref().unwrap_or(&lib.path)
+        ));
+    }
+    if let Some((who, text)) = said_by_tool {
+        f = f.evidence(format!("{who}: {text}"));
+    }
+    Some(
+        f.explains("nvidia-smi-failed")
+            .fix(
+                "Reboot. Without a reboot, stop everything using the GPU and reload the module: \
+                 `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`.",
+            )
+            .build(),
+    )
+}
+
+fn smi_failed(report: &Report) -> Option<Finding> {
+    let smi = &report.driver.nvidia_smi;
+    let hung = match smi.status {
+        ProbeStatus::Failed => false,
+        ProbeStatus::TimedOut => true,
+        _ => return None,
+    };
+    let title = if hung {
+        "nvidia-smi hung and was stopped"
+    } else {
+        "nvidia-smi is installed but fails"
+    };
+    let mut f = FindingBuilder::new("nvidia-smi-failed", Severity::Error, title).detail(if hung {
+        "nvidia-smi did not answer in time. A hung nvidia-smi usually means the driver is \
+             stuck (a GPU that fell off the bus, an Xid error) or persistence mode is off on a \
+             busy multi-GPU machine."
+    } else {
+        "nvidia-smi talks to the driver through NVML; when it fails, CUDA programs usually \
+             fail the same way."
+    });
+    if let Some(path) = &report.driver.nvidia_smi_path {
+        f = f.evidence(format!("nvidia-smi: {path}"));
+    }
+    if let Some(detail) = &smi.detail {
+        f = f.evidence(detail.clone());
+    }
+    Some(
+        f.fix(if hung {
+            "Check `sudo dmesg | grep -i -E 'NVRM|Xid'` for driver errors; enable persistence mode \
+             (`sudo nvidia-smi -pm 1`); a GPU that fell off the bus needs a reboot."
+        } else {
+            "Run `nvidia-smi` to see the full error. `sudo dmesg | grep NVRM` shows the driver's side."
+        })
+        .build(),
+    )
+}

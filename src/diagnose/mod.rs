@@ -1,0 +1,70 @@
+//! Diagnosis: pure functions from the [`Report`]'s facts to [`Finding`]s. Nothing here reads
+//! the machine; a rule sees only what the probes recorded, so fixtures test every rule.
+//!
+//! One family of rules per module. When one cause explains other findings, its finding lists
+//! their IDs in `explains` and [`diagnose`] drops them: the user sees the root cause, not a
+//! wall of symptoms.
+
+mod driver;
+
+use crate::report::{Finding, Report, Severity};
+
+/// Every rule, in the order their findings are produced.
+const RULES: [fn(&Report) -> Vec<Finding>; 1] = [driver::findings];
+
+/// Runs every rule and keeps the root causes, most severe first.
+#[must_use]
+pub fn diagnose(report: &Report) -> Vec<Finding> {
+    let mut all: Vec<Finding> = RULES.iter().flat_map(|rule| rule(report)).collect();
+    let explained: Vec<String> = all.iter().flat_map(|f| f.explains.clone()).collect();
+    all.retain(|f| !explained.contains(&f.id));
+    all.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
+    all
+}
+
+/// A finding under construction; keeps rule code short and uniform.
+pub(crate) struct FindingBuilder(Finding);
+
+impl FindingBuilder {
+    pub(crate) fn new(id: &str, severity: Severity, title: impl Into<String>) -> FindingBuilder {
+        FindingBuilder(Finding {
+            id: id.to_string(),
+            severity,
+            title: title.into(),
+            detail: String::new(),
+            evidence: Vec::new(),
+            fix: None,
+            explains: Vec::new(),
+            subjects: Vec::new(),
+        })
+    }
+
+    pub(crate) fn detail(mut self, detail: impl Into<String>) -> FindingBuilder {
+        self.0.detail = detail.into();
+        self
+    }
+
+    pub(crate) fn evidence(mut self, line: impl Into<String>) -> FindingBuilder {
+        self.0.evidence.push(line.into());
+        self
+    }
+
+    pub(crate) fn fix(mut self, fix: impl Into<String>) -> FindingBuilder {
+        self.0.fix = Some(fix.into());
+        self
+    }
+
+    pub(crate) fn explains(mut self, id: &str) -> FindingBuilder {
+        self.0.explains.push(id.to_string());
+        self
+    }
+
+    pub(crate) fn subject(mut self, subject: impl Into<String>) -> FindingBuilder {
+        self.0.subjects.push(subject.into());
+        self
+    }
+
+    pub(crate) fn build(self) -> Finding {
+        self.0
+    }
+}

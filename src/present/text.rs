@@ -1,0 +1,267 @@
+//! The plain-text report for a terminal or a pasted issue: short sections, one fact a line,
+//! findings last with their evidence and fix. Every machine string passes [`clean`].
+
+use std::fmt::Write;
+
+use super::sanitize::clean;
+use crate::report::{Library, ProbeStatus, Report, Severity};
+
+/// Renders the whole report.
+#[must_use]
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    header(&mut out, report);
+    gpus(&mut out, report);
+    driver(&mut out, report);
+    toolkits(&mut out, report);
+    libraries(&mut out, report);
+    python(&mut out, report);
+    overrides(&mut out, report);
+    findings(&mut out, report);
+    out
+}
+
+fn opt(value: Option<&str>) -> String {
+    value.map_or_else(|| "unknown".to_string(), clean)
+}
+
+fn header(out: &mut String, r: &Report) {
+    let h = &r.host;
+    let os = match (&h.os_pretty_name, &h.os_id) {
+        (Some(p), _) => clean(p),
+        (None, Some(id)) => format!("{} {}", clean(id), opt(h.os_version.as_deref())),
+        (None, None) => "unknown OS".to_string(),
+    };
+    let _ = write!(out, "gpu-doctor {} | {os}", r.tool.version);
+    if let Some(k) = &h.kernel_release {
+        let _ = write!(out, " | kernel {}", clean(k));
+    }
+    if let Some(a) = &h.arch {
+        let _ = write!(out, " | {}", clean(a));
+    }
+    if h.wsl {
+        out.push_str(" | WSL2");
+    }
+    if let Some(c) = &h.container {
+        let _ = write!(out, " | container: {}", clean(c));
+    }
+    out.push('\n');
+    if let Some(root) = &r.tool.root {
+        let _ = writeln!(out, "examined: {} (--root)", clean(root));
+    }
+}
+
+fn section(out: &mut String, title: &str) {
+    let _ = write!(out, "\n{title}\n");
+}
+
+fn gpus(out: &mut String, r: &Report) {
+    section(out, "GPUs");
+    if r.gpus.is_empty() {
+        out.push_str("  none found\n");
+    }
+    for g in &r.gpus {
+        let _ = write!(out, "  {}  {}", g.index, opt(g.name.as_deref()));
+        if let Some(id) = &g.pci_device_id {
+            let _ = write!(out, " [{}]", clean(id));
+        }
+        if let Some(cc) = &g.compute_capability {
+            let _ = write!(out, "  cc {}", clean(cc));
+        }
+        if let Some(m) = g.memory_total_mib {
+            let _ = write!(out, "  {m} MiB");
+        }
+        if let (Some(gen_now), Some(w)) = (g.pcie_gen_current, g.pcie_width_current) {
+            let _ = write!(out, "  PCIe gen{gen_now} x{w}");
+        }
+        if let Some(t) = g.temperature_c {
+            let _ = write!(out, "  {t} C");
+        }
+        if let (Some(p), Some(l)) = (g.power_draw_w, g.power_limit_w) {
+            let _ = write!(out, "  {p:.0}/{l:.0} W");
+        }
+        let _ = writeln!(out, "  ({})", clean(&g.source));
+    }
+}
+
+fn driver(out: &mut String, r: &Report) {
+    section(out, "Driver");
+    let d = &r.driver;
+    let k = &r.kernel;
+    match &d.version {
+        Some(v) => {
+            let _ = write!(out, "  NVIDIA {}", clean(v));
+            if let Some(cuda) = &d.cuda_version {
+                let _ = write!(out, ", supports CUDA up to {}", clean(cuda));
+            }
+            let _ = writeln!(out, "  ({})", opt(d.source.as_deref()));
+        }
+        None => out.push_str("  no NVIDIA driver answered\n"),
+    }
+    let module = match (&k.nvidia_version, k.nvidia_open) {
+        (Some(v), Some(true)) => format!("nvidia {} (open)", clean(v)),
+        (Some(v), _) => format!("nvidia {}", clean(v)),
+        (None, _) if k.nvidia_loaded => "nvidia (version unknown)".to_string(),
+        (None, _) => "nvidia not loaded".to_string(),
+    };
+    let mut extra = Vec::new();
+    if k.nouveau_loaded {
+        extra.push("nouveau loaded");
+    }
+    if k.amdgpu_loaded {
+        extra.push("amdgpu loaded");
+    }
+    let _ = writeln!(
+        out,
+        "  kernel module: {module}{}",
+        if extra.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", extra.join(", "))
+        }
+    );
+    for (name, outcome) in [("NVML", &d.nvml), ("nvidia-smi", &d.nvidia_smi)] {
+        if matches!(outcome.status, ProbeStatus::Failed | ProbeStatus::TimedOut) {
+            let _ = writeln!(out, "  {name}: {}", opt(outcome.detail.as_deref()));
+        }
+    }
+    for lib in r.driver_libraries.iter().filter(|l| l.rank == 0) {
+        let _ = writeln!(
+            out,
+            "  {}: {} -> {} [{}, {}]",
+            lib.name,
+            clean(&lib.path),
+            opt(lib.version.as_deref()),
+            clean(&lib.kind),
+            clean(&lib.origin)
+        );
+    }
+}
+
+fn toolkits(out: &mut String, r: &Report) {
+    section(out, "CUDA toolkits");
+    if r.toolkits.is_empty() {
+        out.push_str("  none found\n");
+    }
+    for t in &r.toolkits {
+        let _ = writeln!(
+            out,
+            "  {}  {}  (version from {}; found via {})",
+            opt(t.version.as_deref()),
+            clean(&t.path),
+            opt(t.version_source.as_deref()),
+            clean(&t.found_via.join(", "))
+        );
+    }
+}
+
+fn libraries(out: &mut String, r: &Report) {
+    section(out, "Libraries");
+    let l = &r.libraries;
+    let families: [(&str, &Vec<Library>); 5] = [
+        ("cuDNN", &l.cudnn),
+        ("NCCL", &l.nccl),
+        ("cuBLAS", &l.cublas),
+        ("cudart", &l.cudart),
+        ("TensorRT", &l.tensorrt),
+    ];
+    let mut any = false;
+    for (name, libs) in families {
+        for lib in libs {
+            any = true;
+            let _ = writeln!(
+                out,
+                "  {name:<8} {:<12} {} ({}{})",
+                opt(lib.version.as_deref()),
+                clean(&lib.path),
+                clean(&lib.origin),
+                if lib.on_loader_path {
+                    ", on loader path"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    if !any {
+        out.push_str("  none found\n");
+    }
+}
+
+fn python(out: &mut String, r: &Report) {
+    section(out, "Python environments");
+    if r.python_envs.is_empty() {
+        out.push_str("  none found\n");
+    }
+    for env in &r.python_envs {
+        let _ = writeln!(
+            out,
+            "  {} ({}, Python {})",
+            clean(&env.path),
+            clean(&env.kind),
+            opt(env.python_version.as_deref())
+        );
+        if env.frameworks.is_empty() {
+            out.push_str("    no GPU frameworks\n");
+        }
+        for fw in &env.frameworks {
+            let build = match (&fw.cuda, &fw.rocm, fw.variant.as_deref()) {
+                (Some(c), _, _) => format!("CUDA {}", clean(c)),
+                (None, Some(h), _) => format!("ROCm {}", clean(h)),
+                (None, None, Some("cpu")) => "CPU only".to_string(),
+                _ => "build unknown".to_string(),
+            };
+            let _ = write!(
+                out,
+                "    {} {}  {build}",
+                clean(&fw.name),
+                opt(fw.version.as_deref())
+            );
+            if let Some(c) = &fw.cudnn {
+                let _ = write!(out, ", cuDNN {}", clean(c));
+            }
+            out.push('\n');
+        }
+    }
+}
+
+fn overrides(out: &mut String, r: &Report) {
+    if r.overrides.is_empty() {
+        return;
+    }
+    section(out, "Overrides");
+    for o in &r.overrides {
+        let _ = writeln!(
+            out,
+            "  {} = {} (from {})",
+            o.field,
+            clean(&o.value),
+            o.variable
+        );
+    }
+}
+
+fn findings(out: &mut String, r: &Report) {
+    section(out, "Diagnosis");
+    if r.findings.is_empty() {
+        out.push_str("  No problems found.\n");
+        return;
+    }
+    for f in &r.findings {
+        let mark = match f.severity {
+            Severity::Error => "[error]  ",
+            Severity::Warning => "[warning]",
+            Severity::Info => "[info]   ",
+        };
+        let _ = writeln!(out, "  {mark} {}: {}", f.id, clean(&f.title));
+        if !f.detail.is_empty() {
+            let _ = writeln!(out, "      {}", clean(&f.detail));
+        }
+        for e in &f.evidence {
+            let _ = writeln!(out, "      - {}", clean(e));
+        }
+        if let Some(fix) = &f.fix {
+            let _ = writeln!(out, "      fix: {}", clean(fix));
+        }
+    }
+}

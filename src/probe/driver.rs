@@ -1,0 +1,204 @@
+//! The driver and its GPUs: NVML first (in a child process), `nvidia-smi` when NVML is absent,
+//! fails or is not allowed (`--root`), and the kernel module's version as the last word.
+
+use std::path::{Path, PathBuf};
+
+use crate::host::gpu::{self, GpuSnapshot};
+use crate::host::{CmdOutput, Host};
+use crate::parse::nvidia_smi::{self, SmiCsvRow, SmiLog};
+use crate::report::{DriverInfo, EccCounts, Gpu, KernelInfo, ProbeOutcome, ProbeStatus};
+
+/// The CSV query that adds what the XML lacks: the compute capability (driver 510+ knows
+/// `compute_cap`; older drivers reject the whole query, which only costs us that column).
+const CSV_QUERY: &str =
+    "--query-gpu=index,name,uuid,pci.bus_id,driver_version,memory.total,compute_cap";
+
+/// Where nvidia-smi lives when it is not on PATH: WSL2 keeps it with the Windows driver's
+/// libraries, NVIDIA's container images under /usr/local/nvidia.
+const SMI_FALLBACKS: [&str; 3] = [
+    "/usr/lib/wsl/lib/nvidia-smi",
+    "/usr/bin/nvidia-smi",
+    "/usr/local/nvidia/bin/nvidia-smi",
+];
+
+/// What the driver side gave.
+#[derive(Debug, Clone, Default)]
+pub struct DriverFacts {
+    pub driver: DriverInfo,
+    pub gpus: Vec<Gpu>,
+}
+
+#[must_use]
+pub fn probe(host: &Host) -> DriverFacts {
+    let snapshot = gpu::query(host);
+    let mut facts = DriverFacts::default();
+    facts.driver.nvml = snapshot.nvml.clone();
+    facts.driver.libcuda_cuda_version = snapshot.libcuda_cuda_version.clone();
+    let nvml_ok = snapshot.nvml.status == ProbeStatus::Ok;
+    if nvml_ok {
+        facts.driver.version = snapshot.driver_version.clone();
+        facts.driver.cuda_version = snapshot.cuda_version.clone();
+        facts.driver.source = Some("nvml".to_string());
+        facts.gpus = snapshot.gpus;
+        facts.driver.nvidia_smi =
+            ProbeOutcome::new(ProbeStatus::Skipped, Some("NVML answered".to_string()));
+        return facts;
+    }
+    apply_nvidia_smi(host, &mut facts, &snapshot);
+    facts
+}
+
+/// Fills in from the kernel module when neither NVML nor nvidia-smi named a driver version.
+pub fn fill_from_kernel(facts: &mut DriverFacts, kernel: &KernelInfo) {
+    if facts.driver.version.is_none() {
+        if let Some(v) = &kernel.nvidia_version {
+            facts.driver.version = Some(v.clone());
+            facts.driver.source = Some("kernel-module".to_string());
+        }
+    }
+}
+
+fn find_smi(host: &Host) -> Option<PathBuf> {
+    host.which("nvidia-smi").or_else(|| {
+        SMI_FALLBACKS
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| host.fs.is_executable(p))
+    })
+}
+
+fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts, _snapshot: &GpuSnapshot) {
+    let Some(smi) = find_smi(host) else {
+        facts.driver.nvidia_smi = ProbeOutcome::new(
+            ProbeStatus::Absent,
+            Some("nvidia-smi is not on PATH".to_string()),
+        );
+        return;
+    };
+    facts.driver.nvidia_smi_path = Some(smi.display().to_string());
+    let (xml, csv) = std::thread::scope(|s| {
+        let csv = s.spawn(|| run(host, &smi, &[CSV_QUERY, "--format=csv,noheader,nounits"]));
+        let xml = run(host, &smi, &["-q", "-x"]);
+        (xml, csv.join().ok().flatten())
+    });
+    let xml = match xml {
+        None => {
+            facts.driver.nvidia_smi = ProbeOutcome::new(
+                ProbeStatus::Failed,
+                Some(format!("{} could not be started", smi.display())),
+            );
+            return;
+        }
+        Some(out) => out,
+    };
+    if xml.timed_out {
+        facts.driver.nvidia_smi = ProbeOutcome::new(
+            ProbeStatus::TimedOut,
+            Some(format!(
+                "nvidia-smi did not answer within {:.1} s and was stopped",
+                host.timeout.as_secs_f64()
+            )),
+        );
+        return;
+    }
+    if !xml.success() {
+        let detail = nvidia_smi::failure_kind(&xml.stdout, &xml.stderr)
+            .map_or_else(|| xml.failure_summary(), |k| k.message());
+        facts.driver.nvidia_smi = ProbeOutcome::new(ProbeStatus::Failed, Some(detail));
+        return;
+    }
+    let log: SmiLog = match nvidia_smi::parse_xml(&xml.stdout) {
+        Ok(log) => log,
+        Err(e) => {
+            facts.driver.nvidia_smi = ProbeOutcome::new(
+                ProbeStatus::Failed,
+                Some(format!(
+                    "nvidia-smi -q -x printed something unreadable: {e}"
+                )),
+            );
+            return;
+        }
+    };
+    facts.driver.nvidia_smi = ProbeOutcome::new(ProbeStatus::Ok, None);
+    facts.driver.version = log.driver_version.clone();
+    facts.driver.cuda_version = log.cuda_version.clone();
+    facts.driver.source = log
+        .driver_version
+        .as_ref()
+        .map(|_| "nvidia-smi".to_string());
+    let rows: Vec<SmiCsvRow> = csv
+        .filter(CmdOutput::success)
+        .map(|out| nvidia_smi::parse_query_csv(&out.stdout))
+        .unwrap_or_default();
+    facts.gpus = log
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            let row = rows
+                .iter()
+                .find(|r| r.pci_bus_id.is_some() && r.pci_bus_id == g.pci_bus_id)
+                .or_else(|| rows.iter().find(|r| r.index == Some(index)));
+            gpu_from_smi(index, g, row)
+        })
+        .collect();
+}
+
+fn run(host: &Host, smi: &Path, args: &[&str]) -> Option<CmdOutput> {
+    host.run(smi, args).ok()
+}
+
+fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> Gpu {
+    Gpu {
+        index,
+        name: g.name.clone(),
+        uuid: g.uuid.clone(),
+        pci_bus_id: g.pci_bus_id.clone(),
+        pci_device_id: g.pci_device_id.clone(),
+        compute_capability: row.and_then(|r| r.compute_capability.clone()),
+        architecture: g.architecture.clone(),
+        memory_total_mib: g.memory_total_mib,
+        memory_used_mib: g.memory_used_mib,
+        temperature_c: g.temperature_c,
+        temperature_slowdown_c: g.temperature_slowdown_c,
+        power_draw_w: g.power_draw_w,
+        power_limit_w: g.power_limit_w,
+        clock_sm_mhz: g.clocks_sm_mhz,
+        clock_sm_max_mhz: g.max_clocks_sm_mhz,
+        clock_mem_mhz: g.clocks_mem_mhz,
+        clock_mem_max_mhz: g.max_clocks_mem_mhz,
+        utilization_pct: g.utilization_gpu_pct,
+        throttle_reasons: g.throttle_reasons_active.clone(),
+        ecc: EccCounts {
+            enabled: g.ecc_mode,
+            volatile_corrected: g.ecc_errors.volatile_corrected,
+            volatile_uncorrected: g.ecc_errors.volatile_uncorrected,
+            aggregate_corrected: g.ecc_errors.aggregate_corrected,
+            aggregate_uncorrected: g.ecc_errors.aggregate_uncorrected,
+            retired_pages: match (
+                g.ecc_errors.retired_pages_sbe,
+                g.ecc_errors.retired_pages_dbe,
+            ) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            },
+            retired_pending: g.ecc_errors.retired_pending,
+            remapped_uncorrectable: g.ecc_errors.remapped_uncorrectable,
+            remapped_pending: g.ecc_errors.remapped_pending,
+            remapped_failure: g.ecc_errors.remapped_failure,
+        },
+        pcie_gen_current: g.pcie_gen_current,
+        pcie_gen_max: g.pcie_gen_max,
+        pcie_width_current: g.pcie_width_current,
+        pcie_width_max: g.pcie_width_max,
+        persistence_mode: g.persistence_mode,
+        mig_mode: g.mig_mode.clone(),
+        source: "nvidia-smi".to_string(),
+        filled_from: if row.and_then(|r| r.compute_capability.as_ref()).is_some() {
+            vec!["compute_capability: nvidia-smi --query-gpu".to_string()]
+        } else {
+            Vec::new()
+        },
+    }
+}

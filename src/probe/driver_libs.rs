@@ -1,0 +1,94 @@
+//! The user-space driver libraries (libcuda, libnvidia-ml) the loader would find, in its order.
+//!
+//! Their file names carry the driver version (`libcuda.so.580.159.04`), which is what a
+//! driver/library mismatch after an upgrade is judged by. Stubs (`.../stubs/libcuda.so`, for
+//! linking only) and forward-compatibility copies (`.../compat/libcuda.so.*`) are marked.
+
+use std::path::Path;
+
+use super::loader::{LoaderPath, SearchDir};
+use crate::host::Host;
+use crate::parse::libname::split_soname;
+use crate::report::DriverLibrary;
+
+/// The driver libraries we follow, by the name programs ask the loader for.
+const NAMES: [&str; 2] = ["libcuda", "libnvidia-ml"];
+
+#[must_use]
+pub fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLibrary> {
+    let mut out: Vec<DriverLibrary> = Vec::new();
+    for name in NAMES {
+        let mut rank = 0u32;
+        for dir in &loader.dirs {
+            if let Some(lib) = library_in(host, dir, name, wsl) {
+                out.push(DriverLibrary { rank, ..lib });
+                rank += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The copy of `name` the loader would open in `dir`: the `.so.1` soname link when there is
+/// one (that is what programs ask for), else the bare `.so`, else a versioned file.
+fn library_in(host: &Host, dir: &SearchDir, name: &str, wsl: bool) -> Option<DriverLibrary> {
+    let entries: Vec<String> = host
+        .fs
+        .read_dir(&dir.path)
+        .into_iter()
+        .map(|e| e.name)
+        .filter(|n| split_soname(n).is_some_and(|(stem, _)| stem == name))
+        .collect();
+    let soname = format!("{name}.so.1");
+    let bare = format!("{name}.so");
+    let chosen = if entries.contains(&soname) {
+        soname
+    } else if entries.contains(&bare) {
+        bare
+    } else {
+        entries
+            .into_iter()
+            .max_by(|a, b| crate::version::compare(a, b))?
+    };
+    let path = dir.path.join(&chosen);
+    if !host.fs.exists(&path) {
+        // A dangling link: the loader cannot open it either.
+        return None;
+    }
+    let resolved = host.fs.canonical(&path, true).ok();
+    let version = resolved
+        .as_deref()
+        .and_then(Path::file_name)
+        .and_then(|f| f.to_str())
+        .and_then(split_soname)
+        .and_then(|(_, v)| v)
+        // `.so.1` alone is the soname, not a driver version.
+        .filter(|v| v.contains('.'))
+        .map(str::to_string);
+    let location = resolved.as_deref().unwrap_or(&path);
+    Some(DriverLibrary {
+        name: name.to_string(),
+        path: path.display().to_string(),
+        resolved: resolved.as_ref().map(|p| p.display().to_string()),
+        version,
+        kind: kind_of(&dir.canonical, location).to_string(),
+        origin: if wsl && dir.canonical.starts_with("/usr/lib/wsl") {
+            "wsl".to_string()
+        } else {
+            dir.origin.as_str().to_string()
+        },
+        rank: 0,
+    })
+}
+
+/// "stub" for link-time stubs, "compat" for forward-compatibility copies, else "driver".
+fn kind_of(dir: &Path, file: &Path) -> &'static str {
+    let in_component = |p: &Path, c: &str| p.components().any(|x| x.as_os_str() == c);
+    if in_component(dir, "stubs") || in_component(file, "stubs") {
+        "stub"
+    } else if in_component(dir, "compat") || in_component(file, "compat") {
+        "compat"
+    } else {
+        "driver"
+    }
+}

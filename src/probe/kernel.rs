@@ -1,0 +1,57 @@
+//! Kernel modules and device nodes: which GPU drivers are loaded, at which version.
+
+use crate::host::Host;
+use crate::parse::{kernel, proc_nvidia};
+use crate::report::KernelInfo;
+
+#[must_use]
+pub fn probe(host: &Host) -> KernelInfo {
+    let fs = &host.fs;
+    let modules = fs
+        .read_opt("/proc/modules")
+        .map(|t| kernel::loaded_modules(&t))
+        .unwrap_or_default();
+    let has = |name: &str| modules.iter().any(|m| m == name);
+    let proc_version = fs
+        .read_opt("/proc/driver/nvidia/version")
+        .and_then(|t| proc_nvidia::parse_driver_version(&t));
+    let sys_version = fs
+        .read_opt("/sys/module/nvidia/version")
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty());
+    let (nvidia_version, source) = match (&proc_version, sys_version) {
+        (Some(p), _) => (Some(p.version.clone()), Some("/proc/driver/nvidia/version")),
+        (None, Some(v)) => (Some(v), Some("/sys/module/nvidia/version")),
+        (None, None) => (None, None),
+    };
+    // /proc/modules is the usual witness, but some containers hide it while /proc/driver/nvidia
+    // is mounted: either one means the module is in the kernel.
+    let nvidia_loaded =
+        has("nvidia") || nvidia_version.is_some() || fs.is_dir("/sys/module/nvidia");
+    let mut device_nodes: Vec<String> = fs
+        .read_dir("/dev")
+        .into_iter()
+        .filter(|e| e.name.starts_with("nvidia") || e.name == "kfd" || e.name == "dxg")
+        .map(|e| e.path.display().to_string())
+        .collect();
+    device_nodes.sort();
+    let rocm_version = fs
+        .read_dir("/opt")
+        .into_iter()
+        .filter(|e| e.name.starts_with("rocm"))
+        .filter_map(|e| fs.read_opt(e.path.join(".info/version")))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .max_by(|a, b| crate::version::compare(a, b));
+    KernelInfo {
+        nvidia_loaded,
+        nvidia_version,
+        nvidia_open: proc_version.as_ref().map(|p| p.open_module),
+        nvidia_uvm_loaded: has("nvidia_uvm") || fs.is_dir("/sys/module/nvidia_uvm"),
+        nouveau_loaded: has("nouveau") || fs.is_dir("/sys/module/nouveau"),
+        amdgpu_loaded: has("amdgpu") || fs.is_dir("/sys/module/amdgpu"),
+        device_nodes,
+        rocm_version,
+        source: source.map(str::to_string),
+    }
+}

@@ -1,0 +1,175 @@
+//! Probes: each reads one family of facts through the [`Host`], and [`gather`] runs them
+//! concurrently and assembles the facts part of the [`Report`].
+//!
+//! Probes never fail: what they cannot learn is `null` in the report, and why is a fact in
+//! `probes[]` or in the outcome of the source that failed.
+
+pub mod driver;
+pub mod driver_libs;
+pub mod kernel;
+pub mod libs;
+pub mod loader;
+pub mod overrides;
+pub mod pci;
+pub mod python;
+pub mod system;
+pub mod toolkit;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::host::Host;
+use crate::report::{EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
+
+/// Environment variables worth showing because they change what the GPU stack does.
+const REPORTED_VARS: [&str; 14] = [
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "CONDA_PREFIX",
+    "VIRTUAL_ENV",
+    "CUDA_LAUNCH_BLOCKING",
+    "CUDA_MODULE_LOADING",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "NCCL_SOCKET_IFNAME",
+    "HIP_VISIBLE_DEVICES",
+];
+
+/// Runs every probe and returns the report without findings.
+#[must_use]
+pub fn gather(host: &Host) -> Report {
+    let mut records: Vec<ProbeRecord> = Vec::new();
+    let ((system, pci, kernel, driver, loader), python) = std::thread::scope(|s| {
+        let system = s.spawn(|| timed("system", || system::probe(host)));
+        let pci = s.spawn(|| timed("pci", || pci::probe(host)));
+        let kernel = s.spawn(|| timed("kernel", || kernel::probe(host)));
+        let driver = s.spawn(|| timed("driver", || driver::probe(host)));
+        let loader = s.spawn(|| timed("loader-path", || loader::LoaderPath::discover(host)));
+        let python = timed("python", || python::probe(host));
+        (
+            (
+                system.join(),
+                pci.join(),
+                kernel.join(),
+                driver.join(),
+                loader.join(),
+            ),
+            python,
+        )
+    });
+    // A probe thread that panicked (a bug) costs its own facts only.
+    let (system, system_rec) = system.unwrap_or_else(|_| panicked("system"));
+    let (pci, pci_rec) = pci.unwrap_or_else(|_| panicked("pci"));
+    let (kernel, kernel_rec) = kernel.unwrap_or_else(|_| panicked("kernel"));
+    let (mut driver, driver_rec) = driver.unwrap_or_else(|_| panicked("driver"));
+    let (loader, loader_rec) = loader.unwrap_or_else(|_| panicked("loader-path"));
+    let (python_envs, python_rec) = python;
+    records.extend([
+        system_rec, pci_rec, kernel_rec, driver_rec, loader_rec, python_rec,
+    ]);
+
+    driver::fill_from_kernel(&mut driver, &kernel);
+    let conda: Vec<PathBuf> = python_envs
+        .iter()
+        .filter(|e| e.kind == "conda")
+        .map(|e| PathBuf::from(&e.path))
+        .collect();
+    let (toolkits, rec) = timed("toolkits", || toolkit::probe(host, &conda));
+    records.push(rec);
+    let (driver_libraries, rec) = timed("driver-libraries", || {
+        driver_libs::probe(host, &loader, system.wsl)
+    });
+    records.push(rec);
+    let (libraries, rec) = timed("libraries", || {
+        libs::probe(host, &loader, &toolkits, &python_envs)
+    });
+    records.push(rec);
+
+    let mut gpus = driver.gpus;
+    if gpus.is_empty() {
+        gpus = gpus_from_pci(&pci);
+    }
+    records.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut report = Report {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            root: host
+                .is_rooted()
+                .then(|| host.fs.root().display().to_string()),
+        },
+        host: system,
+        pci_devices: pci,
+        kernel,
+        driver: driver.driver,
+        gpus,
+        driver_libraries,
+        toolkits,
+        libraries,
+        python_envs,
+        environment: REPORTED_VARS
+            .iter()
+            .filter_map(|k| {
+                host.env.get(k).map(|v| EnvVar {
+                    name: (*k).to_string(),
+                    value: v.to_string(),
+                })
+            })
+            .collect(),
+        overrides: Vec::new(),
+        probes: records,
+        findings: Vec::new(),
+    };
+    overrides::apply(&host.env, &mut report);
+    report
+}
+
+/// With no driver answering, the PCI bus still shows which NVIDIA GPUs are there.
+fn gpus_from_pci(pci: &[crate::report::PciDevice]) -> Vec<crate::report::Gpu> {
+    pci.iter()
+        .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
+        .enumerate()
+        .map(|(i, d)| crate::report::Gpu {
+            index: u32::try_from(i).unwrap_or(u32::MAX),
+            pci_bus_id: Some(d.address.clone()),
+            pci_device_id: Some(d.device_id.clone()),
+            pcie_gen_current: d.link_gen_current,
+            pcie_gen_max: d.link_gen_max,
+            pcie_width_current: d.link_width_current,
+            pcie_width_max: d.link_width_max,
+            source: "pci".to_string(),
+            ..crate::report::Gpu::default()
+        })
+        .collect()
+}
+
+fn timed<T>(name: &str, f: impl FnOnce() -> T) -> (T, ProbeRecord) {
+    let start = Instant::now();
+    let value = f();
+    let record = ProbeRecord {
+        name: name.to_string(),
+        status: ProbeStatus::Ok,
+        detail: None,
+        duration_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+    };
+    (value, record)
+}
+
+fn panicked<T: Default>(name: &str) -> (T, ProbeRecord) {
+    (
+        T::default(),
+        ProbeRecord {
+            name: name.to_string(),
+            status: ProbeStatus::Failed,
+            detail: Some(
+                "the probe crashed; this is a gpu-doctor bug, please report it".to_string(),
+            ),
+            duration_ms: 0,
+        },
+    )
+}

@@ -1,0 +1,86 @@
+//! `GPU_DOCTOR_*` variables that replace detected facts, for build containers and CI runners
+//! with no GPU (uv's `UV_CUDA_DRIVER_VERSION` and conda's `CONDA_OVERRIDE_CUDA` do the same).
+//! Every replacement is listed in `overrides[]`, so a report never hides that it was told.
+
+use crate::host::Env;
+use crate::report::{Gpu, Override, ProbeRecord, ProbeStatus, Report};
+use crate::version::Version;
+
+/// The variables, the report field each replaces, and whether the value must be a version.
+pub const VARIABLES: [(&str, &str, bool); 5] = [
+    ("GPU_DOCTOR_DRIVER_VERSION", "driver.version", true),
+    ("GPU_DOCTOR_CUDA_VERSION", "driver.cuda_version", true),
+    ("GPU_DOCTOR_GPU_CC", "gpus[].compute_capability", true),
+    ("GPU_DOCTOR_GPU_NAME", "gpus[].name", false),
+    ("GPU_DOCTOR_GPU_MEMORY_MIB", "gpus[].memory_total_mib", true),
+];
+
+/// Applies every override set in `env` to `report`.
+pub fn apply(env: &Env, report: &mut Report) {
+    let mut rejected = Vec::new();
+    for (variable, field, is_number) in VARIABLES {
+        let Some(value) = env.non_empty(variable).map(str::trim) else {
+            continue;
+        };
+        if is_number && Version::parse(value).is_none() {
+            rejected.push(format!(
+                "{variable}={value:?} is not a version number; ignored"
+            ));
+            continue;
+        }
+        let detected = set(report, field, value);
+        report.overrides.push(Override {
+            field: field.to_string(),
+            variable: variable.to_string(),
+            value: value.to_string(),
+            detected,
+        });
+    }
+    if !rejected.is_empty() {
+        report.probes.push(ProbeRecord {
+            name: "overrides".to_string(),
+            status: ProbeStatus::Failed,
+            detail: Some(rejected.join("; ")),
+            duration_ms: 0,
+        });
+    }
+}
+
+/// Sets one field and returns what was detected before.
+fn set(report: &mut Report, field: &str, value: &str) -> Option<String> {
+    match field {
+        "driver.version" => {
+            report.driver.source = Some("override".to_string());
+            report.driver.version.replace(value.to_string())
+        }
+        "driver.cuda_version" => report.driver.cuda_version.replace(value.to_string()),
+        gpu_field => {
+            if report.gpus.is_empty() {
+                // A runner without a GPU that is told about one: describe that GPU.
+                report.gpus.push(Gpu {
+                    source: "override".to_string(),
+                    ..Gpu::default()
+                });
+            }
+            let mut before = None;
+            for gpu in &mut report.gpus {
+                let old = match gpu_field {
+                    "gpus[].compute_capability" => {
+                        gpu.compute_capability.replace(value.to_string())
+                    }
+                    "gpus[].name" => gpu.name.replace(value.to_string()),
+                    _ => gpu
+                        .memory_total_mib
+                        .replace(value.parse().unwrap_or_default())
+                        .map(|m| m.to_string()),
+                };
+                before = before.or(old);
+                gpu.filled_from.push(format!(
+                    "{}: override",
+                    gpu_field.trim_start_matches("gpus[].")
+                ));
+            }
+            before
+        }
+    }
+}

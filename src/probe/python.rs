@@ -1,0 +1,530 @@
+//! Python environments and the GPU frameworks in them, read from files without importing
+//! anything: `torch/version.py`, TensorFlow's `build_info.py`, dist-info folder names and
+//! metadata, `jax_plugins/`. Importing torch takes 5 s; reading these takes milliseconds.
+//!
+//! Environments come from every python on PATH, `VIRTUAL_ENV`, `CONDA_PREFIX`, conda's
+//! `~/.conda/environments.txt`, and the system's own site/dist-packages. On a real run each
+//! interpreter is also asked (isolated, `-I`, with a deadline) for its version and `sys.path`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::host::Host;
+use crate::parse::python_pkg::{self, Requirement};
+use crate::report::{Framework, PythonEnv, Wheel};
+
+/// What a live interpreter prints for us: nothing is imported beyond `sys` and `json`.
+const INTERPRETER_QUERY: &str = "import sys, json; print(json.dumps({'version': sys.version.split()[0], 'prefix': sys.prefix, 'path': sys.path}))";
+
+#[derive(Debug, Deserialize)]
+struct InterpreterInfo {
+    version: String,
+    prefix: String,
+    path: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct Candidate {
+    found_via: Vec<String>,
+    interpreter: Option<PathBuf>,
+}
+
+#[must_use]
+pub fn probe(host: &Host) -> Vec<PythonEnv> {
+    let candidates = candidates(host);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = candidates
+            .iter()
+            .map(|(prefix, cand)| s.spawn(move || describe(host, prefix, cand)))
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().ok().flatten())
+            .collect()
+    })
+}
+
+/// Environment prefixes keyed by their canonical path, with how each was found.
+fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
+    let mut out: BTreeMap<PathBuf, Candidate> = BTreeMap::new();
+    let mut add = |prefix: PathBuf, via: &str, interpreter: Option<PathBuf>| {
+        let canonical = host.fs.canonical(&prefix, true).unwrap_or(prefix);
+        let cand = out.entry(canonical).or_default();
+        if !cand.found_via.iter().any(|v| v == via) {
+            cand.found_via.push(via.to_string());
+        }
+        if cand.interpreter.is_none() {
+            cand.interpreter = interpreter;
+        }
+    };
+    for name in ["python3", "python"] {
+        for exe in host.which_all(name) {
+            // The folder holding the interpreter, after links, names the environment; the
+            // interpreter itself is usually a link out of a venv and must not be followed.
+            let Some(bin) = exe.parent() else { continue };
+            let bin = host
+                .fs
+                .canonical(bin, true)
+                .unwrap_or_else(|_| bin.to_path_buf());
+            if let Some(prefix) = bin.parent() {
+                add(prefix.to_path_buf(), "PATH", Some(exe.clone()));
+            }
+        }
+    }
+    for (var, via) in [
+        ("VIRTUAL_ENV", "VIRTUAL_ENV"),
+        ("CONDA_PREFIX", "CONDA_PREFIX"),
+    ] {
+        if let Some(prefix) = host.env.path(var) {
+            add(prefix, via, None);
+        }
+    }
+    for prefix in conda_environments(host) {
+        add(prefix, "conda-environments", None);
+    }
+    if !site_dirs(host, Path::new("/usr")).is_empty() {
+        add(PathBuf::from("/usr"), "system", None);
+    }
+    out.retain(|prefix, _| {
+        !site_dirs(host, prefix).is_empty() || host.fs.exists(prefix.join("pyvenv.cfg"))
+    });
+    out
+}
+
+/// Environments conda knows: `~/.conda/environments.txt`, and `envs/*` of the base install
+/// that `CONDA_PREFIX` or `CONDA_EXE` points into.
+fn conda_environments(host: &Host) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(home) = host.env.path("HOME") {
+        if let Some(text) = host.fs.read_opt(home.join(".conda/environments.txt")) {
+            out.extend(
+                python_pkg::conda_environments_txt(&text)
+                    .into_iter()
+                    .filter(|p| p.starts_with('/'))
+                    .map(PathBuf::from),
+            );
+        }
+    }
+    let base = host
+        .env
+        .path("CONDA_EXE")
+        .and_then(|exe| exe.parent().and_then(Path::parent).map(Path::to_path_buf))
+        .or_else(|| host.env.path("CONDA_PREFIX"));
+    if let Some(base) = base {
+        out.extend(
+            host.fs
+                .read_dir(base.join("envs"))
+                .into_iter()
+                .map(|e| e.path),
+        );
+    }
+    out
+}
+
+/// The site/dist-packages folders of a prefix, covering Debian's and Fedora's layouts.
+fn site_dirs(host: &Host, prefix: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut roots = vec![prefix.join("lib"), prefix.join("lib64")];
+    if prefix == Path::new("/usr") {
+        // Debian's python also reads pip's /usr/local installs.
+        roots.push(PathBuf::from("/usr/local/lib"));
+    } else {
+        roots.push(prefix.join("local/lib"));
+    }
+    for root in roots {
+        for entry in host.fs.read_dir(&root) {
+            if !entry.name.starts_with("python3") {
+                continue;
+            }
+            for leaf in ["site-packages", "dist-packages"] {
+                let dir = entry.path.join(leaf);
+                if host.fs.is_dir(&dir) {
+                    let canonical = host.fs.canonical(&dir, true).unwrap_or(dir);
+                    if !out.contains(&canonical) {
+                        out.push(canonical);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
+    let pyvenv = host
+        .fs
+        .read_opt(prefix.join("pyvenv.cfg"))
+        .map(|t| python_pkg::pyvenv_cfg(&t));
+    let kind = if pyvenv.is_some() {
+        "venv"
+    } else if host.fs.is_dir(prefix.join("conda-meta")) {
+        "conda"
+    } else {
+        "system"
+    };
+    let interpreter = cand.interpreter.clone().or_else(|| {
+        ["bin/python3", "bin/python"]
+            .iter()
+            .map(|b| prefix.join(b))
+            .find(|p| host.fs.is_executable(p))
+    });
+    let live = interpreter
+        .as_deref()
+        .filter(|_| host.live())
+        .and_then(|exe| ask_interpreter(host, exe));
+    let mut sites = site_dirs(host, prefix);
+    if let Some(info) = &live {
+        // sys.path may add folders our layout rules do not know (a .pth, a distro quirk).
+        for p in &info.path {
+            let p = PathBuf::from(p);
+            if (p.ends_with("site-packages") || p.ends_with("dist-packages"))
+                && host.fs.is_dir(&p)
+                && !sites.contains(&p)
+                && Path::new(&info.prefix) == prefix
+            {
+                sites.push(p);
+            }
+        }
+    }
+    let python_version = live
+        .as_ref()
+        .map(|i| i.version.clone())
+        .or_else(|| pyvenv.as_ref().and_then(|c| c.version.clone()))
+        .or_else(|| version_from_site_dir(&sites));
+    let mut frameworks = Vec::new();
+    let mut wheels = Vec::new();
+    for site in &sites {
+        scan_site(host, site, &mut frameworks, &mut wheels);
+    }
+    frameworks.sort_by(|a, b| (&a.name, &a.source).cmp(&(&b.name, &b.source)));
+    wheels.sort_by(|a, b| a.name.cmp(&b.name));
+    wheels.dedup_by(|a, b| a.name == b.name);
+    Some(PythonEnv {
+        path: prefix.display().to_string(),
+        kind: kind.to_string(),
+        python_version,
+        interpreter: interpreter.map(|p| p.display().to_string()),
+        site_packages: sites.iter().map(|p| p.display().to_string()).collect(),
+        found_via: cand.found_via.clone(),
+        frameworks,
+        nvidia_wheels: wheels,
+    })
+}
+
+fn ask_interpreter(host: &Host, exe: &Path) -> Option<InterpreterInfo> {
+    let out = host.run(exe, &["-I", "-c", INTERPRETER_QUERY]).ok()?;
+    if !out.success() {
+        return None;
+    }
+    serde_json::from_str(out.stdout.trim()).ok()
+}
+
+/// `lib/python3.12/site-packages` → "3.12".
+fn version_from_site_dir(sites: &[PathBuf]) -> Option<String> {
+    sites.iter().find_map(|s| {
+        let name = s.parent()?.file_name()?.to_str()?;
+        let v = name.strip_prefix("python")?;
+        (v.contains('.') && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+            .then(|| v.to_string())
+    })
+}
+
+/// A dist-info folder found in a site folder.
+struct Dist {
+    name: String,
+    version: String,
+    dir: PathBuf,
+}
+
+fn scan_site(host: &Host, site: &Path, frameworks: &mut Vec<Framework>, wheels: &mut Vec<Wheel>) {
+    let dists: Vec<Dist> = host
+        .fs
+        .read_dir(site)
+        .into_iter()
+        .filter(|e| e.name.ends_with(".dist-info") || e.name.ends_with(".egg-info"))
+        .filter_map(|e| {
+            let (name, version) = python_pkg::dist_info_name(&e.name)?;
+            Some(Dist {
+                name,
+                version,
+                dir: e.path,
+            })
+        })
+        .collect();
+    let dist = |name: &str| dists.iter().find(|d| d.name == name);
+    if let Some(fw) = torch(host, site, dist("torch")) {
+        frameworks.push(fw);
+    }
+    if let Some(fw) = tensorflow(host, site, &dists) {
+        frameworks.push(fw);
+    }
+    if let Some(fw) = jax(host, site, &dists) {
+        frameworks.push(fw);
+    }
+    frameworks.extend(cupy(&dists));
+    for d in dists.iter().filter(|d| d.name.starts_with("nvidia-")) {
+        wheels.push(Wheel {
+            name: d.name.clone(),
+            version: d.version.clone(),
+            lib_dir: wheel_lib_dir(host, site, &d.dir),
+        });
+    }
+}
+
+/// The `nvidia-*` pins in a framework's metadata ("nvidia-cudnn-cu13==9.19.0.56").
+fn nvidia_pins(host: &Host, dist: Option<&Dist>) -> Vec<Requirement> {
+    let Some(dist) = dist else { return Vec::new() };
+    host.fs
+        .read_opt(dist.dir.join("METADATA"))
+        .or_else(|| host.fs.read_opt(dist.dir.join("PKG-INFO")))
+        .map(|t| python_pkg::metadata(&t).requires_dist)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.name.starts_with("nvidia-") || r.name == "cuda-toolkit")
+        .collect()
+}
+
+/// The version a pin fixes (`==9.19.0.56` → "9.19.0.56"); ranges fix nothing.
+fn pinned_version(req: &Requirement) -> Option<String> {
+    req.spec
+        .strip_prefix("==")
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty() && !v.contains(','))
+}
+
+fn pin_strings(pins: &[Requirement]) -> Vec<String> {
+    let mut out: Vec<String> = pins
+        .iter()
+        .map(|r| format!("{}{}", r.name, r.spec))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn cudnn_pin(pins: &[Requirement]) -> Option<String> {
+    pins.iter()
+        .find(|r| r.name.starts_with("nvidia-cudnn"))
+        .and_then(pinned_version)
+}
+
+fn torch(host: &Host, site: &Path, dist: Option<&Dist>) -> Option<Framework> {
+    let version_py = site.join("torch/version.py");
+    let parsed = host
+        .fs
+        .read_opt(&version_py)
+        .and_then(|t| python_pkg::torch_version_py(&t));
+    if parsed.is_none() && dist.is_none() {
+        return None;
+    }
+    let pins = nvidia_pins(host, dist);
+    let (version, cuda, hip, source) = match parsed {
+        Some(p) => (Some(p.version), p.cuda, p.hip, version_py),
+        None => (
+            dist.map(|d| d.version.clone()),
+            None,
+            None,
+            dist.map(|d| d.dir.clone()).unwrap_or_default(),
+        ),
+    };
+    let variant = if cuda.is_some() {
+        Some("cuda")
+    } else if hip.is_some() {
+        Some("rocm")
+    } else if host.fs.exists(&source) && source.ends_with("version.py") {
+        Some("cpu")
+    } else {
+        None
+    };
+    Some(Framework {
+        name: "torch".to_string(),
+        version,
+        cuda,
+        cudnn: cudnn_pin(&pins),
+        rocm: hip,
+        variant: variant.map(str::to_string),
+        arch_list: Vec::new(),
+        pins: pin_strings(&pins),
+        source: source.display().to_string(),
+    })
+}
+
+/// TensorFlow publishes under several names; the build facts are in one file for all of them.
+const TF_DISTS: [&str; 5] = [
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "tf-nightly",
+    "tensorflow-intel",
+];
+
+fn tensorflow(host: &Host, site: &Path, dists: &[Dist]) -> Option<Framework> {
+    let dist = dists.iter().find(|d| TF_DISTS.contains(&d.name.as_str()));
+    let build_info = site.join("tensorflow/python/platform/build_info.py");
+    let info = host
+        .fs
+        .read_opt(&build_info)
+        .map(|t| python_pkg::tf_build_info(&t));
+    if dist.is_none() && info.is_none() {
+        return None;
+    }
+    let pins = nvidia_pins(host, dist);
+    let info = info.unwrap_or_default();
+    let cuda_build = info.is_cuda_build == Some(true)
+        || (info.is_cuda_build.is_none() && info.cuda_version.is_some());
+    let variant = match (cuda_build, info.is_rocm_build) {
+        (true, _) => Some("cuda"),
+        (false, Some(true)) => Some("rocm"),
+        (false, _) if host.fs.exists(&build_info) => Some("cpu"),
+        _ => None,
+    };
+    Some(Framework {
+        name: "tensorflow".to_string(),
+        version: dist.map(|d| d.version.clone()),
+        cuda: if cuda_build {
+            info.cuda_version.clone()
+        } else {
+            None
+        },
+        cudnn: if cuda_build {
+            info.cudnn_version.clone()
+        } else {
+            None
+        },
+        rocm: None,
+        variant: variant.map(str::to_string),
+        arch_list: info.cuda_compute_capabilities.clone(),
+        pins: pin_strings(&pins),
+        source: if host.fs.exists(&build_info) {
+            build_info.display().to_string()
+        } else {
+            dist.map(|d| d.dir.display().to_string())
+                .unwrap_or_default()
+        },
+    })
+}
+
+fn jax(host: &Host, site: &Path, dists: &[Dist]) -> Option<Framework> {
+    let jax = dists.iter().find(|d| d.name == "jax");
+    let jaxlib = dists.iter().find(|d| d.name == "jaxlib");
+    if jax.is_none() && jaxlib.is_none() {
+        return None;
+    }
+    // The CUDA build lives in a plugin since JAX 0.4.26: a `jax-cuda12-plugin` dist and a
+    // `jax_plugins/xla_cuda12` package. Older jaxlib wheels carried it in the local version
+    // ("0.4.20+cuda12.cudnn89").
+    let plugin = dists
+        .iter()
+        .find(|d| d.name.starts_with("jax-cuda") && d.name.ends_with("-plugin"));
+    let plugin_dir = host
+        .fs
+        .read_dir(site.join("jax_plugins"))
+        .into_iter()
+        .find(|e| e.name.starts_with("xla_cuda"));
+    let rocm_plugin = dists.iter().find(|d| d.name.starts_with("jax-rocm"));
+    let major_from = |s: &str, prefix: &str| {
+        s.strip_prefix(prefix)
+            .map(|r| {
+                r.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .filter(|m| !m.is_empty())
+    };
+    let local = jaxlib.and_then(|d| d.version.split_once('+').map(|(_, l)| l.to_string()));
+    let cuda = plugin
+        .and_then(|p| major_from(&p.name, "jax-cuda"))
+        .or_else(|| {
+            plugin_dir
+                .as_ref()
+                .and_then(|e| major_from(&e.name, "xla_cuda"))
+        })
+        .or_else(|| local.as_deref().and_then(|l| major_from(l, "cuda")));
+    let cudnn = local.as_deref().and_then(|l| {
+        l.split('.').find_map(|part| {
+            let digits = part.strip_prefix("cudnn")?;
+            let mut chars = digits.chars();
+            let major = chars.next()?;
+            let rest: String = chars.collect();
+            Some(if rest.is_empty() {
+                major.to_string()
+            } else {
+                format!("{major}.{rest}")
+            })
+        })
+    });
+    let variant = if cuda.is_some() {
+        "cuda"
+    } else if rocm_plugin.is_some() {
+        "rocm"
+    } else {
+        "cpu"
+    };
+    let source = plugin
+        .map(|p| p.dir.clone())
+        .or_else(|| plugin_dir.map(|e| e.path))
+        .or_else(|| jax.map(|d| d.dir.clone()))
+        .or_else(|| jaxlib.map(|d| d.dir.clone()))
+        .unwrap_or_default();
+    let pins = nvidia_pins(host, plugin);
+    Some(Framework {
+        name: "jax".to_string(),
+        version: jax.or(jaxlib).map(|d| d.version.clone()),
+        cuda,
+        cudnn: cudnn.or_else(|| cudnn_pin(&pins)),
+        rocm: None,
+        variant: Some(variant.to_string()),
+        arch_list: Vec::new(),
+        pins: pin_strings(&pins),
+        source: source.display().to_string(),
+    })
+}
+
+/// CuPy's wheel name says its CUDA: `cupy-cuda13x` (any 13.x), older `cupy-cuda102` (10.2).
+fn cupy(dists: &[Dist]) -> Vec<Framework> {
+    dists
+        .iter()
+        .filter(|d| {
+            d.name == "cupy" || d.name.starts_with("cupy-cuda") || d.name.starts_with("cupy-rocm")
+        })
+        .map(|d| {
+            let (cuda, variant) = match d.name.strip_prefix("cupy-cuda") {
+                Some(tag) if tag.ends_with('x') => {
+                    (Some(tag.trim_end_matches('x').to_string()), Some("cuda"))
+                }
+                Some(tag) if tag.len() >= 3 && tag.chars().all(|c| c.is_ascii_digit()) => {
+                    let (major, minor) = tag.split_at(tag.len() - 1);
+                    (Some(format!("{major}.{minor}")), Some("cuda"))
+                }
+                _ if d.name.starts_with("cupy-rocm") => (None, Some("rocm")),
+                _ => (None, None),
+            };
+            Framework {
+                name: "cupy".to_string(),
+                version: Some(d.version.clone()),
+                cuda,
+                cudnn: None,
+                rocm: None,
+                variant: variant.map(str::to_string),
+                arch_list: Vec::new(),
+                pins: Vec::new(),
+                source: d.dir.display().to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The folder of a wheel's first shared library, from its RECORD ("nvidia/cudnn/lib/...").
+fn wheel_lib_dir(host: &Host, site: &Path, dist_dir: &Path) -> Option<String> {
+    let record = host.fs.read_opt(dist_dir.join("RECORD"))?;
+    record.lines().find_map(|line| {
+        let file = line.split(',').next()?;
+        if !file.contains(".so") || file.starts_with("..") || file.starts_with('/') {
+            return None;
+        }
+        let dir = Path::new(file).parent()?;
+        Some(site.join(dir).display().to_string())
+    })
+}

@@ -1,0 +1,61 @@
+//! The operating system and what kind of machine this is: distribution, kernel, WSL2,
+//! containers, Secure Boot.
+
+use crate::host::Host;
+use crate::parse::{kernel, os_release};
+use crate::report::HostInfo;
+
+/// The EFI variable that holds the Secure Boot state (the GUID is the EFI global variable one).
+const SECURE_BOOT_VAR: &str =
+    "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
+
+#[must_use]
+pub fn probe(host: &Host) -> HostInfo {
+    let fs = &host.fs;
+    let os = fs
+        .read_opt("/etc/os-release")
+        .or_else(|| fs.read_opt("/usr/lib/os-release"))
+        .map(|t| os_release::parse(&t))
+        .unwrap_or_default();
+    let trimmed = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let proc_version = fs.read_opt("/proc/version").unwrap_or_default();
+    let wsl = kernel::is_wsl(&proc_version)
+        || fs.is_dir("/usr/lib/wsl/lib")
+        || fs.exists("/proc/sys/fs/binfmt_misc/WSLInterop");
+    HostInfo {
+        hostname: trimmed(fs.read_opt("/proc/sys/kernel/hostname"))
+            .or_else(|| trimmed(fs.read_opt("/etc/hostname"))),
+        os_id: os.id,
+        os_version: os.version_id,
+        os_codename: os.version_codename,
+        os_pretty_name: os.pretty_name,
+        kernel_release: trimmed(fs.read_opt("/proc/sys/kernel/osrelease")),
+        arch: trimmed(fs.read_opt("/proc/sys/kernel/arch")).or_else(|| {
+            // Older kernels lack that file; on the real machine our own build target is the answer.
+            host.live().then(|| std::env::consts::ARCH.to_string())
+        }),
+        wsl,
+        container: container(host),
+        secure_boot: fs
+            .read_bytes_limited(std::path::Path::new(SECURE_BOOT_VAR), 64)
+            .ok()
+            .and_then(|b| kernel::secure_boot_from_efivar(&b)),
+    }
+}
+
+/// Container runtimes leave markers: Docker `/.dockerenv`, Podman `/run/.containerenv`,
+/// Kubernetes its service variables; otherwise PID 1's cgroup names the runtime.
+fn container(host: &Host) -> Option<String> {
+    if host.fs.exists("/.dockerenv") {
+        return Some("docker".to_string());
+    }
+    if host.fs.exists("/run/.containerenv") {
+        return Some("podman".to_string());
+    }
+    if host.env.non_empty("KUBERNETES_SERVICE_HOST").is_some() {
+        return Some("kubernetes".to_string());
+    }
+    host.fs
+        .read_opt("/proc/1/cgroup")
+        .and_then(|t| kernel::container_from_cgroup(&t))
+}

@@ -1,0 +1,433 @@
+//! The report: everything gpu-doctor learned about a machine, the one model that the text
+//! output, `doctor --json`, `check` and the TUI all render.
+//!
+//! # JSON contract
+//! `doctor --json` serialises [`Report`] as it is. These key paths are a public interface and
+//! only change with [`SCHEMA_VERSION`]: `schema_version`; `driver.version`; `driver.cuda_version`;
+//! `gpus[].name`, `gpus[].pci_device_id`, `gpus[].compute_capability`, `gpus[].memory_total_mib`;
+//! `toolkits[].version`, `toolkits[].path`; `libraries.cudnn[].version`, `libraries.cudnn[].path`;
+//! `python_envs[].path`, `python_envs[].frameworks[].name`, `.version`, `.cuda`;
+//! `findings[].id`, `.severity`, `.title`, `.evidence`, `.fix`.
+//! A value that could not be learned is `null`, never a guess; `0` is a real reading. Lists are
+//! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
+//! generated from these types (`gpu-doctor schema`) and checked by the tests.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Bumped when a key path above changes meaning or disappears; additions keep the number.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything known about one machine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    pub host: HostInfo,
+    /// NVIDIA and AMD display/3D controllers on the PCI bus, found with no driver needed.
+    pub pci_devices: Vec<PciDevice>,
+    pub kernel: KernelInfo,
+    pub driver: DriverInfo,
+    pub gpus: Vec<Gpu>,
+    /// Every libcuda / libnvidia-ml the dynamic loader could find, in the order it would try them.
+    pub driver_libraries: Vec<DriverLibrary>,
+    pub toolkits: Vec<Toolkit>,
+    pub libraries: Libraries,
+    pub python_envs: Vec<PythonEnv>,
+    /// GPU-related environment variables as they were set (`CUDA_VISIBLE_DEVICES`, ...).
+    pub environment: Vec<EnvVar>,
+    /// Facts replaced by `GPU_DOCTOR_*` variables.
+    pub overrides: Vec<Override>,
+    /// What each probe did: how long it took and whether it found, missed or failed.
+    pub probes: Vec<ProbeRecord>,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    /// The folder examined instead of `/` (`--root`), or null for the real machine.
+    pub root: Option<String>,
+}
+
+/// The operating system and what kind of machine this is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostInfo {
+    pub hostname: Option<String>,
+    /// `/etc/os-release` ID, e.g. "ubuntu".
+    pub os_id: Option<String>,
+    pub os_version: Option<String>,
+    pub os_codename: Option<String>,
+    pub os_pretty_name: Option<String>,
+    pub kernel_release: Option<String>,
+    pub arch: Option<String>,
+    pub wsl: bool,
+    /// "docker", "podman", "kubernetes", ... or null when no container marker was found.
+    pub container: Option<String>,
+    /// Null when the EFI variable could not be read (not root, or not an EFI boot).
+    pub secure_boot: Option<bool>,
+}
+
+/// A GPU on the PCI bus.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PciDevice {
+    /// "0000:00:06.0".
+    pub address: String,
+    /// "nvidia" or "amd".
+    pub vendor: String,
+    pub vendor_id: String,
+    /// "0x2335".
+    pub device_id: String,
+    /// "0x030200".
+    pub class: String,
+    /// The kernel driver bound to it ("nvidia", "nouveau", "vfio-pci"), null when none.
+    pub bound_driver: Option<String>,
+    pub link_gen_current: Option<u32>,
+    pub link_gen_max: Option<u32>,
+    pub link_width_current: Option<u32>,
+    pub link_width_max: Option<u32>,
+    /// Whether this is an NVSwitch bridge rather than a GPU (HGX/DGX boards).
+    pub nvswitch: bool,
+}
+
+/// Kernel modules and device nodes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KernelInfo {
+    pub nvidia_loaded: bool,
+    /// The loaded module's version (`/proc/driver/nvidia/version`, else `/sys/module/nvidia/version`).
+    pub nvidia_version: Option<String>,
+    /// The open kernel module (`NVIDIA UNIX Open Kernel Module`) rather than the proprietary one.
+    pub nvidia_open: Option<bool>,
+    pub nvidia_uvm_loaded: bool,
+    pub nouveau_loaded: bool,
+    pub amdgpu_loaded: bool,
+    /// `/dev/nvidia*`, `/dev/kfd`, `/dev/dxg` nodes present.
+    pub device_nodes: Vec<String>,
+    /// ROCm version from `/opt/rocm*/.info/version`.
+    pub rocm_version: Option<String>,
+    pub source: Option<String>,
+}
+
+/// The NVIDIA driver as user space sees it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriverInfo {
+    /// "580.159.04".
+    pub version: Option<String>,
+    /// The highest CUDA version the driver supports, as nvidia-smi prints it ("13.0").
+    pub cuda_version: Option<String>,
+    /// Where `version` came from: "nvml", "nvidia-smi", "kernel-module", "override".
+    pub source: Option<String>,
+    /// What `cuDriverGetVersion` of the libcuda that loads returned ("13.0"); null under `--root`.
+    pub libcuda_cuda_version: Option<String>,
+    pub nvml: ProbeOutcome,
+    pub nvidia_smi: ProbeOutcome,
+    /// Path of the nvidia-smi that ran.
+    pub nvidia_smi_path: Option<String>,
+}
+
+/// How a source of facts went, with its error text kept as a fact.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeOutcome {
+    pub status: ProbeStatus,
+    /// The error or reason, as the tool or library said it ("Driver/library version mismatch").
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeStatus {
+    /// Answered.
+    Ok,
+    /// Not there (no library, no command).
+    Absent,
+    /// There, but failed.
+    Failed,
+    /// Ran past its deadline and was stopped.
+    TimedOut,
+    /// Not tried (not needed, or not allowed under `--root`).
+    #[default]
+    Skipped,
+}
+
+impl ProbeOutcome {
+    #[must_use]
+    pub fn new(status: ProbeStatus, detail: impl Into<Option<String>>) -> ProbeOutcome {
+        ProbeOutcome {
+            status,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// One GPU as the driver reports it (NVML or nvidia-smi), or as the PCI bus shows it when no
+/// driver answers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    pub index: u32,
+    pub name: Option<String>,
+    pub uuid: Option<String>,
+    /// "00000000:00:06.0".
+    pub pci_bus_id: Option<String>,
+    /// "0x2335".
+    pub pci_device_id: Option<String>,
+    /// "9.0".
+    pub compute_capability: Option<String>,
+    pub architecture: Option<String>,
+    pub memory_total_mib: Option<u64>,
+    pub memory_used_mib: Option<u64>,
+    pub temperature_c: Option<u32>,
+    pub temperature_slowdown_c: Option<u32>,
+    pub power_draw_w: Option<f64>,
+    pub power_limit_w: Option<f64>,
+    pub clock_sm_mhz: Option<u32>,
+    pub clock_sm_max_mhz: Option<u32>,
+    pub clock_mem_mhz: Option<u32>,
+    pub clock_mem_max_mhz: Option<u32>,
+    pub utilization_pct: Option<u32>,
+    /// Active clock-throttle reasons ("sw_power_cap", "hw_slowdown", ...).
+    pub throttle_reasons: Vec<String>,
+    pub ecc: EccCounts,
+    pub pcie_gen_current: Option<u32>,
+    pub pcie_gen_max: Option<u32>,
+    pub pcie_width_current: Option<u32>,
+    pub pcie_width_max: Option<u32>,
+    pub persistence_mode: Option<bool>,
+    /// "Enabled" / "Disabled"; null when the GPU has no MIG.
+    pub mig_mode: Option<String>,
+    /// "nvml", "nvidia-smi", "pci", "override": where this GPU's facts came from.
+    pub source: String,
+    /// Fields filled from other places than `source` ("compute_capability: manifest").
+    pub filled_from: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EccCounts {
+    pub enabled: Option<bool>,
+    pub volatile_corrected: Option<u64>,
+    pub volatile_uncorrected: Option<u64>,
+    pub aggregate_corrected: Option<u64>,
+    pub aggregate_uncorrected: Option<u64>,
+    pub retired_pages: Option<u64>,
+    pub retired_pending: Option<bool>,
+    pub remapped_uncorrectable: Option<u64>,
+    pub remapped_pending: Option<bool>,
+    pub remapped_failure: Option<bool>,
+}
+
+/// A user-space driver library (libcuda, libnvidia-ml) the loader can find.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriverLibrary {
+    /// "libcuda" or "libnvidia-ml".
+    pub name: String,
+    /// The file found, as the loader would name it.
+    pub path: String,
+    /// The file it resolves to after links.
+    pub resolved: Option<String>,
+    /// Driver version from the file name (`libcuda.so.580.159.04`).
+    pub version: Option<String>,
+    /// "driver", "stub" (`.../stubs/`, link-time only) or "compat" (forward compatibility).
+    pub kind: String,
+    /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl".
+    pub origin: String,
+    /// Position in loader order (0 is tried first); each library name counts separately.
+    pub rank: u32,
+}
+
+/// A CUDA toolkit installation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Toolkit {
+    /// The toolkit folder after links ("/usr/local/cuda-13.0").
+    pub path: String,
+    /// "13.0.88" or "12.4.1"; null when nothing said.
+    pub version: Option<String>,
+    /// "version.json", "version.txt", "nvcc", "libcudart", "folder-name".
+    pub version_source: Option<String>,
+    pub nvcc: Option<String>,
+    /// How it was found: "/usr/local/cuda", "CUDA_HOME", "PATH", "conda", "scan", ...
+    pub found_via: Vec<String>,
+}
+
+/// CUDA libraries outside the driver: each list is sorted by path.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Libraries {
+    pub cudnn: Vec<Library>,
+    pub nccl: Vec<Library>,
+    pub cublas: Vec<Library>,
+    pub cudart: Vec<Library>,
+    pub tensorrt: Vec<Library>,
+}
+
+/// One copy of a library.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Library {
+    pub version: Option<String>,
+    /// The main library file ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0").
+    pub path: String,
+    /// "system", "toolkit", "pip", "conda".
+    pub origin: String,
+    /// Where the version came from: "file-name", "header", "dist-info".
+    pub version_source: Option<String>,
+    /// Whether the run-time loader finds this copy by default (LD_LIBRARY_PATH, ld.so.conf,
+    /// standard folders) rather than only a program that knows its folder.
+    pub on_loader_path: bool,
+}
+
+/// A Python environment and the GPU frameworks installed in it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PythonEnv {
+    /// The environment's prefix ("/opt/torch/.venv", "/usr").
+    pub path: String,
+    /// "venv", "conda", "system".
+    pub kind: String,
+    pub python_version: Option<String>,
+    pub interpreter: Option<String>,
+    pub site_packages: Vec<String>,
+    /// How it was found: "PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "conda-environments", "system".
+    pub found_via: Vec<String>,
+    pub frameworks: Vec<Framework>,
+    /// `nvidia-*` pip wheels (cuDNN, NCCL, cuBLAS, ...).
+    pub nvidia_wheels: Vec<Wheel>,
+}
+
+/// A framework build found in an environment's files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Framework {
+    /// "torch", "tensorflow", "jax", "cupy".
+    pub name: String,
+    pub version: Option<String>,
+    /// The CUDA version it was built for ("13.0"; JAX and CuPy name only the major, "13");
+    /// null for a CPU or ROCm build.
+    pub cuda: Option<String>,
+    /// cuDNN it was built for or pins, when its files say.
+    pub cudnn: Option<String>,
+    /// ROCm/HIP version of a ROCm build.
+    pub rocm: Option<String>,
+    /// "cuda", "rocm", "cpu", or null when unknown.
+    pub variant: Option<String>,
+    /// Compute capabilities compiled in, when its files say ("sm_90").
+    pub arch_list: Vec<String>,
+    /// `nvidia-*` wheels its metadata pins ("nvidia-cudnn-cu13==9.19.0.56").
+    pub pins: Vec<String>,
+    /// The file the build facts came from.
+    pub source: String,
+}
+
+/// An installed pip wheel.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Wheel {
+    pub name: String,
+    pub version: String,
+    /// Its shared-library folder, when it has one.
+    pub lib_dir: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: String,
+}
+
+/// A fact replaced by a `GPU_DOCTOR_*` variable (for build machines without a GPU).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Override {
+    /// The report field replaced ("driver.version").
+    pub field: String,
+    pub variable: String,
+    pub value: String,
+    /// What was detected before the override, if anything.
+    pub detected: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeRecord {
+    pub name: String,
+    pub status: ProbeStatus,
+    pub detail: Option<String>,
+    pub duration_ms: u64,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// A diagnosis: what is wrong (or worth knowing), why, the proof, and the fix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    /// Stable identifier ("driver-library-mismatch").
+    pub id: String,
+    pub severity: Severity,
+    /// One line.
+    pub title: String,
+    /// The cause in the user's terms.
+    pub detail: String,
+    /// Facts and paths that prove it.
+    pub evidence: Vec<String>,
+    /// Concrete commands or a pointer to `gpu-doctor plan`.
+    pub fix: Option<String>,
+    /// IDs of findings this one explains (their symptoms follow from this cause).
+    pub explains: Vec<String>,
+    /// What the finding is about, so `check` and the TUI can tie it to a part of the machine:
+    /// `gpu:0`, `toolkit:/usr/local/cuda-12.4`, `framework:/opt/venv:torch`.
+    pub subjects: Vec<String>,
+}
+
+impl Report {
+    /// The findings of one severity.
+    pub fn findings_of(&self, severity: Severity) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(move |f| f.severity == severity)
+    }
+
+    /// Whether any NVIDIA GPU is known, from the driver or the PCI bus.
+    #[must_use]
+    pub fn has_nvidia_gpu(&self) -> bool {
+        !self.gpus.is_empty()
+            || self
+                .pci_devices
+                .iter()
+                .any(|d| d.vendor == "nvidia" && !d.nvswitch)
+    }
+}
+
+/// The subject key of a framework in an environment, as findings list it in `subjects`.
+#[must_use]
+pub fn framework_subject(env_path: &str, name: &str) -> String {
+    format!("framework:{env_path}:{name}")
+}
