@@ -10,6 +10,7 @@ use crate::report::Report;
 /// Exit codes, as documented in README and `--help`.
 pub mod exit {
     pub const OK: u8 = 0;
+    pub const PROBLEM: u8 = 1;
     pub const USAGE: u8 = 2;
     pub const FAILED: u8 = 3;
 }
@@ -74,7 +75,54 @@ pub fn run(cli: &Cli) -> u8 {
             };
             emit(&text)
         }
+        Command::Check {
+            require,
+            fail_on,
+            env,
+            format,
+            output,
+        } => check(&host, require, *fail_on, env.as_deref(), *format, output.as_deref()),
         Command::Schema => exit::OK,
+    }
+}
+
+fn check(
+    host: &Host,
+    require: &[String],
+    fail_on: crate::check::FailOn,
+    env: Option<&str>,
+    format: crate::check::render::Format,
+    output: Option<&std::path::Path>,
+) -> u8 {
+    let mut requirements = Vec::new();
+    for text in require {
+        match crate::check::expr::parse(text) {
+            Ok(r) => requirements.push(r),
+            Err(e) => {
+                eprintln!("gpu-doctor: {e}");
+                return exit::USAGE;
+            }
+        }
+    }
+    let report = examine(host);
+    if let Some(env) = env {
+        if !report.python_envs.iter().any(|e| e.path.trim_end_matches('/') == env.trim_end_matches('/')) {
+            eprintln!("gpu-doctor: --env {env}: no Python environment with that prefix was found");
+            return exit::USAGE;
+        }
+    }
+    let verdict = crate::check::verdict(&report, &requirements, fail_on, env);
+    let text = crate::check::render::render(&verdict, format);
+    if let Some(path) = output {
+        if let Err(e) = std::fs::write(path, &text) {
+            eprintln!("gpu-doctor: cannot write {}: {e}", path.display());
+            return exit::FAILED;
+        }
+    }
+    match emit(&text) {
+        exit::OK if verdict.pass => exit::OK,
+        exit::OK => exit::PROBLEM,
+        code => code,
     }
 }
 

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use crate::check::FailOn;
+use crate::check::render::Format;
+
 /// Finds out why a GPU does not work with an ML framework, and what to install to fix it.
 #[derive(Debug, Parser)]
 #[command(name = "gpu-doctor", version, about, long_about = None)]
@@ -28,6 +31,28 @@ pub enum Command {
         /// Print the report as JSON (schema in schema/report.schema.json) on stdout.
         #[arg(long)]
         json: bool,
+    },
+    /// Check this machine against requirements, for CI: exit 0 pass, 1 unmet requirement or
+    /// a finding at/above --fail-on, 2 usage error, 3 the doctor itself failed.
+    #[command(after_help = "Requirements: driver>=535, cuda>=12.1 (driver-supported CUDA), toolkit>=12.4, \
+cudnn>=9, gpu.count>=2, gpu.memory>=40GiB, gpu.cc>=8.0, torch>=2.4, torch.cuda, tensorflow.gpu, jax.gpu, cupy.gpu\n\n\
+Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-on; 2 usage error; 3 the doctor failed.")]
+    Check {
+        /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
+        #[arg(long = "require", short = 'r', value_name = "EXPR")]
+        require: Vec<String>,
+        /// Findings of this severity or worse fail the check.
+        #[arg(long, value_enum, default_value_t = FailOn::Error)]
+        fail_on: FailOn,
+        /// Only consider frameworks in the Python environment with this prefix.
+        #[arg(long, value_name = "PATH")]
+        env: Option<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Also write the output to FILE (e.g. the JUnit report for a CI dashboard).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Print the JSON Schema of `doctor --json`.
     Schema,

@@ -1,1 +1,295 @@
-//! Placeholder: NVML and libcuda, queried in a child process.
+//! NVML and libcuda, asked in a child process of gpu-doctor with a deadline.
+//!
+//! A wedged driver can hang NVML for minutes and a broken libcuda can crash the process that
+//! loads it; ollama and conda query the driver out of process for the same reason. The child is
+//! gpu-doctor itself started with the hidden argument [`CHILD_ARG`]; it prints one JSON
+//! [`GpuSnapshot`] and exits. It does not inherit `CUDA_VISIBLE_DEVICES`, so the driver-level view
+//! sees every GPU.
+
+use std::time::Duration;
+
+use nvml_wrapper::Nvml;
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, TemperatureSensor, TemperatureThreshold,
+};
+use nvml_wrapper::error::NvmlError;
+use serde::{Deserialize, Serialize};
+
+use super::{GPU_MASKING_VARS, Host};
+use crate::report::{EccCounts, Gpu, ProbeOutcome, ProbeStatus};
+
+/// The hidden first argument that makes gpu-doctor act as the driver probe child.
+pub const CHILD_ARG: &str = "__gpu-probe";
+
+/// What the child learned. Errors are facts here, never a reason to fail.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuSnapshot {
+    pub nvml: ProbeOutcome,
+    pub driver_version: Option<String>,
+    /// "13.0", from `nvmlSystemGetCudaDriverVersion_v2`.
+    pub cuda_version: Option<String>,
+    pub gpus: Vec<Gpu>,
+    pub libcuda: ProbeOutcome,
+    /// "13.0", from `cuDriverGetVersion` of the libcuda the loader picks.
+    pub libcuda_cuda_version: Option<String>,
+}
+
+/// Runs the child probe. Under `--root` nothing is loaded and the outcome says so.
+#[must_use]
+pub fn query(host: &Host) -> GpuSnapshot {
+    if !host.live() {
+        let skipped = ProbeOutcome::new(
+            ProbeStatus::Skipped,
+            Some("not loaded under --root".to_string()),
+        );
+        return GpuSnapshot {
+            nvml: skipped.clone(),
+            libcuda: skipped,
+            ..GpuSnapshot::default()
+        };
+    }
+    let failed = |status, detail: String| {
+        let outcome = ProbeOutcome::new(status, Some(detail));
+        GpuSnapshot {
+            nvml: outcome.clone(),
+            libcuda: outcome,
+            ..GpuSnapshot::default()
+        }
+    };
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            return failed(
+                ProbeStatus::Failed,
+                format!("cannot find own executable: {e}"),
+            );
+        }
+    };
+    let env: Vec<(String, String)> = host
+        .env
+        .with_prefix("")
+        .filter(|(k, _)| !GPU_MASKING_VARS.contains(k))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    // NVML initialises in ~12 ms on a healthy H200; a generous floor still catches a hang.
+    let timeout = host.timeout.max(Duration::from_secs(2));
+    let out = match super::cmd::run(&exe, &[CHILD_ARG], &env, timeout) {
+        Ok(out) => out,
+        Err(e) => {
+            return failed(
+                ProbeStatus::Failed,
+                format!("cannot start the driver probe: {e}"),
+            );
+        }
+    };
+    if out.timed_out {
+        return failed(
+            ProbeStatus::TimedOut,
+            format!(
+                "NVML/libcuda did not answer within {:.1} s (a hung driver?)",
+                timeout.as_secs_f64()
+            ),
+        );
+    }
+    match serde_json::from_str::<GpuSnapshot>(out.stdout.trim()) {
+        Ok(snapshot) => snapshot,
+        Err(_) => failed(
+            ProbeStatus::Failed,
+            format!("the driver probe crashed: {}", out.failure_summary()),
+        ),
+    }
+}
+
+/// The child's whole job: ask NVML and libcuda, print JSON, exit 0.
+#[must_use]
+pub fn child_main() -> i32 {
+    let mut snapshot = GpuSnapshot::default();
+    match Nvml::init() {
+        Ok(nvml) => fill_from_nvml(&nvml, &mut snapshot),
+        Err(e) => snapshot.nvml = nvml_error_outcome(&e),
+    }
+    match libcuda_driver_version() {
+        Ok(v) => {
+            snapshot.libcuda = ProbeOutcome::new(ProbeStatus::Ok, None);
+            snapshot.libcuda_cuda_version =
+                crate::version::Version::from_cuda_int(i64::from(v)).map(|v| v.to_string());
+        }
+        Err((status, detail)) => snapshot.libcuda = ProbeOutcome::new(status, Some(detail)),
+    }
+    match serde_json::to_string(&snapshot) {
+        Ok(json) => {
+            println!("{json}");
+            0
+        }
+        Err(_) => 3,
+    }
+}
+
+fn nvml_error_outcome(e: &NvmlError) -> ProbeOutcome {
+    let status = match e {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => ProbeStatus::Absent,
+        _ => ProbeStatus::Failed,
+    };
+    let detail = match e {
+        NvmlError::LibloadingError(inner) => {
+            format!("libnvidia-ml.so.1 could not be loaded: {inner}")
+        }
+        other => other.to_string(),
+    };
+    ProbeOutcome::new(status, Some(detail))
+}
+
+fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) {
+    snapshot.driver_version = nvml.sys_driver_version().ok();
+    snapshot.cuda_version = nvml
+        .sys_cuda_driver_version()
+        .ok()
+        .and_then(|v| crate::version::Version::from_cuda_int(i64::from(v)))
+        .map(|v| v.to_string());
+    let count = match nvml.device_count() {
+        Ok(count) => count,
+        Err(e) => {
+            snapshot.nvml = nvml_error_outcome(&e);
+            return;
+        }
+    };
+    snapshot.nvml = ProbeOutcome::new(ProbeStatus::Ok, None);
+    for index in 0..count {
+        match nvml.device_by_index(index) {
+            Ok(device) => snapshot.gpus.push(gpu_from_device(index, &device)),
+            Err(e) => {
+                // One lost GPU must not hide the others; keep what we know about it.
+                snapshot.gpus.push(Gpu {
+                    index,
+                    source: "nvml".to_string(),
+                    filled_from: vec![format!("error: {e}")],
+                    ..Gpu::default()
+                });
+            }
+        }
+    }
+}
+
+fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
+    let pci = d.pci_info().ok();
+    let memory = d.memory_info().ok();
+    let mib = |bytes: u64| bytes / (1024 * 1024);
+    let ecc_count = |kind, counter| d.total_ecc_errors(kind, counter).ok();
+    Gpu {
+        index,
+        name: d.name().ok(),
+        uuid: d.uuid().ok(),
+        pci_bus_id: pci.as_ref().map(|p| p.bus_id.clone()),
+        pci_device_id: pci
+            .as_ref()
+            .map(|p| format!("0x{:04x}", p.pci_device_id >> 16)),
+        compute_capability: d
+            .cuda_compute_capability()
+            .ok()
+            .map(|cc| format!("{}.{}", cc.major, cc.minor)),
+        architecture: d.architecture().ok().map(|a| a.to_string()),
+        memory_total_mib: memory.as_ref().map(|m| mib(m.total)),
+        memory_used_mib: memory.as_ref().map(|m| mib(m.used)),
+        temperature_c: d.temperature(TemperatureSensor::Gpu).ok(),
+        temperature_slowdown_c: d.temperature_threshold(TemperatureThreshold::Slowdown).ok(),
+        power_draw_w: d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
+        power_limit_w: d
+            .enforced_power_limit()
+            .ok()
+            .map(|mw| f64::from(mw) / 1000.0),
+        clock_sm_mhz: d.clock_info(Clock::SM).ok(),
+        clock_sm_max_mhz: d.max_clock_info(Clock::SM).ok(),
+        clock_mem_mhz: d.clock_info(Clock::Memory).ok(),
+        clock_mem_max_mhz: d.max_clock_info(Clock::Memory).ok(),
+        utilization_pct: d.utilization_rates().ok().map(|u| u.gpu),
+        throttle_reasons: d
+            .current_throttle_reasons()
+            .map(throttle_names)
+            .unwrap_or_default(),
+        ecc: EccCounts {
+            enabled: d.is_ecc_enabled().ok().map(|e| e.currently_enabled),
+            volatile_corrected: ecc_count(MemoryError::Corrected, EccCounter::Volatile),
+            volatile_uncorrected: ecc_count(MemoryError::Uncorrected, EccCounter::Volatile),
+            aggregate_corrected: ecc_count(MemoryError::Corrected, EccCounter::Aggregate),
+            aggregate_uncorrected: ecc_count(MemoryError::Uncorrected, EccCounter::Aggregate),
+            ..EccCounts::default()
+        },
+        pcie_gen_current: d.current_pcie_link_gen().ok(),
+        pcie_gen_max: d.max_pcie_link_gen().ok(),
+        pcie_width_current: d.current_pcie_link_width().ok(),
+        pcie_width_max: d.max_pcie_link_width().ok(),
+        persistence_mode: d.is_in_persistent_mode().ok(),
+        mig_mode: d.mig_mode().ok().map(|m| {
+            if m.current == 1 {
+                "Enabled"
+            } else {
+                "Disabled"
+            }
+            .to_string()
+        }),
+        source: "nvml".to_string(),
+        filled_from: Vec::new(),
+    }
+}
+
+/// The names nvidia-smi's XML uses for the same reasons, so both sources read alike.
+fn throttle_names(reasons: ThrottleReasons) -> Vec<String> {
+    const NAMES: [(ThrottleReasons, &str); 8] = [
+        (ThrottleReasons::SW_POWER_CAP, "sw_power_cap"),
+        (ThrottleReasons::HW_SLOWDOWN, "hw_slowdown"),
+        (ThrottleReasons::HW_THERMAL_SLOWDOWN, "hw_thermal_slowdown"),
+        (
+            ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN,
+            "hw_power_brake_slowdown",
+        ),
+        (ThrottleReasons::SW_THERMAL_SLOWDOWN, "sw_thermal_slowdown"),
+        (ThrottleReasons::SYNC_BOOST, "sync_boost"),
+        (
+            ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+            "applications_clocks_setting",
+        ),
+        (
+            ThrottleReasons::DISPLAY_CLOCK_SETTING,
+            "display_clock_setting",
+        ),
+    ];
+    NAMES
+        .iter()
+        .filter(|(flag, _)| reasons.contains(*flag))
+        .map(|(_, name)| (*name).to_string())
+        .collect()
+}
+
+/// `cuDriverGetVersion` of the libcuda the dynamic loader picks. It needs no `cuInit`, so it
+/// answers even when no GPU is usable; loading is at run time, gpu-doctor never links libcuda.
+fn libcuda_driver_version() -> Result<i32, (ProbeStatus, String)> {
+    type GetVersion = unsafe extern "C" fn(*mut i32) -> i32;
+    // SAFETY: loading a shared library runs its initialisers; libcuda's are the driver's own,
+    // and this runs in the throw-away child process exactly so a crash here stays here.
+    let lib = unsafe { libloading::Library::new("libcuda.so.1") }.map_err(|e| {
+        (
+            ProbeStatus::Absent,
+            format!("libcuda.so.1 could not be loaded: {e}"),
+        )
+    })?;
+    // SAFETY: the symbol has this signature in every CUDA driver API since 2.2.
+    let get: libloading::Symbol<'_, GetVersion> = unsafe { lib.get(b"cuDriverGetVersion\0") }
+        .map_err(|e| {
+            (
+                ProbeStatus::Failed,
+                format!("libcuda has no cuDriverGetVersion: {e}"),
+            )
+        })?;
+    let mut version = 0i32;
+    // SAFETY: `version` is a valid, writable i32 for the call's duration.
+    let rc = unsafe { get(&raw mut version) };
+    if rc == 0 {
+        Ok(version)
+    } else {
+        Err((
+            ProbeStatus::Failed,
+            format!("cuDriverGetVersion returned CUDA error {rc}"),
+        ))
+    }
+}
