@@ -251,3 +251,142 @@ fn smi_failed(report: &Report) -> Option<Finding> {
         .build(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{KernelInfo, PciDevice, ProbeOutcome};
+
+    fn ids(report: &Report) -> Vec<String> {
+        crate::diagnose::diagnose(report)
+            .into_iter()
+            .map(|f| f.id)
+            .collect()
+    }
+
+    fn gpu_on_bus(bound: Option<&str>) -> PciDevice {
+        PciDevice {
+            address: "0000:01:00.0".into(),
+            vendor: "nvidia".into(),
+            vendor_id: "0x10de".into(),
+            device_id: "0x2684".into(),
+            class: "0x030000".into(),
+            bound_driver: bound.map(str::to_string),
+            ..PciDevice::default()
+        }
+    }
+
+    fn lib(name: &str, version: &str, kind: &str) -> DriverLibrary {
+        DriverLibrary {
+            name: name.into(),
+            path: format!("/usr/lib/x86_64-linux-gnu/{name}.so.1"),
+            resolved: Some(format!("/usr/lib/x86_64-linux-gnu/{name}.so.{version}")),
+            version: Some(version.into()),
+            kind: kind.into(),
+            origin: "ld.so.conf".into(),
+            rank: 0,
+        }
+    }
+
+    fn loaded(version: &str) -> KernelInfo {
+        KernelInfo {
+            nvidia_loaded: true,
+            nvidia_version: Some(version.into()),
+            source: Some("/proc/driver/nvidia/version".into()),
+            ..KernelInfo::default()
+        }
+    }
+
+    #[test]
+    fn empty_machine_is_no_gpu_and_nothing_else() {
+        assert_eq!(ids(&Report::default()), ["no-gpu"]);
+    }
+
+    #[test]
+    fn gpu_without_module_is_no_driver_and_explains_failing_smi() {
+        let mut r = Report {
+            pci_devices: vec![gpu_on_bus(None)],
+            ..Report::default()
+        };
+        r.driver.nvidia_smi =
+            ProbeOutcome::new(ProbeStatus::Failed, Some("couldn't communicate".into()));
+        assert_eq!(ids(&r), ["no-driver"]);
+    }
+
+    #[test]
+    fn nouveau_is_the_root_cause_over_no_driver() {
+        let mut r = Report {
+            pci_devices: vec![gpu_on_bus(Some("nouveau"))],
+            ..Report::default()
+        };
+        r.kernel.nouveau_loaded = true;
+        let findings = crate::diagnose::diagnose(&r);
+        assert_eq!(
+            findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+            ["nouveau-loaded"]
+        );
+        assert!(
+            findings[0]
+                .evidence
+                .iter()
+                .any(|e| e.contains("bound to nouveau"))
+        );
+    }
+
+    #[test]
+    fn module_and_library_versions_that_differ_are_a_mismatch() {
+        let r = Report {
+            pci_devices: vec![gpu_on_bus(Some("nvidia"))],
+            kernel: loaded("550.54.15"),
+            driver_libraries: vec![lib("libcuda", "550.90.07", "driver")],
+            ..Report::default()
+        };
+        let findings = crate::diagnose::diagnose(&r);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].id, "driver-library-mismatch");
+        assert!(findings[0].evidence.iter().any(|e| e.contains("550.90.07")));
+    }
+
+    #[test]
+    fn equal_versions_stubs_and_compat_copies_are_not_a_mismatch() {
+        let mut r = Report {
+            pci_devices: vec![gpu_on_bus(Some("nvidia"))],
+            kernel: loaded("580.159.04"),
+            driver_libraries: vec![
+                lib("libcuda", "580.159.04", "driver"),
+                lib("libnvidia-ml", "580.159.04", "driver"),
+            ],
+            ..Report::default()
+        };
+        assert!(ids(&r).is_empty());
+        // A forward-compatibility libcuda first on the path is judged elsewhere, not here.
+        r.driver_libraries = vec![lib("libcuda", "580.95.05", "compat")];
+        assert!(ids(&r).is_empty());
+    }
+
+    #[test]
+    fn the_mismatch_text_from_nvidia_smi_is_enough_and_replaces_smi_failed() {
+        let mut r = Report {
+            kernel: loaded("550.54.15"),
+            ..Report::default()
+        };
+        r.driver.nvidia_smi = ProbeOutcome::new(
+            ProbeStatus::Failed,
+            Some("Failed to initialize NVML: Driver/library version mismatch".into()),
+        );
+        assert_eq!(ids(&r), ["driver-library-mismatch"]);
+    }
+
+    #[test]
+    fn a_hung_smi_is_reported_as_hung() {
+        let mut r = Report {
+            kernel: loaded("550.54.15"),
+            ..Report::default()
+        };
+        r.driver.nvidia_smi =
+            ProbeOutcome::new(ProbeStatus::TimedOut, Some("did not answer".into()));
+        let findings = crate::diagnose::diagnose(&r);
+        assert_eq!(findings[0].id, "nvidia-smi-failed");
+        assert!(findings[0].title.contains("hung"));
+    }
+}
