@@ -1,0 +1,100 @@
+//! `nvcc --version`: the CUDA toolkit release the compiler belongs to.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::indexing_slicing,
+        clippy::panic
+    )
+)]
+
+use crate::parse::text::is_dotted_numeric;
+
+/// From `Cuda compilation tools, release 13.0, V13.0.88`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NvccVersion {
+    /// `13.0`.
+    pub release: String,
+    /// `13.0.88` (from `V13.0.88`).
+    pub full: Option<String>,
+}
+
+/// Parses the output of `nvcc --version`.
+pub fn parse_version(text: &str) -> Option<NvccVersion> {
+    text.lines().find_map(|line| {
+        let (_, rest) = line.split_once("release ")?;
+        let mut parts = rest.split(',').map(str::trim);
+        let release = parts.next().filter(|r| is_dotted_numeric(r))?;
+        let full = parts
+            .next()
+            .and_then(|v| v.strip_prefix('V'))
+            .and_then(|v| v.split_whitespace().next())
+            .filter(|v| is_dotted_numeric(v));
+        Some(NvccVersion {
+            release: release.to_string(),
+            full: full.map(str::to_string),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::text::testdata::{body, garbage, huge};
+
+    const TOOLKIT: &str = include_str!("../../tests/data/h200/toolkit.txt");
+
+    #[test]
+    fn h200_nvcc_13() {
+        // The capture has `which -a` and `ls` output around it.
+        let v = parse_version(body(TOOLKIT)).unwrap();
+        assert_eq!(
+            v,
+            NvccVersion {
+                release: "13.0".into(),
+                full: Some("13.0.88".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn older_toolkits() {
+        let cuda10 = "nvcc: NVIDIA (R) Cuda compiler driver\n\
+                      Copyright (c) 2005-2019 NVIDIA Corporation\n\
+                      Built on Sun_Jul_28_19:07:16_PDT_2019\n\
+                      Cuda compilation tools, release 10.1, V10.1.243\n";
+        assert_eq!(
+            parse_version(cuda10),
+            Some(NvccVersion {
+                release: "10.1".into(),
+                full: Some("10.1.243".into()),
+            })
+        );
+        let cuda12 = "nvcc: NVIDIA (R) Cuda compiler driver\r\n\
+                      Copyright (c) 2005-2024 NVIDIA Corporation\r\n\
+                      Built on Thu_Mar_28_02:18:24_PDT_2024\r\n\
+                      Cuda compilation tools, release 12.4, V12.4.131\r\n\
+                      Build cuda_12.4.r12.4/compiler.34097967_0\r\n";
+        let v = parse_version(cuda12).unwrap();
+        assert_eq!(v.release, "12.4");
+        assert_eq!(v.full.as_deref(), Some("12.4.131"));
+    }
+
+    #[test]
+    fn garbage_truncated_and_huge() {
+        assert_eq!(parse_version(""), None);
+        assert_eq!(parse_version(&garbage()), None);
+        assert_eq!(parse_version("nvcc: command not found"), None);
+        // Truncated after the release: the release alone is still known.
+        assert_eq!(
+            parse_version("Cuda compilation tools, release 11.8"),
+            Some(NvccVersion {
+                release: "11.8".into(),
+                full: None
+            })
+        );
+        assert_eq!(parse_version("Cuda compilation tools, release "), None);
+        assert_eq!(parse_version(&huge("pre-release notes\n")), None);
+    }
+}
