@@ -81,7 +81,14 @@ pub fn run(cli: &Cli) -> u8 {
             env,
             format,
             output,
-        } => check(&host, require, *fail_on, env.as_deref(), *format, output.as_deref()),
+        } => check(
+            &host,
+            require,
+            *fail_on,
+            env.as_deref(),
+            *format,
+            output.as_deref(),
+        ),
         Command::Schema => exit::OK,
     }
 }
@@ -105,20 +112,22 @@ fn check(
         }
     }
     let report = examine(host);
-    if let Some(env) = env {
-        if !report.python_envs.iter().any(|e| e.path.trim_end_matches('/') == env.trim_end_matches('/')) {
+    if let Some(env) = env
+        && !report
+            .python_envs
+            .iter()
+            .any(|e| e.path.trim_end_matches('/') == env.trim_end_matches('/'))
+        {
             eprintln!("gpu-doctor: --env {env}: no Python environment with that prefix was found");
             return exit::USAGE;
         }
-    }
     let verdict = crate::check::verdict(&report, &requirements, fail_on, env);
     let text = crate::check::render::render(&verdict, format);
-    if let Some(path) = output {
-        if let Err(e) = std::fs::write(path, &text) {
+    if let Some(path) = output
+        && let Err(e) = std::fs::write(path, &text) {
             eprintln!("gpu-doctor: cannot write {}: {e}", path.display());
             return exit::FAILED;
         }
-    }
     match emit(&text) {
         exit::OK if verdict.pass => exit::OK,
         exit::OK => exit::PROBLEM,

@@ -3,15 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::host::gpu::{self, GpuSnapshot};
+use crate::host::gpu;
 use crate::host::{CmdOutput, Host};
 use crate::parse::nvidia_smi::{self, SmiCsvRow, SmiLog};
 use crate::report::{DriverInfo, EccCounts, Gpu, KernelInfo, ProbeOutcome, ProbeStatus};
 
 /// The CSV query that adds what the XML lacks: the compute capability (driver 510+ knows
 /// `compute_cap`; older drivers reject the whole query, which only costs us that column).
-const CSV_QUERY: &str =
-    "--query-gpu=index,name,uuid,pci.bus_id,driver_version,memory.total,compute_cap";
+fn csv_query() -> String {
+    format!("--query-gpu={}", nvidia_smi::QUERY_GPU_FIELDS)
+}
 
 /// Where nvidia-smi lives when it is not on PATH: WSL2 keeps it with the Windows driver's
 /// libraries, NVIDIA's container images under /usr/local/nvidia.
@@ -44,18 +45,17 @@ pub fn probe(host: &Host) -> DriverFacts {
             ProbeOutcome::new(ProbeStatus::Skipped, Some("NVML answered".to_string()));
         return facts;
     }
-    apply_nvidia_smi(host, &mut facts, &snapshot);
+    apply_nvidia_smi(host, &mut facts);
     facts
 }
 
 /// Fills in from the kernel module when neither NVML nor nvidia-smi named a driver version.
 pub fn fill_from_kernel(facts: &mut DriverFacts, kernel: &KernelInfo) {
-    if facts.driver.version.is_none() {
-        if let Some(v) = &kernel.nvidia_version {
+    if facts.driver.version.is_none()
+        && let Some(v) = &kernel.nvidia_version {
             facts.driver.version = Some(v.clone());
             facts.driver.source = Some("kernel-module".to_string());
         }
-    }
 }
 
 fn find_smi(host: &Host) -> Option<PathBuf> {
@@ -67,7 +67,7 @@ fn find_smi(host: &Host) -> Option<PathBuf> {
     })
 }
 
-fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts, _snapshot: &GpuSnapshot) {
+fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
     let Some(smi) = find_smi(host) else {
         facts.driver.nvidia_smi = ProbeOutcome::new(
             ProbeStatus::Absent,
@@ -76,8 +76,9 @@ fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts, _snapshot: &GpuSnapsho
         return;
     };
     facts.driver.nvidia_smi_path = Some(smi.display().to_string());
+    let query = csv_query();
     let (xml, csv) = std::thread::scope(|s| {
-        let csv = s.spawn(|| run(host, &smi, &[CSV_QUERY, "--format=csv,noheader,nounits"]));
+        let csv = s.spawn(|| run(host, &smi, &[&query, "--format=csv,noheader,nounits"]));
         let xml = run(host, &smi, &["-q", "-x"]);
         (xml, csv.join().ok().flatten())
     });

@@ -97,8 +97,8 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
 /// that `CONDA_PREFIX` or `CONDA_EXE` points into.
 fn conda_environments(host: &Host) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Some(home) = host.env.path("HOME") {
-        if let Some(text) = host.fs.read_opt(home.join(".conda/environments.txt")) {
+    if let Some(home) = host.env.path("HOME")
+        && let Some(text) = host.fs.read_opt(home.join(".conda/environments.txt")) {
             out.extend(
                 python_pkg::conda_environments_txt(&text)
                     .into_iter()
@@ -106,7 +106,6 @@ fn conda_environments(host: &Host) -> Vec<PathBuf> {
                     .map(PathBuf::from),
             );
         }
-    }
     let base = host
         .env
         .path("CONDA_EXE")

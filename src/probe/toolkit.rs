@@ -55,8 +55,8 @@ pub fn probe(host: &Host, conda_prefixes: &[PathBuf]) -> Vec<Toolkit> {
         }
     }
     let nvcc_on_path = host.which("nvcc");
-    if let Some(nvcc) = &nvcc_on_path {
-        if let Some(root) = host
+    if let Some(nvcc) = &nvcc_on_path
+        && let Some(root) = host
             .fs
             .canonical(nvcc, true)
             .ok()
@@ -64,7 +64,6 @@ pub fn probe(host: &Host, conda_prefixes: &[PathBuf]) -> Vec<Toolkit> {
         {
             add(host, &root, "PATH");
         }
-    }
     for prefix in conda_prefixes {
         add(host, prefix, "conda");
     }
