@@ -34,9 +34,11 @@ pub enum Command {
     },
     /// Check this machine against requirements, for CI: exit 0 pass, 1 unmet requirement or
     /// a finding at/above --fail-on, 2 usage error, 3 the doctor itself failed.
-    #[command(after_help = "Requirements: driver>=535, cuda>=12.1 (driver-supported CUDA), toolkit>=12.4, \
+    #[command(
+        after_help = "Requirements: driver>=535, cuda>=12.1 (driver-supported CUDA), toolkit>=12.4, \
 cudnn>=9, gpu.count>=2, gpu.memory>=40GiB, gpu.cc>=8.0, torch>=2.4, torch.cuda, tensorflow.gpu, jax.gpu, cupy.gpu\n\n\
-Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-on; 2 usage error; 3 the doctor failed.")]
+Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-on; 2 usage error; 3 the doctor failed."
+    )]
     Check {
         /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
         #[arg(long = "require", short = 'r', value_name = "EXPR")]
