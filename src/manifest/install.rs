@@ -1,0 +1,416 @@
+//! `install.toml`: where NVIDIA software installs from and under which names, for the install
+//! plan: NVIDIA's apt repositories and keyring, package-name patterns (NVIDIA repository and
+//! Ubuntu archive), driver kernel-module flavours, toolkit paths, conda channels.
+
+use serde::{Deserialize, Serialize};
+
+use super::validate::{Checker, ProblemKind};
+use super::{ManifestFile, Meta};
+
+/// The contents of `install.toml`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallTable {
+    pub meta: Meta,
+    #[serde(rename = "apt_repo")]
+    pub apt_repos: Vec<AptRepo>,
+    pub apt_keyring: AptKeyring,
+    pub local_repo: LocalRepo,
+    #[serde(rename = "apt_package")]
+    pub apt_packages: Vec<AptPackage>,
+    #[serde(rename = "driver_flavor")]
+    pub driver_flavors: Vec<DriverFlavor>,
+    #[serde(rename = "ubuntu_transition", default)]
+    pub ubuntu_transitions: Vec<UbuntuTransition>,
+    pub paths: Paths,
+    pub conda: Conda,
+    #[serde(rename = "conda_channel")]
+    pub conda_channels: Vec<CondaChannel>,
+}
+
+/// One of NVIDIA's CUDA apt repositories.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AptRepo {
+    /// NVIDIA's distribution tag: `ubuntu2204`, `ubuntu2404`, `debian12`.
+    pub distro: String,
+    /// `x86_64`, `sbsa` (Arm servers) or `arm64` (Jetson).
+    pub arch: String,
+    pub url: String,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// How apt comes to trust NVIDIA's repository.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AptKeyring {
+    pub package: String,
+    /// The `.deb` to fetch from the repository URL and install with `dpkg -i`.
+    pub deb: String,
+    pub legacy_deb: String,
+    pub keyring_path: String,
+    /// The sources entry the keyring package writes (`{distro}`, `{arch}` placeholders).
+    pub sources_line: String,
+    pub deb_signing_key: String,
+    pub deb_signing_key_full: String,
+    pub rpm_signing_key: String,
+    /// The key NVIDIA rotated out in 2022; still enrolled on old systems.
+    pub rotated_out_key: String,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// The local-installer (`.deb` repository on disk) flow.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalRepo {
+    pub pin_file: String,
+    pub pin_target: String,
+    pub cudnn_installer: String,
+    pub cudnn_keyring_glob: String,
+    pub cudnn_keyring_target: String,
+    pub source: String,
+    pub checked: String,
+}
+
+/// An apt package name pattern.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AptPackage {
+    /// Stable handle for code (`cuda-toolkit-minor`); the pattern may change, the id should not.
+    pub id: String,
+    /// The name with placeholders (`cuda-toolkit-{major}-{minor}`); see [`fill`].
+    pub pattern: String,
+    /// `nvidia-repo` or `ubuntu-archive`: never mix the two for the driver.
+    pub origin: String,
+    pub meaning: String,
+    pub example: Option<String>,
+    /// Whether installing it pulls a driver; `None` when the reference does not say.
+    pub includes_driver: Option<bool>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// A kind of driver kernel module and the packages that install it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverFlavor {
+    /// `open` or `proprietary`.
+    pub name: String,
+    /// [`AptPackage::id`]s.
+    pub packages: Vec<String>,
+    /// Lowest compute capability it drives; `None` = every GPU the branch supports.
+    pub min_sm: Option<String>,
+    pub default_since_branch: Option<u64>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// An Ubuntu-archive driver branch seen moving to another through transitional packages.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct UbuntuTransition {
+    pub from_branch: u64,
+    pub to_branch: u64,
+    pub flavour: String,
+    /// Ubuntu code names where it was seen.
+    pub ubuntu: Vec<String>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// Where a toolkit installed from NVIDIA's packages lives, and the nouveau blacklist.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Paths {
+    pub toolkit_root: String,
+    pub toolkit_link: String,
+    pub toolkit_bin: String,
+    pub toolkit_lib: String,
+    /// `update-alternatives` name that owns the `/usr/local/cuda` link.
+    pub alternatives_name: String,
+    pub nouveau_blacklist_file: String,
+    pub nouveau_blacklist_lines: Vec<String>,
+    pub runfile_nouveau_file: String,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// How conda expresses CUDA.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conda {
+    /// Metapackage that pins every toolkit component to one release.
+    pub cuda_version_package: String,
+    /// Virtual package: the highest CUDA the driver fully supports.
+    pub driver_virtual_package: String,
+    pub override_env: String,
+    pub nvidia_label: String,
+    /// From this CUDA version on, conda-forge and the nvidia channel ship the same packages.
+    pub channels_identical_from: String,
+    pub not_in_conda: Vec<String>,
+    /// Last PyTorch release on the Anaconda `pytorch` channel.
+    pub pytorch_channel_last: String,
+    pub pytorch_conda_forge_package: String,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// A conda channel's CUDA packages for a range of CUDA versions.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CondaChannel {
+    pub channel: String,
+    pub cuda_min: Option<String>,
+    pub cuda_max: Option<String>,
+    pub packages: Vec<String>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// A `{placeholder}` that [`fill`] was given no value for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no value for `{{{name}}}` in `{pattern}`")]
+pub struct UnfilledPlaceholder {
+    pub name: String,
+    pub pattern: String,
+}
+
+/// The placeholders install patterns may use.
+const PLACEHOLDERS: [&str; 9] = [
+    "major", "minor", "patch", "branch", "version", "distro", "arch", "flavour", "kernel",
+];
+
+/// Replaces `{name}` placeholders in an install pattern
+/// (`fill("cuda-toolkit-{major}-{minor}", &[("major", "12"), ("minor", "8")])` is
+/// `cuda-toolkit-12-8`).
+///
+/// # Errors
+///
+/// [`UnfilledPlaceholder`] for the first placeholder without a value, so a plan never carries
+/// a half-filled package name.
+pub fn fill(pattern: &str, values: &[(&str, &str)]) -> Result<String, UnfilledPlaceholder> {
+    let mut out = String::with_capacity(pattern.len());
+    let mut rest = pattern;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return Ok(out);
+        };
+        let name = &after[..close];
+        let value = values
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| *value)
+            .ok_or_else(|| UnfilledPlaceholder {
+                name: name.to_string(),
+                pattern: pattern.to_string(),
+            })?;
+        out.push_str(value);
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The `{...}` names a pattern uses.
+fn placeholders(pattern: &str) -> impl Iterator<Item = &str> {
+    pattern
+        .split('{')
+        .skip(1)
+        .filter_map(|piece| piece.split_once('}').map(|(name, _)| name))
+}
+
+impl AptPackage {
+    /// This package's name for concrete values; see [`fill`].
+    ///
+    /// # Errors
+    ///
+    /// [`UnfilledPlaceholder`] when a placeholder of the pattern has no value.
+    pub fn fill(&self, values: &[(&str, &str)]) -> Result<String, UnfilledPlaceholder> {
+        fill(&self.pattern, values)
+    }
+}
+
+impl InstallTable {
+    #[must_use]
+    pub fn apt_repo(&self, distro: &str, arch: &str) -> Option<&AptRepo> {
+        self.apt_repos
+            .iter()
+            .find(|repo| repo.distro == distro && repo.arch == arch)
+    }
+
+    #[must_use]
+    pub fn apt_package(&self, id: &str) -> Option<&AptPackage> {
+        self.apt_packages.iter().find(|package| package.id == id)
+    }
+
+    #[must_use]
+    pub fn driver_flavor(&self, name: &str) -> Option<&DriverFlavor> {
+        self.driver_flavors
+            .iter()
+            .find(|flavor| flavor.name == name)
+    }
+
+    pub(super) fn check(&self, c: &mut Checker) {
+        c.start(Self::FILE, &self.meta);
+        for repo in &self.apt_repos {
+            let label = format!("apt_repo {}/{}", repo.distro, repo.arch);
+            c.provenance(&label, &repo.source, &repo.checked);
+        }
+        c.unique(
+            "apt repository",
+            self.apt_repos.iter().map(|repo| {
+                let key = format!("{}/{}", repo.distro, repo.arch);
+                (format!("apt_repo {key}"), key)
+            }),
+        );
+        let keyring = &self.apt_keyring;
+        c.provenance("apt_keyring", &keyring.source, &keyring.checked);
+        Self::check_pattern(c, "apt_keyring", &keyring.sources_line);
+        let local = &self.local_repo;
+        c.provenance("local_repo", &local.source, &local.checked);
+        for pattern in [
+            &local.pin_file,
+            &local.cudnn_installer,
+            &local.cudnn_keyring_glob,
+        ] {
+            Self::check_pattern(c, "local_repo", pattern);
+        }
+
+        for package in &self.apt_packages {
+            let label = format!("apt_package {}", package.id);
+            c.provenance(&label, &package.source, &package.checked);
+            Self::check_pattern(c, &label, &package.pattern);
+            if !matches!(package.origin.as_str(), "nvidia-repo" | "ubuntu-archive") {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    format!(
+                        "origin `{}` is not nvidia-repo or ubuntu-archive",
+                        package.origin
+                    ),
+                );
+            }
+        }
+        c.unique(
+            "apt package id",
+            self.apt_packages
+                .iter()
+                .map(|package| (format!("apt_package {}", package.id), package.id.as_str())),
+        );
+
+        for flavor in &self.driver_flavors {
+            let label = format!("driver_flavor {}", flavor.name);
+            c.provenance(&label, &flavor.source, &flavor.checked);
+            if let Some(min_sm) = &flavor.min_sm {
+                c.cc(&label, "min_sm", min_sm);
+            }
+            for id in &flavor.packages {
+                if self.apt_package(id).is_none() {
+                    c.report(
+                        &label,
+                        ProblemKind::Inconsistent,
+                        format!("package `{id}` is not an apt_package id"),
+                    );
+                }
+            }
+        }
+        for transition in &self.ubuntu_transitions {
+            let label = format!(
+                "ubuntu_transition {}->{}",
+                transition.from_branch, transition.to_branch
+            );
+            c.provenance(&label, &transition.source, &transition.checked);
+        }
+
+        let paths = &self.paths;
+        c.provenance("paths", &paths.source, &paths.checked);
+        for pattern in [&paths.toolkit_root, &paths.toolkit_bin, &paths.toolkit_lib] {
+            Self::check_pattern(c, "paths", pattern);
+        }
+        let conda = &self.conda;
+        c.provenance("conda", &conda.source, &conda.checked);
+        c.version(
+            "conda",
+            "channels_identical_from",
+            &conda.channels_identical_from,
+        );
+        c.version("conda", "pytorch_channel_last", &conda.pytorch_channel_last);
+        Self::check_pattern(c, "conda", &conda.nvidia_label);
+        for channel in &self.conda_channels {
+            let label = format!("conda_channel {}", channel.channel);
+            c.provenance(&label, &channel.source, &channel.checked);
+            c.opt_version(&label, "cuda_min", channel.cuda_min.as_deref());
+            c.opt_version(&label, "cuda_max", channel.cuda_max.as_deref());
+        }
+    }
+
+    /// Placeholders must be ones [`fill`] callers know to supply.
+    fn check_pattern(c: &mut Checker, row: &str, pattern: &str) {
+        for name in placeholders(pattern) {
+            if !PLACEHOLDERS.contains(&name) {
+                c.report(
+                    row,
+                    ProblemKind::Inconsistent,
+                    format!(
+                        "unknown placeholder `{{{name}}}` in `{pattern}` (known: {})",
+                        PLACEHOLDERS.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+}
+
+impl ManifestFile for InstallTable {
+    const FILE: &'static str = "install.toml";
+
+    fn meta(&self) -> &Meta {
+        &self.meta
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_replaces_every_placeholder() {
+        assert_eq!(
+            fill(
+                "cuda-toolkit-{major}-{minor}",
+                &[("major", "12"), ("minor", "8")]
+            )
+            .as_deref(),
+            Ok("cuda-toolkit-12-8")
+        );
+        assert_eq!(fill("nvidia-open", &[]).as_deref(), Ok("nvidia-open"));
+    }
+
+    #[test]
+    fn fill_refuses_a_missing_value() {
+        let error = fill("cuda-drivers-{branch}", &[("major", "12")]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "no value for `{branch}` in `cuda-drivers-{branch}`"
+        );
+    }
+
+    #[test]
+    fn placeholders_are_listed_in_order() {
+        let names: Vec<_> = placeholders("libnccl2={version}-1+cuda{major}.{minor}").collect();
+        assert_eq!(names, ["version", "major", "minor"]);
+    }
+}
