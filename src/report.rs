@@ -112,6 +112,9 @@ pub struct KernelInfo {
     /// ROCm version from `/opt/rocm*/.info/version`.
     pub rocm_version: Option<String>,
     pub source: Option<String>,
+    /// GPU daemons found running in `/proc` (`nv-fabricmanager`, `nvidia-persistenced`);
+    /// null when `/proc` could not be listed.
+    pub daemons: Option<Vec<String>>,
 }
 
 /// The NVIDIA driver as user space sees it.

@@ -53,5 +53,30 @@ pub fn probe(host: &Host) -> KernelInfo {
         device_nodes,
         rocm_version,
         source: source.map(str::to_string),
+        daemons: daemons(host),
     }
+}
+
+/// Daemons whose absence breaks GPUs: the fabric manager on NVSwitch systems (CUDA error 802
+/// without it) and the persistence daemon. Read from `/proc/<pid>/comm`, so no `ps` is needed.
+const DAEMONS: [&str; 3] = ["nv-fabricmanager", "nvidia-persistenced", "nvidia-fabricmanager"];
+
+fn daemons(host: &Host) -> Option<Vec<String>> {
+    let entries = host.fs.read_dir("/proc");
+    let pids: Vec<_> = entries
+        .iter()
+        .filter(|e| e.name.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    if pids.is_empty() {
+        return None;
+    }
+    let mut found: Vec<String> = pids
+        .iter()
+        .filter_map(|e| host.fs.read_opt(e.path.join("comm")))
+        .map(|c| c.trim().to_string())
+        .filter(|c| DAEMONS.contains(&c.as_str()))
+        .collect();
+    found.sort();
+    found.dedup();
+    Some(found)
 }
