@@ -1,0 +1,8 @@
+//! Integration tests: gpu-doctor run on fixture machines (`tests/fixtures/<name>/`), one process
+//! per fixture, `--root` pointing at the fixture's tree.
+
+mod fixtures;
+mod layout;
+mod probe_bugs;
+mod schema;
+mod support;

@@ -1,0 +1,276 @@
+//! Running gpu-doctor on a fixture machine and reading its JSON report.
+//!
+//! A fixture is `tests/fixtures/<name>/` with `README.md`, `env` (the process environment, one
+//! `KEY=VALUE` a line) and `root/` (the machine's `/`). Each run is one process:
+//! `gpu-doctor --root <fixture>/root --timeout 2 doctor --json` with exactly the fixture's environment.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Every fixture machine, each with its own test in `fixtures.rs`.
+pub const FIXTURES: [&str; 20] = [
+    "amd-rocm",
+    "conda-cuda-env",
+    "container-no-dev-nvidia",
+    "driver-library-mismatch",
+    "gpu-no-driver",
+    "h200",
+    "healthy-driver-toolkit",
+    "hgx-driver-not-loaded",
+    "jax-pip-cuda-plugin",
+    "no-gpu",
+    "nouveau-loaded",
+    "nvidia-smi-hangs",
+    "old-driver-no-compute-cap",
+    "overrides-no-gpu",
+    "several-toolkits",
+    "stub-libcuda-on-path",
+    "tensorflow-system-cudnn",
+    "torch-cpu-build",
+    "torch-cuda-venv",
+    "wsl2",
+];
+
+/// Folders under `tests/fixtures/` that are not fixture machines: `real/` holds reports of live
+/// runs on real machines (the H200 one is what the `h200` fixture must reproduce).
+pub const NOT_MACHINES: [&str; 1] = ["real"];
+
+/// `--timeout` for every run: long enough for the stand-in scripts, short enough for the hang.
+pub const TIMEOUT_SECS: &str = "2";
+
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+pub fn fixture_dir(name: &str) -> PathBuf {
+    fixtures_dir().join(name)
+}
+
+/// The fixture's `env` file: `KEY=VALUE` lines (the value is everything after the first `=`);
+/// blank lines and `#` comments are skipped.
+pub fn fixture_env(name: &str) -> Vec<(String, String)> {
+    let path = fixture_dir(name).join("env");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (k, v) = l
+                .split_once('=')
+                .unwrap_or_else(|| panic!("{}: not KEY=VALUE: {l:?}", path.display()));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// What one run gave.
+pub struct Run {
+    pub report: Value,
+    pub elapsed: Duration,
+}
+
+/// Runs `doctor --json` on a fixture; asserts exit 0 and JSON on stdout.
+pub fn run_fixture(name: &str) -> Run {
+    let dir = fixture_dir(name);
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(fixture_env(name))
+        .arg("--root")
+        .arg(dir.join("root"))
+        .args(["--timeout", TIMEOUT_SECS, "doctor", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{name}: cannot start gpu-doctor: {e}"));
+    let elapsed = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{name}: gpu-doctor exited with {:?}\nstderr:\n{stderr}",
+        out.status.code()
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{name}: stdout is not JSON ({e})\nstdout:\n{}\nstderr:\n{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    Run { report, elapsed }
+}
+
+/// [`run_fixture`]'s report, after the checks every report must pass.
+pub fn doctor(name: &str) -> Value {
+    let report = run_fixture(name).report;
+    check_common(name, &report);
+    report
+}
+
+/// Facts every fixture report shares: schema version, tool, the root it examined, and NVML
+/// never loaded under `--root`.
+pub fn check_common(name: &str, r: &Value) {
+    assert_eq!(r["schema_version"], 1, "{name}");
+    assert_eq!(r["tool"]["name"], "gpu-doctor", "{name}");
+    let root = r["tool"]["root"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{name}: tool.root is not a string"));
+    assert!(
+        Path::new(root).ends_with(Path::new("tests/fixtures").join(name).join("root")),
+        "{name}: tool.root = {root}"
+    );
+    assert_eq!(
+        r["driver"]["nvml"]["status"], "skipped",
+        "{name}: NVML must not load under --root"
+    );
+    assert_eq!(r["driver"]["libcuda_cuda_version"], Value::Null, "{name}");
+}
+
+/// The finding IDs, sorted.
+pub fn finding_ids(r: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = array(r, "findings")
+        .iter()
+        .map(|f| f["id"].as_str().expect("finding id").to_string())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Asserts the exact set of finding IDs.
+pub fn assert_findings(r: &Value, expected: &[&str]) {
+    let mut want: Vec<String> = expected.iter().map(|s| (*s).to_string()).collect();
+    want.sort();
+    assert_eq!(
+        finding_ids(r),
+        want,
+        "findings: {}",
+        serde_json::to_string_pretty(&r["findings"]).unwrap_or_default()
+    );
+}
+
+/// The finding with this ID.
+pub fn finding<'a>(r: &'a Value, id: &str) -> &'a Value {
+    find(&r["findings"], "id", id)
+}
+
+/// The array at a top-level key (or a JSON pointer).
+pub fn array<'a>(r: &'a Value, key: &str) -> &'a Vec<Value> {
+    let v = if key.starts_with('/') {
+        r.pointer(key)
+    } else {
+        r.get(key)
+    };
+    v.and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("{key} is not an array in the report"))
+}
+
+/// The element of an array whose `key` is `value`.
+pub fn find<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+    list.as_array()
+        .and_then(|a| a.iter().find(|e| e[key] == value))
+        .unwrap_or_else(|| {
+            panic!(
+                "no element with {key} = {value:?} in {}",
+                serde_json::to_string_pretty(list).unwrap_or_default()
+            )
+        })
+}
+
+/// The string values of `key` across an array.
+pub fn strings(list: &Value, key: &str) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| {
+                    e[key]
+                        .as_str()
+                        .map_or_else(|| e[key].to_string(), str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A Python environment by its prefix.
+pub fn python_env<'a>(r: &'a Value, prefix: &str) -> &'a Value {
+    find(&r["python_envs"], "path", prefix)
+}
+
+/// A framework of a Python environment.
+pub fn framework<'a>(r: &'a Value, prefix: &str, name: &str) -> &'a Value {
+    find(&python_env(r, prefix)["frameworks"], "name", name)
+}
+
+/// The libcuda / libnvidia-ml entries of one name, in loader rank order.
+pub fn driver_libs<'a>(r: &'a Value, name: &str) -> Vec<&'a Value> {
+    let mut libs: Vec<&Value> = array(r, "driver_libraries")
+        .iter()
+        .filter(|l| l["name"] == name)
+        .collect();
+    libs.sort_by_key(|l| l["rank"].as_u64());
+    libs
+}
+
+/// The items of an array of strings (a finding's `evidence`, `explains`).
+pub fn texts(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Asserts that `actual` has everything `expected` has: the same scalars, arrays of the same
+/// length matched element by element, and every key of an expected object (keys the report
+/// gained since are allowed: the schema's policy is that additions keep the version).
+#[track_caller]
+pub fn assert_subset(actual: &Value, expected: &Value) {
+    if let Err(e) = subset(actual, expected, "") {
+        panic!(
+            "{e}\nactual:\n{}\nexpected:\n{}",
+            serde_json::to_string_pretty(actual).unwrap_or_default(),
+            serde_json::to_string_pretty(expected).unwrap_or_default()
+        );
+    }
+}
+
+fn subset(actual: &Value, expected: &Value, path: &str) -> Result<(), String> {
+    match expected {
+        Value::Object(map) => {
+            let Some(obj) = actual.as_object() else {
+                return Err(format!("{path}: expected an object, got {actual}"));
+            };
+            for (k, v) in map {
+                let a = obj.get(k).ok_or_else(|| format!("{path}/{k}: missing"))?;
+                subset(a, v, &format!("{path}/{k}"))?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => {
+            let Some(list) = actual.as_array() else {
+                return Err(format!("{path}: expected an array, got {actual}"));
+            };
+            if list.len() != items.len() {
+                return Err(format!(
+                    "{path}: {} elements, expected {}",
+                    list.len(),
+                    items.len()
+                ));
+            }
+            for (i, (a, e)) in list.iter().zip(items).enumerate() {
+                subset(a, e, &format!("{path}/{i}"))?;
+            }
+            Ok(())
+        }
+        _ if actual == expected => Ok(()),
+        _ => Err(format!("{path}: {actual} != {expected}")),
+    }
+}
+
+/// Finding severities present in the report.
+pub fn severities(r: &Value) -> Vec<String> {
+    strings(&r["findings"], "severity")
+}
