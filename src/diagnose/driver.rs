@@ -8,7 +8,7 @@ use crate::version::Version;
 
 const MISMATCH_TEXT: &str = "driver/library version mismatch";
 
-pub(super) fn findings(report: &Report) -> Vec<Finding> {
+pub(super) fn findings(report: &Report, _manifests: &crate::manifest::Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(no_gpu(report));
     out.extend(no_driver(report));

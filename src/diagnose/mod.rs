@@ -7,15 +7,25 @@
 
 mod driver;
 
+use crate::manifest::Manifests;
 use crate::report::{Finding, Report, Severity};
 
-/// Every rule, in the order their findings are produced.
-const RULES: [fn(&Report) -> Vec<Finding>; 1] = [driver::findings];
+/// A rule family: the report's facts and the compatibility tables in, findings out.
+type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 
-/// Runs every rule and keeps the root causes, most severe first.
+/// Every rule family, in the order their findings are produced.
+const RULES: [Rule; 1] = [driver::findings];
+
+/// Runs every rule with the embedded manifests and keeps the root causes, most severe first.
 #[must_use]
 pub fn diagnose(report: &Report) -> Vec<Finding> {
-    let mut all: Vec<Finding> = RULES.iter().flat_map(|rule| rule(report)).collect();
+    diagnose_with(report, crate::manifest::embedded())
+}
+
+/// Runs every rule against the given manifests (a downloaded set, or a test's own).
+#[must_use]
+pub fn diagnose_with(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let mut all: Vec<Finding> = RULES.iter().flat_map(|rule| rule(report, manifests)).collect();
     let explained: Vec<String> = all.iter().flat_map(|f| f.explains.clone()).collect();
     all.retain(|f| !explained.contains(&f.id));
     all.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
