@@ -96,6 +96,7 @@ fn no_driver(report: &Report) -> Option<Finding> {
     if report.host.secure_boot == Some(true) {
         f = f.evidence("Secure Boot: enabled (an unsigned module will not load)");
     }
+    f = f.subject("driver");
     if report.driver.nvidia_smi.status != ProbeStatus::Absent
         && report.driver.nvidia_smi.status != ProbeStatus::Skipped
     {
@@ -207,6 +208,7 @@ fn mismatch(report: &Report) -> Option<Finding> {
     }
     Some(
         f.explains("nvidia-smi-failed")
+            .subject("driver")
             .fix(
                 "Reboot. Without a reboot, stop everything using the GPU and reload the module: \
                  `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`.",

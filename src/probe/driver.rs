@@ -52,10 +52,11 @@ pub fn probe(host: &Host) -> DriverFacts {
 /// Fills in from the kernel module when neither NVML nor nvidia-smi named a driver version.
 pub fn fill_from_kernel(facts: &mut DriverFacts, kernel: &KernelInfo) {
     if facts.driver.version.is_none()
-        && let Some(v) = &kernel.nvidia_version {
-            facts.driver.version = Some(v.clone());
-            facts.driver.source = Some("kernel-module".to_string());
-        }
+        && let Some(v) = &kernel.nvidia_version
+    {
+        facts.driver.version = Some(v.clone());
+        facts.driver.source = Some("kernel-module".to_string());
+    }
 }
 
 fn find_smi(host: &Host) -> Option<PathBuf> {
@@ -103,9 +104,7 @@ fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
         return;
     }
     if !xml.success() {
-        let detail = nvidia_smi::failure_kind(&xml.stdout, &xml.stderr)
-            .map_or_else(|| xml.failure_summary(), |k| k.message());
-        facts.driver.nvidia_smi = ProbeOutcome::new(ProbeStatus::Failed, Some(detail));
+        facts.driver.nvidia_smi = ProbeOutcome::new(ProbeStatus::Failed, Some(own_words(&xml)));
         return;
     }
     let log: SmiLog = match nvidia_smi::parse_xml(&xml.stdout) {
@@ -146,6 +145,26 @@ fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
         .collect();
 }
 
+/// What a failing tool said, in its own words (the diagnosis matches on them), with its status.
+fn own_words(out: &CmdOutput) -> String {
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .chain(out.stdout.lines())
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(4)
+        .collect();
+    let status = out
+        .code
+        .map_or_else(|| "killed".to_string(), |c| format!("exit status {c}"));
+    if lines.is_empty() {
+        format!("no output ({status})")
+    } else {
+        format!("{} ({status})", lines.join("; "))
+    }
+}
+
 fn run(host: &Host, smi: &Path, args: &[&str]) -> Option<CmdOutput> {
     host.run(smi, args).ok()
 }
@@ -170,7 +189,13 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
         clock_mem_mhz: g.clocks_mem_mhz,
         clock_mem_max_mhz: g.max_clocks_mem_mhz,
         utilization_pct: g.utilization_gpu_pct,
-        throttle_reasons: g.throttle_reasons_active.clone(),
+        // An idle GPU lowering its clocks is not throttling; NVML's list leaves it out too.
+        throttle_reasons: g
+            .throttle_reasons_active
+            .iter()
+            .filter(|r| r.as_str() != "gpu_idle")
+            .cloned()
+            .collect(),
         ecc: EccCounts {
             enabled: g.ecc_mode,
             volatile_corrected: g.ecc_errors.volatile_corrected,

@@ -32,6 +32,8 @@ pub fn probe(host: &Host) -> KernelInfo {
         .read_dir("/dev")
         .into_iter()
         .filter(|e| e.name.starts_with("nvidia") || e.name == "kfd" || e.name == "dxg")
+        // `/dev/nvidia-caps` is a folder of capability nodes, not a device.
+        .filter(|e| !fs.is_dir(&e.path))
         .map(|e| e.path.display().to_string())
         .collect();
     device_nodes.sort();
@@ -59,7 +61,11 @@ pub fn probe(host: &Host) -> KernelInfo {
 
 /// Daemons whose absence breaks GPUs: the fabric manager on NVSwitch systems (CUDA error 802
 /// without it) and the persistence daemon. Read from `/proc/<pid>/comm`, so no `ps` is needed.
-const DAEMONS: [&str; 3] = ["nv-fabricmanager", "nvidia-persistenced", "nvidia-fabricmanager"];
+const DAEMONS: [&str; 3] = [
+    "nv-fabricmanager",
+    "nvidia-persistenced",
+    "nvidia-fabricmanager",
+];
 
 fn daemons(host: &Host) -> Option<Vec<String>> {
     let entries = host.fs.read_dir("/proc");

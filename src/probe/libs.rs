@@ -113,7 +113,9 @@ fn places(
             .fs
             .canonical(&dir, true)
             .unwrap_or_else(|_| dir.clone());
-        if seen.contains(&canonical) || !host.fs.is_dir(&dir) {
+        // Link-time stubs are not libraries anything runs with.
+        let stub = canonical.components().any(|c| c.as_os_str() == "stubs");
+        if stub || seen.contains(&canonical) || !host.fs.is_dir(&dir) {
             return;
         }
         seen.push(canonical);

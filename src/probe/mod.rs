@@ -91,7 +91,7 @@ pub fn gather(host: &Host) -> Report {
 
     let mut gpus = driver.gpus;
     if gpus.is_empty() {
-        gpus = gpus_from_pci(&pci);
+        gpus = gpus_from_pci(host, &pci);
     }
     records.sort_by(|a, b| a.name.cmp(&b.name));
     let mut report = Report {
@@ -129,14 +129,33 @@ pub fn gather(host: &Host) -> Report {
     report
 }
 
-/// With no driver answering, the PCI bus still shows which NVIDIA GPUs are there.
-fn gpus_from_pci(pci: &[crate::report::PciDevice]) -> Vec<crate::report::Gpu> {
+/// With no driver answering, the PCI bus still shows which NVIDIA GPUs are there, and a loaded
+/// module still names them in `/proc/driver/nvidia/gpus/<address>/information`.
+fn gpus_from_pci(host: &Host, pci: &[crate::report::PciDevice]) -> Vec<crate::report::Gpu> {
     pci.iter()
         .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
         .enumerate()
-        .map(|(i, d)| crate::report::Gpu {
+        .map(|(i, d)| {
+            let info = host
+                .fs
+                .read_opt(format!(
+                    "/proc/driver/nvidia/gpus/{}/information",
+                    d.address
+                ))
+                .map(|t| crate::parse::proc_nvidia::parse_gpu_information(&t));
+            let filled_from = if info.as_ref().is_some_and(|i| i.model.is_some()) {
+                vec!["name: /proc/driver/nvidia/gpus".to_string()]
+            } else {
+                Vec::new()
+            };
+            (i, d, info, filled_from)
+        })
+        .map(|(i, d, info, filled_from)| crate::report::Gpu {
             index: u32::try_from(i).unwrap_or(u32::MAX),
-            pci_bus_id: Some(d.address.clone()),
+            name: info.as_ref().and_then(|i| i.model.clone()),
+            uuid: info.as_ref().and_then(|i| i.uuid.clone()),
+            filled_from,
+            pci_bus_id: Some(nvml_bus_id(&d.address)),
             pci_device_id: Some(d.device_id.clone()),
             pcie_gen_current: d.link_gen_current,
             pcie_gen_max: d.link_gen_max,
@@ -146,6 +165,19 @@ fn gpus_from_pci(pci: &[crate::report::PciDevice]) -> Vec<crate::report::Gpu> {
             ..crate::report::Gpu::default()
         })
         .collect()
+}
+
+/// sysfs names a device `0000:01:00.0`; NVML and nvidia-smi use an 8-digit domain,
+/// `00000000:01:00.0`. GPUs read from the bus use the driver's form so both compare equal.
+fn nvml_bus_id(address: &str) -> String {
+    match address.split_once(':') {
+        Some((domain, rest))
+            if domain.len() < 8 && domain.bytes().all(|b| b.is_ascii_hexdigit()) =>
+        {
+            format!("{domain:0>8}:{rest}")
+        }
+        _ => address.to_string(),
+    }
 }
 
 fn timed<T>(name: &str, f: impl FnOnce() -> T) -> (T, ProbeRecord) {

@@ -98,14 +98,15 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
 fn conda_environments(host: &Host) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(home) = host.env.path("HOME")
-        && let Some(text) = host.fs.read_opt(home.join(".conda/environments.txt")) {
-            out.extend(
-                python_pkg::conda_environments_txt(&text)
-                    .into_iter()
-                    .filter(|p| p.starts_with('/'))
-                    .map(PathBuf::from),
-            );
-        }
+        && let Some(text) = host.fs.read_opt(home.join(".conda/environments.txt"))
+    {
+        out.extend(
+            python_pkg::conda_environments_txt(&text)
+                .into_iter()
+                .filter(|p| p.starts_with('/'))
+                .map(PathBuf::from),
+        );
+    }
     let base = host
         .env
         .path("CONDA_EXE")
@@ -253,13 +254,14 @@ fn scan_site(host: &Host, site: &Path, frameworks: &mut Vec<Framework>, wheels: 
         })
         .collect();
     let dist = |name: &str| dists.iter().find(|d| d.name == name);
-    if let Some(fw) = torch(host, site, dist("torch")) {
+    let installed: Vec<String> = dists.iter().map(|d| d.name.clone()).collect();
+    if let Some(fw) = torch(host, site, dist("torch"), &installed) {
         frameworks.push(fw);
     }
-    if let Some(fw) = tensorflow(host, site, &dists) {
+    if let Some(fw) = tensorflow(host, site, &dists, &installed) {
         frameworks.push(fw);
     }
-    if let Some(fw) = jax(host, site, &dists) {
+    if let Some(fw) = jax(host, site, &dists, &installed) {
         frameworks.push(fw);
     }
     frameworks.extend(cupy(&dists));
@@ -273,7 +275,7 @@ fn scan_site(host: &Host, site: &Path, frameworks: &mut Vec<Framework>, wheels: 
 }
 
 /// The `nvidia-*` pins in a framework's metadata ("nvidia-cudnn-cu13==9.19.0.56").
-fn nvidia_pins(host: &Host, dist: Option<&Dist>) -> Vec<Requirement> {
+fn nvidia_pins(host: &Host, dist: Option<&Dist>, installed: &[String]) -> Vec<Requirement> {
     let Some(dist) = dist else { return Vec::new() };
     host.fs
         .read_opt(dist.dir.join("METADATA"))
@@ -282,6 +284,11 @@ fn nvidia_pins(host: &Host, dist: Option<&Dist>) -> Vec<Requirement> {
         .unwrap_or_default()
         .into_iter()
         .filter(|r| r.name.starts_with("nvidia-") || r.name == "cuda-toolkit")
+        // A pin under an extra (`extra == 'and-cuda'`) applies only when that extra was asked
+        // for, which the metadata does not record; whether its package is installed tells.
+        .filter(|r| {
+            !r.marker.as_deref().is_some_and(|m| m.contains("extra")) || installed.contains(&r.name)
+        })
         .collect()
 }
 
@@ -309,7 +316,7 @@ fn cudnn_pin(pins: &[Requirement]) -> Option<String> {
         .and_then(pinned_version)
 }
 
-fn torch(host: &Host, site: &Path, dist: Option<&Dist>) -> Option<Framework> {
+fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) -> Option<Framework> {
     let version_py = site.join("torch/version.py");
     let parsed = host
         .fs
@@ -318,7 +325,7 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>) -> Option<Framework> {
     if parsed.is_none() && dist.is_none() {
         return None;
     }
-    let pins = nvidia_pins(host, dist);
+    let pins = nvidia_pins(host, dist, installed);
     let (version, cuda, hip, source) = match parsed {
         Some(p) => (Some(p.version), p.cuda, p.hip, version_py),
         None => (
@@ -359,7 +366,7 @@ const TF_DISTS: [&str; 5] = [
     "tensorflow-intel",
 ];
 
-fn tensorflow(host: &Host, site: &Path, dists: &[Dist]) -> Option<Framework> {
+fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option<Framework> {
     let dist = dists.iter().find(|d| TF_DISTS.contains(&d.name.as_str()));
     let build_info = site.join("tensorflow/python/platform/build_info.py");
     let info = host
@@ -369,7 +376,7 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist]) -> Option<Framework> {
     if dist.is_none() && info.is_none() {
         return None;
     }
-    let pins = nvidia_pins(host, dist);
+    let pins = nvidia_pins(host, dist, installed);
     let info = info.unwrap_or_default();
     let cuda_build = info.is_cuda_build == Some(true)
         || (info.is_cuda_build.is_none() && info.cuda_version.is_some());
@@ -405,7 +412,7 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist]) -> Option<Framework> {
     })
 }
 
-fn jax(host: &Host, site: &Path, dists: &[Dist]) -> Option<Framework> {
+fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option<Framework> {
     let jax = dists.iter().find(|d| d.name == "jax");
     let jaxlib = dists.iter().find(|d| d.name == "jaxlib");
     if jax.is_none() && jaxlib.is_none() {
@@ -467,7 +474,7 @@ fn jax(host: &Host, site: &Path, dists: &[Dist]) -> Option<Framework> {
         .or_else(|| jax.map(|d| d.dir.clone()))
         .or_else(|| jaxlib.map(|d| d.dir.clone()))
         .unwrap_or_default();
-    let pins = nvidia_pins(host, plugin);
+    let pins = nvidia_pins(host, plugin, installed);
     Some(Framework {
         name: "jax".to_string(),
         version: jax.or(jaxlib).map(|d| d.version.clone()),

@@ -61,9 +61,9 @@ pub fn probe(host: &Host, conda_prefixes: &[PathBuf]) -> Vec<Toolkit> {
             .canonical(nvcc, true)
             .ok()
             .and_then(|p| p.parent().and_then(Path::parent).map(Path::to_path_buf))
-        {
-            add(host, &root, "PATH");
-        }
+    {
+        add(host, &root, "PATH");
+    }
     for prefix in conda_prefixes {
         add(host, prefix, "conda");
     }

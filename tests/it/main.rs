@@ -3,6 +3,7 @@
 
 mod fixtures;
 mod layout;
-mod probe_bugs;
+mod real;
+mod regressions;
 mod schema;
 mod support;

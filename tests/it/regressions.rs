@@ -1,6 +1,5 @@
-//! Correct expectations the probes do not meet yet. Each test is ignored with the reason; remove
-//! the `#[ignore]` when the probe is fixed. The fixtures model real machines; the assertions here
-//! are what the report's own documentation (src/report.rs) promises.
+//! Probe bugs found on fixture machines and fixed: each test pins what the report's own
+//! documentation (src/report.rs) promises, so the bug cannot come back.
 
 use serde_json::Value;
 
@@ -10,7 +9,7 @@ use crate::support::*;
 /// so one GPU keeps one ID whether or not its driver answers. GPUs taken from the PCI bus keep
 /// sysfs's short form instead.
 #[test]
-#[ignore = "probe bug: GPUs from the PCI bus get pci_bus_id \"0000:01:00.0\" (sysfs form), not \"00000000:01:00.0\" (src/probe/mod.rs gpus_from_pci)"]
+
 fn gpu_from_the_pci_bus_has_the_documented_bus_id_form() {
     let r = doctor("gpu-no-driver");
     assert_eq!(r["gpus"][0]["source"], "pci");
@@ -24,7 +23,7 @@ fn gpu_from_the_pci_bus_has_the_documented_bus_id_form() {
 /// cite nvidia-smi as evidence. The probe stores its own paraphrase instead, so the finding loses
 /// the nvidia-smi line and a mismatch only nvidia-smi reveals would go unnoticed.
 #[test]
-#[ignore = "probe bug: nvidia_smi.detail is gpu-doctor's paraphrase, not nvidia-smi's \"Failed to initialize NVML: Driver/library version mismatch\" (src/probe/driver.rs apply_nvidia_smi, failure_kind(..).message())"]
+
 fn nvidia_smi_failure_keeps_the_tools_own_words() {
     let r = doctor("driver-library-mismatch");
     let detail = r["driver"]["nvidia_smi"]["detail"]
@@ -46,7 +45,7 @@ fn nvidia_smi_failure_keeps_the_tools_own_words() {
 /// cuDNN, so nothing pins pip wheels; reporting the extra's requirements as pins would make a
 /// rule expect cuDNN 8.9.4.25 wheels that were never asked for.
 #[test]
-#[ignore = "probe bug: pins include requirements of extras that were not installed (TF's `extra == 'and-cuda'`), 12 pins instead of none (src/probe/python.rs nvidia_pins ignores markers)"]
+
 fn pins_leave_out_requirements_of_extras_not_installed() {
     let r = doctor("tensorflow-system-cudnn");
     let tf = framework(&r, "/usr", "tensorflow");

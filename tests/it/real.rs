@@ -1,0 +1,96 @@
+//! Reports recorded on the real H200 machine (`tests/fixtures/real/`, made with the release
+//! binary through the device tool, without `--root`) checked against the raw captures of the
+//! same machine (`tests/data/h200/`): what NVML told gpu-doctor must be what nvidia-smi, /proc
+//! and the files said.
+
+use serde_json::Value;
+
+use crate::support::{find, framework, strings};
+
+fn real_report() -> Value {
+    let text = include_str!("../fixtures/real/h200-doctor.json");
+    serde_json::from_str(text).expect("the recorded report is JSON")
+}
+
+/// The value of `<tag>...</tag>` in the captured `nvidia-smi -q -x`.
+fn smi_xml(tag: &str) -> String {
+    let xml = include_str!("../data/h200/smi_x.txt");
+    let open = format!("<{tag}>");
+    let start = xml.find(&open).expect(tag) + open.len();
+    let end = xml[start..].find('<').expect(tag) + start;
+    xml[start..end].trim().to_string()
+}
+
+#[test]
+fn driver_and_gpu_agree_with_nvidia_smi_captures() {
+    let r = real_report();
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["driver"]["source"], "nvml");
+    assert_eq!(r["driver"]["version"], smi_xml("driver_version"));
+    assert_eq!(r["driver"]["version"], "580.159.04");
+    assert_eq!(r["driver"]["cuda_version"], smi_xml("cuda_version"));
+    assert_eq!(r["driver"]["cuda_version"], "13.0");
+    assert_eq!(
+        r["driver"]["libcuda_cuda_version"], "13.0",
+        "cuDriverGetVersion 13000 (nvcc_test.txt)"
+    );
+    let gpus = r["gpus"].as_array().expect("gpus");
+    assert_eq!(gpus.len(), 1);
+    let g = &gpus[0];
+    assert_eq!(g["name"], smi_xml("product_name"));
+    assert_eq!(g["name"], "NVIDIA H200");
+    assert_eq!(g["pci_device_id"], "0x2335", "233510DE in the XML");
+    assert_eq!(
+        g["compute_capability"], "9.0",
+        "compute_cap column of smi_csv.txt"
+    );
+    assert_eq!(
+        g["memory_total_mib"], 143_771,
+        "memory.total [MiB] of smi_csv.txt"
+    );
+    assert_eq!(g["pcie_gen_max"], 5);
+    assert_eq!(g["pcie_width_max"], 16);
+    assert_eq!(r["kernel"]["nvidia_version"], "580.159.04", "proc.txt");
+    assert_eq!(
+        r["kernel"]["nvidia_open"], true,
+        "Open Kernel Module banner"
+    );
+}
+
+#[test]
+fn toolkit_libraries_and_frameworks_agree_with_file_captures() {
+    let r = real_report();
+    let toolkit = find(&r["toolkits"], "path", "/usr/local/cuda-13.0");
+    assert_eq!(
+        toolkit["version"], "13.0.88",
+        "nvcc V13.0.88 in toolkit.txt"
+    );
+    let cudnn = strings(&r["libraries"]["cudnn"], "version");
+    assert!(
+        cudnn.contains(&"9.14.0".to_string()),
+        "system cuDNN (cudnn_h.txt): {cudnn:?}"
+    );
+    assert!(
+        cudnn.contains(&"9.19.0".to_string()),
+        "pip cuDNN (cudnn_h.txt): {cudnn:?}"
+    );
+    let nccl = strings(&r["libraries"]["nccl"], "version");
+    assert!(
+        nccl.contains(&"2.28.3".to_string()) && nccl.contains(&"2.28.9".to_string()),
+        "{nccl:?}"
+    );
+    let venv = "/opt/torch/.venv";
+    let torch = framework(&r, venv, "torch");
+    assert_eq!(torch["version"], "2.11.0+cu130");
+    assert_eq!(torch["cuda"], "13.0");
+    assert_eq!(framework(&r, venv, "jax")["version"], "0.11.2");
+    assert_eq!(framework(&r, venv, "cupy")["version"], "14.2.0");
+    // A healthy machine: nothing a maintainer would call wrong.
+    let serious: Vec<&Value> = r["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+}
