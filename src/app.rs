@@ -117,17 +117,18 @@ fn check(
             .python_envs
             .iter()
             .any(|e| e.path.trim_end_matches('/') == env.trim_end_matches('/'))
-        {
-            eprintln!("gpu-doctor: --env {env}: no Python environment with that prefix was found");
-            return exit::USAGE;
-        }
+    {
+        eprintln!("gpu-doctor: --env {env}: no Python environment with that prefix was found");
+        return exit::USAGE;
+    }
     let verdict = crate::check::verdict(&report, &requirements, fail_on, env);
     let text = crate::check::render::render(&verdict, format);
     if let Some(path) = output
-        && let Err(e) = std::fs::write(path, &text) {
-            eprintln!("gpu-doctor: cannot write {}: {e}", path.display());
-            return exit::FAILED;
-        }
+        && let Err(e) = std::fs::write(path, &text)
+    {
+        eprintln!("gpu-doctor: cannot write {}: {e}", path.display());
+        return exit::FAILED;
+    }
     match emit(&text) {
         exit::OK if verdict.pass => exit::OK,
         exit::OK => exit::PROBLEM,

@@ -25,7 +25,10 @@ pub fn diagnose(report: &Report) -> Vec<Finding> {
 /// Runs every rule against the given manifests (a downloaded set, or a test's own).
 #[must_use]
 pub fn diagnose_with(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    let mut all: Vec<Finding> = RULES.iter().flat_map(|rule| rule(report, manifests)).collect();
+    let mut all: Vec<Finding> = RULES
+        .iter()
+        .flat_map(|rule| rule(report, manifests))
+        .collect();
     let explained: Vec<String> = all.iter().flat_map(|f| f.explains.clone()).collect();
     all.retain(|f| !explained.contains(&f.id));
     all.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
