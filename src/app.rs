@@ -43,8 +43,10 @@ pub fn host_for(cli: &Cli) -> Result<Host, String> {
 /// Gathers and diagnoses: the full report for any face.
 #[must_use]
 pub fn examine(host: &Host) -> Report {
+    let manifests = crate::manifest::embedded();
     let mut report = crate::probe::gather(host);
-    report.findings = crate::diagnose::diagnose(&report);
+    crate::fill::fill_gpus(&mut report, manifests);
+    report.findings = crate::diagnose::diagnose_with(&report, manifests);
     report
 }
 

@@ -8,6 +8,7 @@ pub mod app;
 pub mod check;
 pub mod cli;
 pub mod diagnose;
+pub mod fill;
 pub mod host;
 pub mod manifest;
 pub mod parse;

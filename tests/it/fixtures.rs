@@ -838,16 +838,15 @@ fn old_driver_no_compute_cap() {
     assert_eq!(g["name"], "Tesla K80");
     assert_eq!(g["pci_device_id"], "0x102d");
     assert_eq!(g["memory_total_mib"], 11441);
+    // Driver 470 cannot say; the GPU table fills it by PCI device id and says so.
+    assert_eq!(g["compute_capability"], "3.7");
+    assert_eq!(g["architecture"], "Kepler", "470's XML has no product_architecture");
     assert_eq!(
-        g["compute_capability"],
-        Value::Null,
-        "driver 470 cannot say; not guessed"
-    );
-    assert_eq!(g["filled_from"], json!([]));
-    assert_eq!(
-        g["architecture"],
-        Value::Null,
-        "470's XML has no product_architecture"
+        g["filled_from"],
+        json!([
+            "compute_capability: manifest gpus.toml by PCI device id",
+            "architecture: manifest gpus.toml by PCI device id"
+        ])
     );
     // Driver 470's names: power_readings/enforced_power_limit, single_bit/double_bit ECC, retired pages.
     assert_eq!(g["power_limit_w"], 149.0);
