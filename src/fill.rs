@@ -33,11 +33,11 @@ pub fn fill_gpus(report: &mut Report, manifests: &Manifests) {
             gpu.name = Some(row.name.clone());
             gpu.filled_from.push(format!("name: manifest gpus.toml by {how}"));
         }
-        if gpu.architecture.is_none() {
-            if let Some(arch) = &row.architecture {
-                gpu.architecture = Some(arch.clone());
-                gpu.filled_from.push(format!("architecture: manifest gpus.toml by {how}"));
-            }
+        if gpu.architecture.is_none()
+            && let Some(arch) = &row.architecture
+        {
+            gpu.architecture = Some(arch.clone());
+            gpu.filled_from.push(format!("architecture: manifest gpus.toml by {how}"));
         }
     }
 }
