@@ -287,6 +287,11 @@ pub struct Library {
     /// Whether the run-time loader finds this copy by default (LD_LIBRARY_PATH, ld.so.conf,
     /// standard folders) rather than only a program that knows its folder.
     pub on_loader_path: bool,
+    /// Why the loader looks in its folder: "LD_LIBRARY_PATH", "ld.so.conf", "default"; null
+    /// when it is not on the loader path. LD_LIBRARY_PATH comes before a wheel's RUNPATH.
+    pub loader_origin: Option<String>,
+    /// Position of its folder in loader order (0 first); null when not on the loader path.
+    pub loader_rank: Option<u32>,
 }
 
 /// A Python environment and the GPU frameworks installed in it.

@@ -198,12 +198,15 @@ fn library_in(host: &Host, loader: &LoaderPath, place: &Place, family: &Family) 
             },
         },
     };
+    let position = loader.position(host, &place.dir);
     Some(Library {
         version,
         path: place.dir.join(&file).display().to_string(),
         origin: place.origin.to_string(),
         version_source: Some(source.to_string()),
-        on_loader_path: loader.contains(host, &place.dir),
+        on_loader_path: position.is_some(),
+        loader_origin: position.map(|(_, o)| o.as_str().to_string()),
+        loader_rank: position.and_then(|(i, _)| u32::try_from(i).ok()),
     })
 }
 

@@ -99,11 +99,18 @@ impl LoaderPath {
     /// Whether a folder (any spelling of it) is on the loader path.
     #[must_use]
     pub fn contains(&self, host: &Host, dir: &Path) -> bool {
+        self.position(host, dir).is_some()
+    }
+
+    /// A folder's place in loader order and why it is searched, if it is.
+    #[must_use]
+    pub fn position(&self, host: &Host, dir: &Path) -> Option<(usize, Origin)> {
         let canonical = host
             .fs
             .canonical(dir, true)
             .unwrap_or_else(|_| dir.to_path_buf());
-        self.dirs.iter().any(|d| d.canonical == canonical)
+        let i = self.dirs.iter().position(|d| d.canonical == canonical)?;
+        self.dirs.get(i).map(|d| (i, d.origin))
     }
 }
 
