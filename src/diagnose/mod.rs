@@ -6,6 +6,7 @@
 //! wall of symptoms.
 
 mod driver;
+mod frameworks;
 
 use crate::manifest::Manifests;
 use crate::report::{Finding, Report, Severity};
@@ -14,7 +15,7 @@ use crate::report::{Finding, Report, Severity};
 type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 
 /// Every rule family, in the order their findings are produced.
-const RULES: [Rule; 1] = [driver::findings];
+const RULES: &[Rule] = &[driver::findings, frameworks::findings];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first.
 #[must_use]

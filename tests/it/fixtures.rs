@@ -452,7 +452,7 @@ fn conda_cuda_env() {
 #[test]
 fn torch_cpu_build() {
     let r = doctor("torch-cpu-build");
-    assert_findings(&r, &[]);
+    assert_findings(&r, &["cpu-only-framework-build"]);
     assert_packaged_driver(&r, "560.35.03", "12.6");
     assert_eq!(r["kernel"]["nvidia_open"], true);
     assert_eq!(r["host"]["os_version"], "24.04");
@@ -840,7 +840,10 @@ fn old_driver_no_compute_cap() {
     assert_eq!(g["memory_total_mib"], 11441);
     // Driver 470 cannot say; the GPU table fills it by PCI device id and says so.
     assert_eq!(g["compute_capability"], "3.7");
-    assert_eq!(g["architecture"], "Kepler", "470's XML has no product_architecture");
+    assert_eq!(
+        g["architecture"], "Kepler",
+        "470's XML has no product_architecture"
+    );
     assert_eq!(
         g["filled_from"],
         json!([

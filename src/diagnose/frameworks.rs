@@ -1,0 +1,639 @@
+//! Can each framework build use this machine's driver and GPU? Findings:
+//! `driver-too-old-for-framework`, `cpu-only-framework-build`, `arch-not-in-build`.
+//!
+//! Three CUDA versions are in play and users confuse them: the driver's (the highest CUDA it
+//! runs, what nvidia-smi prints), each framework build's (bundled in its wheels), and the local
+//! toolkit's (nvcc; see `toolkits.rs`). Only the driver's matters to a pip-installed framework.
+
+use super::FindingBuilder;
+use crate::manifest::{Manifests, TorchBuild};
+use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
+use crate::version::Version;
+
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for env in &report.python_envs {
+        for fw in &env.frameworks {
+            out.extend(driver_too_old(report, manifests, env, fw));
+            out.extend(cpu_only(report, manifests, env, fw));
+            out.extend(arch_missing(report, manifests, env, fw));
+        }
+    }
+    out
+}
+
+/// GPUs a framework could use: reported by a driver (or stated by an override), not merely
+/// seen on the PCI bus.
+fn usable_gpus(report: &Report) -> impl Iterator<Item = &crate::report::Gpu> {
+    report.gpus.iter().filter(|g| g.source != "pci")
+}
+
+fn label(fw: &Framework) -> String {
+    format!(
+        "{} {}",
+        fw.name,
+        fw.version.as_deref().unwrap_or("(version unknown)")
+    )
+}
+
+/// The CUDA version the driver supports: as the driver said, else from its branch.
+fn driver_cuda(report: &Report, manifests: &Manifests) -> Option<Version> {
+    report
+        .driver
+        .cuda_version
+        .as_deref()
+        .or_else(|| {
+            report
+                .driver
+                .version
+                .as_deref()
+                .and_then(|d| manifests.cuda.max_cuda_for_driver(d))
+        })
+        .and_then(Version::parse)
+}
+
+/// The torch variant tag of a build: from the local version (`+cu130`), else from its CUDA.
+fn torch_variant(fw: &Framework) -> Option<String> {
+    if let Some((_, local)) = fw.version.as_deref().and_then(|v| v.split_once('+')) {
+        return Some(local.to_string());
+    }
+    match (
+        fw.variant.as_deref(),
+        fw.cuda.as_deref().and_then(Version::parse),
+    ) {
+        (Some("cuda"), Some(c)) => Some(format!("cu{}{}", c.major(), c.minor())),
+        (Some("cpu"), _) => Some("cpu".to_string()),
+        _ => None,
+    }
+}
+
+fn torch_build<'m>(manifests: &'m Manifests, fw: &Framework) -> Option<&'m TorchBuild> {
+    let version = fw.version.as_deref()?;
+    let variant = torch_variant(fw)?;
+    manifests
+        .frameworks
+        .torch(version, &variant)
+        .map(|m| m.build)
+}
+
+/// Whether a driver runs code built for `cuda`: natively (`cuda <= driver_cuda`) or through
+/// minor-version compatibility (same major, driver at or above that major's floor).
+fn driver_runs(
+    manifests: &Manifests,
+    driver: &Version,
+    driver_cuda: &Version,
+    cuda: &Version,
+) -> bool {
+    cuda <= driver_cuda
+        || (cuda.major() == driver_cuda.major()
+            && manifests
+                .cuda
+                .major(cuda.major())
+                .and_then(|m| Version::parse(&m.minor_compat_floor))
+                .is_some_and(|floor| driver >= &floor))
+}
+
+/// The torch variant to suggest for this driver: the newest the driver runs natively, else the
+/// oldest it runs through minor-version compatibility (the fewest newer-minor features missing).
+fn torch_variant_for(manifests: &Manifests, fw: &Framework, report: &Report) -> Option<String> {
+    let driver = Version::parse(report.driver.version.as_deref()?)?;
+    let driver_cuda = driver_cuda(report, manifests)?;
+    let release = manifests.frameworks.torch_release(fw.version.as_deref()?)?;
+    let runnable: Vec<(&TorchBuild, Version)> = release
+        .builds
+        .iter()
+        .filter_map(|b| Some((b, Version::parse(&b.cuda()?)?)))
+        .filter(|(_, c)| driver_runs(manifests, &driver, &driver_cuda, c))
+        .collect();
+    let native = runnable
+        .iter()
+        .filter(|(_, c)| c <= &driver_cuda)
+        .max_by(|a, b| a.1.cmp(&b.1));
+    native
+        .or_else(|| runnable.iter().min_by(|a, b| a.1.cmp(&b.1)))
+        .map(|(b, _)| b.variant.clone())
+}
+
+fn driver_too_old(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Option<Finding> {
+    let needed = Version::parse(fw.cuda.as_deref()?)?;
+    let driver = report.driver.version.as_deref()?;
+    let have = driver_cuda(report, manifests)?;
+    let floor = manifests
+        .cuda
+        .major(needed.major())
+        .map(|m| m.minor_compat_floor.as_str());
+    let driver_v = Version::parse(driver)?;
+    let runs = driver_runs(manifests, &driver_v, &have, &needed);
+    // JAX checks the driver itself and refuses to start below its own floor.
+    let jax_floor = (fw.name == "jax")
+        .then(|| {
+            fw.version
+                .as_deref()
+                .and_then(|v| manifests.frameworks.jax(v, needed.major()))
+        })
+        .flatten()
+        .and_then(|row| row.driver_min.as_deref());
+    let below_jax = jax_floor
+        .and_then(Version::parse)
+        .is_some_and(|f| driver_v < f);
+    // Minor-version compatibility runs any minor of the major (without PTX JIT of newer code,
+    // which arch-not-in-build covers).
+    if runs && !below_jax {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        "driver-too-old-for-framework",
+        Severity::Error,
+        format!(
+            "{} is built for CUDA {needed}, but driver {driver} supports CUDA up to {have}",
+            label(fw)
+        ),
+    )
+    .detail(format!(
+        "A framework's CUDA build needs a driver that supports that CUDA version. Within one major \
+         version a driver at or above the major's floor is enough (minor-version compatibility), \
+         but this driver is older than that, so {} will report that no GPU is available or fail \
+         with 'CUDA driver version is insufficient for CUDA runtime version'.",
+        fw.name
+    ))
+    .evidence(format!(
+        "driver: {driver} (CUDA {have}, from {})",
+        report.driver.source.as_deref().unwrap_or("unknown source")
+    ))
+    .evidence(format!(
+        "{} in {}: CUDA {needed} ({})",
+        label(fw),
+        env.path,
+        fw.source
+    ))
+    .subject(framework_subject(&env.path, &fw.name))
+    .subject("driver");
+    if let Some(floor) = floor {
+        f = f.evidence(format!(
+            "CUDA {}.x needs a driver >= {floor} (cuda.toml)",
+            needed.major()
+        ));
+    }
+    if let Some(j) = jax_floor.filter(|_| below_jax) {
+        f = f.evidence(format!(
+            "{} needs a driver >= {j} (frameworks.toml)",
+            label(fw)
+        ));
+    }
+    let mut fix = format!(
+        "Upgrade the NVIDIA driver to {} or newer (see `gpu-doctor plan`)",
+        floor.unwrap_or("a branch that supports this CUDA")
+    );
+    if fw.name == "torch"
+        && let Some(variant) = torch_variant_for(manifests, fw, report)
+    {
+        fix.push_str(&format!(
+                ", or install the build for the CUDA this driver has: `pip install --force-reinstall torch=={} --index-url {}`",
+                fw.version.as_deref().and_then(|v| v.split('+').next()).unwrap_or(""),
+                manifests.frameworks.torch_index_url(&variant)
+            ));
+    }
+    fix.push('.');
+    Some(f.fix(fix).build())
+}
+
+fn cpu_only(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Option<Finding> {
+    if fw.variant.as_deref() != Some("cpu") {
+        return None;
+    }
+    let gpu = usable_gpus(report).next()?;
+    let name = gpu.name.as_deref().unwrap_or("an NVIDIA GPU");
+    let fix = match fw.name.as_str() {
+        "torch" => {
+            let variant = torch_variant_for(manifests, fw, report);
+            match variant {
+                Some(v) => format!(
+                    "Install a CUDA build: `pip install --force-reinstall torch --index-url {}`.",
+                    manifests.frameworks.torch_index_url(&v)
+                ),
+                None => "Install a CUDA build of PyTorch (see `gpu-doctor plan --framework torch`).".to_string(),
+            }
+        }
+        "tensorflow" => "Install TensorFlow with its CUDA libraries: `pip install 'tensorflow[and-cuda]'`.".to_string(),
+        "jax" => "Install JAX with its CUDA plugin: `pip install -U 'jax[cuda12]'` (or `jax[cuda13]` on a driver for CUDA 13).".to_string(),
+        _ => format!("Install a CUDA build of {}.", fw.name),
+    };
+    Some(
+        FindingBuilder::new(
+            "cpu-only-framework-build",
+            Severity::Warning,
+            format!("{} in {} is a CPU-only build on a machine with {name}", label(fw), env.path),
+        )
+        .detail(format!(
+            "This {} build has no CUDA support, so it runs everything on the CPU even though a usable \
+             GPU is here. Usually pip picked the CPU wheel (PyPI's default for some frameworks, or an \
+             index URL for CPU builds).",
+            fw.name
+        ))
+        .evidence(format!("{}: {} build ({})", label(fw), fw.variant.as_deref().unwrap_or("cpu"), fw.source))
+        .evidence(format!("GPU {}: {name} ({})", gpu.index, gpu.source))
+        .subject(framework_subject(&env.path, &fw.name))
+        .fix(fix)
+        .build(),
+    )
+}
+
+/// Whether a build with `sass` machine code and `ptx` runs on `cc`. SASS for sm_XY runs on any
+/// sm_XZ with Z >= Y of the same major; PTX for compute_XY is JIT-compiled for any cc >= XY.
+fn covers(sass: &[Version], ptx: &[Version], cc: &Version) -> Coverage {
+    if sass
+        .iter()
+        .any(|s| s.major() == cc.major() && s.minor() <= cc.minor())
+    {
+        Coverage::Sass
+    } else if ptx.iter().any(|p| p <= cc) {
+        Coverage::PtxJit
+    } else {
+        Coverage::None
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Coverage {
+    Sass,
+    PtxJit,
+    None,
+}
+
+/// `sm_90`, `compute_90`, `9.0`, `9.0a` → (is PTX, version).
+fn arch_entry(text: &str) -> Option<(bool, Version)> {
+    let t = text.trim();
+    let (ptx, digits) = if let Some(d) = t.strip_prefix("compute_") {
+        (true, d)
+    } else if let Some(d) = t.strip_prefix("sm_") {
+        (false, d)
+    } else {
+        return Version::parse(t).map(|v| (false, v));
+    };
+    let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
+    if digits.len() < 2 {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Version::parse(&format!("{major}.{minor}")).map(|v| (ptx, v))
+}
+
+fn arch_missing(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Option<Finding> {
+    let cuda = Version::parse(fw.cuda.as_deref()?)?;
+    let (sass, ptx, list_source): (Vec<Version>, Vec<Version>, String) = match fw.name.as_str() {
+        "torch" => {
+            let build = torch_build(manifests, fw)?;
+            let sass = build.sass.as_ref()?;
+            let parse = |l: &Vec<String>| {
+                l.iter()
+                    .filter_map(|s| Version::parse(s))
+                    .collect::<Vec<_>>()
+            };
+            (
+                parse(sass),
+                build.ptx.as_ref().map(parse).unwrap_or_default(),
+                format!(
+                    "arch list of torch {} {} (frameworks.toml)",
+                    build_release(fw),
+                    build.variant
+                ),
+            )
+        }
+        "tensorflow" if !fw.arch_list.is_empty() => {
+            let entries: Vec<(bool, Version)> =
+                fw.arch_list.iter().filter_map(|a| arch_entry(a)).collect();
+            (
+                entries
+                    .iter()
+                    .filter(|(p, _)| !p)
+                    .map(|(_, v)| v.clone())
+                    .collect(),
+                entries
+                    .iter()
+                    .filter(|(p, _)| *p)
+                    .map(|(_, v)| v.clone())
+                    .collect(),
+                format!("cuda_compute_capabilities in {}", fw.source),
+            )
+        }
+        _ => (Vec::new(), Vec::new(), String::new()),
+    };
+    let major = manifests.cuda.major(cuda.major());
+    for gpu in usable_gpus(report) {
+        let Some(cc_text) = gpu.compute_capability.as_deref() else {
+            continue;
+        };
+        let Some(cc) = Version::parse(cc_text) else {
+            continue;
+        };
+        let name = gpu.name.as_deref().unwrap_or("GPU");
+        // The CUDA major itself may have dropped this architecture (CUDA 13 has no Pascal).
+        let dropped_by_cuda = major.is_some_and(|m| {
+            Version::parse(&m.min_sm).is_some_and(|min| cc < min)
+                || m.removed_sm.iter().any(|r| r == cc_text)
+        });
+        let coverage = if sass.is_empty() && ptx.is_empty() {
+            if dropped_by_cuda {
+                Coverage::None
+            } else {
+                continue;
+            }
+        } else {
+            covers(&sass, &ptx, &cc)
+        };
+        if coverage != Coverage::None {
+            continue;
+        }
+        let mut f = FindingBuilder::new(
+            "arch-not-in-build",
+            Severity::Error,
+            format!("{} has no kernels for {name} (compute capability {cc_text})", label(fw)),
+        )
+        .detail(format!(
+            "The build contains machine code (SASS) only for other GPU generations and no PTX that the \
+             driver could compile for this one, so every GPU operation fails with 'no kernel image is \
+             available for execution on the device'. {}",
+            if cc > Version::parse("9.0").unwrap_or_else(|| cc.clone()) {
+                "The GPU is newer than the build: install a build for a newer CUDA."
+            } else {
+                "The GPU is older than the build supports: install a build for an older CUDA."
+            }
+        ))
+        .evidence(format!("GPU {}: {name}, compute capability {cc_text}", gpu.index))
+        .evidence(format!("{} in {}: CUDA {cuda}", label(fw), env.path))
+        .subject(framework_subject(&env.path, &fw.name))
+        .subject(format!("gpu:{}", gpu.index));
+        if !sass.is_empty() || !ptx.is_empty() {
+            let list = |l: &[Version]| {
+                l.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            f = f.evidence(format!(
+                "SASS for [{}], PTX for [{}] ({list_source})",
+                list(&sass),
+                list(&ptx)
+            ));
+        }
+        if dropped_by_cuda && let Some(m) = major {
+            f = f.evidence(format!(
+                "CUDA {}.x supports compute capability {} to {} (cuda.toml)",
+                m.major, m.min_sm, m.max_sm
+            ));
+        }
+        return Some(
+            f.fix(format!(
+                "Install a {} build whose arch list includes sm_{}{} (see `gpu-doctor plan --framework {}`).",
+                fw.name,
+                cc.major(),
+                cc.minor(),
+                fw.name
+            ))
+            .build(),
+        );
+    }
+    None
+}
+
+fn build_release(fw: &Framework) -> String {
+    fw.version
+        .as_deref()
+        .and_then(|v| v.split('+').next())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Gpu, PythonEnv};
+
+    fn gpu(name: &str, cc: &str) -> Gpu {
+        Gpu {
+            name: Some(name.into()),
+            compute_capability: Some(cc.into()),
+            source: "nvml".into(),
+            ..Gpu::default()
+        }
+    }
+
+    fn torch(version: &str, cuda: Option<&str>) -> Framework {
+        Framework {
+            name: "torch".into(),
+            version: Some(version.into()),
+            cuda: cuda.map(str::to_string),
+            variant: Some(if cuda.is_some() { "cuda" } else { "cpu" }.into()),
+            source: "/venv/lib/python3.12/site-packages/torch/version.py".into(),
+            ..Framework::default()
+        }
+    }
+
+    fn machine(driver: &str, driver_cuda: &str, gpus: Vec<Gpu>, fw: Framework) -> Report {
+        let mut r = Report {
+            gpus,
+            python_envs: vec![PythonEnv {
+                path: "/venv".into(),
+                kind: "venv".into(),
+                frameworks: vec![fw],
+                ..PythonEnv::default()
+            }],
+            ..Report::default()
+        };
+        r.driver.version = Some(driver.into());
+        r.driver.cuda_version = Some(driver_cuda.into());
+        r.driver.source = Some("nvml".into());
+        r
+    }
+
+    fn ids(r: &Report) -> Vec<String> {
+        findings(r, crate::manifest::embedded())
+            .into_iter()
+            .map(|f| f.id)
+            .collect()
+    }
+
+    #[test]
+    fn cu130_torch_on_a_cuda_12_driver_is_too_old_and_the_fix_names_a_wheel_it_can_run() {
+        let r = machine(
+            "550.54.15",
+            "12.4",
+            vec![gpu("NVIDIA A10", "8.6")],
+            torch("2.11.0+cu130", Some("13.0")),
+        );
+        let f = findings(&r, crate::manifest::embedded());
+        let too_old = f
+            .iter()
+            .find(|f| f.id == "driver-too-old-for-framework")
+            .expect("finding");
+        assert_eq!(too_old.severity, Severity::Error);
+        assert!(
+            too_old.evidence.iter().any(|e| e.contains("580.65.06")),
+            "{:?}",
+            too_old.evidence
+        );
+        let fix = too_old.fix.as_deref().unwrap_or("");
+        assert!(fix.contains("download.pytorch.org/whl/cu126"), "{fix}");
+        assert!(
+            too_old
+                .subjects
+                .contains(&"framework:/venv:torch".to_string())
+        );
+    }
+
+    #[test]
+    fn minor_version_compatibility_is_not_a_problem() {
+        // torch cu128 on driver 550 (CUDA 12.4): same major, above the 525.60.13 floor.
+        let r = machine(
+            "550.54.15",
+            "12.4",
+            vec![gpu("NVIDIA A10", "8.6")],
+            torch("2.8.0+cu128", Some("12.8")),
+        );
+        assert!(!ids(&r).contains(&"driver-too-old-for-framework".to_string()));
+        let r = machine(
+            "580.159.04",
+            "13.0",
+            vec![gpu("NVIDIA H200", "9.0")],
+            torch("2.11.0+cu130", Some("13.0")),
+        );
+        assert!(ids(&r).is_empty(), "{:?}", ids(&r));
+    }
+
+    #[test]
+    fn cpu_build_with_a_gpu_is_a_warning_without_a_gpu_nothing() {
+        let r = machine(
+            "560.35.03",
+            "12.6",
+            vec![gpu("NVIDIA GeForce RTX 4070", "8.9")],
+            torch("2.5.1+cpu", None),
+        );
+        let f = findings(&r, crate::manifest::embedded());
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].id, "cpu-only-framework-build");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].fix.as_deref().unwrap_or("").contains("whl/cu12"),
+            "{:?}",
+            f[0].fix
+        );
+        let r = machine("560.35.03", "12.6", vec![], torch("2.5.1+cpu", None));
+        assert!(ids(&r).is_empty());
+    }
+
+    #[test]
+    fn blackwell_with_a_build_without_sm_120_has_no_kernels() {
+        // torch 2.11 cu126's arch list ends at 9.0 with no PTX: an RTX 5090 (12.0) has no kernels.
+        let r = machine(
+            "580.95.05",
+            "13.0",
+            vec![gpu("NVIDIA GeForce RTX 5090", "12.0")],
+            torch("2.11.0+cu126", Some("12.6")),
+        );
+        let f = findings(&r, crate::manifest::embedded());
+        let arch = f
+            .iter()
+            .find(|f| f.id == "arch-not-in-build")
+            .expect("arch finding");
+        assert!(
+            arch.evidence
+                .iter()
+                .any(|e| e.contains("SASS for [5.0, 6.0, 7.0, 7.5, 8.0, 8.6, 9.0]")),
+            "{:?}",
+            arch.evidence
+        );
+        // The same build covers an L4 (8.9) through its sm_86 code.
+        let r = machine(
+            "580.95.05",
+            "13.0",
+            vec![gpu("NVIDIA L4", "8.9")],
+            torch("2.11.0+cu126", Some("12.6")),
+        );
+        assert!(ids(&r).is_empty(), "{:?}", ids(&r));
+    }
+
+    #[test]
+    fn pascal_with_a_cuda_13_build_is_dropped_by_cuda_itself() {
+        let r = machine(
+            "580.95.05",
+            "13.0",
+            vec![gpu("Tesla P100-PCIE-16GB", "6.0")],
+            torch("2.11.0+cu130", Some("13.0")),
+        );
+        let f = findings(&r, crate::manifest::embedded());
+        let arch = f
+            .iter()
+            .find(|f| f.id == "arch-not-in-build")
+            .expect("arch finding");
+        assert!(arch.detail.contains("older"), "{}", arch.detail);
+    }
+
+    #[test]
+    fn tensorflow_arch_list_with_ptx_covers_newer_gpus() {
+        let mut tf = Framework {
+            name: "tensorflow".into(),
+            version: Some("2.15.0".into()),
+            cuda: Some("12.2".into()),
+            variant: Some("cuda".into()),
+            arch_list: vec![
+                "sm_60".into(),
+                "sm_70".into(),
+                "sm_80".into(),
+                "sm_89".into(),
+                "compute_90".into(),
+            ],
+            ..Framework::default()
+        };
+        let r = machine(
+            "550.54.15",
+            "12.4",
+            vec![gpu("NVIDIA H100 80GB HBM3", "9.0")],
+            tf.clone(),
+        );
+        assert!(
+            ids(&r).is_empty(),
+            "PTX compute_90 is JIT-compiled: {:?}",
+            ids(&r)
+        );
+        tf.arch_list = vec!["sm_80".into(), "sm_86".into()];
+        let r = machine(
+            "550.54.15",
+            "12.4",
+            vec![gpu("NVIDIA H100 80GB HBM3", "9.0")],
+            tf,
+        );
+        assert_eq!(ids(&r), ["arch-not-in-build"]);
+    }
+
+    #[test]
+    fn arch_entries_parse() {
+        assert_eq!(
+            arch_entry("sm_90"),
+            Some((false, Version::parse("9.0").unwrap()))
+        );
+        assert_eq!(
+            arch_entry("compute_120"),
+            Some((true, Version::parse("12.0").unwrap()))
+        );
+        assert_eq!(
+            arch_entry("8.6"),
+            Some((false, Version::parse("8.6").unwrap()))
+        );
+        assert_eq!(arch_entry("sm_"), None);
+    }
+}
