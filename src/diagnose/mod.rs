@@ -7,6 +7,7 @@
 
 mod driver;
 mod frameworks;
+mod toolkits;
 
 use crate::manifest::Manifests;
 use crate::report::{Finding, Report, Severity};
@@ -15,7 +16,7 @@ use crate::report::{Finding, Report, Severity};
 type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 
 /// Every rule family, in the order their findings are produced.
-const RULES: &[Rule] = &[driver::findings, frameworks::findings];
+const RULES: &[Rule] = &[driver::findings, frameworks::findings, toolkits::findings];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first.
 #[must_use]

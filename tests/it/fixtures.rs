@@ -333,7 +333,7 @@ fn nvidia_smi_hangs() {
 #[test]
 fn several_toolkits() {
     let r = doctor("several-toolkits");
-    assert_findings(&r, &[]);
+    assert_findings(&r, &["multiple-toolkits"]);
     assert_packaged_driver(&r, "550.54.15", "12.4");
     assert_smi_gpu(
         &r,

@@ -1,0 +1,267 @@
+//! The local CUDA toolkit (nvcc, ptxas) against the driver, and several toolkits that disagree
+//! about which one is in use. Findings: `toolkit-newer-than-driver`, `multiple-toolkits`.
+//!
+//! A toolkit matters to custom CUDA extensions, to JAX/XLA (which runs ptxas) and to anything
+//! built with nvcc, not to pip-installed PyTorch, which brings its own runtime.
+
+use super::FindingBuilder;
+use crate::manifest::Manifests;
+use crate::report::{Finding, Report, Severity, Toolkit};
+use crate::version::Version;
+
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let mut out: Vec<Finding> = report
+        .toolkits
+        .iter()
+        .filter_map(|t| newer_than_driver(report, manifests, t))
+        .collect();
+    out.extend(multiple(report));
+    out
+}
+
+fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) -> Option<Finding> {
+    let version = Version::parse(toolkit.version.as_deref()?)?;
+    let driver = report.driver.version.as_deref()?;
+    let driver_cuda = Version::parse(report.driver.cuda_version.as_deref()?)?;
+    // Compare major.minor: a 13.0.88 toolkit is fine on a driver that says 13.0.
+    let wanted = Version::parse(&version.major_minor())?;
+    if wanted <= driver_cuda {
+        return None;
+    }
+    let same_major = wanted.major() == driver_cuda.major();
+    let floor = manifests
+        .cuda
+        .major(wanted.major())
+        .map(|m| m.minor_compat_floor.clone());
+    let (severity, detail) = if same_major {
+        (
+            Severity::Warning,
+            format!(
+                "Programs built with CUDA {wanted} run on this driver through minor-version \
+                 compatibility, but PTX that this toolkit generates cannot be JIT-compiled by a \
+                 driver for CUDA {driver_cuda}: kernels compiled only to PTX (custom extensions, \
+                 Triton, JAX without matching SASS) fail with 'the provided PTX was compiled with an \
+                 unsupported toolchain'."
+            ),
+        )
+    } else {
+        (
+            Severity::Error,
+            format!(
+                "CUDA {wanted} needs a driver for CUDA {}.x; this driver supports up to \
+                 {driver_cuda}, so anything built with this toolkit fails with 'CUDA driver version \
+                 is insufficient for CUDA runtime version'.",
+                wanted.major()
+            ),
+        )
+    };
+    let mut f = FindingBuilder::new(
+        "toolkit-newer-than-driver",
+        severity,
+        format!("CUDA toolkit {version} is newer than the driver's CUDA {driver_cuda}"),
+    )
+    .detail(detail)
+    .evidence(format!(
+        "toolkit: {} (version from {})",
+        toolkit.path,
+        toolkit.version_source.as_deref().unwrap_or("unknown")
+    ))
+    .evidence(format!(
+        "driver: {driver}, supports CUDA up to {driver_cuda}"
+    ))
+    .subject(format!("toolkit:{}", toolkit.path))
+    .subject("driver");
+    if let Some(floor) = &floor {
+        f = f.evidence(format!(
+            "CUDA {}.x minor-version compatibility floor: {floor} (cuda.toml)",
+            wanted.major()
+        ));
+    }
+    let driver_fix = match manifests
+        .cuda
+        .min_driver_for(&wanted.major_minor())
+        .and_then(|r| r.toolkit_driver)
+    {
+        Some(d) => {
+            format!("upgrade the driver to {d} or newer (the driver CUDA {wanted} shipped with)")
+        }
+        None => "upgrade the driver to a branch that supports this CUDA".to_string(),
+    };
+    Some(
+        f.fix(format!(
+            "Either {driver_fix}, or use a toolkit no newer than CUDA {driver_cuda} (set CUDA_HOME and PATH to it). See `gpu-doctor plan`."
+        ))
+        .build(),
+    )
+}
+
+/// Several toolkits, and the three ways tools pick one (nvcc on PATH, CUDA_HOME/CUDA_PATH,
+/// the /usr/local/cuda link) point at different ones: a build can then compile with one
+/// toolkit's nvcc and link another's libraries.
+fn multiple(report: &Report) -> Option<Finding> {
+    if report.toolkits.len() < 2 {
+        return None;
+    }
+    let chosen_by = |via: &[&str]| {
+        report
+            .toolkits
+            .iter()
+            .find(|t| t.found_via.iter().any(|v| via.contains(&v.as_str())))
+    };
+    let selectors = [
+        ("nvcc on PATH", chosen_by(&["PATH"])),
+        (
+            "CUDA_HOME/CUDA_PATH",
+            chosen_by(&["CUDA_HOME", "CUDA_PATH"]),
+        ),
+        ("/usr/local/cuda", chosen_by(&["/usr/local/cuda"])),
+    ];
+    let picked: Vec<(&str, &Toolkit)> = selectors
+        .iter()
+        .filter_map(|(name, t)| t.map(|t| (*name, t)))
+        .collect();
+    let mut distinct: Vec<&str> = picked.iter().map(|(_, t)| t.path.as_str()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() < 2 {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        "multiple-toolkits",
+        Severity::Warning,
+        format!(
+            "{} CUDA toolkits are installed and nvcc, CUDA_HOME and /usr/local/cuda disagree",
+            report.toolkits.len()
+        ),
+    )
+    .detail(
+        "Build tools pick a toolkit in different ways: the nvcc first on PATH, CUDA_HOME or \
+         CUDA_PATH (PyTorch extensions, CMake), or /usr/local/cuda. When they disagree, an \
+         extension can be compiled by one toolkit and linked against another's libraries, which \
+         fails at build or load time in confusing ways.",
+    );
+    for (how, t) in &picked {
+        f = f.evidence(format!(
+            "{how} -> {} (CUDA {})",
+            t.path,
+            t.version.as_deref().unwrap_or("unknown")
+        ));
+        f = f.subject(format!("toolkit:{}", t.path));
+    }
+    for t in report
+        .toolkits
+        .iter()
+        .filter(|t| !picked.iter().any(|(_, p)| p.path == t.path))
+    {
+        f = f.evidence(format!(
+            "also installed: {} (CUDA {})",
+            t.path,
+            t.version.as_deref().unwrap_or("unknown")
+        ));
+    }
+    Some(
+        f.fix(
+            "Choose one toolkit and point all three at it, e.g. `export CUDA_HOME=/usr/local/cuda-X.Y; \
+             export PATH=$CUDA_HOME/bin:$PATH` and `sudo update-alternatives --config cuda`; or \
+             remove toolkits you no longer use.",
+        )
+        .build(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolkit(path: &str, version: &str, via: &[&str]) -> Toolkit {
+        Toolkit {
+            path: path.into(),
+            version: Some(version.into()),
+            version_source: Some("version.json".into()),
+            nvcc: Some(format!("{path}/bin/nvcc")),
+            found_via: via.iter().map(|s| (*s).to_string()).collect(),
+        }
+    }
+
+    fn report(driver_cuda: &str, toolkits: Vec<Toolkit>) -> Report {
+        let mut r = Report {
+            toolkits,
+            ..Report::default()
+        };
+        r.driver.version = Some("550.54.15".into());
+        r.driver.cuda_version = Some(driver_cuda.into());
+        r
+    }
+
+    fn run(r: &Report) -> Vec<Finding> {
+        findings(r, crate::manifest::embedded())
+    }
+
+    #[test]
+    fn newer_minor_is_a_warning_newer_major_an_error_same_is_fine() {
+        let f = run(&report(
+            "12.4",
+            vec![toolkit("/usr/local/cuda-12.6", "12.6.3", &["scan"])],
+        ));
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            (f[0].id.as_str(), f[0].severity),
+            ("toolkit-newer-than-driver", Severity::Warning)
+        );
+        let f = run(&report(
+            "12.4",
+            vec![toolkit("/usr/local/cuda-13.0", "13.0.88", &["scan"])],
+        ));
+        assert_eq!(
+            (f[0].id.as_str(), f[0].severity),
+            ("toolkit-newer-than-driver", Severity::Error)
+        );
+        assert!(
+            f[0].evidence.iter().any(|e| e.contains("580.65.06")),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(
+            run(&report(
+                "13.0",
+                vec![toolkit("/usr/local/cuda-13.0", "13.0.88", &["scan"])]
+            ))
+            .is_empty()
+        );
+        assert!(
+            run(&report(
+                "12.4",
+                vec![toolkit("/usr/local/cuda-11.8", "11.8.0", &["scan"])]
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn several_toolkits_only_matter_when_the_selectors_disagree() {
+        let agree = vec![
+            toolkit(
+                "/usr/local/cuda-12.4",
+                "12.4.1",
+                &["/usr/local/cuda", "PATH", "CUDA_HOME"],
+            ),
+            toolkit("/usr/local/cuda-11.8", "11.8.0", &["scan"]),
+        ];
+        assert!(run(&report("12.4", agree)).is_empty());
+        let disagree = vec![
+            toolkit("/usr/local/cuda-11.8", "11.8.0", &["CUDA_HOME"]),
+            toolkit("/usr/local/cuda-12.1", "12.1.1", &["PATH"]),
+            toolkit("/usr/local/cuda-12.4", "12.4.1", &["/usr/local/cuda"]),
+        ];
+        let f = run(&report("12.4", disagree));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].id, "multiple-toolkits");
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e == "CUDA_HOME/CUDA_PATH -> /usr/local/cuda-11.8 (CUDA 11.8.0)"),
+            "{:?}",
+            f[0].evidence
+        );
+    }
+}
