@@ -1,0 +1,627 @@
+//! The CUDA libraries a framework loads: cuDNN present and of the right version, no other copy
+//! put ahead of the one it ships, and frameworks in one environment agreeing on their wheels.
+//! Findings: `cudnn-missing`, `cudnn-version-mismatch`, `library-path-shadowing`,
+//! `framework-wheels-conflict`.
+//!
+//! Load order matters: pip wheels find their libraries through RUNPATH, which the loader
+//! searches *after* `LD_LIBRARY_PATH`. So a cuDNN on `LD_LIBRARY_PATH` wins over the one in
+//! `nvidia/cudnn/lib` (the cause of PyTorch's "cuDNN version incompatibility" error).
+
+use std::path::Path;
+
+use super::FindingBuilder;
+use crate::manifest::Manifests;
+use crate::report::{Finding, Framework, Library, PythonEnv, Report, Severity, framework_subject};
+use crate::version::Version;
+
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let has_gpu = report.gpus.iter().any(|g| g.source != "pci");
+    for env in &report.python_envs {
+        if has_gpu {
+            for fw in env.frameworks.iter().filter(|f| f.cuda.is_some()) {
+                out.extend(cudnn(report, manifests, env, fw));
+            }
+        }
+        out.extend(shadowing(report, env));
+        out.extend(wheels_conflict(env));
+    }
+    out
+}
+
+/// The cuDNN a framework was built for: its wheel pin (torch, JAX), else its build info and
+/// TensorFlow's tested configuration.
+struct Need {
+    major: u64,
+    /// The exact or minimum version it was built against, when known.
+    built: Option<Version>,
+    /// What says so.
+    source: String,
+}
+
+fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
+    if let Some(pin) = fw.pins.iter().find(|p| p.starts_with("nvidia-cudnn")) {
+        let (_, spec) = split_pin(pin);
+        let built = spec_floor(spec)?;
+        return Some(Need {
+            major: built.major(),
+            built: spec.starts_with("==").then_some(built),
+            source: format!("{} pins {pin}", fw.name),
+        });
+    }
+    if fw.name == "tensorflow" {
+        let major = Version::parse(fw.cudnn.as_deref()?)?.major();
+        let tested = fw
+            .version
+            .as_deref()
+            .and_then(|v| manifests.frameworks.tensorflow(v))
+            .and_then(|row| Version::parse(&row.cudnn));
+        return Some(Need {
+            major,
+            built: tested.filter(|t| t.major() == major),
+            source: format!("tensorflow build_info says cuDNN {major}"),
+        });
+    }
+    None
+}
+
+/// The cuDNN copies the framework's process can load, first the one it would load.
+fn cudnn_candidates<'a>(report: &'a Report, env: &PythonEnv) -> Vec<&'a Library> {
+    let mut ld: Vec<&Library> = report
+        .libraries
+        .cudnn
+        .iter()
+        .filter(|l| l.loader_origin.as_deref() == Some("LD_LIBRARY_PATH"))
+        .collect();
+    ld.sort_by_key(|l| l.loader_rank);
+    let pip = report
+        .libraries
+        .cudnn
+        .iter()
+        .filter(|l| l.origin == "pip" && in_env(env, &l.path));
+    let mut system: Vec<&Library> = report
+        .libraries
+        .cudnn
+        .iter()
+        .filter(|l| l.on_loader_path && l.loader_origin.as_deref() != Some("LD_LIBRARY_PATH"))
+        .collect();
+    system.sort_by_key(|l| l.loader_rank);
+    ld.into_iter().chain(pip).chain(system).collect()
+}
+
+fn in_env(env: &PythonEnv, path: &str) -> bool {
+    env.site_packages
+        .iter()
+        .any(|s| Path::new(path).starts_with(s))
+}
+
+fn lib_major(lib: &Library) -> Option<u64> {
+    lib.version
+        .as_deref()
+        .and_then(Version::parse)
+        .map(|v| v.major())
+}
+
+fn cudnn(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Option<Finding> {
+    let need = cudnn_need(manifests, fw)?;
+    let candidates = cudnn_candidates(report, env);
+    let usable: Vec<&&Library> = candidates
+        .iter()
+        .filter(|l| lib_major(l) == Some(need.major))
+        .collect();
+    let label = format!("{} {}", fw.name, fw.version.as_deref().unwrap_or(""));
+    let subject = framework_subject(&env.path, &fw.name);
+    let Some(loaded) = usable.first() else {
+        let mut f = FindingBuilder::new(
+            "cudnn-missing",
+            Severity::Error,
+            format!(
+                "{label} needs cuDNN {}, and no loadable cuDNN {} was found",
+                need.major, need.major
+            ),
+        )
+        .detail(format!(
+            "{} loads cuDNN (libcudnn.so.{}) for convolutions and RNNs; without it, it fails to \
+             load it ('Could not load dynamic library libcudnn.so.{}') and skips the GPU or \
+             crashes at the first convolution.",
+            fw.name, need.major, need.major
+        ))
+        .evidence(need.source.clone())
+        .subject(subject);
+        for l in &candidates {
+            f = f.evidence(format!(
+                "found only: cuDNN {} at {}",
+                l.version.as_deref().unwrap_or("unknown"),
+                l.path
+            ));
+        }
+        if candidates.is_empty() {
+            f = f.evidence(
+                "no libcudnn on the loader path or in the environment's nvidia-* wheels"
+                    .to_string(),
+            );
+        }
+        let fix = match fw.name.as_str() {
+            "tensorflow" => "Install TensorFlow with its CUDA libraries (`pip install 'tensorflow[and-cuda]'`) or the cuDNN major it was built for (see `gpu-doctor plan`).".to_string(),
+            _ => format!("Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.", fw.name, fw.name),
+        };
+        return Some(f.fix(fix).build());
+    };
+    let loaded_v = Version::parse(loaded.version.as_deref()?)?;
+    let built = need.built.as_ref()?;
+    // cuDNN loads within a major, but frameworks check that the run-time minor is not older
+    // than the one they were built against (PyTorch raises "cuDNN version incompatibility").
+    let older = Version::parse(&loaded_v.major_minor())? < Version::parse(&built.major_minor())?;
+    let wheel_off_pin = loaded.origin == "pip" && !same_release(&loaded_v, built);
+    if !older && !wheel_off_pin {
+        return None;
+    }
+    let severity = if older {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let mut f = FindingBuilder::new(
+        "cudnn-version-mismatch",
+        severity,
+        format!("{label} was built for cuDNN {built} but would load cuDNN {loaded_v}"),
+    )
+    .detail(if older {
+        format!(
+            "The cuDNN that would be loaded is older than the one {} was built against; it \
+             refuses it ('cuDNN version incompatibility') or misbehaves.",
+            fw.name
+        )
+    } else {
+        "The installed cuDNN wheel is not the version the framework pins; pip's resolver let \
+         another package move it. It usually works within the same major, but it is not the \
+         tested combination."
+            .to_string()
+    })
+    .evidence(need.source.clone())
+    .evidence(format!(
+        "would load: {} ({}{})",
+        loaded.path,
+        loaded.origin,
+        loaded
+            .loader_origin
+            .as_deref()
+            .map(|o| format!(", via {o}"))
+            .unwrap_or_default()
+    ))
+    .subject(subject);
+    if loaded.loader_origin.as_deref() == Some("LD_LIBRARY_PATH") {
+        f = f.evidence("LD_LIBRARY_PATH is searched before the wheel's own RUNPATH".to_string());
+    }
+    Some(
+        f.fix(format!(
+            "Install the cuDNN {} was built for (`pip install --force-reinstall {}`), and remove other cuDNN folders from LD_LIBRARY_PATH.",
+            fw.name, fw.name
+        ))
+        .build(),
+    )
+}
+
+/// Equal at the precision both give: `9.1.0` is the release `9.1.0.70`.
+fn same_release(a: &Version, b: &Version) -> bool {
+    let parts = |v: &Version| v.as_str().split('.').count();
+    let n = parts(a).min(parts(b)).min(3);
+    let cut = |v: &Version| v.as_str().split('.').take(n).collect::<Vec<_>>().join(".");
+    Version::parse(&cut(a)) == Version::parse(&cut(b))
+}
+
+/// Families a wheel ships and `LD_LIBRARY_PATH` can shadow.
+fn families(report: &Report) -> [(&'static str, &Vec<Library>); 4] {
+    [
+        ("cuDNN", &report.libraries.cudnn),
+        ("NCCL", &report.libraries.nccl),
+        ("cuBLAS", &report.libraries.cublas),
+        ("CUDA runtime", &report.libraries.cudart),
+    ]
+}
+
+fn shadowing(report: &Report, env: &PythonEnv) -> Vec<Finding> {
+    let users: Vec<&Framework> = env.frameworks.iter().filter(|f| f.cuda.is_some()).collect();
+    if users.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (family, libs) in families(report) {
+        let Some(wheel) = libs
+            .iter()
+            .find(|l| l.origin == "pip" && in_env(env, &l.path))
+        else {
+            continue;
+        };
+        let Some(shadow) = libs
+            .iter()
+            .filter(|l| l.loader_origin.as_deref() == Some("LD_LIBRARY_PATH"))
+            .min_by_key(|l| l.loader_rank)
+        else {
+            continue;
+        };
+        let (Some(wv), Some(sv)) = (
+            wheel.version.as_deref().and_then(Version::parse),
+            shadow.version.as_deref().and_then(Version::parse),
+        ) else {
+            continue;
+        };
+        if wv.major() != sv.major() || same_release(&wv, &sv) {
+            // Another major has another soname: it cannot be picked in place of the wheel's.
+            continue;
+        }
+        let older = sv < wv;
+        let names: Vec<String> = users.iter().map(|f| f.name.clone()).collect();
+        let mut f = FindingBuilder::new(
+            "library-path-shadowing",
+            if older { Severity::Error } else { Severity::Warning },
+            format!("LD_LIBRARY_PATH puts {family} {sv} ahead of the {wv} that {} in {} ships", names.join(", "), env.path),
+        )
+        .detail(format!(
+            "The loader searches LD_LIBRARY_PATH before a wheel's RUNPATH, so {} loads {} instead \
+             of its own copy.{}",
+            names.join(" and "),
+            shadow.path,
+            if older { " That copy is older than the one it was built with, which breaks it." } else { "" }
+        ))
+        .evidence(format!("LD_LIBRARY_PATH: {} ({family} {sv})", shadow.path))
+        .evidence(format!("wheel: {} ({family} {wv})", wheel.path))
+        .fix(format!(
+            "Remove {} from LD_LIBRARY_PATH (check ~/.bashrc, module files and conda activate scripts), or unset LD_LIBRARY_PATH when running {}.",
+            Path::new(&shadow.path).parent().map(|p| p.display().to_string()).unwrap_or_default(),
+            names.join("/")
+        ));
+        for fw in &users {
+            f = f.subject(framework_subject(&env.path, &fw.name));
+        }
+        if family == "cuDNN" {
+            f = f.explains("cudnn-version-mismatch");
+        }
+        out.push(f.build());
+    }
+    out
+}
+
+/// `nvidia-cudnn-cu12==9.1.0.70` → (`nvidia-cudnn-cu12`, `==9.1.0.70`).
+fn split_pin(pin: &str) -> (&str, &str) {
+    match pin.find(['<', '>', '=', '!', '~']) {
+        Some(i) => (&pin[..i], &pin[i..]),
+        None => (pin, ""),
+    }
+}
+
+/// The lowest version a spec allows (`==9.1.0.70`, `>=9.12`, `<10.0,>=9.12.0.46`).
+fn spec_floor(spec: &str) -> Option<Version> {
+    spec.split(',').find_map(|c| {
+        let c = c.trim();
+        c.strip_prefix("==")
+            .or_else(|| c.strip_prefix(">="))
+            .or_else(|| c.strip_prefix("~="))
+            .and_then(Version::parse)
+    })
+}
+
+/// Whether `version` meets every clause of a PEP 440 spec; `None` when a clause is not
+/// understood (then nothing is claimed).
+fn spec_allows(spec: &str, version: &Version) -> Option<bool> {
+    let mut ok = true;
+    for clause in spec.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        let (op, rest) = ["==", ">=", "<=", "!=", "~=", ">", "<"]
+            .iter()
+            .find_map(|op| clause.strip_prefix(op).map(|r| (*op, r)))?;
+        if rest.contains('*') {
+            return None;
+        }
+        let want = Version::parse(rest)?;
+        ok &= match op {
+            "==" => same_release(version, &want),
+            ">=" | "~=" => version >= &want,
+            "<=" => version <= &want,
+            "!=" => !same_release(version, &want),
+            ">" => version > &want,
+            _ => version < &want,
+        };
+    }
+    Some(ok)
+}
+
+fn wheels_conflict(env: &PythonEnv) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut wheels: Vec<&str> = env
+        .frameworks
+        .iter()
+        .flat_map(|f| f.pins.iter().map(|p| split_pin(p).0))
+        .filter(|n| n.starts_with("nvidia-"))
+        .collect();
+    wheels.sort_unstable();
+    wheels.dedup();
+    for wheel in wheels {
+        let pins: Vec<(&Framework, &str)> = env
+            .frameworks
+            .iter()
+            .filter_map(|f| {
+                f.pins
+                    .iter()
+                    .find(|p| split_pin(p).0 == wheel)
+                    .map(|p| (f, p.as_str()))
+            })
+            .collect();
+        if pins.len() < 2 {
+            continue;
+        }
+        let installed = env.nvidia_wheels.iter().find(|w| w.name == wheel);
+        let installed_v = installed.and_then(|w| Version::parse(&w.version));
+        let broken: Vec<&(&Framework, &str)> = pins
+            .iter()
+            .filter(|(_, pin)| match &installed_v {
+                Some(v) => spec_allows(split_pin(pin).1, v) == Some(false),
+                None => false,
+            })
+            .collect();
+        let exact: Vec<Version> = pins
+            .iter()
+            .filter_map(|(_, p)| split_pin(p).1.strip_prefix("==").and_then(Version::parse))
+            .collect();
+        let exact_disagree = exact.windows(2).any(|w| !same_release(&w[0], &w[1]));
+        if broken.is_empty() && !exact_disagree {
+            continue;
+        }
+        let mut f = FindingBuilder::new(
+            "framework-wheels-conflict",
+            Severity::Error,
+            format!(
+                "Frameworks in {} need different versions of {wheel}",
+                env.path
+            ),
+        )
+        .detail(format!(
+            "Each framework's wheel pins the CUDA libraries it was built with. Two frameworks in one \
+             environment pin {wheel} differently, so whichever was installed last decides, and the \
+             other loads a library it was not built for."
+        ));
+        for (fw, pin) in &pins {
+            f = f.evidence(format!(
+                "{} {} requires {pin}",
+                fw.name,
+                fw.version.as_deref().unwrap_or("")
+            ));
+            f = f.subject(framework_subject(&env.path, &fw.name));
+        }
+        match installed {
+            Some(w) => f = f.evidence(format!("installed: {} {}", w.name, w.version)),
+            None => f = f.evidence(format!("{wheel} is not installed")),
+        }
+        out.push(
+            f.fix("Give each framework its own environment (`python -m venv` or `conda create`), or install versions of the frameworks built against the same CUDA libraries.")
+                .build(),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Gpu, Wheel};
+
+    const SITE: &str = "/venv/lib/python3.11/site-packages";
+
+    fn lib(version: &str, path: &str, origin: &str, loader: Option<(&str, u32)>) -> Library {
+        Library {
+            version: Some(version.into()),
+            path: path.into(),
+            origin: origin.into(),
+            version_source: Some("file-name".into()),
+            on_loader_path: loader.is_some(),
+            loader_origin: loader.map(|(o, _)| o.to_string()),
+            loader_rank: loader.map(|(_, r)| r),
+        }
+    }
+
+    fn torch(pins: &[&str]) -> Framework {
+        Framework {
+            name: "torch".into(),
+            version: Some("2.4.0+cu121".into()),
+            cuda: Some("12.1".into()),
+            variant: Some("cuda".into()),
+            pins: pins.iter().map(|p| (*p).to_string()).collect(),
+            ..Framework::default()
+        }
+    }
+
+    fn machine(frameworks: Vec<Framework>, cudnn: Vec<Library>, wheels: Vec<Wheel>) -> Report {
+        let mut r = Report {
+            gpus: vec![Gpu {
+                name: Some("NVIDIA A10G".into()),
+                source: "nvml".into(),
+                ..Gpu::default()
+            }],
+            python_envs: vec![PythonEnv {
+                path: "/venv".into(),
+                kind: "venv".into(),
+                site_packages: vec![SITE.into()],
+                frameworks,
+                nvidia_wheels: wheels,
+                ..PythonEnv::default()
+            }],
+            ..Report::default()
+        };
+        r.libraries.cudnn = cudnn;
+        r
+    }
+
+    fn ids(r: &Report) -> Vec<String> {
+        crate::diagnose::diagnose(r)
+            .into_iter()
+            .map(|f| f.id)
+            .collect()
+    }
+
+    fn wheel_cudnn(version: &str) -> Library {
+        lib(
+            version,
+            &format!("{SITE}/nvidia/cudnn/lib/libcudnn.so.9"),
+            "pip",
+            None,
+        )
+    }
+
+    #[test]
+    fn torch_with_its_cudnn_wheel_is_fine_without_it_cudnn_is_missing() {
+        let pins = ["nvidia-cudnn-cu12==9.1.0.70"];
+        let ok = machine(vec![torch(&pins)], vec![wheel_cudnn("9.1.0")], vec![]);
+        assert!(ids(&ok).is_empty(), "{:?}", ids(&ok));
+        let system8 = lib(
+            "8.9.7",
+            "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.7",
+            "system",
+            Some(("ld.so.conf", 3)),
+        );
+        let missing = machine(vec![torch(&pins)], vec![system8], vec![]);
+        let f = crate::diagnose::diagnose(&missing);
+        assert_eq!(
+            f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+            ["cudnn-missing"]
+        );
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.contains("found only: cuDNN 8.9.7")),
+            "{:?}",
+            f[0].evidence
+        );
+    }
+
+    #[test]
+    fn an_older_cudnn_on_ld_library_path_shadows_the_wheel_and_explains_the_mismatch() {
+        let pins = ["nvidia-cudnn-cu12==9.1.0.70"];
+        let old = lib(
+            "9.0.0",
+            "/opt/cudnn-9.0/lib/libcudnn.so.9.0.0",
+            "system",
+            Some(("LD_LIBRARY_PATH", 0)),
+        );
+        let r = machine(vec![torch(&pins)], vec![old, wheel_cudnn("9.1.0")], vec![]);
+        let f = crate::diagnose::diagnose(&r);
+        assert_eq!(
+            f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+            ["library-path-shadowing"]
+        );
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].explains, ["cudnn-version-mismatch"]);
+        // A newer copy there still shadows, as a warning.
+        let newer = lib(
+            "9.5.1",
+            "/opt/cudnn-9.5/lib/libcudnn.so.9.5.1",
+            "system",
+            Some(("LD_LIBRARY_PATH", 0)),
+        );
+        let r = machine(
+            vec![torch(&pins)],
+            vec![newer, wheel_cudnn("9.1.0")],
+            vec![],
+        );
+        let f = crate::diagnose::diagnose(&r);
+        assert_eq!(
+            f.iter()
+                .map(|f| (f.id.as_str(), f.severity))
+                .collect::<Vec<_>>(),
+            [("library-path-shadowing", Severity::Warning)]
+        );
+    }
+
+    #[test]
+    fn tensorflow_built_for_cudnn_8_with_only_cudnn_9() {
+        let tf = Framework {
+            name: "tensorflow".into(),
+            version: Some("2.15.0".into()),
+            cuda: Some("12.2".into()),
+            cudnn: Some("8".into()),
+            variant: Some("cuda".into()),
+            ..Framework::default()
+        };
+        let nine = lib(
+            "9.1.0",
+            "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0",
+            "system",
+            Some(("ld.so.conf", 2)),
+        );
+        assert_eq!(
+            ids(&machine(vec![tf.clone()], vec![nine], vec![])),
+            ["cudnn-missing"]
+        );
+        let eight = lib(
+            "8.9.7",
+            "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.7",
+            "system",
+            Some(("ld.so.conf", 2)),
+        );
+        assert!(ids(&machine(vec![tf], vec![eight], vec![])).is_empty());
+    }
+
+    #[test]
+    fn two_frameworks_pinning_different_cudnn_wheels_conflict() {
+        let tf = Framework {
+            name: "tensorflow".into(),
+            version: Some("2.15.0".into()),
+            pins: vec!["nvidia-cudnn-cu12==8.9.4.25".into()],
+            ..Framework::default()
+        };
+        let wheels = vec![Wheel {
+            name: "nvidia-cudnn-cu12".into(),
+            version: "9.1.0.70".into(),
+            lib_dir: None,
+        }];
+        let r = machine(
+            vec![torch(&["nvidia-cudnn-cu12==9.1.0.70"]), tf],
+            vec![wheel_cudnn("9.1.0")],
+            wheels,
+        );
+        let f = wheels_conflict(&r.python_envs[0]);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e == "tensorflow 2.15.0 requires nvidia-cudnn-cu12==8.9.4.25"),
+            "{:?}",
+            f[0].evidence
+        );
+        // Ranges both satisfied by the installed wheel: no conflict.
+        let jax = Framework {
+            name: "jax".into(),
+            pins: vec!["nvidia-cudnn-cu12<10.0,>=9.0".into()],
+            ..Framework::default()
+        };
+        let wheels = vec![Wheel {
+            name: "nvidia-cudnn-cu12".into(),
+            version: "9.1.0.70".into(),
+            lib_dir: None,
+        }];
+        let r = machine(
+            vec![torch(&["nvidia-cudnn-cu12==9.1.0.70"]), jax],
+            vec![],
+            wheels,
+        );
+        assert!(wheels_conflict(&r.python_envs[0]).is_empty());
+    }
+
+    #[test]
+    fn specs() {
+        let v = |s: &str| Version::parse(s).unwrap();
+        assert_eq!(spec_allows("==9.1.0.70", &v("9.1.0.70")), Some(true));
+        assert_eq!(
+            spec_allows("<10.0,>=9.12.0.46", &v("9.19.0.56")),
+            Some(true)
+        );
+        assert_eq!(spec_allows("<10.0,>=9.12.0.46", &v("9.5.0")), Some(false));
+        assert_eq!(spec_allows("==9.*", &v("9.5.0")), None);
+        assert_eq!(spec_floor("<10.0,>=9.12.0.46"), Some(v("9.12.0.46")));
+        assert!(same_release(&v("9.1.0"), &v("9.1.0.70")));
+        assert!(!same_release(&v("9.1.0"), &v("9.5.1")));
+    }
+}
