@@ -50,6 +50,32 @@ pub fn examine(host: &Host) -> Report {
     report
 }
 
+/// [`examine`], with a bug in gpu-doctor turned into a message and exit code 3 rather than a
+/// crash: CI jobs gate on `check`'s exit code and must tell "your machine fails" (1) from
+/// "the doctor broke" (3).
+///
+/// # Errors
+/// The panic message, when examining panicked.
+pub fn examine_guarded(host: &Host) -> Result<Report, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| examine(host))).map_err(|payload| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+            .unwrap_or_else(|| "unknown panic".to_string())
+    })
+}
+
+fn report_or_exit(host: &Host) -> Result<Report, u8> {
+    examine_guarded(host).map_err(|message| {
+        eprintln!(
+            "gpu-doctor: internal error while examining the machine: {message}\n\
+             This is a bug in gpu-doctor; please report it with the output of `gpu-doctor doctor --json`."
+        );
+        exit::FAILED
+    })
+}
+
 /// Runs the CLI and returns the exit code.
 #[must_use]
 pub fn run(cli: &Cli) -> u8 {
@@ -69,7 +95,10 @@ pub fn run(cli: &Cli) -> u8 {
     };
     match command {
         Command::Doctor { json } => {
-            let report = examine(&host);
+            let report = match report_or_exit(&host) {
+                Ok(report) => report,
+                Err(code) => return code,
+            };
             let text = if *json {
                 crate::present::json::render(&report)
             } else {
@@ -113,7 +142,10 @@ fn check(
             }
         }
     }
-    let report = examine(host);
+    let report = match report_or_exit(host) {
+        Ok(report) => report,
+        Err(code) => return code,
+    };
     if let Some(env) = env
         && !report
             .python_envs
