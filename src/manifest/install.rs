@@ -241,6 +241,34 @@ impl AptPackage {
     pub fn fill(&self, values: &[(&str, &str)]) -> Result<String, UnfilledPlaceholder> {
         fill(&self.pattern, values)
     }
+
+    /// The package name and, for a pinned pattern (`libnccl2={version}-1+cuda{major}.{minor}`),
+    /// the version pattern after `=`: apt needs the two apart when the version is looked up on
+    /// the machine (`apt-cache madison`) rather than known in advance.
+    #[must_use]
+    pub fn name_and_version_pattern(&self) -> (&str, Option<&str>) {
+        match self.pattern.split_once('=') {
+            Some((name, version)) => (name, Some(version)),
+            None => (&self.pattern, None),
+        }
+    }
+}
+
+impl CondaChannel {
+    /// Whether this row speaks for a CUDA version (inside `cuda_min..=cuda_max`, open ends
+    /// unbounded), compared as dotted numbers.
+    #[must_use]
+    pub fn covers(&self, cuda: &str) -> bool {
+        let at_least = self
+            .cuda_min
+            .as_deref()
+            .is_none_or(|min| super::matching::compare(min, cuda).is_le());
+        let at_most = self
+            .cuda_max
+            .as_deref()
+            .is_none_or(|max| super::matching::compare(cuda, max).is_le());
+        at_least && at_most
+    }
 }
 
 impl InstallTable {
@@ -406,6 +434,38 @@ mod tests {
             error.to_string(),
             "no value for `{branch}` in `cuda-drivers-{branch}`"
         );
+    }
+
+    #[test]
+    fn a_pinned_pattern_splits_into_name_and_version() {
+        let table = crate::manifest::embedded();
+        let nccl = table.install.apt_package("libnccl2").unwrap();
+        assert_eq!(
+            nccl.name_and_version_pattern(),
+            ("libnccl2", Some("{version}-1+cuda{major}.{minor}"))
+        );
+        let toolkit = table.install.apt_package("cuda-toolkit-minor").unwrap();
+        assert_eq!(
+            toolkit.name_and_version_pattern(),
+            ("cuda-toolkit-{major}-{minor}", None)
+        );
+    }
+
+    #[test]
+    fn conda_rows_cover_their_cuda_range() {
+        let table = crate::manifest::embedded();
+        let rows: Vec<_> = table
+            .install
+            .conda_channels
+            .iter()
+            .filter(|row| row.channel == "conda-forge" && row.covers("12.4"))
+            .flat_map(|row| row.packages.iter().map(String::as_str))
+            .collect();
+        assert!(
+            rows.contains(&"cuda-toolkit") && rows.contains(&"nccl"),
+            "{rows:?}"
+        );
+        assert!(!rows.contains(&"cudatoolkit"), "{rows:?}");
     }
 
     #[test]
