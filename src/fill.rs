@@ -24,20 +24,27 @@ pub fn fill_gpus(report: &mut Report, manifests: &Manifests) {
                 .then_some(first)
         });
         let Some(row) = row else { continue };
-        let how = if by_id.is_some() { "PCI device id" } else { "name" };
+        let how = if by_id.is_some() {
+            "PCI device id"
+        } else {
+            "name"
+        };
         if gpu.compute_capability.is_none() {
             gpu.compute_capability = Some(row.compute_capability.clone());
-            gpu.filled_from.push(format!("compute_capability: manifest gpus.toml by {how}"));
+            gpu.filled_from
+                .push(format!("compute_capability: manifest gpus.toml by {how}"));
         }
         if gpu.name.is_none() {
             gpu.name = Some(row.name.clone());
-            gpu.filled_from.push(format!("name: manifest gpus.toml by {how}"));
+            gpu.filled_from
+                .push(format!("name: manifest gpus.toml by {how}"));
         }
         if gpu.architecture.is_none()
             && let Some(arch) = &row.architecture
         {
             gpu.architecture = Some(arch.clone());
-            gpu.filled_from.push(format!("architecture: manifest gpus.toml by {how}"));
+            gpu.filled_from
+                .push(format!("architecture: manifest gpus.toml by {how}"));
         }
     }
 }

@@ -397,18 +397,60 @@ fn arch_missing(
                 m.major, m.min_sm, m.max_sm
             ));
         }
-        return Some(
-            f.fix(format!(
+        let fix = match torch_variant_covering(manifests, report, fw, &cc) {
+            Some(variant) => format!(
+                "Install the torch build that has kernels for sm_{}{}: `pip install --force-reinstall torch=={} --index-url {}`.",
+                cc.major(),
+                cc.minor(),
+                build_release(fw),
+                manifests.frameworks.torch_index_url(&variant)
+            ),
+            None => format!(
                 "Install a {} build whose arch list includes sm_{}{} (see `gpu-doctor plan --framework {}`).",
                 fw.name,
                 cc.major(),
                 cc.minor(),
                 fw.name
-            ))
-            .build(),
-        );
+            ),
+        };
+        return Some(f.fix(fix).build());
     }
     None
+}
+
+/// A variant of the same torch release with kernels for `cc` that this driver runs.
+fn torch_variant_covering(
+    manifests: &Manifests,
+    report: &Report,
+    fw: &Framework,
+    cc: &Version,
+) -> Option<String> {
+    if fw.name != "torch" {
+        return None;
+    }
+    let release = manifests.frameworks.torch_release(fw.version.as_deref()?)?;
+    let driver = report.driver.version.as_deref().and_then(Version::parse);
+    let driver_cuda = driver_cuda(report, manifests);
+    let parse = |l: &Vec<String>| {
+        l.iter()
+            .filter_map(|s| Version::parse(s))
+            .collect::<Vec<_>>()
+    };
+    release
+        .builds
+        .iter()
+        .filter_map(|b| {
+            let cuda = Version::parse(&b.cuda()?)?;
+            let sass = parse(b.sass.as_ref()?);
+            let ptx = b.ptx.as_ref().map(parse).unwrap_or_default();
+            let runs = match (&driver, &driver_cuda) {
+                (Some(d), Some(dc)) => driver_runs(manifests, d, dc, &cuda),
+                _ => true,
+            };
+            (runs && covers(&sass, &ptx, cc) != Coverage::None).then(|| (cuda, b.variant.clone()))
+        })
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, variant)| variant)
 }
 
 fn build_release(fw: &Framework) -> String {

@@ -18,8 +18,24 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     let has_gpu = report.gpus.iter().any(|g| g.source != "pci");
     for env in &report.python_envs {
+        // A framework whose cuDNN wheel another framework here pins differently has that
+        // conflict as its root cause; its own cuDNN finding would only send the user in circles.
+        let contested: Vec<&str> = conflicts(env)
+            .iter()
+            .filter(|c| c.wheel.starts_with("nvidia-cudnn"))
+            .flat_map(|c| {
+                c.pins
+                    .iter()
+                    .map(|(f, _)| f.name.as_str())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         if has_gpu {
-            for fw in env.frameworks.iter().filter(|f| f.cuda.is_some()) {
+            for fw in env
+                .frameworks
+                .iter()
+                .filter(|f| f.cuda.is_some() && !contested.contains(&f.name.as_str()))
+            {
                 out.extend(cudnn(report, manifests, env, fw));
             }
         }
@@ -147,8 +163,15 @@ fn cudnn(
             );
         }
         let fix = match fw.name.as_str() {
-            "tensorflow" => "Install TensorFlow with its CUDA libraries (`pip install 'tensorflow[and-cuda]'`) or the cuDNN major it was built for (see `gpu-doctor plan`).".to_string(),
-            _ => format!("Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.", fw.name, fw.name),
+            "tensorflow" => format!(
+                "Install TensorFlow's CUDA libraries for this version (`pip install 'tensorflow[and-cuda]=={}'`) or the cuDNN {} it was built for (see `gpu-doctor plan`).",
+                fw.version.as_deref().unwrap_or(""),
+                need.major
+            ),
+            _ => format!(
+                "Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.",
+                fw.name, fw.name
+            ),
         };
         return Some(f.fix(fix).build());
     };
@@ -330,8 +353,14 @@ fn spec_allows(spec: &str, version: &Version) -> Option<bool> {
     Some(ok)
 }
 
-fn wheels_conflict(env: &PythonEnv) -> Vec<Finding> {
-    let mut out = Vec::new();
+/// A wheel two frameworks of one environment pin incompatibly.
+struct Conflict<'a> {
+    wheel: &'a str,
+    pins: Vec<(&'a Framework, &'a str)>,
+    installed: Option<&'a crate::report::Wheel>,
+}
+
+fn conflicts(env: &PythonEnv) -> Vec<Conflict<'_>> {
     let mut wheels: Vec<&str> = env
         .frameworks
         .iter()
@@ -340,68 +369,97 @@ fn wheels_conflict(env: &PythonEnv) -> Vec<Finding> {
         .collect();
     wheels.sort_unstable();
     wheels.dedup();
-    for wheel in wheels {
-        let pins: Vec<(&Framework, &str)> = env
-            .frameworks
-            .iter()
-            .filter_map(|f| {
-                f.pins
-                    .iter()
-                    .find(|p| split_pin(p).0 == wheel)
-                    .map(|p| (f, p.as_str()))
+    wheels
+        .into_iter()
+        .filter_map(|wheel| {
+            let pins: Vec<(&Framework, &str)> = env
+                .frameworks
+                .iter()
+                .filter_map(|f| {
+                    f.pins
+                        .iter()
+                        .find(|p| split_pin(p).0 == wheel)
+                        .map(|p| (f, p.as_str()))
+                })
+                .collect();
+            if pins.len() < 2 {
+                return None;
+            }
+            let installed = env.nvidia_wheels.iter().find(|w| w.name == wheel);
+            let installed_v = installed.and_then(|w| Version::parse(&w.version));
+            let broken = pins.iter().any(|(_, pin)| {
+                installed_v
+                    .as_ref()
+                    .is_some_and(|v| spec_allows(split_pin(pin).1, v) == Some(false))
+            });
+            let exact: Vec<Version> = pins
+                .iter()
+                .filter_map(|(_, p)| split_pin(p).1.strip_prefix("==").and_then(Version::parse))
+                .collect();
+            let exact_disagree = exact.windows(2).any(|w| !same_release(&w[0], &w[1]));
+            (broken || exact_disagree).then_some(Conflict {
+                wheel,
+                pins,
+                installed,
             })
-            .collect();
-        if pins.len() < 2 {
-            continue;
-        }
-        let installed = env.nvidia_wheels.iter().find(|w| w.name == wheel);
-        let installed_v = installed.and_then(|w| Version::parse(&w.version));
-        let broken: Vec<&(&Framework, &str)> = pins
-            .iter()
-            .filter(|(_, pin)| match &installed_v {
-                Some(v) => spec_allows(split_pin(pin).1, v) == Some(false),
-                None => false,
-            })
-            .collect();
-        let exact: Vec<Version> = pins
-            .iter()
-            .filter_map(|(_, p)| split_pin(p).1.strip_prefix("==").and_then(Version::parse))
-            .collect();
-        let exact_disagree = exact.windows(2).any(|w| !same_release(&w[0], &w[1]));
-        if broken.is_empty() && !exact_disagree {
-            continue;
-        }
-        let mut f = FindingBuilder::new(
-            "framework-wheels-conflict",
-            Severity::Error,
-            format!(
-                "Frameworks in {} need different versions of {wheel}",
-                env.path
-            ),
-        )
-        .detail(format!(
-            "Each framework's wheel pins the CUDA libraries it was built with. Two frameworks in one \
-             environment pin {wheel} differently, so whichever was installed last decides, and the \
-             other loads a library it was not built for."
-        ));
-        for (fw, pin) in &pins {
+        })
+        .collect()
+}
+
+/// One finding per environment, listing every wheel its frameworks disagree on: one cause
+/// (two frameworks sharing one environment), however many wheels it touches.
+fn wheels_conflict(env: &PythonEnv) -> Option<Finding> {
+    let conflicts = conflicts(env);
+    let first = conflicts.first()?;
+    let mut names: Vec<&str> = conflicts
+        .iter()
+        .flat_map(|c| c.pins.iter().map(|(f, _)| f.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let wheels: Vec<&str> = conflicts.iter().map(|c| c.wheel).collect();
+    let mut f = FindingBuilder::new(
+        "framework-wheels-conflict",
+        Severity::Error,
+        format!(
+            "{} in {} need different versions of {}",
+            names.join(" and "),
+            env.path,
+            if wheels.len() == 1 {
+                first.wheel.to_string()
+            } else {
+                format!("{} CUDA library wheels", wheels.len())
+            }
+        ),
+    )
+    .detail(
+        "Each framework's wheel pins the CUDA libraries it was built with. Frameworks sharing \
+         one environment pin them differently, so whichever was installed last decides, and the \
+         other loads libraries it was not built for (typically failing to load cuDNN or NCCL).",
+    );
+    for c in &conflicts {
+        for (fw, pin) in &c.pins {
             f = f.evidence(format!(
                 "{} {} requires {pin}",
                 fw.name,
                 fw.version.as_deref().unwrap_or("")
             ));
-            f = f.subject(framework_subject(&env.path, &fw.name));
         }
-        match installed {
-            Some(w) => f = f.evidence(format!("installed: {} {}", w.name, w.version)),
-            None => f = f.evidence(format!("{wheel} is not installed")),
-        }
-        out.push(
-            f.fix("Give each framework its own environment (`python -m venv` or `conda create`), or install versions of the frameworks built against the same CUDA libraries.")
-                .build(),
-        );
+        f = f.evidence(match c.installed {
+            Some(w) => format!("installed: {} {}", w.name, w.version),
+            None => format!("{} is not installed", c.wheel),
+        });
     }
-    out
+    for name in &names {
+        f = f.subject(framework_subject(&env.path, name));
+    }
+    Some(
+        f.fix(
+            "Give each framework its own environment (`python -m venv` or `conda create`), or \
+             install versions of the frameworks built against the same CUDA libraries.",
+        )
+        .build(),
+    )
 }
 
 #[cfg(test)]
@@ -582,15 +640,24 @@ mod tests {
             vec![wheel_cudnn("9.1.0")],
             wheels,
         );
-        let f = wheels_conflict(&r.python_envs[0]);
-        assert_eq!(f.len(), 1);
+        let f = wheels_conflict(&r.python_envs[0]).expect("a conflict");
         assert!(
-            f[0].evidence
+            f.evidence
                 .iter()
                 .any(|e| e == "tensorflow 2.15.0 requires nvidia-cudnn-cu12==8.9.4.25"),
             "{:?}",
-            f[0].evidence
+            f.evidence
         );
+        assert_eq!(
+            f.title,
+            "tensorflow and torch in /venv need different versions of nvidia-cudnn-cu12"
+        );
+        // The conflict is the root cause: TF's own cuDNN finding is not added on top.
+        let ids: Vec<String> = crate::diagnose::diagnose(&r)
+            .into_iter()
+            .map(|f| f.id)
+            .collect();
+        assert_eq!(ids, ["framework-wheels-conflict"]);
         // Ranges both satisfied by the installed wheel: no conflict.
         let jax = Framework {
             name: "jax".into(),
@@ -607,7 +674,7 @@ mod tests {
             vec![],
             wheels,
         );
-        assert!(wheels_conflict(&r.python_envs[0]).is_empty());
+        assert!(wheels_conflict(&r.python_envs[0]).is_none());
     }
 
     #[test]

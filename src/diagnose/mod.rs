@@ -19,7 +19,14 @@ use crate::report::{Finding, Report, Severity};
 type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 
 /// Every rule family, in the order their findings are produced.
-const RULES: &[Rule] = &[driver::findings, frameworks::findings, toolkits::findings, libraries::findings, health::findings, platform::findings];
+const RULES: &[Rule] = &[
+    driver::findings,
+    frameworks::findings,
+    toolkits::findings,
+    libraries::findings,
+    health::findings,
+    platform::findings,
+];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first.
 #[must_use]

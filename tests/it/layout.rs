@@ -1,12 +1,27 @@
-//! The fixtures themselves: every machine is complete, and every machine has a test.
+//! The fixtures themselves: every machine is complete, and every machine has a test (its own
+//! test function, or an `expected-findings.txt` that the generic findings test reads).
 
 use std::collections::BTreeSet;
 
 use crate::support::{FIXTURES, NOT_MACHINES, fixture_dir, fixture_env, fixtures_dir};
 
+/// Every machine folder on disk.
+fn machines() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .expect("tests/fixtures")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !NOT_MACHINES.contains(&n.as_str()))
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn every_fixture_has_readme_env_and_root() {
-    for name in FIXTURES {
+    for name in &machines() {
+        let name = name.as_str();
         let dir = fixture_dir(name);
         let readme = std::fs::read_to_string(dir.join("README.md"))
             .unwrap_or_else(|e| panic!("{name}/README.md: {e}"));
@@ -42,18 +57,26 @@ fn every_fixture_has_readme_env_and_root() {
 }
 
 #[test]
-fn every_machine_folder_is_a_listed_fixture() {
-    let on_disk: BTreeSet<String> = std::fs::read_dir(fixtures_dir())
-        .expect("tests/fixtures")
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !NOT_MACHINES.contains(&n.as_str()))
-        .collect();
+fn every_machine_folder_has_a_test() {
+    let on_disk: BTreeSet<String> = machines().into_iter().collect();
     let listed: BTreeSet<String> = FIXTURES.iter().map(|s| (*s).to_string()).collect();
-    assert_eq!(
-        on_disk, listed,
-        "a fixture folder without a test, or a listed fixture without a folder"
+    let missing: Vec<&String> = listed.difference(&on_disk).collect();
+    assert!(
+        missing.is_empty(),
+        "listed fixtures without a folder: {missing:?}"
+    );
+    let untested: Vec<&String> = on_disk
+        .iter()
+        .filter(|n| !listed.contains(*n) && !fixture_dir(n).join("expected-findings.txt").is_file())
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "fixture folders with neither a test nor expected-findings.txt: {untested:?}"
+    );
+    assert!(
+        on_disk.len() >= 30,
+        "{} fixture machines; the suite promises at least 30",
+        on_disk.len()
     );
 }
 
@@ -61,7 +84,7 @@ fn every_machine_folder_is_a_listed_fixture() {
 fn stand_in_commands_are_executable_scripts() {
     use std::os::unix::fs::PermissionsExt;
     let mut seen = 0;
-    for name in FIXTURES {
+    for name in &machines() {
         let root = fixture_dir(name).join("root");
         for rel in [
             "usr/bin/nvidia-smi",
