@@ -120,6 +120,11 @@ pub fn run(cli: &Cli) -> u8 {
             *format,
             output.as_deref(),
         ),
+        Command::Smoke(args) => crate::smoke::run(&host, args),
+        Command::Tui => crate::tui::run(&host),
+        Command::Manifest { action } => crate::update::run(&host, action),
+        Command::Estimate(args) => crate::guide::estimate(&host, args),
+        Command::Advise(args) => crate::guide::advise(&host, args),
         Command::Schema => exit::OK,
     }
 }

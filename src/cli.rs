@@ -56,6 +56,19 @@ Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-
         #[arg(long, short = 'o', value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Prove the GPU computes: a matmul kernel and memory checks through the CUDA driver API.
+    Smoke(crate::smoke::SmokeArgs),
+    /// Open the interactive terminal app (the default on a terminal).
+    Tui,
+    /// Show, verify or update the compatibility manifests.
+    Manifest {
+        #[command(subcommand)]
+        action: crate::update::ManifestCommand,
+    },
+    /// Estimate the GPU memory a model needs for training or inference.
+    Estimate(crate::guide::EstimateArgs),
+    /// Which GPUs suit a workload, and what this machine's GPUs can and cannot do.
+    Advise(crate::guide::AdviseArgs),
     /// Print the JSON Schema of `doctor --json`.
     Schema,
 }
