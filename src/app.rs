@@ -126,6 +126,7 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Estimate(args) => crate::guide::estimate(&host, args),
         Command::Advise(args) => crate::guide::advise(&host, args),
         Command::Schema => exit::OK,
+        Command::Plan(args) => crate::plan::run::run(&host, args),
     }
 }
 

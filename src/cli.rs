@@ -71,4 +71,64 @@ Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-
     Advise(crate::guide::AdviseArgs),
     /// Print the JSON Schema of `doctor --json`.
     Schema,
+    /// Write the shell script that takes this machine to a working CUDA stack (the fix for what
+    /// the doctor finds, or the target named). Writing a plan never changes the machine.
+    #[command(
+        after_help = "Exit codes: 0 plan written (or run); 1 the target cannot work here (the reason is \
+on stderr); 2 usage error; 3 the plan could not be written or stopped while running."
+    )]
+    Plan(PlanArgs),
+}
+
+/// `gpu-doctor plan` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PlanArgs {
+    /// How to install: NVIDIA's apt repository, a conda environment, or pip in a virtual
+    /// environment [default: pip with --framework, else apt].
+    #[arg(long, value_enum)]
+    pub via: Option<crate::plan::Via>,
+    /// Target CUDA version (12.4).
+    #[arg(long, value_name = "X.Y")]
+    pub cuda: Option<String>,
+    /// Driver branch to install, or auto (the one the target needs).
+    #[arg(long, value_name = "BRANCH|auto")]
+    pub driver: Option<String>,
+    /// cuDNN major version.
+    #[arg(long, value_name = "MAJOR")]
+    pub cudnn: Option<String>,
+    /// torch==2.5.1, tensorflow==2.17, jax[cuda12], cupy.
+    #[arg(long, value_name = "NAME[==VERSION]")]
+    pub framework: Option<String>,
+    /// Python version for a new environment (3.11).
+    #[arg(long, value_name = "X.Y")]
+    pub python: Option<String>,
+    /// conda environment name, or the virtual environment's folder for pip.
+    #[arg(long, value_name = "NAME|DIR")]
+    pub env: Option<String>,
+    /// The system to plan for: ubuntu-22.04 or ubuntu-24.04 [default: this machine's].
+    #[arg(long, value_name = "OS")]
+    pub os: Option<String>,
+    /// Write the plan to FILE (and a conda plan's environment.yml next to it).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the plan as JSON instead of a script.
+    #[arg(long, conflicts_with = "execute")]
+    pub json: bool,
+    /// Show the plan, ask, then run it step by step, logging to --log.
+    #[arg(long)]
+    pub execute: bool,
+    /// With --execute: do not ask (needed without a terminal).
+    #[arg(long, requires = "execute")]
+    pub yes: bool,
+    /// With --execute: the log file (appended to).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "execute",
+        default_value = "gpu-doctor-plan.log"
+    )]
+    pub log: PathBuf,
 }

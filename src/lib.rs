@@ -13,6 +13,7 @@ pub mod guide;
 pub mod host;
 pub mod manifest;
 pub mod parse;
+pub mod plan;
 pub mod present;
 pub mod probe;
 pub mod report;

@@ -1,0 +1,847 @@
+//! From the machine, the target and the manifests to a [`Decision`]: what to install, at which
+//! versions, or a [`Refusal`] that says why the target cannot work here. Pure; the steps that
+//! carry a decision out are built by [`super::apt`] and [`super::python`].
+//!
+//! The order matters and follows the dependencies: the GPUs limit CUDA and the driver; the
+//! framework build depends on the driver it can run on; the driver is changed only when
+//! something the plan installs (or something already installed) needs more than it runs.
+
+use crate::manifest::{AptRepo, DriverBranch, Manifests};
+use crate::version::Version;
+
+use super::Refusal;
+use super::choose::{self, DriverCap};
+use super::frameworks::{self, FrameworkPlan};
+use super::machine::{InstalledFramework, Machine};
+use super::target::{DriverChoice, FrameworkName, Target, Via};
+
+/// The Ubuntu release and NVIDIA repository the apt steps are for.
+#[derive(Debug, Clone)]
+pub struct AptTarget<'m> {
+    /// `ubuntu-22.04`.
+    pub os: String,
+    /// NVIDIA's tag, `ubuntu2204`.
+    pub distro: String,
+    pub repo: &'m AptRepo,
+}
+
+/// What happens to the driver.
+#[derive(Debug, Clone)]
+pub enum DriverPlan<'m> {
+    /// The working driver runs everything the plan installs.
+    Keep,
+    /// Install this branch from NVIDIA's repository (open modules when every GPU takes them).
+    Install {
+        row: &'m DriverBranch,
+        open: bool,
+        /// The working driver it replaces.
+        replaces: Option<String>,
+        /// Why the driver changes, for the step's comment.
+        why: String,
+    },
+    /// A driver is needed that this plan cannot install here (WSL, container, not Ubuntu);
+    /// the plan says so first and points to where it is done.
+    Elsewhere { needed: String, reason: String },
+}
+
+/// cuDNN for the system (apt) or a conda environment.
+#[derive(Debug, Clone)]
+pub struct CudnnPlan {
+    pub major: u64,
+    /// Stay on this release line (`9.10.2`) because newer ones dropped these GPUs or this CUDA.
+    pub pin: Option<String>,
+}
+
+/// Where Python packages go.
+#[derive(Debug, Clone)]
+pub enum EnvPlan {
+    /// A virtual environment folder (created when missing) and the Python that creates it.
+    Venv { path: String, python: String },
+    /// A conda environment (created when missing) with this Python.
+    Conda { name: String, python: String },
+}
+
+/// Reinstalling a framework in an environment that already has it (a CPU-only torch).
+#[derive(Debug, Clone)]
+pub struct EnvFix {
+    /// The environment's prefix.
+    pub env: String,
+    pub framework: FrameworkPlan,
+}
+
+/// Everything the plan will do, decided.
+#[derive(Debug, Clone)]
+pub struct Decision<'m> {
+    pub via: Via,
+    pub apt: Option<AptTarget<'m>>,
+    pub ccs: Vec<String>,
+    pub nouveau: bool,
+    pub driver: DriverPlan<'m>,
+    /// CUDA `major.minor` of the toolkit (apt) or of `cuda-version` (conda).
+    pub toolkit: Option<Version>,
+    pub cudnn: Option<CudnnPlan>,
+    pub nccl: bool,
+    pub framework: Option<FrameworkPlan>,
+    pub env: Option<EnvPlan>,
+    pub fixes: Vec<EnvFix>,
+    /// The loaded kernel module and the libraries differ: a reboot is the fix.
+    pub reboot_for_mismatch: bool,
+    /// Finding ids this plan fixes.
+    pub addresses: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// What something the plan installs or keeps needs of the driver.
+#[derive(Debug, Clone)]
+struct Need {
+    cuda: Version,
+    /// Toolkits need the driver for their own CUDA minor; pip wheels run through minor-version
+    /// compatibility.
+    native: bool,
+    /// A framework's own driver minimum (JAX, TensorFlow).
+    floor: Option<Version>,
+    what: String,
+}
+
+impl Need {
+    fn met_by(&self, m: &Manifests, cap: &DriverCap) -> bool {
+        let runs = if self.native {
+            cap.runs_natively(&self.cuda)
+        } else {
+            cap.runs(&m.cuda, &self.cuda)
+        };
+        let floor = self.floor.as_ref().is_none_or(|floor| {
+            if cap.planned {
+                cap.version.major() >= floor.major()
+            } else {
+                &cap.version >= floor
+            }
+        });
+        runs && floor
+    }
+}
+
+/// Decides the plan or refuses the target.
+///
+/// # Errors
+/// A [`Refusal`] when the target cannot work on this machine.
+pub fn decide<'m>(
+    machine: &Machine,
+    m: &'m Manifests,
+    target: &Target,
+) -> Result<Decision<'m>, Refusal> {
+    let via = target.via();
+    let ccs = gpu_ccs(machine)?;
+    let apt = apt_target(machine, m, target);
+    let apt = match (via, apt) {
+        (_, Ok(apt)) => Some(apt),
+        (Via::Apt, Err(why)) => return Err(Refusal::new(why)),
+        (_, Err(why)) if target.os.is_some() => return Err(Refusal::new(why)),
+        (_, Err(_)) => None,
+    };
+    let as_of = choose::as_of(&m.cuda);
+    let named = match target.driver {
+        DriverChoice::Branch(b) => {
+            Some(choose::named_branch(&m.cuda, b, None, &ccs).map_err(Refusal::new)?)
+        }
+        DriverChoice::Auto => None,
+    };
+    let working = working_cap(machine);
+    let mut d = Decision {
+        via,
+        apt,
+        ccs: ccs.clone(),
+        nouveau: machine.nouveau_loaded,
+        driver: DriverPlan::Keep,
+        toolkit: None,
+        cudnn: None,
+        nccl: false,
+        framework: None,
+        env: None,
+        fixes: Vec::new(),
+        reboot_for_mismatch: false,
+        addresses: Vec::new(),
+        notes: Vec::new(),
+    };
+    if d.nouveau {
+        d.addresses.push("nouveau-loaded".to_string());
+    }
+    // What is installed already must keep working after the plan.
+    let mut needs = installed_needs(machine, m);
+    let fixing = !target.names_a_stack() && has_fix(machine, &needs, m, &ccs, working.as_ref());
+    if fixing {
+        plan_fixes(machine, m, target, &ccs, working.as_ref(), &mut d)?;
+    } else {
+        let cap_for_choice = named
+            .and_then(DriverCap::planned)
+            .or_else(|| working.clone());
+        let ceiling = machine
+            .driver_fixed()
+            .and(working.as_ref().map(|c| c.max_cuda.clone()));
+        plan_stack(
+            machine,
+            m,
+            target,
+            &ccs,
+            cap_for_choice.as_ref(),
+            ceiling.as_ref(),
+            &as_of,
+            &mut d,
+            &mut needs,
+        )?;
+    }
+    d.driver = decide_driver(machine, m, &d, named, working.as_ref(), &needs, &as_of)?;
+    if let DriverPlan::Install { .. } = d.driver {
+        for id in [
+            "no-driver",
+            "driver-too-old-for-framework",
+            "toolkit-newer-than-driver",
+        ] {
+            if machine.finding(id).is_some() {
+                push_unique(&mut d.addresses, id);
+            }
+        }
+    }
+    if machine.finding("driver-library-mismatch").is_some() {
+        d.reboot_for_mismatch = true;
+        push_unique(&mut d.addresses, "driver-library-mismatch");
+    }
+    Ok(d)
+}
+
+fn push_unique(list: &mut Vec<String>, id: &str) {
+    if !list.iter().any(|x| x == id) {
+        list.push(id.to_string());
+    }
+}
+
+/// The compute capabilities of the NVIDIA GPUs, deduplicated; every GPU must have one.
+fn gpu_ccs(machine: &Machine) -> Result<Vec<String>, Refusal> {
+    if machine.gpus.is_empty() {
+        let reason = if machine.amd_gpu {
+            "no NVIDIA GPU on this machine (an AMD GPU is there; gpu-doctor plans NVIDIA's CUDA stack only)"
+        } else {
+            "no NVIDIA GPU on this machine: there is nothing for a CUDA stack to run on"
+        };
+        return Err(Refusal::new(reason));
+    }
+    let mut ccs: Vec<String> = Vec::new();
+    for gpu in &machine.gpus {
+        let Some(cc) = &gpu.compute_capability else {
+            let id = gpu.pci_device_id.as_deref().unwrap_or("unknown");
+            return Err(Refusal::new(format!(
+                "the compute capability of GPU {} (PCI device {id}) is unknown: neither a driver \
+                 nor the GPU table says it, and the driver, CUDA and framework builds all depend \
+                 on it. State it with GPU_DOCTOR_GPU_CC (for example GPU_DOCTOR_GPU_CC=8.9) and \
+                 plan again.",
+                gpu.index
+            )));
+        };
+        if !ccs.contains(cc) {
+            ccs.push(cc.clone());
+        }
+    }
+    ccs.sort_by(|a, b| crate::version::compare(a, b));
+    Ok(ccs)
+}
+
+/// The Ubuntu release the apt steps are for: `--os`, else this machine's, when NVIDIA's
+/// repository in the manifests has it for this architecture.
+fn apt_target<'m>(
+    machine: &Machine,
+    m: &'m Manifests,
+    target: &Target,
+) -> Result<AptTarget<'m>, String> {
+    const ARCH: &str = "x86_64";
+    let known: Vec<String> = m
+        .install
+        .apt_repos
+        .iter()
+        .filter(|r| r.arch == ARCH)
+        .filter_map(|r| {
+            let version = r.distro.strip_prefix("ubuntu")?;
+            (version.len() == 4).then(|| format!("ubuntu-{}.{}", &version[..2], &version[2..]))
+        })
+        .collect();
+    let (os, from_flag) = match &target.os {
+        Some(os) => (os.clone(), true),
+        None => match (machine.os_id.as_deref(), machine.os_version.as_deref()) {
+            (Some(id), Some(version)) => (format!("{id}-{version}"), false),
+            _ => (String::new(), false),
+        },
+    };
+    if !known.contains(&os) {
+        let what = if from_flag {
+            format!("--os {os} is not a system gpu-doctor plans for")
+        } else if os.is_empty() {
+            "this machine's system is unknown (no /etc/os-release)".to_string()
+        } else {
+            format!(
+                "this machine runs {os}, which NVIDIA's apt repository in the manifests does not cover"
+            )
+        };
+        return Err(format!(
+            "{what}: apt plans are made for {} (NVIDIA's repository, {ARCH})",
+            known.join(", ")
+        ));
+    }
+    if let Some(arch) = machine.arch.as_deref()
+        && arch != ARCH
+    {
+        return Err(format!(
+            "this machine is {arch}: apt plans use NVIDIA's {ARCH} repository only"
+        ));
+    }
+    let distro = os.replace(['-', '.'], "");
+    let repo = m
+        .install
+        .apt_repo(&distro, ARCH)
+        .ok_or_else(|| format!("no NVIDIA repository for {distro}/{ARCH} in the manifests"))?;
+    Ok(AptTarget { os, distro, repo })
+}
+
+/// What the working driver can run, when there is one.
+fn working_cap(machine: &Machine) -> Option<DriverCap> {
+    Some(DriverCap {
+        version: machine.working_driver()?,
+        max_cuda: machine.working_driver_cuda()?,
+        planned: false,
+    })
+}
+
+/// What the frameworks and toolkits already on the machine need of the driver.
+fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
+    let mut needs = Vec::new();
+    for fw in &machine.frameworks {
+        let Some(cuda) = fw.cuda.as_deref().and_then(Version::parse) else {
+            continue;
+        };
+        let floor = (fw.name == "jax")
+            .then(|| {
+                m.frameworks
+                    .jax(fw.version.as_deref()?, cuda.major())?
+                    .driver_min
+                    .as_deref()
+                    .and_then(Version::parse)
+            })
+            .flatten();
+        needs.push(Need {
+            cuda,
+            native: false,
+            floor,
+            what: format!(
+                "{} {} in {}",
+                fw.name,
+                fw.version.as_deref().unwrap_or("(version unknown)"),
+                fw.env
+            ),
+        });
+    }
+    for (path, version) in &machine.toolkits {
+        if let Some(v) = version
+            .as_deref()
+            .and_then(Version::parse)
+            .and_then(|v| Version::parse(&v.major_minor()))
+        {
+            needs.push(Need {
+                cuda: v,
+                native: true,
+                floor: None,
+                what: format!("the CUDA toolkit in {path}"),
+            });
+        }
+    }
+    needs
+}
+
+/// Whether something is wrong that a plan fixes without being told a target.
+fn has_fix(
+    machine: &Machine,
+    needs: &[Need],
+    m: &Manifests,
+    ccs: &[String],
+    working: Option<&DriverCap>,
+) -> bool {
+    let no_driver = machine.working_driver().is_none() && machine.driver_fixed().is_none();
+    let unmet = working.is_some_and(|cap| needs.iter().any(|n| !n.met_by(m, cap)));
+    let rebuild = machine
+        .frameworks
+        .iter()
+        .any(|f| f.env_kind != "system" && torch_rebuild(m, f, ccs).is_some());
+    machine.nouveau_loaded
+        || no_driver
+        || unmet
+        || rebuild
+        || machine.finding("driver-library-mismatch").is_some()
+}
+
+/// Why an installed torch must be replaced by another build of the same version: it is
+/// CPU-only, or the manifests say its build has no code for one of these GPUs. The finding id
+/// that says so.
+fn torch_rebuild(m: &Manifests, fw: &InstalledFramework, ccs: &[String]) -> Option<&'static str> {
+    if fw.name != "torch" {
+        return None;
+    }
+    if fw.variant.as_deref() == Some("cpu") {
+        return Some("cpu-only-framework-build");
+    }
+    let version = fw.version.as_deref()?;
+    let tag = match version.split_once('+') {
+        Some((_, local)) => local.to_string(),
+        None => {
+            let cuda = Version::parse(fw.cuda.as_deref()?)?;
+            format!("cu{}{}", cuda.major(), cuda.minor())
+        }
+    };
+    let build = m.frameworks.torch(version, &tag)?.build;
+    ccs.iter()
+        .any(|cc| choose::torch_build_covers(build, cc) == Some(false))
+        .then_some("arch-not-in-build")
+}
+
+/// The fixes for what is wrong: the driver the installed software needs (decided later from
+/// the needs), CPU-only torch builds reinstalled with CUDA.
+fn plan_fixes(
+    machine: &Machine,
+    m: &Manifests,
+    target: &Target,
+    ccs: &[String],
+    working: Option<&DriverCap>,
+    d: &mut Decision<'_>,
+) -> Result<(), Refusal> {
+    for fw in &machine.frameworks {
+        let Some(finding) = torch_rebuild(m, fw, ccs) else {
+            continue;
+        };
+        if fw.env_kind == "system" {
+            d.notes.push(format!(
+                "torch {} in the system Python ({}) needs another build; this plan does not \
+                 change the system Python: make a virtual environment with `gpu-doctor plan \
+                 --via pip --framework torch --env DIR`.",
+                fw.version.as_deref().unwrap_or(""),
+                fw.env
+            ));
+            continue;
+        }
+        let version = fw
+            .version
+            .as_deref()
+            .map(|v| v.split('+').next().unwrap_or(v).to_string());
+        let spec = super::target::FrameworkSpec {
+            name: FrameworkName::Torch,
+            extra: None,
+            version,
+        };
+        let python = target.python.clone().or_else(|| fw.env_python.clone());
+        let plan =
+            frameworks::resolve(m, &spec, ccs, None, working, python.as_deref(), None, false)
+                .map_err(Refusal::new)?;
+        d.fixes.push(EnvFix {
+            env: fw.env.clone(),
+            framework: FrameworkPlan {
+                replace: true,
+                ..plan
+            },
+        });
+        push_unique(&mut d.addresses, finding);
+    }
+    Ok(())
+}
+
+/// The stack the target names (or, with nothing named and nothing to fix, the newest stable
+/// one for these GPUs).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the pieces are all needed"
+)]
+fn plan_stack(
+    machine: &Machine,
+    m: &Manifests,
+    target: &Target,
+    ccs: &[String],
+    cap: Option<&DriverCap>,
+    ceiling: Option<&Version>,
+    as_of: &str,
+    d: &mut Decision<'_>,
+    needs: &mut Vec<Need>,
+) -> Result<(), Refusal> {
+    let user_cuda = match &target.cuda {
+        Some(text) => Some(checked_cuda(m, text, ccs)?),
+        None => None,
+    };
+    let env_python = default_env(machine, target)
+        .and_then(|(path, _)| machine.frameworks.iter().find(|f| f.env == path))
+        .and_then(|f| f.env_python.clone());
+    let python = target.python.clone().or(env_python);
+    let spec = target.framework.clone().or_else(|| {
+        (d.via == Via::Pip).then(|| super::target::FrameworkSpec {
+            name: FrameworkName::Torch,
+            extra: None,
+            version: None,
+        })
+    });
+    if let Some(spec) = &spec {
+        let fw = frameworks::resolve(
+            m,
+            spec,
+            ccs,
+            user_cuda.as_ref(),
+            cap,
+            python.as_deref(),
+            target.cudnn,
+            d.via == Via::Pip,
+        )
+        .map_err(Refusal::new)?;
+        needs.push(Need {
+            cuda: fw.cuda.clone(),
+            native: false,
+            floor: fw.driver_floor.clone(),
+            what: fw.label.clone(),
+        });
+        d.framework = Some(fw);
+    }
+    if d.via != Via::Pip {
+        let toolkit = match (&user_cuda, &d.framework) {
+            (Some(c), _) => c.clone(),
+            (None, Some(fw)) if fw.cuda_is_minor => fw.cuda.clone(),
+            (None, Some(fw)) => newest_in_major(m, ccs, as_of, ceiling, fw.cuda.major())
+                .ok_or_else(|| {
+                    Refusal::new(format!(
+                        "no CUDA {}.x toolkit in the manifests serves compute capability {}",
+                        fw.cuda.major(),
+                        ccs.join(", ")
+                    ))
+                })?,
+            (None, None) => {
+                choose::newest_stable_cuda(&m.cuda, ccs, as_of, ceiling).ok_or_else(|| {
+                    Refusal::new(format!(
+                        "no CUDA release in the manifests serves compute capability {}",
+                        ccs.join(", ")
+                    ))
+                })?
+            }
+        };
+        if d.via == Via::Conda && toolkit.major() < 12 {
+            return Err(Refusal::new(format!(
+                "CUDA {toolkit} on conda means the monolithic cudatoolkit package or NVIDIA's \
+                 per-release channel labels; gpu-doctor plans conda environments for CUDA 12.0 \
+                 and newer (split packages pinned with cuda-version)"
+            )));
+        }
+        needs.push(Need {
+            cuda: toolkit.clone(),
+            native: true,
+            floor: None,
+            what: format!("the CUDA {toolkit} toolkit"),
+        });
+        d.cudnn = Some(cudnn_plan(
+            m,
+            d.via,
+            &toolkit,
+            ccs,
+            target,
+            d.framework.as_ref(),
+        )?);
+        d.nccl = true;
+        d.toolkit = Some(toolkit);
+    } else if target.cudnn.is_some() && d.framework.as_ref().is_some_and(|f| f.cudnn.is_none()) {
+        d.notes.push(
+            "--cudnn: pip wheels bring their own cuDNN, so the plan installs none".to_string(),
+        );
+    }
+    if spec.is_some() || d.via == Via::Conda {
+        d.env = Some(env_plan(machine, target, d, python)?);
+    }
+    Ok(())
+}
+
+/// A `--cuda` value checked against the manifests and the GPUs.
+fn checked_cuda(m: &Manifests, text: &str, ccs: &[String]) -> Result<Version, Refusal> {
+    let parsed = Version::parse(text).ok_or_else(|| Refusal::new(format!("--cuda {text}")))?;
+    let minor = Version::parse(&parsed.major_minor())
+        .ok_or_else(|| Refusal::new(format!("--cuda {text}")))?;
+    let Some(release) = m.cuda.release(&minor.major_minor()).filter(|r| {
+        Version::parse(&r.version).is_some_and(|v| v.major_minor() == minor.major_minor())
+    }) else {
+        let series: Vec<String> = m
+            .cuda
+            .releases
+            .iter()
+            .filter_map(|r| Version::parse(&r.version).map(|v| v.major_minor()))
+            .fold(Vec::new(), |mut acc, s| {
+                if !acc.contains(&s) {
+                    acc.push(s);
+                }
+                acc
+            });
+        return Err(Refusal::new(format!(
+            "CUDA {text} is not a CUDA release (the manifests list {})",
+            series.join(", ")
+        )));
+    };
+    if !release.verified {
+        return Err(Refusal::new(format!(
+            "CUDA {} is in the manifests only as an unverified row (its driver is not known), \
+             so no plan can be made for it",
+            release.version
+        )));
+    }
+    if let Some(why) = choose::cuda_refuses_gpus(&m.cuda, &minor, ccs) {
+        return Err(Refusal::new(format!(
+            "CUDA {minor} cannot work here: {why}"
+        )));
+    }
+    Ok(minor)
+}
+
+/// The newest stable CUDA of one major for these GPUs.
+fn newest_in_major(
+    m: &Manifests,
+    ccs: &[String],
+    as_of: &str,
+    ceiling: Option<&Version>,
+    major: u64,
+) -> Option<Version> {
+    let top = format!("{major}.999");
+    let cap = match ceiling {
+        Some(c) if c.major() == major => c.clone(),
+        Some(c) if c.major() < major => return None,
+        _ => Version::parse(&top)?,
+    };
+    choose::newest_stable_cuda(&m.cuda, ccs, as_of, Some(&cap))
+        .filter(|v| v.major() == major)
+        .filter(|v| ceiling.is_some() || choose::auto_branch(&m.cuda, v, ccs, as_of).is_ok())
+}
+
+/// cuDNN: the major asked for (or the framework's, or 9), pinned to the last release line that
+/// still serves these GPUs and this CUDA when newer ones dropped them.
+fn cudnn_plan(
+    m: &Manifests,
+    via: Via,
+    cuda: &Version,
+    ccs: &[String],
+    target: &Target,
+    framework: Option<&FrameworkPlan>,
+) -> Result<CudnnPlan, Refusal> {
+    let major = target
+        .cudnn
+        .or_else(|| framework.and_then(|f| f.cudnn))
+        .unwrap_or(9);
+    if via == Via::Apt && major != 9 {
+        return Err(Refusal::new(format!(
+            "apt plans install cuDNN 9 (libcudnn9-cuda-{}); cuDNN {major} packages need an exact \
+             version and CUDA pin that the manifests do not record",
+            cuda.major()
+        )));
+    }
+    if m.cudnn.soname(major).is_none() {
+        return Err(Refusal::new(format!(
+            "cuDNN {major} is not a cuDNN major the manifests know"
+        )));
+    }
+    Ok(CudnnPlan {
+        major,
+        pin: choose::cudnn_pin(&m.cudnn, major, cuda, ccs),
+    })
+}
+
+/// The environment a framework (or a conda CUDA stack) goes into: `--env`, else the one that
+/// already holds the framework, else `./.venv` (pip) or a name after the stack (conda).
+fn env_plan(
+    machine: &Machine,
+    target: &Target,
+    d: &Decision<'_>,
+    python: Option<String>,
+) -> Result<EnvPlan, Refusal> {
+    let python = python.or_else(|| d.framework.as_ref().and_then(|f| f.python_default.clone()));
+    match d.via {
+        Via::Conda => {
+            let name = target.env.clone().unwrap_or_else(|| match &d.framework {
+                Some(fw) => fw.name.as_str().to_string(),
+                None => d
+                    .toolkit
+                    .as_ref()
+                    .map_or_else(|| "cuda".to_string(), |t| format!("cuda-{t}")),
+            });
+            let python = python.ok_or_else(|| {
+                Refusal::new(
+                    "no Python version to create the conda environment with: pass --python",
+                )
+            })?;
+            Ok(EnvPlan::Conda { name, python })
+        }
+        Via::Apt | Via::Pip => {
+            let path =
+                default_env(machine, target).map_or_else(|| ".venv".to_string(), |(path, _)| path);
+            let python = target
+                .python
+                .as_ref()
+                .map_or_else(|| "python3".to_string(), |p| format!("python{p}"));
+            Ok(EnvPlan::Venv { path, python })
+        }
+    }
+}
+
+/// `--env`, else the one virtual or conda environment that already holds the framework.
+fn default_env(machine: &Machine, target: &Target) -> Option<(String, String)> {
+    if let Some(env) = &target.env {
+        return Some((env.clone(), String::new()));
+    }
+    let name = target.framework.as_ref()?.name.as_str();
+    let mut envs: Vec<&InstalledFramework> = machine
+        .frameworks
+        .iter()
+        .filter(|f| f.name == name && f.env_kind == "venv")
+        .collect();
+    envs.dedup_by(|a, b| a.env == b.env);
+    match envs.as_slice() {
+        [one] => Some((one.env.clone(), one.env_kind.clone())),
+        _ => None,
+    }
+}
+
+/// Keep the working driver, install a branch, or say where the driver has to come from.
+fn decide_driver<'m>(
+    machine: &Machine,
+    m: &'m Manifests,
+    d: &Decision<'m>,
+    named: Option<&'m DriverBranch>,
+    working: Option<&DriverCap>,
+    needs: &[Need],
+    as_of: &str,
+) -> Result<DriverPlan<'m>, Refusal> {
+    let unmet: Vec<&Need> = match working {
+        Some(cap) => needs.iter().filter(|n| !n.met_by(m, cap)).collect(),
+        None => needs.iter().collect(),
+    };
+    let working_branch = working.map(|c| c.version.major());
+    if let (Some(row), Some(branch)) = (named, working_branch) {
+        if row.branch == branch {
+            return keep_or_refuse(&unmet, row.branch);
+        }
+        if row.branch < branch {
+            return Err(Refusal::new(format!(
+                "--driver {} would downgrade the working {} driver; plans never downgrade a \
+                 driver (remove it first if you must)",
+                row.branch,
+                machine.driver_version.as_deref().unwrap_or("")
+            )));
+        }
+    }
+    let change = named.is_some() || working.is_none() || !unmet.is_empty();
+    if !change {
+        return Ok(DriverPlan::Keep);
+    }
+    let hardest = unmet
+        .iter()
+        .filter(|n| n.native)
+        .map(|n| n.cuda.clone())
+        .chain(unmet.iter().filter(|n| !n.native).map(|n| n.cuda.clone()))
+        .max();
+    let row = match named {
+        Some(row) => {
+            if let Some(cap) = DriverCap::planned(row)
+                && let Some(need) = needs.iter().find(|n| !n.met_by(m, &cap))
+            {
+                return Err(Refusal::new(format!(
+                    "--driver {} cannot run {} (CUDA {}): R{} runs CUDA up to {}",
+                    row.branch, need.what, need.cuda, row.branch, row.max_cuda
+                )));
+            }
+            row
+        }
+        None => {
+            let cuda =
+                match hardest {
+                    Some(c) => c,
+                    None => choose::newest_stable_cuda(&m.cuda, &d.ccs, as_of, None).ok_or_else(
+                        || Refusal::new("no CUDA release in the manifests serves these GPUs"),
+                    )?,
+                };
+            let mut row =
+                choose::auto_branch(&m.cuda, &cuda, &d.ccs, as_of).map_err(Refusal::new)?;
+            // A framework's own floor (JAX's R580 for CUDA 13) can sit above the branch.
+            if let Some(cap) = DriverCap::planned(row)
+                && needs.iter().any(|n| !n.met_by(m, &cap))
+            {
+                row = m
+                    .cuda
+                    .driver_branches
+                    .iter()
+                    .filter(|b| b.branch > row.branch && choose::in_support(&m.cuda, b, as_of))
+                    .find(|b| {
+                        DriverCap::planned(b).is_some_and(|c| needs.iter().all(|n| n.met_by(m, &c)))
+                    })
+                    .ok_or_else(|| {
+                        Refusal::new("no supported driver branch runs everything the plan installs")
+                    })?;
+            }
+            row
+        }
+    };
+    let why = if working.is_none() {
+        if machine.nouveau_loaded {
+            "no NVIDIA driver is loaded (nouveau holds the GPU)".to_string()
+        } else {
+            "no NVIDIA driver is loaded".to_string()
+        }
+    } else if let Some(need) = unmet.first() {
+        format!(
+            "the working driver {} runs CUDA up to {}, and {} needs CUDA {}",
+            machine.driver_version.as_deref().unwrap_or(""),
+            machine.driver_cuda.as_deref().unwrap_or("?"),
+            need.what,
+            need.cuda
+        )
+    } else {
+        format!("--driver {} was asked for", row.branch)
+    };
+    if let Some(reason) = machine.driver_fixed() {
+        return Ok(DriverPlan::Elsewhere {
+            needed: format!("R{} or newer", row.branch),
+            reason: format!("{why}; {reason}"),
+        });
+    }
+    if d.apt.is_none() {
+        return Ok(DriverPlan::Elsewhere {
+            needed: format!("R{} or newer", row.branch),
+            reason: format!(
+                "{why}; this plan has apt steps only for Ubuntu 22.04 and 24.04: install it by \
+                 NVIDIA's driver installation guide for this system"
+            ),
+        });
+    }
+    Ok(DriverPlan::Install {
+        row,
+        open: open_modules(m, &d.ccs),
+        replaces: machine.working_driver().map(|v| v.as_str().to_string()),
+        why,
+    })
+}
+
+fn keep_or_refuse<'m>(unmet: &[&Need], branch: u64) -> Result<DriverPlan<'m>, Refusal> {
+    match unmet.first() {
+        None => Ok(DriverPlan::Keep),
+        Some(need) => Err(Refusal::new(format!(
+            "--driver {branch} is the working branch, but it cannot run {} (CUDA {})",
+            need.what, need.cuda
+        ))),
+    }
+}
+
+/// Open kernel modules when every GPU is at or above the open flavour's lowest compute
+/// capability (Turing; install.toml driver_flavor), else the proprietary ones.
+#[must_use]
+pub fn open_modules(m: &Manifests, ccs: &[String]) -> bool {
+    let Some(min) = m
+        .install
+        .driver_flavor("open")
+        .and_then(|f| f.min_sm.as_deref())
+        .and_then(Version::parse)
+    else {
+        return false;
+    };
+    ccs.iter()
+        .filter_map(|cc| Version::parse(cc))
+        .all(|cc| cc >= min)
+}

@@ -1,0 +1,105 @@
+//! `plan --json`: the plan as data, for tools that review or apply plans themselves. The same
+//! [`Plan`] the script is rendered from; checks and commands appear as the shell text the
+//! script runs (with `$root` empty), so the two cannot disagree. Versioned with
+//! [`SCHEMA_VERSION`]; additions keep the number. Pure.
+
+use serde::Serialize;
+
+use super::cmd::Outcome;
+use super::machine::Machine;
+use super::shell::{check_text, command_lines};
+use super::{FindingNote, Plan, PlanFile, Target};
+
+/// Bumped when a key changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct JsonPlan<'a> {
+    schema_version: u32,
+    tool_version: &'a str,
+    machine: &'a Machine,
+    target: &'a Target,
+    summary: &'a [String],
+    addresses: &'a [FindingNote],
+    leaves: &'a [FindingNote],
+    untouched: &'a [String],
+    notes: &'a [String],
+    reboot: bool,
+    steps: Vec<JsonStep<'a>>,
+    files: &'a [PlanFile],
+}
+
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    id: &'a str,
+    title: &'a str,
+    why: &'a str,
+    needs_root: bool,
+    reboot: bool,
+    guards: Vec<JsonGuard<'a>>,
+    /// Shell lines, in order.
+    commands: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct JsonGuard<'a> {
+    /// The shell condition.
+    check: String,
+    /// `skip` or `fail` when the condition holds.
+    outcome: &'static str,
+    message: &'a str,
+}
+
+/// The plan as pretty JSON, with a final newline.
+#[must_use]
+pub fn render(plan: &Plan) -> String {
+    let steps = plan
+        .steps
+        .iter()
+        .map(|s| JsonStep {
+            id: &s.id,
+            title: &s.title,
+            why: &s.why,
+            needs_root: s.needs_root,
+            reboot: s.reboot,
+            guards: s
+                .guards
+                .iter()
+                .map(|g| {
+                    let (outcome, message) = match &g.outcome {
+                        Outcome::Skip(m) => ("skip", m.as_str()),
+                        Outcome::Fail(m) => ("fail", m.as_str()),
+                    };
+                    JsonGuard {
+                        check: check_text(&g.check),
+                        outcome,
+                        message,
+                    }
+                })
+                .collect(),
+            commands: s.commands.iter().flat_map(command_lines).collect(),
+        })
+        .collect();
+    let json = JsonPlan {
+        schema_version: SCHEMA_VERSION,
+        tool_version: &plan.tool_version,
+        machine: &plan.machine,
+        target: &plan.target,
+        summary: &plan.summary,
+        addresses: &plan.addresses,
+        leaves: &plan.leaves,
+        untouched: &plan.untouched,
+        notes: &plan.notes,
+        reboot: plan.reboots(),
+        steps,
+        files: &plan.files,
+    };
+    let mut text = serde_json::to_string_pretty(&json).unwrap_or_else(|e| {
+        format!(
+            "{{\"error\": {}}}",
+            serde_json::Value::String(e.to_string())
+        )
+    });
+    text.push('\n');
+    text
+}

@@ -1,0 +1,266 @@
+//! The facts of the report a plan depends on, gathered in one place so the planner never digs
+//! through the report and the plan's header says exactly what it was made for. Pure: depends on
+//! [`crate::report`], [`crate::manifest`] and [`crate::version`].
+
+use serde::Serialize;
+
+use crate::manifest::Manifests;
+use crate::report::{Report, Severity};
+use crate::version::Version;
+
+/// One GPU as the plan sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GpuFact {
+    pub index: u32,
+    pub name: Option<String>,
+    /// `8.6`; `None` when neither the driver nor the GPU table knew it.
+    pub compute_capability: Option<String>,
+    pub architecture: Option<String>,
+    pub pci_device_id: Option<String>,
+}
+
+/// A framework found in a Python environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstalledFramework {
+    pub env: String,
+    /// `venv`, `conda`, `system`.
+    pub env_kind: String,
+    pub env_python: Option<String>,
+    pub name: String,
+    pub version: Option<String>,
+    /// The CUDA it was built for (`12.1`, or a major for JAX and CuPy).
+    pub cuda: Option<String>,
+    /// `cuda`, `cpu`, `rocm`.
+    pub variant: Option<String>,
+}
+
+/// A finding, as far as a plan cares: which, how bad, what it says to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FindingFact {
+    pub id: String,
+    pub severity: Severity,
+    pub title: String,
+    pub fix: Option<String>,
+}
+
+/// What the plan knows about the machine it is made for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Machine {
+    pub gpus: Vec<GpuFact>,
+    /// An AMD GPU is there (a plan for NVIDIA's stack cannot help it).
+    pub amd_gpu: bool,
+    pub driver_version: Option<String>,
+    /// The highest CUDA the driver runs (what nvidia-smi prints, else its branch's).
+    pub driver_cuda: Option<String>,
+    /// The nvidia kernel module is loaded.
+    pub driver_loaded: bool,
+    pub nouveau_loaded: bool,
+    pub os_id: Option<String>,
+    pub os_version: Option<String>,
+    pub os_pretty_name: Option<String>,
+    pub arch: Option<String>,
+    pub kernel_release: Option<String>,
+    pub secure_boot: Option<bool>,
+    pub container: Option<String>,
+    pub wsl: bool,
+    /// `/usr/local/cuda-12.4` and the like, with their versions.
+    pub toolkits: Vec<(String, Option<String>)>,
+    pub frameworks: Vec<InstalledFramework>,
+    pub findings: Vec<FindingFact>,
+}
+
+impl Machine {
+    /// The facts of a report. GPUs whose compute capability the report lacks are looked up in
+    /// the GPU table by PCI id, as the report's own fill step does.
+    #[must_use]
+    pub fn from_report(report: &Report, manifests: &Manifests) -> Machine {
+        let gpus = report
+            .gpus
+            .iter()
+            .map(|g| {
+                let row = g
+                    .pci_device_id
+                    .as_deref()
+                    .and_then(|id| manifests.gpus.by_pci_id(id));
+                GpuFact {
+                    index: g.index,
+                    name: g.name.clone().or_else(|| row.map(|r| r.name.clone())),
+                    compute_capability: g
+                        .compute_capability
+                        .clone()
+                        .or_else(|| row.map(|r| r.compute_capability.clone())),
+                    architecture: g
+                        .architecture
+                        .clone()
+                        .or_else(|| row.and_then(|r| r.architecture.clone())),
+                    pci_device_id: g.pci_device_id.clone(),
+                }
+            })
+            .collect();
+        let driver_cuda = report.driver.cuda_version.clone().or_else(|| {
+            report
+                .driver
+                .version
+                .as_deref()
+                .and_then(|d| manifests.cuda.max_cuda_for_driver(d))
+                .map(str::to_string)
+        });
+        let frameworks = report
+            .python_envs
+            .iter()
+            .flat_map(|env| {
+                env.frameworks.iter().map(|fw| InstalledFramework {
+                    env: env.path.clone(),
+                    env_kind: env.kind.clone(),
+                    env_python: env.python_version.clone(),
+                    name: fw.name.clone(),
+                    version: fw.version.clone(),
+                    cuda: fw.cuda.clone(),
+                    variant: fw.variant.clone(),
+                })
+            })
+            .collect();
+        Machine {
+            gpus,
+            amd_gpu: report.pci_devices.iter().any(|d| d.vendor == "amd"),
+            driver_version: report.driver.version.clone(),
+            driver_cuda,
+            driver_loaded: report.kernel.nvidia_loaded,
+            nouveau_loaded: report.kernel.nouveau_loaded,
+            os_id: report.host.os_id.clone(),
+            os_version: report.host.os_version.clone(),
+            os_pretty_name: report.host.os_pretty_name.clone(),
+            arch: report.host.arch.clone(),
+            kernel_release: report.host.kernel_release.clone(),
+            secure_boot: report.host.secure_boot,
+            container: report.host.container.clone(),
+            wsl: report.host.wsl,
+            toolkits: report
+                .toolkits
+                .iter()
+                .map(|t| (t.path.clone(), t.version.clone()))
+                .collect(),
+            frameworks,
+            findings: report
+                .findings
+                .iter()
+                .map(|f| FindingFact {
+                    id: f.id.clone(),
+                    severity: f.severity,
+                    title: f.title.clone(),
+                    fix: f.fix.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether the driver is out of this machine's hands: a container gets it from its host,
+    /// WSL from Windows. The reason, in words, when it is.
+    #[must_use]
+    pub fn driver_fixed(&self) -> Option<String> {
+        if self.wsl {
+            Some(
+                "this is WSL: the driver is the Windows driver; install or upgrade it in Windows"
+                    .to_string(),
+            )
+        } else {
+            self.container.as_ref().map(|c| {
+                format!(
+                    "this is a {c} container: the driver comes from the host; install or upgrade \
+                     it there"
+                )
+            })
+        }
+    }
+
+    /// The driver version when a usable driver is there (loaded, or seen through nvidia-smi on
+    /// WSL or in a container, where no module is visible).
+    #[must_use]
+    pub fn working_driver(&self) -> Option<Version> {
+        let usable = self.driver_loaded || self.wsl || self.container.is_some();
+        self.driver_version
+            .as_deref()
+            .filter(|_| usable && !self.nouveau_loaded)
+            .and_then(Version::parse)
+    }
+
+    /// The highest CUDA the working driver runs.
+    #[must_use]
+    pub fn working_driver_cuda(&self) -> Option<Version> {
+        self.working_driver()?;
+        self.driver_cuda.as_deref().and_then(Version::parse)
+    }
+
+    /// One line per GPU for the plan's header.
+    #[must_use]
+    pub fn gpu_lines(&self) -> Vec<String> {
+        self.gpus
+            .iter()
+            .map(|g| {
+                let name = g.name.as_deref().unwrap_or("unknown model");
+                let cc = g.compute_capability.as_deref().map_or_else(
+                    || "compute capability unknown".to_string(),
+                    |c| format!("compute capability {c}"),
+                );
+                match &g.architecture {
+                    Some(arch) => format!("GPU {}: {name} ({cc}, {arch})", g.index),
+                    None => format!("GPU {}: {name} ({cc})", g.index),
+                }
+            })
+            .collect()
+    }
+
+    /// The driver in words for the header.
+    #[must_use]
+    pub fn driver_line(&self) -> String {
+        match (&self.driver_version, &self.driver_cuda) {
+            _ if self.nouveau_loaded => "none: nouveau holds the GPU".to_string(),
+            (Some(v), Some(c)) if self.working_driver().is_some() => {
+                format!("{v} (runs CUDA up to {c})")
+            }
+            (Some(v), _) if self.working_driver().is_some() => v.clone(),
+            (Some(v), _) => format!("{v} installed but not loaded"),
+            (None, _) => "none loaded".to_string(),
+        }
+    }
+
+    /// The system in words for the header.
+    #[must_use]
+    pub fn os_line(&self) -> String {
+        let name = self
+            .os_pretty_name
+            .clone()
+            .or_else(|| {
+                Some(format!(
+                    "{} {}",
+                    self.os_id.as_deref()?,
+                    self.os_version.as_deref().unwrap_or("")
+                ))
+            })
+            .unwrap_or_else(|| "unknown system".to_string());
+        let mut parts = vec![name];
+        if let Some(arch) = &self.arch {
+            parts.push(arch.clone());
+        }
+        if let Some(kernel) = &self.kernel_release {
+            parts.push(format!("kernel {kernel}"));
+        }
+        parts.push(match self.secure_boot {
+            Some(true) => "Secure Boot on".to_string(),
+            Some(false) => "Secure Boot off".to_string(),
+            None => "Secure Boot unknown".to_string(),
+        });
+        if let Some(c) = &self.container {
+            parts.push(format!("{c} container"));
+        }
+        if self.wsl {
+            parts.push("WSL".to_string());
+        }
+        parts.join(", ")
+    }
+
+    /// The findings with this id.
+    pub fn finding(&self, id: &str) -> Option<&FindingFact> {
+        self.findings.iter().find(|f| f.id == id)
+    }
+}

@@ -1,0 +1,427 @@
+//! `gpu-doctor plan`: the shell script that takes this machine from its current state to a
+//! working target, so nobody pastes a stale blog recipe again.
+//!
+//! [`plan`] is pure: the report, the manifests and the [`Target`] in, a [`Plan`] (data: header
+//! facts, ordered [`Step`]s, files, notes) or a [`Refusal`] out. Renderers turn a plan into a
+//! bash script ([`shell`]), an `environment.yml` ([`conda`]) and JSON ([`json`]). Writing a file
+//! ([`output`]) and running a plan ([`execute`]) are the only modules here with side effects,
+//! and nothing else in the crate calls them but [`crate::app`].
+//!
+//! Every package name, URL and version in a plan comes from the manifests; a choice the
+//! manifests cannot support is a refusal that names the facts, never a guess.
+
+mod apt;
+pub mod choose;
+pub mod cmd;
+pub mod conda;
+mod decide;
+pub mod execute;
+pub mod frameworks;
+pub mod json;
+pub mod machine;
+pub mod output;
+mod python;
+pub mod run;
+pub mod shell;
+pub mod target;
+
+use serde::Serialize;
+
+use crate::manifest::Manifests;
+use crate::report::Report;
+
+pub use cmd::{Check, Command, Guard, Outcome, Python, Word};
+pub use machine::Machine;
+pub use target::{DriverChoice, FrameworkName, FrameworkSpec, Target, UsageError, Via};
+
+use decide::{Decision, DriverPlan, EnvPlan};
+
+/// One step of a plan: what it does, why, how a run knows it is already done, and whether it
+/// needs root or a reboot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// Stable, shell-safe identifier (`cuda-keyring`).
+    pub id: String,
+    /// One line.
+    pub title: String,
+    /// Why the step is there, with the source of its facts.
+    pub why: String,
+    /// Checked in order before the commands: the first that holds skips or stops the step.
+    pub guards: Vec<Guard>,
+    pub commands: Vec<Command>,
+    pub needs_root: bool,
+    /// The machine must reboot before the change takes effect.
+    pub reboot: bool,
+}
+
+/// A file that goes with the plan (`environment.yml`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlanFile {
+    pub name: String,
+    pub content: String,
+}
+
+/// A finding and what the plan does about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FindingNote {
+    pub id: String,
+    pub title: String,
+    /// For findings the plan leaves alone: the finding's own fix.
+    pub fix: Option<String>,
+}
+
+/// A plan: everything the header says, and the steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// gpu-doctor's version, for the header.
+    pub tool_version: String,
+    pub machine: Machine,
+    /// What was asked.
+    pub target: Target,
+    /// What the plan installs, one line each (`CUDA toolkit 12.9 (cuda-toolkit-12-9)`).
+    pub summary: Vec<String>,
+    pub addresses: Vec<FindingNote>,
+    pub leaves: Vec<FindingNote>,
+    /// What the plan will not touch.
+    pub untouched: Vec<String>,
+    /// Said first: things the plan cannot do itself, Secure Boot, and the like.
+    pub notes: Vec<String>,
+    pub steps: Vec<Step>,
+    pub files: Vec<PlanFile>,
+}
+
+impl Plan {
+    /// Whether a step of the plan needs a reboot to take effect.
+    #[must_use]
+    pub fn reboots(&self) -> bool {
+        self.steps.iter().any(|s| s.reboot)
+    }
+}
+
+/// Why a target cannot work on this machine, with the facts that decide it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[error("{reason}")]
+pub struct Refusal {
+    pub reason: String,
+    /// The machine facts the reason rests on (GPUs, driver, system), for the message.
+    pub facts: Vec<String>,
+}
+
+impl Refusal {
+    pub fn new(reason: impl Into<String>) -> Refusal {
+        Refusal {
+            reason: reason.into(),
+            facts: Vec::new(),
+        }
+    }
+
+    /// The refusal as gpu-doctor prints it on stderr.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = format!("gpu-doctor plan: refused: {}\n", self.reason);
+        for fact in &self.facts {
+            out.push_str("  ");
+            out.push_str(fact);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Makes the plan that takes the machine of `report` to `target`, or refuses.
+///
+/// # Errors
+/// A [`Refusal`] with the reason and the machine facts when the target cannot work here.
+pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<Plan, Refusal> {
+    let machine = Machine::from_report(report, manifests);
+    let decision = decide::decide(&machine, manifests, target).map_err(|mut refusal| {
+        refusal.facts = machine_facts(&machine);
+        refusal
+    })?;
+    let mut steps = Vec::new();
+    steps.extend(apt::steps(&machine, manifests, &decision));
+    steps.extend(python::steps(manifests, &decision));
+    if decision.reboot_for_mismatch {
+        steps.push(reboot_step());
+    }
+    steps.push(verify_step());
+    let files = match (&decision.env, decision.via) {
+        (Some(EnvPlan::Conda { .. }), Via::Conda) => vec![PlanFile {
+            name: "environment.yml".to_string(),
+            content: conda::environment_yml(manifests, &decision, &machine),
+        }],
+        _ => Vec::new(),
+    };
+    let (addresses, leaves) = findings(&machine, &decision);
+    Ok(Plan {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        summary: summary(&decision),
+        untouched: untouched(&machine, &decision),
+        notes: notes(&machine, manifests, &decision),
+        addresses,
+        leaves,
+        machine,
+        target: target.clone(),
+        steps,
+        files,
+    })
+}
+
+/// The machine in a few lines: what a refusal rests on and what a header starts with.
+fn machine_facts(machine: &Machine) -> Vec<String> {
+    let mut facts = machine.gpu_lines();
+    facts.push(format!("driver: {}", machine.driver_line()));
+    facts.push(format!("system: {}", machine.os_line()));
+    facts
+}
+
+/// The findings the plan fixes and those it leaves, with the latter's own fixes.
+fn findings(machine: &Machine, d: &Decision<'_>) -> (Vec<FindingNote>, Vec<FindingNote>) {
+    let mut addresses = Vec::new();
+    let mut leaves = Vec::new();
+    for f in &machine.findings {
+        if d.addresses.contains(&f.id) {
+            addresses.push(FindingNote {
+                id: f.id.clone(),
+                title: f.title.clone(),
+                fix: None,
+            });
+        } else {
+            leaves.push(FindingNote {
+                id: f.id.clone(),
+                title: f.title.clone(),
+                fix: f.fix.clone(),
+            });
+        }
+    }
+    (addresses, leaves)
+}
+
+/// What the plan installs, one line each.
+fn summary(d: &Decision<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    match &d.apt {
+        Some(apt) => out.push(format!(
+            "via {} for {} ({}, {})",
+            d.via.as_str(),
+            apt.os,
+            apt.distro,
+            apt.repo.arch
+        )),
+        None => out.push(format!("via {}", d.via.as_str())),
+    }
+    match &d.driver {
+        DriverPlan::Keep => out.push("driver: keep the working driver".to_string()),
+        DriverPlan::Install {
+            row,
+            open,
+            replaces,
+            ..
+        } => {
+            let flavour = if *open { "open" } else { "proprietary" };
+            let replaces = replaces
+                .as_deref()
+                .map_or_else(String::new, |r| format!(", replacing {r}"));
+            out.push(format!(
+                "driver: R{} ({flavour} kernel modules, runs CUDA up to {}){replaces}",
+                row.branch, row.max_cuda
+            ));
+        }
+        DriverPlan::Elsewhere { needed, .. } => {
+            out.push(format!(
+                "driver: {needed}, installed outside this plan (see notes)"
+            ));
+        }
+    }
+    if let Some(t) = &d.toolkit {
+        let what = match d.via {
+            Via::Conda => format!("cuda-version {t} (conda-forge)"),
+            _ => format!("cuda-toolkit-{}-{}", t.major(), t.minor()),
+        };
+        out.push(format!("CUDA toolkit {t} ({what})"));
+    }
+    if let Some(c) = &d.cudnn {
+        let pin = c
+            .pin
+            .as_deref()
+            .map_or_else(String::new, |p| format!(", staying on {p}"));
+        out.push(format!("cuDNN {}{pin}", c.major));
+    }
+    if d.nccl {
+        out.push("NCCL".to_string());
+    }
+    if let Some(fw) = &d.framework {
+        let index = fw
+            .index_url
+            .as_deref()
+            .map_or_else(String::new, |u| format!(" from {u}"));
+        out.push(format!(
+            "{}: pip install {}{index}",
+            fw.label, fw.requirement
+        ));
+    }
+    match &d.env {
+        Some(EnvPlan::Venv { path, python }) => {
+            out.push(format!(
+                "Python environment: {path} (venv, created with {python})"
+            ));
+        }
+        Some(EnvPlan::Conda { name, python }) => {
+            out.push(format!("conda environment: {name} (Python {python})"));
+        }
+        None => {}
+    }
+    for fix in &d.fixes {
+        out.push(format!("reinstall {} in {}", fix.framework.label, fix.env));
+    }
+    if d.reboot_for_mismatch {
+        out.push("reboot to load the driver whose libraries are installed".to_string());
+    }
+    out
+}
+
+/// Said before anything else: what the plan cannot do here, and what needs attention.
+fn notes(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    if machine.wsl && d.apt.is_some() {
+        let with_driver: Vec<&str> = m
+            .install
+            .apt_packages
+            .iter()
+            .filter(|p| {
+                p.origin == "nvidia-repo"
+                    && p.includes_driver == Some(true)
+                    && !p.pattern.contains('{')
+            })
+            .map(|p| p.pattern.as_str())
+            .collect();
+        out.push(format!(
+            "This is WSL: the driver is the Windows driver. Never install a Linux driver package \
+             ({}) inside WSL; the toolkit package this plan installs brings none.",
+            with_driver.join(", ")
+        ));
+    }
+    if let DriverPlan::Elsewhere { needed, reason } = &d.driver {
+        out.push(format!(
+            "A driver {needed} is needed and this plan cannot install it here: {reason}. The \
+             steps below that need it will work once it is in place."
+        ));
+    }
+    if d.nouveau && d.apt.is_none() {
+        out.push(
+            "nouveau holds the GPU: blacklist it (blacklist nouveau, options nouveau modeset=0 \
+             in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs (dracut --force \
+             on RHEL/Fedora) and reboot."
+                .to_string(),
+        );
+    }
+    if let DriverPlan::Install { .. } = d.driver
+        && machine.secure_boot == Some(true)
+    {
+        out.push(
+            "Secure Boot is on: the driver's kernel modules are built by DKMS on this machine and \
+             must be signed with a Machine-Owner Key. apt asks for a one-time password while \
+             installing; after the reboot choose 'Enroll MOK' and enter it, or the module is \
+             rejected and nvidia-smi cannot reach the driver. Canonical's signed \
+             linux-modules-nvidia-<branch>-<flavour> packages avoid this (compat-cuda.md 5.7)."
+                .to_string(),
+        );
+    }
+    if d.reboot_for_mismatch {
+        out.push(
+            "The loaded nvidia kernel module is older than the installed driver libraries \
+             ('Driver/library version mismatch'): reboot to load the new module."
+                .to_string(),
+        );
+    }
+    if let Some(apt) = &d.apt
+        && let (Some(id), Some(version)) = (&machine.os_id, &machine.os_version)
+        && format!("{id}-{version}") != apt.os
+    {
+        out.push(format!(
+            "Planned for {} while this machine reports {id} {version}.",
+            apt.os
+        ));
+    }
+    out.extend(d.notes.iter().cloned());
+    out
+}
+
+/// What the plan leaves as it is.
+fn untouched(machine: &Machine, d: &Decision<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, version) in &machine.toolkits {
+        out.push(format!(
+            "the CUDA toolkit in {path}{} (left installed)",
+            version
+                .as_deref()
+                .map_or_else(String::new, |v| format!(" ({v})"))
+        ));
+    }
+    let mut envs: Vec<&str> = machine.frameworks.iter().map(|f| f.env.as_str()).collect();
+    envs.dedup();
+    let target_env = match &d.env {
+        Some(EnvPlan::Venv { path, .. }) => Some(path.as_str()),
+        _ => None,
+    };
+    for env in envs {
+        if Some(env) != target_env && !d.fixes.iter().any(|f| f.env == env) {
+            out.push(format!("the Python environment {env}"));
+        }
+    }
+    out.push("the /usr/local/cuda link (update-alternatives --config cuda chooses it)".to_string());
+    if !matches!(d.driver, DriverPlan::Install { .. }) {
+        out.push("the driver".to_string());
+    }
+    out.push("firmware, BIOS and Secure Boot settings".to_string());
+    out
+}
+
+/// A reboot and nothing else: the fix for a kernel module older than its libraries.
+fn reboot_step() -> Step {
+    Step {
+        id: "reboot".to_string(),
+        title: "Reboot to load the driver whose libraries are installed".to_string(),
+        why: "The driver's libraries were upgraded but the old kernel module is still loaded; \
+              a reboot loads the matching one (compat-cuda.md 7, Driver/library version \
+              mismatch)."
+            .to_string(),
+        guards: Vec::new(),
+        commands: Vec::new(),
+        needs_root: false,
+        reboot: true,
+    }
+}
+
+/// The last step: the doctor and the smoke test say whether the plan worked.
+fn verify_step() -> Step {
+    Step {
+        id: "verify".to_string(),
+        title: "Check the result with gpu-doctor".to_string(),
+        why: "gpu-doctor doctor re-examines the machine and gpu-doctor smoke runs a small \
+              computation on every GPU: the plan worked when both are clean."
+            .to_string(),
+        guards: vec![
+            Guard::skip(
+                Check::RebootPending,
+                "reboot first; then run: gpu-doctor doctor && gpu-doctor smoke",
+            ),
+            Guard::skip(
+                Check::CommandMissing("gpu-doctor".to_string()),
+                "gpu-doctor is not on PATH; run gpu-doctor doctor and gpu-doctor smoke yourself",
+            ),
+        ],
+        commands: vec![
+            Command::Run {
+                argv: cmd::words(["gpu-doctor", "doctor"]),
+                sudo: false,
+            },
+            Command::Run {
+                argv: cmd::words(["gpu-doctor", "smoke"]),
+                sudo: false,
+            },
+        ],
+        needs_root: false,
+        reboot: false,
+    }
+}

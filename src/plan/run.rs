@@ -1,0 +1,171 @@
+//! The `plan` subcommand's face: options to a [`Target`], the report to a [`super::Plan`], the
+//! plan to a script, JSON or a run. Exit codes: 0 written (or run), 1 refused, 2 usage error,
+//! 3 could not write or the run stopped.
+
+use std::path::Path;
+
+use crate::app::exit;
+use crate::cli::PlanArgs;
+use crate::host::Host;
+
+use super::execute::{self, Outcome};
+use super::output::{self, OutFile};
+use super::target::{self, Target, UsageError};
+
+/// The target the options name.
+///
+/// # Errors
+/// The first malformed option value.
+pub fn target(args: &PlanArgs) -> Result<Target, UsageError> {
+    Ok(Target {
+        via: args.via,
+        cuda: args.cuda.as_deref().map(target::parse_cuda).transpose()?,
+        driver: args
+            .driver
+            .as_deref()
+            .map(target::parse_driver)
+            .transpose()?
+            .unwrap_or(target::DriverChoice::Auto),
+        cudnn: args.cudnn.as_deref().map(target::parse_cudnn).transpose()?,
+        framework: args
+            .framework
+            .as_deref()
+            .map(target::parse_framework)
+            .transpose()?,
+        python: args
+            .python
+            .as_deref()
+            .map(target::parse_python)
+            .transpose()?,
+        env: args.env.clone(),
+        os: args.os.clone(),
+    })
+}
+
+/// Runs `gpu-doctor plan`.
+#[must_use]
+pub fn run(host: &Host, args: &PlanArgs) -> u8 {
+    let target = match target(args) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("gpu-doctor: {e}");
+            return exit::USAGE;
+        }
+    };
+    let manifests = crate::manifest::embedded();
+    let report = crate::app::examine(host);
+    let plan = match super::plan(&report, manifests, &target) {
+        Ok(p) => p,
+        Err(refusal) => {
+            eprint!("{}", refusal.render());
+            return exit::PROBLEM;
+        }
+    };
+    let text = if args.json {
+        super::json::render(&plan)
+    } else {
+        super::shell::render(&plan, &super::shell::Options::default())
+    };
+    if let Some(path) = &args.output {
+        let mut files = vec![OutFile {
+            path: path.clone(),
+            content: text.clone(),
+            mode: if args.json { 0o644 } else { 0o755 },
+        }];
+        let folder = path.parent().unwrap_or_else(|| Path::new(""));
+        files.extend(plan.files.iter().map(|f| OutFile {
+            path: folder.join(&f.name),
+            content: f.content.clone(),
+            mode: 0o644,
+        }));
+        if let Err(e) = output::write_all(&files, args.force) {
+            eprintln!("gpu-doctor: {e}");
+            return exit::FAILED;
+        }
+        let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+        eprintln!("gpu-doctor: wrote {}", names.join(" and "));
+    }
+    if !args.execute {
+        return if args.output.is_some() {
+            exit::OK
+        } else {
+            emit(&text)
+        };
+    }
+    execute_plan(host, args, &plan)
+}
+
+/// Shows the plan, asks, and runs it.
+fn execute_plan(host: &Host, args: &PlanArgs, plan: &super::Plan) -> u8 {
+    // Under --root the script writes below the root, so a fixture stands in for the machine.
+    let options = super::shell::Options {
+        root: if host.is_rooted() {
+            host.fs.root().display().to_string()
+        } else {
+            String::new()
+        },
+    };
+    let script = super::shell::render(plan, &options);
+    if emit(&script) != exit::OK {
+        return exit::FAILED;
+    }
+    let question = format!(
+        "Run these {} steps on this machine now (log: {})?",
+        plan.steps.len(),
+        args.log.display()
+    );
+    match execute::confirm(args.yes, &question) {
+        None => {
+            eprintln!(
+                "gpu-doctor: --execute asks before it changes anything, and there is no terminal \
+                 to ask on: pass --yes to run without asking. Nothing was changed."
+            );
+            return exit::USAGE;
+        }
+        Some(false) => {
+            eprintln!("gpu-doctor: not run; nothing was changed.");
+            return exit::OK;
+        }
+        Some(true) => {}
+    }
+    match execute::run(host, &script, &args.log) {
+        Outcome::Done => {
+            eprintln!(
+                "gpu-doctor: the plan ran to the end; log: {}",
+                args.log.display()
+            );
+            exit::OK
+        }
+        Outcome::Failed(code) => {
+            let status = code.map_or_else(|| "a signal".to_string(), |c| c.to_string());
+            eprintln!(
+                "gpu-doctor: the plan stopped (exit status {status}); what was done and what was \
+                 not is above and in the log: {}",
+                args.log.display()
+            );
+            exit::FAILED
+        }
+        Outcome::Declined | Outcome::NoTerminal => exit::OK,
+        Outcome::Error(e) => {
+            eprintln!("gpu-doctor: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe is success.
+fn emit(text: &str) -> u8 {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => exit::OK,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
+        Err(e) => {
+            eprintln!("gpu-doctor: cannot write the plan: {e}");
+            exit::FAILED
+        }
+    }
+}

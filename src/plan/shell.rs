@@ -1,0 +1,664 @@
+//! Renders a [`Plan`] as a bash script: a header that says what it was made for, helpers, then
+//! one block per step that checks whether the step is done, runs it, and reports. Pure.
+//!
+//! Safety rests on two rules. Every value goes through [`shell_quote`] (single quotes, nothing
+//! expands inside) or, in comments, through [`comment_lines`] (no line break can end a comment).
+//! And the script resolves every command through PATH (no `/usr/bin/...`), writes machine paths
+//! below `$root`, and runs with `set -euo pipefail`, so the first failing command stops it and
+//! the exit trap says which step failed, which were done and which were not.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::cmd::{Check, Command, Guard, Outcome, Python, Word};
+use super::{Plan, Step, Target};
+
+/// How to render: the folder machine paths are written below (`--root`; empty for `/`).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub root: String,
+}
+
+/// Width that comments are wrapped to.
+const WIDTH: usize = 96;
+
+/// Quotes a value for bash so it stays one word and nothing in it expands: plain words as
+/// they are, everything else in single quotes (a `'` inside becomes `'\''`). NUL bytes, which
+/// no argument can carry, are dropped.
+#[must_use]
+pub fn shell_quote(value: &str) -> String {
+    let safe = |b: u8| b.is_ascii_alphanumeric() || b"-_./:=+,@%".contains(&b);
+    if !value.is_empty() && value.bytes().all(safe) && !value.starts_with('=') {
+        return value.to_string();
+    }
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('\'');
+    for c in value.chars() {
+        match c {
+            '\'' => out.push_str("'\\''"),
+            '\0' => {}
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Text as `#` comment lines, wrapped; line breaks start new comment lines and other control
+/// characters become `?`, so no value can end a comment and become a command.
+#[must_use]
+pub fn comment_lines(text: &str, indent: &str) -> Vec<String> {
+    let clean: String = text
+        .chars()
+        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
+        .collect();
+    let mut out = Vec::new();
+    for paragraph in clean.split('\n') {
+        let mut line = format!("#{indent}");
+        let bare = line.len();
+        for word in paragraph.split(' ').filter(|w| !w.is_empty()) {
+            if line.len() > bare && line.len() + 1 + word.len() > WIDTH {
+                out.push(line.trim_end().to_string());
+                line = format!("#{indent}  ");
+            }
+            if line.len() > bare && !line.ends_with("  ") {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push(line.trim_end().to_string());
+    }
+    out
+}
+
+fn word(w: &Word) -> String {
+    match w {
+        Word::Lit(text) => shell_quote(text),
+        Word::Path(path) if path.starts_with('/') => format!("\"$root\"{}", shell_quote(path)),
+        Word::Path(path) if path.starts_with("./") || path.starts_with("../") => shell_quote(path),
+        Word::Path(path) => shell_quote(&format!("./{path}")),
+        Word::Var(name) => format!("\"${name}\""),
+        Word::Splat(name) => format!("\"${{{name}[@]}}\""),
+        Word::Join(parts) => parts.iter().map(word).collect(),
+    }
+}
+
+fn line(words: &[Word]) -> String {
+    words.iter().map(word).collect::<Vec<_>>().join(" ")
+}
+
+/// The words that run a step's Python.
+fn python_words(python: &Python) -> Vec<Word> {
+    match python {
+        Python::Prefix(prefix) => vec![Word::Join(vec![
+            Word::path(prefix.trim_end_matches('/')),
+            Word::lit("/bin/python"),
+        ])],
+        Python::CondaEnv(name) => vec![
+            Word::lit("conda"),
+            Word::lit("run"),
+            Word::lit("-n"),
+            Word::lit(name.clone()),
+            Word::lit("python"),
+        ],
+    }
+}
+
+/// A command as the lines of shell that run it.
+#[must_use]
+pub fn command_lines(command: &Command) -> Vec<String> {
+    let sudo = |yes: bool| if yes { "sudo " } else { "" };
+    match command {
+        Command::Run { argv, sudo: s } => vec![format!("{}{}", sudo(*s), line(argv))],
+        Command::WriteFile { path, lines } => {
+            let parent = path.rsplit_once('/').map_or("/", |(dir, _)| dir);
+            let mut printf = String::from("printf '%s\\n'");
+            for l in lines {
+                printf.push(' ');
+                printf.push_str(&shell_quote(l));
+            }
+            vec![
+                format!("sudo mkdir -p -- {}", word(&Word::path(parent))),
+                format!(
+                    "{printf} | sudo tee -- {} >/dev/null",
+                    word(&Word::path(path.clone()))
+                ),
+            ]
+        }
+        Command::AptInstallMatching {
+            packages,
+            prefix,
+            suffix,
+        } => {
+            let first = packages.first().cloned().unwrap_or_default();
+            let pinned: Vec<Word> = packages
+                .iter()
+                .map(|p| Word::Join(vec![Word::lit(format!("{p}=")), Word::Var("version")]))
+                .collect();
+            let wanted = match (prefix.is_empty(), suffix.is_empty()) {
+                (false, false) => format!("starting with {prefix} and ending with {suffix}"),
+                (false, true) => format!("starting with {prefix}"),
+                (true, false) => format!("ending with {suffix}"),
+                (true, true) => "at all".to_string(),
+            };
+            vec![
+                format!(
+                    "version=\"$(newest_version {} {} {})\"",
+                    shell_quote(&first),
+                    shell_quote(prefix),
+                    shell_quote(suffix)
+                ),
+                format!(
+                    "[ -n \"$version\" ] || fail {}",
+                    shell_quote(&format!("the apt lists have no {first} version {wanted}"))
+                ),
+                format!("sudo apt-get install -y {}", line(&pinned)),
+            ]
+        }
+        Command::Pip { python, args } => {
+            let mut all = python_words(python);
+            all.extend([Word::lit("-m"), Word::lit("pip")]);
+            all.extend(args.iter().cloned());
+            vec![line(&all)]
+        }
+        Command::Say(text) => vec![format!("say {}", shell_quote(text))],
+    }
+}
+
+/// A check as a shell condition.
+#[must_use]
+pub fn check_text(check: &Check) -> String {
+    match check {
+        Check::DpkgInstalled(p) => format!("has_package {}", shell_quote(p)),
+        Check::DpkgVersion {
+            package,
+            prefix,
+            suffix,
+        } => format!(
+            "has_version {} {} {}",
+            shell_quote(package),
+            shell_quote(prefix),
+            shell_quote(suffix)
+        ),
+        Check::FileHasLine { path, line } => format!(
+            "grep -qsxF -- {} {}",
+            shell_quote(line),
+            word(&Word::path(path.clone()))
+        ),
+        Check::Executable(path) => format!("[ -x {} ]", word(&Word::path(path.clone()))),
+        Check::CommandMissing(name) => {
+            format!("! command -v {} >/dev/null 2>&1", shell_quote(name))
+        }
+        Check::PythonDist {
+            python,
+            dist,
+            prefix,
+            local,
+        } => format!(
+            "has_dist {} {} {} {}",
+            shell_quote(dist),
+            shell_quote(prefix),
+            shell_quote(local.as_deref().unwrap_or("")),
+            line(&python_words(python))
+        ),
+        Check::CondaEnvExists(name) => format!("has_conda_env {}", shell_quote(name)),
+        Check::CondaPackage {
+            env,
+            package,
+            version,
+        } => format!(
+            "has_conda_package {} {} {}",
+            shell_quote(env),
+            shell_quote(package),
+            shell_quote(version)
+        ),
+        Check::RebootPending => "[ \"$reboot_needed\" = 1 ]".to_string(),
+        Check::Any(list) => group(list, " || "),
+        Check::All(list) => group(list, " && "),
+        Check::Not(inner) => format!("! {{ {}; }}", check_text(inner)),
+    }
+}
+
+fn group(list: &[Check], op: &str) -> String {
+    match list {
+        [] if op == " && " => "true".to_string(),
+        [] => "false".to_string(),
+        [one] => check_text(one),
+        many => format!(
+            "{{ {}; }}",
+            many.iter().map(check_text).collect::<Vec<_>>().join(op)
+        ),
+    }
+}
+
+/// Which helper functions the steps use, so the script carries only those.
+#[derive(Default)]
+struct Uses(BTreeSet<&'static str>);
+
+impl Uses {
+    fn check(&mut self, check: &Check) {
+        match check {
+            Check::DpkgInstalled(_) => {
+                self.0.insert("has_package");
+            }
+            Check::DpkgVersion { .. } => {
+                self.0.insert("has_package");
+                self.0.insert("has_version");
+            }
+            Check::PythonDist { .. } => {
+                self.0.insert("has_dist");
+            }
+            Check::CondaEnvExists(_) => {
+                self.0.insert("has_conda_env");
+            }
+            Check::CondaPackage { .. } => {
+                self.0.insert("has_conda_package");
+            }
+            Check::Any(list) | Check::All(list) => list.iter().for_each(|c| self.check(c)),
+            Check::Not(inner) => self.check(inner),
+            _ => {}
+        }
+    }
+
+    fn command(&mut self, command: &Command) {
+        if let Command::AptInstallMatching { .. } = command {
+            self.0.insert("newest_version");
+        }
+    }
+}
+
+const HELPERS: [(&str, &str); 6] = [
+    (
+        "has_package",
+        r#"# Whether a package is installed (a removed one keeps a status entry, so `dpkg -s` is not enough).
+has_package() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = 'install ok installed' ]; }
+"#,
+    ),
+    (
+        "has_version",
+        r#"# Whether package $1 is installed at a version that starts with $2 and ends with $3.
+has_version() {
+  local v
+  has_package "$1" || return 1
+  v="$(dpkg-query -W -f='${Version}' "$1" 2>/dev/null)" || return 1
+  [[ "$v" == "$2"* && "$v" == *"$3" ]]
+}
+"#,
+    ),
+    (
+        "newest_version",
+        r#"# The newest version of package $1 in the apt lists that starts with $2 and ends with $3
+# (apt-cache madison lists the newest first).
+newest_version() {
+  apt-cache madison "$1" | awk -F ' [|] ' -v pre="$2" -v suf="$3" '
+    { v = $2; gsub(/ /, "", v) }
+    index(v, pre) == 1 && (suf == "" || substr(v, length(v) - length(suf) + 1) == suf) { print v; exit }'
+}
+"#,
+    ),
+    (
+        "has_dist",
+        r#"# Whether Python distribution $1 is installed at a version starting with $2 (and with the
+# local tag +$3 when given), for the Python that the remaining arguments run.
+has_dist() {
+  local dist=$1 prefix=$2 tag=$3
+  shift 3
+  "$@" -c 'import sys
+from importlib.metadata import version
+public, _, tag = version(sys.argv[1]).partition("+")
+ok = (public + ".").startswith(sys.argv[2]) and (not sys.argv[3] or tag == sys.argv[3])
+sys.exit(0 if ok else 1)' "$dist" "$prefix" "$tag" >/dev/null 2>&1
+}
+"#,
+    ),
+    (
+        "has_conda_env",
+        r#"# Whether conda has an environment named $1.
+has_conda_env() { conda list -n "$1" >/dev/null 2>&1; }
+"#,
+    ),
+    (
+        "has_conda_package",
+        r#"# Whether conda environment $1 has package $2 at version $3 (or $3.*).
+has_conda_package() {
+  local name version _rest
+  while read -r name version _rest; do
+    if [ "$name" = "$2" ] && { [ "$version" = "$3" ] || [[ "$version" == "$3".* ]]; }; then
+      return 0
+    fi
+  done < <(conda list -n "$1" 2>/dev/null)
+  return 1
+}
+"#,
+    ),
+];
+
+const PREAMBLE: &str = r#"set -euo pipefail
+
+say() { printf '%s\n' "$*"; }
+fail() { printf 'gpu-doctor plan: %s\n' "$1" >&2; exit 1; }
+
+# As root without sudo (minimal images and containers), run the commands directly.
+if [ "$EUID" -eq 0 ] && ! command -v sudo >/dev/null 2>&1; then
+  sudo() { "$@"; }
+fi
+
+current=''
+done_steps=()
+reboot_needed=0
+step() { current=$2; printf '\n==> [%s/%s] %s: %s\n' "$1" "${#steps[@]}" "$2" "$3"; }
+skipped() { printf '    skipped: %s\n' "$1"; done_steps+=("$current"); current=''; }
+finished() { printf '    done\n'; done_steps+=("$current"); current=''; }
+
+tmp="$(mktemp -d)"
+on_exit() {
+  local status=$? id rest=()
+  rm -rf -- "$tmp"
+  [ "$status" -eq 0 ] && return 0
+  for id in "${steps[@]}"; do
+    case " ${done_steps[*]:-} " in *" $id "*) ;; *) rest+=("$id") ;; esac
+  done
+  printf '\ngpu-doctor plan: FAILED in step %s (exit status %s).\n' "${current:-?}" "$status" >&2
+  printf 'Done: %s\n' "${done_steps[*]:-nothing}" >&2
+  printf 'Not done: %s\n' "${rest[*]:-nothing}" >&2
+}
+trap on_exit EXIT
+"#;
+
+/// The target as it was asked, in the CLI's words.
+fn asked(target: &Target) -> String {
+    let mut parts = Vec::new();
+    if let Some(via) = target.via {
+        parts.push(format!("--via {}", via.as_str()));
+    }
+    if let Some(cuda) = &target.cuda {
+        parts.push(format!("--cuda {cuda}"));
+    }
+    if let super::DriverChoice::Branch(b) = target.driver {
+        parts.push(format!("--driver {b}"));
+    }
+    if let Some(c) = target.cudnn {
+        parts.push(format!("--cudnn {c}"));
+    }
+    if let Some(fw) = &target.framework {
+        let extra = fw
+            .extra
+            .as_deref()
+            .map(|e| format!("[{e}]"))
+            .unwrap_or_default();
+        let version = fw
+            .version
+            .as_deref()
+            .map(|v| format!("=={v}"))
+            .unwrap_or_default();
+        parts.push(format!("--framework {}{extra}{version}", fw.name.as_str()));
+    }
+    if let Some(p) = &target.python {
+        parts.push(format!("--python {p}"));
+    }
+    if let Some(e) = &target.env {
+        parts.push(format!("--env {e}"));
+    }
+    if let Some(os) = &target.os {
+        parts.push(format!("--os {os}"));
+    }
+    if parts.is_empty() {
+        "nothing named: fix what the doctor found, else the newest stable stack".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn push_comments(out: &mut String, text: &str, indent: &str) {
+    for l in comment_lines(text, indent) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+}
+
+fn header(plan: &Plan) -> String {
+    // Single quotes that keep `${PATH...}` and dpkg-query's `${Status}` literal are the point.
+    let mut out = String::from("#!/usr/bin/env bash\n# shellcheck disable=SC2016\n");
+    push_comments(
+        &mut out,
+        &format!(
+            "gpu-doctor plan, made by gpu-doctor {} for the machine below. Read it before you run \
+             it. Running it again is safe: every step first checks whether it is already done.",
+            plan.tool_version
+        ),
+        " ",
+    );
+    out.push_str("#\n# Machine\n");
+    for l in plan.machine.gpu_lines() {
+        push_comments(&mut out, &l, "   ");
+    }
+    push_comments(
+        &mut out,
+        &format!("driver: {}", plan.machine.driver_line()),
+        "   ",
+    );
+    push_comments(
+        &mut out,
+        &format!("system: {}", plan.machine.os_line()),
+        "   ",
+    );
+    out.push_str("#\n# Target\n");
+    push_comments(&mut out, &format!("asked: {}", asked(&plan.target)), "   ");
+    for l in &plan.summary {
+        push_comments(&mut out, l, "   ");
+    }
+    if !plan.addresses.is_empty() {
+        out.push_str("#\n# Findings it fixes\n");
+        for f in &plan.addresses {
+            push_comments(&mut out, &format!("{}: {}", f.id, f.title), "   ");
+        }
+    }
+    if !plan.leaves.is_empty() {
+        out.push_str("#\n# Findings it leaves alone\n");
+        for f in &plan.leaves {
+            push_comments(&mut out, &format!("{}: {}", f.id, f.title), "   ");
+            if let Some(fix) = &f.fix {
+                push_comments(&mut out, &format!("fix: {fix}"), "     ");
+            }
+        }
+    }
+    out.push_str("#\n# It will not touch\n");
+    for l in &plan.untouched {
+        push_comments(&mut out, l, "   ");
+    }
+    if !plan.notes.is_empty() {
+        out.push_str("#\n# Notes\n");
+        for l in &plan.notes {
+            push_comments(&mut out, l, "   ");
+        }
+    }
+    out.push_str("#\n# Steps\n");
+    for (n, s) in plan.steps.iter().enumerate() {
+        let mut flags = Vec::new();
+        if s.needs_root {
+            flags.push("root");
+        }
+        if s.reboot {
+            flags.push("reboot");
+        }
+        let flags = if flags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", flags.join(", "))
+        };
+        push_comments(
+            &mut out,
+            &format!("{:>2}. {}: {}{flags}", n + 1, s.id, s.title),
+            "  ",
+        );
+    }
+    out.push_str("#\n");
+    push_comments(
+        &mut out,
+        "Run it with bash (or gpu-doctor plan --execute). It stops at the first failure and says \
+         which steps were done and which were not.",
+        " ",
+    );
+    out
+}
+
+fn step_block(out: &mut String, n: usize, step: &Step) {
+    let rule = "-".repeat(WIDTH - 2);
+    let _ = writeln!(out, "\n# {rule}");
+    push_comments(out, &format!("Step {n}: {} ({})", step.title, step.id), " ");
+    push_comments(out, &format!("Why: {}", step.why), " ");
+    let _ = writeln!(
+        out,
+        "step {n} {} {}",
+        shell_quote(&step.id),
+        shell_quote(&step.title)
+    );
+    let mut body = String::new();
+    for c in &step.commands {
+        for l in command_lines(c) {
+            let _ = writeln!(body, "  {l}");
+        }
+    }
+    if step.reboot {
+        body.push_str("  reboot_needed=1\n");
+    }
+    body.push_str("  finished\n");
+    if step.guards.is_empty() {
+        for l in body.lines() {
+            let _ = writeln!(out, "{}", l.trim_start());
+        }
+        return;
+    }
+    for (i, Guard { check, outcome }) in step.guards.iter().enumerate() {
+        let kw = if i == 0 { "if" } else { "elif" };
+        let _ = writeln!(out, "{kw} {}; then", check_text(check));
+        match outcome {
+            Outcome::Skip(reason) => {
+                let _ = writeln!(out, "  skipped {}", shell_quote(reason));
+            }
+            Outcome::Fail(message) => {
+                let _ = writeln!(out, "  fail {}", shell_quote(message));
+            }
+        }
+    }
+    out.push_str("else\n");
+    out.push_str(&body);
+    out.push_str("fi\n");
+}
+
+/// The whole script.
+#[must_use]
+pub fn render(plan: &Plan, options: &Options) -> String {
+    let mut out = header(plan);
+    out.push('\n');
+    out.push_str(PREAMBLE);
+    let _ = writeln!(
+        out,
+        "\n# Machine paths are written below this folder; empty means this machine's own /.\n\
+         # shellcheck disable=SC2034 # (not every plan writes a file)\nroot={}",
+        shell_quote(&options.root)
+    );
+    let ids: Vec<String> = plan.steps.iter().map(|s| shell_quote(&s.id)).collect();
+    let _ = writeln!(out, "steps=({})", ids.join(" "));
+    let mut uses = Uses::default();
+    for s in &plan.steps {
+        s.guards.iter().for_each(|g| uses.check(&g.check));
+        s.commands.iter().for_each(|c| uses.command(c));
+    }
+    for (name, text) in HELPERS {
+        if uses.0.contains(name) {
+            out.push('\n');
+            out.push_str(text);
+        }
+    }
+    if !plan.notes.is_empty() {
+        out.push('\n');
+        for note in &plan.notes {
+            let _ = writeln!(out, "say {}", shell_quote(&format!("Note: {note}")));
+        }
+    }
+    for (n, s) in plan.steps.iter().enumerate() {
+        step_block(&mut out, n + 1, s);
+    }
+    out.push_str(
+        "\nprintf '\\ngpu-doctor plan: all %s steps done.\\n' \"${#steps[@]}\"\n\
+         if [ \"$reboot_needed\" = 1 ]; then\n  \
+         say 'Reboot to finish (sudo reboot), then check with: gpu-doctor doctor && gpu-doctor smoke'\n\
+         fi\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_keeps_plain_words_and_neutralises_the_rest() {
+        assert_eq!(shell_quote("cuda-toolkit-12-4"), "cuda-toolkit-12-4");
+        assert_eq!(
+            shell_quote("libnccl2=2.21.5-1+cuda12.4"),
+            "libnccl2=2.21.5-1+cuda12.4"
+        );
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("x; rm -rf /"), "'x; rm -rf /'");
+        assert_eq!(shell_quote("$(touch /tmp/pwned)"), "'$(touch /tmp/pwned)'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote("a\nb"), "'a\nb'");
+        assert_eq!(shell_quote("`id`"), "'`id`'");
+        assert_eq!(shell_quote("~root"), "'~root'");
+        assert_eq!(shell_quote("=x"), "'=x'");
+        assert_eq!(shell_quote("a\0b"), "'ab'");
+    }
+
+    /// Bash itself reads each quoted value back as exactly one argument, unchanged.
+    #[test]
+    fn bash_reads_hostile_values_back_unchanged() {
+        let hostile = [
+            "x; rm -rf /",
+            "$(touch /tmp/gpu-doctor-pwned)",
+            "`touch /tmp/gpu-doctor-pwned`",
+            "quote ' and \" and \\",
+            "new\nline",
+            "${HOME}",
+            "*",
+            "-rf",
+            " spaced ",
+            "",
+            "tab\there",
+            "!event",
+        ];
+        let mut script = String::from("printf '%s\\0'");
+        for h in hostile {
+            script.push(' ');
+            script.push_str(&shell_quote(h));
+        }
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .output()
+            .expect("bash");
+        let got: Vec<String> = out
+            .stdout
+            .split(|b| *b == 0)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect();
+        assert_eq!(&got[..hostile.len()], hostile);
+    }
+
+    #[test]
+    fn comments_cannot_be_ended_by_a_value() {
+        let lines = comment_lines("GPU: evil\nrm -rf /\r$(id)", " ");
+        assert!(lines.iter().all(|l| l.starts_with('#')), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.contains("# rm -rf /?$(id)")),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn paths_go_below_root_and_relative_ones_cannot_be_options() {
+        assert_eq!(word(&Word::path("/etc/x.conf")), "\"$root\"/etc/x.conf");
+        assert_eq!(word(&Word::path("-rf")), "./-rf");
+        assert_eq!(word(&Word::path("my env")), "'./my env'");
+    }
+}
