@@ -70,6 +70,24 @@ pub struct HostInfo {
     pub container: Option<String>,
     /// Null when the EFI variable could not be read (not root, or not an EFI boot).
     pub secure_boot: Option<bool>,
+    /// Network interfaces in `/sys/class/net`, sorted by name; null when that folder could not
+    /// be listed. NCCL picks one of them for its traffic unless told which.
+    pub network_interfaces: Option<Vec<NetInterface>>,
+}
+
+/// A network interface as `/sys/class/net/<name>` describes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NetInterface {
+    /// "eth0", "ib0".
+    pub name: String,
+    /// `operstate`: "up", "down", "unknown", ...; null when it could not be read.
+    pub operstate: Option<String>,
+    /// From `type` (the ARPHRD number): "ethernet", "infiniband", "loopback", or "arphrd-N".
+    pub link_type: Option<String>,
+    /// Backed by a device (it has a `device` link: a NIC, an SR-IOV function, a VM's virtio NIC)
+    /// rather than made in software (loopback, bridges such as docker0, veth pairs, tunnels).
+    pub has_device: bool,
 }
 
 /// A GPU on the PCI bus.

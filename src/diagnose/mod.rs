@@ -11,6 +11,7 @@ mod health;
 mod libraries;
 mod platform;
 mod toolkits;
+mod tuning;
 
 use crate::manifest::Manifests;
 use crate::report::{Finding, Report, Severity};
@@ -26,6 +27,7 @@ const RULES: &[Rule] = &[
     libraries::findings,
     health::findings,
     platform::findings,
+    tuning::findings,
 ];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first.

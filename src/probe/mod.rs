@@ -9,6 +9,7 @@ pub mod driver_libs;
 pub mod kernel;
 pub mod libs;
 pub mod loader;
+pub mod net;
 pub mod overrides;
 pub mod pci;
 pub mod python;
@@ -22,7 +23,7 @@ use crate::host::Host;
 use crate::report::{EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 15] = [
+const REPORTED_VARS: [&str; 17] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -36,7 +37,9 @@ const REPORTED_VARS: [&str; 15] = [
     "CUDA_LAUNCH_BLOCKING",
     "CUDA_MODULE_LOADING",
     "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF",
     "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_HCA",
     "HIP_VISIBLE_DEVICES",
 ];
 

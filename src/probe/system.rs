@@ -40,6 +40,7 @@ pub fn probe(host: &Host) -> HostInfo {
             .read_bytes_limited(std::path::Path::new(SECURE_BOOT_VAR), 64)
             .ok()
             .and_then(|b| kernel::secure_boot_from_efivar(&b)),
+        network_interfaces: super::net::interfaces(host),
     }
 }
 
