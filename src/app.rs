@@ -177,6 +177,10 @@ fn check(
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is success, as in ripgrep and uv.
+pub fn emit_text(text: &str) -> u8 {
+    emit(text)
+}
+
 fn emit(text: &str) -> u8 {
     let mut stdout = std::io::stdout().lock();
     match stdout

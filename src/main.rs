@@ -12,6 +12,19 @@ fn main() -> ExitCode {
     {
         return ExitCode::from(u8::try_from(gpu_doctor::host::gpu::child_main()).unwrap_or(3));
     }
+    let mut args = std::env::args_os();
+    if args
+        .nth(1)
+        .is_some_and(|a| a == gpu_doctor::smoke::child::CHILD_ARG)
+    {
+        let request = args
+            .next()
+            .and_then(|a| a.into_string().ok())
+            .unwrap_or_default();
+        return ExitCode::from(
+            u8::try_from(gpu_doctor::smoke::child::child_main(&request)).unwrap_or(3),
+        );
+    }
     let cli = gpu_doctor::cli::Cli::parse();
     ExitCode::from(gpu_doctor::app::run(&cli))
 }

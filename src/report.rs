@@ -42,6 +42,9 @@ pub struct Report {
     /// What each probe did: how long it took and whether it found, missed or failed.
     pub probes: Vec<ProbeRecord>,
     pub findings: Vec<Finding>,
+    /// The smoke test's results (`gpu-doctor smoke`); null from `doctor`.
+    #[serde(default)]
+    pub smoke: Option<crate::smoke::result::SmokeRun>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -128,6 +128,7 @@ pub fn gather(host: &Host) -> Report {
         overrides: Vec::new(),
         probes: records,
         findings: Vec::new(),
+        smoke: None,
     };
     overrides::apply(&host.env, &mut report);
     report

@@ -1,24 +1,371 @@
-//! `gpu-doctor smoke`: proves the GPU computes, through the CUDA driver API loaded at run time.
+//! `gpu-doctor smoke`: proves the GPU computes, the way deviceQuery + matrixMul +
+//! bandwidthTest do, from one binary that needs no CUDA toolkit.
+//!
+//! The parent (this module) examines the machine, starts the child (`child.rs`, the same binary)
+//! with a deadline, turns what it measured into findings (`findings.rs`), and prints it.
+//! The kernels are PTX text from `kernels/smoke.cu`, JIT-compiled by the driver.
 
+pub mod child;
+pub mod cublaslt;
+pub mod driver;
+pub mod findings;
+pub mod matmul;
+pub mod result;
+
+use std::fmt::Write;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::app::exit;
 use crate::host::Host;
+use crate::present::sanitize::clean;
+use crate::report::Report;
+use result::SmokeRun;
+
+/// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
+pub const PTX: &str = include_str!("kernels/smoke.ptx");
 
 /// Arguments of `gpu-doctor smoke`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SmokeArgs {
-    /// GPU index to test, or `all`.
+    /// GPU index to test (PCI bus order, as in `doctor`), or `all`.
     #[arg(long, default_value = "all")]
     pub device: String,
-    /// Also measure throughput (cuBLASLt GEMM, the PTX kernel) against the card's figures.
+    /// Also measure throughput (cuBLASLt bf16 GEMM, the PTX fp32 kernel) against the card's figures.
     #[arg(long)]
     pub bench: bool,
-    /// Print the result as JSON.
+    /// Print the report, with the smoke results in `smoke`, as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-/// Runs the smoke test and returns the exit code.
+/// The median of `values` (sorted in place); 0 for none.
 #[must_use]
-pub fn run(_host: &Host, _args: &SmokeArgs) -> u8 {
-    eprintln!("gpu-doctor: smoke is not built yet");
-    crate::app::exit::FAILED
+pub fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// How long the child may run: context creation and the checks take about a second; the
+/// benchmarks a few more per GPU.
+fn deadline(host: &Host, bench: bool) -> Duration {
+    host.timeout
+        .max(Duration::from_secs(if bench { 180 } else { 60 }))
+}
+
+/// Runs the smoke test and returns the exit code: 0 pass, 1 fail, 2 usage, 3 could not run.
+#[must_use]
+pub fn run(host: &Host, args: &SmokeArgs) -> u8 {
+    let devices = match args.device.trim() {
+        "all" => None,
+        one => match one.parse::<u32>() {
+            Ok(i) => Some(vec![i]),
+            Err(_) => {
+                eprintln!("gpu-doctor: --device takes a GPU index or `all`, not {one:?}");
+                return exit::USAGE;
+            }
+        },
+    };
+    let mut report = match crate::app::examine_guarded(host) {
+        Ok(r) => r,
+        Err(message) => {
+            eprintln!("gpu-doctor: internal error while examining the machine: {message}");
+            return exit::FAILED;
+        }
+    };
+    let mut run = if host.live() {
+        if std::io::stderr().is_terminal() {
+            eprintln!(
+                "gpu-doctor smoke: testing the GPU{}...",
+                if args.bench { " (with benchmarks)" } else { "" }
+            );
+        }
+        spawn_child(host, &report, devices, args.bench)
+    } else {
+        SmokeRun {
+            status: "could_not_run".to_string(),
+            error: Some(
+                "the smoke test needs the real machine's driver; it does not run under --root"
+                    .to_string(),
+            ),
+            bench: args.bench,
+            ..SmokeRun::default()
+        }
+    };
+    let manifests = crate::manifest::embedded();
+    findings::fill_expected(&mut run, &report, manifests);
+    for f in findings::findings(&run, &report) {
+        if !report
+            .findings
+            .iter()
+            .any(|g| g.id == f.id && g.subjects == f.subjects)
+        {
+            report.findings.push(f);
+        }
+    }
+    report
+        .findings
+        .sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
+    let code = match run.status.as_str() {
+        "passed"
+            if !report.findings.iter().any(|f| {
+                f.subjects.iter().any(|s| s.starts_with("gpu:"))
+                    && f.severity == crate::report::Severity::Error
+            }) =>
+        {
+            exit::OK
+        }
+        "could_not_run" => exit::FAILED,
+        _ => exit::PROBLEM,
+    };
+    if let (Some(e), true) = (&run.error, args.json) {
+        // The text face shows it; with --json, stdout is for machines.
+        eprintln!("gpu-doctor smoke: could not run: {}", clean(e));
+    }
+    report.smoke = Some(run);
+    let text = if args.json {
+        crate::present::json::render(&report)
+    } else {
+        render_text(&report)
+    };
+    match crate::app::emit_text(&text) {
+        exit::OK => code,
+        failed => failed,
+    }
+}
+
+/// cuBLASLt candidates: next to every cuBLAS the probes found (toolkits, pip wheels), then
+/// the plain sonames for the loader's own search.
+fn cublaslt_candidates(report: &Report) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for lib in &report.libraries.cublas {
+        if let Some(dir) = Path::new(&lib.path).parent() {
+            for soname in [
+                "libcublasLt.so.13",
+                "libcublasLt.so.12",
+                "libcublasLt.so.11",
+            ] {
+                let p = dir.join(soname);
+                if p.exists() && !out.contains(&p.display().to_string()) {
+                    out.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    out.extend(
+        [
+            "libcublasLt.so.13",
+            "libcublasLt.so.12",
+            "libcublasLt.so.11",
+        ]
+        .map(str::to_string),
+    );
+    out
+}
+
+fn spawn_child(host: &Host, report: &Report, devices: Option<Vec<u32>>, bench: bool) -> SmokeRun {
+    let could_not = |error: String| SmokeRun {
+        status: "could_not_run".to_string(),
+        error: Some(error),
+        bench,
+        ..SmokeRun::default()
+    };
+    let request = child::Request {
+        devices,
+        bench,
+        cublaslt: cublaslt_candidates(report),
+    };
+    let Ok(request) = serde_json::to_string(&request) else {
+        return could_not("cannot encode the request".to_string());
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return could_not(format!("cannot find own executable: {e}")),
+    };
+    // PCI bus order makes CUDA's ordinals NVML's indices; CUDA_VISIBLE_DEVICES would renumber
+    // them, so the driver-level test sees every GPU and --device picks one.
+    let mut env: Vec<(String, String)> = host
+        .env
+        .with_prefix("")
+        .filter(|(k, _)| !crate::host::GPU_MASKING_VARS.contains(k) && *k != "CUDA_DEVICE_ORDER")
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.push(("CUDA_DEVICE_ORDER".to_string(), "PCI_BUS_ID".to_string()));
+    let timeout = deadline(host, bench);
+    match crate::host::cmd::run(&exe, &[child::CHILD_ARG, &request], &env, timeout) {
+        Err(e) => could_not(format!("cannot start the smoke test process: {e}")),
+        Ok(out) if out.timed_out => could_not(format!(
+            "the GPU did not finish the smoke test within {} s (a hung GPU or driver; see `sudo dmesg | grep Xid`)",
+            timeout.as_secs()
+        )),
+        Ok(out) => serde_json::from_str::<SmokeRun>(out.stdout.trim()).unwrap_or_else(|_| {
+            could_not(format!(
+                "the smoke test process crashed: {}",
+                out.failure_summary()
+            ))
+        }),
+    }
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"))
+}
+
+/// The text face: one block per GPU, then the findings it produced.
+#[must_use]
+pub fn render_text(report: &Report) -> String {
+    let mut out = String::new();
+    let Some(run) = &report.smoke else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "gpu-doctor smoke: {} ({} ms)",
+        run.status.replace('_', " "),
+        run.wall_ms
+    );
+    if let Some(e) = &run.error {
+        let _ = writeln!(out, "  {}", clean(e));
+    }
+    for d in &run.devices {
+        let _ = writeln!(
+            out,
+            "\nGPU {}  {}  cc {}  {} SMs  {} MiB  -> {}",
+            d.index,
+            clean(d.name.as_deref().unwrap_or("unknown")),
+            d.compute_capability.as_deref().unwrap_or("?"),
+            d.sm_count
+                .map_or_else(|| "?".to_string(), |s| s.to_string()),
+            d.memory_total_mib
+                .map_or_else(|| "?".to_string(), |m| m.to_string()),
+            if d.passed { "PASS" } else { "FAIL" }
+        );
+        let _ = writeln!(
+            out,
+            "  context {} ms, PTX JIT {} ms",
+            opt(d.context_ms, 0),
+            opt(d.ptx_load_ms, 0)
+        );
+        if let Some(m) = &d.matmul {
+            let _ = writeln!(
+                out,
+                "  fp32 matmul {}x{}x{} vs CPU: {} (max rel. error {:.1e}, tolerance {:.0e})",
+                m.size[0],
+                m.size[1],
+                m.size[2],
+                if m.passed { "ok" } else { "WRONG" },
+                m.max_rel_error,
+                m.tolerance
+            );
+        }
+        if let Some(m) = &d.memory {
+            let _ = writeln!(
+                out,
+                "  memory {} MiB x {} patterns: {} errors",
+                m.bytes / (1024 * 1024),
+                m.patterns,
+                m.errors
+            );
+        }
+        if let Some(b) = &d.bandwidth {
+            let _ = writeln!(
+                out,
+                "  bandwidth GB/s: host->device {}, device->host {}, device copy {} (read+write; card {})",
+                opt(b.host_to_device_gbs, 1),
+                opt(b.device_to_host_gbs, 1),
+                opt(b.device_to_device_gbs, 0),
+                opt(b.expected_gbs, 0)
+            );
+        }
+        if let Some(t) = &d.throughput {
+            let _ = writeln!(
+                out,
+                "  PTX fp32 kernel {} TFLOP/s (card fp32 peak {}); cuBLASLt bf16 {} TFLOP/s (card dense {})",
+                opt(t.ptx_fp32_tflops, 1),
+                opt(t.expected_fp32_tflops, 1),
+                opt(t.cublaslt_bf16_tflops, 0),
+                opt(t.expected_bf16_tflops, 0)
+            );
+            if let Some(e) = &t.cublaslt_error {
+                let _ = writeln!(out, "  cuBLASLt not measured: {}", clean(e));
+            }
+        }
+        if let Some(e) = &d.error {
+            let _ = writeln!(
+                out,
+                "  error: {} failed: {} ({}): {}",
+                e.call,
+                clean(&e.name),
+                e.code,
+                clean(&e.message)
+            );
+        }
+    }
+    for p in &run.peer_access {
+        let _ = writeln!(
+            out,
+            "peer access GPU {} -> GPU {}: {}",
+            p.from,
+            p.to,
+            if p.can_access { "yes" } else { "no" }
+        );
+    }
+    let gpu_findings: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.subjects.iter().any(|s| s.starts_with("gpu:")))
+        .collect();
+    if !gpu_findings.is_empty() {
+        out.push_str("\nFindings\n");
+        for f in gpu_findings {
+            let _ = writeln!(
+                out,
+                "  [{}] {}: {}",
+                f.severity.as_str(),
+                f.id,
+                clean(&f.title)
+            );
+            for e in &f.evidence {
+                let _ = writeln!(out, "      - {}", clean(e));
+            }
+            if let Some(fix) = &f.fix {
+                let _ = writeln!(out, "      fix: {}", clean(fix));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn shipped_ptx_was_generated_from_the_shipped_source() {
+        let source = include_bytes!("kernels/smoke.cu");
+        let digest = Sha256::digest(source);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let first = super::PTX.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&format!("sha256={hex}")),
+            "smoke.ptx is stale: regenerate it with scripts/gen-ptx.sh\nheader: {first}\nsource: {hex}"
+        );
+        // Lowered so old drivers can JIT it, and the three kernels are there.
+        assert!(
+            super::PTX.contains("\n.version 6.0\n") && super::PTX.contains("\n.target sm_50\n")
+        );
+        for kernel in ["sgemm_128x128", "fill_pattern", "check_pattern"] {
+            assert!(
+                super::PTX.contains(&format!(".visible .entry {kernel}(")),
+                "{kernel}"
+            );
+        }
+    }
+
+    #[test]
+    fn median_of_unsorted_values() {
+        assert_eq!(super::median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(super::median(&mut []), 0.0);
+    }
 }

@@ -8,4 +8,5 @@ mod layout;
 mod real;
 mod regressions;
 mod schema;
+mod smoke;
 mod support;

@@ -94,3 +94,34 @@ fn toolkit_libraries_and_frameworks_agree_with_file_captures() {
         .collect();
     assert!(serious.is_empty(), "{serious:?}");
 }
+
+/// `gpu-doctor smoke --bench --json` on the real H200: every check passed, and the figures are
+/// in the range the reference measurements there say (README of tests/data/h200: torch bf16
+/// 756 TFLOP/s, fp32 with TF32 off 50.5, 1 GiB copy 4253 GB/s, pinned H2D 54.8 GB/s).
+#[test]
+fn smoke_on_the_real_h200_passed_with_expected_figures() {
+    let r: Value =
+        serde_json::from_str(include_str!("../fixtures/real/h200-smoke.json")).expect("JSON");
+    let smoke = &r["smoke"];
+    assert_eq!(smoke["status"], "passed");
+    assert_eq!(smoke["driver_api_version"], "13.0");
+    let d = &smoke["devices"][0];
+    assert_eq!(d["name"], "NVIDIA H200");
+    assert_eq!(d["compute_capability"], "9.0");
+    assert_eq!(d["sm_count"], 132);
+    assert_eq!(d["matmul"]["passed"], true);
+    assert!(d["matmul"]["max_rel_error"].as_f64().expect("error") < 1e-5);
+    assert_eq!(d["memory"]["errors"], 0);
+    let f = |v: &Value| v.as_f64().expect("number");
+    let bw = &d["bandwidth"];
+    assert!(f(&bw["device_to_device_gbs"]) > 0.95 * 4253.0, "{bw}");
+    assert!(f(&bw["host_to_device_gbs"]) > 0.9 * 54.8, "{bw}");
+    let t = &d["throughput"];
+    assert!(f(&t["cublaslt_bf16_tflops"]) >= 756.0, "{t}");
+    assert!(f(&t["ptx_fp32_tflops"]) >= 0.5 * 50.5, "{t}");
+    assert_eq!(
+        t["expected_bf16_tflops"], 989.0,
+        "H200 SXM dense bf16 from gpus.toml"
+    );
+    assert!(r["findings"].as_array().expect("findings").is_empty());
+}

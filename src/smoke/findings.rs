@@ -1,0 +1,251 @@
+//! What a smoke run means, as findings: driver errors explained in plain words, wrong results,
+//! memory errors, and a card below what it should reach. Pure: run, report and tables in.
+
+use super::driver::code;
+use super::result::{DeviceResult, SmokeRun};
+use crate::manifest::Manifests;
+use crate::report::{Finding, Gpu, Report, Severity};
+
+/// Below this share of the card's figure, a GPU is underperforming. 70%: cuBLASLt reaches
+/// ~75–80% of the dense bf16 peak on a healthy Hopper card (779–787 of 989 TFLOP/s measured
+/// here), and a device copy ~85% of the memory bandwidth; a throttled or mis-slotted card falls
+/// well below.
+pub const UNDERPERFORMING: f64 = 0.70;
+
+/// Fills each device's expected figures from the GPU table (via the report's GPU of the same
+/// index: the child runs with CUDA_DEVICE_ORDER=PCI_BUS_ID, NVML's order).
+pub fn fill_expected(run: &mut SmokeRun, report: &Report, manifests: &Manifests) {
+    for d in &mut run.devices {
+        let Some(row) = manifest_row(report.gpus.get(d.index as usize), d, manifests) else {
+            continue;
+        };
+        if let Some(b) = &mut d.bandwidth {
+            b.expected_gbs = row.bandwidth_gbs;
+        }
+        if let Some(t) = &mut d.throughput {
+            t.expected_fp32_tflops = row.tflops.fp32;
+            t.expected_bf16_tflops = row.tflops.bf16_tensor;
+        }
+    }
+}
+
+fn manifest_row<'m>(
+    gpu: Option<&Gpu>,
+    d: &DeviceResult,
+    manifests: &'m Manifests,
+) -> Option<&'m crate::manifest::Gpu> {
+    if let Some(row) = gpu
+        .and_then(|g| g.pci_device_id.as_deref())
+        .and_then(|id| manifests.gpus.by_pci_id(id))
+    {
+        return Some(row);
+    }
+    let name = gpu.and_then(|g| g.name.as_deref()).or(d.name.as_deref())?;
+    let rows = manifests.gpus.by_name(name);
+    // Only trust a name match that names one model (H200 SXM and NVL differ in throughput).
+    (rows.len() == 1).then(|| rows[0])
+}
+
+fn finding(
+    id: &str,
+    severity: Severity,
+    title: String,
+    detail: &str,
+    evidence: Vec<String>,
+    fix: &str,
+    gpu: u32,
+) -> Finding {
+    Finding {
+        id: id.to_string(),
+        severity,
+        title,
+        detail: detail.to_string(),
+        evidence,
+        fix: Some(fix.to_string()),
+        explains: Vec::new(),
+        subjects: vec![format!("gpu:{gpu}")],
+    }
+}
+
+/// Findings from a smoke run.
+#[must_use]
+pub fn findings(run: &SmokeRun, report: &Report) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for d in &run.devices {
+        let label = format!(
+            "GPU {} ({})",
+            d.index,
+            d.name.as_deref().unwrap_or("unknown")
+        );
+        if let Some(e) = &d.error {
+            out.push(driver_error_finding(d, &label, e));
+        }
+        if let Some(m) = d.matmul.as_ref().filter(|m| !m.passed) {
+            out.push(finding(
+                "gpu-wrong-results",
+                Severity::Error,
+                format!("{label} computed a wrong matrix product"),
+                "The same fp32 matmul was run on the GPU and on the CPU; the GPU's result differs beyond \
+                 fp32 rounding, has NaNs, or left elements unwritten. A GPU that computes wrongly \
+                 corrupts training silently: take it out of service.",
+                vec![format!(
+                    "{}x{}x{}: max relative error {:.2e} (tolerance {:.0e}), {} wrong, {} unwritten",
+                    m.size[0], m.size[1], m.size[2], m.max_rel_error, m.tolerance, m.wrong_elements, m.unwritten_elements
+                )],
+                "Check `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER` and `sudo dmesg | grep Xid`; reset the GPU or reboot, and have it replaced if it repeats.",
+                d.index,
+            ));
+        }
+        if let Some(m) = d.memory.as_ref().filter(|m| !m.passed) {
+            out.push(finding(
+                "gpu-memory-errors",
+                Severity::Error,
+                format!("{label} returned {} wrong words in a memory pattern test", m.errors),
+                "Device memory written with a pattern did not read back the same. Faulty memory corrupts \
+                 data without any error from CUDA.",
+                vec![format!("{} MiB tested with {} patterns: {} mismatches", m.bytes / (1024 * 1024), m.patterns, m.errors)],
+                "Run `nvidia-smi -q -d ECC,ROW_REMAPPER`; reset the GPU (`sudo nvidia-smi -r -i N`) or reboot; replace the GPU if errors persist.",
+                d.index,
+            ));
+        }
+        out.extend(underperforming(
+            d,
+            report.gpus.get(d.index as usize),
+            &label,
+        ));
+    }
+    out
+}
+
+fn driver_error_finding(d: &DeviceResult, label: &str, e: &super::result::DriverError) -> Finding {
+    let evidence = vec![format!(
+        "{} failed: {} ({}): {}",
+        e.call, e.name, e.code, e.message
+    )];
+    let (id, title, detail, fix) = match e.code {
+        code::UNSUPPORTED_PTX_VERSION | code::INVALID_PTX => (
+            "driver-too-old-for-ptx",
+            format!("The driver cannot compile the test's PTX for {label}"),
+            "CUDA programs ship PTX that the driver compiles for the GPU; a driver older than the \
+             toolkit that made the PTX refuses it. Frameworks built with newer CUDA fail the same way \
+             ('the provided PTX was compiled with an unsupported toolchain').",
+            "Upgrade the NVIDIA driver (see `gpu-doctor plan`).",
+        ),
+        code::OUT_OF_MEMORY => (
+            "gpu-out-of-memory",
+            format!("{label} ran out of memory during the smoke test"),
+            "The test needs a few hundred MiB; another process probably holds the GPU's memory.",
+            "See `nvidia-smi` for the processes using the GPU, and stop them or pick another GPU (`--device N`).",
+        ),
+        code::ECC_UNCORRECTABLE => (
+            "gpu-ecc-errors",
+            format!("{label} hit an uncorrectable ECC error"),
+            "The GPU's memory reported an error it could not correct; the CUDA context is lost.",
+            "Reset the GPU or reboot; check `nvidia-smi -q -d ECC,ROW_REMAPPER` and replace the GPU if it repeats.",
+        ),
+        code::SYSTEM_NOT_READY => (
+            "fabric-manager-not-running",
+            format!("CUDA is not ready on {label} (error 802)"),
+            "On NVSwitch systems CUDA waits for the fabric manager; without it every context fails.",
+            "`sudo systemctl enable --now nvidia-fabricmanager` (its version must match the driver's).",
+        ),
+        code::COMPAT_NOT_SUPPORTED_ON_DEVICE => (
+            "forward-compat-unsupported",
+            format!("A forward-compatibility libcuda was loaded on {label} (error 804)"),
+            "The cuda-compat libcuda only works on data-center GPUs.",
+            "Remove the compat folder from LD_LIBRARY_PATH, or upgrade the host driver.",
+        ),
+        code::SYSTEM_DRIVER_MISMATCH => (
+            "driver-library-mismatch",
+            "The CUDA driver library does not match the kernel module (error 803)".to_string(),
+            "The user-space driver and the loaded kernel module are different versions.",
+            "Reboot, or reload the nvidia kernel modules.",
+        ),
+        code::STUB_LIBRARY => (
+            "stub-libcuda-on-path",
+            "The smoke test loaded a stub libcuda (error 34)".to_string(),
+            "A link-time stub was found before the real driver library.",
+            "Remove the `stubs` folder from LD_LIBRARY_PATH.",
+        ),
+        code::ILLEGAL_ADDRESS | code::LAUNCH_FAILED | code::UNKNOWN => (
+            "gpu-fault",
+            format!("{label} faulted while running the smoke test"),
+            "The test kernels are known-good; a fault here points at the GPU or driver (an Xid error \
+             in the kernel log, a GPU that fell off the bus).",
+            "Check `sudo dmesg | grep -i xid`; reset the GPU or reboot.",
+        ),
+        _ => (
+            "smoke-cuda-error",
+            format!("The CUDA driver refused the smoke test on {label}"),
+            "A CUDA driver call failed; its own error text is the evidence.",
+            "Look the error up in `gpu-doctor doctor`'s findings; reboot if the driver was just updated.",
+        ),
+    };
+    finding(id, Severity::Error, title, detail, evidence, fix, d.index)
+}
+
+fn underperforming(d: &DeviceResult, gpu: Option<&Gpu>, label: &str) -> Option<Finding> {
+    let mut low = Vec::new();
+    if let Some(t) = &d.throughput {
+        if let (Some(have), Some(want)) = (t.cublaslt_bf16_tflops, t.expected_bf16_tflops) {
+            if have < UNDERPERFORMING * want {
+                low.push(format!(
+                    "cuBLASLt bf16 GEMM: {have:.0} TFLOP/s, {:.0}% of the card's dense {want:.0}",
+                    100.0 * have / want
+                ));
+            }
+        }
+    }
+    if let Some(b) = &d.bandwidth {
+        if let (Some(have), Some(want)) = (b.device_to_device_gbs, b.expected_gbs) {
+            if have < UNDERPERFORMING * want {
+                low.push(format!(
+                    "device copy: {have:.0} GB/s (read+write), {:.0}% of the card's {want:.0} GB/s",
+                    100.0 * have / want
+                ));
+            }
+        }
+    }
+    if low.is_empty() {
+        return None;
+    }
+    let mut evidence = low;
+    if let Some(g) = gpu {
+        if let (Some(c), Some(m)) = (g.clock_sm_mhz, g.clock_sm_max_mhz) {
+            evidence.push(format!(
+                "SM clock {c} of {m} MHz (at the last doctor reading)"
+            ));
+        }
+        if let (Some(p), Some(l)) = (g.power_draw_w, g.power_limit_w) {
+            evidence.push(format!("power {p:.0} W of a {l:.0} W limit"));
+        }
+        if !g.throttle_reasons.is_empty() {
+            evidence.push(format!(
+                "active throttle reasons: {}",
+                g.throttle_reasons.join(", ")
+            ));
+        }
+        if let (Some(gc), Some(gm), Some(wc), Some(wm)) = (
+            g.pcie_gen_current,
+            g.pcie_gen_max,
+            g.pcie_width_current,
+            g.pcie_width_max,
+        ) {
+            evidence.push(format!("PCIe gen{gc} x{wc} (max gen{gm} x{wm})"));
+        }
+    }
+    Some(finding(
+        "gpu-underperforming",
+        Severity::Warning,
+        format!(
+            "{label} reaches less than {:.0}% of what this card should",
+            UNDERPERFORMING * 100.0
+        ),
+        "Measured throughput is well below the card's published figures. Common causes: power or \
+         thermal throttling, a lowered power limit, clocks locked low, another process sharing the \
+         GPU, or a degraded PCIe/NVLink link.",
+        evidence,
+        "Check `nvidia-smi -q -d PERFORMANCE,POWER,CLOCK` while the test runs, the cooling, and other processes on the GPU.",
+        d.index,
+    ))
+}

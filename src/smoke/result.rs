@@ -1,0 +1,113 @@
+//! What the smoke test measured: per GPU, the matmul check, the memory check, bandwidth, and
+//! with `--bench` throughput against the card's figures. Joins the report as `smoke`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The whole smoke run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SmokeRun {
+    /// "passed", "failed", or "could_not_run".
+    pub status: String,
+    /// Why it could not run (no driver library, no device, the test process crashed).
+    pub error: Option<String>,
+    /// CUDA version the driver API reports ("13.0").
+    pub driver_api_version: Option<String>,
+    pub devices: Vec<DeviceResult>,
+    /// Peer access between each ordered pair of tested GPUs.
+    pub peer_access: Vec<PeerAccess>,
+    pub bench: bool,
+    pub wall_ms: u64,
+}
+
+/// One GPU's results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceResult {
+    /// CUDA ordinal in PCI bus order, the same as `gpus[].index`.
+    pub index: u32,
+    pub name: Option<String>,
+    pub compute_capability: Option<String>,
+    pub sm_count: Option<u32>,
+    pub memory_total_mib: Option<u64>,
+    /// Time to create the context, the first cost every CUDA program pays.
+    pub context_ms: Option<f64>,
+    /// Time for the driver to JIT-compile the shipped PTX.
+    pub ptx_load_ms: Option<f64>,
+    pub matmul: Option<MatmulCheck>,
+    pub memory: Option<MemoryCheck>,
+    pub bandwidth: Option<Bandwidth>,
+    pub throughput: Option<Throughput>,
+    pub passed: bool,
+    /// The driver error that stopped this GPU's tests, in the driver's words.
+    pub error: Option<DriverError>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DriverError {
+    pub call: String,
+    pub code: i32,
+    pub name: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatmulCheck {
+    pub passed: bool,
+    /// M, N, K.
+    pub size: [usize; 3],
+    pub max_rel_error: f64,
+    pub tolerance: f64,
+    pub wrong_elements: usize,
+    pub unwritten_elements: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryCheck {
+    pub passed: bool,
+    pub bytes: u64,
+    pub patterns: u32,
+    pub errors: u64,
+}
+
+/// GB/s (10^9 bytes); device-to-device counts bytes read plus written, as PyTorch's copy
+/// benchmark and vendor figures of memory bandwidth do.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bandwidth {
+    pub host_to_device_gbs: Option<f64>,
+    pub device_to_host_gbs: Option<f64>,
+    pub device_to_device_gbs: Option<f64>,
+    pub device_to_device_bytes: u64,
+    /// The card's memory bandwidth from the GPU table, when known.
+    pub expected_gbs: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Throughput {
+    /// The shipped PTX kernel's fp32 rate (no tensor cores).
+    pub ptx_fp32_tflops: Option<f64>,
+    pub ptx_fp32_size: Option<usize>,
+    /// The card's dense fp32 peak from the GPU table.
+    pub expected_fp32_tflops: Option<f64>,
+    pub cublaslt_bf16_tflops: Option<f64>,
+    pub cublaslt_size: Option<usize>,
+    pub cublaslt_library: Option<String>,
+    /// Why cuBLASLt was not measured.
+    pub cublaslt_error: Option<String>,
+    /// The card's dense bf16 tensor peak from the GPU table.
+    pub expected_bf16_tflops: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PeerAccess {
+    pub from: u32,
+    pub to: u32,
+    pub can_access: bool,
+}
