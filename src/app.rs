@@ -1,6 +1,6 @@
 //! The one orchestrator: build the host, gather facts, diagnose, and hand the report to a face.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use crate::cli::{Cli, Command};
@@ -79,10 +79,15 @@ fn report_or_exit(host: &Host) -> Result<Report, u8> {
 /// Runs the CLI and returns the exit code.
 #[must_use]
 pub fn run(cli: &Cli) -> u8 {
-    let command = cli
-        .command
-        .as_ref()
-        .unwrap_or(&Command::Doctor { json: false });
+    // No subcommand: the interactive app on a terminal, the text report anywhere else (a pipe,
+    // a CI log), so scripts that ran plain `gpu-doctor` keep their output.
+    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let default = if interactive {
+        Command::Tui
+    } else {
+        Command::Doctor { json: false }
+    };
+    let command = cli.command.as_ref().unwrap_or(&default);
     if let Command::Schema = command {
         return emit(&crate::schema::render());
     }

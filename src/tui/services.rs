@@ -1,0 +1,512 @@
+//! The TUI's only way out: every piece of work it needs from the rest of gpu-doctor (examine
+//! the machine, read live GPU sensors, write a plan, run the smoke test) goes through the
+//! [`Services`] trait, so the state, update and view code never names a probe or the host, and
+//! tests swap in fixtures.
+//!
+//! [`AppServices`] is the real one. It reaches the machine only through [`crate::app::examine`],
+//! [`crate::host::gpu::query`] (NVML in a child process with a deadline, the same door the
+//! report uses), the pure planner [`crate::plan::plan`], and `gpu-doctor smoke` run as a child
+//! process (the smoke test keeps its driver calls out of process already; its library entry
+//! prints rather than returns, so the TUI reads its JSON, the contract every face shares).
+
+use std::time::Duration;
+
+use crate::host::Host;
+use crate::manifest::Manifests;
+use crate::plan::choose;
+use crate::report::{Gpu, ProbeStatus, Report};
+use crate::version::Version;
+
+pub use crate::plan::Via;
+
+/// Work the TUI asks for. Implementations are called from background threads.
+pub trait Services: Send + Sync {
+    /// The full report, or why examining broke (a gpu-doctor bug, never a machine problem).
+    ///
+    /// # Errors
+    /// The panic message when examining panicked.
+    fn examine(&self) -> Result<Report, String>;
+
+    /// One live reading of every GPU.
+    ///
+    /// # Errors
+    /// Why there are no live readings (`--root`, no NVML, the driver did not answer).
+    fn sample(&self) -> Result<Vec<Gpu>, String>;
+
+    /// The plan choices that make sense for this report.
+    fn plan_options(&self, report: &Report) -> PlanOptions;
+
+    /// The install script for a choice.
+    ///
+    /// # Errors
+    /// Why no plan can be written: the planner's refusal, with the facts it rests on.
+    fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String>;
+
+    /// Runs the smoke test, reporting progress as it goes; the last event is the outcome.
+    fn smoke(&self, report: Option<&Report>, progress: &mut dyn FnMut(SmokeEvent));
+}
+
+/// A written plan: the script and the files it reads from its own folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanText {
+    pub script: String,
+    /// (file name, contents): a conda plan's `environment.yml`.
+    pub files: Vec<(String, String)>,
+}
+
+/// The lists the Plan screen offers, each already narrowed to what this machine can use.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    pub vias: Vec<Via>,
+    /// CUDA releases (`major.minor`) the GPUs can use, newest first; "auto" is offered besides.
+    pub cudas: Vec<String>,
+    /// Frameworks a plan can install, as `--framework` takes them (`torch==2.9`, `jax`); a
+    /// name alone lets the planner pick the newest version that fits.
+    pub frameworks: Vec<String>,
+    /// Why the lists are what they are, in a sentence ("for compute capability 9.0 ...").
+    pub basis: String,
+}
+
+/// What the user picked on the Plan screen. `None` means "let the planner choose".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanChoice {
+    pub via: Option<Via>,
+    pub cuda: Option<String>,
+    pub framework: Option<String>,
+}
+
+/// Progress and the outcome of a smoke test.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SmokeEvent {
+    /// A step started: `done` of `total` finished so far.
+    Progress { step: String, done: u32, total: u32 },
+    /// Every check, in order.
+    Finished(Vec<SmokeRow>),
+    /// The test could not run at all, and why.
+    Failed(String),
+    /// This build or this machine cannot run it, and why.
+    Unavailable(String),
+}
+
+/// One smoke-test check on one GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SmokeRow {
+    /// "GPU 0".
+    pub device: String,
+    /// "matmul 4096² fp16".
+    pub check: String,
+    pub passed: bool,
+    /// The error, or what was measured in words.
+    pub detail: String,
+    /// Throughput measured, e.g. TFLOP/s.
+    pub measured: Option<f64>,
+    /// What the card should reach, from the GPU table.
+    pub expected: Option<f64>,
+    /// The unit of both ("TFLOP/s", "GB/s").
+    pub unit: String,
+}
+
+/// The real services: this machine (or `--root`), through the app's own functions.
+#[derive(Debug, Clone)]
+pub struct AppServices {
+    host: Host,
+}
+
+impl AppServices {
+    #[must_use]
+    pub fn new(host: Host) -> AppServices {
+        AppServices { host }
+    }
+}
+
+impl Services for AppServices {
+    fn examine(&self) -> Result<Report, String> {
+        crate::app::examine_guarded(&self.host)
+    }
+
+    fn sample(&self) -> Result<Vec<Gpu>, String> {
+        if self.host.is_rooted() {
+            return Err(
+                "examined with --root: NVML is not loaded, so there are no live readings"
+                    .to_string(),
+            );
+        }
+        let snapshot = crate::host::gpu::query(&self.host);
+        match snapshot.nvml.status {
+            ProbeStatus::Ok => Ok(snapshot.gpus),
+            status => {
+                let why = snapshot
+                    .nvml
+                    .detail
+                    .unwrap_or_else(|| format!("{status:?}").to_lowercase());
+                Err(format!("NVML did not answer: {why}"))
+            }
+        }
+    }
+
+    fn plan_options(&self, report: &Report) -> PlanOptions {
+        plan_options(report, crate::manifest::embedded())
+    }
+
+    fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String> {
+        write_plan(report, crate::manifest::embedded(), choice)
+    }
+
+    fn smoke(&self, report: Option<&Report>, progress: &mut dyn FnMut(SmokeEvent)) {
+        if self.host.is_rooted() {
+            progress(SmokeEvent::Unavailable(
+                "examined with --root: the smoke test needs the real machine's driver".to_string(),
+            ));
+            return;
+        }
+        if report.is_some_and(|r| r.gpus.iter().all(|g| g.source == "pci")) {
+            progress(SmokeEvent::Unavailable(
+                "no GPU answers through the driver, so there is nothing to run on".to_string(),
+            ));
+            return;
+        }
+        let gpus = report.map_or(0, |r| r.gpus.len());
+        progress(SmokeEvent::Progress {
+            step: format!(
+                "{gpus} GPU(s): context, PTX JIT, fp32 matmul against the CPU, memory patterns, \
+                 bandwidth, then cuBLASLt bf16 and PTX fp32 throughput"
+            ),
+            done: 0,
+            total: 0,
+        });
+        progress(run_smoke(&self.host));
+    }
+}
+
+/// `gpu-doctor smoke --bench --json` in a child process, read back as the report it prints.
+fn run_smoke(host: &Host) -> SmokeEvent {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return SmokeEvent::Failed(format!("cannot find own executable: {e}")),
+    };
+    let env: Vec<(String, String)> = host
+        .env
+        .with_prefix("")
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let timeout = format!("{}", host.timeout.as_secs_f64());
+    let args = ["--timeout", timeout.as_str(), "smoke", "--bench", "--json"];
+    // The smoke test bounds itself (three minutes with benchmarks); this only catches a child
+    // that never returns at all.
+    let deadline = host.timeout.max(Duration::from_secs(240));
+    let out = match crate::host::cmd::run(&exe, &args, &env, deadline) {
+        Ok(out) => out,
+        Err(e) => return SmokeEvent::Failed(format!("cannot start gpu-doctor smoke: {e}")),
+    };
+    if out.timed_out {
+        return SmokeEvent::Failed(format!(
+            "gpu-doctor smoke did not finish within {} s",
+            deadline.as_secs()
+        ));
+    }
+    match serde_json::from_str::<Report>(out.stdout.trim()) {
+        Ok(Report {
+            smoke: Some(run), ..
+        }) => smoke_outcome(&run),
+        _ => SmokeEvent::Failed(format!(
+            "gpu-doctor smoke gave no result: {}",
+            out.failure_summary()
+        )),
+    }
+}
+
+/// A smoke run as the rows the screen lists: one per check per GPU, throughput beside what
+/// the card should reach.
+#[must_use]
+pub fn smoke_outcome(run: &crate::smoke::result::SmokeRun) -> SmokeEvent {
+    if run.status == "could_not_run" {
+        return SmokeEvent::Unavailable(
+            run.error
+                .clone()
+                .unwrap_or_else(|| "the smoke test could not run".to_string()),
+        );
+    }
+    let mut rows = Vec::new();
+    for d in &run.devices {
+        let device = format!("GPU {}", d.index);
+        let row = |check: &str, passed: bool, detail: String| SmokeRow {
+            device: device.clone(),
+            check: check.to_string(),
+            passed,
+            detail,
+            measured: None,
+            expected: None,
+            unit: String::new(),
+        };
+        if let Some(e) = &d.error {
+            rows.push(row(
+                "driver",
+                false,
+                format!("{} failed: {} ({}) {}", e.call, e.name, e.code, e.message),
+            ));
+        }
+        if let (Some(context), Some(jit)) = (d.context_ms, d.ptx_load_ms) {
+            rows.push(row(
+                "context + PTX JIT",
+                true,
+                format!("{context:.0} ms + {jit:.0} ms"),
+            ));
+        }
+        if let Some(m) = &d.matmul {
+            rows.push(row(
+                &format!("fp32 matmul {}³ vs CPU", m.size[0]),
+                m.passed,
+                format!("max rel. error {:.1e}", m.max_rel_error),
+            ));
+        }
+        if let Some(m) = &d.memory {
+            rows.push(row(
+                "memory patterns",
+                m.passed,
+                format!(
+                    "{} MiB, {} patterns, {} errors",
+                    m.bytes / (1024 * 1024),
+                    m.patterns,
+                    m.errors
+                ),
+            ));
+        }
+        if let Some(b) = &d.bandwidth {
+            let mut r = row(
+                "device copy bandwidth",
+                true,
+                format!(
+                    "host→device {}, device→host {} GB/s",
+                    b.host_to_device_gbs
+                        .map_or_else(|| "?".to_string(), |v| format!("{v:.0}")),
+                    b.device_to_host_gbs
+                        .map_or_else(|| "?".to_string(), |v| format!("{v:.0}"))
+                ),
+            );
+            r.measured = b.device_to_device_gbs;
+            r.expected = b.expected_gbs;
+            r.unit = "GB/s".to_string();
+            rows.push(r);
+        }
+        if let Some(t) = &d.throughput {
+            if t.cublaslt_bf16_tflops.is_some() || t.cublaslt_error.is_some() {
+                let mut r = row(
+                    "cuBLASLt bf16 GEMM",
+                    t.cublaslt_error.is_none(),
+                    t.cublaslt_error.clone().unwrap_or_default(),
+                );
+                r.measured = t.cublaslt_bf16_tflops;
+                r.expected = t.expected_bf16_tflops;
+                r.unit = "TFLOP/s".to_string();
+                rows.push(r);
+            }
+            if t.ptx_fp32_tflops.is_some() {
+                let mut r = row("PTX fp32 kernel", true, String::new());
+                r.measured = t.ptx_fp32_tflops;
+                r.expected = t.expected_fp32_tflops;
+                r.unit = "TFLOP/s".to_string();
+                rows.push(r);
+            }
+        }
+        if !rows.iter().any(|r| r.device == device) {
+            rows.push(row("all checks", d.passed, String::new()));
+        }
+    }
+    match (&run.error, rows.is_empty()) {
+        (Some(e), true) => SmokeEvent::Failed(e.clone()),
+        _ => SmokeEvent::Finished(rows),
+    }
+}
+
+/// Writes the install script for a choice with [`crate::plan`], as `gpu-doctor plan` would.
+///
+/// # Errors
+/// The planner's refusal, rendered with its facts; or a framework the planner cannot parse.
+pub fn write_plan(
+    report: &Report,
+    manifests: &Manifests,
+    choice: &PlanChoice,
+) -> Result<PlanText, String> {
+    let framework = choice
+        .framework
+        .as_deref()
+        .map(crate::plan::target::parse_framework)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let target = crate::plan::Target {
+        via: choice.via,
+        cuda: choice.cuda.clone(),
+        framework,
+        ..crate::plan::Target::default()
+    };
+    let plan = crate::plan::plan(report, manifests, &target).map_err(|r| r.render())?;
+    Ok(PlanText {
+        script: crate::plan::shell::render(&plan, &crate::plan::shell::Options::default()),
+        files: plan
+            .files
+            .iter()
+            .map(|f| (f.name.clone(), f.content.clone()))
+            .collect(),
+    })
+}
+
+/// A choice in words: "via apt, CUDA 12.8, torch".
+#[must_use]
+pub fn describe(choice: &PlanChoice) -> String {
+    format!(
+        "via {}, CUDA {}, {}",
+        choice.via.map_or("auto", Via::as_str),
+        choice.cuda.as_deref().unwrap_or("auto"),
+        choice.framework.as_deref().unwrap_or("no framework")
+    )
+}
+
+/// How many torch releases the framework list offers besides "the newest that fits".
+const TORCH_RELEASES: usize = 4;
+
+/// The plan choices for this machine, from the compatibility tables and the planner's own
+/// rules ([`choose::cuda_refuses_gpus`], [`choose::torch_build`]): the CUDA releases every GPU
+/// can use, and the torch releases with kernels for every GPU. Pure.
+#[must_use]
+pub fn plan_options(report: &Report, manifests: &Manifests) -> PlanOptions {
+    let table = &manifests.cuda;
+    let mut ccs: Vec<String> = report
+        .gpus
+        .iter()
+        .filter_map(|g| g.compute_capability.clone())
+        .collect();
+    ccs.sort();
+    ccs.dedup();
+    let mut cudas: Vec<Version> = Vec::new();
+    for release in &table.releases {
+        let Some(minor) =
+            Version::parse(&release.version).and_then(|v| Version::parse(&v.major_minor()))
+        else {
+            continue;
+        };
+        if release.verified
+            && !cudas.contains(&minor)
+            && choose::cuda_refuses_gpus(table, &minor, &ccs).is_none()
+        {
+            cudas.push(minor);
+        }
+    }
+    cudas.sort();
+    cudas.reverse();
+    let mut frameworks = vec!["torch".to_string()];
+    frameworks.extend(
+        manifests
+            .frameworks
+            .torch
+            .iter()
+            .rev()
+            .filter(|release| choose::torch_build(table, release, &ccs, None, None).is_ok())
+            .take(TORCH_RELEASES)
+            .map(|release| format!("torch=={}", release.version)),
+    );
+    frameworks.extend(["tensorflow", "jax", "cupy"].map(str::to_string));
+    let basis = if ccs.is_empty() {
+        "No GPU reported a compute capability, so every CUDA release is listed.".to_string()
+    } else {
+        format!(
+            "Lists hold what compute capability {} can use (cuda.toml, frameworks.toml).",
+            ccs.join(", ")
+        )
+    };
+    PlanOptions {
+        vias: vec![Via::Apt, Via::Conda, Via::Pip],
+        cudas: cudas.iter().map(ToString::to_string).collect(),
+        frameworks,
+        basis,
+    }
+}
+
+/// How often live readings are taken while the GPUs screen is open.
+pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Gpu;
+
+    fn with_cc(cc: &str) -> Report {
+        Report {
+            gpus: vec![Gpu {
+                compute_capability: Some(cc.to_string()),
+                source: "nvidia-smi".to_string(),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn cuda_list_follows_the_gpu() {
+        let m = crate::manifest::embedded();
+        let hopper = plan_options(&with_cc("9.0"), m);
+        assert!(hopper.cudas.iter().any(|c| c.starts_with("12.")));
+        assert!(
+            !hopper.cudas.iter().any(|c| c.starts_with("11.7")),
+            "{hopper:?}"
+        );
+        let sorted: Vec<Version> = hopper
+            .cudas
+            .iter()
+            .filter_map(|c| Version::parse(c))
+            .collect();
+        assert!(sorted.windows(2).all(|w| w[0] > w[1]), "newest first");
+        let pascal = plan_options(&with_cc("6.0"), m);
+        assert!(
+            !pascal.cudas.iter().any(|c| c.starts_with("13.")),
+            "CUDA 13 dropped Pascal: {pascal:?}"
+        );
+    }
+
+    #[test]
+    fn torch_list_only_holds_releases_with_kernels_for_the_gpu() {
+        let m = crate::manifest::embedded();
+        let options = plan_options(&with_cc("9.0"), m);
+        assert_eq!(
+            options.frameworks.first().map(String::as_str),
+            Some("torch")
+        );
+        assert!(options.frameworks.iter().any(|f| f.starts_with("torch==")));
+        for f in &options.frameworks {
+            assert!(crate::plan::target::parse_framework(f).is_ok(), "{f}");
+        }
+    }
+
+    #[test]
+    fn the_real_planner_writes_or_refuses_with_reasons() {
+        let m = crate::manifest::embedded();
+        let report = with_cc("9.0");
+        let choice = PlanChoice {
+            via: Some(Via::Pip),
+            cuda: None,
+            framework: Some("torch".to_string()),
+        };
+        match write_plan(&report, m, &choice) {
+            Ok(plan) => assert!(plan.script.starts_with("#!"), "{}", plan.script),
+            Err(reason) => assert!(!reason.is_empty()),
+        }
+        let bad = PlanChoice {
+            framework: Some("numpy".to_string()),
+            ..PlanChoice::default()
+        };
+        assert!(write_plan(&report, m, &bad).is_err());
+    }
+
+    #[test]
+    fn a_choice_reads_as_words() {
+        let choice = PlanChoice {
+            via: Some(Via::Pip),
+            cuda: Some("12.8".to_string()),
+            framework: Some("torch".to_string()),
+        };
+        assert_eq!(describe(&choice), "via pip, CUDA 12.8, torch");
+        assert_eq!(
+            describe(&PlanChoice::default()),
+            "via auto, CUDA auto, no framework"
+        );
+    }
+}

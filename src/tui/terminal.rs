@@ -1,0 +1,108 @@
+//! Owning the terminal: raw mode, the alternate screen and mouse-wheel reporting on the way in,
+//! and all three undone on the way out, whether the app quits, returns an error or panics.
+//!
+//! `ratatui::init` would do most of this, but it panics without a TTY and does not turn on the
+//! mouse, so the steps are spelled out here with `try` semantics. Only wheel and button reports
+//! are requested (xterm modes 1000 and 1006), not every mouse movement (1003, which crossterm's
+//! `EnableMouseCapture` adds): an idle app should not wake each time the pointer crosses it.
+
+use std::fmt;
+use std::io::{self, Stdout, stdout};
+use std::panic::{self, PanicHookInfo};
+use std::sync::Arc;
+
+use crossterm::Command;
+use crossterm::cursor::Show;
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+type Hook = Box<dyn Fn(&PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+/// Button and wheel reports in SGR encoding (xterm modes 1000 and 1006).
+struct EnableWheel;
+/// Turns [`EnableWheel`] off again.
+struct DisableWheel;
+
+impl Command for EnableWheel {
+    fn write_ansi(&self, f: &mut impl fmt::Write) -> fmt::Result {
+        f.write_str("\x1b[?1000h\x1b[?1006h")
+    }
+}
+
+impl Command for DisableWheel {
+    fn write_ansi(&self, f: &mut impl fmt::Write) -> fmt::Result {
+        f.write_str("\x1b[?1006l\x1b[?1000l")
+    }
+}
+
+/// The terminal while the TUI owns it; dropping it gives the terminal back.
+pub struct Guard {
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    previous_hook: Arc<Hook>,
+}
+
+impl Guard {
+    /// Takes the terminal over. The panic hook goes in first, so a failure half-way still
+    /// leaves a usable terminal.
+    ///
+    /// # Errors
+    /// When the terminal refuses raw mode or the escape sequences cannot be written.
+    pub fn enter() -> io::Result<Guard> {
+        let previous_hook = install_hook();
+        let entered = enable_raw_mode()
+            .and_then(|()| execute!(stdout(), EnterAlternateScreen, EnableWheel))
+            .and_then(|()| Terminal::new(CrosstermBackend::new(stdout())));
+        match entered {
+            Ok(terminal) => Ok(Guard {
+                terminal,
+                previous_hook,
+            }),
+            Err(e) => {
+                let _ = restore();
+                reinstate(previous_hook);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = restore();
+        reinstate(Arc::clone(&self.previous_hook));
+    }
+}
+
+/// Gives the terminal back: cooked mode, the main screen, no mouse reports, a visible cursor.
+/// Every step is tried even when an earlier one fails.
+pub fn restore() -> io::Result<()> {
+    let raw = disable_raw_mode();
+    let screen = execute!(stdout(), DisableWheel, LeaveAlternateScreen, Show);
+    raw.and(screen)
+}
+
+/// A panic on the UI thread restores the terminal before the message is printed, so the
+/// message lands on the user's screen and not in the alternate one that is about to vanish.
+/// Panics on other threads (the TUI's workers, the probes' threads) are caught where they
+/// happen and reported in the app; printing them would scribble over the screen.
+fn install_hook() -> Arc<Hook> {
+    let previous: Arc<Hook> = Arc::new(panic::take_hook());
+    let ui = std::thread::current().id();
+    let chained = Arc::clone(&previous);
+    panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == ui {
+            let _ = restore();
+            chained(info);
+        }
+    }));
+    previous
+}
+
+fn reinstate(previous: Arc<Hook>) {
+    let _ = panic::take_hook();
+    panic::set_hook(Box::new(move |info| previous(info)));
+}

@@ -1,0 +1,164 @@
+//! Screen 5, Diagnosis: the findings (severity, id, title) and the selected one in full: the
+//! cause in plain words, the evidence, the fix, and what it explains.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, StatefulWidget, Table, TableState, Widget};
+
+use super::text::hanging;
+use super::{Screen, WIDE, detail_focused, list_title, pane, waiting};
+use crate::present::sanitize::clean;
+use crate::tui::model::visible_findings;
+use crate::tui::state::State;
+use crate::tui::theme::{Theme, severity_mark};
+
+/// List and detail: side by side when the terminal is wide, else stacked.
+pub(super) fn panes(body: Rect) -> (Rect, Rect) {
+    if body.width >= WIDE {
+        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+            .areas(body)
+            .into()
+    } else {
+        let list = (body.height / 3).clamp(4, 10);
+        Layout::vertical([Constraint::Length(list), Constraint::Fill(1)])
+            .areas(body)
+            .into()
+    }
+}
+
+pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
+    let s = screen.state;
+    let t = screen.theme;
+    if s.report.is_none() {
+        waiting(screen, area, buf);
+        return;
+    }
+    let (list_area, detail_area) = panes(area);
+    let findings = visible_findings(s);
+    let selected = s.cursor().selected;
+    let rows: Vec<Row> = findings
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let sev = t.severity(f.severity);
+            let r = Row::new(vec![
+                Cell::from(Span::styled(
+                    format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
+                    sev,
+                )),
+                Cell::from(f.id.clone()),
+                Cell::from(Span::styled(clean(&f.title), t.dim())),
+            ]);
+            if i == selected {
+                r.style(t.selected())
+            } else {
+                r
+            }
+        })
+        .collect();
+    let empty = rows.is_empty();
+    let widths = [
+        Constraint::Length(9),
+        Constraint::Length(27),
+        Constraint::Fill(1),
+    ];
+    let table =
+        Table::new(rows, widths).block(pane(list_title(s, "Findings"), !detail_focused(s), t));
+    let mut state = TableState::default().with_selected(Some(selected));
+    StatefulWidget::render(table, list_area, buf, &mut state);
+    if empty {
+        let inner = super::inner(list_area);
+        let text = if s.cursor().filter.is_empty() {
+            Line::styled("✓ No problems found.", t.good())
+        } else {
+            Line::styled("Nothing matches the filter.", t.dim())
+        };
+        text.render(inner, buf);
+    }
+    let block = pane("Why, evidence, fix", detail_focused(s), t);
+    let inner = block.inner(detail_area);
+    block.render(detail_area, buf);
+    Paragraph::new(detail(s, t, inner.width))
+        .scroll((s.cursor().scroll, 0))
+        .render(inner, buf);
+}
+
+/// The selected finding in full, wrapped to `width`.
+pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
+    let findings = visible_findings(s);
+    let width = usize::from(width);
+    let Some(f) = findings.get(s.cursor().selected) else {
+        if s.report.as_ref().is_some_and(|r| r.findings.is_empty()) {
+            return hanging(
+                Vec::new(),
+                "Nothing to explain: the driver, the CUDA libraries and the frameworks found                  fit together. The Overview (1) and Frameworks (4) screens show what was checked.",
+                t.dim(),
+                width,
+                0,
+            );
+        }
+        return Vec::new();
+    };
+    let sev = t.severity(f.severity);
+    let mut lines = hanging(
+        vec![Span::styled(
+            format!("{} {} ", severity_mark(f.severity), f.severity.as_str()),
+            sev,
+        )],
+        &clean(&f.title),
+        t.title(),
+        width,
+        2,
+    );
+    lines.push(Line::styled(format!("  {}", f.id), t.dim()));
+    if !f.detail.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(hanging(
+            Vec::new(),
+            &clean(&f.detail),
+            Style::new(),
+            width,
+            0,
+        ));
+    }
+    if !f.evidence.is_empty() {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled("Evidence", t.title()));
+        for e in &f.evidence {
+            lines.extend(hanging(
+                vec![Span::styled("• ", t.dim())],
+                &clean(e),
+                Style::new(),
+                width,
+                2,
+            ));
+        }
+    }
+    if let Some(fix) = &f.fix {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled("Fix", t.title()));
+        lines.extend(hanging(Vec::new(), &clean(fix), Style::new(), width, 0));
+    }
+    if !f.explains.is_empty() {
+        lines.push(Line::raw(""));
+        lines.extend(hanging(
+            vec![Span::styled("Also explains: ", t.dim())],
+            &clean(&f.explains.join(", ")),
+            t.dim(),
+            width,
+            2,
+        ));
+    }
+    if !f.subjects.is_empty() {
+        lines.extend(hanging(
+            vec![Span::styled("About: ", t.dim())],
+            &clean(&f.subjects.join(", ")),
+            t.dim(),
+            width,
+            2,
+        ));
+    }
+    lines
+}

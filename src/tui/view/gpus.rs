@@ -1,0 +1,371 @@
+//! Screen 2, GPUs: a table of every GPU (name, compute capability, memory, temperature, power,
+//! clocks, PCIe link, ECC), the selected GPU's full facts, and sparklines of live readings
+//! (utilisation, memory, temperature, power) once a second while this screen is open. Under
+//! `--root` or without NVML nothing is live and the screen says why.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, RenderDirection, Row, Sparkline, Table, Widget};
+
+use super::overview::live_word;
+use super::text::{gib, hanging};
+use super::{Screen, detail_focused, list_title, pane, spinner, waiting};
+use crate::present::sanitize::clean;
+use crate::report::Gpu;
+use crate::tui::model::{or_unknown, visible_gpus};
+use crate::tui::state::{History, Live, State};
+use crate::tui::theme::Theme;
+
+/// Table, facts pane, live pane.
+pub(super) fn panes(state: &State, body: Rect) -> (Rect, Rect, Rect) {
+    let rows = visible_gpus(state).len().clamp(1, 8);
+    let table_height = u16::try_from(rows).unwrap_or(8) + 3;
+    let [table, bottom] =
+        Layout::vertical([Constraint::Length(table_height), Constraint::Fill(1)]).areas(body);
+    let [facts, live] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(bottom);
+    (table, facts, live)
+}
+
+/// The GPU's current facts: the live reading when there is one, else the scan's.
+fn current(state: &State, index: usize) -> Option<&Gpu> {
+    let report = state.report.as_ref()?;
+    if let Live::On(histories) = &state.live
+        && let Some(h) = histories.get(index)
+    {
+        return Some(&h.latest);
+    }
+    report.gpus.get(index)
+}
+
+fn selected_index(state: &State) -> Option<usize> {
+    visible_gpus(state).get(state.cursor().selected).copied()
+}
+
+pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
+    let s = screen.state;
+    let t = screen.theme;
+    if s.report.is_none() {
+        waiting(screen, area, buf);
+        return;
+    }
+    let (table_area, facts_area, live_area) = panes(s, area);
+    table(s, t, table_area, buf);
+    let block = pane("Details", detail_focused(s), t);
+    let inner = block.inner(facts_area);
+    block.render(facts_area, buf);
+    let lines = detail(s, t, inner.width);
+    Paragraph::new(lines)
+        .scroll((s.cursor().scroll, 0))
+        .render(inner, buf);
+    live(s, t, live_area, buf);
+}
+
+fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let wide = area.width >= 100;
+    let mut header = vec!["#", "Name", "CC", "Memory", "Temp", "Power"];
+    let mut widths = vec![
+        Constraint::Length(2),
+        Constraint::Fill(1),
+        Constraint::Length(4),
+        Constraint::Length(14),
+        Constraint::Length(6),
+        Constraint::Length(9),
+    ];
+    if wide {
+        header.push("SM clock");
+        widths.push(Constraint::Length(14));
+    }
+    header.push("PCIe");
+    widths.push(Constraint::Length(9));
+    if wide {
+        header.push("ECC");
+        widths.push(Constraint::Length(14));
+    }
+    let visible = visible_gpus(s);
+    let rows: Vec<Row> = visible
+        .iter()
+        .enumerate()
+        .filter_map(|(row, &i)| {
+            let g = current(s, i)?;
+            let mut cells = vec![
+                Cell::from(g.index.to_string()),
+                Cell::from(or_unknown(g.name.as_deref())),
+                Cell::from(
+                    g.compute_capability
+                        .as_deref()
+                        .map(clean)
+                        .unwrap_or_default(),
+                ),
+                Cell::from(memory(g)),
+                Cell::from(
+                    g.temperature_c
+                        .map(|c| format!("{c} °C"))
+                        .unwrap_or_default(),
+                ),
+                Cell::from(power(g)),
+            ];
+            if wide {
+                cells.push(Cell::from(clock(g.clock_sm_mhz, g.clock_sm_max_mhz)));
+            }
+            cells.push(Cell::from(pcie(g)));
+            if wide {
+                cells.push(Cell::from(ecc(g)));
+            }
+            let mut r = Row::new(cells);
+            if row == s.cursor().selected {
+                r = r.style(t.selected());
+            }
+            Some(r)
+        })
+        .collect();
+    let title = format!("{} · {}", list_title(s, "GPUs"), live_word(&s.live));
+    Table::new(rows, widths)
+        .header(Row::new(header).style(t.dim()))
+        .block(pane(title, !detail_focused(s), t))
+        .render(area, buf);
+}
+
+fn memory(g: &Gpu) -> String {
+    match (g.memory_used_mib, g.memory_total_mib) {
+        (Some(used), Some(total)) => format!("{:.1}/{}", used as f64 / 1024.0, gib(total)),
+        (None, Some(total)) => gib(total),
+        _ => String::new(),
+    }
+}
+
+fn power(g: &Gpu) -> String {
+    match (g.power_draw_w, g.power_limit_w) {
+        (Some(p), Some(l)) => format!("{p:.0}/{l:.0} W"),
+        (Some(p), None) => format!("{p:.0} W"),
+        _ => String::new(),
+    }
+}
+
+fn clock(now: Option<u32>, max: Option<u32>) -> String {
+    match (now, max) {
+        (Some(n), Some(m)) => format!("{n}/{m} MHz"),
+        (Some(n), None) => format!("{n} MHz"),
+        _ => String::new(),
+    }
+}
+
+/// "5 x16", or "1/5 x8/16" when the link runs below what it can.
+fn pcie(g: &Gpu) -> String {
+    let (Some(gen_now), Some(width)) = (g.pcie_gen_current, g.pcie_width_current) else {
+        return String::new();
+    };
+    let gen_text = match g.pcie_gen_max {
+        Some(max) if max != gen_now => format!("{gen_now}/{max}"),
+        _ => gen_now.to_string(),
+    };
+    let width_text = match g.pcie_width_max {
+        Some(max) if max != width => format!("x{width}/{max}"),
+        _ => format!("x{width}"),
+    };
+    format!("{gen_text} {width_text}")
+}
+
+fn ecc(g: &Gpu) -> String {
+    let e = &g.ecc;
+    let state = match e.enabled {
+        Some(true) => "on",
+        Some(false) => "off",
+        None => return String::new(),
+    };
+    match e.volatile_uncorrected.or(e.aggregate_uncorrected) {
+        Some(n) if n > 0 => format!("{state}, {n} uncorr."),
+        _ => state.to_string(),
+    }
+}
+
+/// The selected GPU's facts, wrapped to `width`.
+pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
+    let Some(index) = selected_index(s) else {
+        return vec![Line::styled("No GPU matches.", t.dim())];
+    };
+    let Some(g) = current(s, index) else {
+        return Vec::new();
+    };
+    let width = usize::from(width);
+    let mut lines = vec![Line::styled(
+        format!(
+            "{} (GPU {}, from {})",
+            or_unknown(g.name.as_deref()),
+            g.index,
+            clean(&g.source)
+        ),
+        t.title(),
+    )];
+    let mut row = |key: &str, value: String| {
+        if !value.is_empty() {
+            lines.extend(hanging(
+                vec![Span::styled(format!("{key:<10} "), t.dim())],
+                &value,
+                Style::new(),
+                width,
+                11,
+            ));
+        }
+    };
+    row("UUID", g.uuid.as_deref().map(clean).unwrap_or_default());
+    let mut bus = g.pci_bus_id.as_deref().map(clean).unwrap_or_default();
+    if let Some(id) = &g.pci_device_id {
+        bus = format!("{bus} [{}]", clean(id));
+    }
+    row("Bus", bus);
+    row(
+        "Arch",
+        match (&g.architecture, &g.compute_capability) {
+            (Some(a), Some(cc)) => format!("{} · cc {}", clean(a), clean(cc)),
+            (None, Some(cc)) => format!("cc {}", clean(cc)),
+            (Some(a), None) => clean(a),
+            (None, None) => "unknown".to_string(),
+        },
+    );
+    row(
+        "Memory",
+        match (g.memory_used_mib, g.memory_total_mib) {
+            (Some(u), Some(total)) => format!("{} of {} used", gib(u), gib(total)),
+            (None, Some(total)) => format!("{} (use unknown)", gib(total)),
+            _ => "unknown".to_string(),
+        },
+    );
+    row(
+        "Temp",
+        match (g.temperature_c, g.temperature_slowdown_c) {
+            (Some(c), Some(slow)) => format!("{c} °C (slows down at {slow} °C)"),
+            (Some(c), None) => format!("{c} °C"),
+            _ => "unknown".to_string(),
+        },
+    );
+    row("Power", power(g).replace('/', " of "));
+    row("SM clock", clock(g.clock_sm_mhz, g.clock_sm_max_mhz));
+    row("Mem clock", clock(g.clock_mem_mhz, g.clock_mem_max_mhz));
+    row("PCIe", pcie_words(g));
+    row("ECC", ecc_words(g));
+    let mut modes = Vec::new();
+    if let Some(p) = g.persistence_mode {
+        modes.push(format!("persistence {}", if p { "on" } else { "off" }));
+    }
+    if let Some(m) = &g.mig_mode {
+        modes.push(format!("MIG {}", clean(m)));
+    }
+    row("Modes", modes.join(" · "));
+    row(
+        "Throttle",
+        if g.throttle_reasons.is_empty() {
+            "none".to_string()
+        } else {
+            clean(&g.throttle_reasons.join(", "))
+        },
+    );
+    row("Filled", clean(&g.filled_from.join("; ")));
+    lines
+}
+
+fn pcie_words(g: &Gpu) -> String {
+    let now = match (g.pcie_gen_current, g.pcie_width_current) {
+        (Some(gen_now), Some(w)) => format!("gen {gen_now} x{w}"),
+        _ => return String::new(),
+    };
+    match (g.pcie_gen_max, g.pcie_width_max) {
+        (Some(gm), Some(wm)) => format!("{now} (max gen {gm} x{wm})"),
+        _ => now,
+    }
+}
+
+fn ecc_words(g: &Gpu) -> String {
+    let e = &g.ecc;
+    let Some(enabled) = e.enabled else {
+        return String::new();
+    };
+    if !enabled {
+        return "off".to_string();
+    }
+    let count = |n: Option<u64>| n.map_or_else(|| "?".to_string(), |n| n.to_string());
+    format!(
+        "on · {} uncorrected, {} corrected since boot",
+        count(e.volatile_uncorrected),
+        count(e.volatile_corrected)
+    )
+}
+
+fn live(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let block = pane("Live · 1 s", false, t);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let message = match &s.live {
+        Live::Unavailable(why) => format!("No live readings: {}", clean(why)),
+        Live::Off | Live::Waiting => format!("{} reading the GPU sensors…", spinner(s)),
+        Live::On(histories) => {
+            if let Some(h) = selected_index(s).and_then(|i| histories.get(i)) {
+                sparklines(h, t, inner, buf);
+            }
+            return;
+        }
+    };
+    let lines: Vec<Line> = super::text::wrap(&message, usize::from(inner.width))
+        .into_iter()
+        .map(|l| Line::styled(l, t.dim()))
+        .collect();
+    Paragraph::new(lines).render(inner, buf);
+}
+
+fn sparklines(h: &History, t: Theme, area: Rect, buf: &mut Buffer) {
+    let g = &h.latest;
+    let temp_max = u64::from(g.temperature_slowdown_c.unwrap_or(100).max(1));
+    let power_max = g
+        .power_limit_w
+        .filter(|w| w.is_finite() && *w >= 1.0)
+        .map_or_else(
+            || h.power.iter().copied().max().unwrap_or(1),
+            |w| w.round() as u64,
+        );
+    let last = |series: &std::collections::VecDeque<u64>, unit: &str| {
+        series
+            .back()
+            .map_or_else(|| "not reported".to_string(), |v| format!("{v} {unit}"))
+    };
+    let metrics = [
+        (
+            "utilisation",
+            last(&h.utilization, "%"),
+            &h.utilization,
+            100,
+        ),
+        ("memory used", last(&h.memory, "%"), &h.memory, 100),
+        (
+            "temperature",
+            last(&h.temperature, "°C"),
+            &h.temperature,
+            temp_max,
+        ),
+        ("power", last(&h.power, "W"), &h.power, power_max),
+    ];
+    let rows = Layout::vertical([Constraint::Fill(1); 4]).split(area);
+    for ((name, now, series, max), row) in metrics.into_iter().zip(rows.iter()) {
+        let [label, chart] =
+            Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(*row);
+        Line::from(vec![
+            Span::styled(format!("{name} "), t.dim()),
+            Span::raw(now),
+        ])
+        .render(label, buf);
+        // Drawn right to left from the newest reading, so "now" is always the right edge.
+        let data: Vec<u64> = series
+            .iter()
+            .rev()
+            .take(usize::from(chart.width))
+            .copied()
+            .collect();
+        Sparkline::default()
+            .data(&data)
+            .max(max)
+            .direction(RenderDirection::RightToLeft)
+            .style(t.chart())
+            .render(chart, buf);
+    }
+}

@@ -1,0 +1,128 @@
+//! Screen 6, Plan: choose how to install (apt, conda, pip), the CUDA release and the framework
+//! from lists valid for this GPU, and preview the script the planner writes; `s` saves it.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::text::{hanging, wrap};
+use super::{Screen, detail_focused, pane, spinner, waiting};
+use crate::present::sanitize::clean;
+use crate::tui::state::{PlanField, Script, State};
+use crate::tui::theme::Theme;
+
+/// Choices and preview.
+pub(super) fn panes(body: Rect) -> (Rect, Rect) {
+    Layout::vertical([Constraint::Length(6), Constraint::Fill(1)])
+        .areas(body)
+        .into()
+}
+
+pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
+    let s = screen.state;
+    let t = screen.theme;
+    if s.report.is_none() {
+        waiting(screen, area, buf);
+        return;
+    }
+    let (choices, preview_area) = panes(area);
+    let block = pane("Plan: choose", !detail_focused(s), t);
+    let inner = block.inner(choices);
+    block.render(choices, buf);
+    let mut lines = Vec::new();
+    for (i, field) in PlanField::ALL.into_iter().enumerate() {
+        let values = s.plan.values(field);
+        let pick = s.plan.picks[field as usize].min(values.len().saturating_sub(1));
+        let value = values.get(pick).cloned().unwrap_or_default();
+        let focused = i == s.cursor().selected && !detail_focused(s);
+        let value_style = if focused { t.selected() } else { t.text() };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<12}", field.label()), t.dim()),
+            Span::styled(format!(" ‹ {value} › "), value_style),
+            Span::styled(format!(" {} of {}", pick + 1, values.len()), t.dim()),
+        ]));
+    }
+    lines.extend(
+        wrap(&clean(&s.plan.options.basis), usize::from(inner.width))
+            .into_iter()
+            .take(1)
+            .map(|l| Line::styled(l, t.dim())),
+    );
+    Paragraph::new(lines).render(inner, buf);
+    let title = match &s.plan.script {
+        Script::Ready(_) => "Script preview (s saves it)",
+        _ => "Script preview",
+    };
+    let block = pane(title, detail_focused(s), t);
+    let inner = block.inner(preview_area);
+    block.render(preview_area, buf);
+    Paragraph::new(preview(s, t, inner.width))
+        .scroll((s.cursor().scroll, 0))
+        .render(inner, buf);
+}
+
+/// The script, or why there is none, wrapped to `width`.
+pub(super) fn preview(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width);
+    match &s.plan.script {
+        Script::None => vec![Line::styled(
+            "Choose above; the script appears here.",
+            t.dim(),
+        )],
+        Script::Building => vec![Line::styled(
+            format!("{} writing the plan…", spinner(s)),
+            t.dim(),
+        )],
+        Script::Refused(reason) => {
+            let mut lines = Vec::new();
+            for paragraph in reason.lines() {
+                lines.extend(hanging(Vec::new(), &clean(paragraph), t.muted(), width, 0));
+            }
+            lines
+        }
+        Script::Ready(plan) => plan
+            .script
+            .lines()
+            .flat_map(|line| {
+                let style = if line.trim_start().starts_with('#') {
+                    t.dim()
+                } else {
+                    Style::new()
+                };
+                // Long commands wrap under a marker so a copy-paste reader sees the break.
+                let mut out = Vec::new();
+                for (i, part) in wrap_code(&clean(line), width).into_iter().enumerate() {
+                    let text = if i == 0 { part } else { format!("↪ {part}") };
+                    out.push(Line::styled(text, style));
+                }
+                out
+            })
+            .collect(),
+    }
+}
+
+/// Cuts a script line into pieces of at most `width` cells, keeping leading spaces.
+fn wrap_code(line: &str, width: usize) -> Vec<String> {
+    if super::text::width(line) <= width || width < 4 {
+        return vec![line.to_string()];
+    }
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut used = 0;
+    let limit = |first: bool| if first { width } else { width - 2 };
+    for c in line.chars() {
+        let w = super::text::width(c.encode_utf8(&mut [0; 4]));
+        if used + w > limit(out.is_empty()) {
+            out.push(std::mem::take(&mut current));
+            used = 0;
+        }
+        current.push(c);
+        used += w;
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
