@@ -248,6 +248,15 @@ fn driver_packages(m: &Manifests, branch: u64, open: bool) -> Option<Vec<String>
     Some(out)
 }
 
+/// The compute capabilities the machine's GPUs report.
+fn machine_ccs(machine: &Machine) -> Vec<String> {
+    machine
+        .gpus
+        .iter()
+        .filter_map(|g| g.compute_capability.clone())
+        .collect()
+}
+
 /// Ubuntu-archive driver packages of the working branch: mixing them with NVIDIA's repository
 /// causes "Driver/library version mismatch" (compat-cuda.md 5.4).
 fn ubuntu_archive_drivers(m: &Manifests, machine: &Machine) -> Vec<String> {
@@ -277,33 +286,39 @@ fn driver_step(
     let flavour_row = m
         .install
         .driver_flavor(if open { "open" } else { "proprietary" })?;
+    let note = flavour_row
+        .note
+        .as_deref()
+        .unwrap_or("")
+        .trim_end_matches('.');
+    let min_sm = m
+        .install
+        .driver_flavor("open")
+        .and_then(|f| f.min_sm.as_deref())
+        .unwrap_or_default();
     let flavour = if open {
         format!(
-            "open kernel modules (every GPU here is compute capability {} or newer; {})",
-            flavour_row.min_sm.as_deref().unwrap_or_default(),
-            flavour_row
-                .note
-                .as_deref()
-                .unwrap_or("")
-                .trim_end_matches('.')
+            "open kernel modules (every GPU here is compute capability {min_sm} or newer; {note})"
         )
+    } else if super::decide::open_modules(m, &machine_ccs(machine)) {
+        "proprietary kernel modules, as the working driver does: open ones would serve these \
+         GPUs too, but switching flavours is a change of its own"
+            .to_string()
     } else {
-        format!(
-            "proprietary kernel modules ({})",
-            flavour_row
-                .note
-                .as_deref()
-                .unwrap_or("")
-                .trim_end_matches('.')
-        )
+        format!("proprietary kernel modules ({note})")
     };
-    let pin = if branch >= PINNING_FROM {
-        format!(
+    let pin = match (branch >= PINNING_FROM, branch > BRANCH_METAS_UNTIL) {
+        (true, true) => format!(
+            " The pinning package keeps apt on R{branch}; install it before the driver. \
+             Per-branch meta-packages are known only up to R{BRANCH_METAS_UNTIL}, so the plain \
+             meta-package is installed and the pin holds it on R{branch} (install.toml \
+             nvidia-driver-pinning and its gaps)."
+        ),
+        (true, false) => format!(
             " The pinning package keeps apt on R{branch}; install it before the driver \
              (install.toml nvidia-driver-pinning)."
-        )
-    } else {
-        String::new()
+        ),
+        _ => String::new(),
     };
     let replacing = replaces.map_or_else(String::new, |r| format!(" It replaces {r}."));
     let mut guards = vec![Guard::skip(

@@ -16,6 +16,8 @@ pub struct DriverCap {
     pub version: Version,
     pub max_cuda: Version,
     pub planned: bool,
+    /// The driver cannot change here (WSL, a container): choose what it runs.
+    pub fixed: bool,
 }
 
 impl DriverCap {
@@ -26,6 +28,7 @@ impl DriverCap {
             version: Version::parse(&row.branch.to_string())?,
             max_cuda: Version::parse(&row.max_cuda)?,
             planned: true,
+            fixed: false,
         })
     }
 
@@ -101,11 +104,12 @@ pub fn cuda_refuses_gpus(table: &CudaTable, cuda: &Version, ccs: &[String]) -> O
                 "does not target"
             };
             return Some(format!(
-                "CUDA {}.x {how} compute capability {label}: it compiles for {} to {} ({})",
+                "CUDA {}.x {how} compute capability {label}: it compiles for {} to {} (cuda.toml, \
+                 CUDA {} release notes)",
                 cuda.major(),
                 major.min_sm,
                 major.max_sm,
-                major.source
+                cuda.major()
             ));
         }
         if let Some(row) = table.compute_capability(cc) {
@@ -409,19 +413,35 @@ pub fn torch_build<'t>(
     Ok(pick(newest, false))
 }
 
-/// The newest torch release with a build for these GPUs (and `cuda`, when given).
+/// The newest torch release with a build for these GPUs (and `cuda`, when given) that
+/// supports `python` (when known). With a driver that cannot change (WSL, a container), the
+/// newest whose build that driver runs.
 #[must_use]
 pub fn newest_torch<'t>(
     cuda_table: &CudaTable,
     frameworks: &'t FrameworkTable,
     ccs: &[String],
     cuda: Option<&Version>,
+    python: Option<&str>,
+    fixed_driver: Option<&DriverCap>,
 ) -> Option<&'t TorchRelease> {
-    frameworks
-        .torch
-        .iter()
-        .rev()
-        .find(|release| torch_build(cuda_table, release, ccs, cuda, None).is_ok())
+    frameworks.torch.iter().rev().find(|release| {
+        let python_ok = python
+            .is_none_or(|p| python_fits(p, &release.python_min, release.python_max.as_deref()));
+        let build = torch_build(cuda_table, release, ccs, cuda, fixed_driver);
+        python_ok && build.is_ok_and(|pick| fixed_driver.is_none() || pick.driver_runs)
+    })
+}
+
+/// Whether a Python version lies in `min..=max` (an absent `max` is open), compared as
+/// `major.minor` (3.12.3 is a 3.12).
+#[must_use]
+pub fn python_fits(python: &str, min: &str, max: Option<&str>) -> bool {
+    let Some(p) = Version::parse(python).and_then(|p| Version::parse(&p.major_minor())) else {
+        return true;
+    };
+    Version::parse(min).is_none_or(|min| p >= min)
+        && max.and_then(Version::parse).is_none_or(|max| p <= max)
 }
 
 /// The cuDNN release line to stay on (`9.10.2`) when a newer release of `major` is known to
@@ -585,6 +605,7 @@ mod tests {
             version: v("535.183.01"),
             max_cuda: v("12.2"),
             planned: false,
+            fixed: false,
         };
         let pick = torch_build(cuda, release, &ccs(&["8.6"]), None, Some(&r535)).unwrap();
         assert_eq!(
@@ -599,6 +620,7 @@ mod tests {
             version: v("470.256.02"),
             max_cuda: v("11.4"),
             planned: false,
+            fixed: false,
         };
         let pick = torch_build(cuda, release, &ccs(&["8.6"]), None, Some(&r470)).unwrap();
         assert_eq!(
@@ -628,7 +650,8 @@ mod tests {
     #[test]
     fn pascal_gets_cu126_from_the_newest_release_that_has_it() {
         let m = embedded();
-        let release = newest_torch(&m.cuda, &m.frameworks, &ccs(&["6.1"]), None).unwrap();
+        let release =
+            newest_torch(&m.cuda, &m.frameworks, &ccs(&["6.1"]), None, None, None).unwrap();
         let pick = torch_build(&m.cuda, release, &ccs(&["6.1"]), None, None).unwrap();
         assert_eq!(pick.build.variant, "cu126");
         assert_eq!(release.version, "2.14");

@@ -87,6 +87,8 @@ pub enum Check {
     },
     /// The file has this exact line.
     FileHasLine { path: String, line: String },
+    /// The file contains this text.
+    FileContains { path: String, text: String },
     /// The path is an executable file.
     Executable(String),
     /// No command of this name on PATH.

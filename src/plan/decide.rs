@@ -306,6 +306,7 @@ fn working_cap(machine: &Machine) -> Option<DriverCap> {
         version: machine.working_driver()?,
         max_cuda: machine.working_driver_cuda()?,
         planned: false,
+        fixed: machine.driver_fixed().is_some(),
     })
 }
 
@@ -472,9 +473,14 @@ fn plan_stack(
     let env_python = default_env(machine, target)
         .and_then(|(path, _)| machine.frameworks.iter().find(|f| f.env == path))
         .and_then(|f| f.env_python.clone());
-    let python = target.python.clone().or(env_python);
+    let python = target.python.clone().or(env_python).or_else(|| {
+        // A new venv made with `python3` gets the system's Python.
+        (d.via != Via::Conda)
+            .then(|| machine.system_python.clone())
+            .flatten()
+    });
     let spec = target.framework.clone().or_else(|| {
-        (d.via == Via::Pip).then(|| super::target::FrameworkSpec {
+        (d.via == Via::Pip).then_some(super::target::FrameworkSpec {
             name: FrameworkName::Torch,
             extra: None,
             version: None,
@@ -811,9 +817,15 @@ fn decide_driver<'m>(
             ),
         });
     }
+    // Keep the flavour of a working driver (switching flavours is a change of its own);
+    // otherwise open modules where every GPU takes them.
+    let open = match (machine.working_driver(), machine.driver_open) {
+        (Some(_), Some(open)) => open && open_modules(m, &d.ccs),
+        _ => open_modules(m, &d.ccs),
+    };
     Ok(DriverPlan::Install {
         row,
-        open: open_modules(m, &d.ccs),
+        open,
         replaces: machine.working_driver().map(|v| v.as_str().to_string()),
         why,
     })

@@ -7,7 +7,7 @@
 use crate::manifest::{CudaTable, JaxRequirement, Manifests};
 use crate::version::Version;
 
-use super::choose::{self, DriverCap};
+use super::choose::{self, DriverCap, python_fits};
 use super::target::{FrameworkName, FrameworkSpec};
 
 /// A framework to pip-install, decided.
@@ -72,16 +72,6 @@ pub fn resolve(
     }
 }
 
-/// Whether `python` lies in `min..=max` (an absent `max` is open).
-fn python_fits(python: &str, min: &str, max: Option<&str>) -> bool {
-    // 3.12.3 is a 3.12: compare major.minor.
-    let Some(p) = Version::parse(python).and_then(|p| Version::parse(&p.major_minor())) else {
-        return true;
-    };
-    Version::parse(min).is_none_or(|min| p >= min)
-        && max.and_then(Version::parse).is_none_or(|max| p <= max)
-}
-
 fn python_range(min: &str, max: Option<&str>) -> String {
     match max {
         Some(max) => format!("{min} to {max}"),
@@ -122,12 +112,21 @@ fn torch(
                 known.join(", ")
             )
         })?,
-        None => choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda).ok_or_else(|| {
-            format!(
-                "no torch release in the manifests has a CUDA build for compute capability {}",
-                ccs.join(", ")
-            )
-        })?,
+        None => {
+            let fixed = driver.filter(|d| d.fixed);
+            choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, fixed)
+                .or_else(|| choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, None))
+                .ok_or_else(|| {
+                    let py = python
+                        .map(|p| format!(" and Python {p}"))
+                        .unwrap_or_default();
+                    format!(
+                        "no torch release in the manifests has a CUDA build for compute \
+                         capability {}{py}",
+                        ccs.join(", ")
+                    )
+                })?
+        }
     };
     if let Some(py) = python
         && !python_fits(py, &release.python_min, release.python_max.as_deref())
@@ -282,7 +281,7 @@ fn tensorflow(
 }
 
 /// The JAX requirement rows for a major, newest last.
-fn jax_rows<'t>(m: &'t Manifests, major: u64) -> impl Iterator<Item = &'t JaxRequirement> {
+fn jax_rows(m: &Manifests, major: u64) -> impl Iterator<Item = &JaxRequirement> {
     m.frameworks
         .jax
         .iter()

@@ -54,6 +54,11 @@ pub struct Machine {
     pub driver_cuda: Option<String>,
     /// The nvidia kernel module is loaded.
     pub driver_loaded: bool,
+    /// The loaded module is the open one (`Some(false)`: proprietary).
+    pub driver_open: Option<bool>,
+    /// The user-space driver libraries' version (libcuda / libnvidia-ml), which the kernel
+    /// module must match.
+    pub library_version: Option<String>,
     pub nouveau_loaded: bool,
     pub os_id: Option<String>,
     pub os_version: Option<String>,
@@ -66,6 +71,8 @@ pub struct Machine {
     /// `/usr/local/cuda-12.4` and the like, with their versions.
     pub toolkits: Vec<(String, Option<String>)>,
     pub frameworks: Vec<InstalledFramework>,
+    /// The Python of the system environment (`/usr`), which `python3 -m venv` copies.
+    pub system_python: Option<String>,
     pub findings: Vec<FindingFact>,
 }
 
@@ -126,6 +133,12 @@ impl Machine {
             driver_version: report.driver.version.clone(),
             driver_cuda,
             driver_loaded: report.kernel.nvidia_loaded,
+            driver_open: report.kernel.nvidia_open,
+            library_version: report
+                .driver_libraries
+                .iter()
+                .filter(|l| l.kind == "driver")
+                .find_map(|l| l.version.clone()),
             nouveau_loaded: report.kernel.nouveau_loaded,
             os_id: report.host.os_id.clone(),
             os_version: report.host.os_version.clone(),
@@ -141,6 +154,11 @@ impl Machine {
                 .map(|t| (t.path.clone(), t.version.clone()))
                 .collect(),
             frameworks,
+            system_python: report
+                .python_envs
+                .iter()
+                .find(|e| e.kind == "system")
+                .and_then(|e| e.python_version.clone()),
             findings: report
                 .findings
                 .iter()

@@ -142,7 +142,7 @@ pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<P
     steps.extend(apt::steps(&machine, manifests, &decision));
     steps.extend(python::steps(manifests, &decision));
     if decision.reboot_for_mismatch {
-        steps.push(reboot_step());
+        steps.push(reboot_step(&machine));
     }
     steps.push(verify_step());
     let files = match (&decision.env, decision.via) {
@@ -297,7 +297,7 @@ fn notes(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<String> {
             .collect();
         out.push(format!(
             "This is WSL: the driver is the Windows driver. Never install a Linux driver package \
-             ({}) inside WSL; the toolkit package this plan installs brings none.",
+             ({}) inside WSL; this plan installs none.",
             with_driver.join(", ")
         ));
     }
@@ -305,6 +305,16 @@ fn notes(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<String> {
         out.push(format!(
             "A driver {needed} is needed and this plan cannot install it here: {reason}. The \
              steps below that need it will work once it is in place."
+        ));
+    }
+    if let DriverPlan::Install { row, why, .. } = &d.driver
+        && d.via != Via::Apt
+    {
+        out.push(format!(
+            "{} cannot install a kernel driver, and this machine needs one: {why}. So the plan \
+             starts with the apt steps that install driver R{} from NVIDIA's repository.",
+            d.via.as_str(),
+            row.branch
         ));
     }
     if d.nouveau && d.apt.is_none() {
@@ -324,6 +334,25 @@ fn notes(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<String> {
              installing; after the reboot choose 'Enroll MOK' and enter it, or the module is \
              rejected and nvidia-smi cannot reach the driver. Canonical's signed \
              linux-modules-nvidia-<branch>-<flavour> packages avoid this (compat-cuda.md 5.7)."
+                .to_string(),
+        );
+    }
+    if d.via == Via::Apt && d.toolkit.is_some() {
+        let link = &m.install.paths;
+        out.push(format!(
+            "{} belongs to update-alternatives ('{}'); the new toolkit may take it over. \
+             `sudo update-alternatives --config {}` chooses which toolkit it points to.",
+            link.toolkit_link, link.alternatives_name, link.alternatives_name
+        ));
+    }
+    if let DriverPlan::Install { .. } = d.driver
+        && machine.secure_boot.is_none()
+    {
+        out.push(
+            "Secure Boot's state is unknown (reading it needs root): if `mokutil --sb-state` \
+             says it is on, apt asks for a Machine-Owner Key password while installing the \
+             driver; enroll it after the reboot ('Enroll MOK') or the module is rejected \
+             (compat-cuda.md 5.7)."
                 .to_string(),
         );
     }
@@ -369,7 +398,9 @@ fn untouched(machine: &Machine, d: &Decision<'_>) -> Vec<String> {
             out.push(format!("the Python environment {env}"));
         }
     }
-    out.push("the /usr/local/cuda link (update-alternatives --config cuda chooses it)".to_string());
+    if d.toolkit.is_none() || d.via != Via::Apt {
+        out.push("the /usr/local/cuda link".to_string());
+    }
     if !matches!(d.driver, DriverPlan::Install { .. }) {
         out.push("the driver".to_string());
     }
@@ -377,8 +408,23 @@ fn untouched(machine: &Machine, d: &Decision<'_>) -> Vec<String> {
     out
 }
 
-/// A reboot and nothing else: the fix for a kernel module older than its libraries.
-fn reboot_step() -> Step {
+/// A reboot and nothing else: the fix for a kernel module older than its libraries. Skipped
+/// once the loaded module is the libraries' version.
+fn reboot_step(machine: &Machine) -> Step {
+    let guards = machine
+        .library_version
+        .as_ref()
+        .map(|v| {
+            Guard::skip(
+                Check::FileContains {
+                    path: "/proc/driver/nvidia/version".to_string(),
+                    text: format!(" {v} "),
+                },
+                format!("the loaded kernel module is {v}, as the libraries are"),
+            )
+        })
+        .into_iter()
+        .collect();
     Step {
         id: "reboot".to_string(),
         title: "Reboot to load the driver whose libraries are installed".to_string(),
@@ -386,7 +432,7 @@ fn reboot_step() -> Step {
               a reboot loads the matching one (compat-cuda.md 7, Driver/library version \
               mismatch)."
             .to_string(),
-        guards: Vec::new(),
+        guards,
         commands: Vec::new(),
         needs_root: false,
         reboot: true,

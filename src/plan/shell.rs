@@ -185,6 +185,11 @@ pub fn check_text(check: &Check) -> String {
             shell_quote(line),
             word(&Word::path(path.clone()))
         ),
+        Check::FileContains { path, text } => format!(
+            "grep -qsF -- {} {}",
+            shell_quote(text),
+            word(&Word::path(path.clone()))
+        ),
         Check::Executable(path) => format!("[ -x {} ]", word(&Word::path(path.clone()))),
         Check::CommandMissing(name) => {
             format!("! command -v {} >/dev/null 2>&1", shell_quote(name))

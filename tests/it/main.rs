@@ -5,6 +5,7 @@ mod check;
 mod findings;
 mod fixtures;
 mod layout;
+mod plan;
 mod real;
 mod regressions;
 mod schema;

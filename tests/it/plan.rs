@@ -1,0 +1,911 @@
+//! `gpu-doctor plan` on fixture machines: the written plans (insta snapshots, each one checked
+//! by `bash -n` and, when it is installed, `shellcheck`), refusals, usage errors, `-o`, and
+//! `--execute` run inside a copy of a fixture with stand-in commands that record their calls.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::support::{fixture_dir, fixture_env};
+
+/// What one run of gpu-doctor gave.
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    /// Exit code, stderr and stdout in one block, as the snapshots keep them.
+    fn block(&self) -> String {
+        format!(
+            "exit: {}\n--- stderr\n{}--- stdout\n{}",
+            self.code, self.stderr, self.stdout
+        )
+    }
+}
+
+/// Runs gpu-doctor with exactly this environment.
+fn gpu_doctor(root: &Path, env: &[(String, String)], args: &[&str], cwd: &Path) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .arg("--root")
+        .arg(root)
+        .args(["--timeout", crate::support::TIMEOUT_SECS, "plan"])
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .expect("gpu-doctor runs");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `plan ARGS` on a fixture, with extra environment variables.
+fn plan_on(fixture: &str, args: &[&str], extra: &[(&str, &str)]) -> Out {
+    let mut env = fixture_env(fixture);
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string())),
+    );
+    gpu_doctor(
+        &fixture_dir(fixture).join("root"),
+        &env,
+        args,
+        &fixture_dir(fixture),
+    )
+}
+
+fn shellcheck_available() -> bool {
+    Command::new("shellcheck")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `bash -n`, and `shellcheck` when it is on PATH (`.ci/run` installs it).
+#[track_caller]
+fn lint(name: &str, script: &str) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join(format!("{name}.sh"));
+    std::fs::write(&path, script).expect("write the script");
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .output()
+        .expect("bash");
+    assert!(
+        syntax.status.success(),
+        "{name}: bash -n: {}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    if shellcheck_available() {
+        let check = Command::new("shellcheck")
+            .arg(&path)
+            .output()
+            .expect("shellcheck");
+        assert!(
+            check.status.success(),
+            "{name}: shellcheck:\n{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+}
+
+/// A plan that must be written: exit 0, a script that lints, and its snapshot.
+#[track_caller]
+fn snapshot_plan(name: &str, fixture: &str, args: &[&str], extra: &[(&str, &str)]) -> String {
+    let out = plan_on(fixture, args, extra);
+    assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+    lint(name, &out.stdout);
+    insta::assert_snapshot!(name, out.block());
+    out.stdout
+}
+
+// --- Plans for what the doctor found (no target named) -----------------------------------------
+
+/// Pascal under nouveau: blacklist nouveau, then R580 with the proprietary modules (Pascal has
+/// no open modules and no branch after R580), and a reboot before verifying.
+#[test]
+fn fix_nouveau_on_pascal() {
+    let script = snapshot_plan("fix_nouveau_on_pascal", "nouveau-loaded", &[], &[]);
+    assert!(script.contains("sudo apt-get install -y cuda-drivers-580"));
+    assert!(!script.contains("nvidia-open"));
+    assert!(
+        script
+            .lines()
+            .all(|l| l.trim_start().starts_with('#') || !l.contains("apt-key")),
+        "apt-key is only ever named in a comment"
+    );
+}
+
+/// A CPU-only torch in a venv: the same version's CUDA build for the working driver (560 runs
+/// CUDA 12.6 natively, so cu124), after uninstalling the CPU build pip would keep.
+#[test]
+fn fix_cpu_only_torch() {
+    let script = snapshot_plan("fix_cpu_only_torch", "torch-cpu-build", &[], &[]);
+    assert!(script.contains(
+        "-m pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124"
+    ));
+}
+
+/// torch cu130 on a P100: no sm_60 code in that build, so the cu126 build of the same release.
+#[test]
+fn fix_arch_missing_on_p100() {
+    let script = snapshot_plan("fix_arch_missing_on_p100", "p100-torch-cu130", &[], &[]);
+    assert!(
+        script.contains("torch==2.11.0+cu126 --index-url https://download.pytorch.org/whl/cu126")
+    );
+}
+
+/// torch cu130 on driver 550: the driver must run CUDA 13.0, so R580 (LTS), with the
+/// proprietary modules the working driver uses.
+#[test]
+fn fix_driver_too_old_for_torch() {
+    let script = snapshot_plan(
+        "fix_driver_too_old_for_torch",
+        "torch-cu130-on-driver-550",
+        &[],
+        &[],
+    );
+    assert!(script.contains("sudo apt-get install -y cuda-drivers-580"));
+}
+
+/// Driver/library mismatch: nothing to install, a reboot.
+#[test]
+fn fix_library_mismatch_by_reboot() {
+    let script = snapshot_plan(
+        "fix_library_mismatch_by_reboot",
+        "driver-library-mismatch",
+        &[],
+        &[],
+    );
+    assert!(!script.contains("apt-get"));
+}
+
+/// Nothing wrong on an RTX 4090 with driver 550: the newest stable stack is CUDA 13.2 on R595
+/// (Production Branch; the plain meta-package held by the pin), the working driver's
+/// proprietary modules, cuDNN and NCCL for CUDA 13.
+#[test]
+fn newest_stable_stack_on_ada() {
+    let script = snapshot_plan(
+        "newest_stable_stack_on_ada",
+        "healthy-driver-toolkit",
+        &[],
+        &[],
+    );
+    for package in [
+        "sudo apt-get install -y nvidia-driver-pinning-595",
+        "sudo apt-get install -y cuda-drivers\n",
+        "cuda-toolkit-13-2",
+        "libcudnn9-cuda-13",
+    ] {
+        assert!(script.contains(package), "{package}");
+    }
+}
+
+// --- Plans for a named target ------------------------------------------------------------------
+
+/// apt, CUDA 12.4, on the machine whose driver (550) already runs it: no driver step; NCCL for
+/// exactly CUDA 12.4.
+#[test]
+fn apt_cuda_12_4_keeps_the_driver() {
+    let script = snapshot_plan(
+        "apt_cuda_12_4_keeps_the_driver",
+        "healthy-driver-toolkit",
+        &["--via", "apt", "--cuda", "12.4"],
+        &[],
+    );
+    assert!(!script.contains("cuda-drivers") && !script.contains("nvidia-open"));
+    assert!(script.contains("newest_version libnccl2 '' -1+cuda12.4"));
+}
+
+/// apt, CUDA 12.4, on Pascal under nouveau: nouveau off, R580 proprietary, and cuDNN held on
+/// 9.10.2 (newer releases dropped Pascal).
+#[test]
+fn apt_cuda_12_4_on_pascal() {
+    let script = snapshot_plan(
+        "apt_cuda_12_4_on_pascal",
+        "nouveau-loaded",
+        &["--cuda", "12.4"],
+        &[],
+    );
+    assert!(script.contains("newest_version libcudnn9-cuda-12 9.10.2. ''"));
+}
+
+/// conda with torch 2.5.1 on a GPU without a driver (its compute capability stated by the
+/// override): the apt driver steps come first, Secure Boot is on, then the environment.
+#[test]
+fn conda_torch_without_a_driver() {
+    let script = snapshot_plan(
+        "conda_torch_without_a_driver",
+        "gpu-no-driver",
+        &[
+            "--via",
+            "conda",
+            "--framework",
+            "torch==2.5.1",
+            "--python",
+            "3.11",
+            "--env",
+            "ml",
+        ],
+        &[("GPU_DOCTOR_GPU_CC", "8.9")],
+    );
+    assert!(script.contains("conda cannot install a kernel driver"));
+    assert!(
+        script.contains("sudo apt-get install -y nvidia-open-580"),
+        "no driver yet: open modules"
+    );
+    assert!(script.contains("Secure Boot is on"));
+    assert!(script.contains(
+        "conda install -y -n ml -c conda-forge cuda-version=12.4 cuda-toolkit cuda-nvcc cudnn=9 nccl"
+    ));
+}
+
+/// pip, torch 2.5.1, into the venv that already has torch: cu121 for driver 535 (CUDA 12.2).
+#[test]
+fn pip_torch_for_driver_535() {
+    let script = snapshot_plan(
+        "pip_torch_for_driver_535",
+        "torch-cuda-venv",
+        &["--framework", "torch==2.5.1"],
+        &[],
+    );
+    assert!(script.contains("--index-url https://download.pytorch.org/whl/cu121"));
+}
+
+/// pip, TensorFlow 2.17 with [and-cuda]: driver 535 runs its CUDA 12.3 through minor-version
+/// compatibility and is above TensorFlow's 525.60.13, so it stays.
+#[test]
+fn pip_tensorflow_2_17() {
+    let script = snapshot_plan(
+        "pip_tensorflow_2_17",
+        "tensorflow-system-cudnn",
+        &["--via", "pip", "--framework", "tensorflow==2.17"],
+        &[],
+    );
+    assert!(script.contains("'tensorflow[and-cuda]==2.17.*'"));
+}
+
+/// pip, jax[cuda13] on driver 550: CUDA 13 needs R580.
+#[test]
+fn pip_jax_cuda13_upgrades_the_driver() {
+    let script = snapshot_plan(
+        "pip_jax_cuda13_upgrades_the_driver",
+        "jax-pip-cuda-plugin",
+        &["--framework", "jax[cuda13]"],
+        &[],
+    );
+    assert!(script.contains("'jax[cuda13]'") && script.contains("cuda-drivers-580"));
+}
+
+/// pip, CuPy in the H200 container: cupy-cuda13x for the host's R580, no driver step (the
+/// driver is the host's).
+#[test]
+fn pip_cupy_in_a_container() {
+    let script = snapshot_plan(
+        "pip_cupy_in_a_container",
+        "h200",
+        &["--framework", "cupy"],
+        &[],
+    );
+    assert!(script.contains("'cupy-cuda13x[ctk]'") && !script.contains("apt-get"));
+}
+
+/// WSL keeps the Windows driver: the newest torch whose build that driver runs.
+#[test]
+fn pip_torch_on_wsl() {
+    let script = snapshot_plan("pip_torch_on_wsl", "wsl2", &["--framework", "torch"], &[]);
+    assert!(script.contains("cu126") && !script.contains("apt-get"));
+}
+
+/// `--json`: the same plan as data, with a schema version and the shell text of each step.
+#[test]
+fn json_plan() {
+    let out = plan_on("torch-cpu-build", &["--json"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert_eq!(plan["schema_version"], 1);
+    let ids: Vec<&str> = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["reinstall-torch", "verify"]);
+    assert_eq!(plan["addresses"][0]["id"], "cpu-only-framework-build");
+    insta::assert_snapshot!("json_plan", out.stdout);
+}
+
+// --- Refusals and usage errors -----------------------------------------------------------------
+
+/// Targets that cannot work are refused with exit 1, the reason and the machine facts.
+#[test]
+fn refusals() {
+    let cases: [(&str, &str, &[&str]); 8] = [
+        ("cuda_13_on_pascal", "nouveau-loaded", &["--cuda", "13.0"]),
+        (
+            "tensorflow_with_cudnn_9",
+            "nouveau-loaded",
+            &["--framework", "tensorflow==2.17", "--cudnn", "9"],
+        ),
+        ("unknown_os", "nouveau-loaded", &["--os", "debian-12"]),
+        (
+            "no_cuda_12_7",
+            "healthy-driver-toolkit",
+            &["--cuda", "12.7"],
+        ),
+        (
+            "driver_590_on_pascal",
+            "nouveau-loaded",
+            &["--driver", "590"],
+        ),
+        (
+            "driver_downgrade",
+            "healthy-driver-toolkit",
+            &["--driver", "535"],
+        ),
+        ("no_nvidia_gpu", "amd-rocm", &[]),
+        ("unknown_compute_capability", "gpu-no-driver", &[]),
+    ];
+    let mut all = String::new();
+    for (name, fixture, args) in cases {
+        let out = plan_on(fixture, args, &[]);
+        assert_eq!(out.code, 1, "{name}: {}", out.block());
+        assert!(out.stdout.is_empty(), "{name}: a refusal writes no plan");
+        assert!(
+            out.stderr.starts_with("gpu-doctor plan: refused: "),
+            "{name}"
+        );
+        all.push_str(&format!(
+            "== {name}: {fixture} {}\n{}",
+            args.join(" "),
+            out.block()
+        ));
+    }
+    insta::assert_snapshot!("refusals", all);
+}
+
+/// Malformed values are usage errors (exit 2) before anything is examined.
+#[test]
+fn usage_errors() {
+    for args in [
+        &["--framework", "torch==2.5.1; rm -rf /"][..],
+        &["--framework", "numpy"],
+        &["--cuda", "twelve"],
+        &["--driver", "570; reboot"],
+        &["--python", "$(id)"],
+        &["--via", "brew"],
+        &["--yes"],
+        &["--json", "--execute"],
+    ] {
+        let out = plan_on("nouveau-loaded", args, &[]);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.block());
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+// --- Writing a plan ------------------------------------------------------------------------------
+
+/// `-o` writes atomically, never over an existing file without `--force`, and a conda plan's
+/// environment.yml goes next to the script.
+#[test]
+fn output_files_are_never_overwritten_without_force() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("plan.sh");
+    let target_text = target.display().to_string();
+    let args = [
+        "--via",
+        "conda",
+        "--framework",
+        "torch==2.5.1",
+        "--env",
+        "ml",
+        "-o",
+        target_text.as_str(),
+    ];
+    let first = plan_on("torch-cuda-venv", &args, &[]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(first.stdout.is_empty(), "with -o nothing goes to stdout");
+    let script = std::fs::read_to_string(&target).expect("plan.sh");
+    lint("output", &script);
+    let yml = std::fs::read_to_string(dir.path().join("environment.yml")).expect("environment.yml");
+    assert!(
+        yml.contains("name: \"ml\"") && yml.contains("\"torch==2.5.1+cu121\""),
+        "{yml}"
+    );
+
+    std::fs::write(&target, "mine").expect("overwrite by hand");
+    let second = plan_on("torch-cuda-venv", &args, &[]);
+    assert_eq!(second.code, 3, "{}", second.block());
+    assert!(
+        second.stderr.contains("exists; pass --force"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&target).expect("plan.sh"), "mine");
+
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let third = plan_on("torch-cuda-venv", &forced, &[]);
+    assert_eq!(third.code, 0, "{}", third.stderr);
+    assert_eq!(std::fs::read_to_string(&target).expect("plan.sh"), script);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary files left: {names:?}");
+}
+
+// --- Running a plan inside a fixture copy with stand-in commands --------------------------------
+
+/// Logs the call (`name [arg] [arg]`) to $STUB_LOG.
+const LOG: &str = r#"{ printf '%s' "${0##*/}"; for a in "$@"; do printf ' [%s]' "$a"; done; printf '\n'; } >>"$STUB_LOG""#;
+
+/// Stand-ins for the commands plans run. Each records its call; package tools keep what was
+/// installed in $STUB_STATE/packages so a second run finds it; `$STUB_FAIL` names a package
+/// whose install fails.
+fn stubs() -> Vec<(&'static str, String)> {
+    let with_log = |body: &str| format!("#!/bin/sh\n{LOG}\n{body}\n");
+    vec![
+        ("sudo", with_log("exec \"$@\"")),
+        (
+            "apt-get",
+            with_log(
+                r#"for a in "$@"; do
+  if [ -n "${STUB_FAIL:-}" ] && [ "$a" = "$STUB_FAIL" ]; then
+    echo "E: Unable to locate package $a" >&2; exit 100
+  fi
+done
+if [ "$1" = install ]; then
+  shift
+  for a in "$@"; do
+    case "$a" in -*) ;; *=*) echo "${a%%=*} ${a#*=}" >>"$STUB_STATE/packages" ;; *) echo "$a 1.0-1" >>"$STUB_STATE/packages" ;; esac
+  done
+fi"#,
+            ),
+        ),
+        (
+            "apt-cache",
+            with_log(
+                r#"[ "$1" = madison ] && [ -f "$STUB_STATE/madison-$2" ] && cat "$STUB_STATE/madison-$2"
+exit 0"#,
+            ),
+        ),
+        (
+            "dpkg",
+            with_log(
+                r#"[ "$1" = -i ] && echo "cuda-keyring 1.1-1" >>"$STUB_STATE/packages"; exit 0"#,
+            ),
+        ),
+        (
+            "dpkg-query",
+            with_log(
+                r#"format=$2; package=$3
+line=$(grep -s "^$package " "$STUB_STATE/packages" | tail -n 1) || exit 1
+[ -n "$line" ] || exit 1
+case "$format" in
+  *Status*) printf 'install ok installed' ;;
+  *Version*) printf '%s' "${line#* }" ;;
+esac"#,
+            ),
+        ),
+        ("wget", with_log(r#"[ "$1" = -qO ] && : >"$2"; exit 0"#)),
+        ("update-initramfs", with_log("exit 0")),
+        ("gpu-doctor", with_log("exit 0")),
+        (
+            "conda",
+            with_log(
+                r#"case "$1" in
+  list) grep -sqxF -- "$3" "$STUB_STATE/conda-envs" ;;
+  create) printf '%s\n' "$4" >>"$STUB_STATE/conda-envs" ;;
+  run) case " $* " in *" -c "*) exit 1 ;; esac ;;
+esac"#,
+            ),
+        ),
+        (
+            "python3",
+            with_log(
+                r#"if [ "$1" = -m ] && [ "$2" = venv ]; then
+  mkdir -p -- "$3/bin"
+  printf '#!/bin/sh\n%s\ncase "$1" in -c) exit 1 ;; esac\n' "$STUB_VENV_PYTHON" >"$3/bin/python"
+  chmod +x "$3/bin/python"
+fi"#,
+            ),
+        ),
+    ]
+}
+
+/// A copy of a fixture machine with the stand-ins first on PATH and the few real tools the
+/// script uses last; everything lives in a temp dir.
+struct Sandbox {
+    dir: tempfile::TempDir,
+    env: Vec<(String, String)>,
+}
+
+/// Copies a tree, keeping links; an absolute link is re-pointed inside the copy, as `--root`
+/// reads it, so nothing run from the copy can reach this machine's files.
+fn copy_tree(from: &Path, to: &Path, root: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read fixture") {
+        let entry = entry.expect("entry");
+        let kind = entry.file_type().expect("file type");
+        let dest = to.join(entry.file_name());
+        if kind.is_symlink() {
+            let target = std::fs::read_link(entry.path()).expect("link");
+            let target = if target.is_absolute() {
+                root.join(target.strip_prefix("/").expect("absolute"))
+            } else {
+                target
+            };
+            std::os::unix::fs::symlink(target, &dest).expect("symlink");
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &dest, root);
+        } else {
+            std::fs::copy(entry.path(), &dest).expect("copy");
+        }
+    }
+}
+
+fn write_exec(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("write stub");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+impl Sandbox {
+    fn new(fixture: &str) -> Sandbox {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("root");
+        copy_tree(&fixture_dir(fixture).join("root"), &root, &root);
+        let stubs = root.join("opt/stubs/bin");
+        let tools = root.join("opt/tools/bin");
+        std::fs::create_dir_all(&stubs).expect("stubs");
+        std::fs::create_dir_all(&tools).expect("tools");
+        std::fs::create_dir_all(dir.path().join("state")).expect("state");
+        std::fs::create_dir_all(dir.path().join("tmp")).expect("tmp");
+        for (name, text) in stubs_list() {
+            write_exec(&stubs.join(name), &text);
+        }
+        for tool in [
+            "mkdir", "tee", "grep", "rm", "mktemp", "awk", "cat", "tail", "chmod",
+        ] {
+            let real = which::which(tool).unwrap_or_else(|e| panic!("{tool}: {e}"));
+            std::os::unix::fs::symlink(real, tools.join(tool)).expect("tool link");
+        }
+        let mut env: Vec<(String, String)> = fixture_env(fixture)
+            .into_iter()
+            .filter(|(k, _)| k != "PATH")
+            .collect();
+        let fixture_path = fixture_env(fixture)
+            .into_iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v)
+            .unwrap_or_default();
+        let path = |p: &str| dir.path().join(p).display().to_string();
+        env.extend([
+            (
+                "PATH".to_string(),
+                format!("/opt/stubs/bin:{fixture_path}:/opt/tools/bin"),
+            ),
+            ("STUB_LOG".to_string(), path("calls.log")),
+            ("STUB_STATE".to_string(), path("state")),
+            ("TMPDIR".to_string(), path("tmp")),
+            (
+                "STUB_VENV_PYTHON".to_string(),
+                LOG.replace("${0##*/}", "venv-python"),
+            ),
+        ]);
+        Sandbox { dir, env }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("root")
+    }
+
+    fn with(mut self, key: &str, value: &str) -> Sandbox {
+        self.env.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// `plan ARGS --execute --yes --log <sandbox>/plan.log`.
+    fn execute(&self, args: &[&str]) -> Out {
+        let log = self.dir.path().join("plan.log").display().to_string();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--execute", "--yes", "--log", log.as_str()]);
+        gpu_doctor(&self.root(), &self.env, &all, self.dir.path())
+    }
+
+    /// The recorded calls, with the sandbox's own path shown as `<sandbox>`.
+    fn calls(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.path().join("calls.log")).unwrap_or_default();
+        text.replace(&self.dir.path().display().to_string(), "<sandbox>")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("plan.log")).unwrap_or_default()
+    }
+
+    fn state(&self, name: &str, text: &str) {
+        std::fs::write(self.dir.path().join("state").join(name), text).expect("state");
+    }
+}
+
+fn stubs_list() -> Vec<(&'static str, String)> {
+    stubs()
+}
+
+/// The calls that change something, in order: checks such as dpkg-query are left out; a
+/// command run as root shows twice, as `sudo [cmd]` and then as the stand-in `cmd` it runs
+/// (`mkdir` and `tee` are real tools, so only their sudo line shows).
+fn changes(calls: &str) -> Vec<String> {
+    calls
+        .lines()
+        .filter(|l| {
+            !l.starts_with("dpkg-query ")
+                && !l.starts_with("apt-cache ")
+                && !l.starts_with("conda [list]")
+                && !l.contains(" [-c] ")
+        })
+        .map(|l| {
+            // The keyring lands in mktemp's folder, which differs every run.
+            let mut out = l.to_string();
+            let marker = "<sandbox>/tmp/";
+            if let Some(start) = out.find(marker) {
+                let rest = start + marker.len();
+                let end = out[rest..].find('/').map_or(out.len(), |i| rest + i);
+                out.replace_range(start..end, "<tmp>");
+            }
+            out
+        })
+        .collect()
+}
+
+/// The nouveau fixture's whole plan, run: every change in order, through sudo where it needs
+/// root, the blacklist written inside the copy, a reboot asked for, and the verify step left
+/// for after it.
+#[test]
+fn execute_runs_every_step_in_order() {
+    let sandbox = Sandbox::new("nouveau-loaded");
+    let out = sandbox.execute(&[]);
+    assert_eq!(out.code, 0, "{}", out.block());
+    let calls = sandbox.calls();
+    assert_eq!(
+        changes(&calls),
+        [
+            "sudo [mkdir] [-p] [--] [<sandbox>/root/etc/modprobe.d]",
+            "sudo [tee] [--] [<sandbox>/root/etc/modprobe.d/blacklist-nouveau.conf]",
+            "sudo [update-initramfs] [-u]",
+            "update-initramfs [-u]",
+            "wget [-qO] [<tmp>/cuda-keyring_1.1-1_all.deb] [https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb]",
+            "sudo [dpkg] [-i] [<tmp>/cuda-keyring_1.1-1_all.deb]",
+            "dpkg [-i] [<tmp>/cuda-keyring_1.1-1_all.deb]",
+            "sudo [apt-get] [update]",
+            "apt-get [update]",
+            "sudo [apt-get] [install] [-y] [linux-headers-5.15.0-119-generic] [build-essential]",
+            "apt-get [install] [-y] [linux-headers-5.15.0-119-generic] [build-essential]",
+            "sudo [apt-get] [install] [-y] [nvidia-driver-pinning-580]",
+            "apt-get [install] [-y] [nvidia-driver-pinning-580]",
+            "sudo [apt-get] [install] [-y] [cuda-drivers-580]",
+            "apt-get [install] [-y] [cuda-drivers-580]",
+        ]
+        .map(String::from),
+        "{calls}"
+    );
+    let blacklist =
+        std::fs::read_to_string(sandbox.root().join("etc/modprobe.d/blacklist-nouveau.conf"))
+            .expect("blacklist written inside the copy");
+    assert_eq!(blacklist, "blacklist nouveau\noptions nouveau modeset=0\n");
+    assert!(
+        !calls.contains("gpu-doctor"),
+        "verify waits for the reboot\n{calls}"
+    );
+    assert!(out.stdout.contains("Reboot to finish"), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("the plan ran to the end"),
+        "{}",
+        out.stderr
+    );
+    let log = sandbox.log();
+    assert!(
+        log.contains("==> [5/6] driver:") && log.contains("gpu-doctor plan: all 6 steps done."),
+        "{log}"
+    );
+
+    // A second run (as after the reboot) finds everything done: apt-get update runs again, as
+    // it always does, and now the check runs.
+    let again = sandbox.execute(&[]);
+    assert_eq!(again.code, 0, "{}", again.block());
+    let second: Vec<String> = changes(&sandbox.calls())
+        .into_iter()
+        .skip(changes(&calls).len())
+        .collect();
+    assert_eq!(
+        second,
+        [
+            "sudo [apt-get] [update]",
+            "apt-get [update]",
+            "gpu-doctor [doctor]",
+            "gpu-doctor [smoke]"
+        ],
+        "{}",
+        again.stdout
+    );
+    let skipped = again
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("    skipped: "))
+        .count();
+    assert_eq!(skipped, 4, "{}", again.stdout);
+}
+
+/// A failing install stops the plan there: exit 3, the failed step named, what was done and
+/// what was not, nothing run after it, and the same in the log.
+#[test]
+fn execute_stops_at_the_first_failure() {
+    let sandbox = Sandbox::new("nouveau-loaded").with("STUB_FAIL", "cuda-drivers-580");
+    let out = sandbox.execute(&[]);
+    assert_eq!(out.code, 3, "{}", out.block());
+    let calls = sandbox.calls();
+    assert!(
+        calls
+            .trim_end()
+            .ends_with("apt-get [install] [-y] [cuda-drivers-580]"),
+        "nothing after the failure:\n{calls}"
+    );
+    for text in [
+        "E: Unable to locate package cuda-drivers-580",
+        "gpu-doctor plan: FAILED in step driver (exit status 100).",
+        "Done: nouveau-off cuda-keyring apt-update driver-prerequisites",
+        "Not done: driver verify",
+    ] {
+        assert!(out.stdout.contains(text), "{text}\n{}", out.stdout);
+        assert!(sandbox.log().contains(text), "log: {text}");
+    }
+    assert!(
+        out.stderr.contains("the plan stopped (exit status 100)"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// NCCL and cuDNN versions are looked up with apt-cache madison and pinned.
+#[test]
+fn execute_pins_nccl_to_the_cuda_minor() {
+    let sandbox = Sandbox::new("healthy-driver-toolkit");
+    sandbox.state(
+        "madison-libnccl2",
+        " libnccl2 | 2.28.9-1+cuda13.0 | https://x Packages\n libnccl2 | 2.21.5-1+cuda12.4 | https://x Packages\n libnccl2 | 2.20.5-1+cuda12.4 | https://x Packages\n",
+    );
+    let out = sandbox.execute(&["--via", "apt", "--cuda", "12.4"]);
+    assert_eq!(out.code, 0, "{}", out.block());
+    let calls = changes(&sandbox.calls());
+    assert!(
+        calls.contains(
+            &"apt-get [install] [-y] [libnccl2=2.21.5-1+cuda12.4] [libnccl-dev=2.21.5-1+cuda12.4]"
+                .to_string()
+        ),
+        "{calls:#?}"
+    );
+    assert!(
+        calls.contains(&"gpu-doctor [doctor]".to_string()),
+        "{calls:#?}"
+    );
+    let profile = std::fs::read_to_string(sandbox.root().join("etc/profile.d/gpu-doctor-cuda.sh"))
+        .expect("profile");
+    assert!(
+        profile.contains("export PATH=/usr/local/cuda-12.4/bin${PATH:+:${PATH}}"),
+        "{profile}"
+    );
+}
+
+/// Without a terminal, --execute runs nothing unless --yes says so.
+#[test]
+fn execute_without_a_terminal_needs_yes() {
+    let sandbox = Sandbox::new("nouveau-loaded");
+    let out = gpu_doctor(
+        &sandbox.root(),
+        &sandbox.env,
+        &["--execute"],
+        sandbox.dir.path(),
+    );
+    assert_eq!(out.code, 2, "{}", out.block());
+    assert!(out.stderr.contains("pass --yes"), "{}", out.stderr);
+    assert!(sandbox.calls().is_empty());
+    assert!(!sandbox.root().join("etc/modprobe.d").exists());
+}
+
+/// An environment's Python that leads outside --root is never run.
+#[test]
+fn execute_refuses_an_interpreter_outside_the_root() {
+    let sandbox = Sandbox::new("torch-cpu-build");
+    let python = sandbox.root().join("home/bob/proj/.venv/bin/python3");
+    std::fs::remove_file(&python).expect("remove");
+    std::os::unix::fs::symlink("/nonexistent/gpu-doctor-test/python3", &python).expect("link");
+    let out = sandbox.execute(&[]);
+    assert_eq!(out.code, 3, "{}", out.block());
+    assert!(out.stderr.contains("not run:"), "{}", out.stderr);
+    assert!(sandbox.calls().is_empty());
+}
+
+/// Hostile environment names and paths stay one argument: the plan lints, runs, hands the
+/// exact text to conda or python, and nothing they contain is executed.
+#[test]
+fn hostile_names_cannot_inject_commands() {
+    let probe = tempfile::tempdir().expect("temp dir");
+    let pwned = probe.path().join("pwned");
+    let p = pwned.display();
+    let hostile = [
+        "x; rm -rf /".to_string(),
+        format!("$(touch {p})"),
+        format!("`touch {p}`"),
+        format!("it's \"quoted\" $HOME; touch {p}"),
+        format!("new\nline; touch {p}"),
+        format!("-rf ${{IFS}}|| touch {p}"),
+    ];
+    for name in &hostile {
+        // conda: the name goes to conda create/install/run and into environment.yml.
+        let sandbox = Sandbox::new("torch-cuda-venv");
+        let env_arg = format!("--env={name}");
+        let args = [
+            "--via",
+            "conda",
+            "--framework",
+            "torch==2.5.1",
+            env_arg.as_str(),
+        ];
+        let written = gpu_doctor(&sandbox.root(), &sandbox.env, &args, sandbox.dir.path());
+        assert_eq!(written.code, 0, "{name:?}: {}", written.block());
+        lint("hostile", &written.stdout);
+        let out = sandbox.execute(&args);
+        assert_eq!(out.code, 0, "{name:?}: {}", out.block());
+        let calls = sandbox.calls();
+        assert!(
+            calls.contains(&format!(
+                "conda [create] [-y] [-n] [{name}] [-c] [conda-forge] [python=3.12]"
+            )),
+            "{name:?}\n{calls}"
+        );
+        assert!(
+            calls.contains(&format!(
+                "conda [run] [-n] [{name}] [python] [-m] [pip] [install] [torch==2.5.1+cu121]"
+            )),
+            "{name:?}\n{calls}"
+        );
+        assert!(!pwned.exists(), "{name:?} ran a command");
+
+        // pip: the name is a venv folder (relative, so below the folder the plan runs in).
+        let sandbox = Sandbox::new("torch-cuda-venv");
+        let env_arg = format!("--env={name}");
+        let args = [
+            "--via",
+            "pip",
+            "--framework",
+            "torch==2.5.1",
+            env_arg.as_str(),
+        ];
+        let out = sandbox.execute(&args);
+        assert_eq!(out.code, 0, "{name:?}: {}", out.block());
+        let calls = sandbox.calls();
+        assert!(
+            calls.contains(&format!("python3 [-m] [venv] [./{name}]")),
+            "{name:?}\n{calls}"
+        );
+        assert!(
+            calls.contains("venv-python [-m] [pip] [install] [torch==2.5.1+cu121]"),
+            "{name:?}\n{calls}"
+        );
+        assert!(
+            sandbox.root().join(name).join("bin/python").exists(),
+            "{name:?}"
+        );
+        assert!(!pwned.exists(), "{name:?} ran a command");
+    }
+}
