@@ -92,6 +92,18 @@ pub fn last_branch(table: &CudaTable, ccs: &[String]) -> Option<u64> {
 /// Why a CUDA release cannot serve these GPUs, or `None` when it can.
 #[must_use]
 pub fn cuda_refuses_gpus(table: &CudaTable, cuda: &Version, ccs: &[String]) -> Option<String> {
+    refuses(table, cuda, ccs, true)
+}
+
+/// Like [`cuda_refuses_gpus`] for a pip-installed framework built with `cuda`: its wheels run
+/// on an older driver of the same major through minor-version compatibility (compat-cuda.md
+/// R2), so a GPU's last driver branch only has to reach the major's floor.
+#[must_use]
+pub fn wheels_refuse_gpus(table: &CudaTable, cuda: &Version, ccs: &[String]) -> Option<String> {
+    refuses(table, cuda, ccs, false)
+}
+
+fn refuses(table: &CudaTable, cuda: &Version, ccs: &[String], native: bool) -> Option<String> {
     let Some(major) = table.major(cuda.major()) else {
         return Some(format!("the manifests know no CUDA {}.x", cuda.major()));
     };
@@ -132,6 +144,7 @@ pub fn cuda_refuses_gpus(table: &CudaTable, cuda: &Version, ccs: &[String]) -> O
     if let Some(last) = last_branch(table, ccs)
         && let Some(row) = table.driver_branches.iter().find(|b| b.branch == last)
         && Version::parse(&row.max_cuda).is_some_and(|max| &max < cuda)
+        && (native || last < major.branch_min || max_major(row) != Some(cuda.major()))
     {
         return Some(format!(
             "the last driver branch for these GPUs is R{last}, which runs CUDA up to {}",
@@ -139,6 +152,11 @@ pub fn cuda_refuses_gpus(table: &CudaTable, cuda: &Version, ccs: &[String]) -> O
         ));
     }
     None
+}
+
+/// The CUDA major a branch row reports.
+fn max_major(row: &DriverBranch) -> Option<u64> {
+    Version::parse(&row.max_cuda).map(|v| v.major())
 }
 
 /// The lowest verified branch that runs `cuda` natively.
@@ -527,6 +545,9 @@ mod tests {
         assert!(blackwell.contains("needs CUDA 12.8"), "{blackwell}");
         let kepler = cuda_refuses_gpus(cuda, &v("11.8"), &ccs(&["3.7"])).unwrap();
         assert!(kepler.contains("R470"), "{kepler}");
+        // ... but CUDA 11.8 wheels run on R470 through minor-version compatibility.
+        assert!(wheels_refuse_gpus(cuda, &v("11.8"), &ccs(&["3.7"])).is_none());
+        assert!(wheels_refuse_gpus(cuda, &v("12.1"), &ccs(&["3.7"])).is_some());
     }
 
     #[test]

@@ -175,9 +175,12 @@ pub fn decide<'m>(
         let cap_for_choice = named
             .and_then(DriverCap::planned)
             .or_else(|| working.clone());
+        // A driver that cannot change here, or the one named with --driver, caps the CUDA
+        // the plan picks when none is named.
         let ceiling = machine
             .driver_fixed()
-            .and(working.as_ref().map(|c| c.max_cuda.clone()));
+            .and(working.as_ref().map(|c| c.max_cuda.clone()))
+            .or_else(|| named.and_then(|row| Version::parse(&row.max_cuda)));
         plan_stack(
             machine,
             m,
@@ -556,7 +559,7 @@ fn plan_stack(
         );
     }
     if spec.is_some() || d.via == Via::Conda {
-        d.env = Some(env_plan(machine, target, d, python)?);
+        d.env = Some(env_plan(machine, m, target, d, python)?);
     }
     Ok(())
 }
@@ -655,11 +658,21 @@ fn cudnn_plan(
 /// already holds the framework, else `./.venv` (pip) or a name after the stack (conda).
 fn env_plan(
     machine: &Machine,
+    m: &Manifests,
     target: &Target,
     d: &Decision<'_>,
     python: Option<String>,
 ) -> Result<EnvPlan, Refusal> {
-    let python = python.or_else(|| d.framework.as_ref().and_then(|f| f.python_default.clone()));
+    // Without a framework, the newest Python the newest PyTorch supports, so one fits later.
+    let python = python
+        .or_else(|| d.framework.as_ref().and_then(|f| f.python_default.clone()))
+        .or_else(|| {
+            m.frameworks
+                .torch
+                .iter()
+                .rev()
+                .find_map(|r| r.python_max.clone())
+        });
     match d.via {
         Via::Conda => {
             let name = target.env.clone().unwrap_or_else(|| match &d.framework {

@@ -145,7 +145,7 @@ fn torch(
         .unwrap_or_else(|| release.version.clone());
     let cuda_v = Version::parse(&format!("{}.{}", pick.cuda.0, pick.cuda.1))
         .ok_or_else(|| format!("torch variant {variant}"))?;
-    if let Some(why) = choose::cuda_refuses_gpus(&m.cuda, &cuda_v, ccs) {
+    if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &cuda_v, ccs) {
         return Err(format!("torch's {variant} build cannot work here: {why}"));
     }
     let local = (version.split('.').count() >= 3).then_some(variant.as_str());
@@ -246,7 +246,7 @@ fn tensorflow(
             python_range(&config.python_min, Some(&config.python_max))
         ));
     }
-    if let Some(why) = choose::cuda_refuses_gpus(&m.cuda, &built_cuda, ccs) {
+    if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &built_cuda, ccs) {
         return Err(format!("TensorFlow {series} cannot work here: {why}"));
     }
     let pulls = tf
@@ -299,8 +299,8 @@ fn pick_major(
     if let Some(c) = cuda {
         return c.major();
     }
-    let gpus_take_13 =
-        Version::parse("13.0").is_some_and(|v| choose::cuda_refuses_gpus(table, &v, ccs).is_none());
+    let gpus_take_13 = Version::parse("13.0")
+        .is_some_and(|v| choose::wheels_refuse_gpus(table, &v, ccs).is_none());
     let driver_takes_13 =
         driver.is_none_or(|cap| Version::parse("13.0").is_some_and(|v| cap.runs(table, &v)));
     if gpus_take_13 && driver_takes_13 {
@@ -365,7 +365,7 @@ fn jax(
         ));
     }
     let cuda_v = Version::parse(&format!("{major}.0")).ok_or("JAX's CUDA")?;
-    if let Some(why) = choose::cuda_refuses_gpus(&m.cuda, &cuda_v, ccs) {
+    if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &cuda_v, ccs) {
         return Err(format!("jax[{extra}] cannot work here: {why}"));
     }
     let req_row = match &spec.version {
@@ -462,7 +462,7 @@ fn cupy(
         ));
     }
     let cuda_v = Version::parse(&format!("{major}.0")).ok_or("CuPy's CUDA")?;
-    if let Some(why) = choose::cuda_refuses_gpus(&m.cuda, &cuda_v, ccs) {
+    if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &cuda_v, ccs) {
         return Err(format!("{name} cannot work here: {why}"));
     }
     // The [ctk] extra (CuPy 14.2: "pulls the CUDA wheels") stands in for a system toolkit.

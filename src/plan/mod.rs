@@ -235,10 +235,10 @@ fn summary(d: &Decision<'_>) -> Vec<String> {
     }
     if let Some(t) = &d.toolkit {
         let what = match d.via {
-            Via::Conda => format!("cuda-version {t} (conda-forge)"),
+            Via::Conda => format!("cuda-version={t} from conda-forge, in the environment"),
             _ => format!("cuda-toolkit-{}-{}", t.major(), t.minor()),
         };
-        out.push(format!("CUDA toolkit {t} ({what})"));
+        out.push(format!("CUDA toolkit {t}: {what}"));
     }
     if let Some(c) = &d.cudnn {
         let pin = c
@@ -355,6 +355,17 @@ fn notes(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<String> {
              (compat-cuda.md 5.7)."
                 .to_string(),
         );
+    }
+    if let DriverPlan::Install { row, .. } = &d.driver
+        && !choose::in_support(&m.cuda, row, &choose::as_of(&m.cuda))
+    {
+        out.push(format!(
+            "R{} is past its end of life{} (cuda.toml): it gets no more fixes.",
+            row.branch,
+            row.eol
+                .as_deref()
+                .map_or_else(String::new, |eol| format!(" ({eol})"))
+        ));
     }
     if d.reboot_for_mismatch {
         out.push(

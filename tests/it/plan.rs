@@ -306,6 +306,37 @@ fn pip_torch_on_wsl() {
     assert!(script.contains("cu126") && !script.contains("apt-get"));
 }
 
+/// `--driver 570` with nothing else named: the newest CUDA R570 runs natively (12.8), and a
+/// note that R570 is past its end of life.
+#[test]
+fn apt_named_driver_570() {
+    let script = snapshot_plan(
+        "apt_named_driver_570",
+        "healthy-driver-toolkit",
+        &["--driver", "570"],
+        &[],
+    );
+    assert!(script.contains("sudo apt-get install -y cuda-drivers-570"));
+    assert!(
+        !script.contains("nvidia-driver-pinning"),
+        "pinning starts with R580"
+    );
+    assert!(script.contains("cuda-toolkit-12-8") && script.contains("past its end of life"));
+}
+
+/// A Kepler K80 on R470 and Ubuntu 20.04 (no apt plan for it): torch's cu118 wheels run on
+/// R470 through minor-version compatibility, and the system Python 3.8 takes torch 2.4.
+#[test]
+fn pip_torch_on_kepler() {
+    let script = snapshot_plan(
+        "pip_torch_on_kepler",
+        "old-driver-no-compute-cap",
+        &["--via", "pip", "--framework", "torch"],
+        &[],
+    );
+    assert!(script.contains("'torch==2.4.*' --index-url https://download.pytorch.org/whl/cu118"));
+}
+
 /// `--json`: the same plan as data, with a schema version and the shell text of each step.
 #[test]
 fn json_plan() {
