@@ -3,9 +3,9 @@
 //!
 //! [`plan`] is pure: the report, the manifests and the [`Target`] in, a [`Plan`] (data: header
 //! facts, ordered [`Step`]s, files, notes) or a [`Refusal`] out. Renderers turn a plan into a
-//! bash script ([`shell`]), an `environment.yml` ([`conda`]) and JSON ([`json`]). Writing a file
-//! ([`output`]) and running a plan ([`execute`]) are the only modules here with side effects,
-//! and nothing else in the crate calls them but [`crate::app`].
+//! bash script ([`shell`]), an `environment.yml` ([`conda`]) and JSON ([`json`]). Writing files
+//! ([`output`]) and running a plan ([`execute`], through [`run`], the subcommand's face) are
+//! the only modules here with side effects.
 //!
 //! Every package name, URL and version in a plan comes from the manifests; a choice the
 //! manifests cannot support is a refusal that names the facts, never a guess.

@@ -881,6 +881,26 @@ fn hostile_names_cannot_inject_commands() {
         format!("new\nline; touch {p}"),
         format!("-rf ${{IFS}}|| touch {p}"),
     ];
+    let benign_lines = {
+        let sandbox = Sandbox::new("torch-cuda-venv");
+        let out_file = sandbox.dir.path().join("plan.sh").display().to_string();
+        let args = [
+            "--via",
+            "conda",
+            "--framework",
+            "torch==2.5.1",
+            "--env",
+            "ml",
+            "-o",
+            out_file.as_str(),
+        ];
+        let saved = gpu_doctor(&sandbox.root(), &sandbox.env, &args, sandbox.dir.path());
+        assert_eq!(saved.code, 0, "{}", saved.block());
+        std::fs::read_to_string(sandbox.dir.path().join("environment.yml"))
+            .expect("yml")
+            .lines()
+            .count()
+    };
     for name in &hostile {
         // conda: the name goes to conda create/install/run and into environment.yml.
         let sandbox = Sandbox::new("torch-cuda-venv");
@@ -895,6 +915,22 @@ fn hostile_names_cannot_inject_commands() {
         let written = gpu_doctor(&sandbox.root(), &sandbox.env, &args, sandbox.dir.path());
         assert_eq!(written.code, 0, "{name:?}: {}", written.block());
         lint("hostile", &written.stdout);
+        // environment.yml keeps the name inside one quoted scalar: no extra lines or keys.
+        let out_dir = sandbox.dir.path().join("out");
+        std::fs::create_dir_all(&out_dir).expect("out");
+        let out_file = out_dir.join("plan.sh").display().to_string();
+        let mut with_o = args.to_vec();
+        with_o.extend(["-o", out_file.as_str()]);
+        let saved = gpu_doctor(&sandbox.root(), &sandbox.env, &with_o, sandbox.dir.path());
+        assert_eq!(saved.code, 0, "{name:?}: {}", saved.block());
+        let yml = std::fs::read_to_string(out_dir.join("environment.yml")).expect("yml");
+        let names: Vec<&str> = yml.lines().filter(|l| l.starts_with("name: ")).collect();
+        assert_eq!(names.len(), 1, "{name:?}\n{yml}");
+        assert!(
+            names[0].starts_with("name: \"") && names[0].ends_with('"'),
+            "{yml}"
+        );
+        assert_eq!(yml.lines().count(), benign_lines, "{name:?}\n{yml}");
         let out = sandbox.execute(&args);
         assert_eq!(out.code, 0, "{name:?}: {}", out.block());
         let calls = sandbox.calls();
