@@ -11,3 +11,4 @@ mod regressions;
 mod schema;
 mod smoke;
 mod support;
+mod tui;

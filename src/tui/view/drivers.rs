@@ -37,6 +37,7 @@ pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
     };
     let (summary, table_area, detail_area) = panes(area);
     Paragraph::new(driver_lines(report, t))
+        .wrap(ratatui::widgets::Wrap { trim: false })
         .block(pane("Driver", false, t))
         .render(summary, buf);
     table(s, t, table_area, buf);

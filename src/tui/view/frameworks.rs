@@ -72,10 +72,10 @@ pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
         .collect();
     let widths = [
         Constraint::Length(1),
-        Constraint::Fill(2),
+        Constraint::Fill(1),
         Constraint::Length(10),
         Constraint::Length(16),
-        Constraint::Fill(1),
+        Constraint::Length(10),
         Constraint::Length(12),
     ];
     let table = Table::new(body, widths)
@@ -141,14 +141,17 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
             vec![
                 Span::styled(mark, style),
                 Span::styled(format!("{what:<22}"), t.text()),
-                Span::styled("has ", t.dim()),
             ],
             &has,
             Style::new(),
             width,
-            28,
+            24,
         ));
     };
+    lines.push(Line::styled(
+        format!("  {:<22}{}", "needs", "this machine has"),
+        t.dim(),
+    ));
     let findings: Vec<_> = report
         .findings
         .iter()

@@ -96,6 +96,22 @@ pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
             0,
         ));
     }
+    if !report.environment.is_empty() {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            "Settings that change what CUDA does",
+            t.title(),
+        ));
+        for var in &report.environment {
+            lines.extend(hanging(
+                vec![Span::styled(format!("  {}=", clean(&var.name)), t.dim())],
+                &clean(&var.value),
+                Style::new(),
+                width,
+                4,
+            ));
+        }
+    }
     Paragraph::new(lines).render(inner, buf);
 }
 
@@ -141,7 +157,7 @@ fn progress(s: &State, t: Theme, width: usize) -> Vec<Line<'static>> {
                     Step::Running { since } => (
                         spinner(s),
                         t.title(),
-                        format!(" {}", duration(s.now.saturating_sub(*since))),
+                        format!(" ({} so far)", duration(s.now.saturating_sub(*since))),
                     ),
                     Step::Done { took } => ("✓", t.good(), format!(" ({})", duration(*took))),
                     Step::Skipped(why) => ("–", t.dim(), format!(" (skipped: {})", clean(why))),

@@ -73,6 +73,20 @@ pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
             ));
         }
         Smoke::Done(rows) => {
+            let failed = rows.iter().filter(|r| !r.passed).count();
+            lines.push(if failed == 0 {
+                Line::styled(format!("✓ all {} checks passed", rows.len()), t.good())
+            } else {
+                Line::styled(
+                    format!("✗ {failed} of {} checks failed", rows.len()),
+                    t.bad(),
+                )
+            });
+            let [intro, rest] = Layout::vertical([
+                Constraint::Length(u16::try_from(lines.len() + 1).unwrap_or(4)),
+                Constraint::Fill(1),
+            ])
+            .areas(inner);
             Paragraph::new(lines).render(intro, buf);
             let body: Vec<Row> = rows
                 .iter()
@@ -105,8 +119,8 @@ pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
                 [
                     Constraint::Length(1),
                     Constraint::Length(6),
-                    Constraint::Length(22),
-                    Constraint::Length(26),
+                    Constraint::Length(24),
+                    Constraint::Length(30),
                     Constraint::Fill(1),
                 ],
             )

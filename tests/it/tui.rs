@@ -1,0 +1,923 @@
+//! The TUI: every screen drawn from fixture machines into a `TestBackend` and compared with
+//! insta snapshots, severity colours asserted on the buffer (its text drops them), the update
+//! logic driven by keys (navigation, filters, the plan, saving), and one run of the real binary
+//! in tmux to prove a person at a terminal sees the same and gets the terminal back.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use gpu_doctor::host::{Env, Host};
+use gpu_doctor::report::{Gpu, Report};
+use gpu_doctor::tui::services::{
+    AppServices, PlanChoice, PlanOptions, PlanText, Services, SmokeEvent, SmokeRow, Via,
+};
+use gpu_doctor::tui::state::{Live, Mode, Phase, PlanField, Scan, Script, Smoke, Step, Tab};
+use gpu_doctor::tui::{App, Cmd, Msg, Theme, model};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+
+use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env};
+
+/// The fixture machines the screens are drawn from: a healthy H200, a GPU without a driver,
+/// one with an error and a warning, and two frameworks fighting in one environment.
+const H200: &str = "h200";
+const NO_DRIVER: &str = "gpu-no-driver";
+const TWO_FINDINGS: &str = "forward-compat-on-geforce";
+const WHEELS: &str = "torch-and-tf-one-venv";
+
+/// The real services on a fixture, made deterministic for snapshots: the report's root is the
+/// repository-relative path (not this checkout's), probe timings are zero. Planning and live
+/// readings can be replaced by canned ones.
+struct Fixture {
+    name: &'static str,
+    real: AppServices,
+    script: Option<PlanText>,
+    readings: Option<Vec<Gpu>>,
+    smoke: Option<SmokeEvent>,
+}
+
+impl Fixture {
+    fn new(name: &'static str) -> Fixture {
+        let dir = fixture_dir(name);
+        let timeout = Duration::from_secs(TIMEOUT_SECS.parse().expect("timeout"));
+        let host = Host::rooted(
+            dir.join("root"),
+            Env::from_pairs(fixture_env(name)),
+            timeout,
+        );
+        Fixture {
+            name,
+            real: AppServices::new(host),
+            script: None,
+            readings: None,
+            smoke: None,
+        }
+    }
+
+    /// A planner that writes this script whatever is chosen (the planner's own output is
+    /// `plan`'s tests' business; here it is the screen's).
+    fn with_script(mut self, script: &str) -> Fixture {
+        self.script = Some(PlanText {
+            script: script.to_string(),
+            files: Vec::new(),
+        });
+        self
+    }
+
+    fn with_readings(mut self, gpus: Vec<Gpu>) -> Fixture {
+        self.readings = Some(gpus);
+        self
+    }
+
+    fn with_smoke(mut self, outcome: SmokeEvent) -> Fixture {
+        self.smoke = Some(outcome);
+        self
+    }
+}
+
+impl Services for Fixture {
+    fn examine(&self) -> Result<Report, String> {
+        let mut report = self.real.examine()?;
+        report.tool.root = Some(format!("tests/fixtures/{}/root", self.name));
+        for probe in &mut report.probes {
+            probe.duration_ms = 0;
+        }
+        Ok(report)
+    }
+
+    fn sample(&self) -> Result<Vec<Gpu>, String> {
+        match &self.readings {
+            Some(gpus) => Ok(gpus.clone()),
+            None => self.real.sample(),
+        }
+    }
+
+    fn plan_options(&self, report: &Report) -> PlanOptions {
+        self.real.plan_options(report)
+    }
+
+    fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String> {
+        match &self.script {
+            Some(script) => Ok(PlanText {
+                script: format!(
+                    "{}# chosen: {}\n",
+                    script.script,
+                    gpu_doctor::tui::services::describe(choice)
+                ),
+                files: script.files.clone(),
+            }),
+            None => self.real.plan(report, choice),
+        }
+    }
+
+    fn smoke(&self, report: Option<&Report>, progress: &mut dyn FnMut(SmokeEvent)) {
+        match &self.smoke {
+            Some(outcome) => {
+                progress(SmokeEvent::Progress {
+                    step: "matmul".to_string(),
+                    done: 1,
+                    total: 2,
+                });
+                progress(outcome.clone());
+            }
+            None => self.real.smoke(report, progress),
+        }
+    }
+}
+
+const SCRIPT: &str = "#!/usr/bin/env bash\n# a plan\nset -euo pipefail\necho install\n";
+
+/// An app on a fixture, scanned, at a terminal size.
+fn app(services: Fixture, width: u16, height: u16) -> App {
+    app_with(services, width, height, Theme::new(true))
+}
+
+fn app_with(services: Fixture, width: u16, height: u16, theme: Theme) -> App {
+    let mut app = App::inline(Arc::new(services), theme, (width, height));
+    app.dispatch(Msg::Start);
+    assert!(
+        matches!(app.state.scan, Scan::Done { .. }),
+        "{:?}",
+        app.state.scan
+    );
+    app
+}
+
+fn draw(app: &App) -> Terminal<TestBackend> {
+    let (width, height) = app.state.size;
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    terminal
+        .draw(|frame| frame.render_widget(&app.screen(), frame.area()))
+        .expect("draw");
+    terminal
+}
+
+/// The screen as text, as a snapshot holds it.
+fn text(app: &App) -> String {
+    draw(app).backend().to_string()
+}
+
+fn buffer(app: &App) -> Buffer {
+    draw(app).backend().buffer().clone()
+}
+
+/// The buffer's rows as plain strings.
+fn rows(buffer: &Buffer) -> Vec<String> {
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Where a text starts on screen (column, row), counting cells.
+fn find(buffer: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let area = buffer.area;
+    let first = needle.chars().next()?;
+    for y in 0..area.height {
+        for x in 0..area.width {
+            let matches = needle.chars().enumerate().all(|(i, c)| {
+                let x = x + u16::try_from(i).unwrap_or(u16::MAX);
+                x < area.width && buffer[(x, y)].symbol().starts_with(c)
+            });
+            if buffer[(x, y)].symbol().starts_with(first) && matches {
+                return Some((x, y));
+            }
+        }
+    }
+    None
+}
+
+fn go(app: &mut App, tab: Tab) {
+    app.press(KeyCode::Char(char::from(
+        b'1' + u8::try_from(tab.index()).unwrap_or(0),
+    )));
+    assert_eq!(app.state.tab, tab);
+}
+
+/// Every screen of a machine at one size.
+fn snapshot_screens(name: &'static str, tabs: &[Tab], width: u16, height: u16) {
+    let mut app = app(Fixture::new(name).with_script(SCRIPT), width, height);
+    for &tab in tabs {
+        go(&mut app, tab);
+        let title = format!("{name}_{}_{width}x{height}", tab.index() + 1);
+        insta::assert_snapshot!(title, text(&app));
+    }
+}
+
+#[test]
+fn h200_every_screen_at_80x24() {
+    snapshot_screens(H200, &Tab::ALL, 80, 24);
+}
+
+#[test]
+fn h200_every_screen_at_120x40() {
+    snapshot_screens(H200, &Tab::ALL, 120, 40);
+}
+
+#[test]
+fn gpu_without_driver_screens() {
+    snapshot_screens(
+        NO_DRIVER,
+        &[Tab::Overview, Tab::Gpus, Tab::Drivers, Tab::Diagnosis],
+        80,
+        24,
+    );
+}
+
+#[test]
+fn error_and_warning_screens() {
+    snapshot_screens(
+        TWO_FINDINGS,
+        &[Tab::Overview, Tab::Drivers, Tab::Diagnosis],
+        80,
+        24,
+    );
+    snapshot_screens(TWO_FINDINGS, &[Tab::Overview, Tab::Diagnosis], 120, 40);
+}
+
+#[test]
+fn frameworks_fighting_in_one_environment() {
+    snapshot_screens(WHEELS, &[Tab::Frameworks, Tab::Diagnosis], 80, 24);
+    let app = app(Fixture::new(WHEELS), 80, 24);
+    let verdicts: Vec<(&str, bool)> = app
+        .state
+        .derived
+        .frameworks
+        .iter()
+        .map(|v| (v.name.as_str(), v.usable))
+        .collect();
+    assert_eq!(verdicts, [("tensorflow", false), ("torch", false)]);
+}
+
+#[test]
+fn the_first_frame_shows_the_scan_running() {
+    // Nothing answered yet: the runtime has only sent Start's commands off.
+    let mut state = gpu_doctor::tui::State::new((80, 24));
+    let cmds = gpu_doctor::tui::update::update(&mut state, Msg::Start);
+    assert_eq!(cmds, [Cmd::Scan, Cmd::Sample]);
+    assert_eq!(
+        state.phase(Phase::Nvml),
+        &Step::Running {
+            since: Duration::ZERO
+        }
+    );
+    gpu_doctor::tui::update::update(
+        &mut state,
+        Msg::Phase(
+            Phase::Examine,
+            Step::Running {
+                since: Duration::ZERO,
+            },
+        ),
+    );
+    gpu_doctor::tui::update::update(
+        &mut state,
+        Msg::Sample(
+            Err("examined with --root: NVML is not loaded".to_string()),
+            Duration::ZERO,
+        ),
+    );
+    gpu_doctor::tui::update::update(&mut state, Msg::Tick(Duration::from_millis(300)));
+    let screen = gpu_doctor::tui::Screen {
+        state: &state,
+        theme: Theme::new(false),
+    };
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
+    terminal
+        .draw(|f| f.render_widget(&screen, f.area()))
+        .expect("draw");
+    insta::assert_snapshot!("scanning_80x24", terminal.backend().to_string());
+    // A spinner needs ticks; nothing else does, so an idle app blocks.
+    assert_eq!(state.tick_every(), Some(Duration::from_millis(100)));
+}
+
+#[test]
+fn severities_are_coloured_on_the_buffer() {
+    let mut app = app(Fixture::new(TWO_FINDINGS), 80, 24);
+    go(&mut app, Tab::Diagnosis);
+    let buf = buffer(&app);
+    let (x, y) = find(&buf, "✗ error").expect("an error row");
+    let cell = &buf[(x, y)];
+    assert_eq!(cell.fg, Color::Red, "error mark");
+    assert!(cell.modifier.contains(Modifier::BOLD));
+    let (x, y) = find(&buf, "! warning").expect("a warning row");
+    assert_eq!(buf[(x, y)].fg, Color::Yellow, "warning mark");
+    // The header's verdict uses the same styles.
+    let (x, y) = find(&buf, "✗ 1 error").expect("header verdict");
+    assert_eq!((y, buf[(x, y)].fg), (0, Color::Red));
+    // Healthy is green.
+    let healthy = app_with(Fixture::new(H200), 80, 24, Theme::new(true));
+    let buf = buffer(&healthy);
+    let (x, y) = find(&buf, "✓ healthy").expect("verdict");
+    assert_eq!(buf[(x, y)].fg, Color::Green);
+}
+
+#[test]
+fn no_color_draws_no_colour_and_no_background() {
+    for (name, theme) in [(TWO_FINDINGS, Theme::new(false)), (H200, Theme::new(true))] {
+        let mut app = app_with(Fixture::new(name), 80, 24, theme);
+        for tab in Tab::ALL {
+            go(&mut app, tab);
+            let buf = buffer(&app);
+            for cell in buf.content() {
+                // Light and dark terminals: the background is always the terminal's own.
+                assert_eq!(cell.bg, Color::Reset, "{name} {tab:?}");
+                if !theme.has_color() {
+                    assert_eq!(cell.fg, Color::Reset, "{name} {tab:?}: NO_COLOR");
+                }
+            }
+        }
+    }
+    // The words carry the meaning without colour.
+    let mut app = app_with(Fixture::new(TWO_FINDINGS), 80, 24, Theme::new(false));
+    go(&mut app, Tab::Diagnosis);
+    let screen = text(&app);
+    assert!(screen.contains("✗ error"), "{screen}");
+    assert!(screen.contains("! warning"), "{screen}");
+}
+
+#[test]
+fn tabs_move_with_tab_shift_tab_digits_and_arrows() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    assert_eq!(app.state.tab, Tab::Overview);
+    app.press(KeyCode::Tab);
+    assert_eq!(app.state.tab, Tab::Gpus);
+    app.press_with(KeyCode::BackTab, KeyModifiers::SHIFT);
+    app.press_with(KeyCode::BackTab, KeyModifiers::SHIFT);
+    assert_eq!(app.state.tab, Tab::Smoke, "wraps around");
+    app.press(KeyCode::Char('3'));
+    assert_eq!(app.state.tab, Tab::Drivers);
+    app.press(KeyCode::Right);
+    assert_eq!(app.state.tab, Tab::Frameworks);
+    app.press(KeyCode::Char('h'));
+    assert_eq!(app.state.tab, Tab::Drivers);
+}
+
+#[test]
+fn lists_move_and_stop_at_their_ends() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    go(&mut app, Tab::Drivers);
+    let len = model::visible_lib_rows(&app.state).len();
+    assert!(len > 4, "{len}");
+    app.press(KeyCode::Up);
+    assert_eq!(app.state.cursor().selected, 0);
+    app.press(KeyCode::Down);
+    app.press(KeyCode::Char('j'));
+    assert_eq!(app.state.cursor().selected, 2);
+    app.press(KeyCode::Char('G'));
+    assert_eq!(app.state.cursor().selected, len - 1);
+    app.press(KeyCode::Down);
+    assert_eq!(app.state.cursor().selected, len - 1);
+    app.press(KeyCode::Char('g'));
+    assert_eq!(app.state.cursor().selected, 0);
+    // The wheel moves the same way.
+    app.dispatch(Msg::Mouse(crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::ScrollDown,
+        column: 10,
+        row: 10,
+        modifiers: KeyModifiers::NONE,
+    }));
+    assert_eq!(app.state.cursor().selected, 1);
+}
+
+#[test]
+fn enter_opens_a_detail_that_scrolls_and_esc_goes_back() {
+    let mut app = app(Fixture::new(TWO_FINDINGS), 80, 24);
+    // Enter on an Overview finding opens it on the Diagnosis screen.
+    app.press(KeyCode::Down);
+    app.press(KeyCode::Enter);
+    assert_eq!(app.state.tab, Tab::Diagnosis);
+    assert_eq!(app.state.cursor().selected, 1);
+    app.press(KeyCode::Up);
+    app.press(KeyCode::Enter);
+    assert_eq!(app.state.focus, gpu_doctor::tui::state::Focus::Detail);
+    let before = text(&app);
+    for _ in 0..3 {
+        app.press(KeyCode::Down);
+    }
+    assert_eq!(app.state.cursor().scroll, 3);
+    assert_ne!(text(&app), before, "the detail scrolled");
+    // It stops where the text ends: 200 presses do not scroll into emptiness.
+    for _ in 0..200 {
+        app.press(KeyCode::PageDown);
+    }
+    let max = app.state.cursor().scroll;
+    assert!(max > 3 && max < 60, "{max}");
+    app.press(KeyCode::Esc);
+    assert_eq!(app.state.focus, gpu_doctor::tui::state::Focus::List);
+    assert_eq!(app.state.cursor().selected, 0, "selection kept");
+}
+
+#[test]
+fn slash_filters_the_list_and_esc_clears_it() {
+    let mut app = app(Fixture::new(TWO_FINDINGS), 80, 24);
+    go(&mut app, Tab::Diagnosis);
+    assert_eq!(model::visible_findings(&app.state).len(), 2);
+    app.press(KeyCode::Char('/'));
+    assert_eq!(app.state.mode, Mode::Filter);
+    app.type_text("tool");
+    assert_eq!(app.state.cursor().filter, "tool");
+    let ids: Vec<&str> = model::visible_findings(&app.state)
+        .iter()
+        .map(|f| f.id.as_str())
+        .collect();
+    assert_eq!(ids, ["toolkit-newer-than-driver"]);
+    // Letters are text while typing: q did not quit.
+    app.type_text("q");
+    assert!(!app.state.quit);
+    assert!(model::visible_findings(&app.state).is_empty());
+    assert!(text(&app).contains("Nothing matches the filter."));
+    app.press(KeyCode::Backspace);
+    app.press(KeyCode::Enter);
+    assert_eq!(app.state.mode, Mode::Normal);
+    assert!(text(&app).contains("Findings (filter: tool)"));
+    app.press(KeyCode::Esc);
+    assert!(app.state.cursor().filter.is_empty());
+    assert_eq!(model::visible_findings(&app.state).len(), 2);
+    // Drivers filter by any column.
+    go(&mut app, Tab::Drivers);
+    app.press(KeyCode::Char('/'));
+    app.type_text("COMPAT");
+    let rows = model::visible_lib_rows(&app.state);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert!(rows[0].path.contains("/compat/"));
+}
+
+#[test]
+fn help_lists_every_key_from_the_keymap_and_closes() {
+    let mut app = app(Fixture::new(H200), 100, 40);
+    app.press(KeyCode::Char('?'));
+    assert_eq!(app.state.mode, Mode::Help);
+    let screen = text(&app);
+    for key in [
+        "Tab",
+        "Shift-Tab",
+        "1–7",
+        "↑ k",
+        "Enter",
+        "Esc",
+        "/",
+        "r",
+        "s",
+        "q",
+    ] {
+        assert!(screen.contains(key), "{key} missing:\n{screen}");
+    }
+    insta::assert_snapshot!("help_100x40", screen);
+    app.press(KeyCode::Esc);
+    assert_eq!(app.state.mode, Mode::Normal);
+    // The footer always names the main keys.
+    let footer = rows(&buffer(&app)).pop().unwrap_or_default();
+    for hint in ["Tab screen", "? help", "q quit"] {
+        assert!(footer.contains(hint), "{footer}");
+    }
+}
+
+#[test]
+fn q_and_ctrl_c_quit() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    app.press(KeyCode::Char('q'));
+    assert!(app.state.quit);
+    let mut app = app_with(Fixture::new(H200), 80, 24, Theme::new(true));
+    app.press(KeyCode::Char('/'));
+    app.press_with(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert!(app.state.quit, "Ctrl-C quits even while typing");
+}
+
+#[test]
+fn the_plan_follows_the_choices() {
+    let mut app = app(Fixture::new(H200).with_script(SCRIPT), 80, 24);
+    go(&mut app, Tab::Plan);
+    // Every list holds only what this GPU can use, and each choice rebuilds the script.
+    let cudas = app.state.plan.values(PlanField::Cuda);
+    assert!(
+        cudas.len() > 3 && cudas.iter().skip(1).all(|c| c.contains('.')),
+        "{cudas:?}"
+    );
+    app.press(KeyCode::Right); // via: apt
+    app.press(KeyCode::Right); // via: conda
+    app.press(KeyCode::Right); // via: pip
+    app.press(KeyCode::Down);
+    app.press(KeyCode::Right); // the newest CUDA
+    app.press(KeyCode::Down);
+    app.press(KeyCode::Right); // torch
+    let choice = app.state.plan.choice();
+    assert_eq!(choice.via, Some(Via::Pip));
+    assert_eq!(choice.cuda.as_deref(), cudas.get(1).map(String::as_str));
+    assert_eq!(choice.framework.as_deref(), Some("torch"));
+    match &app.state.plan.script {
+        Script::Ready(plan) => assert!(
+            plan.script.ends_with(&format!(
+                "# chosen: {}\n",
+                gpu_doctor::tui::services::describe(&choice)
+            )),
+            "{}",
+            plan.script
+        ),
+        other => panic!("no script: {other:?}"),
+    }
+    // Left wraps to the end of the list.
+    app.press(KeyCode::Up);
+    app.press(KeyCode::Up);
+    app.press(KeyCode::Left);
+    app.press(KeyCode::Left);
+    app.press(KeyCode::Left);
+    app.press(KeyCode::Left);
+    assert_eq!(app.state.plan.choice().via, Some(Via::Pip));
+    // Enter moves the arrows to the preview.
+    app.press(KeyCode::Enter);
+    assert_eq!(app.state.focus, gpu_doctor::tui::state::Focus::Detail);
+}
+
+#[test]
+fn the_real_planner_is_wired_to_the_screen() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    go(&mut app, Tab::Plan);
+    match &app.state.plan.script {
+        Script::Ready(plan) => assert!(plan.script.starts_with("#!"), "{}", plan.script),
+        Script::Refused(reason) => assert!(!reason.is_empty()),
+        other => panic!("the planner was not asked: {other:?}"),
+    }
+}
+
+#[test]
+fn saving_asks_for_a_name_and_never_overwrites_silently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("fix.sh");
+    let mut app = app(Fixture::new(H200).with_script(SCRIPT), 80, 24);
+    go(&mut app, Tab::Plan);
+    app.press(KeyCode::Char('s'));
+    assert_eq!(app.state.mode, Mode::SavePath);
+    assert_eq!(app.state.input, "gpu-doctor-plan.sh", "a name is offered");
+    assert!(text(&app).contains("Save the plan to: gpu-doctor-plan.sh"));
+    for _ in 0..app.state.input.len() {
+        app.press(KeyCode::Backspace);
+    }
+    app.type_text(&path.display().to_string());
+    app.press(KeyCode::Enter);
+    let written = std::fs::read_to_string(&path).expect("saved");
+    assert!(written.starts_with(SCRIPT), "{written}");
+    assert!(app.state.status.as_ref().is_some_and(|s| !s.error));
+    assert!(text(&app).contains("Saved the plan to"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "a script is executable");
+    }
+
+    // Again under the same name: asked, and "n" keeps the file as it was.
+    std::fs::write(&path, "mine\n").expect("write");
+    let save_again = |app: &mut App| {
+        app.press(KeyCode::Char('s'));
+        for _ in 0..app.state.input.len() {
+            app.press(KeyCode::Backspace);
+        }
+        app.type_text(&path.display().to_string());
+        app.press(KeyCode::Enter);
+    };
+    save_again(&mut app);
+    assert_eq!(app.state.mode, Mode::ConfirmOverwrite);
+    assert!(text(&app).contains("exists. Overwrite it?"));
+    app.press(KeyCode::Char('n'));
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), "mine\n");
+    assert!(text(&app).contains("nothing saved"));
+    // "y" replaces it.
+    save_again(&mut app);
+    app.press(KeyCode::Char('y'));
+    assert!(
+        std::fs::read_to_string(&path)
+            .expect("read")
+            .starts_with(SCRIPT)
+    );
+
+    // Esc while typing the name saves nothing.
+    let other = dir.path().join("other.sh");
+    app.press(KeyCode::Char('s'));
+    app.type_text("x");
+    app.press(KeyCode::Esc);
+    assert!(!other.exists());
+    assert_eq!(app.state.mode, Mode::Normal);
+
+    // Other screens save the text report.
+    go(&mut app, Tab::Overview);
+    app.press(KeyCode::Char('s'));
+    assert_eq!(app.state.input, "gpu-doctor-report.txt");
+    for _ in 0..app.state.input.len() {
+        app.press(KeyCode::Backspace);
+    }
+    let report = dir.path().join("report.txt");
+    app.type_text(&report.display().to_string());
+    app.press(KeyCode::Enter);
+    let text = std::fs::read_to_string(&report).expect("report saved");
+    assert!(text.contains("NVIDIA H200"), "{text}");
+}
+
+#[test]
+fn a_refused_plan_cannot_be_saved() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    go(&mut app, Tab::Plan);
+    app.state.plan.script = Script::Refused("no".to_string());
+    app.press(KeyCode::Char('s'));
+    assert_eq!(app.state.mode, Mode::Normal);
+    assert!(app.state.status.as_ref().is_some_and(|s| s.error));
+}
+
+#[test]
+fn live_readings_fill_sparklines_once_a_second_on_the_gpu_screen_only() {
+    let reading = |util: u32, temp: u32| Gpu {
+        index: 0,
+        name: Some("NVIDIA H200".to_string()),
+        utilization_pct: Some(util),
+        memory_used_mib: Some(71_000),
+        memory_total_mib: Some(143_771),
+        temperature_c: Some(temp),
+        temperature_slowdown_c: Some(87),
+        power_draw_w: Some(420.0),
+        power_limit_w: Some(700.0),
+        source: "nvml".to_string(),
+        ..Gpu::default()
+    };
+    let mut app = app(
+        Fixture::new(H200).with_readings(vec![reading(97, 61)]),
+        100,
+        30,
+    );
+    // The first reading came with the scan.
+    assert!(matches!(&app.state.live, Live::On(h) if h[0].utilization.len() == 1));
+    // On another screen, ticks ask for nothing: an idle app starts no child processes.
+    assert_eq!(app.state.tick_every(), None);
+    app.dispatch(Msg::Tick(Duration::from_secs(5)));
+    assert!(matches!(&app.state.live, Live::On(h) if h[0].utilization.len() == 1));
+    go(&mut app, Tab::Gpus);
+    assert_eq!(app.state.tick_every(), Some(Duration::from_secs(1)));
+    for second in 6..12 {
+        app.dispatch(Msg::Tick(Duration::from_secs(second)));
+    }
+    // Half a second later is too soon.
+    app.dispatch(Msg::Tick(Duration::from_millis(11_500)));
+    let Live::On(histories) = &app.state.live else {
+        panic!("{:?}", app.state.live);
+    };
+    assert_eq!(histories[0].utilization.len(), 8);
+    assert_eq!(histories[0].memory.back(), Some(&49));
+    let screen = text(&app);
+    assert!(screen.contains("utilisation 97 %"), "{screen}");
+    assert!(screen.contains("temperature 61 °C"), "{screen}");
+    assert!(screen.contains("GPUs · live"), "{screen}");
+    assert!(
+        screen.contains("49.4/140.4 GiB") || screen.contains("69.3/140.4 GiB"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn under_root_the_gpu_screen_says_why_nothing_is_live() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    go(&mut app, Tab::Gpus);
+    assert!(matches!(app.state.live, Live::Unavailable(_)));
+    assert_eq!(app.state.tick_every(), None, "nothing to wake up for");
+    assert!(text(&app).contains("No live readings: examined with"));
+}
+
+#[test]
+fn the_smoke_screen_runs_and_shows_throughput_against_expected() {
+    let rows = vec![
+        SmokeRow {
+            device: "GPU 0".to_string(),
+            check: "fp32 matmul 256³ vs CPU".to_string(),
+            passed: true,
+            detail: "max rel. error 1.2e-6".to_string(),
+            measured: None,
+            expected: None,
+            unit: String::new(),
+        },
+        SmokeRow {
+            device: "GPU 0".to_string(),
+            check: "cuBLASLt bf16 GEMM".to_string(),
+            passed: true,
+            detail: String::new(),
+            measured: Some(742.0),
+            expected: Some(989.0),
+            unit: "TFLOP/s".to_string(),
+        },
+    ];
+    let mut app = app(
+        Fixture::new(H200).with_smoke(SmokeEvent::Finished(rows)),
+        100,
+        30,
+    );
+    go(&mut app, Tab::Smoke);
+    assert!(text(&app).contains("Enter runs it."));
+    app.press(KeyCode::Enter);
+    assert!(matches!(&app.state.smoke, Smoke::Done(rows) if rows.len() == 2));
+    let screen = text(&app);
+    assert!(screen.contains("742.0 of 989.0 TFLOP/s (75 %)"), "{screen}");
+    insta::assert_snapshot!("smoke_done_100x30", screen);
+}
+
+#[test]
+fn smoke_under_root_is_not_available_and_says_why() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    go(&mut app, Tab::Smoke);
+    app.press(KeyCode::Enter);
+    assert!(matches!(app.state.smoke, Smoke::Unavailable(_)));
+    assert!(text(&app).contains("Not available"));
+}
+
+#[test]
+fn resizing_keeps_every_screen_drawable() {
+    let mut app = app(Fixture::new(TWO_FINDINGS), 80, 24);
+    for (w, h) in [(20, 5), (40, 12), (80, 24), (200, 60), (1, 1)] {
+        app.dispatch(Msg::Resize(w, h));
+        for tab in Tab::ALL {
+            go(&mut app, tab);
+            app.press(KeyCode::Enter);
+            app.press(KeyCode::PageDown);
+            let _ = text(&app);
+            app.press(KeyCode::Esc);
+        }
+        app.press(KeyCode::Char('?'));
+        app.press(KeyCode::PageDown);
+        let _ = text(&app);
+        app.press(KeyCode::Esc);
+    }
+}
+
+#[test]
+fn escape_sequences_in_machine_strings_never_reach_the_terminal() {
+    let mut services = Fixture::new(H200);
+    services.script = None;
+    struct Hostile(Fixture);
+    impl Services for Hostile {
+        fn examine(&self) -> Result<Report, String> {
+            let mut r = self.0.examine()?;
+            r.gpus[0].name = Some("\u{1b}]0;pwned\u{7}H200".to_string());
+            r.toolkits[0].path = "/opt/\u{1b}[2Jcuda".to_string();
+            Ok(r)
+        }
+        fn sample(&self) -> Result<Vec<Gpu>, String> {
+            self.0.sample()
+        }
+        fn plan_options(&self, r: &Report) -> PlanOptions {
+            self.0.plan_options(r)
+        }
+        fn plan(&self, r: &Report, c: &PlanChoice) -> Result<PlanText, String> {
+            self.0.plan(r, c)
+        }
+        fn smoke(&self, r: Option<&Report>, p: &mut dyn FnMut(SmokeEvent)) {
+            self.0.smoke(r, p);
+        }
+    }
+    let mut app = App::inline(Arc::new(Hostile(services)), Theme::new(true), (120, 40));
+    app.dispatch(Msg::Start);
+    for tab in Tab::ALL {
+        go(&mut app, tab);
+        for cell in buffer(&app).content() {
+            assert!(
+                !cell.symbol().chars().any(char::is_control),
+                "{tab:?}: {:?}",
+                cell.symbol()
+            );
+        }
+    }
+}
+
+/// The real binary in a real terminal (tmux): the first frame, switching screens, the help,
+/// and quitting gives the shell its terminal back.
+#[test]
+fn in_tmux_the_binary_shows_the_screens_and_restores_the_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped: tmux is not installed (CI installs it)");
+        return;
+    }
+    let tmux = Tmux::start(H200);
+    let first = tmux.wait_for("✓ healthy", "the Overview verdict");
+    assert!(first.contains("1 Overview"), "{first}");
+    assert!(
+        first.contains("0  NVIDIA H200 · cc 9.0 · 140.4 GiB"),
+        "{first}"
+    );
+    assert!(first.contains("? help"), "{first}");
+
+    tmux.keys(&["2"]);
+    let gpus = tmux.wait_for("GPUs · from the scan", "the GPUs screen");
+    assert!(gpus.contains("No live readings: examined with"), "{gpus}");
+
+    tmux.keys(&["Tab"]);
+    let drivers = tmux.wait_for("Libraries and toolkits, in loader order", "Drivers & CUDA");
+    assert!(drivers.contains("loads"), "{drivers}");
+
+    tmux.keys(&["?"]);
+    let help = tmux.wait_for("Esc or ? closes", "the help overlay");
+    assert!(help.contains("next screen"), "{help}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Libraries and toolkits", "help closed");
+
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXITED 0", "the shell after quitting");
+    // Back on the main screen: none of the app's frame is left, and the terminal is in
+    // cooked mode again (the shell's `stty -a` shows `icanon`, raw mode would be `-icanon`).
+    assert!(!after.contains("1 Overview"), "{after}");
+    assert!(after.contains(" icanon"), "{after}");
+}
+
+/// A tmux server of our own (its own socket), killed when the test ends.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(fixture: &str) -> Tmux {
+        let socket = format!("gpu-doctor-tui-{}", std::process::id());
+        let exe = env!("CARGO_BIN_EXE_gpu-doctor");
+        let dir = fixture_dir(fixture);
+        let env: Vec<String> = fixture_env(fixture)
+            .into_iter()
+            .map(|(k, v)| shell_word(&format!("{k}={v}")))
+            .collect();
+        // Plain `gpu-doctor` (no subcommand) must open the app on a terminal.
+        let script = format!(
+            "env -i TERM=xterm-256color {} {} --root {} --timeout {TIMEOUT_SECS}; \
+             echo EXITED $?; stty -a; sleep 60",
+            env.join(" "),
+            shell_word(exe),
+            shell_word(&dir.join("root").display().to_string()),
+        );
+        let status = Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-x", "100", "-y", "30", &script])
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { socket }
+    }
+
+    fn capture(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p"])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "send-keys"])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(status.success());
+    }
+
+    /// The screen once it shows `needle` and has settled (two captures alike: tmux can be
+    /// caught half-way through a frame), within ten seconds.
+    fn wait_for(&self, needle: &str, what: &str) -> String {
+        let start = Instant::now();
+        let mut last = String::new();
+        loop {
+            let screen = self.capture();
+            if screen.contains(needle) && screen == last {
+                return screen;
+            }
+            last = screen.clone();
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "{what}: {needle:?} never appeared; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+/// Single-quotes a word for `sh`.
+fn shell_word(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+#[test]
+fn fixtures_exist() {
+    for name in [H200, NO_DRIVER, TWO_FINDINGS, WHEELS] {
+        assert!(
+            Path::new(&fixture_dir(name)).join("root").is_dir(),
+            "{name}"
+        );
+    }
+}
