@@ -76,7 +76,7 @@ pub enum Command {
 /// A condition checked on the machine when the step runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
-    /// `dpkg -s PKG` succeeds.
+    /// The package is installed (dpkg's status says `install ok installed`).
     DpkgInstalled(String),
     /// `dpkg-query` reports an installed version of PKG that starts with `prefix` and ends
     /// with `suffix`.

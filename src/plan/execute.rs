@@ -20,17 +20,14 @@ use crate::host::Host;
 pub enum Outcome {
     /// The script finished.
     Done,
-    /// The user answered no (or nothing).
-    Declined,
-    /// No terminal to ask on and no `--yes`.
-    NoTerminal,
     /// The script stopped; its exit status (`None`: killed by a signal).
     Failed(Option<i32>),
     /// The script could not be started or the log not written.
     Error(String),
 }
 
-/// Asks on the terminal whether to run; `--yes` answers for the user.
+/// Asks on the terminal whether to run; `--yes` answers for the user. `None` when there is
+/// no terminal to ask on.
 #[must_use]
 pub fn confirm(yes: bool, question: &str) -> Option<bool> {
     if yes {

@@ -149,7 +149,6 @@ fn execute_plan(host: &Host, args: &PlanArgs, plan: &super::Plan) -> u8 {
             );
             exit::FAILED
         }
-        Outcome::Declined | Outcome::NoTerminal => exit::OK,
         Outcome::Error(e) => {
             eprintln!("gpu-doctor: {e}");
             exit::FAILED
