@@ -4,6 +4,7 @@
 mod check;
 mod findings;
 mod fixtures;
+mod guide;
 mod layout;
 mod plan;
 mod real;
