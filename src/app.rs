@@ -41,10 +41,22 @@ pub fn host_for(cli: &Cli) -> Result<Host, String> {
 }
 
 /// Gathers and diagnoses: the full report for any face.
+///
+/// Uses the installed manifest set when there is a good one (`gpu-doctor manifest update`),
+/// else the built-in set; `report.manifests` says which. Today's date comes from the system
+/// clock for the `manifests-stale` rule, except under `--root`, where a fixture's report must
+/// be the same every day.
 #[must_use]
 pub fn examine(host: &Host) -> Report {
-    let manifests = crate::manifest::embedded();
+    let selected = crate::update::select(host);
+    let manifests = selected.manifests.as_ref();
     let mut report = crate::probe::gather(host);
+    let today = if host.is_rooted() {
+        None
+    } else {
+        crate::update::date::Date::from_system_time(std::time::SystemTime::now())
+    };
+    report.manifests = selected.summary(today);
     crate::fill::fill_gpus(&mut report, manifests);
     report.findings = crate::diagnose::diagnose_with(&report, manifests);
     report
@@ -67,13 +79,17 @@ pub fn examine_guarded(host: &Host) -> Result<Report, String> {
 }
 
 fn report_or_exit(host: &Host) -> Result<Report, u8> {
-    examine_guarded(host).map_err(|message| {
+    let report = examine_guarded(host).map_err(|message| {
         eprintln!(
             "gpu-doctor: internal error while examining the machine: {message}\n\
              This is a bug in gpu-doctor; please report it with the output of `gpu-doctor doctor --json`."
         );
         exit::FAILED
-    })
+    })?;
+    if let Some(warning) = &report.manifests.warning {
+        eprintln!("gpu-doctor: warning: {warning}");
+    }
+    Ok(report)
 }
 
 /// Runs the CLI and returns the exit code.

@@ -24,6 +24,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Report {
     pub schema_version: u32,
     pub tool: ToolInfo,
+    /// The compatibility tables the findings were made with.
+    #[serde(default)]
+    pub manifests: ManifestSet,
     pub host: HostInfo,
     /// NVIDIA and AMD display/3D controllers on the PCI bus, found with no driver needed.
     pub pci_devices: Vec<PciDevice>,
@@ -54,6 +57,24 @@ pub struct ToolInfo {
     pub version: String,
     /// The folder examined instead of `/` (`--root`), or null for the real machine.
     pub root: Option<String>,
+}
+
+/// The manifest set (compatibility tables) a report was diagnosed with: the one built into
+/// gpu-doctor, or one installed by `gpu-doctor manifest update`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestSet {
+    /// "embedded" (built into gpu-doctor) or "installed" (downloaded and verified).
+    pub origin: String,
+    /// The set's date and a digest of its files ("2026-11-29+1a2b3c4d5e6f").
+    pub version: String,
+    /// The newest `updated` date of the set's files (YYYY-MM-DD).
+    pub updated: String,
+    /// Today by the system clock (YYYY-MM-DD), against which `manifests-stale` measures the
+    /// set's age; null under `--root`, whose reports must not change with the day they are made.
+    pub today: Option<String>,
+    /// Why an installed set was not used (it is damaged); null otherwise.
+    pub warning: Option<String>,
 }
 
 /// The operating system and what kind of machine this is.

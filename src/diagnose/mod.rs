@@ -9,6 +9,7 @@ mod driver;
 mod frameworks;
 mod health;
 mod libraries;
+mod manifests;
 mod platform;
 mod toolkits;
 mod tuning;
@@ -28,6 +29,7 @@ const RULES: &[Rule] = &[
     health::findings,
     platform::findings,
     tuning::findings,
+    manifests::findings,
 ];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first.

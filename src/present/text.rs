@@ -49,6 +49,23 @@ fn header(out: &mut String, r: &Report) {
     if let Some(root) = &r.tool.root {
         let _ = writeln!(out, "examined: {} (--root)", clean(root));
     }
+    let m = &r.manifests;
+    if !m.version.is_empty() {
+        let origin = if m.origin == "installed" {
+            "installed"
+        } else {
+            "built-in"
+        };
+        let _ = writeln!(
+            out,
+            "manifests: {origin} set {} (updated {})",
+            clean(&m.version),
+            clean(&m.updated)
+        );
+    }
+    if let Some(warning) = &m.warning {
+        let _ = writeln!(out, "manifests warning: {}", clean(warning));
+    }
 }
 
 fn section(out: &mut String, title: &str) {

@@ -107,6 +107,8 @@ pub fn gather(host: &Host) -> Report {
                 .is_rooted()
                 .then(|| host.fs.root().display().to_string()),
         },
+        // Chosen and filled in by `app::examine`, which picks the manifest set.
+        manifests: crate::report::ManifestSet::default(),
         host: system,
         pci_devices: pci,
         kernel,

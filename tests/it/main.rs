@@ -13,3 +13,4 @@ mod schema;
 mod smoke;
 mod support;
 mod tui;
+mod update;
