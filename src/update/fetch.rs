@@ -386,7 +386,8 @@ fn chain(error: &dyn std::error::Error) -> String {
     let mut source = error.source();
     while let Some(e) = source {
         let part = e.to_string();
-        if !text.contains(&part) {
+        // hyper's "client error (Connect)" only says which layer; its cause says what happened.
+        if !text.contains(&part) && !part.starts_with("client error (") {
             text.push_str(": ");
             text.push_str(&part);
         }
@@ -398,7 +399,15 @@ fn chain(error: &dyn std::error::Error) -> String {
 /// The causes of an error without its own text (reqwest's own text repeats the URL that the
 /// message already names).
 fn source_chain(error: &dyn std::error::Error) -> String {
-    error.source().map_or_else(|| error.to_string(), chain)
+    let mut source = error.source();
+    // Skip wrappers that only name a layer, down to the first cause that says something.
+    while let Some(e) = source {
+        if !e.to_string().starts_with("client error (") {
+            return chain(e);
+        }
+        source = e.source();
+    }
+    error.to_string()
 }
 
 /// Files in a local folder: `--offline` and the installed set.

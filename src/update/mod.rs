@@ -512,7 +512,10 @@ fn update(
     };
     let (index, index_bytes, sig_bytes) =
         read_signed_index(source.as_mut(), &plan.trusted, progress)?;
-    if index.version == in_use.identity.version {
+    // Up to date, unless a damaged installed set is waiting to be replaced: installing the
+    // same set as the built-in one is what clears its warning.
+    let damaged = matches!(in_use.installed, InstalledState::Damaged(_));
+    if index.version == in_use.identity.version && !damaged {
         return Ok((Updated::UpToDate, in_use.identity.clone()));
     }
     // `index::parse` checked the date, so the fallback is never taken.
@@ -594,10 +597,12 @@ fn update_command(host: &Host, args: &UpdateArgs) -> u8 {
                 }));
             } else {
                 eprintln!("gpu-doctor: manifest update failed: {error}");
-                eprintln!(
-                    "gpu-doctor: nothing was changed; the set in use is still {}",
-                    describe(&in_use)
-                );
+                if !error.is_usage() {
+                    eprintln!(
+                        "gpu-doctor: nothing was changed; the set in use is still {}",
+                        describe(&in_use)
+                    );
+                }
             }
             code
         }

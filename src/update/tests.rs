@@ -346,6 +346,61 @@ fn install_then_select_then_damage_falls_back_with_a_warning() {
 }
 
 #[test]
+fn the_built_in_set_replaces_a_damaged_installed_one() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let host = host_with_home(&home);
+    let built_in: Vec<(&'static str, Vec<u8>)> = FILE_NAMES
+        .iter()
+        .map(|n| {
+            (
+                *n,
+                set::embedded_text(n)
+                    .unwrap_or_default()
+                    .as_bytes()
+                    .to_vec(),
+            )
+        })
+        .collect();
+    let plan = local_plan(tmp.path(), &home, &built_in, &key(4));
+    let (first, _) = update(&plan, &select(&host), &Progress::off()).expect("runs");
+    assert!(matches!(first, Updated::UpToDate), "{first:?}");
+
+    // Install it by hand, then damage it.
+    let Location::Dir(out) = &plan.location else {
+        panic!("a folder plan");
+    };
+    let mut all: Vec<(String, Vec<u8>)> = Vec::new();
+    for entry in std::fs::read_dir(out).expect("published") {
+        let entry = entry.expect("entry");
+        let name = entry.file_name().to_string_lossy().into_owned();
+        all.push((name, std::fs::read(entry.path()).expect("read")));
+    }
+    let pairs: Vec<(&str, &[u8])> = all
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let origin = store::Origin {
+        source: "test".into(),
+        installed: "2026-01-01".into(),
+        key: String::new(),
+    };
+    plan.store.install(&pairs, &origin).expect("installed");
+    std::fs::write(plan.store.set_dir().join("gpus.toml"), b"x").expect("damage");
+    let damaged = select(&host);
+    assert!(damaged.warning().is_some());
+
+    let (repaired, _) = update(&plan, &damaged, &Progress::off()).expect("repairs");
+    assert!(
+        matches!(repaired, Updated::Installed { .. }),
+        "{repaired:?}"
+    );
+    let selected = select(&host);
+    assert_eq!(selected.origin, Origin::Installed);
+    assert!(selected.warning().is_none());
+}
+
+#[test]
 fn a_failed_update_keeps_the_installed_set() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path().join("home");
