@@ -467,6 +467,8 @@ pub struct State {
     /// A live reading was asked for and has not come back.
     pub sampling: bool,
     pub last_sample: Option<Duration>,
+    /// The clock at the last key or wheel event (as of the last tick).
+    pub last_input: Duration,
     pub cursors: [Cursor; 7],
     pub help_scroll: u16,
     /// The file name being typed.
@@ -497,6 +499,7 @@ impl Default for State {
             live: Live::Off,
             sampling: false,
             last_sample: None,
+            last_input: Duration::ZERO,
             cursors: Default::default(),
             help_scroll: 0,
             input: String::new(),
@@ -554,6 +557,17 @@ impl State {
             && matches!(self.live, Live::Off | Live::Waiting | Live::On(_))
     }
 
+    /// How often live readings are due: every second while someone uses the app, every few
+    /// seconds once nobody has touched it for a minute.
+    #[must_use]
+    pub fn sample_every(&self) -> Duration {
+        if self.now.saturating_sub(self.last_input) >= super::services::IDLE_AFTER {
+            super::services::IDLE_SAMPLE_EVERY
+        } else {
+            super::services::SAMPLE_EVERY
+        }
+    }
+
     /// How long the runtime may block before it must send a tick: a spinner needs 10 frames a
     /// second, live readings one a second, and otherwise nothing, so an idle app sleeps.
     #[must_use]
@@ -561,7 +575,7 @@ impl State {
         if self.busy() {
             Some(Duration::from_millis(100))
         } else if self.wants_live() {
-            Some(super::services::SAMPLE_EVERY)
+            Some(self.sample_every())
         } else {
             None
         }

@@ -10,7 +10,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use super::keys::{self, Action};
 use super::model;
 use super::msg::{Cmd, Msg, SaveError};
-use super::services::{PlanOptions, SAMPLE_EVERY, SmokeEvent};
+use super::services::{PlanOptions, SmokeEvent};
 use super::state::{
     Derived, Focus, History, Live, Mode, PendingSave, Phase, PlanField, Scan, Script, Smoke, State,
     Status, Step, Tab,
@@ -31,6 +31,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Cmd> {
                 return Vec::new();
             }
             state.dirty = true;
+            state.last_input = state.now;
             key_press(state, &key)
         }
         Msg::Mouse(mouse) => {
@@ -43,6 +44,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Cmd> {
                 return Vec::new();
             }
             state.dirty = true;
+            state.last_input = state.now;
             apply(state, action)
         }
         Msg::Resize(columns, rows) => {
@@ -218,7 +220,7 @@ fn maybe_sample(state: &mut State) -> Vec<Cmd> {
     }
     let due = state
         .last_sample
-        .is_none_or(|last| state.now.saturating_sub(last) >= SAMPLE_EVERY);
+        .is_none_or(|last| state.now.saturating_sub(last) >= state.sample_every());
     if !due {
         return Vec::new();
     }

@@ -632,9 +632,9 @@ fn a_refused_plan_cannot_be_saved() {
     assert!(app.state.status.as_ref().is_some_and(|s| s.error));
 }
 
-#[test]
-fn live_readings_fill_sparklines_once_a_second_on_the_gpu_screen_only() {
-    let reading = |util: u32, temp: u32| Gpu {
+/// A live reading of a busy H200.
+fn reading(util: u32, temp: u32) -> Gpu {
+    Gpu {
         index: 0,
         name: Some("NVIDIA H200".to_string()),
         utilization_pct: Some(util),
@@ -646,7 +646,42 @@ fn live_readings_fill_sparklines_once_a_second_on_the_gpu_screen_only() {
         power_limit_w: Some(700.0),
         source: "nvml".to_string(),
         ..Gpu::default()
-    };
+    }
+}
+
+fn readings(app: &App) -> usize {
+    match &app.state.live {
+        Live::On(h) => h[0].utilization.len(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn live_readings_slow_down_when_nobody_is_looking() {
+    let mut app = app(
+        Fixture::new(H200).with_readings(vec![reading(5, 40)]),
+        100,
+        30,
+    );
+    go(&mut app, Tab::Gpus);
+    for second in 1..60 {
+        app.dispatch(Msg::Tick(Duration::from_secs(second)));
+    }
+    assert_eq!(readings(&app), 60, "once a second while in use");
+    for second in 60..=100 {
+        app.dispatch(Msg::Tick(Duration::from_secs(second)));
+    }
+    assert_eq!(readings(&app), 68, "every 5 s after a minute without keys");
+    assert_eq!(app.state.tick_every(), Some(Duration::from_secs(5)));
+    assert!(text(&app).contains("Live · every 5 s"));
+    app.press(KeyCode::Char('j'));
+    app.dispatch(Msg::Tick(Duration::from_secs(101)));
+    assert_eq!(readings(&app), 69, "a key brings back once a second");
+    assert_eq!(app.state.tick_every(), Some(Duration::from_secs(1)));
+}
+
+#[test]
+fn live_readings_fill_sparklines_once_a_second_on_the_gpu_screen_only() {
     let mut app = app(
         Fixture::new(H200).with_readings(vec![reading(97, 61)]),
         100,
@@ -721,7 +756,7 @@ fn the_smoke_screen_runs_and_shows_throughput_against_expected() {
     app.press(KeyCode::Enter);
     assert!(matches!(&app.state.smoke, Smoke::Done(rows) if rows.len() == 2));
     let screen = text(&app);
-    assert!(screen.contains("742.0 of 989.0 TFLOP/s (75 %)"), "{screen}");
+    assert!(screen.contains("742 of 989 TFLOP/s (75 %)"), "{screen}");
     insta::assert_snapshot!("smoke_done_100x30", screen);
 }
 

@@ -294,7 +294,11 @@ fn ecc_words(g: &Gpu) -> String {
 }
 
 fn live(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
-    let block = pane("Live · 1 s", false, t);
+    let title = match s.live {
+        Live::On(_) | Live::Waiting => format!("Live · every {} s", s.sample_every().as_secs()),
+        Live::Off | Live::Unavailable(_) => "Live".to_string(),
+    };
+    let block = pane(title, false, t);
     let inner = block.inner(area);
     block.render(area, buf);
     let message = match &s.live {

@@ -103,26 +103,53 @@ pub(super) fn preview(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
     }
 }
 
-/// Cuts a script line into pieces of at most `width` cells, keeping leading spaces.
+/// Cuts a script line into pieces of at most `width` cells (the continuations leave room for
+/// their `↪ ` mark), at the last space that fits, or mid-word when a word is longer than that.
 fn wrap_code(line: &str, width: usize) -> Vec<String> {
-    if super::text::width(line) <= width || width < 4 {
+    if super::text::width(line) <= width || width < 8 {
         return vec![line.to_string()];
     }
     let mut out = Vec::new();
-    let mut current = String::new();
-    let mut used = 0;
-    let limit = |first: bool| if first { width } else { width - 2 };
-    for c in line.chars() {
-        let w = super::text::width(c.encode_utf8(&mut [0; 4]));
-        if used + w > limit(out.is_empty()) {
-            out.push(std::mem::take(&mut current));
-            used = 0;
+    let mut rest: Vec<char> = line.chars().collect();
+    while !rest.is_empty() {
+        let limit = if out.is_empty() { width } else { width - 2 };
+        let mut used = 0;
+        let mut fits = 0;
+        for c in &rest {
+            let w = super::text::width(c.encode_utf8(&mut [0; 4]));
+            if used + w > limit {
+                break;
+            }
+            used += w;
+            fits += 1;
         }
-        current.push(c);
-        used += w;
-    }
-    if !current.is_empty() {
-        out.push(current);
+        let cut = if fits == rest.len() {
+            fits
+        } else {
+            rest[..fits]
+                .iter()
+                .rposition(|c| *c == ' ')
+                .filter(|&i| i > 0)
+                .map_or(fits, |i| i + 1)
+        };
+        let piece: String = rest.drain(..cut.max(1)).collect();
+        out.push(piece.trim_end().to_string());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_code;
+
+    #[test]
+    fn script_lines_break_at_spaces_and_keep_every_character() {
+        let line = "# gpu-doctor plan, made by gpu-doctor 0.1.0 for the machine below.";
+        let pieces = wrap_code(line, 30);
+        assert!(pieces.iter().all(|p| p.chars().count() <= 30), "{pieces:?}");
+        assert_eq!(pieces[0], "# gpu-doctor plan, made by");
+        assert_eq!(pieces.join(" "), line);
+        let word = "x".repeat(50);
+        assert_eq!(wrap_code(&word, 20).concat(), word);
+    }
 }

@@ -98,11 +98,11 @@ pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
                     };
                     let vs = match (r.measured, r.expected) {
                         (Some(m), Some(e)) if e > 0.0 => format!(
-                            "{m:.1} of {e:.1} {} ({:.0} %)",
+                            "{m:.0} of {e:.0} {} ({:.0} %)",
                             clean(&r.unit),
                             m / e * 100.0
                         ),
-                        (Some(m), _) => format!("{m:.1} {}", clean(&r.unit)),
+                        (Some(m), _) => format!("{m:.0} {}", clean(&r.unit)),
                         _ => String::new(),
                     };
                     Row::new(vec![
@@ -119,8 +119,8 @@ pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
                 [
                     Constraint::Length(1),
                     Constraint::Length(6),
-                    Constraint::Length(24),
-                    Constraint::Length(30),
+                    Constraint::Length(23),
+                    Constraint::Length(26),
                     Constraint::Fill(1),
                 ],
             )
