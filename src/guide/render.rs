@@ -40,10 +40,19 @@ pub fn estimate(o: &EstimateOutput) -> String {
     let e = &o.estimate;
     let w = &e.workload;
     let mut out = String::new();
-    let mut title = format!(
-        "Memory estimate: {} a {} model ({} parameters), {}",
-        mode_word(w.mode),
-        short_params(w.params),
+    let mut title = match w.mode {
+        Mode::Train => format!(
+            "Memory estimate: training a {} model",
+            short_params(w.params)
+        ),
+        Mode::Infer => format!(
+            "Memory estimate: running a {} model for inference",
+            short_params(w.params)
+        ),
+    };
+    let _ = write!(
+        title,
+        " ({} parameters), {}",
         grouped(w.params),
         w.precision.label()
     );
@@ -203,26 +212,37 @@ fn column_label(column: &str) -> &'static str {
 pub fn advise(a: &Advice) -> String {
     let q = &a.query;
     let mut out = String::new();
-    let mut title = format!("GPUs for {} in {}", mode_word(q.mode), q.precision.label());
-    if let Some(p) = q.params {
-        let _ = write!(title, " of a {} model", short_params(p));
-    }
+    let mut title = match (q.mode, q.params) {
+        (Mode::Train, Some(p)) => format!("GPUs for training a {} model", short_params(p)),
+        (Mode::Infer, Some(p)) => format!("GPUs for running a {} model", short_params(p)),
+        (mode, None) => format!("GPUs for {}", mode_word(mode)),
+    };
+    let _ = write!(title, " in {}", q.precision.label());
     if let Some(b) = q.budget {
         let _ = write!(title, ", {b} cards");
     }
     let _ = writeln!(out, "{title}");
     if let Some(need) = a.needed_bytes {
+        let (held, before) = match q.mode {
+            Mode::Train if q.precision == super::precision::Precision::Fp32 => (
+                "weights, gradients and AdamW states",
+                "activations (`gpu-doctor estimate` with the model's shape counts them)",
+            ),
+            Mode::Train => (
+                "weights, gradients, FP32 master weights and AdamW states",
+                "activations (`gpu-doctor estimate` with the model's shape counts them)",
+            ),
+            Mode::Infer => (
+                "the weights",
+                "the KV cache (`gpu-doctor estimate` with the model's shape counts it)",
+            ),
+        };
         let _ = writeln!(
             out,
-            "Needs at least {}: model state plus the CUDA context (a rule-of-thumb {} MiB), before {} \
-             (`gpu-doctor estimate` with the model's shape counts them).",
+            "Needs at least {}: {held} plus the CUDA context (a rule-of-thumb {} MiB), before \
+             {before}.",
             gib(need),
             super::memory::CONTEXT_BYTES / MIB,
-            if q.mode == Mode::Train {
-                "activations"
-            } else {
-                "the KV cache"
-            }
         );
     }
     if q.precision.weight_only() {

@@ -335,7 +335,7 @@ fn advise_on_the_h200_with_a_7b_model() {
 
     let text = stdout(&run("h200", &[], &["advise", "--train", "--params", "7B"]));
     for expected in [
-        "GPUs for training in BF16 of a 7B model",
+        "GPUs for training a 7B model in BF16",
         "Needs at least 104.81 GiB",
         "H200 SXM",
         "989 BF16",
