@@ -139,9 +139,9 @@ pub struct EstimateOutput {
     pub spread: Option<fit::Spread>,
 }
 
-fn mode(train: bool, infer: bool) -> Mode {
-    // clap keeps the two apart; neither means training, the larger figure.
-    let _ = train;
+/// `--infer` means inference; `--train` or neither means training, the larger figure (clap
+/// refuses both at once, so `--train` only needs to exist).
+fn mode(infer: bool) -> Mode {
     if infer { Mode::Infer } else { Mode::Train }
 }
 
@@ -149,7 +149,7 @@ fn mode(train: bool, infer: bool) -> Mode {
 fn workload(args: &EstimateArgs) -> Workload {
     Workload {
         params: args.params,
-        mode: mode(args.train, args.infer),
+        mode: mode(args.infer),
         precision: args.precision,
         optimizer: args.optimizer,
         batch: args.batch,
@@ -255,7 +255,7 @@ pub fn advise(host: &Host, args: &AdviseArgs) -> u8 {
         advise::advise(
             report,
             crate::manifest::embedded(),
-            mode(args.train, args.infer),
+            mode(args.infer),
             args.params,
             args.precision,
             args.budget.map(Budget::segment),
