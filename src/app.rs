@@ -48,9 +48,20 @@ pub fn host_for(cli: &Cli) -> Result<Host, String> {
 /// be the same every day.
 #[must_use]
 pub fn examine(host: &Host) -> Report {
+    examine_with(host, None)
+}
+
+/// [`examine`], and with `deep` each framework imported by its environment's interpreter before
+/// the diagnosis (`doctor --deep`, `smoke --frameworks`), so the rules weigh what the
+/// frameworks said.
+#[must_use]
+pub fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report {
     let selected = crate::update::select(host);
     let manifests = selected.manifests.as_ref();
     let mut report = crate::probe::gather(host);
+    if let Some(deep) = deep {
+        crate::deep::attach(host, &mut report, deep);
+    }
     let today = if host.is_rooted() {
         None
     } else {
@@ -69,17 +80,30 @@ pub fn examine(host: &Host) -> Report {
 /// # Errors
 /// The panic message, when examining panicked.
 pub fn examine_guarded(host: &Host) -> Result<Report, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| examine(host))).map_err(|payload| {
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
-            .unwrap_or_else(|| "unknown panic".to_string())
-    })
+    examine_guarded_with(host, None)
 }
 
-fn report_or_exit(host: &Host) -> Result<Report, u8> {
-    let report = examine_guarded(host).map_err(|message| {
+/// [`examine_guarded`] with the deep scan of [`examine_with`].
+///
+/// # Errors
+/// The panic message, when examining panicked.
+pub fn examine_guarded_with(
+    host: &Host,
+    deep: Option<&crate::deep::Options>,
+) -> Result<Report, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| examine_with(host, deep))).map_err(
+        |payload| {
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string())
+        },
+    )
+}
+
+fn report_or_exit(host: &Host, deep: Option<&crate::deep::Options>) -> Result<Report, u8> {
+    let report = examine_guarded_with(host, deep).map_err(|message| {
         eprintln!(
             "gpu-doctor: internal error while examining the machine: {message}\n\
              This is a bug in gpu-doctor; please report it with the output of `gpu-doctor doctor --json`."
@@ -101,7 +125,11 @@ pub fn run(cli: &Cli) -> u8 {
     let default = if interactive {
         Command::Tui
     } else {
-        Command::Doctor { json: false }
+        Command::Doctor {
+            json: false,
+            deep: false,
+            deep_timeout: crate::deep::DEFAULT_TIMEOUT_SECS,
+        }
     };
     let command = cli.command.as_ref().unwrap_or(&default);
     if let Command::Schema = command {
@@ -115,13 +143,34 @@ pub fn run(cli: &Cli) -> u8 {
         }
     };
     match command {
-        Command::Doctor { json } => {
-            let report = match report_or_exit(&host) {
+        Command::Doctor {
+            json,
+            deep,
+            deep_timeout,
+        } => {
+            let deep = match deep
+                .then(|| crate::deep::Options::new(*deep_timeout, false))
+                .transpose()
+            {
+                Ok(deep) => deep,
+                Err(message) => {
+                    eprintln!("gpu-doctor: {message}");
+                    return exit::USAGE;
+                }
+            };
+            if deep.is_some() && host.live() && std::io::stderr().is_terminal() {
+                eprintln!(
+                    "gpu-doctor: importing each Python framework (up to {deep_timeout} s)..."
+                );
+            }
+            let report = match report_or_exit(&host, deep.as_ref()) {
                 Ok(report) => report,
                 Err(code) => return code,
             };
             let text = if *json {
                 crate::present::json::render(&report)
+            } else if deep.is_some() {
+                crate::present::text::render(&report) + &crate::deep::text::render(&report, false)
             } else {
                 crate::present::text::render(&report)
             };
@@ -169,7 +218,7 @@ fn check(
             }
         }
     }
-    let report = match report_or_exit(host) {
+    let report = match report_or_exit(host, None) {
         Ok(report) => report,
         Err(code) => return code,
     };

@@ -31,6 +31,19 @@ pub enum Command {
         /// Print the report as JSON (schema in schema/report.schema.json) on stdout.
         #[arg(long)]
         json: bool,
+        /// Also import each framework with its environment's own interpreter and ask it what it
+        /// sees (GPUs, build, warnings): seconds rather than milliseconds, as long as the
+        /// slowest import.
+        #[arg(long)]
+        deep: bool,
+        /// With --deep: seconds each framework's import and questions may take.
+        #[arg(
+            long,
+            value_name = "SECS",
+            default_value_t = crate::deep::DEFAULT_TIMEOUT_SECS,
+            requires = "deep"
+        )]
+        deep_timeout: f64,
     },
     /// Check this machine against requirements, for CI: exit 0 pass, 1 unmet requirement or
     /// a finding at/above --fail-on, 2 usage error, 3 the doctor itself failed.

@@ -7,6 +7,7 @@
 pub mod app;
 pub mod check;
 pub mod cli;
+pub mod deep;
 pub mod diagnose;
 pub mod fill;
 pub mod guide;

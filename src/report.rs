@@ -376,6 +376,12 @@ pub struct Framework {
     pub pins: Vec<String>,
     /// The file the build facts came from.
     pub source: String,
+    /// What the framework said when the environment's interpreter imported it (`doctor
+    /// --deep`, `smoke --frameworks`): GPUs seen, build, warnings, and the smoke computation.
+    /// Null when not asked, or when another copy of it in the same environment is the one
+    /// that interpreter imports.
+    #[serde(default)]
+    pub runtime: Option<crate::deep::result::FrameworkRuntime>,
 }
 
 /// An installed pip wheel.

@@ -14,8 +14,12 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     for env in &report.python_envs {
         for fw in &env.frameworks {
-            out.extend(driver_too_old(report, manifests, env, fw));
-            out.extend(cpu_only(report, manifests, env, fw));
+            // A framework that found the GPU when asked (`doctor --deep`) disproves what its
+            // files suggested about the driver and the build.
+            if !super::runtime::sees_gpu(fw) {
+                out.extend(driver_too_old(report, manifests, env, fw));
+                out.extend(cpu_only(report, manifests, env, fw));
+            }
             out.extend(arch_missing(report, manifests, env, fw));
         }
     }
@@ -185,6 +189,9 @@ fn driver_too_old(
             label(fw)
         ));
     }
+    for line in super::runtime::confirmation(fw) {
+        f = f.evidence(line);
+    }
     let mut fix = format!(
         "Upgrade the NVIDIA driver to {} or newer (see `gpu-doctor plan`)",
         floor.unwrap_or("a branch that supports this CUDA")
@@ -288,6 +295,20 @@ fn arch_entry(text: &str) -> Option<(bool, Version)> {
     Version::parse(&format!("{major}.{minor}")).map(|v| (ptx, v))
 }
 
+/// An arch list ("sm_90", "compute_90") as (SASS, PTX) versions; entries that are not CUDA
+/// architectures (a ROCm build's "gfx90a") are left out.
+fn split_arch_list(list: &[String]) -> (Vec<Version>, Vec<Version>) {
+    let entries: Vec<(bool, Version)> = list.iter().filter_map(|a| arch_entry(a)).collect();
+    let pick = |want_ptx: bool| {
+        entries
+            .iter()
+            .filter(|(p, _)| *p == want_ptx)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    (pick(false), pick(true))
+}
+
 fn arch_missing(
     report: &Report,
     manifests: &Manifests,
@@ -295,7 +316,13 @@ fn arch_missing(
     fw: &Framework,
 ) -> Option<Finding> {
     let cuda = Version::parse(fw.cuda.as_deref()?)?;
+    let runtime_list = super::runtime::arch_list(fw);
     let (sass, ptx, list_source): (Vec<Version>, Vec<Version>, String) = match fw.name.as_str() {
+        // What the framework itself reported outranks the tables.
+        _ if let Some((list, source)) = runtime_list => {
+            let (sass, ptx) = split_arch_list(list);
+            (sass, ptx, source)
+        }
         "torch" => {
             let build = torch_build(manifests, fw)?;
             let sass = build.sass.as_ref()?;
@@ -315,19 +342,10 @@ fn arch_missing(
             )
         }
         "tensorflow" if !fw.arch_list.is_empty() => {
-            let entries: Vec<(bool, Version)> =
-                fw.arch_list.iter().filter_map(|a| arch_entry(a)).collect();
+            let (sass, ptx) = split_arch_list(&fw.arch_list);
             (
-                entries
-                    .iter()
-                    .filter(|(p, _)| !p)
-                    .map(|(_, v)| v.clone())
-                    .collect(),
-                entries
-                    .iter()
-                    .filter(|(p, _)| *p)
-                    .map(|(_, v)| v.clone())
-                    .collect(),
+                sass,
+                ptx,
                 format!("cuda_compute_capabilities in {}", fw.source),
             )
         }
@@ -396,6 +414,9 @@ fn arch_missing(
                 "CUDA {}.x supports compute capability {} to {} (cuda.toml)",
                 m.major, m.min_sm, m.max_sm
             ));
+        }
+        for line in super::runtime::confirmation(fw) {
+            f = f.evidence(line);
         }
         let fix = match torch_variant_covering(manifests, report, fw, &cc) {
             Some(variant) => format!(

@@ -11,6 +11,7 @@ mod health;
 mod libraries;
 mod manifests;
 mod platform;
+mod runtime;
 mod toolkits;
 mod tuning;
 
@@ -28,6 +29,7 @@ const RULES: &[Rule] = &[
     libraries::findings,
     health::findings,
     platform::findings,
+    runtime::findings,
     tuning::findings,
     manifests::findings,
 ];

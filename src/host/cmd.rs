@@ -71,6 +71,62 @@ pub fn run(
     env: &[(String, String)],
     timeout: Duration,
 ) -> std::io::Result<CmdOutput> {
+    run_in(program, args, env, timeout, Path::new("/"))
+}
+
+/// Like [`run`], started in a new empty folder made under `scratch` for this command alone
+/// and removed after it.
+///
+/// For interpreters: `python -c` puts its working folder first on `sys.path` (before 3.11's
+/// `-I` stopped that), so a stray `torch.py` where gpu-doctor was started, or in `/`, would be
+/// imported instead of the real package. An empty folder of our own holds nothing to import.
+pub fn run_in_empty_dir(
+    program: &Path,
+    args: &[&str],
+    env: &[(String, String)],
+    timeout: Duration,
+    scratch: &Path,
+) -> std::io::Result<CmdOutput> {
+    let dir = EmptyDir::create(scratch)?;
+    run_in(program, args, env, timeout, &dir.0)
+}
+
+/// A folder this process made, removed (with whatever the command left in it) when dropped.
+struct EmptyDir(std::path::PathBuf);
+
+impl EmptyDir {
+    fn create(parent: &Path) -> std::io::Result<EmptyDir> {
+        use std::os::unix::fs::DirBuilderExt;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let mut builder = std::fs::DirBuilder::new();
+        builder.mode(0o700);
+        loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = parent.join(format!("gpu-doctor-{}-{n}", std::process::id()));
+            match builder.create(&path) {
+                Ok(()) => return Ok(EmptyDir(path)),
+                // Left by an earlier process with our pid: take the next name.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for EmptyDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run_in(
+    program: &Path,
+    args: &[&str],
+    env: &[(String, String)],
+    timeout: Duration,
+    cwd: &Path,
+) -> std::io::Result<CmdOutput> {
     let start = Instant::now();
     let mut command = Command::new(program);
     command
@@ -80,7 +136,7 @@ pub fn run(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .current_dir("/")
+        .current_dir(cwd)
         .process_group(0);
     let mut child = command.spawn()?;
     let stdout = child.stdout.take().map(spawn_reader);
@@ -191,6 +247,29 @@ mod tests {
             started.elapsed()
         );
         assert!(out.failure_summary().contains("did not finish"));
+    }
+
+    #[test]
+    fn a_command_in_an_empty_dir_starts_there_and_the_dir_is_removed() {
+        let scratch = std::env::temp_dir();
+        let env = vec![("PATH".to_string(), "/usr/bin:/bin".to_string())];
+        let out = run_in_empty_dir(
+            Path::new("/bin/sh"),
+            &["-c", "pwd; ls -A | wc -l; touch left-behind"],
+            &env,
+            Duration::from_secs(5),
+            &scratch,
+        )
+        .unwrap();
+        let mut lines = out.stdout.lines();
+        let dir = lines.next().unwrap_or_default().to_string();
+        assert!(dir.contains("gpu-doctor-"), "{dir}");
+        assert_eq!(
+            lines.next().map(str::trim),
+            Some("0"),
+            "the folder starts empty"
+        );
+        assert!(!Path::new(&dir).exists(), "{dir} was not removed");
     }
 
     #[test]

@@ -354,6 +354,7 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) ->
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
         source: source.display().to_string(),
+        runtime: None,
     })
 }
 
@@ -409,6 +410,7 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
             dist.map(|d| d.dir.display().to_string())
                 .unwrap_or_default()
         },
+        runtime: None,
     })
 }
 
@@ -485,6 +487,7 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
         source: source.display().to_string(),
+        runtime: None,
     })
 }
 
@@ -517,6 +520,7 @@ fn cupy(dists: &[Dist]) -> Vec<Framework> {
                 arch_list: Vec::new(),
                 pins: Vec::new(),
                 source: d.dir.display().to_string(),
+                runtime: None,
             }
         })
         .collect()

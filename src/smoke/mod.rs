@@ -38,6 +38,19 @@ pub struct SmokeArgs {
     /// Print the report, with the smoke results in `smoke`, as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also compute through each framework of each Python environment (a matmul on each GPU
+    /// checked against the CPU; an NCCL all-reduce with torch on two or more GPUs); results in
+    /// `python_envs[].frameworks[].runtime.smoke`.
+    #[arg(long)]
+    pub frameworks: bool,
+    /// With --frameworks: seconds each framework's import and computation may take.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = crate::deep::SMOKE_TIMEOUT_SECS,
+        requires = "frameworks"
+    )]
+    pub deep_timeout: f64,
 }
 
 /// The median of `values` (sorted in place); 0 for none.
@@ -67,7 +80,18 @@ pub fn run(host: &Host, args: &SmokeArgs) -> u8 {
             }
         },
     };
-    let mut report = match crate::app::examine_guarded(host) {
+    let deep = match args
+        .frameworks
+        .then(|| crate::deep::Options::new(args.deep_timeout, true))
+        .transpose()
+    {
+        Ok(deep) => deep,
+        Err(message) => {
+            eprintln!("gpu-doctor: {message}");
+            return exit::USAGE;
+        }
+    };
+    let mut report = match crate::app::examine_guarded_with(host, deep.as_ref()) {
         Ok(r) => r,
         Err(message) => {
             eprintln!("gpu-doctor: internal error while examining the machine: {message}");
@@ -119,6 +143,11 @@ pub fn run(host: &Host, args: &SmokeArgs) -> u8 {
         "could_not_run" => exit::FAILED,
         _ => exit::PROBLEM,
     };
+    let code = if code == exit::OK && deep.is_some() && crate::deep::any_failure(&report) {
+        exit::PROBLEM
+    } else {
+        code
+    };
     if let (Some(e), true) = (&run.error, args.json) {
         // The text face shows it; with --json, stdout is for machines.
         eprintln!("gpu-doctor smoke: could not run: {}", clean(e));
@@ -126,6 +155,8 @@ pub fn run(host: &Host, args: &SmokeArgs) -> u8 {
     report.smoke = Some(run);
     let text = if args.json {
         crate::present::json::render(&report)
+    } else if deep.is_some() {
+        render_text(&report) + &crate::deep::text::render(&report, true)
     } else {
         render_text(&report)
     };
