@@ -54,10 +54,21 @@ pub fn run(host: &Host) -> u8 {
     }
     let theme = Theme::from_no_color(host.env.get("NO_COLOR"));
     let services: Arc<dyn Services> = Arc::new(AppServices::new(host.clone()));
-    match run_on_terminal(services, theme) {
-        Ok(()) => exit::OK,
-        Err(e) => {
+    // A panic has been printed by the hook, after the terminal was given back; what is left
+    // is to say whose fault it is and exit 3, the code for "gpu-doctor itself failed".
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_on_terminal(services, theme)
+    })) {
+        Ok(Ok(())) => exit::OK,
+        Ok(Err(e)) => {
             eprintln!("gpu-doctor: the terminal failed: {e}");
+            exit::FAILED
+        }
+        Err(_) => {
+            eprintln!(
+                "gpu-doctor: the interactive app crashed; this is a bug in gpu-doctor, please \
+                 report it with the message above (`gpu-doctor doctor` still works)"
+            );
             exit::FAILED
         }
     }

@@ -10,6 +10,7 @@ use std::fmt;
 use std::io::{self, Stdout, stdout};
 use std::panic::{self, PanicHookInfo};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::Command;
 use crossterm::cursor::Show;
@@ -53,6 +54,7 @@ impl Guard {
     /// When the terminal refuses raw mode or the escape sequences cannot be written.
     pub fn enter() -> io::Result<Guard> {
         let previous_hook = install_hook();
+        TAKEN.store(true, Ordering::SeqCst);
         let entered = enable_raw_mode()
             .and_then(|()| execute!(stdout(), EnterAlternateScreen, EnableWheel))
             .and_then(|()| Terminal::new(CrosstermBackend::new(stdout())));
@@ -73,13 +75,26 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         let _ = restore();
-        reinstate(Arc::clone(&self.previous_hook));
+        // std refuses to change the hook while a thread unwinds, and a panic inside this drop
+        // would abort the process; after a panic the hook has restored the terminal already
+        // and the process is on its way out.
+        if !std::thread::panicking() {
+            reinstate(Arc::clone(&self.previous_hook));
+        }
     }
 }
 
-/// Gives the terminal back: cooked mode, the main screen, no mouse reports, a visible cursor.
-/// Every step is tried even when an earlier one fails.
+/// Whether the terminal is ours right now. Giving it back twice is not harmless: leaving the
+/// alternate screen again restores the cursor saved on entry, so text printed in between (a
+/// panic message) would be overwritten.
+static TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Gives the terminal back, once: cooked mode, the main screen, no mouse reports, a visible
+/// cursor. Every step is tried even when an earlier one fails.
 pub fn restore() -> io::Result<()> {
+    if !TAKEN.swap(false, Ordering::SeqCst) {
+        return Ok(());
+    }
     let raw = disable_raw_mode();
     let screen = execute!(stdout(), DisableWheel, LeaveAlternateScreen, Show);
     raw.and(screen)

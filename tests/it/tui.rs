@@ -956,3 +956,41 @@ fn fixtures_exist() {
         );
     }
 }
+
+/// The TUI reaches the machine only through its services seam: state, update, keys, model and
+/// views never name the host, a probe, a process or the file system.
+#[test]
+fn only_the_services_seam_touches_the_machine() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui");
+    let mut files = Vec::new();
+    for folder in [dir.clone(), dir.join("view")] {
+        for entry in std::fs::read_dir(&folder).expect("src/tui") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 10, "{files:?}");
+    for path in files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        // services.rs is the seam; mod.rs is the runtime (terminal, threads, saving files);
+        // terminal.rs owns the terminal.
+        if matches!(name, "services.rs" | "mod.rs" | "terminal.rs") && path.parent() == Some(&dir) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("source");
+        for banned in [
+            "crate::host",
+            "crate::probe",
+            "std::process",
+            "std::fs",
+            "std::env",
+        ] {
+            assert!(!text.contains(banned), "{}: uses {banned}", path.display());
+        }
+    }
+}
