@@ -99,7 +99,13 @@ impl Host {
         args: &[&str],
         remove: &[&str],
     ) -> std::io::Result<CmdOutput> {
-        let real = self.fs.real_path(program)?;
+        // On the real machine run the path as named: resolving a venv's `bin/python3` link
+        // would start the base interpreter, which does not know it is in the venv.
+        let real = if self.fs.is_real_root() {
+            program.to_path_buf()
+        } else {
+            self.fs.real_path(program)?
+        };
         let env: Vec<(String, String)> = self
             .env
             .with_prefix("")

@@ -186,25 +186,25 @@ fn driver_error_finding(d: &DeviceResult, label: &str, e: &super::result::Driver
 
 fn underperforming(d: &DeviceResult, gpu: Option<&Gpu>, label: &str) -> Option<Finding> {
     let mut low = Vec::new();
-    if let Some(t) = &d.throughput {
-        if let (Some(have), Some(want)) = (t.cublaslt_bf16_tflops, t.expected_bf16_tflops) {
-            if have < UNDERPERFORMING * want {
-                low.push(format!(
-                    "cuBLASLt bf16 GEMM: {have:.0} TFLOP/s, {:.0}% of the card's dense {want:.0}",
-                    100.0 * have / want
-                ));
-            }
-        }
+    let bf16 = d
+        .throughput
+        .as_ref()
+        .and_then(|t| t.cublaslt_bf16_tflops.zip(t.expected_bf16_tflops));
+    if let Some((have, want)) = bf16.filter(|(have, want)| *have < UNDERPERFORMING * want) {
+        low.push(format!(
+            "cuBLASLt bf16 GEMM: {have:.0} TFLOP/s, {:.0}% of the card's dense {want:.0}",
+            100.0 * have / want
+        ));
     }
-    if let Some(b) = &d.bandwidth {
-        if let (Some(have), Some(want)) = (b.device_to_device_gbs, b.expected_gbs) {
-            if have < UNDERPERFORMING * want {
-                low.push(format!(
-                    "device copy: {have:.0} GB/s (read+write), {:.0}% of the card's {want:.0} GB/s",
-                    100.0 * have / want
-                ));
-            }
-        }
+    let copy = d
+        .bandwidth
+        .as_ref()
+        .and_then(|b| b.device_to_device_gbs.zip(b.expected_gbs));
+    if let Some((have, want)) = copy.filter(|(have, want)| *have < UNDERPERFORMING * want) {
+        low.push(format!(
+            "device copy: {have:.0} GB/s (read+write), {:.0}% of the card's {want:.0} GB/s",
+            100.0 * have / want
+        ));
     }
     if low.is_empty() {
         return None;

@@ -125,3 +125,34 @@ fn smoke_on_the_real_h200_passed_with_expected_figures() {
     );
     assert!(r["findings"].as_array().expect("findings").is_empty());
 }
+
+/// The two-GPU machine (nvidia-h200-x2): both GPUs pass, peer access both ways, every
+/// framework sees both, and the 2-process NCCL all-reduce worked.
+#[test]
+fn two_gpu_machine_smoke_peer_access_and_allreduce() {
+    let smoke: Value =
+        serde_json::from_str(include_str!("../fixtures/real/x2-smoke.json")).expect("JSON");
+    let run = &smoke["smoke"];
+    assert_eq!(run["status"], "passed");
+    assert_eq!(run["devices"].as_array().expect("devices").len(), 2);
+    let peers = run["peer_access"].as_array().expect("peer_access");
+    assert_eq!(peers.len(), 2);
+    assert!(peers.iter().all(|p| p["can_access"] == true), "{peers:?}");
+    let frameworks: Value =
+        serde_json::from_str(include_str!("../fixtures/real/x2-smoke-frameworks.json"))
+            .expect("JSON");
+    let torch = crate::support::framework(&frameworks, "/opt/torch/.venv", "torch");
+    assert_eq!(torch["runtime"]["device_count"], 2);
+    let allreduce = &torch["runtime"]["smoke"]["allreduce"];
+    assert_eq!(allreduce["passed"], true, "{allreduce}");
+    assert_eq!(allreduce["world_size"], 2);
+    for name in ["torch", "jax", "cupy"] {
+        let rt = &crate::support::framework(&frameworks, "/opt/torch/.venv", name)["runtime"];
+        let matmuls = rt["smoke"]["matmuls"].as_array().expect("matmuls");
+        assert_eq!(matmuls.len(), 2, "{name}");
+        assert!(
+            matmuls.iter().all(|m| m["passed"] == true),
+            "{name}: {matmuls:?}"
+        );
+    }
+}
