@@ -28,61 +28,67 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect) {
     }
 }
 
-pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
-    let s = screen.state;
-    let t = screen.theme;
-    if s.report.is_none() {
-        waiting(screen, area, buf);
-        return;
-    }
-    let (list_area, detail_area) = panes(area);
-    let findings = visible_findings(s);
-    let selected = s.cursor().selected;
-    let rows: Vec<Row> = findings
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let sev = t.severity(f.severity);
-            let r = Row::new(vec![
-                Cell::from(Span::styled(
-                    format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
-                    sev,
-                )),
-                Cell::from(f.id.clone()),
-                Cell::from(Span::styled(clean(&f.title), t.dim())),
-            ]);
-            if i == selected {
-                r.style(t.selected())
+/// The Diagnosis screen as a widget over the frame's state.
+pub(super) struct View<'a>(pub(super) Screen<'a>);
+
+impl Widget for &View<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let screen = &self.0;
+        let s = screen.state;
+        let t = screen.theme;
+        if s.report.is_none() {
+            waiting(screen, area, buf);
+            return;
+        }
+        let (list_area, detail_area) = panes(area);
+        let findings = visible_findings(s);
+        let selected = s.cursor().selected;
+        let rows: Vec<Row> = findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let sev = t.severity(f.severity);
+                let r = Row::new(vec![
+                    Cell::from(Span::styled(
+                        format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
+                        sev,
+                    )),
+                    Cell::from(f.id.clone()),
+                    Cell::from(Span::styled(clean(&f.title), t.dim())),
+                ]);
+                if i == selected {
+                    r.style(t.selected())
+                } else {
+                    r
+                }
+            })
+            .collect();
+        let empty = rows.is_empty();
+        let widths = [
+            Constraint::Length(9),
+            Constraint::Length(27),
+            Constraint::Fill(1),
+        ];
+        let table =
+            Table::new(rows, widths).block(pane(list_title(s, "Findings"), !detail_focused(s), t));
+        let mut state = TableState::default().with_selected(Some(selected));
+        StatefulWidget::render(table, list_area, buf, &mut state);
+        if empty {
+            let inner = super::inner(list_area);
+            let text = if s.cursor().filter.is_empty() {
+                Line::styled("✓ No problems found.", t.good())
             } else {
-                r
-            }
-        })
-        .collect();
-    let empty = rows.is_empty();
-    let widths = [
-        Constraint::Length(9),
-        Constraint::Length(27),
-        Constraint::Fill(1),
-    ];
-    let table =
-        Table::new(rows, widths).block(pane(list_title(s, "Findings"), !detail_focused(s), t));
-    let mut state = TableState::default().with_selected(Some(selected));
-    StatefulWidget::render(table, list_area, buf, &mut state);
-    if empty {
-        let inner = super::inner(list_area);
-        let text = if s.cursor().filter.is_empty() {
-            Line::styled("✓ No problems found.", t.good())
-        } else {
-            Line::styled("Nothing matches the filter.", t.dim())
-        };
-        text.render(inner, buf);
+                Line::styled("Nothing matches the filter.", t.dim())
+            };
+            text.render(inner, buf);
+        }
+        let block = pane("Why, evidence, fix", detail_focused(s), t);
+        let inner = block.inner(detail_area);
+        block.render(detail_area, buf);
+        Paragraph::new(detail(s, t, inner.width))
+            .scroll((s.cursor().scroll, 0))
+            .render(inner, buf);
     }
-    let block = pane("Why, evidence, fix", detail_focused(s), t);
-    let inner = block.inner(detail_area);
-    block.render(detail_area, buf);
-    Paragraph::new(detail(s, t, inner.width))
-        .scroll((s.cursor().scroll, 0))
-        .render(inner, buf);
 }
 
 /// The selected finding in full, wrapped to `width`.

@@ -28,25 +28,31 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect, Rect) {
     .into()
 }
 
-pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
-    let s = screen.state;
-    let t = screen.theme;
-    let Some(report) = &s.report else {
-        waiting(screen, area, buf);
-        return;
-    };
-    let (summary, table_area, detail_area) = panes(area);
-    Paragraph::new(driver_lines(report, t))
-        .wrap(ratatui::widgets::Wrap { trim: false })
-        .block(pane("Driver", false, t))
-        .render(summary, buf);
-    table(s, t, table_area, buf);
-    let block = pane("Selected", detail_focused(s), t);
-    let inner = block.inner(detail_area);
-    block.render(detail_area, buf);
-    Paragraph::new(detail(s, t, inner.width))
-        .scroll((s.cursor().scroll, 0))
-        .render(inner, buf);
+/// The Drivers & CUDA screen as a widget over the frame's state.
+pub(super) struct View<'a>(pub(super) Screen<'a>);
+
+impl Widget for &View<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let screen = &self.0;
+        let s = screen.state;
+        let t = screen.theme;
+        let Some(report) = &s.report else {
+            waiting(screen, area, buf);
+            return;
+        };
+        let (summary, table_area, detail_area) = panes(area);
+        Paragraph::new(driver_lines(report, t))
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(pane("Driver", false, t))
+            .render(summary, buf);
+        table(s, t, table_area, buf);
+        let block = pane("Selected", detail_focused(s), t);
+        let inner = block.inner(detail_area);
+        block.render(detail_area, buf);
+        Paragraph::new(detail(s, t, inner.width))
+            .scroll((s.cursor().scroll, 0))
+            .render(inner, buf);
+    }
 }
 
 fn outcome(name: &str, o: &ProbeOutcome, t: Theme) -> Span<'static> {

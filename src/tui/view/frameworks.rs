@@ -25,76 +25,83 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect) {
         .into()
 }
 
-pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
-    let s = screen.state;
-    let t = screen.theme;
-    if s.report.is_none() {
-        waiting(screen, area, buf);
-        return;
+/// The Frameworks screen as a widget over the frame's state.
+pub(super) struct View<'a>(pub(super) Screen<'a>);
+
+impl Widget for &View<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let screen = &self.0;
+        let s = screen.state;
+        let t = screen.theme;
+        if s.report.is_none() {
+            waiting(screen, area, buf);
+            return;
+        }
+        let (list_area, detail_area) = panes(area);
+        let rows = visible_framework_rows(s);
+        let selected = s.cursor().selected;
+        let body: Vec<Row> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                let (mark, style) = match row.usable {
+                    Some(true) => ("✓", t.good()),
+                    Some(false) => ("✗", t.bad()),
+                    None => ("", t.dim()),
+                };
+                let fw = row.framework;
+                let r = Row::new(vec![
+                    Cell::from(Span::styled(mark, style)),
+                    Cell::from(clean(row.env)),
+                    Cell::from(fw.map_or_else(
+                        || Span::styled("none", t.dim()),
+                        |f| Span::raw(clean(&f.name)),
+                    )),
+                    Cell::from(
+                        fw.map(|f| or_unknown(f.version.as_deref()))
+                            .unwrap_or_default(),
+                    ),
+                    Cell::from(fw.map(build).unwrap_or_default()),
+                    Cell::from(
+                        fw.and_then(|f| f.cudnn.as_deref())
+                            .map(clean)
+                            .unwrap_or_default(),
+                    ),
+                ]);
+                if i == selected {
+                    r.style(t.selected())
+                } else {
+                    r
+                }
+            })
+            .collect();
+        let widths = [
+            Constraint::Length(1),
+            Constraint::Fill(1),
+            Constraint::Length(10),
+            Constraint::Length(16),
+            Constraint::Length(10),
+            Constraint::Length(12),
+        ];
+        let table = Table::new(body, widths)
+            .header(
+                Row::new(["", "Environment", "Framework", "Version", "Build", "cuDNN"])
+                    .style(t.dim()),
+            )
+            .block(pane(
+                list_title(s, "Frameworks (✓ can use this GPU)"),
+                !detail_focused(s),
+                t,
+            ));
+        let mut state = TableState::default().with_selected(Some(selected));
+        StatefulWidget::render(table, list_area, buf, &mut state);
+        let block = pane("Needs / has", detail_focused(s), t);
+        let inner = block.inner(detail_area);
+        block.render(detail_area, buf);
+        Paragraph::new(detail(s, t, inner.width))
+            .scroll((s.cursor().scroll, 0))
+            .render(inner, buf);
     }
-    let (list_area, detail_area) = panes(area);
-    let rows = visible_framework_rows(s);
-    let selected = s.cursor().selected;
-    let body: Vec<Row> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let (mark, style) = match row.usable {
-                Some(true) => ("✓", t.good()),
-                Some(false) => ("✗", t.bad()),
-                None => ("", t.dim()),
-            };
-            let fw = row.framework;
-            let r = Row::new(vec![
-                Cell::from(Span::styled(mark, style)),
-                Cell::from(clean(row.env)),
-                Cell::from(fw.map_or_else(
-                    || Span::styled("none", t.dim()),
-                    |f| Span::raw(clean(&f.name)),
-                )),
-                Cell::from(
-                    fw.map(|f| or_unknown(f.version.as_deref()))
-                        .unwrap_or_default(),
-                ),
-                Cell::from(fw.map(build).unwrap_or_default()),
-                Cell::from(
-                    fw.and_then(|f| f.cudnn.as_deref())
-                        .map(clean)
-                        .unwrap_or_default(),
-                ),
-            ]);
-            if i == selected {
-                r.style(t.selected())
-            } else {
-                r
-            }
-        })
-        .collect();
-    let widths = [
-        Constraint::Length(1),
-        Constraint::Fill(1),
-        Constraint::Length(10),
-        Constraint::Length(16),
-        Constraint::Length(10),
-        Constraint::Length(12),
-    ];
-    let table = Table::new(body, widths)
-        .header(
-            Row::new(["", "Environment", "Framework", "Version", "Build", "cuDNN"]).style(t.dim()),
-        )
-        .block(pane(
-            list_title(s, "Frameworks (✓ can use this GPU)"),
-            !detail_focused(s),
-            t,
-        ));
-    let mut state = TableState::default().with_selected(Some(selected));
-    StatefulWidget::render(table, list_area, buf, &mut state);
-    let block = pane("Needs / has", detail_focused(s), t);
-    let inner = block.inner(detail_area);
-    block.render(detail_area, buf);
-    Paragraph::new(detail(s, t, inner.width))
-        .scroll((s.cursor().scroll, 0))
-        .render(inner, buf);
 }
 
 /// "CUDA 13.0", "CPU only", "ROCm 6.2".

@@ -44,23 +44,29 @@ fn selected_index(state: &State) -> Option<usize> {
     visible_gpus(state).get(state.cursor().selected).copied()
 }
 
-pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
-    let s = screen.state;
-    let t = screen.theme;
-    if s.report.is_none() {
-        waiting(screen, area, buf);
-        return;
+/// The GPUs screen as a widget over the frame's state.
+pub(super) struct View<'a>(pub(super) Screen<'a>);
+
+impl Widget for &View<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let screen = &self.0;
+        let s = screen.state;
+        let t = screen.theme;
+        if s.report.is_none() {
+            waiting(screen, area, buf);
+            return;
+        }
+        let (table_area, facts_area, live_area) = panes(s, area);
+        table(s, t, table_area, buf);
+        let block = pane("Details", detail_focused(s), t);
+        let inner = block.inner(facts_area);
+        block.render(facts_area, buf);
+        let lines = detail(s, t, inner.width);
+        Paragraph::new(lines)
+            .scroll((s.cursor().scroll, 0))
+            .render(inner, buf);
+        live(s, t, live_area, buf);
     }
-    let (table_area, facts_area, live_area) = panes(s, area);
-    table(s, t, table_area, buf);
-    let block = pane("Details", detail_focused(s), t);
-    let inner = block.inner(facts_area);
-    block.render(facts_area, buf);
-    let lines = detail(s, t, inner.width);
-    Paragraph::new(lines)
-        .scroll((s.cursor().scroll, 0))
-        .render(inner, buf);
-    live(s, t, live_area, buf);
 }
 
 fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {

@@ -1,8 +1,8 @@
 //! Drawing: [`Screen`] is `impl Widget for &Screen` over the [`State`], so a frame is a pure
 //! function of the state (ratatui's demo2 draws `&App` the same way, and tests draw it into a
-//! `TestBackend`). One file per screen; this one lays out the frame (header, tab bar, body,
-//! footer) and draws what every screen shares: the footer's key hints and the help overlay,
-//! both from the keymap.
+//! `TestBackend`). Each screen is a `View` widget in its own file; this one lays out the frame
+//! (header, tab bar, body, footer) and draws what every screen shares: the footer's key hints
+//! and the help overlay, both from the keymap.
 
 mod diagnosis;
 mod drivers;
@@ -54,14 +54,15 @@ impl Widget for &Screen<'_> {
         let [header, tabs, body, footer] = areas(area);
         self.header(header, buf);
         self.tab_bar(tabs, buf);
+        let screen = *self;
         match self.state.tab {
-            Tab::Overview => overview::render(self, body, buf),
-            Tab::Gpus => gpus::render(self, body, buf),
-            Tab::Drivers => drivers::render(self, body, buf),
-            Tab::Frameworks => frameworks::render(self, body, buf),
-            Tab::Diagnosis => diagnosis::render(self, body, buf),
-            Tab::Plan => plan::render(self, body, buf),
-            Tab::Smoke => smoke::render(self, body, buf),
+            Tab::Overview => (&overview::View(screen)).render(body, buf),
+            Tab::Gpus => (&gpus::View(screen)).render(body, buf),
+            Tab::Drivers => (&drivers::View(screen)).render(body, buf),
+            Tab::Frameworks => (&frameworks::View(screen)).render(body, buf),
+            Tab::Diagnosis => (&diagnosis::View(screen)).render(body, buf),
+            Tab::Plan => (&plan::View(screen)).render(body, buf),
+            Tab::Smoke => (&smoke::View(screen)).render(body, buf),
         }
         self.footer(footer, buf);
         if self.state.mode == Mode::Help {

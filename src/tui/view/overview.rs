@@ -17,102 +17,108 @@ use crate::tui::model::{self, or_unknown};
 use crate::tui::state::{Live, Phase, Scan, State, Step};
 use crate::tui::theme::{Theme, severity_mark};
 
-pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
-    let t = screen.theme;
-    let s = screen.state;
-    let Some(report) = &s.report else {
-        let width = usize::from(area.width.saturating_sub(2));
-        Paragraph::new(progress(s, t, width))
-            .block(pane("Overview", false, t))
-            .render(area, buf);
-        return;
-    };
-    let block = pane("Overview", false, t);
-    let inner = block.inner(area);
-    block.render(area, buf);
-    let width = usize::from(inner.width);
-    let mut lines = Vec::new();
-    let mut health = vec![label("Health"), Span::raw("")];
-    health.extend(verdict(s, t));
-    health.push(Span::styled(health_words(s), t.dim()));
-    lines.push(Line::from(health));
-    let kv = |lines: &mut Vec<Line<'static>>, name: &str, text: &str| {
-        lines.extend(hanging(vec![label(name)], text, Style::new(), width, 9));
-    };
-    if let Some(root) = &report.tool.root {
-        kv(&mut lines, "Examined", &format!("{} (--root)", clean(root)));
-    }
-    kv(&mut lines, "Machine", &machine(report));
-    lines.extend(gpu_lines(report, t, inner.height));
-    kv(&mut lines, "Driver", &driver(report));
-    kv(&mut lines, "CUDA", &cuda(report));
-    lines.push(Line::raw(""));
-    lines.push(Line::styled("Frameworks (✓ can use this GPU)", t.title()));
-    lines.extend(framework_lines(s, report, t, width));
-    lines.push(Line::raw(""));
-    lines.push(Line::styled("Findings", t.title()));
-    if report.findings.is_empty() {
-        lines.push(Line::styled("  No problems found.", t.good()));
-    }
-    let selected = s.cursor().selected;
-    for (i, f) in report
-        .findings
-        .iter()
-        .take(model::OVERVIEW_FINDINGS)
-        .enumerate()
-    {
-        let sev = t.severity(f.severity);
-        let mut line = Line::from(vec![
-            Span::raw("  "),
-            Span::styled(
-                format!("{} {:<7} ", severity_mark(f.severity), f.severity.as_str()),
-                sev,
-            ),
-            Span::styled(format!("{:<27} ", f.id), t.text()),
-            Span::styled(clean(&f.title), t.dim()),
-        ]);
-        if i == selected {
-            line = line.patch_style(t.selected());
+/// The Overview screen as a widget over the frame's state.
+pub(super) struct View<'a>(pub(super) Screen<'a>);
+
+impl Widget for &View<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let screen = &self.0;
+        let t = screen.theme;
+        let s = screen.state;
+        let Some(report) = &s.report else {
+            let width = usize::from(area.width.saturating_sub(2));
+            Paragraph::new(progress(s, t, width))
+                .block(pane("Overview", false, t))
+                .render(area, buf);
+            return;
+        };
+        let block = pane("Overview", false, t);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let width = usize::from(inner.width);
+        let mut lines = Vec::new();
+        let mut health = vec![label("Health"), Span::raw("")];
+        health.extend(verdict(s, t));
+        health.push(Span::styled(health_words(s), t.dim()));
+        lines.push(Line::from(health));
+        let kv = |lines: &mut Vec<Line<'static>>, name: &str, text: &str| {
+            lines.extend(hanging(vec![label(name)], text, Style::new(), width, 9));
+        };
+        if let Some(root) = &report.tool.root {
+            kv(&mut lines, "Examined", &format!("{} (--root)", clean(root)));
         }
-        lines.push(line);
-    }
-    let more = report
-        .findings
-        .len()
-        .saturating_sub(model::OVERVIEW_FINDINGS);
-    if more > 0 {
-        lines.push(Line::styled(
-            format!("  … {more} more on the Diagnosis screen (5)"),
-            t.dim(),
-        ));
-    }
-    if let Scan::Done { took } = s.scan {
+        kv(&mut lines, "Machine", &machine(report));
+        lines.extend(gpu_lines(report, t, inner.height));
+        kv(&mut lines, "Driver", &driver(report));
+        kv(&mut lines, "CUDA", &cuda(report));
         lines.push(Line::raw(""));
-        lines.extend(hanging(
-            Vec::new(),
-            &scan_line(report, took),
-            t.dim(),
-            width,
-            0,
-        ));
-    }
-    if !report.environment.is_empty() {
+        lines.push(Line::styled("Frameworks (✓ can use this GPU)", t.title()));
+        lines.extend(framework_lines(s, report, t, width));
         lines.push(Line::raw(""));
-        lines.push(Line::styled(
-            "Settings that change what CUDA does",
-            t.title(),
-        ));
-        for var in &report.environment {
-            lines.extend(hanging(
-                vec![Span::styled(format!("  {}=", clean(&var.name)), t.dim())],
-                &clean(&var.value),
-                Style::new(),
-                width,
-                4,
+        lines.push(Line::styled("Findings", t.title()));
+        if report.findings.is_empty() {
+            lines.push(Line::styled("  No problems found.", t.good()));
+        }
+        let selected = s.cursor().selected;
+        for (i, f) in report
+            .findings
+            .iter()
+            .take(model::OVERVIEW_FINDINGS)
+            .enumerate()
+        {
+            let sev = t.severity(f.severity);
+            let mut line = Line::from(vec![
+                Span::raw("  "),
+                Span::styled(
+                    format!("{} {:<7} ", severity_mark(f.severity), f.severity.as_str()),
+                    sev,
+                ),
+                Span::styled(format!("{:<27} ", f.id), t.text()),
+                Span::styled(clean(&f.title), t.dim()),
+            ]);
+            if i == selected {
+                line = line.patch_style(t.selected());
+            }
+            lines.push(line);
+        }
+        let more = report
+            .findings
+            .len()
+            .saturating_sub(model::OVERVIEW_FINDINGS);
+        if more > 0 {
+            lines.push(Line::styled(
+                format!("  … {more} more on the Diagnosis screen (5)"),
+                t.dim(),
             ));
         }
+        if let Scan::Done { took } = s.scan {
+            lines.push(Line::raw(""));
+            lines.extend(hanging(
+                Vec::new(),
+                &scan_line(report, took),
+                t.dim(),
+                width,
+                0,
+            ));
+        }
+        if !report.environment.is_empty() {
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                "Settings that change what CUDA does",
+                t.title(),
+            ));
+            for var in &report.environment {
+                lines.extend(hanging(
+                    vec![Span::styled(format!("  {}=", clean(&var.name)), t.dim())],
+                    &clean(&var.value),
+                    Style::new(),
+                    width,
+                    4,
+                ));
+            }
+        }
+        Paragraph::new(lines).render(inner, buf);
     }
-    Paragraph::new(lines).render(inner, buf);
 }
 
 fn label(name: &str) -> Span<'static> {

@@ -20,47 +20,53 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect) {
         .into()
 }
 
-pub(super) fn render(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
-    let s = screen.state;
-    let t = screen.theme;
-    if s.report.is_none() {
-        waiting(screen, area, buf);
-        return;
+/// The Plan screen as a widget over the frame's state.
+pub(super) struct View<'a>(pub(super) Screen<'a>);
+
+impl Widget for &View<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let screen = &self.0;
+        let s = screen.state;
+        let t = screen.theme;
+        if s.report.is_none() {
+            waiting(screen, area, buf);
+            return;
+        }
+        let (choices, preview_area) = panes(area);
+        let block = pane("Plan: choose", !detail_focused(s), t);
+        let inner = block.inner(choices);
+        block.render(choices, buf);
+        let mut lines = Vec::new();
+        for (i, field) in PlanField::ALL.into_iter().enumerate() {
+            let values = s.plan.values(field);
+            let pick = s.plan.picks[field as usize].min(values.len().saturating_sub(1));
+            let value = values.get(pick).cloned().unwrap_or_default();
+            let focused = i == s.cursor().selected && !detail_focused(s);
+            let value_style = if focused { t.selected() } else { t.text() };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<12}", field.label()), t.dim()),
+                Span::styled(format!(" ‹ {value} › "), value_style),
+                Span::styled(format!(" {} of {}", pick + 1, values.len()), t.dim()),
+            ]));
+        }
+        lines.extend(
+            wrap(&clean(&s.plan.options.basis), usize::from(inner.width))
+                .into_iter()
+                .take(1)
+                .map(|l| Line::styled(l, t.dim())),
+        );
+        Paragraph::new(lines).render(inner, buf);
+        let title = match &s.plan.script {
+            Script::Ready(_) => "Script preview (s saves it)",
+            _ => "Script preview",
+        };
+        let block = pane(title, detail_focused(s), t);
+        let inner = block.inner(preview_area);
+        block.render(preview_area, buf);
+        Paragraph::new(preview(s, t, inner.width))
+            .scroll((s.cursor().scroll, 0))
+            .render(inner, buf);
     }
-    let (choices, preview_area) = panes(area);
-    let block = pane("Plan: choose", !detail_focused(s), t);
-    let inner = block.inner(choices);
-    block.render(choices, buf);
-    let mut lines = Vec::new();
-    for (i, field) in PlanField::ALL.into_iter().enumerate() {
-        let values = s.plan.values(field);
-        let pick = s.plan.picks[field as usize].min(values.len().saturating_sub(1));
-        let value = values.get(pick).cloned().unwrap_or_default();
-        let focused = i == s.cursor().selected && !detail_focused(s);
-        let value_style = if focused { t.selected() } else { t.text() };
-        lines.push(Line::from(vec![
-            Span::styled(format!("{:<12}", field.label()), t.dim()),
-            Span::styled(format!(" ‹ {value} › "), value_style),
-            Span::styled(format!(" {} of {}", pick + 1, values.len()), t.dim()),
-        ]));
-    }
-    lines.extend(
-        wrap(&clean(&s.plan.options.basis), usize::from(inner.width))
-            .into_iter()
-            .take(1)
-            .map(|l| Line::styled(l, t.dim())),
-    );
-    Paragraph::new(lines).render(inner, buf);
-    let title = match &s.plan.script {
-        Script::Ready(_) => "Script preview (s saves it)",
-        _ => "Script preview",
-    };
-    let block = pane(title, detail_focused(s), t);
-    let inner = block.inner(preview_area);
-    block.render(preview_area, buf);
-    Paragraph::new(preview(s, t, inner.width))
-        .scroll((s.cursor().scroll, 0))
-        .render(inner, buf);
 }
 
 /// The script, or why there is none, wrapped to `width`.
