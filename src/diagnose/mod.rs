@@ -99,3 +99,12 @@ impl FindingBuilder {
         self.0
     }
 }
+
+/// The value of a reported environment variable, as it was set (possibly empty).
+pub(crate) fn env_var<'a>(report: &'a Report, name: &str) -> Option<&'a str> {
+    report
+        .environment
+        .iter()
+        .find(|v| v.name == name)
+        .map(|v| v.value.as_str())
+}

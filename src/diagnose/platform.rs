@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::FindingBuilder;
 use super::health::gpu_label;
+use super::{FindingBuilder, env_var as env};
 use crate::manifest::Manifests;
 use crate::report::{DriverLibrary, Finding, Framework, Gpu, ProbeStatus, Report, Severity};
 
@@ -19,15 +19,6 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(stub_libcuda(report));
     out.extend(forward_compat(report, manifests));
     out
-}
-
-/// The value of a reported environment variable, as it was set (possibly empty).
-fn env<'a>(report: &'a Report, name: &str) -> Option<&'a str> {
-    report
-        .environment
-        .iter()
-        .find(|v| v.name == name)
-        .map(|v| v.value.as_str())
 }
 
 /// The copies of a driver library, in the order the loader tries them.

@@ -13,8 +13,8 @@
 //! GPUs of different models, thermal throttling and slow PCIe links are covered by
 //! `mixed-gpu-models`, `gpu-thermal-throttle` and `pcie-link-degraded` in `health.rs`.
 
-use super::FindingBuilder;
 use super::health::gpu_label;
+use super::{FindingBuilder, env_var as env};
 use crate::manifest::{Manifests, Segment};
 use crate::report::{Finding, Gpu, NetInterface, Report, Severity};
 
@@ -25,15 +25,6 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(cuda_launch_blocking(report));
     out.extend(alloc_conf_unknown_keys(report));
     out
-}
-
-/// The value of a reported environment variable, as it was set (possibly empty).
-fn env<'a>(report: &'a Report, name: &str) -> Option<&'a str> {
-    report
-        .environment
-        .iter()
-        .find(|v| v.name == name)
-        .map(|v| v.value.as_str())
 }
 
 /// GPUs with readings from the driver: overrides and bus-only GPUs have no settings to judge.

@@ -205,17 +205,5 @@ fn escapes_root(host: &Host, plan: &super::Plan) -> Option<String> {
 
 /// Writes to stdout; a closed pipe is success.
 fn emit(text: &str) -> u8 {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => exit::OK,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
-        Err(e) => {
-            eprintln!("gpu-doctor: cannot write the plan: {e}");
-            exit::FAILED
-        }
-    }
+    crate::app::emit_text(text)
 }

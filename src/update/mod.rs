@@ -962,19 +962,7 @@ fn size_text(bytes: u64) -> String {
 }
 
 fn emit(text: &str) -> u8 {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => exit::OK,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
-        Err(e) => {
-            eprintln!("gpu-doctor: cannot write the output: {e}");
-            exit::FAILED
-        }
-    }
+    crate::app::emit_text(text)
 }
 
 fn emit_json(value: &Value) -> u8 {
