@@ -129,9 +129,7 @@ fn smoke_screen(s: &State) -> bool {
     normal(s) && s.tab == Tab::Smoke
 }
 fn overview(s: &State) -> bool {
-    normal(s)
-        && s.tab == Tab::Overview
-        && s.report.as_ref().is_some_and(|r| !r.findings.is_empty())
+    normal(s) && s.tab == Tab::Overview && s.report.as_ref().is_some_and(|r| !r.findings.is_empty())
 }
 fn plan_screen(s: &State) -> bool {
     normal(s) && s.tab == Tab::Plan

@@ -49,6 +49,8 @@ pub trait Services: Send + Sync {
 /// A written plan: the script and the files it reads from its own folder.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PlanText {
+    /// What the plan installs, one line each (the plan's own summary).
+    pub summary: Vec<String>,
     pub script: String,
     /// (file name, contents): a conda plan's `environment.yml`.
     pub files: Vec<(String, String)>,
@@ -341,6 +343,7 @@ pub fn write_plan(
     };
     let plan = crate::plan::plan(report, manifests, &target).map_err(|r| r.render())?;
     Ok(PlanText {
+        summary: plan.summary.clone(),
         script: crate::plan::shell::render(&plan, &crate::plan::shell::Options::default()),
         files: plan
             .files

@@ -63,6 +63,7 @@ impl Fixture {
     /// `plan`'s tests' business; here it is the screen's).
     fn with_script(mut self, script: &str) -> Fixture {
         self.script = Some(PlanText {
+            summary: vec!["via the test planner".to_string()],
             script: script.to_string(),
             files: Vec::new(),
         });
@@ -104,6 +105,7 @@ impl Services for Fixture {
     fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String> {
         match &self.script {
             Some(script) => Ok(PlanText {
+                summary: script.summary.clone(),
                 script: format!(
                     "{}# chosen: {}\n",
                     script.script,

@@ -88,10 +88,22 @@ pub(super) fn preview(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
             }
             lines
         }
-        Script::Ready(plan) => plan
-            .script
-            .lines()
-            .flat_map(|line| {
+        Script::Ready(plan) => {
+            // What it does first, so a changed choice shows at once above the long header.
+            let mut lines: Vec<Line<'static>> = Vec::new();
+            for item in &plan.summary {
+                lines.extend(hanging(
+                    vec![Span::styled("▸ ", t.title())],
+                    &clean(item),
+                    t.text(),
+                    width,
+                    2,
+                ));
+            }
+            if !lines.is_empty() {
+                lines.push(Line::raw(""));
+            }
+            lines.extend(plan.script.lines().flat_map(|line| {
                 let style = if line.trim_start().starts_with('#') {
                     t.dim()
                 } else {
@@ -104,8 +116,9 @@ pub(super) fn preview(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
                     out.push(Line::styled(text, style));
                 }
                 out
-            })
-            .collect(),
+            }));
+            lines
+        }
     }
 }
 
