@@ -705,24 +705,11 @@ fn narrows_to_one_model(var: &EnvVar, known: &[(&Gpu, String)]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::test_support::{has_evidence, ids, one};
     use crate::report::{EccCounts, PciDevice};
 
     fn run(report: &Report) -> Vec<Finding> {
         findings(report, crate::manifest::embedded())
-    }
-
-    fn one<'a>(found: &'a [Finding], id: &str) -> &'a Finding {
-        let hits: Vec<&Finding> = found.iter().filter(|f| f.id == id).collect();
-        assert_eq!(hits.len(), 1, "{id} in {found:#?}");
-        hits[0]
-    }
-
-    fn ids(found: &[Finding]) -> Vec<&str> {
-        found.iter().map(|f| f.id.as_str()).collect()
-    }
-
-    fn has_evidence(f: &Finding, text: &str) -> bool {
-        f.evidence.iter().any(|e| e.contains(text))
     }
 
     /// An RTX 3090 as nvidia-smi describes it: idle, cool, healthy.

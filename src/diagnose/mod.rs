@@ -12,6 +12,8 @@ mod libraries;
 mod manifests;
 mod platform;
 mod runtime;
+#[cfg(test)]
+mod test_support;
 mod toolkits;
 mod tuning;
 

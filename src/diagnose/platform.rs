@@ -823,24 +823,11 @@ fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::test_support::{has_evidence, ids, one};
     use crate::report::{EnvVar, KernelInfo, PciDevice, ProbeOutcome, PythonEnv};
 
     fn run(report: &Report) -> Vec<Finding> {
         findings(report, crate::manifest::embedded())
-    }
-
-    fn one<'a>(found: &'a [Finding], id: &str) -> &'a Finding {
-        let hits: Vec<&Finding> = found.iter().filter(|f| f.id == id).collect();
-        assert_eq!(hits.len(), 1, "{id} in {found:#?}");
-        hits[0]
-    }
-
-    fn ids(found: &[Finding]) -> Vec<&str> {
-        found.iter().map(|f| f.id.as_str()).collect()
-    }
-
-    fn has_evidence(f: &Finding, text: &str) -> bool {
-        f.evidence.iter().any(|e| e.contains(text))
     }
 
     fn var(name: &str, value: &str) -> EnvVar {
