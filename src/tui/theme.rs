@@ -75,6 +75,20 @@ impl Theme {
         Style::new().add_modifier(Modifier::REVERSED)
     }
 
+    /// A table row, reversed when it is the selected one: every list marks selection alike.
+    #[must_use]
+    pub fn mark_selected<'a>(
+        self,
+        row: ratatui::widgets::Row<'a>,
+        selected: bool,
+    ) -> ratatui::widgets::Row<'a> {
+        if selected {
+            row.style(self.selected())
+        } else {
+            row
+        }
+    }
+
     /// Something that works (`✓`).
     #[must_use]
     pub fn good(self) -> Style {

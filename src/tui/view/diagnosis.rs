@@ -56,11 +56,7 @@ impl Widget for &View<'_> {
                     Cell::from(f.id.clone()),
                     Cell::from(Span::styled(clean(&f.title), t.dim())),
                 ]);
-                if i == selected {
-                    r.style(t.selected())
-                } else {
-                    r
-                }
+                t.mark_selected(r, i == selected)
             })
             .collect();
         let empty = rows.is_empty();

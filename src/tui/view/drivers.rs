@@ -141,11 +141,7 @@ fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
                 Cell::from(row.origin.clone()),
                 Cell::from(tail(&row.path, path_width)),
             ]);
-            if i == selected {
-                r.style(t.selected())
-            } else {
-                r
-            }
+            t.mark_selected(r, i == selected)
         })
         .collect();
     let widths = [

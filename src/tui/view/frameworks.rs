@@ -68,11 +68,7 @@ impl Widget for &View<'_> {
                             .unwrap_or_default(),
                     ),
                 ]);
-                if i == selected {
-                    r.style(t.selected())
-                } else {
-                    r
-                }
+                t.mark_selected(r, i == selected)
             })
             .collect();
         let widths = [

@@ -120,11 +120,8 @@ fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
             if wide {
                 cells.push(Cell::from(ecc(g)));
             }
-            let mut r = Row::new(cells);
-            if row == s.cursor().selected {
-                r = r.style(t.selected());
-            }
-            Some(r)
+            let r = Row::new(cells);
+            Some(t.mark_selected(r, row == s.cursor().selected))
         })
         .collect();
     let title = format!("{} · {}", list_title(s, "GPUs"), live_word(&s.live));
