@@ -3,8 +3,10 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use crate::cli::{Cli, Command};
+use crate::check::FailOn;
+use crate::cli::{Cli, Command, ReportCommand, ReportFormat};
 use crate::host::{Env, Host};
+use crate::present::paint::Paint;
 use crate::report::Report;
 
 /// Exit codes, as documented in README and `--help`.
@@ -15,29 +17,92 @@ pub mod exit {
     pub const FAILED: u8 = 3;
 }
 
-/// Builds the host the CLI asked for: the real machine, or `--root DIR`.
+/// Builds the host the CLI asked for: the real machine, or `--root DIR`, with the user's
+/// settings read (config file, `GPU_DOCTOR_*` variables) and `--timeout` resolved over them.
 ///
 /// # Errors
-/// When `--root` names something that is not a folder, or the timeout is not a positive number.
+/// When `--root` names something that is not a folder, the settings cannot be read, or the
+/// timeout is not a positive number of seconds.
 pub fn host_for(cli: &Cli) -> Result<Host, String> {
-    if !(cli.timeout.is_finite() && cli.timeout > 0.0 && cli.timeout <= 3600.0) {
-        return Err(format!(
-            "--timeout must be between 0 and 3600 seconds, not {}",
-            cli.timeout
-        ));
-    }
-    let timeout = Duration::from_secs_f64(cli.timeout);
     let env = Env::from_process();
-    match &cli.root {
-        None => Ok(Host::real(env, timeout)),
+    let mut host = match &cli.root {
+        None => Host::real(env, crate::host::DEFAULT_TIMEOUT),
         Some(root) if root.is_dir() => {
             let root = root
                 .canonicalize()
                 .map_err(|e| format!("--root {}: {e}", root.display()))?;
-            Ok(Host::rooted(root, env, timeout))
+            Host::rooted(root, env, crate::host::DEFAULT_TIMEOUT)
         }
-        Some(root) => Err(format!("--root {}: not a folder", root.display())),
+        Some(root) => return Err(format!("--root {}: not a folder", root.display())),
+    };
+    host.config = crate::config::load(&host, cli.config.as_deref()).map_err(|e| e.to_string())?;
+    if let Some(seconds) = cli.timeout {
+        crate::config::check_seconds(seconds).map_err(|m| format!("--timeout {m}"))?;
     }
+    if let Some(seconds) = cli.timeout.or(host.config.timeout) {
+        host.timeout = Duration::from_secs_f64(seconds);
+    }
+    say_settings(&host);
+    Ok(host)
+}
+
+/// `-v`: which settings were read and from where.
+fn say_settings(host: &Host) {
+    if crate::term::level() < 1 {
+        return;
+    }
+    match &host.config.path {
+        Some(path) => crate::term::verbose(&format!("config file {}", path.display())),
+        None => crate::term::verbose("no config file"),
+    }
+    for (key, origin) in &host.config.origins {
+        crate::term::verbose(&format!("  {key} from {origin}"));
+    }
+    crate::term::verbose(&format!(
+        "each command may run {} s",
+        host.timeout.as_secs_f64()
+    ));
+}
+
+/// `-v`: what the scan did, probe by probe.
+fn say_scan(report: &Report) {
+    if crate::term::level() < 1 {
+        return;
+    }
+    crate::term::verbose(&format!(
+        "manifests: {} set {}",
+        report.manifests.origin, report.manifests.version
+    ));
+    for probe in &report.probes {
+        crate::term::verbose(&format!(
+            "probe {}: {:?} in {} ms{}",
+            probe.name,
+            probe.status,
+            probe.duration_ms,
+            probe
+                .detail
+                .as_deref()
+                .map(|d| format!(" ({})", crate::present::sanitize::clean(d)))
+                .unwrap_or_default()
+        ));
+    }
+}
+
+/// When the report is made: now, or under `--root` the fixed `SOURCE_DATE_EPOCH` if any.
+fn generated_at(host: &Host) -> Option<String> {
+    let secs = if host.is_rooted() {
+        host.env
+            .non_empty("SOURCE_DATE_EPOCH")?
+            .trim()
+            .parse()
+            .ok()?
+    } else {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs()
+    };
+    Some(crate::update::date::utc_timestamp(secs))
 }
 
 /// Gathers and diagnoses: the full report for any face.
@@ -59,6 +124,7 @@ pub fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report 
     let selected = crate::update::select(host);
     let manifests = selected.manifests.as_ref();
     let mut report = crate::probe::gather(host);
+    report.generated_at = generated_at(host);
     if let Some(deep) = deep {
         crate::deep::attach(host, &mut report, deep);
     }
@@ -102,80 +168,67 @@ pub fn examine_guarded_with(
     )
 }
 
-fn report_or_exit(host: &Host, deep: Option<&crate::deep::Options>) -> Result<Report, u8> {
+/// [`examine_guarded_with`] for a face: a bug becomes its message and exit 3; the manifest
+/// warning and (with `-v`) the scan go to stderr.
+///
+/// # Errors
+/// The exit code, when examining panicked.
+pub fn report_or_exit(host: &Host, deep: Option<&crate::deep::Options>) -> Result<Report, u8> {
     let report = examine_guarded_with(host, deep).map_err(|message| {
-        eprintln!(
-            "gpu-doctor: internal error while examining the machine: {message}\n\
+        crate::term::error(&format!(
+            "internal error while examining the machine: {message}\n\
              This is a bug in gpu-doctor; please report it with the output of `gpu-doctor doctor --json`."
-        );
+        ));
         exit::FAILED
     })?;
     if let Some(warning) = &report.manifests.warning {
-        eprintln!("gpu-doctor: warning: {warning}");
+        crate::term::warn(warning);
     }
+    say_scan(&report);
     Ok(report)
 }
 
 /// Runs the CLI and returns the exit code.
 #[must_use]
 pub fn run(cli: &Cli) -> u8 {
+    crate::term::set_level(cli.verbose, cli.quiet);
     // No subcommand: the interactive app on a terminal, the text report anywhere else (a pipe,
     // a CI log), so scripts that ran plain `gpu-doctor` keep their output.
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let default = if interactive {
         Command::Tui
     } else {
-        Command::Doctor {
-            json: false,
+        Command::Doctor(crate::cli::DoctorArgs {
+            out: crate::cli::OutputArgs {
+                format: ReportFormat::Text,
+                json: false,
+                output: None,
+            },
             deep: false,
-            deep_timeout: crate::deep::DEFAULT_TIMEOUT_SECS,
-        }
+            deep_timeout: None,
+        })
     };
     let command = cli.command.as_ref().unwrap_or(&default);
-    if let Command::Schema = command {
-        return emit(&crate::schema::render());
+    // What needs neither the machine nor the settings.
+    match command {
+        Command::Schema => return emit(&crate::schema::render()),
+        Command::Completions { shell } => return emit(&crate::cli_docs::completions(*shell)),
+        Command::Man { out } => return crate::cli_docs::write_man_pages(out),
+        _ => {}
     }
     let host = match host_for(cli) {
         Ok(host) => host,
         Err(message) => {
-            eprintln!("gpu-doctor: {message}");
+            crate::term::error(&message);
             return exit::USAGE;
         }
     };
+    let color = |terminal: bool| {
+        crate::present::paint::enabled(cli.color, &host.env, host.config.color, terminal)
+    };
+    let paint = Paint::new(color(std::io::stdout().is_terminal()));
     match command {
-        Command::Doctor {
-            json,
-            deep,
-            deep_timeout,
-        } => {
-            let deep = match deep
-                .then(|| crate::deep::Options::new(*deep_timeout, false))
-                .transpose()
-            {
-                Ok(deep) => deep,
-                Err(message) => {
-                    eprintln!("gpu-doctor: {message}");
-                    return exit::USAGE;
-                }
-            };
-            if deep.is_some() && host.live() && std::io::stderr().is_terminal() {
-                eprintln!(
-                    "gpu-doctor: importing each Python framework (up to {deep_timeout} s)..."
-                );
-            }
-            let report = match report_or_exit(&host, deep.as_ref()) {
-                Ok(report) => report,
-                Err(code) => return code,
-            };
-            let text = if *json {
-                crate::present::json::render(&report)
-            } else if deep.is_some() {
-                crate::present::text::render(&report) + &crate::deep::text::render(&report, false)
-            } else {
-                crate::present::text::render(&report)
-            };
-            emit(&text)
-        }
+        Command::Doctor(args) => doctor(&host, args, paint),
         Command::Check {
             require,
             fail_on,
@@ -185,19 +238,59 @@ pub fn run(cli: &Cli) -> u8 {
         } => check(
             &host,
             require,
-            *fail_on,
+            fail_on.or(host.config.fail_on).unwrap_or(FailOn::Error),
             env.as_deref(),
             *format,
             output.as_deref(),
         ),
-        Command::Smoke(args) => crate::smoke::run(&host, args),
-        Command::Tui => crate::tui::run(&host),
+        Command::Smoke(args) => crate::smoke::run(&host, args, paint),
+        Command::Tui => crate::tui::run(&host, color(true)),
         Command::Manifest { action } => crate::update::run(&host, action),
         Command::Estimate(args) => crate::guide::estimate(&host, args),
         Command::Advise(args) => crate::guide::advise(&host, args),
-        Command::Schema => exit::OK,
+        Command::Report {
+            action: ReportCommand::Merge(args),
+        } => crate::fleet::run(args, paint),
         Command::Plan(args) => crate::plan::run::run(&host, args),
+        Command::Schema | Command::Completions { .. } | Command::Man { .. } => exit::OK,
     }
+}
+
+fn doctor(host: &Host, args: &crate::cli::DoctorArgs, paint: Paint) -> u8 {
+    let deep_timeout = args
+        .deep_timeout
+        .or(host.config.deep_timeout)
+        .unwrap_or(crate::deep::DEFAULT_TIMEOUT_SECS);
+    let deep = match args
+        .deep
+        .then(|| crate::deep::Options::new(deep_timeout, false))
+        .transpose()
+    {
+        Ok(deep) => deep,
+        Err(message) => {
+            crate::term::error(&message);
+            return exit::USAGE;
+        }
+    };
+    if deep.is_some() && host.live() && std::io::stderr().is_terminal() {
+        crate::term::note(&format!(
+            "importing each Python framework (up to {deep_timeout} s)..."
+        ));
+    }
+    let report = match report_or_exit(host, deep.as_ref()) {
+        Ok(report) => report,
+        Err(code) => return code,
+    };
+    let text = match args.out.format() {
+        ReportFormat::Json => crate::present::json::render(&report),
+        ReportFormat::Prometheus => crate::present::prometheus::render(&report),
+        ReportFormat::Text if deep.is_some() => {
+            crate::present::text::render_with(&report, paint)
+                + &crate::deep::text::render(&report, false)
+        }
+        ReportFormat::Text => crate::present::text::render_with(&report, paint),
+    };
+    deliver(&text, args.out.output.as_deref())
 }
 
 fn check(
@@ -213,7 +306,7 @@ fn check(
         match crate::check::expr::parse(text) {
             Ok(r) => requirements.push(r),
             Err(e) => {
-                eprintln!("gpu-doctor: {e}");
+                crate::term::error(&e.to_string());
                 return exit::USAGE;
             }
         }
@@ -228,15 +321,17 @@ fn check(
             .iter()
             .any(|e| e.path.trim_end_matches('/') == env.trim_end_matches('/'))
     {
-        eprintln!("gpu-doctor: --env {env}: no Python environment with that prefix was found");
+        crate::term::error(&format!(
+            "--env {env}: no Python environment with that prefix was found"
+        ));
         return exit::USAGE;
     }
     let verdict = crate::check::verdict(&report, &requirements, fail_on, env);
     let text = crate::check::render::render(&verdict, format);
     if let Some(path) = output
-        && let Err(e) = std::fs::write(path, &text)
+        && let Err(e) = crate::outfile::replace(path, &text)
     {
-        eprintln!("gpu-doctor: cannot write {}: {e}", path.display());
+        crate::term::error(&e);
         return exit::FAILED;
     }
     match emit(&text) {
@@ -251,6 +346,23 @@ pub fn emit_text(text: &str) -> u8 {
     emit(text)
 }
 
+/// Writes `text` to `output` (replaced atomically) or, without one, to stdout.
+pub fn deliver(text: &str, output: Option<&std::path::Path>) -> u8 {
+    match output {
+        None => emit(text),
+        Some(path) => match crate::outfile::replace(path, text) {
+            Ok(()) => {
+                crate::term::verbose(&format!("wrote {}", path.display()));
+                exit::OK
+            }
+            Err(e) => {
+                crate::term::error(&e);
+                exit::FAILED
+            }
+        },
+    }
+}
+
 fn emit(text: &str) -> u8 {
     let mut stdout = std::io::stdout().lock();
     match stdout
@@ -260,7 +372,7 @@ fn emit(text: &str) -> u8 {
         Ok(()) => exit::OK,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
         Err(e) => {
-            eprintln!("gpu-doctor: cannot write the report: {e}");
+            crate::term::error(&format!("cannot write the report: {e}"));
             exit::FAILED
         }
     }

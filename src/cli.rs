@@ -16,35 +16,101 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
-    /// Seconds any one command (nvidia-smi, nvcc, python) may run before it is stopped.
-    #[arg(long, global = true, value_name = "SECS", default_value_t = 5.0)]
-    pub timeout: f64,
+    /// Seconds any one command (nvidia-smi, nvcc, python) may run before it is stopped
+    /// [env: GPU_DOCTOR_TIMEOUT] [config: timeout] [default: 5].
+    #[arg(long, global = true, value_name = "SECS")]
+    pub timeout: Option<f64>,
+
+    /// Read settings from FILE instead of ~/.config/gpu-doctor/config.toml
+    /// [env: GPU_DOCTOR_CONFIG].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// When to colour the output; `NO_COLOR` set means never unless this says always
+    /// [config: color] [default: auto].
+    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    pub color: Option<ColorChoice>,
+
+    /// Say less on stderr: -q drops notes and warnings (errors stay).
+    #[arg(long, short = 'q', global = true, action = clap::ArgAction::Count, conflicts_with = "verbose")]
+    pub quiet: u8,
+
+    /// Say more on stderr: -v what was read and decided (config, manifests, each probe's time),
+    /// -vv also every command run.
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
 
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
+/// `--color`: when the text faces use colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal, `TERM` is not `dumb` and `NO_COLOR` is not set.
+    Auto,
+    Always,
+    Never,
+}
+
+/// How `doctor` and `smoke` print the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// For people.
+    Text,
+    /// The versioned report (schema/report.schema.json).
+    Json,
+    /// Metrics in the Prometheus text format, for node_exporter's textfile collector.
+    Prometheus,
+}
+
+/// Where and how `doctor` and `smoke` print.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Short for --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Write to FILE instead of stdout, atomically (a temporary file renamed into place), so
+    /// node_exporter's textfile collector never reads half a file.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// The format asked for, `--json` included.
+    #[must_use]
+    pub fn format(&self) -> ReportFormat {
+        if self.json {
+            ReportFormat::Json
+        } else {
+            self.format
+        }
+    }
+}
+
+/// `gpu-doctor doctor` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub out: OutputArgs,
+    /// Also import each framework with its environment's own interpreter and ask it what it
+    /// sees (GPUs, build, warnings): seconds rather than milliseconds, as long as the
+    /// slowest import.
+    #[arg(long)]
+    pub deep: bool,
+    /// With --deep: seconds each framework's import and questions may take
+    /// [env: GPU_DOCTOR_DEEP_TIMEOUT] [config: deep_timeout] [default: 60].
+    #[arg(long, value_name = "SECS", requires = "deep")]
+    pub deep_timeout: Option<f64>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Examine this machine's GPUs, driver, CUDA libraries and Python frameworks.
-    Doctor {
-        /// Print the report as JSON (schema in schema/report.schema.json) on stdout.
-        #[arg(long)]
-        json: bool,
-        /// Also import each framework with its environment's own interpreter and ask it what it
-        /// sees (GPUs, build, warnings): seconds rather than milliseconds, as long as the
-        /// slowest import.
-        #[arg(long)]
-        deep: bool,
-        /// With --deep: seconds each framework's import and questions may take.
-        #[arg(
-            long,
-            value_name = "SECS",
-            default_value_t = crate::deep::DEFAULT_TIMEOUT_SECS,
-            requires = "deep"
-        )]
-        deep_timeout: f64,
-    },
+    Doctor(DoctorArgs),
     /// Check this machine against requirements, for CI: exit 0 pass, 1 unmet requirement or
     /// a finding at/above --fail-on, 2 usage error, 3 the doctor itself failed.
     #[command(
@@ -56,9 +122,10 @@ Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-
         /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
         #[arg(long = "require", short = 'r', value_name = "EXPR")]
         require: Vec<String>,
-        /// Findings of this severity or worse fail the check.
-        #[arg(long, value_enum, default_value_t = FailOn::Error)]
-        fail_on: FailOn,
+        /// Findings of this severity or worse fail the check
+        /// [env: GPU_DOCTOR_FAIL_ON] [config: fail_on] [default: error].
+        #[arg(long, value_enum)]
+        fail_on: Option<FailOn>,
         /// Only consider frameworks in the Python environment with this prefix.
         #[arg(long, value_name = "PATH")]
         env: Option<String>,
@@ -84,6 +151,24 @@ Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-
     Advise(crate::guide::AdviseArgs),
     /// Print the JSON Schema of `doctor --json`.
     Schema,
+    /// Work with reports collected from many machines.
+    Report {
+        #[command(subcommand)]
+        action: ReportCommand,
+    },
+    /// Print a shell completion script: `gpu-doctor completions bash > /etc/bash_completion.d/gpu-doctor`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages (gpu-doctor.1 and one per subcommand) into DIR; scripts/gen-man.sh.
+    #[command(hide = true)]
+    Man {
+        /// Folder to write the pages into.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// Write the shell script that takes this machine to a working CUDA stack (the fix for what
     /// the doctor finds, or the target named). Writing a plan never changes the machine.
     #[command(
@@ -144,4 +229,52 @@ pub struct PlanArgs {
         default_value = "gpu-doctor-plan.log"
     )]
     pub log: PathBuf,
+}
+
+/// `gpu-doctor report` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Merge many `doctor --json` / `smoke --json` reports (one per node) into a fleet summary:
+    /// nodes grouped by stack, the odd ones out, nodes with errors or failed smoke tests, and
+    /// throughput spread per GPU model. Exit 0 all healthy, 1 a node needs attention, 2 usage
+    /// error, 3 no report could be read.
+    Merge(MergeArgs),
+}
+
+/// How `report merge` prints the fleet summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MergeFormat {
+    Text,
+    Json,
+    /// For a ticket or a wiki page.
+    Markdown,
+}
+
+/// `gpu-doctor report merge` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MergeArgs {
+    /// Report files, or folders whose `*.json` files are reports.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = MergeFormat::Text)]
+    pub format: MergeFormat,
+    /// Short for --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Write to FILE instead of stdout (atomically).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl MergeArgs {
+    /// The format asked for, `--json` included.
+    #[must_use]
+    pub fn format(&self) -> MergeFormat {
+        if self.json {
+            MergeFormat::Json
+        } else {
+            self.format
+        }
+    }
 }

@@ -24,6 +24,11 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Report {
     pub schema_version: u32,
     pub tool: ToolInfo,
+    /// When the report was made, RFC 3339 in UTC (`2026-12-01T10:59:07Z`). Under `--root` it is
+    /// `SOURCE_DATE_EPOCH` when that is set, else null, so a fixture's report is the same
+    /// every day. `report merge` uses it to tell a node's newest report.
+    #[serde(default)]
+    pub generated_at: Option<String>,
     /// The compatibility tables the findings were made with.
     #[serde(default)]
     pub manifests: ManifestSet,

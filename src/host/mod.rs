@@ -31,6 +31,8 @@ pub struct Host {
     pub env: Env,
     /// Deadline for each command.
     pub timeout: Duration,
+    /// The user's settings (config file and `GPU_DOCTOR_*` variables), read once at start.
+    pub config: crate::config::Config,
     /// NVML and libcuda may be loaded (a real run) or not (`--root`, where a fixture stands in).
     live_gpu: bool,
 }
@@ -43,6 +45,7 @@ impl Host {
             fs: RootFs::new("/"),
             env,
             timeout,
+            config: crate::config::Config::default(),
             live_gpu: true,
         }
     }
@@ -55,6 +58,7 @@ impl Host {
             fs: RootFs::new(root),
             env,
             timeout,
+            config: crate::config::Config::default(),
             live_gpu: false,
         }
     }

@@ -19,7 +19,6 @@ pub mod execute;
 pub mod frameworks;
 pub mod json;
 pub mod machine;
-pub mod output;
 mod python;
 pub mod run;
 pub mod shell;

@@ -9,8 +9,8 @@ use crate::cli::PlanArgs;
 use crate::host::Host;
 
 use super::execute::{self, Outcome};
-use super::output::{self, OutFile};
 use super::target::{self, Target, UsageError};
+use crate::outfile::{self as output, OutFile};
 
 /// The target the options name.
 ///

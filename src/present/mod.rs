@@ -1,5 +1,7 @@
 //! Faces of the one [`crate::report::Report`]: text for people, JSON for scripts.
 
 pub mod json;
+pub mod paint;
+pub mod prometheus;
 pub mod sanitize;
 pub mod text;

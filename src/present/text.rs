@@ -3,12 +3,19 @@
 
 use std::fmt::Write;
 
+use super::paint::Paint;
 use super::sanitize::clean;
 use crate::report::{Library, ProbeStatus, Report, Severity};
 
-/// Renders the whole report.
+/// Renders the whole report, without colour.
 #[must_use]
 pub fn render(report: &Report) -> String {
+    render_with(report, Paint::plain())
+}
+
+/// Renders the whole report; `paint` colours the finding marks and the section titles.
+#[must_use]
+pub fn render_with(report: &Report, paint: Paint) -> String {
     let mut out = String::new();
     header(&mut out, report);
     gpus(&mut out, report);
@@ -17,7 +24,27 @@ pub fn render(report: &Report) -> String {
     libraries(&mut out, report);
     python(&mut out, report);
     overrides(&mut out, report);
-    findings(&mut out, report);
+    findings(&mut out, report, paint);
+    if paint.is_on() {
+        out = paint_headings(&out, paint);
+    }
+    out
+}
+
+/// Section titles are the lines that start in the first column after a blank line.
+fn paint_headings(text: &str, paint: Paint) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut after_blank = false;
+    for line in text.split_inclusive('\n') {
+        let bare = line.trim_end_matches('\n');
+        if after_blank && !bare.is_empty() && !bare.starts_with(' ') {
+            out.push_str(&paint.heading(bare));
+            out.push_str(&line[bare.len()..]);
+        } else {
+            out.push_str(line);
+        }
+        after_blank = bare.is_empty();
+    }
     out
 }
 
@@ -258,7 +285,7 @@ fn overrides(out: &mut String, r: &Report) {
     }
 }
 
-fn findings(out: &mut String, r: &Report) {
+fn findings(out: &mut String, r: &Report, paint: Paint) {
     section(out, "Diagnosis");
     if r.findings.is_empty() {
         out.push_str("  No problems found.\n");
@@ -270,7 +297,13 @@ fn findings(out: &mut String, r: &Report) {
             Severity::Warning => "[warning]",
             Severity::Info => "[info]   ",
         };
-        let _ = writeln!(out, "  {mark} {}: {}", f.id, clean(&f.title));
+        let _ = writeln!(
+            out,
+            "  {} {}: {}",
+            paint.severity(f.severity, mark),
+            f.id,
+            clean(&f.title)
+        );
         if !f.detail.is_empty() {
             let _ = writeln!(out, "      {}", clean(&f.detail));
         }

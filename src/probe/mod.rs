@@ -107,6 +107,8 @@ pub fn gather(host: &Host) -> Report {
                 .is_rooted()
                 .then(|| host.fs.root().display().to_string()),
         },
+        // Stamped by `app::examine`, which owns the clock.
+        generated_at: None,
         // Chosen and filled in by `app::examine`, which picks the manifest set.
         manifests: crate::report::ManifestSet::default(),
         host: system,

@@ -35,22 +35,18 @@ pub struct SmokeArgs {
     /// Also measure throughput (cuBLASLt bf16 GEMM, the PTX fp32 kernel) against the card's figures.
     #[arg(long)]
     pub bench: bool,
-    /// Print the report, with the smoke results in `smoke`, as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// Output: text, json (the report with the results in `smoke`) or prometheus; -o FILE.
+    #[command(flatten)]
+    pub out: crate::cli::OutputArgs,
     /// Also compute through each framework of each Python environment (a matmul on each GPU
     /// checked against the CPU; an NCCL all-reduce with torch on two or more GPUs); results in
     /// `python_envs[].frameworks[].runtime.smoke`.
     #[arg(long)]
     pub frameworks: bool,
-    /// With --frameworks: seconds each framework's import and computation may take.
-    #[arg(
-        long,
-        value_name = "SECS",
-        default_value_t = crate::deep::SMOKE_TIMEOUT_SECS,
-        requires = "frameworks"
-    )]
-    pub deep_timeout: f64,
+    /// With --frameworks: seconds each framework's import and computation may take
+    /// [env: GPU_DOCTOR_DEEP_TIMEOUT] [config: deep_timeout] [default: 120].
+    #[arg(long, value_name = "SECS", requires = "frameworks")]
+    pub deep_timeout: Option<f64>,
 }
 
 /// The median of `values` (sorted in place); 0 for none.
@@ -69,41 +65,44 @@ fn deadline(host: &Host, bench: bool) -> Duration {
 
 /// Runs the smoke test and returns the exit code: 0 pass, 1 fail, 2 usage, 3 could not run.
 #[must_use]
-pub fn run(host: &Host, args: &SmokeArgs) -> u8 {
+pub fn run(host: &Host, args: &SmokeArgs, paint: crate::present::paint::Paint) -> u8 {
+    let format = args.out.format();
+    let machine_readable = format != crate::cli::ReportFormat::Text;
+    let deep_timeout = args
+        .deep_timeout
+        .or(host.config.deep_timeout)
+        .unwrap_or(crate::deep::SMOKE_TIMEOUT_SECS);
     let devices = match args.device.trim() {
         "all" => None,
         one => match one.parse::<u32>() {
             Ok(i) => Some(vec![i]),
             Err(_) => {
-                eprintln!("gpu-doctor: --device takes a GPU index or `all`, not {one:?}");
+                crate::term::error(&format!("--device takes a GPU index or `all`, not {one:?}"));
                 return exit::USAGE;
             }
         },
     };
     let deep = match args
         .frameworks
-        .then(|| crate::deep::Options::new(args.deep_timeout, true))
+        .then(|| crate::deep::Options::new(deep_timeout, true))
         .transpose()
     {
         Ok(deep) => deep,
         Err(message) => {
-            eprintln!("gpu-doctor: {message}");
+            crate::term::error(&message);
             return exit::USAGE;
         }
     };
-    let mut report = match crate::app::examine_guarded_with(host, deep.as_ref()) {
+    let mut report = match crate::app::report_or_exit(host, deep.as_ref()) {
         Ok(r) => r,
-        Err(message) => {
-            eprintln!("gpu-doctor: internal error while examining the machine: {message}");
-            return exit::FAILED;
-        }
+        Err(code) => return code,
     };
     let mut run = if host.live() {
         if std::io::stderr().is_terminal() {
-            eprintln!(
-                "gpu-doctor smoke: testing the GPU{}...",
+            crate::term::note(&format!(
+                "smoke: testing the GPU{}...",
                 if args.bench { " (with benchmarks)" } else { "" }
-            );
+            ));
         }
         spawn_child(host, &report, devices, args.bench)
     } else {
@@ -148,19 +147,20 @@ pub fn run(host: &Host, args: &SmokeArgs) -> u8 {
     } else {
         code
     };
-    if let (Some(e), true) = (&run.error, args.json) {
-        // The text face shows it; with --json, stdout is for machines.
-        eprintln!("gpu-doctor smoke: could not run: {}", clean(e));
+    if let (Some(e), true) = (&run.error, machine_readable) {
+        // The text face shows it; with --json or metrics, stdout is for machines.
+        crate::term::error(&format!("smoke: could not run: {}", clean(e)));
     }
     report.smoke = Some(run);
-    let text = if args.json {
-        crate::present::json::render(&report)
-    } else if deep.is_some() {
-        render_text(&report) + &crate::deep::text::render(&report, true)
-    } else {
-        render_text(&report)
+    let text = match format {
+        crate::cli::ReportFormat::Json => crate::present::json::render(&report),
+        crate::cli::ReportFormat::Prometheus => crate::present::prometheus::render(&report),
+        crate::cli::ReportFormat::Text if deep.is_some() => {
+            render_text(&report, paint) + &crate::deep::text::render(&report, true)
+        }
+        crate::cli::ReportFormat::Text => render_text(&report, paint),
     };
-    match crate::app::emit_text(&text) {
+    match crate::app::deliver(&text, args.out.output.as_deref()) {
         exit::OK => code,
         failed => failed,
     }
@@ -245,7 +245,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 
 /// The text face: one block per GPU, then the findings it produced.
 #[must_use]
-pub fn render_text(report: &Report) -> String {
+pub fn render_text(report: &Report, paint: crate::present::paint::Paint) -> String {
     let mut out = String::new();
     let Some(run) = &report.smoke else {
         return out;
@@ -270,7 +270,11 @@ pub fn render_text(report: &Report) -> String {
                 .map_or_else(|| "?".to_string(), |s| s.to_string()),
             d.memory_total_mib
                 .map_or_else(|| "?".to_string(), |m| m.to_string()),
-            if d.passed { "PASS" } else { "FAIL" }
+            if d.passed {
+                paint.good("PASS")
+            } else {
+                paint.bad("FAIL")
+            }
         );
         let _ = writeln!(
             out,

@@ -42,9 +42,10 @@ use state::{Phase, Step};
 pub use theme::Theme;
 pub use view::Screen;
 
-/// Opens the TUI on this terminal and returns the exit code.
+/// Opens the TUI on this terminal and returns the exit code; `color` is what `--color`,
+/// `NO_COLOR` and the config file decided ([`crate::present::paint::enabled`]).
 #[must_use]
-pub fn run(host: &Host) -> u8 {
+pub fn run(host: &Host, color: bool) -> u8 {
     if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
         eprintln!(
             "gpu-doctor: the interactive app needs a terminal on stdin and stdout; \
@@ -52,7 +53,7 @@ pub fn run(host: &Host) -> u8 {
         );
         return exit::USAGE;
     }
-    let theme = Theme::from_no_color(host.env.get("NO_COLOR"));
+    let theme = Theme::new(color);
     let services: Arc<dyn Services> = Arc::new(AppServices::new(host.clone()));
     // A panic has been printed by the hook, after the terminal was given back; what is left
     // is to say whose fault it is and exit 3, the code for "gpu-doctor itself failed".
@@ -371,7 +372,7 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// asked and never left half-written.
 fn save(request: &msg::SaveRequest) -> Result<Vec<PathBuf>, SaveError> {
     let folder = request.path.parent().unwrap_or_else(|| Path::new(""));
-    let mut files = vec![crate::plan::output::OutFile {
+    let mut files = vec![crate::outfile::OutFile {
         path: request.path.clone(),
         content: request.contents.clone(),
         mode: if request.executable { 0o755 } else { 0o644 },
@@ -380,7 +381,7 @@ fn save(request: &msg::SaveRequest) -> Result<Vec<PathBuf>, SaveError> {
         request
             .companions
             .iter()
-            .map(|(name, content)| crate::plan::output::OutFile {
+            .map(|(name, content)| crate::outfile::OutFile {
                 path: folder.join(name),
                 content: content.clone(),
                 mode: 0o644,
@@ -393,7 +394,7 @@ fn save(request: &msg::SaveRequest) -> Result<Vec<PathBuf>, SaveError> {
     {
         return Err(SaveError::Exists(taken.path.clone()));
     }
-    crate::plan::output::write_all(&files, request.overwrite).map_err(SaveError::Failed)?;
+    crate::outfile::write_all(&files, request.overwrite).map_err(SaveError::Failed)?;
     Ok(files
         .into_iter()
         .map(|f| std::path::absolute(&f.path).unwrap_or(f.path))

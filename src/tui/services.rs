@@ -192,7 +192,17 @@ fn run_smoke(host: &Host) -> SmokeEvent {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let timeout = format!("{}", host.timeout.as_secs_f64());
-    let args = ["--timeout", timeout.as_str(), "smoke", "--bench", "--json"];
+    let mut args = vec!["--timeout", timeout.as_str()];
+    // The child reads the same settings: the file this process was told to read, if any.
+    let config = host
+        .config
+        .path
+        .as_deref()
+        .and_then(std::path::Path::to_str);
+    if let Some(config) = config {
+        args.extend(["--config", config]);
+    }
+    args.extend(["smoke", "--bench", "--json"]);
     // The smoke test bounds itself (three minutes with benchmarks); this only catches a child
     // that never returns at all.
     let deadline = host.timeout.max(Duration::from_secs(240));

@@ -68,6 +68,21 @@ impl Date {
     }
 }
 
+/// A point in time as RFC 3339 in UTC, to the second (`2026-12-01T10:59:07Z`): fixed width,
+/// so two such stamps compare as strings in time order.
+#[must_use]
+pub fn utc_timestamp(secs_since_epoch: u64) -> String {
+    let days = i64::try_from(secs_since_epoch / 86_400).unwrap_or(i64::MAX / 2);
+    let rest = secs_since_epoch % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (year, month, day) = civil_from_days(self.days);
@@ -120,6 +135,14 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        // 2024-02-29 is a leap day; 1709251199 is its last second (date -u -d @1709251199).
+        assert_eq!(utc_timestamp(1_709_251_199), "2024-02-29T23:59:59Z");
+        assert_eq!(utc_timestamp(1_709_251_200), "2024-03-01T00:00:00Z");
+    }
     use std::time::Duration;
 
     #[test]

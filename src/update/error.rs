@@ -1,12 +1,12 @@
 //! Every way a manifest command can fail, with a message that says what to do, and a stable
 //! `kind` for `--json`.
 
-use super::config::ConfigError;
 use super::fetch::{FetchError, LocationError};
 use super::index::IndexError;
 use super::keys::KeyError;
 use super::set::SetError;
 use super::store::StoreError;
+use crate::config::ConfigError;
 
 /// Why `manifest update` or `manifest verify` did not succeed. The set in use is unchanged
 /// whenever one of these is returned.

@@ -16,7 +16,6 @@
 //! Depends on [`crate::host`] for the environment and root, [`crate::manifest`], and the
 //! network through [`fetch`].
 
-pub mod config;
 pub mod date;
 pub mod error;
 pub mod fetch;
@@ -34,9 +33,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 
 use crate::app::exit;
+use crate::config::{Config, Dirs};
 use crate::host::Host;
 use crate::manifest::{FILE_NAMES, Manifests};
-use config::{Config, Dirs};
 use date::Date;
 use error::UpdateError;
 use fetch::{DirSource, HttpOptions, HttpSource, Location, LocationError, Source};
@@ -437,11 +436,11 @@ struct Plan {
 
 fn plan(host: &Host, args: &UpdateArgs) -> Result<Plan, UpdateError> {
     let dirs = Dirs::of(host);
-    let config = config::load(&dirs)?;
+    let config = &host.config;
     let connect_timeout = seconds("--connect-timeout", args.connect_timeout)?;
     let max_time = seconds("--max-time", args.max_time)?;
-    let location = location(args.url.as_deref(), &config, &dirs, args.offline)?;
-    let trusted = trusted_key(args.pubkey.as_deref(), &config)?;
+    let location = location(args.url.as_deref(), config, &dirs, args.offline)?;
+    let trusted = trusted_key(args.pubkey.as_deref(), config)?;
     let store = Store::new(dirs.data_dir.ok_or(UpdateError::NoDataDir)?);
     Ok(Plan {
         location,
@@ -614,9 +613,7 @@ fn update_command(host: &Host, args: &UpdateArgs) -> u8 {
 
 fn verify_command(host: &Host, pubkey: Option<&Path>, json_out: bool) -> u8 {
     let dirs = Dirs::of(host);
-    let trusted = config::load(&dirs)
-        .map_err(UpdateError::from)
-        .and_then(|config| trusted_key(pubkey, &config));
+    let trusted = trusted_key(pubkey, &host.config);
     let trusted = match trusted {
         Ok(key) => key,
         Err(error) => return fail(json_out, "verify", &error, None),

@@ -56,7 +56,7 @@ pub struct Store {
 }
 
 impl Store {
-    /// `data_dir` is `…/gpu-doctor` (see [`super::config::Dirs`]).
+    /// `data_dir` is `…/gpu-doctor` (see [`crate::config::Dirs`]).
     #[must_use]
     pub fn new(data_dir: PathBuf) -> Store {
         Store { data_dir }

@@ -1,5 +1,5 @@
-//! Writing a plan to disk (`-o FILE`): never over an existing file unless forced, and never
-//! half-written. Each file is written to a temporary file in the same folder, flushed, and then
+//! Writing output files (`-o FILE` of `plan`, `doctor`, `smoke`, `report merge`, the TUI's
+//! save): never over an existing file unless forced, and never half-written. Each file is written to a temporary file in the same folder, flushed, and then
 //! moved into place: linked (which fails if the name exists, so a file that appears meanwhile
 //! is not clobbered either) or, with `--force`, renamed over the old one. Side effects: the
 //! files named, and their temporary siblings.
@@ -16,6 +16,24 @@ pub struct OutFile {
     pub path: PathBuf,
     pub content: String,
     pub mode: u32,
+}
+
+/// Writes `content` to `path`, replacing what was there in one rename: the way a metrics file
+/// for node_exporter's textfile collector or a merged fleet report is refreshed on every run.
+/// The temporary name starts with `.` and ends in `.tmp`, so the collector (which reads
+/// `*.prom`) never sees it.
+///
+/// # Errors
+/// A message naming the file and the problem.
+pub fn replace(path: &Path, content: &str) -> Result<(), String> {
+    write_all(
+        &[OutFile {
+            path: path.to_path_buf(),
+            content: content.to_string(),
+            mode: 0o644,
+        }],
+        true,
+    )
 }
 
 /// Writes every file, or none when one already exists and `force` is off.

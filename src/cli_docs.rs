@@ -1,0 +1,138 @@
+//! Documents generated from the clap definitions in [`crate::cli`], so they never drift from
+//! the real options: shell completion scripts (clap_complete) and man pages (clap_mangen).
+//!
+//! Side effects: [`write_man_pages`] writes into the folder it is given; the rest is pure.
+
+use std::path::Path;
+
+use clap::CommandFactory;
+
+use crate::app::exit;
+use crate::cli::Cli;
+
+/// The binary's name as users type it.
+const BIN: &str = "gpu-doctor";
+
+/// The completion script for `shell`.
+#[must_use]
+pub fn completions(shell: clap_complete::Shell) -> String {
+    let mut command = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut command, BIN, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Every man page: `gpu-doctor.1`, then one per visible subcommand at any depth
+/// (`gpu-doctor-report-merge.1`), as (file name, roff text), in command order.
+#[must_use]
+pub fn man_pages() -> Vec<(String, String)> {
+    let mut command = Cli::command();
+    command.build();
+    let mut pages = Vec::new();
+    collect(&command, BIN, &mut pages);
+    pages
+}
+
+fn collect(command: &clap::Command, name: &str, pages: &mut Vec<(String, String)>) {
+    let page = command
+        .clone()
+        .name(name.to_string())
+        .bin_name(name.replace('-', " "));
+    let mut roff = Vec::new();
+    // Rendering into a Vec cannot fail for lack of space; an error here would be clap's bug.
+    if clap_mangen::Man::new(page)
+        .title(name.to_uppercase())
+        .section("1")
+        .manual("gpu-doctor manual")
+        .render(&mut roff)
+        .is_ok()
+    {
+        pages.push((
+            format!("{name}.1"),
+            String::from_utf8_lossy(&roff).into_owned(),
+        ));
+    }
+    for sub in command.get_subcommands() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        collect(sub, &format!("{name}-{}", sub.get_name()), pages);
+    }
+}
+
+/// `gpu-doctor man --out DIR`: writes every page into DIR (made if missing) and names them on
+/// stderr with `-v`.
+#[must_use]
+pub fn write_man_pages(dir: &Path) -> u8 {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        crate::term::error(&format!("cannot make {}: {e}", dir.display()));
+        return exit::FAILED;
+    }
+    for (name, roff) in man_pages() {
+        if let Err(e) = crate::outfile::replace(&dir.join(&name), &roff) {
+            crate::term::error(&e);
+            return exit::FAILED;
+        }
+        crate::term::verbose(&format!("wrote {}", dir.join(&name).display()));
+    }
+    exit::OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_visible_subcommand_has_a_page_and_hidden_ones_none() {
+        let names: Vec<String> = man_pages().into_iter().map(|(n, _)| n).collect();
+        for expected in [
+            "gpu-doctor.1",
+            "gpu-doctor-doctor.1",
+            "gpu-doctor-check.1",
+            "gpu-doctor-smoke.1",
+            "gpu-doctor-report-merge.1",
+            "gpu-doctor-completions.1",
+            "gpu-doctor-manifest-update.1",
+        ] {
+            assert!(
+                names.iter().any(|n| n == expected),
+                "{expected} in {names:?}"
+            );
+        }
+        assert!(!names.iter().any(|n| n == "gpu-doctor-man.1"), "{names:?}");
+    }
+
+    #[test]
+    fn pages_carry_the_options_of_their_command() {
+        let pages = man_pages();
+        let page = |name: &str| {
+            pages
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, r)| r.clone())
+                .unwrap_or_default()
+        };
+        let check = page("gpu-doctor-check.1");
+        assert!(check.starts_with(".ie \\n(.g .ds Aq"), "{check:.80}");
+        assert!(check.contains(".TH GPU-DOCTOR-CHECK 1"), "{check:.400}");
+        assert!(check.contains("fail\\-on"), "check's page lists --fail-on");
+        assert!(
+            page("gpu-doctor.1").contains("\\-\\-root"),
+            "global options on the main page"
+        );
+    }
+
+    #[test]
+    fn completions_name_the_subcommands_for_each_shell() {
+        for shell in [
+            clap_complete::Shell::Bash,
+            clap_complete::Shell::Zsh,
+            clap_complete::Shell::Fish,
+        ] {
+            let script = completions(shell);
+            for word in ["doctor", "check", "merge", "--fail-on", "prometheus"] {
+                assert!(script.contains(word), "{shell}: {word} missing");
+            }
+        }
+    }
+}
