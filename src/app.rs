@@ -242,6 +242,7 @@ pub fn run(cli: &Cli) -> u8 {
             env.as_deref(),
             *format,
             output.as_deref(),
+            paint,
         ),
         Command::Smoke(args) => crate::smoke::run(&host, args, paint),
         Command::Tui => crate::tui::run(&host, color(true)),
@@ -300,6 +301,7 @@ fn check(
     env: Option<&str>,
     format: crate::check::render::Format,
     output: Option<&std::path::Path>,
+    paint: Paint,
 ) -> u8 {
     let mut requirements = Vec::new();
     for text in require {
@@ -334,7 +336,7 @@ fn check(
         crate::term::error(&e);
         return exit::FAILED;
     }
-    match emit(&text) {
+    match emit(&crate::check::render::render_with(&verdict, format, paint)) {
         exit::OK if verdict.pass => exit::OK,
         exit::OK => exit::PROBLEM,
         code => code,

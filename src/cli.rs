@@ -151,12 +151,24 @@ Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-
     Advise(crate::guide::AdviseArgs),
     /// Print the JSON Schema of `doctor --json`.
     Schema,
+    /// Write the shell script that takes this machine to a working CUDA stack (the fix for what
+    /// the doctor finds, or the target named). Writing a plan never changes the machine.
+    #[command(
+        after_help = "Exit codes: 0 plan written (or run); 1 the target cannot work here (the reason is \
+on stderr); 2 usage error; 3 the plan could not be written or stopped while running."
+    )]
+    Plan(PlanArgs),
     /// Work with reports collected from many machines.
     Report {
         #[command(subcommand)]
         action: ReportCommand,
     },
-    /// Print a shell completion script: `gpu-doctor completions bash > /etc/bash_completion.d/gpu-doctor`.
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Install: bash: gpu-doctor completions bash > ~/.local/share/bash-completion/completions/gpu-doctor\n\
+zsh: gpu-doctor completions zsh > ~/.zfunc/_gpu-doctor (with fpath+=~/.zfunc before compinit)\n\
+fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish"
+    )]
     Completions {
         /// The shell.
         #[arg(value_enum)]
@@ -169,13 +181,6 @@ Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
-    /// Write the shell script that takes this machine to a working CUDA stack (the fix for what
-    /// the doctor finds, or the target named). Writing a plan never changes the machine.
-    #[command(
-        after_help = "Exit codes: 0 plan written (or run); 1 the target cannot work here (the reason is \
-on stderr); 2 usage error; 3 the plan could not be written or stopped while running."
-    )]
-    Plan(PlanArgs),
 }
 
 /// `gpu-doctor plan` options.

@@ -19,7 +19,18 @@ pub fn completions(shell: clap_complete::Shell) -> String {
     let mut command = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, BIN, &mut out);
-    String::from_utf8_lossy(&out).into_owned()
+    let script = String::from_utf8_lossy(&out).into_owned();
+    if shell == clap_complete::Shell::Bash {
+        // clap_complete 4.6's bash script spells the state of a hyphenated binary two ways:
+        // the loop that walks the words sets `gpu__doctor__subcmd__check`, the arms that offer
+        // a subcommand's options match `gpu__subcmd__doctor__subcmd__check`, so no subcommand
+        // option or value ever completes (clap-rs/clap#6421, open). Spell the arms the loop's
+        // way; the bash completion test in tests/it/conventions.rs fails if this goes wrong.
+        let wrong = BIN.replace('-', "__subcmd__");
+        let right = BIN.replace('-', "__");
+        return script.replace(&wrong, &right);
+    }
+    script
 }
 
 /// Every man page: `gpu-doctor.1`, then one per visible subcommand at any depth

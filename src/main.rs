@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
     // The driver probe child is this same binary; it must not parse the public CLI.
@@ -25,6 +25,32 @@ fn main() -> ExitCode {
             u8::try_from(gpu_doctor::smoke::child::child_main(&request)).unwrap_or(3),
         );
     }
-    let cli = gpu_doctor::cli::Cli::parse();
+    // clap prints help and usage errors before `--color` is parsed: look for it first.
+    let mut command = gpu_doctor::cli::Cli::command();
+    if let Some(choice) = color_flag(std::env::args_os().skip(1)) {
+        command = command.color(choice);
+    }
+    let cli =
+        gpu_doctor::cli::Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     ExitCode::from(gpu_doctor::app::run(&cli))
+}
+
+/// The last `--color WHEN` / `--color=WHEN` before a `--`, as clap's own colour setting.
+fn color_flag(args: impl Iterator<Item = std::ffi::OsString>) -> Option<clap::ColorChoice> {
+    let mut choice = None;
+    let mut args = args.map(|a| a.to_string_lossy().into_owned());
+    while let Some(arg) = args.next() {
+        let value = match arg.as_str() {
+            "--" => break,
+            "--color" => args.next(),
+            other => other.strip_prefix("--color=").map(str::to_string),
+        };
+        choice = match value.as_deref() {
+            Some("always") => Some(clap::ColorChoice::Always),
+            Some("never") => Some(clap::ColorChoice::Never),
+            Some("auto") => Some(clap::ColorChoice::Auto),
+            _ => choice,
+        };
+    }
+    choice
 }

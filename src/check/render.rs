@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::Verdict;
+use crate::present::paint::Paint;
 use crate::present::sanitize::clean;
 use crate::report::Severity;
 
@@ -15,10 +16,17 @@ pub enum Format {
     Junit,
 }
 
+/// Renders `verdict` in `format`, without colour (files, CI logs that are not terminals).
 #[must_use]
 pub fn render(verdict: &Verdict, format: Format) -> String {
+    render_with(verdict, format, Paint::plain())
+}
+
+/// [`render`], with `paint` colouring PASS and FAIL in the text format.
+#[must_use]
+pub fn render_with(verdict: &Verdict, format: Format, paint: Paint) -> String {
     match format {
-        Format::Text => text(verdict),
+        Format::Text => text(verdict, paint),
         Format::Json => json(verdict),
         Format::Github => github(verdict),
         Format::Junit => junit(verdict),
@@ -31,13 +39,17 @@ fn counts(v: &Verdict) -> (usize, usize) {
     (passed, failed)
 }
 
-fn text(v: &Verdict) -> String {
+fn text(v: &Verdict, paint: Paint) -> String {
     let mut out = String::new();
     for o in &v.requirements {
         let _ = writeln!(
             out,
             "{} {}: {}",
-            if o.met { "PASS" } else { "FAIL" },
+            if o.met {
+                paint.good("PASS")
+            } else {
+                paint.bad("FAIL")
+            },
             clean(&o.requirement),
             clean(&o.message)
         );
@@ -45,7 +57,8 @@ fn text(v: &Verdict) -> String {
     for f in &v.failing_findings {
         let _ = writeln!(
             out,
-            "FAIL {} {}: {}",
+            "{} {} {}: {}",
+            paint.bad("FAIL"),
             f.severity.as_str(),
             f.id,
             clean(&f.title)

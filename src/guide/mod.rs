@@ -175,9 +175,9 @@ fn machine_report(host: &Host) -> Report {
     match crate::app::examine_guarded(host) {
         Ok(report) => report,
         Err(message) => {
-            eprintln!(
-                "gpu-doctor: could not examine this machine ({message}); showing the table only"
-            );
+            crate::term::error(&format!(
+                "could not examine this machine ({message}); showing the table only"
+            ));
             Report::default()
         }
     }
@@ -193,7 +193,7 @@ fn print(text: &str) -> u8 {
         Ok(()) => exit::OK,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
         Err(e) => {
-            eprintln!("gpu-doctor: cannot write: {e}");
+            crate::term::error(&format!("cannot write: {e}"));
             exit::FAILED
         }
     }
@@ -206,7 +206,7 @@ fn json<T: Serialize>(value: &T) -> u8 {
             print(&text)
         }
         Err(e) => {
-            eprintln!("gpu-doctor: cannot render JSON: {e}");
+            crate::term::error(&format!("cannot render JSON: {e}"));
             exit::FAILED
         }
     }
@@ -234,7 +234,7 @@ pub fn estimate(host: &Host, args: &EstimateArgs) -> u8 {
     let w = workload(args);
     // Refuse bad combinations before examining the machine.
     if let Err(message) = memory::estimate(&w) {
-        eprintln!("gpu-doctor: {message}");
+        crate::term::error(&message);
         return exit::USAGE;
     }
     let report = machine_report(host);
@@ -242,7 +242,7 @@ pub fn estimate(host: &Host, args: &EstimateArgs) -> u8 {
         Ok(out) if args.json => json(&out),
         Ok(out) => print(&render::estimate(&out)),
         Err(message) => {
-            eprintln!("gpu-doctor: {message}");
+            crate::term::error(&message);
             exit::USAGE
         }
     }
@@ -262,7 +262,7 @@ pub fn advise(host: &Host, args: &AdviseArgs) -> u8 {
         )
     };
     if let Err(message) = run(&Report::default()) {
-        eprintln!("gpu-doctor: {message}");
+        crate::term::error(&message);
         return exit::USAGE;
     }
     let report = machine_report(host);
@@ -270,7 +270,7 @@ pub fn advise(host: &Host, args: &AdviseArgs) -> u8 {
         Ok(advice) if args.json => json(&advice),
         Ok(advice) => print(&render::advise(&advice)),
         Err(message) => {
-            eprintln!("gpu-doctor: {message}");
+            crate::term::error(&message);
             exit::USAGE
         }
     }

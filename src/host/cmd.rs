@@ -169,8 +169,21 @@ fn run_in(
     let stderr = stderr
         .map(|rx| rx.recv_timeout(grace).unwrap_or_default())
         .unwrap_or_default();
+    let code = status.and_then(|s| s.code());
+    // `-vv`: every command, its outcome and time. Debug formatting escapes whatever control
+    // characters a fixture's or machine's path may hold.
+    crate::term::trace(&format!(
+        "ran {:?} {args:?}: {} in {} ms",
+        program.display().to_string(),
+        if timed_out {
+            "timed out".to_string()
+        } else {
+            code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"))
+        },
+        start.elapsed().as_millis()
+    ));
     Ok(CmdOutput {
-        code: status.and_then(|s| s.code()),
+        code,
         stdout,
         stderr,
         timed_out,

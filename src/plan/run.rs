@@ -48,7 +48,7 @@ pub fn run(host: &Host, args: &PlanArgs) -> u8 {
     let target = match target(args) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("gpu-doctor: {e}");
+            crate::term::error(&e.to_string());
             return exit::USAGE;
         }
     };
@@ -79,11 +79,11 @@ pub fn run(host: &Host, args: &PlanArgs) -> u8 {
             mode: 0o644,
         }));
         if let Err(e) = output::write_all(&files, args.force) {
-            eprintln!("gpu-doctor: {e}");
+            crate::term::error(&e);
             return exit::FAILED;
         }
         let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-        eprintln!("gpu-doctor: wrote {}", names.join(" and "));
+        crate::term::note(&format!("wrote {}", names.join(" and ")));
     }
     if !args.execute {
         return if args.output.is_some() {
@@ -107,7 +107,7 @@ fn execute_plan(host: &Host, args: &PlanArgs, plan: &super::Plan) -> u8 {
     };
     let script = super::shell::render(plan, &options);
     if let Some(why) = escapes_root(host, plan) {
-        eprintln!("gpu-doctor: not run: {why}");
+        crate::term::error(&format!("not run: {why}"));
         return exit::FAILED;
     }
     if emit(&script) != exit::OK {
@@ -120,37 +120,37 @@ fn execute_plan(host: &Host, args: &PlanArgs, plan: &super::Plan) -> u8 {
     );
     match execute::confirm(args.yes, &question) {
         None => {
-            eprintln!(
-                "gpu-doctor: --execute asks before it changes anything, and there is no terminal \
-                 to ask on: pass --yes to run without asking. Nothing was changed."
+            crate::term::error(
+                "--execute asks before it changes anything, and there is no terminal \
+                 to ask on: pass --yes to run without asking. Nothing was changed.",
             );
             return exit::USAGE;
         }
         Some(false) => {
-            eprintln!("gpu-doctor: not run; nothing was changed.");
+            crate::term::note("not run; nothing was changed.");
             return exit::OK;
         }
         Some(true) => {}
     }
     match execute::run(host, &script, &args.log) {
         Outcome::Done => {
-            eprintln!(
-                "gpu-doctor: the plan ran to the end; log: {}",
+            crate::term::note(&format!(
+                "the plan ran to the end; log: {}",
                 args.log.display()
-            );
+            ));
             exit::OK
         }
         Outcome::Failed(code) => {
             let status = code.map_or_else(|| "a signal".to_string(), |c| c.to_string());
-            eprintln!(
-                "gpu-doctor: the plan stopped (exit status {status}); what was done and what was \
+            crate::term::error(&format!(
+                "the plan stopped (exit status {status}); what was done and what was \
                  not is above and in the log: {}",
                 args.log.display()
-            );
+            ));
             exit::FAILED
         }
         Outcome::Error(e) => {
-            eprintln!("gpu-doctor: {e}");
+            crate::term::error(&e);
             exit::FAILED
         }
     }

@@ -47,9 +47,9 @@ pub use view::Screen;
 #[must_use]
 pub fn run(host: &Host, color: bool) -> u8 {
     if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
-        eprintln!(
-            "gpu-doctor: the interactive app needs a terminal on stdin and stdout; \
-             use `gpu-doctor doctor` (text) or `gpu-doctor doctor --json` instead"
+        crate::term::error(
+            "the interactive app needs a terminal on stdin and stdout; \
+             use `gpu-doctor doctor` (text) or `gpu-doctor doctor --json` instead",
         );
         return exit::USAGE;
     }
@@ -62,13 +62,13 @@ pub fn run(host: &Host, color: bool) -> u8 {
     })) {
         Ok(Ok(())) => exit::OK,
         Ok(Err(e)) => {
-            eprintln!("gpu-doctor: the terminal failed: {e}");
+            crate::term::error(&format!("the terminal failed: {e}"));
             exit::FAILED
         }
         Err(_) => {
-            eprintln!(
-                "gpu-doctor: the interactive app crashed; this is a bug in gpu-doctor, please \
-                 report it with the message above (`gpu-doctor doctor` still works)"
+            crate::term::error(
+                "the interactive app crashed; this is a bug in gpu-doctor, please \
+                 report it with the message above (`gpu-doctor doctor` still works)",
             );
             exit::FAILED
         }

@@ -595,12 +595,12 @@ fn update_command(host: &Host, args: &UpdateArgs) -> u8 {
                     "in_use": set_json(&in_use),
                 }));
             } else {
-                eprintln!("gpu-doctor: manifest update failed: {error}");
+                crate::term::error(&format!("manifest update failed: {error}"));
                 if !error.is_usage() {
-                    eprintln!(
-                        "gpu-doctor: nothing was changed; the set in use is still {}",
+                    crate::term::error(&format!(
+                        "nothing was changed; the set in use is still {}",
                         describe(&in_use)
-                    );
+                    ));
                 }
             }
             code
@@ -676,16 +676,16 @@ fn fail(json_out: bool, action: &str, error: &UpdateError, dir: Option<&Path>) -
             "error": { "kind": error.kind(), "message": error.to_string() },
         }));
     } else if let Some(dir) = dir {
-        eprintln!(
-            "gpu-doctor: the installed manifest set at {} does not {action}: {error}",
+        crate::term::error(&format!(
+            "the installed manifest set at {} does not {action}: {error}",
             dir.display()
-        );
-        eprintln!(
-            "gpu-doctor: until it is replaced, gpu-doctor uses its built-in set; run \
-             `gpu-doctor manifest update` (or delete that folder)"
+        ));
+        crate::term::error(
+            "until it is replaced, gpu-doctor uses its built-in set; run \
+             `gpu-doctor manifest update` (or delete that folder)",
         );
     } else {
-        eprintln!("gpu-doctor: manifest {action}: {error}");
+        crate::term::error(&format!("manifest {action}: {error}"));
     }
     code
 }
@@ -898,7 +898,7 @@ fn publish_command(from: &Path, out: &Path, key: Option<&Path>) -> u8 {
             emit(&text)
         }
         Err(error) => {
-            eprintln!("gpu-doctor: manifest publish: {error}");
+            crate::term::error(&format!("manifest publish: {error}"));
             exit::PROBLEM
         }
     }
@@ -913,7 +913,7 @@ fn keygen_command(secret: &Path) -> u8 {
             public.to_hex()
         )),
         Err(error) => {
-            eprintln!("gpu-doctor: manifest keygen: {error}");
+            crate::term::error(&format!("manifest keygen: {error}"));
             exit::PROBLEM
         }
     }
@@ -930,7 +930,7 @@ struct Progress {
 impl Progress {
     fn new(wanted: bool) -> Progress {
         Progress {
-            on: wanted && std::io::stderr().is_terminal(),
+            on: wanted && std::io::stderr().is_terminal() && crate::term::level() >= 0,
         }
     }
 
