@@ -71,7 +71,8 @@ refused or failed (the set in use is unchanged); 2 usage error (URL, key file, c
     /// Check the installed set against its signed index: signature, sizes, sha256, and that
     /// it loads and validates. Exit 1 when it does not.
     Verify {
-        /// Trust this public key file instead of the built-in key (or `manifest_pubkey`).
+        /// Trust this public key file instead of the built-in key [env: GPU_DOCTOR_MANIFEST_PUBKEY]
+        /// [config: manifest_pubkey].
         #[arg(long, value_name = "FILE")]
         pubkey: Option<PathBuf>,
         /// Print the outcome as JSON on stdout.
@@ -104,13 +105,15 @@ refused or failed (the set in use is unchanged); 2 usage error (URL, key file, c
 #[derive(Debug, Clone, clap::Args)]
 pub struct UpdateArgs {
     /// Where to download from: the https URL of the folder holding index.json, or a local
-    /// folder. Default: `manifest_url` in the config file, else the project's location.
+    /// folder [env: GPU_DOCTOR_MANIFEST_URL] [config: manifest_url] [default: the project's
+    /// location].
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// Never use the network: install from a local folder given with --url.
     #[arg(long)]
     pub offline: bool,
-    /// Trust this public key file instead of the built-in key (or `manifest_pubkey`).
+    /// Trust this public key file instead of the built-in key [env: GPU_DOCTOR_MANIFEST_PUBKEY]
+    /// [config: manifest_pubkey].
     #[arg(long, value_name = "FILE")]
     pub pubkey: Option<PathBuf>,
     /// Seconds allowed to connect to the server.
