@@ -174,8 +174,7 @@ fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish"
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Write man pages (gpu-doctor.1 and one per subcommand) into DIR; scripts/gen-man.sh.
-    #[command(hide = true)]
+    /// Write the man pages (gpu-doctor.1 and one per subcommand) into a folder.
     Man {
         /// Folder to write the pages into.
         #[arg(long, value_name = "DIR")]
