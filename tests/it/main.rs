@@ -8,6 +8,7 @@ mod fixtures;
 mod guide;
 mod layout;
 mod plan;
+mod prometheus;
 mod real;
 mod regressions;
 mod schema;
