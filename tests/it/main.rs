@@ -6,6 +6,7 @@ mod deep;
 mod findings;
 mod fixtures;
 mod guide;
+mod k8s;
 mod layout;
 mod plan;
 mod prometheus;

@@ -25,10 +25,10 @@ const INSTALL_HINT: &str = "python3 -m pip install prometheus-client; promtool f
 
 /// One sample as the strict reading decodes it.
 #[derive(Debug, Clone, PartialEq)]
-struct Sample {
-    name: String,
-    labels: BTreeMap<String, String>,
-    value: f64,
+pub(crate) struct Sample {
+    pub(crate) name: String,
+    pub(crate) labels: BTreeMap<String, String>,
+    pub(crate) value: f64,
 }
 
 /// Runs gpu-doctor on a fixture machine with exactly its environment.
@@ -300,7 +300,7 @@ fn validate_strictly(text: &str, what: &str) -> Vec<Sample> {
 /// [`validate_strictly`], and `prometheus-parse` reads the same names, values and labels. It
 /// splits labels at every `,` and `=` and does not unescape, so label values with those
 /// characters are not compared (and output with hostile strings is not given to it at all).
-fn validate(text: &str, what: &str) -> Vec<Sample> {
+pub(crate) fn validate(text: &str, what: &str) -> Vec<Sample> {
     let samples = validate_strictly(text, what);
     let lenient = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_string())))
         .unwrap_or_else(|e| panic!("{what}: prometheus-parse: {e}"));
