@@ -2,6 +2,7 @@
 //! per fixture, `--root` pointing at the fixture's tree.
 
 mod check;
+mod ci_examples;
 mod deep;
 mod findings;
 mod fixtures;
