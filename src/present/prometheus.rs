@@ -33,7 +33,7 @@
 
 use std::fmt::Write;
 
-use crate::report::{Gpu, Report, SCHEMA_VERSION, Severity};
+use crate::report::{Gpu, Report, Severity};
 use crate::smoke::result::{DeviceResult, SmokeRun};
 
 /// The smoke states `gpu_doctor_smoke_status` always lists, whichever is current.
@@ -159,12 +159,10 @@ fn tool(out: &mut Exposition, report: &Report) {
         "gpu-doctor that wrote these metrics: its version and the report's JSON schema version.",
         ["version", "schema"],
     );
-    let schema = if report.schema_version == 0 {
-        SCHEMA_VERSION
-    } else {
-        report.schema_version
-    };
-    info.set([&report.tool.version, &schema.to_string()], 1.0);
+    info.set(
+        [&report.tool.version, &report.schema_version.to_string()],
+        1.0,
+    );
     out.push(info);
 
     let mut stamp = Family::new(
