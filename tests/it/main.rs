@@ -2,13 +2,16 @@
 //! per fixture, `--root` pointing at the fixture's tree.
 
 mod check;
+mod ci_examples;
 mod conventions;
 mod deep;
 mod findings;
 mod fixtures;
 mod guide;
+mod k8s;
 mod layout;
 mod plan;
+mod prometheus;
 mod real;
 mod regressions;
 mod schema;

@@ -1,0 +1,535 @@
+//! `manifests/k8s/`: the DaemonSet that feeds node_exporter's textfile collector and the
+//! one-off fleet Job. Every YAML document is parsed, the fields a cluster depends on are
+//! checked (selector and labels, GPU request, taint toleration, the hostPath behind `-o`,
+//! security context, the Job's one-pod-per-node rules), and the gpu-doctor command each
+//! container runs is run for real on a fixture machine.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde::Deserialize;
+use serde_yaml_ng::Value;
+
+use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env};
+
+/// The documents of a YAML file of the repository.
+pub(crate) fn documents(relative: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|doc| Value::deserialize(doc).unwrap_or_else(|e| panic!("{relative}: not YAML: {e}")))
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+/// The value at a path of keys separated by `.` (`"3"` indexes a sequence); panics naming the
+/// path when absent. Keys with a dot of their own (`nvidia.com/gpu`) are read with `get`.
+#[track_caller]
+pub(crate) fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+    let mut cur = v;
+    for key in path.split('.') {
+        let next = match (cur, key.parse::<usize>()) {
+            (Value::Sequence(s), Ok(i)) => s.get(i),
+            _ => cur.get(key),
+        };
+        cur = next.unwrap_or_else(|| panic!("no {path} (stopped at {key}) in {v:?}"));
+    }
+    cur
+}
+
+#[track_caller]
+pub(crate) fn text<'a>(v: &'a Value, path: &str) -> &'a str {
+    at(v, path)
+        .as_str()
+        .unwrap_or_else(|| panic!("{path} is not a string"))
+}
+
+/// A number, whether YAML wrote it as `1` or `"1"` (Kubernetes quantities are either).
+#[track_caller]
+fn number(v: &Value, path: &str) -> f64 {
+    let v = at(v, path);
+    v.as_f64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| panic!("{path} is not a number: {v:?}"))
+}
+
+fn string_map(v: &Value, path: &str) -> BTreeMap<String, String> {
+    at(v, path)
+        .as_mapping()
+        .unwrap_or_else(|| panic!("{path} is not a mapping"))
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().expect("string key").to_string(),
+                v.as_str()
+                    .unwrap_or_else(|| panic!("{path}: a value that is not a string: {v:?}"))
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The words of one shell command line as `sh` would split it: single and double quotes,
+/// `$NAME` expanded from `env`, and it stops at the first operator or redirection (`>`, `2>`,
+/// `|`, `||`, `&&`, `;`). Enough for the examples, which keep their commands this simple.
+pub(crate) fn words(line: &str, env: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.trim().chars().peekable();
+    let expand = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, word: &mut String| {
+        let mut name = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                name.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        word.push_str(
+            env.get(&name)
+                .unwrap_or_else(|| panic!("${name} is not set in {line:?}")),
+        );
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '$' => expand(&mut chars, &mut word),
+                        '\\' => word.extend(chars.next()),
+                        c => word.push(c),
+                    }
+                }
+            }
+            '$' => {
+                in_word = true;
+                expand(&mut chars, &mut word);
+            }
+            '>' | '<' | '|' | '&' | ';' => {
+                // `2>file`: the digits were a file descriptor, not a word.
+                if in_word && !word.chars().all(|c| c.is_ascii_digit()) {
+                    out.push(word);
+                }
+                return out;
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(word);
+    }
+    out
+}
+
+/// The lines of a script that run gpu-doctor.
+pub(crate) fn gpu_doctor_lines(script: &str) -> Vec<&str> {
+    script
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("gpu-doctor "))
+        .collect()
+}
+
+/// The value of `-o`/`--output` among the words.
+pub(crate) fn output_of(words: &[String]) -> Option<&str> {
+    words
+        .iter()
+        .position(|w| w == "-o" || w == "--output")
+        .and_then(|i| words.get(i + 1))
+        .map(String::as_str)
+}
+
+/// Runs gpu-doctor with `args` (the words after `gpu-doctor`) on a fixture machine, in `cwd`.
+pub(crate) fn run_on_fixture(fixture: &str, args: &[String], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(fixture_env(fixture))
+        .arg("--root")
+        .arg(fixture_dir(fixture).join("root"))
+        .args(["--timeout", TIMEOUT_SECS])
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .expect("gpu-doctor runs")
+}
+
+fn kinds(docs: &[Value]) -> Vec<&str> {
+    docs.iter().map(|d| text(d, "kind")).collect()
+}
+
+fn only<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
+    let found: Vec<&Value> = docs.iter().filter(|d| text(d, "kind") == kind).collect();
+    assert_eq!(found.len(), 1, "one {kind}");
+    found[0]
+}
+
+/// The one container of a pod template, and its env as a map.
+fn container(workload: &Value) -> (&Value, BTreeMap<String, String>) {
+    let containers = at(workload, "spec.template.spec.containers")
+        .as_sequence()
+        .expect("containers");
+    assert_eq!(containers.len(), 1, "one container");
+    let c = &containers[0];
+    let env = c
+        .get("env")
+        .and_then(Value::as_sequence)
+        .map(|list| {
+            list.iter()
+                .map(|e| (text(e, "name").to_string(), text(e, "value").to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    (c, env)
+}
+
+/// The `sh -c` script a container runs.
+fn script(c: &Value) -> &str {
+    let command: Vec<&str> = at(c, "command")
+        .as_sequence()
+        .expect("command")
+        .iter()
+        .map(|v| v.as_str().expect("string"))
+        .collect();
+    assert_eq!(command[..2], ["/bin/sh", "-c"], "a shell script");
+    command[2]
+}
+
+/// What every gpu-doctor workload shares: namespace, labels and selector, GPU nodes only, the
+/// GPU taint tolerated, one GPU asked for, resources bounded, the placeholder image, and a
+/// container that cannot gain privileges.
+fn check_gpu_workload(docs: &[Value], workload: &Value) {
+    let ns = only(docs, "Namespace");
+    assert_eq!(
+        text(workload, "metadata.namespace"),
+        text(ns, "metadata.name"),
+        "the workload is in the namespace the file makes"
+    );
+    let template_labels = string_map(workload, "spec.template.metadata.labels");
+    let pod = at(workload, "spec.template.spec");
+    assert_eq!(
+        string_map(pod, "nodeSelector").get("nvidia.com/gpu.present"),
+        Some(&"true".to_string()),
+        "GPU nodes only"
+    );
+    let tolerations = at(pod, "tolerations").as_sequence().expect("tolerations");
+    assert!(
+        tolerations
+            .iter()
+            .any(|t| text(t, "key") == "nvidia.com/gpu"
+                && text(t, "effect") == "NoSchedule"
+                && text(t, "operator") == "Exists"),
+        "tolerates the nvidia.com/gpu NoSchedule taint: {tolerations:?}"
+    );
+    assert_eq!(
+        text(pod, "securityContext.seccompProfile.type"),
+        "RuntimeDefault"
+    );
+    assert_eq!(
+        at(pod, "automountServiceAccountToken").as_bool(),
+        Some(false)
+    );
+
+    let (c, _) = container(workload);
+    let gpus = at(c, "resources.limits")
+        .get("nvidia.com/gpu")
+        .expect("a nvidia.com/gpu limit");
+    assert!(
+        gpus.as_u64() == Some(1) || gpus.as_str() == Some("1"),
+        "one GPU: {gpus:?}"
+    );
+    for key in ["cpu", "memory"] {
+        at(c, &format!("resources.requests.{key}"));
+        at(c, &format!("resources.limits.{key}"));
+    }
+    let image = text(c, "image");
+    assert_eq!(
+        image,
+        format!(
+            "registry.example.invalid/gpu-doctor:{}",
+            env!("CARGO_PKG_VERSION")
+        ),
+        "the obvious placeholder, tagged with this version"
+    );
+    let sc = at(c, "securityContext");
+    assert_eq!(at(sc, "allowPrivilegeEscalation").as_bool(), Some(false));
+    assert_eq!(at(sc, "readOnlyRootFilesystem").as_bool(), Some(true));
+    assert_eq!(at(sc, "privileged").as_bool(), Some(false));
+    let drop: Vec<&str> = at(sc, "capabilities.drop")
+        .as_sequence()
+        .expect("drop")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(drop, ["ALL"]);
+    assert!(sc.get("capabilities").and_then(|c| c.get("add")).is_none());
+    // The read-only root needs a writable /tmp.
+    let mounts = volume_mounts(workload);
+    assert_eq!(
+        mounts.get("/tmp").map(|v| v.get("emptyDir").is_some()),
+        Some(true),
+        "/tmp is an emptyDir"
+    );
+    assert!(!template_labels.is_empty());
+}
+
+/// Each volume mount's path and the volume behind it.
+fn volume_mounts(workload: &Value) -> BTreeMap<String, Value> {
+    let (c, _) = container(workload);
+    let volumes = at(workload, "spec.template.spec.volumes")
+        .as_sequence()
+        .expect("volumes");
+    at(c, "volumeMounts")
+        .as_sequence()
+        .expect("volumeMounts")
+        .iter()
+        .map(|m| {
+            let name = text(m, "name");
+            let volume = volumes
+                .iter()
+                .find(|v| text(v, "name") == name)
+                .unwrap_or_else(|| panic!("volume {name} is mounted but not defined"));
+            (text(m, "mountPath").to_string(), volume.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn the_daemonset_runs_one_pod_per_gpu_node_feeding_the_textfile_collector() {
+    let docs = documents("manifests/k8s/daemonset.yaml");
+    assert_eq!(kinds(&docs), ["Namespace", "DaemonSet"]);
+    let ds = only(&docs, "DaemonSet");
+    assert_eq!(text(ds, "apiVersion"), "apps/v1");
+    check_gpu_workload(&docs, ds);
+    let selector = string_map(ds, "spec.selector.matchLabels");
+    let labels = string_map(ds, "spec.template.metadata.labels");
+    assert!(!selector.is_empty());
+    for (k, v) in &selector {
+        assert_eq!(
+            labels.get(k),
+            Some(v),
+            "the selector matches the pods' label {k}"
+        );
+    }
+    // hostPath volumes need a namespace that allows them.
+    assert_eq!(
+        string_map(only(&docs, "Namespace"), "metadata.labels")
+            .get("pod-security.kubernetes.io/enforce")
+            .map(String::as_str),
+        Some("privileged")
+    );
+
+    let (c, env) = container(ds);
+    let script = script(c);
+    let lines = gpu_doctor_lines(script);
+    assert_eq!(lines.len(), 1, "one gpu-doctor command: {script}");
+    let words = words(lines[0], &env);
+    assert_eq!(words[1], "doctor", "RUN defaults to doctor");
+    let format = words
+        .iter()
+        .position(|w| w == "--format")
+        .expect("--format");
+    assert_eq!(words[format + 1], "prometheus");
+    let out = output_of(&words).expect("-o");
+    assert!(
+        out.ends_with(".prom"),
+        "node_exporter reads only *.prom: {out}"
+    );
+    assert!(
+        script.contains("sleep \"$INTERVAL_SECONDS\""),
+        "runs in a loop"
+    );
+    assert!(
+        env["INTERVAL_SECONDS"]
+            .parse::<u32>()
+            .is_ok_and(|s| s >= 60)
+    );
+    // The signal handler removes the same file.
+    assert!(script.contains(&format!("rm -f {out}")), "{script}");
+
+    // -o writes into the hostPath folder node_exporter reads.
+    let out_dir = Path::new(out)
+        .parent()
+        .expect("a folder")
+        .to_str()
+        .expect("UTF-8");
+    let mounts = volume_mounts(ds);
+    let volume = mounts
+        .get(out_dir)
+        .unwrap_or_else(|| panic!("-o {out} is not in a mounted folder: {mounts:?}"));
+    assert_eq!(
+        text(volume, "hostPath.path"),
+        "/var/lib/node_exporter/textfile_collector"
+    );
+    assert_eq!(text(volume, "hostPath.type"), "Directory");
+    let mount = at(c, "volumeMounts")
+        .as_sequence()
+        .expect("mounts")
+        .iter()
+        .find(|m| text(m, "mountPath") == out_dir)
+        .expect("the mount");
+    assert_ne!(
+        mount.get("readOnly").and_then(Value::as_bool),
+        Some(true),
+        "the textfile folder is written"
+    );
+}
+
+#[test]
+fn the_daemonset_command_writes_valid_metrics_for_doctor_and_smoke() {
+    let docs = documents("manifests/k8s/daemonset.yaml");
+    let ds = only(&docs, "DaemonSet");
+    let (c, mut env) = container(ds);
+    let line = gpu_doctor_lines(script(c))[0];
+    for (run, code) in [("doctor", 0), ("smoke", 3)] {
+        env.insert("RUN".into(), run.into());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut args: Vec<String> = words(line, &env).split_off(1);
+        let out = args
+            .iter_mut()
+            .skip_while(|w| *w != "-o")
+            .nth(1)
+            .expect("-o FILE");
+        let file: PathBuf = dir
+            .path()
+            .join(Path::new(out.as_str()).file_name().expect("a file"));
+        *out = file.to_str().expect("UTF-8").to_string();
+        let o = run_on_fixture("h200", &args, dir.path());
+        // smoke cannot run under --root (3), and still writes its metrics.
+        assert_eq!(
+            o.status.code(),
+            Some(code),
+            "{run}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = std::fs::read_to_string(&file).expect("the metrics file");
+        let samples = crate::prometheus::validate(&text, run);
+        assert!(samples.iter().any(|s| s.name == "gpu_doctor_healthy"));
+    }
+}
+
+#[test]
+fn the_fleet_job_puts_one_pod_on_each_gpu_node_and_prints_json() {
+    let docs = documents("manifests/k8s/job.yaml");
+    assert_eq!(kinds(&docs), ["Namespace", "Job"]);
+    let job = only(&docs, "Job");
+    assert_eq!(text(job, "apiVersion"), "batch/v1");
+    check_gpu_workload(&docs, job);
+    assert_eq!(text(job, "spec.completionMode"), "Indexed");
+    assert_eq!(
+        number(job, "spec.completions"),
+        number(job, "spec.parallelism"),
+        "all pods at once, one per node"
+    );
+    assert!(number(job, "spec.backoffLimit") >= 1.0);
+    assert!(number(job, "spec.ttlSecondsAfterFinished") > 0.0);
+    assert!(number(job, "spec.activeDeadlineSeconds") > 0.0);
+    let pod = at(job, "spec.template.spec");
+    assert_eq!(text(pod, "restartPolicy"), "Never");
+    assert_eq!(
+        at(pod, "securityContext.runAsNonRoot").as_bool(),
+        Some(true)
+    );
+    assert_ne!(number(pod, "securityContext.runAsUser"), 0.0);
+
+    // Required anti-affinity on the node, against this Job's own pods.
+    let labels = string_map(job, "spec.template.metadata.labels");
+    let terms = at(
+        pod,
+        "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+    )
+    .as_sequence()
+    .expect("terms");
+    assert!(
+        terms.iter().any(|t| {
+            text(t, "topologyKey") == "kubernetes.io/hostname"
+                && string_map(t, "labelSelector.matchLabels")
+                    .iter()
+                    .all(|(k, v)| labels.get(k) == Some(v))
+        }),
+        "{terms:?}"
+    );
+
+    // The collection commands at the top select the Job's pods by a label they carry.
+    let source = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("manifests/k8s/job.yaml"),
+    )
+    .expect("job.yaml");
+    let header: String = source
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let component = &labels["app.kubernetes.io/component"];
+    assert!(
+        header.contains(&format!("-l app.kubernetes.io/component={component}")),
+        "{header}"
+    );
+    assert!(header.contains(&format!("job/{}", text(job, "metadata.name"))));
+    assert!(header.contains("gpu-doctor report merge"));
+    let ns = text(job, "metadata.namespace");
+    assert!(header.contains(&format!("kubectl -n {ns} logs")));
+
+    // The command prints the JSON report: run it on a fixture.
+    let (c, env) = container(job);
+    let lines = gpu_doctor_lines(script(c));
+    assert_eq!(lines.len(), 1);
+    let mut args = words(lines[0], &env).split_off(1);
+    assert!(args.contains(&"--json".to_string()));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = args
+        .iter_mut()
+        .skip_while(|w| *w != "-o")
+        .nth(1)
+        .expect("-o FILE");
+    assert!(out.starts_with("/tmp/"), "written into the emptyDir: {out}");
+    let file = dir.path().join("report.json");
+    *out = file.to_str().expect("UTF-8").to_string();
+    let o = run_on_fixture("h200", &args, dir.path());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: gpu_doctor::report::Report =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("report")).expect("a report");
+    assert_eq!(report.tool.name, "gpu-doctor");
+}
+
+#[test]
+fn shell_words_split_like_sh() {
+    let env: BTreeMap<String, String> = [("RUN".to_string(), "smoke".to_string())].into();
+    assert_eq!(
+        words(
+            r#"gpu-doctor "$RUN" -r 'driver>=550' --x $RUN 2>/dev/null"#,
+            &env
+        ),
+        ["gpu-doctor", "smoke", "-r", "driver>=550", "--x", "smoke"]
+    );
+    assert_eq!(words("a b > /dev/null || true", &env), ["a", "b"]);
+    assert_eq!(words("a b>f", &env), ["a", "b"]);
+}
