@@ -7,12 +7,15 @@ use crate::report::{Gpu, Override, ProbeRecord, ProbeStatus, Report};
 use crate::version::Version;
 
 /// The variables, the report field each replaces, and whether the value must be a version.
-pub const VARIABLES: [(&str, &str, bool); 5] = [
+pub const VARIABLES: [(&str, &str, bool); 6] = [
     ("GPU_DOCTOR_DRIVER_VERSION", "driver.version", true),
     ("GPU_DOCTOR_CUDA_VERSION", "driver.cuda_version", true),
     ("GPU_DOCTOR_GPU_CC", "gpus[].compute_capability", true),
     ("GPU_DOCTOR_GPU_NAME", "gpus[].name", false),
     ("GPU_DOCTOR_GPU_MEMORY_MIB", "gpus[].memory_total_mib", true),
+    // A pod's hostname is the pod's, not the node's; `report merge` groups by node, so a
+    // Kubernetes pod passes `spec.nodeName` in through the downward API.
+    ("GPU_DOCTOR_HOSTNAME", "host.hostname", false),
 ];
 
 /// Applies every override set in `env` to `report`.
@@ -54,6 +57,7 @@ fn set(report: &mut Report, field: &str, value: &str) -> Option<String> {
             report.driver.version.replace(value.to_string())
         }
         "driver.cuda_version" => report.driver.cuda_version.replace(value.to_string()),
+        "host.hostname" => report.host.hostname.replace(value.to_string()),
         gpu_field => {
             if report.gpus.is_empty() {
                 // A runner without a GPU that is told about one: describe that GPU.
@@ -82,5 +86,34 @@ fn set(report: &mut Report, field: &str, value: &str) -> Option<String> {
             }
             before
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::HostInfo;
+
+    #[test]
+    fn the_hostname_override_names_the_node_and_keeps_what_was_detected() {
+        let mut report = Report {
+            host: HostInfo {
+                hostname: Some("gpu-doctor-fleet-3".to_string()),
+                ..HostInfo::default()
+            },
+            ..Report::default()
+        };
+        apply(
+            &Env::from_pairs([("GPU_DOCTOR_HOSTNAME", " gpu-node-17 ")]),
+            &mut report,
+        );
+        assert_eq!(report.host.hostname.as_deref(), Some("gpu-node-17"));
+        assert_eq!(report.overrides.len(), 1);
+        assert_eq!(report.overrides[0].field, "host.hostname");
+        assert_eq!(
+            report.overrides[0].detected.as_deref(),
+            Some("gpu-doctor-fleet-3")
+        );
+        assert!(report.gpus.is_empty(), "a hostname invents no GPU");
     }
 }

@@ -187,7 +187,8 @@ fn only<'a>(docs: &'a [Value], kind: &str) -> &'a Value {
     found[0]
 }
 
-/// The one container of a pod template, and its env as a map.
+/// The one container of a pod template, and its env as a map; a value from the downward API
+/// reads `fieldRef:<fieldPath>`.
 fn container(workload: &Value) -> (&Value, BTreeMap<String, String>) {
     let containers = at(workload, "spec.template.spec.containers")
         .as_sequence()
@@ -199,7 +200,13 @@ fn container(workload: &Value) -> (&Value, BTreeMap<String, String>) {
         .and_then(Value::as_sequence)
         .map(|list| {
             list.iter()
-                .map(|e| (text(e, "name").to_string(), text(e, "value").to_string()))
+                .map(|e| {
+                    let value = match e.get("valueFrom") {
+                        Some(from) => format!("fieldRef:{}", text(from, "fieldRef.fieldPath")),
+                        None => text(e, "value").to_string(),
+                    };
+                    (text(e, "name").to_string(), value)
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -253,7 +260,12 @@ fn check_gpu_workload(docs: &[Value], workload: &Value) {
         Some(false)
     );
 
-    let (c, _) = container(workload);
+    let (c, env) = container(workload);
+    assert_eq!(
+        env.get("GPU_DOCTOR_HOSTNAME").map(String::as_str),
+        Some("fieldRef:spec.nodeName"),
+        "reports name the node, not the pod"
+    );
     let gpus = at(c, "resources.limits")
         .get("nvidia.com/gpu")
         .expect("a nvidia.com/gpu limit");
