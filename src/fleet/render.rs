@@ -142,7 +142,7 @@ fn problems(a: &Attention) -> Vec<(bool, String)> {
         .map(|e| (true, format!("{}: {}", clean(&e.id), clean(&e.title))))
         .collect();
     if let Some(status) = &a.smoke_status {
-        let mut line = format!("smoke {}", clean(status));
+        let mut line = format!("smoke test {}", clean(&status.replace('_', " ")));
         if let Some(error) = &a.smoke_error {
             let _ = write!(line, ": {}", clean(error));
         }
@@ -250,12 +250,12 @@ fn text_stack(out: &mut String, s: &Stack) {
 fn majority_note(f: &Fleet) -> String {
     match f.majority {
         Some(m) if m.tied => format!(
-            "compared with stack {} ({}, tied for the largest)",
+            "compared with stack {} of {}, tied for the largest",
             m.group,
             plural(m.nodes, "node", "nodes")
         ),
         Some(m) => format!(
-            "compared with stack {} ({})",
+            "compared with stack {} of {}",
             m.group,
             plural(m.nodes, "node", "nodes")
         ),
@@ -271,7 +271,7 @@ fn text_odd(out: &mut String, f: &Fleet, paint: Paint) {
         out,
         paint,
         &format!(
-            "Odd ones out ({}; {})",
+            "Odd ones out ({}, {})",
             f.odd_ones_out.len(),
             majority_note(f)
         ),

@@ -5,6 +5,7 @@ mod check;
 mod deep;
 mod findings;
 mod fixtures;
+mod fleet;
 mod guide;
 mod layout;
 mod plan;
