@@ -206,10 +206,12 @@ pub fn classify(bytes: &[u8]) -> Classified {
         return not_a_report("no schema_version");
     };
     let Some(number) = version.as_u64() else {
-        return not_a_report(&format!(
-            "schema_version is {}, not a whole number",
-            kind_of(version)
-        ));
+        let shown = match version {
+            // A number is short and harmless to quote; anything else is described.
+            Value::Number(n) => n.to_string(),
+            other => kind_of(other).to_string(),
+        };
+        return not_a_report(&format!("schema_version is {shown}, not a whole number"));
     };
     let ours = u64::from(SCHEMA_VERSION);
     if number == 0 {
@@ -258,7 +260,7 @@ fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number other than a whole one",
+        Value::Number(_) => "a number",
         Value::String(_) => "a string",
         Value::Array(_) => "a JSON array",
         Value::Object(_) => "an object",
@@ -299,7 +301,14 @@ mod tests {
         assert_eq!(skip(r#"{"schema_version": 0}"#).0, SkipKind::NotAReport);
         assert_eq!(skip(r#"{"hostname": "x"}"#).0, SkipKind::NotAReport);
         assert_eq!(skip(r#"{"schema_version": "1"}"#).0, SkipKind::NotAReport);
-        assert_eq!(skip(r#"{"schema_version": -1}"#).0, SkipKind::NotAReport);
+        assert_eq!(
+            skip(r#"{"schema_version": -1}"#).1,
+            "not a gpu-doctor report (schema_version is -1, not a whole number)"
+        );
+        assert_eq!(
+            skip(r#"{"schema_version": "1"}"#).1,
+            "not a gpu-doctor report (schema_version is a string, not a whole number)"
+        );
         assert_eq!(
             skip("[1, 2]").1,
             "not a gpu-doctor report (a JSON array, not an object)"
@@ -319,6 +328,12 @@ mod tests {
         assert_eq!(kind, SkipKind::Corrupt);
         assert!(reason.contains("line 2"), "{reason}");
         assert_eq!(skip("").0, SkipKind::Corrupt);
+        // serde_json's recursion limit turns deep nesting into an error, not a stack overflow.
+        assert_eq!(skip(&"[".repeat(100_000)).0, SkipKind::Corrupt);
+        let (kind, reason) = skip(
+            r#"{"schema_version": 1, "smoke": {"devices": [{"bandwidth": {"device_to_device_gbs": 1e400}}]}}"#,
+        );
+        assert_eq!(kind, SkipKind::Corrupt, "{reason}");
         assert_eq!(skip("\u{0}\u{1}binary").0, SkipKind::Corrupt);
     }
 

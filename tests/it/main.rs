@@ -12,6 +12,7 @@ mod plan;
 mod real;
 mod regressions;
 mod schema;
+mod slurm;
 mod smoke;
 mod support;
 mod tui;
