@@ -242,6 +242,13 @@ pub enum ReportCommand {
     /// nodes grouped by stack, the odd ones out, nodes with errors or failed smoke tests, and
     /// throughput spread per GPU model. Exit 0 all healthy, 1 a node needs attention, 2 usage
     /// error, 3 no report could be read.
+    ///
+    /// Only an error finding or a failed smoke test makes a node need attention. Drift alone
+    /// does not fail: nodes on different stacks, GPUs well below their model's median, two
+    /// reports for one node (the newest by `generated_at` is used) and files that are not
+    /// reports are all shown, and the exit code stays 0. A node is named by its report's
+    /// host name, else by the file's name. Reports of a newer schema than this gpu-doctor
+    /// reads are refused with a message, and corrupt files are skipped, never fatal.
     Merge(MergeArgs),
 }
 
@@ -257,7 +264,9 @@ pub enum MergeFormat {
 /// `gpu-doctor report merge` options.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MergeArgs {
-    /// Report files, or folders whose `*.json` files are reports.
+    /// Report files, or folders whose `*.json` files are reports. A folder is read one level
+    /// deep: subfolders are not entered, and names starting with `.` (temporary files of
+    /// writers) and fleet summaries (`report merge --json` output) are passed over.
     #[arg(required = true, value_name = "FILE|DIR")]
     pub paths: Vec<PathBuf>,
     /// Output format.
