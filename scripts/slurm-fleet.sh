@@ -129,6 +129,8 @@ bin=$1
 out=$2
 shift 2
 node=${SLURMD_NODENAME:-$(hostname)}
+# The report names the node as Slurm does (cloned VMs and containers often share a hostname).
+export GPU_DOCTOR_HOSTNAME="$node"
 node=${node//\//_}
 tmp=$(mktemp "$out/.$node.json.XXXXXX") || exit 3
 "$bin" "$@" >"$tmp"

@@ -89,16 +89,15 @@ impl Cluster {
                 .status()
                 .expect("cp");
             assert!(copied.success());
-            std::fs::create_dir_all(root.join("proc/sys/kernel")).expect("dir");
-            std::fs::write(root.join("proc/sys/kernel/hostname"), format!("{node}\n"))
-                .expect("hostname");
+            // The copies keep their fixtures' hostnames (two of them the same): the script
+            // names each report after its Slurm node through GPU_DOCTOR_HOSTNAME.
             let env: Vec<String> = fixture_env(fixture)
                 .iter()
                 .map(|(k, v)| quote(&format!("{k}={v}")))
                 .collect();
             let _ = writeln!(
                 cases,
-                "  {node}) exec env -i {} SOURCE_DATE_EPOCH=1764583200 \"$real\" --root {} --timeout {} \"$@\" ;;",
+                "  {node}) exec env -i {} SOURCE_DATE_EPOCH=1764583200 GPU_DOCTOR_HOSTNAME=\"$GPU_DOCTOR_HOSTNAME\" \"$real\" --root {} --timeout {} \"$@\" ;;",
                 env.join(" "),
                 quote(&root.to_string_lossy()),
                 crate::support::TIMEOUT_SECS,
