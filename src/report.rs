@@ -7,7 +7,11 @@
 //! `gpus[].name`, `gpus[].pci_device_id`, `gpus[].compute_capability`, `gpus[].memory_total_mib`;
 //! `toolkits[].version`, `toolkits[].path`; `libraries.cudnn[].version`, `libraries.cudnn[].path`;
 //! `python_envs[].path`, `python_envs[].frameworks[].name`, `.version`, `.cuda`;
-//! `findings[].id`, `.severity`, `.title`, `.evidence`, `.fix`.
+//! `findings[].id`, `.severity`, `.title`, `.evidence`, `.fix`; and what `report merge` reads
+//! from many machines' reports: `tool.version`, `generated_at`, `host.hostname`,
+//! `libraries.nccl[].version`, `smoke.status`, `smoke.error`, `smoke.devices[].index`, `.name`,
+//! `.passed`, `.throughput.cublaslt_bf16_tflops`, `.throughput.ptx_fp32_tflops`,
+//! `.bandwidth.device_to_device_gbs`.
 //! A value that could not be learned is `null`, never a guess; `0` is a real reading. Lists are
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types (`gpu-doctor schema`) and checked by the tests.
