@@ -954,3 +954,62 @@ fn a_live_smoke_run_on_a_fake_driver_reports_its_failed_gpu() {
     );
     assert_eq!(value(&samples, "gpu_doctor_healthy", &[]), 0.0);
 }
+
+/// What the real H200 gave (`smoke --bench --format prometheus -o`, 2026-12-01, driver
+/// 580.159.04): valid to every validator, with the measured rates where a dashboard reads them.
+/// The JSON beside it is the `smoke --bench --json` of the same call, a few seconds later.
+#[test]
+fn the_real_h200_smoke_metrics_are_valid_and_carry_its_rates() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real");
+    let text = std::fs::read_to_string(dir.join("h200-smoke-bench.prom")).expect("record");
+    let samples = validate(&text, "real h200 smoke");
+    let gpu = [("gpu", "0"), ("name", "NVIDIA H200")];
+    assert_eq!(value(&samples, "gpu_doctor_smoke_pass", &gpu), 1.0);
+    assert_eq!(
+        value(&samples, "gpu_doctor_smoke_status", &[("status", "passed")]),
+        1.0
+    );
+    let bf16 = value(
+        &samples,
+        "gpu_doctor_smoke_tflops",
+        &[("gpu", "0"), ("precision", "bf16")],
+    );
+    let fp32 = value(
+        &samples,
+        "gpu_doctor_smoke_tflops",
+        &[("gpu", "0"), ("precision", "fp32")],
+    );
+    // The same card measured by the JSON run: within a few percent, as repeated runs are.
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("h200-smoke-bench.json")).expect("record"),
+    )
+    .expect("JSON");
+    let t = &json["smoke"]["devices"][0]["throughput"];
+    let near = |a: f64, b: f64| (a - b).abs() / b < 0.05;
+    assert!(
+        near(bf16, t["cublaslt_bf16_tflops"].as_f64().expect("bf16")),
+        "{bf16}"
+    );
+    assert!(
+        near(fp32, t["ptx_fp32_tflops"].as_f64().expect("fp32")),
+        "{fp32}"
+    );
+    assert!(
+        bf16 > 700.0 && fp32 > 30.0,
+        "an H200's rates: {bf16} {fp32}"
+    );
+    let d2d = value(
+        &samples,
+        "gpu_doctor_smoke_bandwidth_bytes_per_second",
+        &[("gpu", "0"), ("direction", "device_to_device")],
+    );
+    assert!(d2d > 4.0e12, "{d2d}");
+    assert_eq!(
+        value(
+            &samples,
+            "gpu_doctor_driver_info",
+            &[("version", "580.159.04"), ("cuda", "13.0")]
+        ),
+        1.0
+    );
+}
