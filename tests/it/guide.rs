@@ -3,25 +3,15 @@
 //!
 //! The numbers are the worked examples of `src/guide/memory.rs`, checked by hand there.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{TIMEOUT_SECS, finding_ids, fixture_dir, fixture_env};
+use crate::support::{finding_ids, on_fixture};
 
 /// Runs gpu-doctor on a fixture with its environment plus `extra` variables.
 fn run(fixture: &str, extra: &[(&str, &str)], args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
-        .env_clear()
-        .envs(fixture_env(fixture))
-        .envs(extra.iter().copied())
-        .arg("--root")
-        .arg(fixture_dir(fixture).join("root"))
-        .args(["--timeout", TIMEOUT_SECS])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("gpu-doctor runs")
+    on_fixture(fixture, extra, args, None)
 }
 
 fn stdout(out: &Output) -> String {

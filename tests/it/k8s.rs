@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde::Deserialize;
 use serde_yaml_ng::Value;
 
-use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env};
+use crate::support::on_fixture;
 
 /// The documents of a YAML file of the repository.
 pub(crate) fn documents(relative: &str) -> Vec<Value> {
@@ -164,17 +164,7 @@ pub(crate) fn output_of(words: &[String]) -> Option<&str> {
 
 /// Runs gpu-doctor with `args` (the words after `gpu-doctor`) on a fixture machine, in `cwd`.
 pub(crate) fn run_on_fixture(fixture: &str, args: &[String], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
-        .env_clear()
-        .envs(fixture_env(fixture))
-        .arg("--root")
-        .arg(fixture_dir(fixture).join("root"))
-        .args(["--timeout", TIMEOUT_SECS])
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .output()
-        .expect("gpu-doctor runs")
+    on_fixture(fixture, &[], args, Some(cwd))
 }
 
 fn kinds(docs: &[Value]) -> Vec<&str> {

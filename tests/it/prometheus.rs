@@ -17,7 +17,7 @@ use std::process::{Command, Output, Stdio};
 use gpu_doctor::report::Report;
 use serde_json::Value;
 
-use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env};
+use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env, on_fixture};
 
 /// How to install the strict validators (what `.ci/run` does).
 const INSTALL_HINT: &str = "python3 -m pip install prometheus-client; promtool from Debian's \
@@ -33,16 +33,7 @@ pub(crate) struct Sample {
 
 /// Runs gpu-doctor on a fixture machine with exactly its environment.
 fn run(fixture: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
-        .env_clear()
-        .envs(fixture_env(fixture))
-        .arg("--root")
-        .arg(fixture_dir(fixture).join("root"))
-        .args(["--timeout", TIMEOUT_SECS])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("{fixture}: cannot start gpu-doctor: {e}"))
+    on_fixture(fixture, &[], args, None)
 }
 
 fn stdout(fixture: &str, o: &Output) -> String {

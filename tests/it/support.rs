@@ -65,6 +65,33 @@ pub fn fixture_env(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// gpu-doctor as a test runs it on a fixture machine: the fixture's environment plus `extra`,
+/// `--root` its tree and the fixtures' `--timeout`, then `args`, in `cwd` (else the test's own
+/// folder), stdin closed.
+pub fn on_fixture<S: AsRef<std::ffi::OsStr>>(
+    fixture: &str,
+    extra: &[(&str, &str)],
+    args: &[S],
+    cwd: Option<&Path>,
+) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    command
+        .env_clear()
+        .envs(fixture_env(fixture))
+        .envs(extra.iter().copied())
+        .arg("--root")
+        .arg(fixture_dir(fixture).join("root"))
+        .args(["--timeout", TIMEOUT_SECS])
+        .args(args)
+        .stdin(Stdio::null());
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    command
+        .output()
+        .unwrap_or_else(|e| panic!("{fixture}: cannot start gpu-doctor: {e}"))
+}
+
 /// What one run gave.
 pub struct Run {
     pub report: Value,
