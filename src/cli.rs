@@ -239,12 +239,13 @@ pub struct PlanArgs {
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
     /// Merge many `doctor --json` / `smoke --json` reports (one per node) into a fleet summary:
-    /// nodes grouped by stack, the odd ones out, nodes with errors or failed smoke tests, and
-    /// throughput spread per GPU model. Exit 0 all healthy, 1 a node needs attention, 2 usage
+    /// nodes grouped by stack, the odd ones out, nodes with errors or failed smoke tests, nodes
+    /// with fewer GPUs than their peers, and throughput spread per GPU model. Exit 0 all healthy, 1 a node needs attention, 2 usage
     /// error, 3 no report could be read.
     ///
     /// Only an error finding or a failed smoke test makes a node need attention. Drift alone
-    /// does not fail: nodes on different stacks, GPUs well below their model's median, two
+    /// does not fail: nodes on different stacks, GPUs well below their model's median, nodes
+    /// showing fewer GPUs of a model than most of their peers, two
     /// reports for one node (the newest by `generated_at` is used) and files that are not
     /// reports are all shown, and the exit code stays 0. A node is named by its report's
     /// host name, else by the file's name. Reports of a newer schema than this gpu-doctor

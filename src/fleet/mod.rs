@@ -4,6 +4,7 @@
 //! [`spread`] compares smoke throughput per GPU model; [`render`] prints it. Only [`load`]
 //! touches the filesystem, and only to read; output goes through [`crate::app::deliver`].
 
+pub mod gpus;
 pub mod hostlist;
 pub mod load;
 pub mod render;

@@ -53,6 +53,13 @@ fn headline(f: &Fleet) -> String {
             }
         )
     });
+    if c.fewer_gpus > 0 {
+        parts.push(plural(
+            c.fewer_gpus,
+            "node with fewer GPUs than its peers",
+            "nodes with fewer GPUs than their peers",
+        ));
+    }
     if c.duplicates > 0 {
         parts.push(plural(
             c.duplicates,
@@ -174,6 +181,24 @@ pub fn text(f: &Fleet, paint: Paint) -> String {
     text_groups(&mut out, f, paint);
     text_odd(&mut out, f, paint);
     text_attention(&mut out, f, paint);
+    if !f.fewer_gpus.is_empty() {
+        section(
+            &mut out,
+            paint,
+            &format!("Fewer GPUs than their peers ({})", f.fewer_gpus.len()),
+        );
+        for g in &f.fewer_gpus {
+            let _ = writeln!(
+                out,
+                "  {}: {} × {} (usual: {}, on {} nodes)",
+                clean(&g.node),
+                g.count,
+                clean(&g.gpu),
+                g.usual,
+                g.nodes_with_usual
+            );
+        }
+    }
     text_throughput(&mut out, &f.throughput, paint);
     if !f.duplicates.is_empty() {
         section(
@@ -419,6 +444,31 @@ pub fn markdown(f: &Fleet) -> String {
     markdown_groups(&mut out, f);
     markdown_odd(&mut out, f);
     markdown_attention(&mut out, f);
+    if !f.fewer_gpus.is_empty() {
+        let _ = writeln!(out, "\n## Fewer GPUs than their peers\n");
+        table_head(
+            &mut out,
+            &[
+                "Node",
+                "GPU",
+                "Count",
+                "Usual",
+                "Nodes with the usual count",
+            ],
+        );
+        for g in &f.fewer_gpus {
+            row(
+                &mut out,
+                &[
+                    md(&g.node),
+                    md(&g.gpu),
+                    g.count.to_string(),
+                    g.usual.to_string(),
+                    g.nodes_with_usual.to_string(),
+                ],
+            );
+        }
+    }
     markdown_throughput(&mut out, &f.throughput);
     if !f.duplicates.is_empty() {
         let _ = writeln!(out, "\n## Duplicate reports\n");

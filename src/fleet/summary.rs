@@ -1,6 +1,6 @@
 //! The fleet summary: pure grouping over the reports read (one node each), the model every
 //! face of `report merge` renders. Depends only on [`super::view`], [`super::load`]'s result
-//! types and [`super::spread`].
+//! types, [`super::spread`] and [`super::gpus`].
 //!
 //! # JSON contract (`report merge --json`)
 //! [`Fleet`] serialised as it is, with its own [`FLEET_SCHEMA_VERSION`] (bumped when a key
@@ -8,7 +8,7 @@
 //! reports give the same bytes whatever order they were named in:
 //! - `fleet_schema_version`, `tool {name, version}`;
 //! - `healthy`: no node has an error finding or a failed smoke test (the exit code's 0);
-//! - `counts {nodes, groups, odd_ones_out, attention, duplicates, skipped}`;
+//! - `counts {nodes, groups, odd_ones_out, attention, fewer_gpus, duplicates, skipped}`;
 //! - `majority {group, nodes, tied}`: the largest group (null with no node), the reference
 //!   for the odd ones out; `tied` when another group is as large, and then the first in
 //!   group order is the reference;
@@ -20,6 +20,9 @@
 //!   `framework:<env>:<name>`), values as display text, null when absent or empty;
 //! - `attention[] {node, file, errors[] {id, title}, smoke_status, smoke_error,
 //!   failed_gpus[] {index, name, reason}}`: nodes with an error finding or a failed smoke;
+//! - `fewer_gpus[] {node, gpu, count, usual, nodes_with_usual}` ([`super::gpus`]): nodes
+//!   whose driver shows fewer GPUs of a model than most nodes with that model (a GPU lost
+//!   from the bus or the driver); shown, but not part of `healthy`;
 //! - `throughput` ([`super::spread::Throughput`]): per GPU model, the spread of the smoke
 //!   test's measurements, and the GPUs well below their model's median;
 //! - `nodes[] {name, hostname, file, generated_at, tool_version, group, gpus[], healthy,
@@ -54,6 +57,7 @@ pub struct Fleet {
     pub groups: Vec<Group>,
     pub odd_ones_out: Vec<OddOne>,
     pub attention: Vec<Attention>,
+    pub fewer_gpus: Vec<super::gpus::FewerGpus>,
     pub throughput: Throughput,
     pub nodes: Vec<NodeSummary>,
     pub duplicates: Vec<Duplicate>,
@@ -72,6 +76,7 @@ pub struct Counts {
     pub groups: usize,
     pub odd_ones_out: usize,
     pub attention: usize,
+    pub fewer_gpus: usize,
     pub duplicates: usize,
     pub skipped: usize,
 }
@@ -243,6 +248,7 @@ pub fn summarize(inputs: &Inputs) -> Fleet {
                 .map(|s| s.status.clone().unwrap_or_else(|| "unknown".to_string())),
         })
         .collect();
+    let fewer_gpus = super::gpus::fewer_gpus(&nodes);
     Fleet {
         fleet_schema_version: FLEET_SCHEMA_VERSION,
         tool: Tool {
@@ -255,6 +261,7 @@ pub fn summarize(inputs: &Inputs) -> Fleet {
             groups: groups.len(),
             odd_ones_out: odd_ones_out.len(),
             attention: attention.len(),
+            fewer_gpus: fewer_gpus.len(),
             duplicates: duplicates.len(),
             skipped: inputs.skipped.len(),
         },
@@ -263,6 +270,7 @@ pub fn summarize(inputs: &Inputs) -> Fleet {
         groups,
         odd_ones_out,
         attention,
+        fewer_gpus,
         nodes: summaries,
         duplicates,
         skipped: inputs.skipped.clone(),

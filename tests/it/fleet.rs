@@ -238,7 +238,7 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
     assert_eq!(f["healthy"], false);
     assert_eq!(
         f["counts"],
-        json!({"nodes": 40, "groups": 4, "odd_ones_out": 3, "attention": 3,
+        json!({"nodes": 40, "groups": 4, "odd_ones_out": 3, "attention": 3, "fewer_gpus": 0,
                "duplicates": 1, "skipped": 7})
     );
 
@@ -769,4 +769,51 @@ fn output_goes_to_a_file_and_big_files_are_refused_unread() {
     assert_eq!(again["counts"]["skipped"], 1);
     let (_, named) = merge_json(tmp.path(), &["fleet/summary.json", "fleet/a.json"]);
     assert_eq!(named["skipped"][0]["kind"], "not_a_report");
+}
+
+/// An 8-GPU node whose driver shows 7 looks healthy alone; next to its peers it is named, and
+/// the exit code stays the health verdict's.
+#[test]
+fn a_node_that_shows_fewer_gpus_than_its_peers_is_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let eight = |host: &str, count: usize| {
+        let mut r = node("h200", host, "2026-11-30T10:00:00Z");
+        let first = r["gpus"][0].clone();
+        let gpus: Vec<Value> = (0..count)
+            .map(|i| {
+                let mut g = first.clone();
+                g["index"] = json!(i);
+                g
+            })
+            .collect();
+        r["gpus"] = json!(gpus);
+        r
+    };
+    for (host, count) in [("hgx1", 8), ("hgx2", 8), ("hgx3", 7), ("hgx4", 8)] {
+        write(dir.path(), &format!("{host}.json"), &eight(host, count));
+    }
+    let (out, f) = merge_json(dir.path(), &["."]);
+    assert_eq!(
+        out.code, 0,
+        "fewer GPUs is shown, not failed: {}",
+        out.stderr
+    );
+    assert_eq!(f["counts"]["fewer_gpus"], 1);
+    assert_eq!(
+        f["fewer_gpus"],
+        json!([{"node": "hgx3", "gpu": "NVIDIA H200", "count": 7, "usual": 8, "nodes_with_usual": 3}])
+    );
+    let text = merge(dir.path(), &["."]).stdout;
+    assert!(
+        text.contains(
+            "Fewer GPUs than their peers (1)\n  hgx3: 7 × NVIDIA H200 (usual: 8, on 3 nodes)"
+        ),
+        "{text}"
+    );
+    let markdown = merge(dir.path(), &[".", "--format", "markdown"]).stdout;
+    assert!(
+        markdown.contains("| hgx3 | NVIDIA H200 | 7 | 8 | 3 |"),
+        "{markdown}"
+    );
+    assert_tables(&markdown);
 }
