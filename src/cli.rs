@@ -198,7 +198,7 @@ pub struct PlanArgs {
     /// cuDNN major version.
     #[arg(long, value_name = "MAJOR")]
     pub cudnn: Option<String>,
-    /// torch==2.5.1, tensorflow==2.17, jax[cuda12], cupy.
+    /// torch==2.5.1, tensorflow==2.17, `jax[cuda12]`, cupy.
     #[arg(long, value_name = "NAME[==VERSION]")]
     pub framework: Option<String>,
     /// Python version for a new environment (3.11).

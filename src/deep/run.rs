@@ -30,7 +30,7 @@ pub struct Job {
     pub interpreter: PathBuf,
 }
 
-/// Runs every job, [`MAX_PARALLEL`] at a time, and returns their answers in the jobs' order.
+/// Runs every job, `MAX_PARALLEL` at a time, and returns their answers in the jobs' order.
 /// With fewer jobs than that (the usual case) the whole scan takes as long as its slowest
 /// import, not the sum of them.
 #[must_use]

@@ -1,6 +1,6 @@
 //! Built-in guidance: will a model fit (`estimate`), which card to use (`advise`).
 //!
-//! The arithmetic lives in pure modules ([`memory`], [`fit`], [`advise`]) that take numbers,
+//! The arithmetic lives in pure modules ([`memory`], [`fit`], [`mod@advise`]) that take numbers,
 //! the [`crate::report::Report`] and the manifests; this file turns CLI arguments into their
 //! inputs, examines the machine through the [`Host`] once, and prints text or JSON. Every
 //! figure comes from `manifests/gpus.toml`, a published formula, or a rule of thumb that the

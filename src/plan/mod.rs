@@ -4,7 +4,7 @@
 //! [`plan`] is pure: the report, the manifests and the [`Target`] in, a [`Plan`] (data: header
 //! facts, ordered [`Step`]s, files, notes) or a [`Refusal`] out. Renderers turn a plan into a
 //! bash script ([`shell`]), an `environment.yml` ([`conda`]) and JSON ([`json`]). Writing files
-//! ([`output`]) and running a plan ([`execute`], through [`run`], the subcommand's face) are
+//! ([`crate::outfile`]) and running a plan ([`execute`], through [`run`], the subcommand's face) are
 //! the only modules here with side effects.
 //!
 //! Every package name, URL and version in a plan comes from the manifests; a choice the

@@ -1,5 +1,5 @@
 //! What the user asked `plan` for, parsed and checked for form (not for feasibility: that is
-//! [`super::decide`]'s job, and its answer is a refusal with reasons rather than a usage error).
+//! `decide`'s job, and its answer is a refusal with reasons rather than a usage error).
 //!
 //! Every value that later reaches a script passes a strict syntax check here (versions are
 //! dotted numbers, framework names come from a fixed list), so the plan's own checks can put

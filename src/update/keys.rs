@@ -5,7 +5,7 @@
 //! re-serialising, so no canonical-JSON rules to get wrong, and the context keeps a signature
 //! made for an index from being valid for anything else the same key might ever sign.
 //!
-//! Pure apart from [`read_key_file`] / [`write_key_file`]. Depends on ed25519-dalek.
+//! Pure apart from [`read_key_file`] / `write_key_file`. Depends on ed25519-dalek.
 
 use std::fmt;
 use std::io::Write;

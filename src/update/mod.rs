@@ -10,7 +10,7 @@
 //! one, with a warning, when the installed set is damaged.
 //!
 //! Layout: [`fetch`] (the only network code), [`index`] + [`keys`] (signature), [`set`]
-//! (bytes → checked tables), [`store`] (atomic install), [`config`] (the config file and XDG
+//! (bytes → checked tables), [`store`] (atomic install), [`crate::config`] (the config file and XDG
 //! folders), [`publish`] (the publisher's side), [`date`], [`error`].
 //!
 //! Depends on [`crate::host`] for the environment and root, [`crate::manifest`], and the
