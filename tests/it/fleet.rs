@@ -10,14 +10,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use crate::support::{doctor, fixtures_dir};
-
-/// What one run of `report merge` gave.
-pub struct Out {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
+use crate::support::{Out, doctor, fixtures_dir};
 
 /// `gpu-doctor report merge ARGS` in `cwd`, with an empty environment.
 pub fn merge(cwd: &Path, args: &[&str]) -> Out {
@@ -29,11 +22,7 @@ pub fn merge(cwd: &Path, args: &[&str]) -> Out {
         .stdin(Stdio::null())
         .output()
         .expect("gpu-doctor runs");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Out::from(out)
 }
 
 fn merge_json(cwd: &Path, args: &[&str]) -> (Out, Value) {

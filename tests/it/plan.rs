@@ -5,14 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::support::{fixture_dir, fixture_env};
-
-/// What one run of gpu-doctor gave.
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use crate::support::{Out, fixture_dir, fixture_env};
 
 impl Out {
     /// Exit code, stderr and stdout in one block, as the snapshots keep them.
@@ -37,11 +30,7 @@ fn gpu_doctor(root: &Path, env: &[(String, String)], args: &[&str], cwd: &Path) 
         .stdin(Stdio::null())
         .output()
         .expect("gpu-doctor runs");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Out::from(out)
 }
 
 /// `plan ARGS` on a fixture, with extra environment variables.

@@ -92,6 +92,23 @@ pub fn on_fixture<S: AsRef<std::ffi::OsStr>>(
         .unwrap_or_else(|e| panic!("{fixture}: cannot start gpu-doctor: {e}"))
 }
 
+/// What one run of gpu-doctor gave, as text.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<std::process::Output> for Out {
+    fn from(out: std::process::Output) -> Out {
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 /// What one run gave.
 pub struct Run {
     pub report: Value,
