@@ -172,16 +172,18 @@ fn run_in(
     let code = status.and_then(|s| s.code());
     // `-vv`: every command, its outcome and time. Debug formatting escapes whatever control
     // characters a fixture's or machine's path may hold.
-    crate::term::trace(&format!(
-        "ran {:?} {args:?}: {} in {} ms",
-        program.display().to_string(),
-        if timed_out {
-            "timed out".to_string()
-        } else {
-            code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"))
-        },
-        start.elapsed().as_millis()
-    ));
+    if crate::term::level() >= 2 {
+        crate::term::trace(&format!(
+            "ran {:?} {args:?}: {} in {} ms",
+            program.display().to_string(),
+            if timed_out {
+                "timed out".to_string()
+            } else {
+                code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"))
+            },
+            start.elapsed().as_millis()
+        ));
+    }
     Ok(CmdOutput {
         code,
         stdout,
