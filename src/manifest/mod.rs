@@ -135,6 +135,10 @@ const EMBEDDED: [(&str, &str); 6] = [
 /// If the embedded files do not parse. They are fixed at compile time and this module's tests
 /// parse and validate exactly these bytes, so a tested build cannot reach the panic; failing
 /// loudly there is better than diagnosing against empty tables. This is the module's only panic.
+#[expect(
+    clippy::panic,
+    reason = "fixed at compile time and tested; see # Panics"
+)]
 #[must_use]
 pub fn embedded() -> &'static Manifests {
     static PARSED: OnceLock<Manifests> = OnceLock::new();

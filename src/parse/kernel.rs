@@ -1,15 +1,6 @@
 //! Small kernel-side facts: loaded modules (`/proc/modules`), WSL (`/proc/version`), the
 //! container runtime (`/proc/1/cgroup`), Secure Boot (the `SecureBoot` efivar) and PCI sysfs
 //! attributes (`vendor`, `device`, `class`, `current_link_speed`).
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 /// Module names, the first column of `/proc/modules` (`lsmod` output is read too: its
 /// `Module Size Used by` header is skipped).

@@ -1,4 +1,7 @@
 //! Pure text parsers for what GPU machines print and store. No I/O here: callers pass text in.
+// The crate denies unwrap, expect and panic outside tests (Cargo.toml `[lints]`); parsers read
+// whatever a broken machine holds, so here indexing that could panic is denied too.
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod cuda_files;
 pub mod kernel;

@@ -1,13 +1,4 @@
 //! `nvcc --version`: the CUDA toolkit release the compiler belongs to.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 use crate::parse::text::is_dotted_numeric;
 

@@ -3,15 +3,6 @@
 //!
 //! These exist whenever the kernel module is loaded, even when `nvidia-smi` or the user-space
 //! libraries are broken or missing, so they are the ground truth for "which driver is running".
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 use crate::parse::text::{is_dotted_numeric, present, yes_no};
 

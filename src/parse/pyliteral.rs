@@ -3,15 +3,6 @@
 //!
 //! This is a tokenizer, not an evaluator: nothing is executed, and anything it does not
 //! understand comes out as a punctuation token that callers skip.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 /// One Python token.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,13 +1,4 @@
 //! Small helpers shared by the parsers: "no value" markers, numbers with units, version-like tokens.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 use std::str::FromStr;
 

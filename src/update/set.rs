@@ -178,6 +178,10 @@ pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 6] {
 /// # Panics
 /// Never in a tested build: the embedded files are the ones `manifest::embedded()` parses, and
 /// a unit test computes this identity; a failure means the build itself is broken.
+#[expect(
+    clippy::panic,
+    reason = "fixed at compile time and tested; see # Panics"
+)]
 #[must_use]
 pub fn embedded_identity() -> &'static SetIdentity {
     static IDENTITY: OnceLock<SetIdentity> = OnceLock::new();

@@ -1,14 +1,5 @@
 //! The messages `nvidia-smi` prints when it cannot report, recognised so that a user gets the
 //! cause instead of a raw error.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 use crate::parse::text::looks_like_version;
 

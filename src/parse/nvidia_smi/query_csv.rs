@@ -5,15 +5,6 @@
 //! output of other field lists can be read too. Lines that do not have one field per column are
 //! skipped: that is how a driver's error text (`Field "compute_cap" is not a valid field to
 //! query.`) ends up as "no rows"; [`super::failure_kind`] names it.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 use crate::parse::text::{leading, present_owned};
 

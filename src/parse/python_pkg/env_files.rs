@@ -1,13 +1,4 @@
 //! Python environment markers: a venv's `pyvenv.cfg` and conda's `~/.conda/environments.txt`.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 /// `pyvenv.cfg` of a virtual environment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,14 +1,5 @@
 //! TensorFlow's `tensorflow/python/platform/build_info.py`: the CUDA and cuDNN versions and
 //! GPU architectures a TensorFlow wheel was built for.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 use crate::parse::pyliteral::{Literal, Tok, Tokens};
 

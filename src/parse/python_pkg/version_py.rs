@@ -1,13 +1,4 @@
 //! `torch/version.py` and JAX's `version.py` files: module-level `name = 'literal'` lines.
-#![cfg_attr(
-    not(test),
-    deny(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::indexing_slicing,
-        clippy::panic
-    )
-)]
 
 use crate::parse::pyliteral::{Literal, Tokens};
 use crate::parse::text::looks_like_version;
