@@ -116,6 +116,7 @@ impl UpdateError {
                 FetchError::Redirect { .. } => "redirect",
                 FetchError::Other { .. } => "network",
                 FetchError::Io { .. } => "io",
+                FetchError::NoNetwork { .. } => "no_network",
             },
             UpdateError::NoIndex { .. } => "no_index",
             UpdateError::Unsigned { .. } => "unsigned",

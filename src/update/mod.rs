@@ -19,6 +19,8 @@
 pub mod date;
 pub mod error;
 pub mod fetch;
+#[cfg(feature = "network")]
+pub mod http;
 pub mod index;
 pub mod keys;
 pub mod publish;
@@ -38,7 +40,7 @@ use crate::host::Host;
 use crate::manifest::{FILE_NAMES, Manifests};
 use date::Date;
 use error::UpdateError;
-use fetch::{DirSource, HttpOptions, HttpSource, Location, LocationError, Source};
+use fetch::{DirSource, HttpOptions, Location, LocationError, Source};
 use index::{INDEX_FILE, INDEX_LIMIT, Index, SIGNATURE_FILE, SIGNATURE_LIMIT};
 use keys::PublicKey;
 use set::{CheckedSet, SetIdentity};
@@ -434,6 +436,10 @@ struct Plan {
     location: Location,
     trusted: PublicKey,
     store: Store,
+    #[cfg_attr(
+        not(feature = "network"),
+        expect(dead_code, reason = "only the HTTP source reads it")
+    )]
     options: HttpOptions,
 }
 
@@ -476,6 +482,14 @@ fn location(
     let text = url
         .or(config.manifest_url.as_deref())
         .unwrap_or(DEFAULT_MANIFEST_URL);
+    // An offline build says so before anything else about a URL: no URL could work for it.
+    if !cfg!(feature = "network") && !offline && text.contains("://") && !text.starts_with("file:")
+    {
+        return Err(fetch::FetchError::NoNetwork {
+            url: text.to_string(),
+        }
+        .into());
+    }
     if text == DEFAULT_MANIFEST_URL && DEFAULT_MANIFEST_URL.contains(".invalid/") {
         return Err(UpdateError::NoPublishedLocation {
             url: DEFAULT_MANIFEST_URL.to_string(),
@@ -509,7 +523,15 @@ fn update(
     progress: &Progress,
 ) -> Result<(Updated, SetIdentity), UpdateError> {
     let mut source: Box<dyn Source> = match &plan.location {
-        Location::Http(url) => Box::new(HttpSource::new(url.clone(), &plan.options)?),
+        #[cfg(feature = "network")]
+        Location::Http(url) => Box::new(http::HttpSource::new(url.clone(), &plan.options)?),
+        #[cfg(not(feature = "network"))]
+        Location::Http(url) => {
+            return Err(fetch::FetchError::NoNetwork {
+                url: url.to_string(),
+            }
+            .into());
+        }
         Location::Dir(dir) => Box::new(DirSource { dir: dir.clone() }),
     };
     let (index, index_bytes, sig_bytes) =
