@@ -16,6 +16,14 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
+    /// Examine the node whose `/` is mounted at DIR (a container's read-only hostPath, such as
+    /// /host): files, /proc, /sys, toolkits and Python environments are the node's, while
+    /// NVML and libcuda are this container's, so GPU readings stay live. The node's python and
+    /// nvcc are not run (versions come from files); nvidia-smi is this container's, else the
+    /// node's. The report's `tool.host_root` and each `probes[].source` say what came from where.
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "root")]
+    pub host_root: Option<PathBuf>,
+
     /// Seconds any one command (nvidia-smi, nvcc, python) may run before it is stopped
     /// [env: GPU_DOCTOR_TIMEOUT] [config: timeout] [default: 5].
     #[arg(long, global = true, value_name = "SECS")]

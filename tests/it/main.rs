@@ -9,6 +9,7 @@ mod findings;
 mod fixtures;
 mod fleet;
 mod guide;
+mod host_root;
 mod k8s;
 mod layout;
 mod plan;
