@@ -5,6 +5,7 @@ mod check;
 mod ci_examples;
 mod conventions;
 mod deep;
+mod docker;
 mod findings;
 mod fixtures;
 mod fleet;
