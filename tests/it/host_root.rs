@@ -243,3 +243,67 @@ fn host_root_refuses_what_it_cannot_do() {
         plan.stderr
     );
 }
+
+/// Recorded on the real H200 (the release binary through the device tool, one run of
+/// `doctor --json` plain, with `--host-root /` and with `--host-root` a small tree): with `--host-root`
+/// on a small tree standing in for a node, NVML still answered live (the same driver and GPU as
+/// the plain run, a temperature read) while every file fact came from the tree: its host name,
+/// its one venv (found by the scan, its version from `pyvenv.cfg`), no toolkit. With
+/// `--host-root /` the files are the machine's own, and nvcc and python were not run: the
+/// toolkit's version comes from libcudart, the system Python's from its site folder.
+#[test]
+fn on_the_real_h200_nvml_stays_live_while_files_come_from_the_host_root() {
+    let read = |text: &str| -> Value { serde_json::from_str(text).expect("JSON") };
+    // The plain `doctor --json` of the same run, for comparison.
+    let real = read(include_str!(
+        "../fixtures/real/h200-host-root-baseline.json"
+    ));
+    let subtree = read(include_str!("../fixtures/real/h200-host-root-subtree.json"));
+    let slash = read(include_str!("../fixtures/real/h200-host-root-slash.json"));
+    let schema: Value =
+        serde_json::from_str(include_str!("../../schema/report.schema.json")).expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    for r in [&subtree, &slash] {
+        assert!(validator.is_valid(r), "{r}");
+        assert_eq!(r["driver"]["source"], "nvml");
+        assert_eq!(r["driver"]["nvml"]["status"], "ok");
+        assert_eq!(r["driver"]["version"], real["driver"]["version"]);
+        assert_eq!(r["gpus"][0]["name"], real["gpus"][0]["name"]);
+        assert_eq!(r["gpus"][0]["uuid"], real["gpus"][0]["uuid"]);
+        assert!(r["gpus"][0]["temperature_c"].is_number(), "a live reading");
+        let root = r["tool"]["host_root"].as_str().expect("host_root");
+        for probe in r["probes"].as_array().expect("probes") {
+            let want = if probe["name"] == "driver" {
+                "container".to_string()
+            } else {
+                format!("host-root:{root}")
+            };
+            assert_eq!(probe["source"], want.as_str(), "{probe}");
+        }
+    }
+    assert_eq!(subtree["host"]["hostname"], "subtree-node");
+    assert_eq!(
+        subtree["python_envs"],
+        serde_json::json!([{
+            "path": "/home/alice/venv", "kind": "venv", "python_version": "3.12.3",
+            "interpreter": null, "site_packages": ["/home/alice/venv/lib/python3.12/site-packages"],
+            "found_via": ["host-root-scan"], "frameworks": [], "nvidia_wheels": []
+        }])
+    );
+    assert_eq!(subtree["toolkits"], serde_json::json!([]));
+    // `/`: the same machine, nothing run.
+    assert_eq!(slash["tool"]["host_root"], "/");
+    assert_eq!(real["toolkits"][0]["version_source"], "nvcc");
+    assert_eq!(slash["toolkits"][0]["path"], real["toolkits"][0]["path"]);
+    assert_eq!(slash["toolkits"][0]["version_source"], "libcudart");
+    let usr = |r: &Value| {
+        r["python_envs"]
+            .as_array()
+            .expect("envs")
+            .iter()
+            .find(|e| e["path"] == "/usr")
+            .map(|e| e["python_version"].clone())
+    };
+    assert_eq!(usr(&real), Some("3.12.3".into()), "asked the interpreter");
+    assert_eq!(usr(&slash), Some("3.12".into()), "read from lib/python3.12");
+}
