@@ -107,3 +107,66 @@ fn listing(host: &Host, dir: &Path) -> Vec<PathBuf> {
         .filter(|p| host.fs.is_dir(p))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Env;
+
+    fn mkdir(root: &Path, path: &str) {
+        std::fs::create_dir_all(root.join(path)).expect("mkdir");
+    }
+
+    #[test]
+    fn finds_environments_where_installers_put_them_and_only_under_host_root() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path();
+        for dir in [
+            "opt/miniforge3/conda-meta",
+            "opt/miniforge3/envs/train/conda-meta",
+            "opt/venv",
+            "opt/not-an-env/bin",
+            "root/.venv",
+            "home/bob/.virtualenvs/web",
+            "home/bob/.pyenv/versions/3.11.9",
+            "home/carol/anaconda3/conda-meta",
+            "home/carol/elsewhere",
+            "usr/local/micromamba/conda-meta",
+        ] {
+            mkdir(root, dir);
+        }
+        std::fs::write(root.join("opt/venv/pyvenv.cfg"), "version = 3.12.3\n").expect("cfg");
+        mkdir(root, "home/carol/.conda");
+        std::fs::write(
+            root.join("home/carol/.conda/environments.txt"),
+            "/home/carol/elsewhere\nrelative/ignored\n",
+        )
+        .expect("environments.txt");
+        let host = Host::host_rooted(root, Env::default(), std::time::Duration::from_secs(1));
+        let found: Vec<String> = candidates(&host)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        for want in [
+            "/opt/miniforge3",
+            "/opt/miniforge3/envs/train",
+            "/opt/venv",
+            "/usr/local/micromamba",
+            "/root/.venv",
+            "/home/bob/.virtualenvs/web",
+            "/home/bob/.pyenv/versions/3.11.9",
+            "/home/carol/anaconda3",
+            "/home/carol/elsewhere",
+        ] {
+            assert!(found.iter().any(|f| f == want), "{want} not in {found:?}");
+        }
+        assert!(!found.iter().any(|f| f == "/opt/not-an-env"), "{found:?}");
+        let mut sorted = found.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), found.len(), "no repeats: {found:?}");
+        // A fixture (--root) and a real run rely on the user's own variables instead.
+        let rooted = Host::rooted(root, Env::default(), std::time::Duration::from_secs(1));
+        assert!(candidates(&rooted).is_empty());
+    }
+}
