@@ -4,11 +4,11 @@
 #
 #   scripts/publish-manifests.sh OUTDIR [--key SECRET_KEY_FILE] [--from DIR]
 #
-# --key   the ed25519 secret key (32-byte seed as hex or base64 text). The project's key signs
-#         sets for the location built into gpu-doctor. Without --key a throw-away key pair is
+# --key   the ed25519 secret key (32-byte seed as hex or base64 text). Clients trust its public
+#         half with `gpu-doctor manifest update --pubkey FILE` or `manifest_pubkey` in their
+#         config file; gpu-doctor has no built-in key. Without --key a throw-away key pair is
 #         made, the set is signed with it, and only its public key is kept, as
-#         OUTDIR/manifest-signing.pub: for tests and private mirrors, whose users trust it with
-#         `gpu-doctor manifest update --pubkey FILE` or `manifest_pubkey` in their config file.
+#         OUTDIR/manifest-signing.pub: for tests and private mirrors.
 # --from  the folder of manifest files to publish (default: manifests/ of this repository).
 #
 # The set is checked exactly as `gpu-doctor manifest update` checks a download (it must load and
@@ -18,10 +18,28 @@
 # Upload the folder as a whole; if the host serves it while it is being copied, copy the
 # manifest files first and index.json.sig and index.json last, so a client sees the old set, the
 # new set, or a mismatch it refuses, never a mix it accepts.
+#
+# THE SIGNING KEY. Make it on an offline machine that never builds or tests gpu-doctor (a
+# laptop kept off the network, or a hardware-backed vault), with a gpu-doctor binary copied there:
+#   gpu-doctor manifest keygen /media/offline/gpu-doctor-manifests-2027.key
+# which writes the secret (mode 0600, never overwritten) and gpu-doctor-manifests-2027.pub. Only
+# the .pub leaves that machine: publish it where users fetch it over a channel other than the
+# manifest host (the README, a release note), and they pass it with --pubkey. The secret is never
+# committed, never copied to a CI runner, a build host or a developer machine, and never given to
+# tests: the test suite signs only with throw-away keys this script (or keygen into a temporary
+# folder) makes. Sign on the offline machine: copy OUTDIR's manifest files there, run this
+# script with --key, and bring the signed folder back.
+#
+# ROTATING. 1) Make the new key pair offline as above. 2) Publish the new .pub next to the old,
+# with the date the old one stops, and ask users to trust both: a key file may list several
+# keys, one a line (or repeat --pubkey), and sets signed by either install. 3) After that
+# hand-over window, sign new sets with the new key only. 4) Then drop the old key from the
+# published key file and destroy its secret. If a secret leaks, skip the window: publish a key
+# file without the leaked key at once and say so where users fetch keys.
 set -euo pipefail
 
 usage() {
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 

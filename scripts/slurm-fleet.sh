@@ -8,6 +8,7 @@ prog=slurm-fleet.sh
 usage() {
   cat <<'EOF'
 Usage: slurm-fleet.sh [--smoke [--bench]] [--out DIR] [--bin PATH] [--srun-opt OPT]...
+                      [--allow-missing-gpus]
 
 Run inside a Slurm allocation (salloc, sbatch). On every node of the allocation, one task
 each, runs `gpu-doctor doctor --json` (with --smoke: `gpu-doctor smoke --json`, which also
@@ -23,13 +24,17 @@ DIR/summary.json.
   --bin PATH       the gpu-doctor binary, the same path on every node [default: gpu-doctor]
   --srun-opt OPT   one more option for srun (repeatable), e.g. --srun-opt=--overlap inside
                    an interactive step, or --srun-opt=--gpus-per-node=8
+  --allow-missing-gpus
+                   a node showing fewer GPUs of a model than most nodes with that model
+                   (a GPU lost from the bus) is named but does not make the exit code 1
   -h, --help       this help
 
 Reports that this allocation's nodes left in DIR from an earlier run are removed first, so a
 node that fails now is not hidden by its old report. Only this allocation's nodes are merged.
 
 Exit codes: 0 every node reported and is healthy; 1 a node needs attention (an error finding
-or a failed smoke test) or wrote no report (the missing nodes are named on stderr); 2 usage
+or a failed smoke test), shows fewer GPUs than its peers (unless --allow-missing-gpus), or
+wrote no report (the missing nodes are named on stderr); 2 usage
 error or not inside an allocation; 3 no report could be merged.
 EOF
 }
@@ -44,6 +49,7 @@ out=
 smoke=0
 bench=0
 srun_opts=()
+merge_opts=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
     -h | --help)
@@ -73,6 +79,7 @@ while [ "$#" -gt 0 ]; do
       shift
       ;;
     --srun-opt=*) srun_opts+=("${1#--srun-opt=}") ;;
+    --allow-missing-gpus) merge_opts+=(--allow-missing-gpus) ;;
     *)
       usage >&2
       die "unknown argument: $1"
@@ -170,9 +177,9 @@ fi
 [ "${#files[@]}" -gt 0 ] || die "no node wrote a report into $out" 3
 
 rc=0
-"$bin" report merge "${files[@]}" || rc=$?
-"$bin" -q report merge --format markdown -o "$out/summary.md" "${files[@]}" || true
-"$bin" -q report merge --json -o "$out/summary.json" "${files[@]}" || true
+"$bin" report merge ${merge_opts[@]+"${merge_opts[@]}"} "${files[@]}" || rc=$?
+"$bin" -q report merge ${merge_opts[@]+"${merge_opts[@]}"} --format markdown -o "$out/summary.md" "${files[@]}" || true
+"$bin" -q report merge ${merge_opts[@]+"${merge_opts[@]}"} --json -o "$out/summary.json" "${files[@]}" || true
 printf '%s: reports and summary.md, summary.json in %s\n' "$prog" "$out" >&2
 
 if [ "${#missing[@]}" -gt 0 ] && [ "$rc" = 0 ]; then

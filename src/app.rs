@@ -26,7 +26,10 @@ pub mod exit {
 pub fn host_for(cli: &Cli) -> Result<Host, String> {
     let env = Env::from_process();
     let mut host = match &cli.root {
-        None => Host::real(env, crate::host::DEFAULT_TIMEOUT),
+        None => match &cli.host_root {
+            Some(dir) => host_rooted(dir, env)?,
+            None => Host::real(env, crate::host::DEFAULT_TIMEOUT),
+        },
         Some(root) if root.is_dir() => {
             let root = root
                 .canonicalize()
@@ -44,6 +47,21 @@ pub fn host_for(cli: &Cli) -> Result<Host, String> {
     }
     say_settings(&host);
     Ok(host)
+}
+
+/// `--host-root DIR`: a node's `/` mounted in this container (`/` too is taken at its word:
+/// files read, found programs not run).
+fn host_rooted(dir: &std::path::Path, env: Env) -> Result<Host, String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "--host-root {}: not a folder (mount the node's / there, e.g. a read-only hostPath at /host)",
+            dir.display()
+        ));
+    }
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("--host-root {}: {e}", dir.display()))?;
+    Ok(Host::host_rooted(dir, env, crate::host::DEFAULT_TIMEOUT))
 }
 
 /// `-v`: which settings were read and from where.
@@ -252,6 +270,13 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Report {
             action: ReportCommand::Merge(args),
         } => crate::fleet::run(args, paint),
+        Command::Plan(args) if args.execute && host.host_root().is_some() => {
+            crate::term::error(
+                "plan --execute changes the machine it runs on, which under --host-root is this \
+                 container, not the node: write the plan with -o and run it on the node",
+            );
+            exit::USAGE
+        }
         Command::Plan(args) => crate::plan::run::run(&host, args),
         Command::Schema | Command::Completions { .. } | Command::Man { .. } => exit::OK,
     }
@@ -273,7 +298,7 @@ fn doctor(host: &Host, args: &crate::cli::DoctorArgs, paint: Paint) -> u8 {
             return exit::USAGE;
         }
     };
-    if deep.is_some() && host.live() && std::io::stderr().is_terminal() {
+    if deep.is_some() && host.runs_found_programs() && std::io::stderr().is_terminal() {
         crate::term::note(&format!(
             "importing each Python framework (up to {deep_timeout} s)..."
         ));

@@ -16,6 +16,14 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub root: Option<PathBuf>,
 
+    /// Examine the node whose `/` is mounted at DIR (a container's read-only hostPath, such as
+    /// /host): files, /proc, /sys, toolkits and Python environments are the node's, while
+    /// NVML and libcuda are this container's, so GPU readings stay live. The node's python and
+    /// nvcc are not run (versions come from files); nvidia-smi is this container's, else the
+    /// node's. The report's `tool.host_root` and each `probes[].source` say what came from where.
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "root")]
+    pub host_root: Option<PathBuf>,
+
     /// Seconds any one command (nvidia-smi, nvcc, python) may run before it is stopped
     /// [env: GPU_DOCTOR_TIMEOUT] [config: timeout] [default: 5].
     #[arg(long, global = true, value_name = "SECS")]
@@ -240,12 +248,16 @@ pub struct PlanArgs {
 pub enum ReportCommand {
     /// Merge many `doctor --json` / `smoke --json` reports (one per node) into a fleet summary:
     /// nodes grouped by stack, the odd ones out, nodes with errors or failed smoke tests, nodes
-    /// with fewer GPUs than their peers, and throughput spread per GPU model. Exit 0 all healthy, 1 a node needs attention, 2 usage
-    /// error, 3 no report could be read.
+    /// with fewer GPUs than their peers, and throughput spread per GPU model. Exit 0 all
+    /// healthy, 1 a node needs attention or shows fewer GPUs than its peers, 2 usage error,
+    /// 3 no report could be read.
     ///
-    /// Only an error finding or a failed smoke test makes a node need attention. Drift alone
-    /// does not fail: nodes on different stacks, GPUs well below their model's median, nodes
-    /// showing fewer GPUs of a model than most of their peers, two
+    /// A node needs attention for an error finding or a failed smoke test. A node whose
+    /// driver shows fewer GPUs of a model than most nodes with that model (a GPU fallen off
+    /// the bus, Xid 79) also fails the run, unless --allow-missing-gpus; a tie between two
+    /// counts (a fleet of 8- and 4-GPU machines in equal numbers) names no usual count and
+    /// fails nothing. Drift alone does not fail: nodes on different stacks, GPUs well below
+    /// their model's median, two
     /// reports for one node (the newest by `generated_at` is used) and files that are not
     /// reports are all shown, and the exit code stays 0. A node is named by its report's
     /// host name, else by the file's name. Reports of a newer schema than this gpu-doctor
@@ -279,6 +291,10 @@ pub struct MergeArgs {
     /// Write to FILE instead of stdout (atomically).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Nodes showing fewer GPUs than their peers are still named, but do not make the exit
+    /// code 1 (a fleet where some nodes are meant to have GPUs taken out, or a GPU under RMA).
+    #[arg(long)]
+    pub allow_missing_gpus: bool,
 }
 
 impl MergeArgs {

@@ -20,7 +20,7 @@
 //! color = "never"
 //! # Where `gpu-doctor manifest update` downloads from (a folder holding index.json).
 //! manifest_url = "https://mirror.example.org/gpu-doctor/manifests/"
-//! # A public key file to trust instead of the built-in key (relative to this file's folder).
+//! # The publisher's public key file, one key a line (relative to this file's folder).
 //! manifest_pubkey = "mirror.pub"
 //! ```
 //!

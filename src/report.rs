@@ -12,6 +12,9 @@
 //! `libraries.nccl[].version`, `smoke.status`, `smoke.error`, `smoke.devices[].index`, `.name`,
 //! `.passed`, `.throughput.cublaslt_bf16_tflops`, `.throughput.ptx_fp32_tflops`,
 //! `.bandwidth.device_to_device_gbs`.
+//! Under `--host-root DIR` (a node's `/` mounted in a container) `tool.host_root` names DIR and
+//! each `probes[].source` says whose facts a probe gave: `host-root:DIR` or `container`; both
+//! keys are absent from other reports.
 //! A value that could not be learned is `null`, never a guess; `0` is a real reading. Lists are
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types (`gpu-doctor schema`) and checked by the tests.
@@ -66,6 +69,12 @@ pub struct ToolInfo {
     pub version: String,
     /// The folder examined instead of `/` (`--root`), or null for the real machine.
     pub root: Option<String>,
+    /// `--host-root DIR`: the folder where a node's `/` is mounted into the container that
+    /// ran gpu-doctor (absent otherwise). Then every `probes[].source` says whether its facts
+    /// are the node's files (`host-root:DIR`) or the container's own (`container`: NVML,
+    /// libcuda and the container's nvidia-smi).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_root: Option<String>,
 }
 
 /// The manifest set (compatibility tables) a report was diagnosed with: the one built into
@@ -429,6 +438,10 @@ pub struct ProbeRecord {
     pub status: ProbeStatus,
     pub detail: Option<String>,
     pub duration_ms: u64,
+    /// Under `--host-root` only: where this probe's facts came from, `host-root:DIR` (the
+    /// node's files below DIR) or `container` (NVML, libcuda, nvidia-smi of the container).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 #[derive(

@@ -77,7 +77,7 @@ pub fn attach(host: &Host, report: &mut Report, options: &Options) {
             asked.push((e, name.to_string(), job));
         }
     }
-    let runnable: Vec<run::Job> = if host.live() {
+    let runnable: Vec<run::Job> = if host.runs_found_programs() {
         asked.iter().filter_map(|(_, _, job)| job.clone()).collect()
     } else {
         Vec::new()
@@ -85,6 +85,9 @@ pub fn attach(host: &Host, report: &mut Report, options: &Options) {
     let mut answers = run::run_all(host, &runnable, options.timeout, options.smoke).into_iter();
     for (e, name, job) in asked {
         let runtime = match job {
+            _ if host.host_root().is_some() => {
+                skipped("the node's interpreters are not run under --host-root")
+            }
             _ if !host.live() => skipped("interpreters are not run under --root"),
             None => skipped("no Python interpreter was found in this environment"),
             Some(_) => answers.next().unwrap_or_else(|| skipped("not run")),

@@ -91,6 +91,9 @@ pub fn run_one(host: &Host, job: &Job, timeout: Duration, smoke: bool) -> Framew
     // `RootFs::real_path` would give): a venv's `bin/python3` links to the base interpreter,
     // and only started through the link does it find its `pyvenv.cfg` and its site-packages.
     // Probes run only on the real machine, whose root is `/`, so the path is a real one.
+    if host.host_root().is_some() {
+        return failed("the node's interpreters are not run under --host-root".to_string());
+    }
     if !host.live() {
         return failed("interpreters are not run under --root".to_string());
     }

@@ -21,7 +21,8 @@ use load::SkipKind;
 use summary::Fleet;
 
 /// Runs `report merge`: 0 every node read is healthy, 1 a node has an error finding or a
-/// failed smoke test, 3 no report could be read (or the output could not be written).
+/// failed smoke test, or shows fewer GPUs of a model than most of its peers (unless
+/// `--allow-missing-gpus`), 3 no report could be read (or the output could not be written).
 /// Stack drift, duplicates, skipped files and slow GPUs are reported but do not fail.
 #[must_use]
 pub fn run(args: &MergeArgs, paint: Paint) -> u8 {
@@ -61,16 +62,39 @@ pub fn run(args: &MergeArgs, paint: Paint) -> u8 {
     if delivered != exit::OK {
         return delivered;
     }
-    verdict(&fleet)
+    verdict(&fleet, args.allow_missing_gpus)
 }
 
-/// The exit code for a summary that was delivered.
+/// The exit code for a summary that was delivered. A GPU lost from a node is the most
+/// expensive fault a GPU node has and no single report can show it, so a node below its
+/// model's usual count fails the run like a sick node, unless `allow_missing_gpus`.
 #[must_use]
-pub fn verdict(fleet: &Fleet) -> u8 {
+pub fn verdict(fleet: &Fleet, allow_missing_gpus: bool) -> u8 {
     if fleet.counts.nodes == 0 {
         crate::term::error("no report could be read");
-        exit::FAILED
-    } else if fleet.healthy {
+        return exit::FAILED;
+    }
+    let missing = !allow_missing_gpus && !fleet.fewer_gpus.is_empty();
+    if missing {
+        let names: Vec<String> = fleet
+            .fewer_gpus
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} ({} of {} × {})",
+                    clean(&g.node),
+                    g.count,
+                    g.usual,
+                    clean(&g.gpu)
+                )
+            })
+            .collect();
+        crate::term::error(&format!(
+            "fewer GPUs than their peers: {}; --allow-missing-gpus accepts this",
+            names.join(", ")
+        ));
+    }
+    if fleet.healthy && !missing {
         exit::OK
     } else {
         exit::PROBLEM

@@ -7,7 +7,8 @@
 //! changes meaning or disappears; additions keep it). Every list is sorted, so the same
 //! reports give the same bytes whatever order they were named in:
 //! - `fleet_schema_version`, `tool {name, version}`;
-//! - `healthy`: no node has an error finding or a failed smoke test (the exit code's 0);
+//! - `healthy`: no node has an error finding or a failed smoke test (the exit code's 0 when
+//!   `fewer_gpus` is empty too);
 //! - `counts {nodes, groups, odd_ones_out, attention, fewer_gpus, duplicates, skipped}`;
 //! - `majority {group, nodes, tied}`: the largest group (null with no node), the reference
 //!   for the odd ones out; `tied` when another group is as large, and then the first in
@@ -22,7 +23,8 @@
 //!   failed_gpus[] {index, name, reason}}`: nodes with an error finding or a failed smoke;
 //! - `fewer_gpus[] {node, gpu, count, usual, nodes_with_usual}` ([`super::gpus`]): nodes
 //!   whose driver shows fewer GPUs of a model than most nodes with that model (a GPU lost
-//!   from the bus or the driver); shown, but not part of `healthy`;
+//!   from the bus or the driver); not part of `healthy`, but they make the exit code 1
+//!   unless `--allow-missing-gpus`;
 //! - `throughput` ([`super::spread::Throughput`]): per GPU model, the spread of the smoke
 //!   test's measurements, and the GPUs well below their model's median;
 //! - `nodes[] {name, hostname, file, generated_at, tool_version, group, gpus[], healthy,

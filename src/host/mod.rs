@@ -35,6 +35,9 @@ pub struct Host {
     pub config: crate::config::Config,
     /// NVML and libcuda may be loaded (a real run) or not (`--root`, where a fixture stands in).
     live_gpu: bool,
+    /// `--host-root`: the files are a node's, mounted into this container, while the GPU
+    /// libraries are the container's own; programs found in the node's files are not run.
+    host_root: bool,
 }
 
 impl Host {
@@ -47,6 +50,7 @@ impl Host {
             timeout,
             config: crate::config::Config::default(),
             live_gpu: true,
+            host_root: false,
         }
     }
 
@@ -60,7 +64,67 @@ impl Host {
             timeout,
             config: crate::config::Config::default(),
             live_gpu: false,
+            host_root: false,
         }
+    }
+
+    /// A node's `/` mounted at `root` inside this container (`--host-root`, a DaemonSet's
+    /// read-only hostPath): files, `/proc`, `/sys`, PATH look-ups, toolkits and Python
+    /// environments are the node's, read below `root`; NVML and libcuda are loaded in this
+    /// container as on a real run (the NVIDIA container toolkit mounts the node's driver
+    /// libraries in), so GPU facts stay live.
+    ///
+    /// Programs found in the node's files are not run (see [`Host::runs_found_programs`]):
+    /// the node's `python3` and `nvcc` link against the node's libraries, not the
+    /// container's, and starting them from a pod is what node agents such as
+    /// node-problem-detector avoid; their versions come from files instead (`pyvenv.cfg`,
+    /// `version.json`, library names). The one exception is `nvidia-smi` when NVML does not
+    /// answer: the container's own copy first ([`Host::container`]), else the node's, which
+    /// is the same binary the NVIDIA container toolkit would mount into any GPU container.
+    #[must_use]
+    pub fn host_rooted(root: impl Into<PathBuf>, env: Env, timeout: Duration) -> Host {
+        Host {
+            fs: RootFs::new(root),
+            env,
+            timeout,
+            config: crate::config::Config::default(),
+            live_gpu: true,
+            host_root: true,
+        }
+    }
+
+    /// The node's root as this container sees it (`--host-root DIR`), or `None`.
+    #[must_use]
+    pub fn host_root(&self) -> Option<&Path> {
+        self.host_root.then(|| self.fs.root())
+    }
+
+    /// How the report names where the node's files were read: `host-root:/host`.
+    #[must_use]
+    pub fn host_root_source(&self) -> Option<String> {
+        self.host_root()
+            .map(|root| format!("host-root:{}", root.display()))
+    }
+
+    /// Under `--host-root`, the container itself as a host: its own `/` and PATH, for the
+    /// `nvidia-smi` the NVIDIA container toolkit mounts in. `None` on any other host.
+    #[must_use]
+    pub fn container(&self) -> Option<Host> {
+        self.host_root.then(|| Host {
+            fs: RootFs::new("/"),
+            env: self.env.clone(),
+            timeout: self.timeout,
+            config: self.config.clone(),
+            live_gpu: true,
+            host_root: false,
+        })
+    }
+
+    /// Whether interpreters and `nvcc` found in the machine's files may be started: on a
+    /// real run only (not under `--root`, a fixture, nor `--host-root`, a node's files).
+    #[must_use]
+    pub fn runs_found_programs(&self) -> bool {
+        self.live_gpu && !self.host_root
     }
 
     /// Whether this host is a fixture tree (`--root`).

@@ -27,6 +27,8 @@ const SMI_FALLBACKS: [&str; 3] = [
 pub struct DriverFacts {
     pub driver: DriverInfo,
     pub gpus: Vec<Gpu>,
+    /// Under `--host-root`: the node's own nvidia-smi answered (the container had none).
+    pub smi_from_node: bool,
 }
 
 #[must_use]
@@ -69,6 +71,13 @@ fn find_smi(host: &Host) -> Option<PathBuf> {
 }
 
 fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
+    // Under --host-root the container's own nvidia-smi (the NVIDIA container toolkit mounts
+    // one in with the `utility` capability) is asked first, then the node's.
+    if let Some(container) = host.container()
+        && let Some(smi) = find_smi(&container)
+    {
+        return ask_nvidia_smi(&container, &smi, facts);
+    }
     let Some(smi) = find_smi(host) else {
         facts.driver.nvidia_smi = ProbeOutcome::new(
             ProbeStatus::Absent,
@@ -76,11 +85,17 @@ fn apply_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
         );
         return;
     };
+    facts.smi_from_node = host.host_root().is_some();
+    ask_nvidia_smi(host, &smi, facts);
+}
+
+/// Runs nvidia-smi (a path on `host`) and fills in what it says.
+fn ask_nvidia_smi(host: &Host, smi: &Path, facts: &mut DriverFacts) {
     facts.driver.nvidia_smi_path = Some(smi.display().to_string());
     let query = csv_query();
     let (xml, csv) = std::thread::scope(|s| {
-        let csv = s.spawn(|| run(host, &smi, &[&query, "--format=csv,noheader,nounits"]));
-        let xml = run(host, &smi, &["-q", "-x"]);
+        let csv = s.spawn(|| run(host, smi, &[&query, "--format=csv,noheader,nounits"]));
+        let xml = run(host, smi, &["-q", "-x"]);
         (xml, csv.join().ok().flatten())
     });
     let xml = match xml {

@@ -10,6 +10,7 @@ pub mod kernel;
 pub mod libs;
 pub mod loader;
 pub mod net;
+pub mod node_envs;
 pub mod overrides;
 pub mod pci;
 pub mod python;
@@ -42,6 +43,10 @@ const REPORTED_VARS: [&str; 17] = [
     "NCCL_IB_HCA",
     "HIP_VISIBLE_DEVICES",
 ];
+
+/// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
+/// libcuda and the container's nvidia-smi.
+pub const CONTAINER_SOURCE: &str = "container";
 
 /// Runs every probe and returns the report without findings.
 #[must_use]
@@ -93,11 +98,22 @@ pub fn gather(host: &Host) -> Report {
     });
     records.push(rec);
 
+    let smi_from_node = driver.smi_from_node;
     let mut gpus = driver.gpus;
     if gpus.is_empty() {
         gpus = gpus_from_pci(host, &pci);
     }
     records.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(node) = host.host_root_source() {
+        for record in &mut records {
+            let container = record.name == "driver" && !smi_from_node;
+            record.source = Some(if container {
+                CONTAINER_SOURCE.to_string()
+            } else {
+                node.clone()
+            });
+        }
+    }
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo {
@@ -106,6 +122,7 @@ pub fn gather(host: &Host) -> Report {
             root: host
                 .is_rooted()
                 .then(|| host.fs.root().display().to_string()),
+            host_root: host.host_root().map(|r| r.display().to_string()),
         },
         // Stamped by `app::examine`, which owns the clock.
         generated_at: None,
@@ -197,6 +214,7 @@ fn timed<T>(name: &str, f: impl FnOnce() -> T) -> (T, ProbeRecord) {
         status: ProbeStatus::Ok,
         detail: None,
         duration_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+        source: None,
     };
     (value, record)
 }
@@ -211,6 +229,7 @@ fn panicked<T: Default>(name: &str) -> (T, ProbeRecord) {
                 "the probe crashed; this is a gpu-doctor bug, please report it".to_string(),
             ),
             duration_ms: 0,
+            source: None,
         },
     )
 }

@@ -45,6 +45,7 @@ pub fn apply(env: &Env, report: &mut Report) {
             status: ProbeStatus::Failed,
             detail: Some(rejected.join("; ")),
             duration_ms: 0,
+            source: None,
         });
     }
 }

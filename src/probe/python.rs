@@ -84,6 +84,9 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
     for prefix in conda_environments(host) {
         add(prefix, "conda-environments", None);
     }
+    for prefix in super::node_envs::candidates(host) {
+        add(prefix, super::node_envs::FOUND_VIA, None);
+    }
     if !site_dirs(host, Path::new("/usr")).is_empty() {
         add(PathBuf::from("/usr"), "system", None);
     }
@@ -172,7 +175,7 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
     });
     let live = interpreter
         .as_deref()
-        .filter(|_| host.live())
+        .filter(|_| host.runs_found_programs())
         .and_then(|exe| ask_interpreter(host, exe));
     let mut sites = site_dirs(host, prefix);
     if let Some(info) = &live {

@@ -23,8 +23,7 @@ pub fn probe(host: &Host) -> HostInfo {
         || fs.is_dir("/usr/lib/wsl/lib")
         || fs.exists("/proc/sys/fs/binfmt_misc/WSLInterop");
     HostInfo {
-        hostname: trimmed(fs.read_opt("/proc/sys/kernel/hostname"))
-            .or_else(|| trimmed(fs.read_opt("/etc/hostname"))),
+        hostname: hostname(host),
         os_id: os.id,
         os_version: os.version_id,
         os_codename: os.version_codename,
@@ -59,4 +58,18 @@ fn container(host: &Host) -> Option<String> {
     host.fs
         .read_opt("/proc/1/cgroup")
         .and_then(|t| kernel::container_from_cgroup(&t))
+}
+
+/// The kernel's host name, else `/etc/hostname`. Under `--host-root` the other way round: the
+/// node's `/proc/sys/kernel/hostname` read from a pod gives the pod's own name (the value
+/// belongs to the reader's UTS namespace), while the node's `/etc/hostname` is the node's.
+fn hostname(host: &Host) -> Option<String> {
+    let trimmed = |s: Option<String>| s.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let kernel = || trimmed(host.fs.read_opt("/proc/sys/kernel/hostname"));
+    let file = || trimmed(host.fs.read_opt("/etc/hostname"));
+    if host.host_root().is_some() {
+        file().or_else(kernel)
+    } else {
+        kernel().or_else(file)
+    }
 }

@@ -114,7 +114,12 @@ fn describe(host: &Host, path: &Path, found_via: Vec<String>) -> Toolkit {
     }
 }
 
+/// `nvcc --version`; never under `--host-root`, where nvcc is the node's program (the
+/// toolkit's version then comes from its files).
 fn nvcc_version(host: &Host, nvcc: &Path) -> Option<String> {
+    if host.host_root().is_some() {
+        return None;
+    }
     let out = host.run(nvcc, &["--version"]).ok()?;
     if !out.success() {
         return None;

@@ -24,6 +24,14 @@ pub enum UpdateError {
          placeholder that never resolves); pass --url URL, or set manifest_url in {config}"
     )]
     NoPublishedLocation { url: String, config: String },
+    #[error(
+        "no public key to check manifest sets with: gpu-doctor has no built-in key (the project \
+         publishes no signed sets yet). Pass --pubkey FILE with the public key file of whoever \
+         publishes your sets (scripts/publish-manifests.sh writes one), or set manifest_pubkey in \
+         the config file or GPU_DOCTOR_MANIFEST_PUBKEY; to trust an old and a new key while they \
+         rotate, repeat --pubkey or list both keys in the file, one a line"
+    )]
+    NoTrustedKey,
     #[error("cannot tell where gpu-doctor keeps its data: neither XDG_DATA_HOME nor HOME is set")]
     NoDataDir,
     #[error("{option} must be a number of seconds between 0 and 3600, not {value}")]
@@ -90,6 +98,7 @@ impl UpdateError {
                 | UpdateError::Config(_)
                 | UpdateError::Key(_)
                 | UpdateError::NoPublishedLocation { .. }
+                | UpdateError::NoTrustedKey
                 | UpdateError::NoDataDir
                 | UpdateError::BadDuration { .. }
         )
@@ -105,6 +114,7 @@ impl UpdateError {
             UpdateError::Config(_) => "config",
             UpdateError::Key(_) => "bad_key",
             UpdateError::NoPublishedLocation { .. } => "no_published_location",
+            UpdateError::NoTrustedKey => "no_trusted_key",
             UpdateError::NoDataDir => "no_data_dir",
             UpdateError::BadDuration { .. } => "bad_duration",
             UpdateError::Fetch(e) => match e {

@@ -78,7 +78,7 @@ pub enum IndexError {
     #[error("{sig} is not a gpu-doctor signature file: {reason}")]
     MalformedSignature { sig: String, reason: String },
     #[error(
-        "the index is signed by key {found}, not by the trusted key {trusted}; if you trust that \
+        "the index is signed by key {found}, not by a trusted key ({trusted}); if you trust that \
          publisher, pass --pubkey with its public key file (or set manifest_pubkey in the config file)"
     )]
     KeyMismatch { found: String, trusted: String },
@@ -100,7 +100,7 @@ pub enum IndexError {
 pub fn verify_signed(
     index: &[u8],
     signature: &[u8],
-    trusted: &PublicKey,
+    trusted: &[PublicKey],
     index_name: &str,
     sig_name: &str,
 ) -> Result<Index, IndexError> {
@@ -121,12 +121,17 @@ pub fn verify_signed(
         .ok_or_else(|| malformed("`signature` is not 64 bytes of hex".to_string()))?;
     let signer =
         PublicKey::parse(&file.public_key, "`public_key`").map_err(|e| malformed(e.to_string()))?;
-    if &signer != trusted {
+    // The file names its signer; only a trusted key is ever used to check the signature.
+    let Some(trusted) = trusted.iter().find(|k| **k == signer) else {
         return Err(IndexError::KeyMismatch {
             found: signer.id(),
-            trusted: trusted.id(),
+            trusted: trusted
+                .iter()
+                .map(PublicKey::id)
+                .collect::<Vec<_>>()
+                .join(", "),
         });
-    }
+    };
     if !trusted.verifies(index, &bytes) {
         return Err(IndexError::BadSignature {
             index: index_name.to_string(),
@@ -134,6 +139,14 @@ pub fn verify_signed(
         });
     }
     parse(index, index_name)
+}
+
+/// The key a signature file names as its signer; after [`verify_signed`] accepted it, the
+/// trusted key that signed.
+#[must_use]
+pub fn signer(signature: &[u8]) -> Option<PublicKey> {
+    let file: SignatureFile = serde_json::from_slice(signature).ok()?;
+    PublicKey::parse(&file.public_key, "`public_key`").ok()
 }
 
 /// Parses an index and checks it: the format, a real date, a version that matches the listed
@@ -281,7 +294,7 @@ mod tests {
         verify_signed(
             index,
             sig,
-            &trusted.public(),
+            &[trusted.public()],
             "index.json",
             "index.json.sig",
         )

@@ -1,5 +1,12 @@
-//! Ed25519 keys for manifest indexes: the project's public key built into the binary, key
-//! files (hex or base64 text), and signing / verifying an index's exact bytes.
+//! Ed25519 keys for manifest indexes: key files (hex or base64 text, one or several public keys
+//! a file), and signing / verifying an index's exact bytes.
+//!
+//! No key is built in. The key that was once built in had its secret made on a development
+//! machine that is gone, so nothing could ever have been signed with it; until the project
+//! publishes sets (and a key whose secret is kept offline, see scripts/publish-manifests.sh),
+//! `manifest update` trusts only the keys the user names (`--pubkey`, `manifest_pubkey`).
+//! Several trusted keys at once are what a rotation needs: clients trust the old and the new
+//! public key during the hand-over, and sets signed by either install.
 //!
 //! What is signed is [`SIGNING_CONTEXT`] followed by the bytes of `index.json` as served: no
 //! re-serialising, so no canonical-JSON rules to get wrong, and the context keeps a signature
@@ -12,12 +19,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
-
-/// The project's manifest-signing public key (ed25519, hex). Indexes published from the
-/// project's location are signed with its secret half, which is kept outside the repository.
-/// `--pubkey FILE` or `manifest_pubkey` in the config file trust another key instead.
-pub const PROJECT_PUBLIC_KEY: &str =
-    "089b15a06bbd28cce2c1cc79ef157e61d508a6f38a6f27cf56552adb6e417d0d";
 
 /// Prefixed to the index bytes before signing; see the module docs.
 pub const SIGNING_CONTEXT: &[u8] = b"gpu-doctor manifest index v1\n";
@@ -49,13 +50,31 @@ pub enum KeyError {
 pub struct PublicKey(VerifyingKey);
 
 impl PublicKey {
-    /// The key built into this binary.
+    /// Every key of a key file's text: each line that is not blank or a `#` comment holds one
+    /// key (64 hex digits or 44 base64 characters). A file listing the old and the new key
+    /// trusts both, for a rotation's hand-over window.
     ///
     /// # Errors
-    /// Only if [`PROJECT_PUBLIC_KEY`] were edited into something that is not a key; a unit test
-    /// parses it, so a tested build cannot fail here.
-    pub fn project() -> Result<PublicKey, KeyError> {
-        PublicKey::parse(PROJECT_PUBLIC_KEY, "the built-in manifest public key")
+    /// When a line is not a key, or no line is.
+    pub fn parse_all(text: &str, what: &str) -> Result<Vec<PublicKey>, KeyError> {
+        let mut keys: Vec<PublicKey> = Vec::new();
+        for line in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let key = PublicKey::parse(line, what)?;
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        if keys.is_empty() {
+            return Err(KeyError::Format {
+                what: what.to_string(),
+                kind: "public",
+            });
+        }
+        Ok(keys)
     }
 
     /// Parses a key from text: 64 hex digits or standard base64 of the 32 bytes. `what` names
@@ -188,6 +207,14 @@ pub fn read_key_file(path: &Path) -> Result<String, KeyError> {
 /// When it cannot be read or holds no public key.
 pub fn read_public_key(path: &Path) -> Result<PublicKey, KeyError> {
     PublicKey::parse(&read_key_file(path)?, &path.display().to_string())
+}
+
+/// Reads every key of a public key file (one a line; see [`PublicKey::parse_all`]).
+///
+/// # Errors
+/// When it cannot be read, or a line is not a key, or none is.
+pub fn read_public_keys(path: &Path) -> Result<Vec<PublicKey>, KeyError> {
+    PublicKey::parse_all(&read_key_file(path)?, &path.display().to_string())
 }
 
 /// Reads a secret key file.
@@ -323,9 +350,26 @@ mod tests {
     const SEED: [u8; 32] = [7; 32];
 
     #[test]
-    fn the_built_in_key_parses() {
-        let key = PublicKey::project().expect("PROJECT_PUBLIC_KEY is a key");
-        assert_eq!(key.to_hex(), PROJECT_PUBLIC_KEY);
+    fn a_key_file_may_list_several_keys_for_a_rotation() {
+        let old = SecretKey::from_seed(&SEED).public();
+        let new = SecretKey::from_seed(&[9; 32]).public();
+        let text = format!(
+            "# old, until 2027-01-31\n{}\n\n# new\n{}\n{}\n",
+            old.to_hex(),
+            base64_encode_for_test(new.0.as_bytes()),
+            old.to_hex()
+        );
+        assert_eq!(
+            PublicKey::parse_all(&text, "t").ok(),
+            Some(vec![old.clone(), new])
+        );
+        assert_eq!(
+            PublicKey::parse_all(&old.to_hex(), "t").ok(),
+            Some(vec![old])
+        );
+        let bad = PublicKey::parse_all("# nothing\n", "keys.pub").expect_err("no key");
+        assert!(bad.to_string().contains("keys.pub"), "{bad}");
+        assert!(PublicKey::parse_all("00\n", "t").is_err());
     }
 
     #[test]

@@ -73,10 +73,11 @@ refused or failed (the set in use is unchanged); 2 usage error (URL, key file, c
     /// Check the installed set against its signed index: signature, sizes, sha256, and that
     /// it loads and validates. Exit 1 when it does not.
     Verify {
-        /// Trust this public key file instead of the built-in key [env: GPU_DOCTOR_MANIFEST_PUBKEY]
-        /// [config: manifest_pubkey].
+        /// Trust the public keys in FILE (one a line); repeat to trust several files, e.g. the
+        /// old and the new key during a rotation. Required: no key is built in
+        /// [env: GPU_DOCTOR_MANIFEST_PUBKEY] [config: manifest_pubkey].
         #[arg(long, value_name = "FILE")]
-        pubkey: Option<PathBuf>,
+        pubkey: Vec<PathBuf>,
         /// Print the outcome as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -114,10 +115,12 @@ pub struct UpdateArgs {
     /// Never use the network: install from a local folder given with --url.
     #[arg(long)]
     pub offline: bool,
-    /// Trust this public key file instead of the built-in key [env: GPU_DOCTOR_MANIFEST_PUBKEY]
+    /// Trust the public keys in FILE (one a line): the publisher's key file. Repeat to trust
+    /// several files, e.g. the old and the new key during a rotation. Required until the
+    /// project publishes sets: no key is built in [env: GPU_DOCTOR_MANIFEST_PUBKEY]
     /// [config: manifest_pubkey].
     #[arg(long, value_name = "FILE")]
-    pub pubkey: Option<PathBuf>,
+    pub pubkey: Vec<PathBuf>,
     /// Seconds allowed to connect to the server.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub connect_timeout: f64,
@@ -135,7 +138,7 @@ pub fn run(host: &Host, command: &ManifestCommand) -> u8 {
     match command {
         ManifestCommand::Show { json } => show(host, *json),
         ManifestCommand::Update(args) => update_command(host, args),
-        ManifestCommand::Verify { pubkey, json } => verify_command(host, pubkey.as_deref(), *json),
+        ManifestCommand::Verify { pubkey, json } => verify_command(host, pubkey, *json),
         ManifestCommand::Publish { out, from, key } => publish_command(from, out, key.as_deref()),
         ManifestCommand::Keygen { secret } => keygen_command(secret),
     }
@@ -290,7 +293,7 @@ fn load_installed(dir: &Path) -> Result<CheckedSet, UpdateError> {
 /// and both files' bytes.
 fn read_signed_index(
     source: &mut dyn Source,
-    trusted: &PublicKey,
+    trusted: &[PublicKey],
     progress: &Progress,
 ) -> Result<(Index, Vec<u8>, Vec<u8>), UpdateError> {
     let index_name = source.locate(INDEX_FILE);
@@ -310,7 +313,7 @@ fn read_signed_index(
     let index = index::verify_signed(&index_bytes, &sig_bytes, trusted, &index_name, &sig_name)?;
     progress.say(&format!(
         "Signature verified (key {}): set {}",
-        trusted.id(),
+        index::signer(&sig_bytes).map_or_else(String::new, |k| k.id()),
         index.version
     ));
     Ok((index, index_bytes, sig_bytes))
@@ -434,7 +437,7 @@ enum Updated {
 /// Settings of one update, resolved from the flags, the config file and the defaults.
 struct Plan {
     location: Location,
-    trusted: PublicKey,
+    trusted: Vec<PublicKey>,
     store: Store,
     #[cfg_attr(
         not(feature = "network"),
@@ -448,8 +451,9 @@ fn plan(host: &Host, args: &UpdateArgs) -> Result<Plan, UpdateError> {
     let config = &host.config;
     let connect_timeout = seconds("--connect-timeout", args.connect_timeout)?;
     let max_time = seconds("--max-time", args.max_time)?;
+    // The key first: with neither, saying how to trust a key is the more useful message.
+    let trusted = trusted_keys(&args.pubkey, config)?;
     let location = location(args.url.as_deref(), config, &dirs, args.offline)?;
-    let trusted = trusted_key(args.pubkey.as_deref(), config)?;
     let store = Store::new(dirs.data_dir.ok_or(UpdateError::NoDataDir)?);
     Ok(Plan {
         location,
@@ -509,12 +513,26 @@ fn location(
     Ok(location)
 }
 
-/// `--pubkey`, else `manifest_pubkey`, else the built-in key.
-fn trusted_key(flag: Option<&Path>, config: &Config) -> Result<PublicKey, UpdateError> {
-    Ok(match flag.or(config.manifest_pubkey.as_deref()) {
-        Some(path) => keys::read_public_key(path)?,
-        None => PublicKey::project()?,
-    })
+/// Every key of every `--pubkey` file, else of the `manifest_pubkey` file; there is no
+/// built-in key (see [`keys`]), so with neither the update is refused with what to do.
+fn trusted_keys(flags: &[PathBuf], config: &Config) -> Result<Vec<PublicKey>, UpdateError> {
+    let files: Vec<&Path> = if flags.is_empty() {
+        config.manifest_pubkey.as_deref().into_iter().collect()
+    } else {
+        flags.iter().map(PathBuf::as_path).collect()
+    };
+    if files.is_empty() {
+        return Err(UpdateError::NoTrustedKey);
+    }
+    let mut trusted: Vec<PublicKey> = Vec::new();
+    for file in files {
+        for key in keys::read_public_keys(file)? {
+            if !trusted.contains(&key) {
+                trusted.push(key);
+            }
+        }
+    }
+    Ok(trusted)
 }
 
 fn update(
@@ -553,7 +571,7 @@ fn update(
         source: plan.location.display(),
         installed: Date::from_system_time(SystemTime::now())
             .map_or_else(String::new, |d| d.to_string()),
-        key: plan.trusted.to_hex(),
+        key: index::signer(&sig_bytes).map_or_else(String::new, |k| k.to_hex()),
     };
     progress.say("Installing");
     let path = plan.store.install(&all, &origin)?;
@@ -636,9 +654,9 @@ fn update_command(host: &Host, args: &UpdateArgs) -> u8 {
 // ---------------------------------------------------------------------------------------------
 // manifest verify
 
-fn verify_command(host: &Host, pubkey: Option<&Path>, json_out: bool) -> u8 {
+fn verify_command(host: &Host, pubkey: &[PathBuf], json_out: bool) -> u8 {
     let dirs = Dirs::of(host);
-    let trusted = trusted_key(pubkey, &host.config);
+    let trusted = trusted_keys(pubkey, &host.config);
     let trusted = match trusted {
         Ok(key) => key,
         Err(error) => return fail(json_out, "verify", &error, None),
@@ -661,17 +679,20 @@ fn verify_command(host: &Host, pubkey: Option<&Path>, json_out: bool) -> u8 {
         };
     }
     let mut source = DirSource { dir: dir.clone() };
-    let result = read_signed_index(&mut source, &trusted, &Progress::off())
-        .and_then(|(index, _, _)| read_files(&mut source, &index, &Progress::off()));
+    let result =
+        read_signed_index(&mut source, &trusted, &Progress::off()).and_then(|(index, _, sig)| {
+            read_files(&mut source, &index, &Progress::off()).map(|r| (r, index::signer(&sig)))
+        });
     match result {
-        Ok((_, checked)) => {
+        Ok(((_, checked), signer)) => {
+            let signer = signer.map_or_else(String::new, |k| k.to_hex());
             if json_out {
                 emit_json(&json!({
                     "status": "ok",
                     "path": dir.display().to_string(),
                     "version": checked.identity.version,
                     "date": checked.identity.date.to_string(),
-                    "key": trusted.to_hex(),
+                    "key": signer,
                 }))
             } else {
                 emit(&format!(
@@ -679,7 +700,7 @@ fn verify_command(host: &Host, pubkey: Option<&Path>, json_out: bool) -> u8 {
                      every file matches its size and sha256, and the set loads and validates.\n",
                     checked.identity.version,
                     dir.display(),
-                    trusted.id()
+                    signer.get(..16).unwrap_or(&signer)
                 ))
             }
         }

@@ -148,7 +148,8 @@ mod tests {
         assert_eq!(public, published.signer);
         let index = std::fs::read(out.path().join(INDEX_FILE)).expect("index");
         let sig = std::fs::read(out.path().join(SIGNATURE_FILE)).expect("sig");
-        let parsed = verify_signed(&index, &sig, &public, "i", "s").expect("verifies");
+        let parsed =
+            verify_signed(&index, &sig, std::slice::from_ref(&public), "i", "s").expect("verifies");
         assert_eq!(parsed.version, embedded_identity().version);
         for name in FILE_NAMES {
             assert!(out.path().join(name).is_file(), "{name}");

@@ -87,7 +87,7 @@ fn days_after_built_in(days: i64) -> String {
 }
 
 fn read(source: &mut MemSource, trusted: &SecretKey) -> Result<CheckedSet, UpdateError> {
-    let (index, _, _) = read_signed_index(source, &trusted.public(), &Progress::off())?;
+    let (index, _, _) = read_signed_index(source, &[trusted.public()], &Progress::off())?;
     read_files(source, &index, &Progress::off()).map(|(_, checked)| checked)
 }
 
@@ -296,7 +296,7 @@ fn local_plan(
     }
     Plan {
         location: Location::Dir(out),
-        trusted: signer.public(),
+        trusted: vec![signer.public()],
         store: Store::new(home.join(".local/share/gpu-doctor")),
         options: HttpOptions {
             connect_timeout: Duration::from_secs(1),
@@ -481,4 +481,85 @@ fn locations_come_from_the_flag_the_config_or_the_placeholder() {
     assert_eq!(error.kind(), "no_published_location");
     assert!(error.is_usage());
     assert!(error.to_string().contains("/c/config.toml"), "{error}");
+}
+
+/// A rotation's hand-over: clients trust the old and the new key, and a set signed by either
+/// installs; a set signed by a third key is refused naming every trusted key.
+#[test]
+fn several_trusted_keys_accept_either_signer_and_nothing_else() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (old, new, stranger) = (key(11), key(12), key(13));
+    for (n, signer) in [(1, &new), (2, &old)] {
+        let home = tmp.path().join(format!("home{n}"));
+        let host = host_with_home(&home);
+        let mut plan = local_plan(
+            &tmp.path().join(format!("s{n}")),
+            &home,
+            &files_dated(&days_after_built_in(n)),
+            signer,
+        );
+        plan.trusted = vec![old.public(), new.public()];
+        let (updated, _) = update(&plan, &select(&host), &Progress::off()).expect("installs");
+        assert!(matches!(updated, Updated::Installed { .. }), "{updated:?}");
+    }
+    let home = tmp.path().join("home3");
+    let mut plan = local_plan(
+        &tmp.path().join("s3"),
+        &home,
+        &files_dated(&days_after_built_in(1)),
+        &stranger,
+    );
+    plan.trusted = vec![old.public(), new.public()];
+    let error = update(&plan, &select(&host_with_home(&home)), &Progress::off())
+        .expect_err("another signer");
+    assert_eq!(error.kind(), "key_mismatch");
+    let text = error.to_string();
+    assert!(
+        text.contains(&old.public().id()) && text.contains(&new.public().id()),
+        "{text}"
+    );
+}
+
+/// No key is built in: without --pubkey or manifest_pubkey the update is a usage error that
+/// says what to pass; a key file listing two keys trusts both.
+#[test]
+fn without_a_trusted_key_the_update_says_what_to_do() {
+    let error = trusted_keys(&[], &Config::default()).expect_err("no key");
+    assert!(error.is_usage());
+    assert_eq!(error.kind(), "no_trusted_key");
+    let text = error.to_string();
+    for needle in [
+        "--pubkey FILE",
+        "manifest_pubkey",
+        "GPU_DOCTOR_MANIFEST_PUBKEY",
+        "rotate",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("keys.pub");
+    std::fs::write(
+        &file,
+        format!(
+            "# old\n{}\n# new\n{}\n",
+            key(1).public().to_hex(),
+            key(2).public().to_hex()
+        ),
+    )
+    .expect("write");
+    let config = Config {
+        manifest_pubkey: Some(file.clone()),
+        ..Config::default()
+    };
+    assert_eq!(
+        trusted_keys(&[], &config).expect("keys"),
+        [key(1).public(), key(2).public()]
+    );
+    // --pubkey files replace the config's, and are all trusted together.
+    let third = tmp.path().join("third.pub");
+    std::fs::write(&third, key(3).public().to_hex()).expect("write");
+    assert_eq!(
+        trusted_keys(&[third, file], &config).expect("keys"),
+        [key(3).public(), key(1).public(), key(2).public()]
+    );
 }

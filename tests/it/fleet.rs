@@ -760,33 +760,32 @@ fn output_goes_to_a_file_and_big_files_are_refused_unread() {
     assert_eq!(named["skipped"][0]["kind"], "not_a_report");
 }
 
+/// The healthy H200 node `host` whose driver shows `count` GPUs.
+fn hgx(host: &str, count: usize) -> Value {
+    let mut r = node("h200", host, "2026-11-30T10:00:00Z");
+    let first = r["gpus"][0].clone();
+    let gpus: Vec<Value> = (0..count)
+        .map(|i| {
+            let mut g = first.clone();
+            g["index"] = json!(i);
+            g
+        })
+        .collect();
+    r["gpus"] = json!(gpus);
+    r
+}
+
 /// An 8-GPU node whose driver shows 7 looks healthy alone; next to its peers it is named, and
-/// the exit code stays the health verdict's.
+/// fails the run unless --allow-missing-gpus.
 #[test]
 fn a_node_that_shows_fewer_gpus_than_its_peers_is_named() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let eight = |host: &str, count: usize| {
-        let mut r = node("h200", host, "2026-11-30T10:00:00Z");
-        let first = r["gpus"][0].clone();
-        let gpus: Vec<Value> = (0..count)
-            .map(|i| {
-                let mut g = first.clone();
-                g["index"] = json!(i);
-                g
-            })
-            .collect();
-        r["gpus"] = json!(gpus);
-        r
-    };
     for (host, count) in [("hgx1", 8), ("hgx2", 8), ("hgx3", 7), ("hgx4", 8)] {
-        write(dir.path(), &format!("{host}.json"), &eight(host, count));
+        write(dir.path(), &format!("{host}.json"), &hgx(host, count));
     }
     let (out, f) = merge_json(dir.path(), &["."]);
-    assert_eq!(
-        out.code, 0,
-        "fewer GPUs is shown, not failed: {}",
-        out.stderr
-    );
+    assert_eq!(out.code, 1, "a lost GPU fails: {}", out.stderr);
+    assert_eq!(f["healthy"], true, "no node is sick by its own report");
     assert_eq!(f["counts"]["fewer_gpus"], 1);
     assert_eq!(
         f["fewer_gpus"],
@@ -805,4 +804,54 @@ fn a_node_that_shows_fewer_gpus_than_its_peers_is_named() {
         "{markdown}"
     );
     assert_tables(&markdown);
+}
+
+/// The case: 40 eight-GPU nodes, one of which shows 7. The run fails and names the
+/// node (on stderr and in every face); `--allow-missing-gpus` keeps the names and exits 0.
+/// A tie between two counts is two kinds of machine, not a lost GPU, and fails nothing.
+#[test]
+fn forty_nodes_with_one_at_seven_of_eight_gpus_fail_unless_allowed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("fleet");
+    std::fs::create_dir_all(&dir).expect("dir");
+    for i in 1..=40 {
+        let host = format!("gpu{i:02}");
+        let count = if i == 23 { 7 } else { 8 };
+        write(&dir, &format!("{host}.json"), &hgx(&host, count));
+    }
+    let text = merge(tmp.path(), &["fleet"]);
+    assert_eq!(text.code, 1, "{}\n{}", text.stdout, text.stderr);
+    assert!(
+        text.stderr.contains("gpu23 (7 of 8 × NVIDIA H200)")
+            && text.stderr.contains("--allow-missing-gpus"),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        text.stdout.starts_with(
+            "Fleet: 40 nodes, 1 stack, all healthy, 1 node with fewer GPUs than its peers\n"
+        ),
+        "{}",
+        text.stdout
+    );
+    let (out, f) = merge_json(tmp.path(), &["fleet", "--allow-missing-gpus"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+    assert_eq!(strs(&f["fewer_gpus"], "node"), ["gpu23"]);
+    assert_eq!(f["fewer_gpus"][0]["usual"], 8);
+    assert_eq!(f["fewer_gpus"][0]["nodes_with_usual"], 39);
+
+    // Twenty 8-GPU and twenty 4-GPU machines of one model: no usual count, nothing fails.
+    let tied = tmp.path().join("tied");
+    std::fs::create_dir_all(&tied).expect("dir");
+    for i in 1..=40 {
+        let host = format!("gpu{i:02}");
+        write(
+            &tied,
+            &format!("{host}.json"),
+            &hgx(&host, if i % 2 == 0 { 8 } else { 4 }),
+        );
+    }
+    let out = merge(tmp.path(), &["tied"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }

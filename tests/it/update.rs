@@ -446,16 +446,32 @@ fn an_index_signed_by_another_key_is_refused() {
     assert_refused(
         &out,
         &format!(
-            "the index is signed by key {}, not by the trusted key",
+            "the index is signed by key {}, not by a trusted key",
             signer.id()
         ),
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("pass --pubkey"));
     sandbox.assert_intact(&installed, &key);
 
-    // And the built-in key does not trust a throw-away key either.
+    // Without a key nothing is trusted (there is no built-in key): a usage error, set intact.
     let out = sandbox.run(&["manifest", "update", "--url", &server.url()]);
-    assert_refused(&out, "not by the trusted key 089b15a06bbd28cc");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no built-in key"));
+    sandbox.assert_intact(&installed, &key);
+
+    // A rotation's hand-over: the old key and the new one both trusted, the set signed by the
+    // new one installs.
+    let out = sandbox.run(&[
+        "manifest",
+        "update",
+        "--url",
+        &server.url(),
+        "--pubkey",
+        &key,
+        "--pubkey",
+        &pubkey(&folder),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
 #[test]
@@ -764,7 +780,33 @@ fn a_damaged_installed_set_falls_back_to_the_built_in_one_with_a_warning() {
 #[test]
 fn usage_errors_exit_2_without_touching_the_network() {
     let sandbox = Sandbox::new();
+    // No key is built in: the first thing to say is how to trust one.
     let out = sandbox.run(&["manifest", "update"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for needle in [
+        "gpu-doctor has no built-in key",
+        "Pass --pubkey FILE",
+        "manifest_pubkey",
+        "scripts/publish-manifests.sh",
+    ] {
+        assert!(stderr.contains(needle), "{needle}: {}", text(&out));
+    }
+    let json = sandbox.run(&["manifest", "update", "--json"]);
+    assert_eq!(json.status.code(), Some(2), "{}", text(&json));
+    let value: Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(value["error"]["kind"], "no_trusted_key", "{value}");
+    let verify = sandbox.run(&["manifest", "verify"]);
+    assert_eq!(verify.status.code(), Some(2), "{}", text(&verify));
+    assert!(String::from_utf8_lossy(&verify.stderr).contains("Pass --pubkey FILE"));
+
+    // A throw-away key pair (its secret is deleted with the sandbox) to get past it.
+    let secret = sandbox.path().join("throwaway.key");
+    let made = sandbox.run(&["manifest", "keygen", secret.to_str().expect("UTF-8")]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made));
+    let key = sandbox.path().join("throwaway.pub");
+    let key = key.to_str().expect("UTF-8");
+    let out = sandbox.run(&["manifest", "update", "--pubkey", key]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr)
@@ -773,13 +815,22 @@ fn usage_errors_exit_2_without_touching_the_network() {
         text(&out)
     );
 
-    let out = sandbox.run(&["manifest", "update", "--url", "http://192.0.2.1/m/"]);
+    let out = sandbox.run(&[
+        "manifest",
+        "update",
+        "--pubkey",
+        key,
+        "--url",
+        "http://192.0.2.1/m/",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("plain http is refused"));
 
     let out = sandbox.run(&[
         "manifest",
         "update",
+        "--pubkey",
+        key,
         "--offline",
         "--url",
         "https://mirror.example/m/",
@@ -891,4 +942,32 @@ fn the_publish_script_writes_a_servable_set() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(sandbox.show()["in_use"]["date"], built_in_plus(4));
+}
+
+/// The publishing script says, in its `--help`, how to make the key offline, keep the secret off
+/// build and test machines, and rotate with both public keys trusted for a while.
+#[test]
+fn the_publish_script_documents_the_key_and_its_rotation() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/publish-manifests.sh");
+    let help = Command::new("bash")
+        .arg(&script)
+        .arg("--help")
+        .output()
+        .expect("bash runs");
+    assert_eq!(help.status.code(), Some(2));
+    let help = String::from_utf8_lossy(&help.stderr);
+    for needle in [
+        "offline machine",
+        "manifest keygen",
+        "never copied to a CI runner",
+        "throw-away keys",
+        "ROTATING",
+        "one a line",
+        "hand-over window",
+        "If a secret leaks",
+    ] {
+        assert!(help.contains(needle), "--help lacks {needle:?}:\n{help}");
+    }
+    // The help is the whole header, up to the first command.
+    assert!(!help.contains("set -euo pipefail"), "{help}");
 }
