@@ -4,10 +4,12 @@
 //! Probes take a `&Host` and nothing else from the outside world, which is what lets
 //! `--root DIR` turn a folder into a machine for tests.
 
+pub mod budget;
 pub mod cmd;
 pub mod env;
 pub mod fs;
 pub mod gpu;
+pub mod reap;
 mod which_sys;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +37,8 @@ pub struct Host {
     pub config: crate::config::Config,
     /// NVML and libcuda may be loaded (a real run) or not (`--root`, where a fixture stands in).
     live_gpu: bool,
+    /// The scan's total time for commands, while a scan runs ([`Host::with_budget`]).
+    pub budget: Option<std::sync::Arc<budget::Budget>>,
 }
 
 impl Host {
@@ -47,6 +51,7 @@ impl Host {
             timeout,
             config: crate::config::Config::default(),
             live_gpu: true,
+            budget: None,
         }
     }
 
@@ -60,6 +65,16 @@ impl Host {
             timeout,
             config: crate::config::Config::default(),
             live_gpu: false,
+            budget: None,
+        }
+    }
+
+    /// This host with a scan budget of `total` starting now: commands run through it share it.
+    #[must_use]
+    pub fn with_budget(&self, total: Duration) -> Host {
+        Host {
+            budget: Some(std::sync::Arc::new(budget::Budget::new(total))),
+            ..self.clone()
         }
     }
 
@@ -110,12 +125,19 @@ impl Host {
         } else {
             self.fs.real_path(program)?
         };
-        let env: Vec<(String, String)> = self
-            .env
-            .with_prefix("")
-            .filter(|(k, _)| !remove.contains(k))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        cmd::run(&real, args, &env, self.timeout)
+        let env = self.env.child_pairs(remove);
+        let mut timeout = self.timeout;
+        if let Some(budget) = &self.budget {
+            let left = budget.remaining();
+            if left < Duration::from_millis(50) {
+                budget.skip(format!("{} {}", program.display(), args.join(" ")));
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the scan's time budget is spent; not started",
+                ));
+            }
+            timeout = timeout.min(left);
+        }
+        cmd::run(&real, args, &env, timeout)
     }
 }
