@@ -20,7 +20,7 @@ pub fn json(fleet: &Fleet) -> String {
     match serde_json::to_string_pretty(fleet) {
         Ok(mut s) => {
             s.push('\n');
-            s
+            crate::present::sanitize::json_controls(s)
         }
         Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
     }
