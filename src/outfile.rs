@@ -147,7 +147,10 @@ fn target_of(path: &Path) -> Result<Target, String> {
             Target::Special(current)
         });
     }
-    Err(format!("too many levels of symbolic links in {}", shown(path)))
+    Err(format!(
+        "too many levels of symbolic links in {}",
+        shown(path)
+    ))
 }
 
 /// Writes into an existing file that is not replaced: a device, FIFO, or socket. Opening is
