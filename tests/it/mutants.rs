@@ -246,28 +246,21 @@ fn run(root: &Path, env: &[(String, String)], args: &[&str]) -> Outcome {
     let out = read(Box::new(child.stdout.take().unwrap()));
     let err = read(Box::new(child.stderr.take().unwrap()));
     let pid = i32::try_from(child.id()).unwrap();
-    let mut status = 0;
     let mut peak = 0;
-    // SAFETY: zeroed rusage is a valid value to be written over.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let deadline = Duration::from_secs(TIMEOUT_S) + GRACE + Duration::from_secs(20);
-    loop {
+    let status = loop {
         peak = peak.max(peak_kb(pid).unwrap_or(0));
-        // SAFETY: wait4 on our own child, with valid pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            break;
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
         if started.elapsed() > deadline {
             let _ = child.kill();
-            // SAFETY: as above, blocking.
-            unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-            break;
+            break child.wait().unwrap();
         }
         std::thread::sleep(Duration::from_millis(5));
-    }
+    };
     let elapsed = started.elapsed();
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let code = status.code();
     Outcome {
         code,
         stdout: out.join().unwrap(),
@@ -360,7 +353,7 @@ fn mutant_machines_never_hang_escape_leak_or_crash() {
                     let mut found = Vec::new();
                     let json = ["doctor", "--json"];
                     check_one(n, &what, &json, &run(&root, env, &json), &mut found);
-                    if n % 3 == 0 {
+                    if n.is_multiple_of(3) {
                         let text = ["doctor"];
                         check_one(n, &what, &text, &run(&root, env, &text), &mut found);
                     }
