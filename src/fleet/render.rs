@@ -40,7 +40,10 @@ fn headline(f: &Fleet) -> String {
     if c.odd_ones_out > 0 {
         parts.push(plural(c.odd_ones_out, "odd one out", "odd ones out"));
     }
-    parts.push(if c.attention == 0 {
+    parts.push(if c.nodes == 0 {
+        // Nothing read is no verdict (and exit 3), never "healthy".
+        "no report read".to_string()
+    } else if c.attention == 0 {
         "all healthy".to_string()
     } else {
         format!(

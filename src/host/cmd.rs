@@ -138,7 +138,6 @@ fn run_in(
         .stderr(Stdio::piped())
         .current_dir(cwd)
         .process_group(0);
-    super::reap::setup();
     // Started and registered under one lock: a sweep for orphans never sees it unregistered.
     let (mut child, live) = {
         let _guard = super::reap::SPAWNING
@@ -304,6 +303,8 @@ mod tests {
 
     #[test]
     fn daemons_that_leave_the_group_die_with_the_command() {
+        // As the program does; this test process then reaps its commands' orphans.
+        crate::host::reap::enable();
         let dir = tempfile::tempdir().unwrap();
         let pids = dir.path().join("pids");
         let script = format!(

@@ -8,6 +8,10 @@
 //! Only processes that are gpu-doctor's children and not in its own session and group (or in
 //! a command's group) are touched: a child started deliberately in gpu-doctor's group (the
 //! `bash` that runs `plan --execute`) is left alone.
+//!
+//! The program turns this on ([`enable`], from `main`); a process that merely links the
+//! library (the tests, which start their own daemons such as a tmux server) is not made a
+//! subreaper and never sweeps: its commands' groups are still killed when they end.
 
 use std::sync::Mutex;
 use std::sync::Once;
@@ -24,6 +28,9 @@ pub(crate) static SPAWNING: Mutex<()> = Mutex::new(());
 
 static SETUP: Once = Once::new();
 
+/// Set by [`enable`]: this process is gpu-doctor itself and reaps what its commands leave.
+static ENABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Set by [`release`]: orphans are no longer gpu-doctor's business.
 static RELEASED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -38,11 +45,12 @@ pub fn release() {
 }
 
 /// Makes gpu-doctor a subreaper and installs the signal handlers; once, before the first
-/// command starts.
-pub fn setup() {
+/// command starts. Called by the program's `main`.
+pub fn enable() {
     if RELEASED.load(Ordering::SeqCst) {
         return;
     }
+    ENABLED.store(true, Ordering::SeqCst);
     SETUP.call_once(|| {
         // SAFETY: prctl with integer arguments; signal() with a handler that is
         // async-signal-safe (atomic loads, kill, signal, raise).
@@ -141,7 +149,7 @@ pub fn shutdown() {
 /// Kills and reaps gpu-doctor's children that are not commands now running and not in its own
 /// group and session: orphans of commands, reparented here. Returns how many it found.
 fn sweep_orphans() -> usize {
-    if RELEASED.load(Ordering::SeqCst) {
+    if !ENABLED.load(Ordering::SeqCst) || RELEASED.load(Ordering::SeqCst) {
         return 0;
     }
     let Ok(_guard) = SPAWNING.lock() else {

@@ -132,6 +132,7 @@ fn report_merge_passes_over_a_fifo_and_with_nothing_readable_exits_3() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+    assert!(!out.stdout.contains("healthy"), "{}", out.stdout);
 }
 
 #[test]
