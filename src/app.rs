@@ -213,18 +213,10 @@ pub fn run(cli: &Cli) -> u8 {
     // No subcommand: the interactive app on a terminal, the text report anywhere else (a pipe,
     // a CI log), so scripts that ran plain `gpu-doctor` keep their output.
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
-    let default = if interactive {
+    let default = if interactive && !dumb_terminal() {
         Command::Tui
     } else {
-        Command::Doctor(crate::cli::DoctorArgs {
-            out: crate::cli::OutputArgs {
-                format: ReportFormat::Text,
-                json: false,
-                output: None,
-            },
-            deep: false,
-            deep_timeout: None,
-        })
+        Command::Doctor(text_report())
     };
     let command = cli.command.as_ref().unwrap_or(&default);
     // What needs neither the machine nor the settings.
@@ -263,6 +255,12 @@ pub fn run(cli: &Cli) -> u8 {
             paint,
         ),
         Command::Smoke(args) => crate::smoke::run(&host, args, paint),
+        Command::Tui if dumb_terminal() => {
+            crate::term::note(
+                "TERM=dumb cannot draw the interactive app; printing the text report",
+            );
+            doctor(&host, &text_report(), paint)
+        }
         Command::Tui => crate::tui::run(&host, color(true)),
         Command::Manifest { action } => crate::update::run(&host, action),
         Command::Estimate(args) => crate::guide::estimate(&host, args),
@@ -282,6 +280,26 @@ pub fn run(cli: &Cli) -> u8 {
     }
 }
 
+/// `doctor` with its defaults: the text report on stdout.
+fn text_report() -> crate::cli::DoctorArgs {
+    crate::cli::DoctorArgs {
+        out: crate::cli::OutputArgs {
+            format: ReportFormat::Text,
+            json: false,
+            output: None,
+        },
+        deep: false,
+        deep_timeout: None,
+    }
+}
+
+/// `TERM=dumb` (Emacs shells, some CI consoles): no cursor movement, so no full-screen app.
+fn dumb_terminal() -> bool {
+    std::env::var_os("TERM").is_some_and(|t| t == "dumb")
+}
+
+/// Exit 0, or 1 when the report has an error finding (what `check` does with its default
+/// `--fail-on error`): the report was written either way.
 fn doctor(host: &Host, args: &crate::cli::DoctorArgs, paint: Paint) -> u8 {
     let deep_timeout = args
         .deep_timeout
@@ -316,7 +334,17 @@ fn doctor(host: &Host, args: &crate::cli::DoctorArgs, paint: Paint) -> u8 {
         }
         ReportFormat::Text => crate::present::text::render_with(&report, paint),
     };
-    deliver(&text, args.out.output.as_deref())
+    match deliver(&text, args.out.output.as_deref()) {
+        exit::OK
+            if report
+                .findings
+                .iter()
+                .any(|f| f.severity == crate::report::Severity::Error) =>
+        {
+            exit::PROBLEM
+        }
+        code => code,
+    }
 }
 
 fn check(

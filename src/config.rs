@@ -122,7 +122,7 @@ impl Dirs {
         let base = |xdg: &str, fallback: &str| {
             env.path(xdg)
                 .or_else(|| home.as_ref().map(|h| h.join(fallback)))
-                .map(|p| real(host, &p.join("gpu-doctor")))
+                .and_then(|p| real(host, &p.join("gpu-doctor")))
         };
         Dirs {
             config_file: base("XDG_CONFIG_HOME", ".config").map(|d| d.join("config.toml")),
@@ -131,10 +131,25 @@ impl Dirs {
     }
 }
 
-/// A machine path as a path on the real filesystem: itself, or inside `--root`.
-fn real(host: &Host, path: &Path) -> PathBuf {
-    let relative = path.strip_prefix("/").unwrap_or(path);
-    host.fs.root().join(relative)
+/// The config file is text of a few lines; more than this is not a config file.
+const CONFIG_LIMIT: u64 = 1024 * 1024;
+
+/// A machine path as a path on the real filesystem: itself, or inside `--root` with its links
+/// resolved inside the root (so nothing found through it leads out). `None` for a link loop.
+fn real(host: &Host, path: &Path) -> Option<PathBuf> {
+    if host.fs.is_real_root() {
+        return Some(path.to_path_buf());
+    }
+    host.fs.real_path(path).ok()
+}
+
+/// The default config file as a machine path (`$XDG_CONFIG_HOME/gpu-doctor/config.toml` or
+/// `$HOME/.config/...`), before any link is resolved.
+fn default_config_path(host: &Host) -> Option<PathBuf> {
+    let env = &host.env;
+    env.path("XDG_CONFIG_HOME")
+        .or_else(|| env.path("HOME").map(|h| h.join(".config")))
+        .map(|p| p.join("gpu-doctor").join("config.toml"))
 }
 
 /// Reads the settings: the config file (`explicit` is `--config`), then the `GPU_DOCTOR_*`
@@ -147,16 +162,33 @@ pub fn load(host: &Host, explicit: Option<&Path>) -> Result<Config, ConfigError>
     let named = explicit
         .map(Path::to_path_buf)
         .or_else(|| host.env.non_empty(CONFIG_VAR).map(PathBuf::from));
-    let file = match named {
-        Some(path) => Some((path, true)),
-        None => Dirs::of(host).config_file.map(|p| (p, false)),
-    };
-    let mut config = match file {
-        None => Config::default(),
-        Some((path, must_exist)) => match std::fs::read_to_string(&path) {
-            Ok(text) => parse(&text, &path)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => Config::default(),
+    let mut config = match named {
+        // A file the user named is a path on this host, read as given (bounded, never
+        // blocking on a FIFO); that it cannot be read is an error.
+        Some(path) => match crate::host::fs::read_regular(&path, CONFIG_LIMIT) {
+            Ok((bytes, _)) => parse(&String::from_utf8_lossy(&bytes), &path)?,
             Err(source) => return Err(ConfigError::Read { path, source }),
+        },
+        // The default file is the machine's: under `--root` it is read through the rooted
+        // filesystem, so a link in the fixture's home cannot lead out of the root. That it
+        // cannot be read is a warning: the defaults still work, and a broken home folder must
+        // not stop every command.
+        None => match default_config_path(host) {
+            None => Config::default(),
+            Some(machine) => match host.fs.read_bytes_limited(&machine, CONFIG_LIMIT) {
+                Ok(bytes) => {
+                    let shown = real(host, &machine).unwrap_or(machine);
+                    parse(&String::from_utf8_lossy(&bytes), &shown)?
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+                Err(e) => {
+                    crate::term::warn(&format!(
+                        "config file {}: {e}; using the defaults",
+                        machine.display()
+                    ));
+                    Config::default()
+                }
+            },
         },
     };
     overlay_env(&mut config, &host.env)?;

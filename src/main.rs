@@ -32,7 +32,12 @@ fn main() -> ExitCode {
     }
     let cli =
         gpu_doctor::cli::Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
-    ExitCode::from(gpu_doctor::app::run(&cli))
+    // Commands' daemons and orphans are this process's to kill (see host::reap).
+    gpu_doctor::host::reap::enable();
+    let code = gpu_doctor::app::run(&cli);
+    // Commands still running (the TUI's refreshes when it quits) die with us.
+    gpu_doctor::host::reap::shutdown();
+    ExitCode::from(code)
 }
 
 /// The last `--color WHEN` / `--color=WHEN` before a `--`, as clap's own colour setting.

@@ -3,12 +3,26 @@
 //! moved into place: linked (which fails if the name exists, so a file that appears meanwhile
 //! is not clobbered either) or, with `--force`, renamed over the old one. Side effects: the
 //! files named, and their temporary siblings.
+//!
+//! Only regular files are replaced. gpu-doctor often runs as root, where renaming over
+//! `-o /dev/null` would replace the system's device with a file: whatever is not a regular file
+//! (a device, a FIFO, a socket, `/dev/stdout`, anything under `/dev` or `/proc`) is opened and
+//! written into, as a shell's `>` would; a FIFO nobody reads is given up on after
+//! [`FIFO_WAIT`]. A symbolic link to a regular file replaces the file it points to and keeps
+//! the link.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long opening a FIFO waits for a reader before it is an error rather than a hang.
+pub const FIFO_WAIT: Duration = Duration::from_secs(10);
+
+/// How many links one output path may go through before it is a loop.
+const MAX_LINKS: usize = 40;
 
 /// A file to write: where, what, and its permission bits.
 #[derive(Debug, Clone)]
@@ -41,20 +55,148 @@ pub fn replace(path: &Path, content: &str) -> Result<(), String> {
 /// # Errors
 /// A message naming the file and the problem.
 pub fn write_all(files: &[OutFile], force: bool) -> Result<(), String> {
-    if !force {
-        for f in files {
-            if fs::symlink_metadata(&f.path).is_ok() {
-                return Err(format!(
-                    "{} exists; pass --force to overwrite it",
-                    f.path.display()
-                ));
-            }
+    let mut targets = Vec::with_capacity(files.len());
+    for f in files {
+        let target = target_of(&f.path)?;
+        if !force && matches!(target, Target::Regular(_)) {
+            return Err(format!(
+                "{} exists; pass --force to overwrite it",
+                shown(&f.path)
+            ));
+        }
+        targets.push(target);
+    }
+    for (f, target) in files.iter().zip(targets) {
+        match target {
+            Target::Missing(path) => write_one(f, &path, false)?,
+            Target::Regular(path) => write_one(f, &path, true)?,
+            Target::Special(path) => write_into(f, &path)?,
         }
     }
-    for f in files {
-        write_one(f, force)?;
-    }
     Ok(())
+}
+
+/// What an output path names once its links are followed.
+#[derive(Debug, PartialEq, Eq)]
+enum Target {
+    /// Nothing yet: a new regular file at this path.
+    Missing(PathBuf),
+    /// A regular file at this path (the link's target when the name was a link).
+    Regular(PathBuf),
+    /// A device, FIFO, socket or a path under `/dev` or `/proc`: written into, never replaced.
+    Special(PathBuf),
+}
+
+/// The path as shown in messages: control characters from a hostile name are escaped.
+fn shown(path: &Path) -> String {
+    crate::present::sanitize::clean(&path.display().to_string())
+}
+
+/// Follows `path`'s links (the last component's chain; the folders are taken as they are) and
+/// says what is at the end.
+fn target_of(path: &Path) -> Result<Target, String> {
+    if path.file_name().is_none() {
+        return Err(format!("{}: not a file name", shown(path)));
+    }
+    // `/dev/stdout` links to `/proc/self/fd/1`, whose "link" is the open descriptor: a
+    // terminal, a pipe, or a file the shell opened (maybe for appending). Writing into it is
+    // the only thing that keeps those meanings.
+    if path.starts_with("/dev") || path.starts_with("/proc") {
+        return match fs::metadata(path) {
+            Ok(m) if m.is_dir() => Err(format!("{} is a folder", shown(path))),
+            Ok(_) => Ok(Target::Special(path.to_path_buf())),
+            Err(e) => Err(format!("cannot write {}: {e}", shown(path))),
+        };
+    }
+    let mut current = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        let meta = match fs::symlink_metadata(&current) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return if current == path {
+                    Ok(Target::Missing(current))
+                } else {
+                    Err(format!(
+                        "{} is a link to {}, which does not exist; not replacing the link",
+                        shown(path),
+                        shown(&current)
+                    ))
+                };
+            }
+            Err(e) => return Err(format!("cannot write {}: {e}", shown(path))),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let link = fs::read_link(&current)
+                .map_err(|e| format!("cannot read the link {}: {e}", shown(&current)))?;
+            current = match current.parent() {
+                Some(parent) if link.is_relative() => parent.join(link),
+                _ => link,
+            };
+            if current.starts_with("/dev") || current.starts_with("/proc") {
+                return target_of(&current);
+            }
+            continue;
+        }
+        if kind.is_dir() {
+            return Err(format!("{} is a folder", shown(path)));
+        }
+        return Ok(if kind.is_file() {
+            Target::Regular(current)
+        } else {
+            Target::Special(current)
+        });
+    }
+    Err(format!(
+        "too many levels of symbolic links in {}",
+        shown(path)
+    ))
+}
+
+/// Writes into an existing file that is not replaced: a device, FIFO, or socket. Opening is
+/// non-blocking so a FIFO without a reader cannot hang the run; it is retried until
+/// [`FIFO_WAIT`] has passed.
+fn write_into(f: &OutFile, path: &Path) -> Result<(), String> {
+    let started = Instant::now();
+    let file = loop {
+        match OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+        {
+            Ok(file) => break file,
+            // ENXIO: a FIFO with no reader yet.
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && started.elapsed() < FIFO_WAIT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                return Err(format!(
+                    "cannot write {}: nothing reads it (waited {} s)",
+                    shown(path),
+                    FIFO_WAIT.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("cannot write {}: {e}", shown(path))),
+        }
+    };
+    set_blocking(&file);
+    let mut file = file;
+    file.write_all(f.content.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| format!("cannot write {}: {e}", shown(path)))
+}
+
+/// Clears `O_NONBLOCK` so writes wait for a slow reader instead of failing with `EAGAIN`.
+fn set_blocking(file: &fs::File) {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this function's caller owns; no memory is passed.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
 }
 
 /// A temporary name next to `path`, unique within this process and across processes.
@@ -67,12 +209,11 @@ fn temp_name(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
 }
 
-fn write_one(f: &OutFile, force: bool) -> Result<(), String> {
-    let shown = f.path.display();
-    if f.path.file_name().is_none() {
-        return Err(format!("{shown}: not a file name"));
-    }
-    let temp = temp_name(&f.path);
+/// Writes a regular file at `path` through a temporary sibling: renamed over the old file when
+/// `replace`, else hard-linked into place (which fails when the name appeared meanwhile).
+fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
+    let shown = shown(&f.path);
+    let temp = temp_name(path);
     let result = (|| -> std::io::Result<()> {
         let mut file = OpenOptions::new()
             .write(true)
@@ -82,10 +223,10 @@ fn write_one(f: &OutFile, force: bool) -> Result<(), String> {
         file.write_all(f.content.as_bytes())?;
         file.set_permissions(fs::Permissions::from_mode(f.mode))?;
         file.sync_all()?;
-        if force {
-            fs::rename(&temp, &f.path)
+        if replace {
+            fs::rename(&temp, path)
         } else {
-            fs::hard_link(&temp, &f.path)?;
+            fs::hard_link(&temp, path)?;
             fs::remove_file(&temp)
         }
     })();
@@ -164,6 +305,85 @@ mod tests {
             fs::read_to_string(d.join("environment.yml")).unwrap(),
             "keep"
         );
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_link_to_a_regular_file_replaces_the_target_and_keeps_the_link() {
+        let d = dir();
+        fs::write(d.join("real.prom"), "old").unwrap();
+        std::os::unix::fs::symlink("real.prom", d.join("link.prom")).unwrap();
+        let file = OutFile {
+            path: d.join("link.prom"),
+            content: "new".into(),
+            mode: 0o644,
+        };
+        assert!(write_all(std::slice::from_ref(&file), false).is_err());
+        write_all(&[file], true).unwrap();
+        assert!(
+            fs::symlink_metadata(d.join("link.prom"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(d.join("real.prom")).unwrap(), "new");
+        // A dangling link is not turned into a file.
+        std::os::unix::fs::symlink("missing", d.join("dangling")).unwrap();
+        assert!(replace(&d.join("dangling"), "x").is_err());
+        assert!(
+            fs::symlink_metadata(d.join("dangling"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn devices_are_written_into_never_replaced() {
+        let before = fs::symlink_metadata("/dev/null").unwrap();
+        write_all(
+            &[OutFile {
+                path: PathBuf::from("/dev/null"),
+                content: "discarded".into(),
+                mode: 0o644,
+            }],
+            false,
+        )
+        .unwrap();
+        replace(Path::new("/dev/null"), "again").unwrap();
+        let after = fs::symlink_metadata("/dev/null").unwrap();
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        assert!(after.file_type().is_char_device());
+        assert_eq!(before.ino(), after.ino());
+        // A link to a device (as /dev/stdout is, through /proc) is written through.
+        let d = dir();
+        std::os::unix::fs::symlink("/dev/null", d.join("sink")).unwrap();
+        replace(&d.join("sink"), "x").unwrap();
+        assert!(
+            fs::symlink_metadata(d.join("sink"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_fifo_is_written_into_when_read_and_never_replaced() {
+        let d = dir();
+        let fifo = d.join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read_to_string(fifo).unwrap())
+        };
+        replace(&fifo, "through the pipe").unwrap();
+        assert_eq!(reader.join().unwrap(), "through the pipe");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
         fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -54,7 +54,9 @@ pub struct Report {
     pub environment: Vec<EnvVar>,
     /// Facts replaced by `GPU_DOCTOR_*` variables.
     pub overrides: Vec<Override>,
-    /// What each probe did: how long it took and whether it found, missed or failed.
+    /// What each probe did: how long it took and whether it found, missed or failed. When a
+    /// limit was met, also `reads` (files refused as not regular, or cut at their size limit)
+    /// and `budget` (commands not started once the scan's time was spent).
     pub probes: Vec<ProbeRecord>,
     pub findings: Vec<Finding>,
     /// The smoke test's results (`gpu-doctor smoke`); null from `doctor`.

@@ -74,7 +74,7 @@ fn text(v: &Verdict, paint: Paint) -> String {
 
 fn json(v: &Verdict) -> String {
     match serde_json::to_string_pretty(v) {
-        Ok(s) => s + "\n",
+        Ok(s) => crate::present::sanitize::json_controls(s + "\n"),
         Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
     }
 }
@@ -82,7 +82,10 @@ fn json(v: &Verdict) -> String {
 /// Workflow-command escaping (actions/toolkit `command.ts`): data escapes `%`, CR and LF;
 /// property values also `:` and `,`.
 fn gh_data(s: &str) -> String {
-    s.replace('%', "%25")
+    // Control characters from the machine go first (a runner's log is a terminal too); the
+    // line breaks the message itself holds are kept and escaped below.
+    crate::present::sanitize::clean_lines(s)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }

@@ -11,7 +11,6 @@
 //! `scripts/slurm-fleet.sh` writes as `summary.json` next to the node reports) is passed
 //! over too; named as a FILE it is skipped with that reason.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -157,12 +156,10 @@ fn dir_files(dir: &Path, passed_over: &mut Vec<String>) -> Result<Vec<PathBuf>, 
 /// The file's bytes, if it is a regular file of at most [`MAX_BYTES`].
 fn read_bounded(path: &Path) -> Result<Vec<u8>, (SkipKind, String)> {
     let unreadable = |e: std::io::Error| (SkipKind::Unreadable, format!("cannot read: {e}"));
-    let file = File::open(path).map_err(unreadable)?;
+    // Opened without blocking and refused unless regular: a `*.json` FIFO or device would
+    // block the open itself, before any check on the open file could run.
+    let file = crate::host::fs::open_regular(path).map_err(unreadable)?;
     let meta = file.metadata().map_err(unreadable)?;
-    // A FIFO or a device would block or never end.
-    if !meta.is_file() {
-        return Err((SkipKind::Unreadable, "not a regular file".to_string()));
-    }
     let too_large = || {
         (
             SkipKind::TooLarge,

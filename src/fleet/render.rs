@@ -20,7 +20,7 @@ pub fn json(fleet: &Fleet) -> String {
     match serde_json::to_string_pretty(fleet) {
         Ok(mut s) => {
             s.push('\n');
-            s
+            crate::present::sanitize::json_controls(s)
         }
         Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
     }
@@ -40,7 +40,10 @@ fn headline(f: &Fleet) -> String {
     if c.odd_ones_out > 0 {
         parts.push(plural(c.odd_ones_out, "odd one out", "odd ones out"));
     }
-    parts.push(if c.attention == 0 {
+    parts.push(if c.nodes == 0 {
+        // Nothing read is no verdict (and exit 3), never "healthy".
+        "no report read".to_string()
+    } else if c.attention == 0 {
         "all healthy".to_string()
     } else {
         format!(

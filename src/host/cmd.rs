@@ -68,7 +68,7 @@ impl CmdOutput {
 pub fn run(
     program: &Path,
     args: &[&str],
-    env: &[(String, String)],
+    env: &[(impl AsRef<std::ffi::OsStr>, impl AsRef<std::ffi::OsStr>)],
     timeout: Duration,
 ) -> std::io::Result<CmdOutput> {
     run_in(program, args, env, timeout, Path::new("/"))
@@ -83,7 +83,7 @@ pub fn run(
 pub fn run_in_empty_dir(
     program: &Path,
     args: &[&str],
-    env: &[(String, String)],
+    env: &[(impl AsRef<std::ffi::OsStr>, impl AsRef<std::ffi::OsStr>)],
     timeout: Duration,
     scratch: &Path,
 ) -> std::io::Result<CmdOutput> {
@@ -123,7 +123,7 @@ impl Drop for EmptyDir {
 fn run_in(
     program: &Path,
     args: &[&str],
-    env: &[(String, String)],
+    env: &[(impl AsRef<std::ffi::OsStr>, impl AsRef<std::ffi::OsStr>)],
     timeout: Duration,
     cwd: &Path,
 ) -> std::io::Result<CmdOutput> {
@@ -132,13 +132,21 @@ fn run_in(
     command
         .args(args)
         .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .envs(env.iter().map(|(k, v)| (k.as_ref(), v.as_ref())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .current_dir(cwd)
         .process_group(0);
-    let mut child = command.spawn()?;
+    // Started and registered under one lock: a sweep for orphans never sees it unregistered.
+    let (mut child, live) = {
+        let _guard = super::reap::SPAWNING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let child = command.spawn()?;
+        let pgid = i32::try_from(child.id()).unwrap_or(0);
+        (child, super::reap::Live::register(pgid))
+    };
     let stdout = child.stdout.take().map(spawn_reader);
     let stderr = child.stderr.take().map(spawn_reader);
 
@@ -156,6 +164,12 @@ fn run_in(
         }
         thread::sleep(poll_interval(start.elapsed()));
     };
+    // What the command left running in its group, and what escaped the group (orphans now
+    // reparented to us), is killed now, before its output is collected.
+    drop(live);
+    if let Ok(pgid) = i32::try_from(child.id()) {
+        super::reap::finish_group(pgid);
+    }
     // After a timeout, a grandchild that left the group could still hold the pipe open:
     // wait for its output only briefly.
     let grace = if timed_out {
@@ -285,6 +299,28 @@ mod tests {
             "the folder starts empty"
         );
         assert!(!Path::new(&dir).exists(), "{dir} was not removed");
+    }
+
+    #[test]
+    fn daemons_that_leave_the_group_die_with_the_command() {
+        // As the program does; this test process then reaps its commands' orphans.
+        crate::host::reap::enable();
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let script = format!(
+            "setsid sh -c 'echo $$ >> {p}; exec sleep 60' & sh -c 'sleep 60 & echo $! >> {p}' ; sleep 0.2; echo done",
+            p = pids.display()
+        );
+        let out = sh(&script, 5000);
+        assert_eq!(out.stdout.trim(), "done");
+        let text = std::fs::read_to_string(&pids).unwrap();
+        let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        assert_eq!(pids.len(), 2, "{text}");
+        for pid in pids {
+            // SAFETY: signal 0 only asks whether the process exists.
+            let alive = unsafe { libc::kill(pid, 0) } == 0;
+            assert!(!alive, "process {pid} outlived its command");
+        }
     }
 
     #[test]

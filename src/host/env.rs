@@ -2,23 +2,72 @@
 //! environment (tests inject their own) and every probe sees the same values.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 /// Environment variables as the report saw them.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     vars: BTreeMap<String, String>,
+    /// The bytes of the variables that are not UTF-8, by their shown name: children get them
+    /// as they were.
+    raw: BTreeMap<String, (OsString, OsString)>,
+}
+
+/// Bytes as text: UTF-8 kept, every other byte written `\xNN`, so one odd byte shows where it
+/// is instead of costing the whole value.
+#[must_use]
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
 }
 
 impl Env {
-    /// The current process's environment. Variables that are not valid UTF-8 are skipped.
+    /// The current process's environment. A variable that is not valid UTF-8 is kept: shown
+    /// with its odd bytes escaped (`\xff`), and passed to children as the bytes it was.
+    /// `LD_LIBRARY_PATH` with one such entry still has its other entries.
     #[must_use]
     pub fn from_process() -> Env {
-        Env {
-            vars: std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .collect(),
+        let mut env = Env::default();
+        for (k, v) in std::env::vars_os() {
+            match (k.to_str(), v.to_str()) {
+                (Some(key), Some(value)) => {
+                    env.vars.insert(key.to_string(), value.to_string());
+                }
+                _ => {
+                    let key = escape_bytes(k.as_bytes());
+                    env.vars.insert(key.clone(), escape_bytes(v.as_bytes()));
+                    env.raw.insert(key, (k, v));
+                }
+            }
         }
+        env
+    }
+
+    /// Every variable as the bytes a child should get, less `remove`.
+    #[must_use]
+    pub fn child_pairs(&self, remove: &[&str]) -> Vec<(OsString, OsString)> {
+        self.vars
+            .iter()
+            .filter(|(k, _)| !remove.contains(&k.as_str()))
+            .map(|(k, v)| match self.raw.get(k) {
+                Some((rk, rv)) => (rk.clone(), rv.clone()),
+                None => (OsString::from(k), OsString::from(v)),
+            })
+            .collect()
+    }
+
+    /// Whether a variable's value held bytes that are not UTF-8 (shown escaped).
+    #[must_use]
+    pub fn is_escaped(&self, key: &str) -> bool {
+        self.raw.contains_key(key)
     }
 
     /// An environment made of the given pairs (tests, and the child probes).
@@ -31,6 +80,7 @@ impl Env {
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
+            raw: BTreeMap::new(),
         }
     }
 

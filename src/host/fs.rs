@@ -8,20 +8,76 @@
 use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{self, Read};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// How many links one lookup may follow before it is a loop (Linux's own limit is 40).
 const MAX_LINKS: usize = 40;
 
 /// Files larger than this are read only up to it: no probe needs more, and `/dev/zero`-like
-/// files or a huge log must not eat memory.
+/// files or a huge log must not eat memory. The limits per kind of file are:
+/// 8 MiB for any file a probe reads ([`RootFs::read_bytes`]: version files, `/proc` and `/sys`
+/// entries, dist-info `METADATA`/`RECORD`, conda-meta JSON, headers), 1 MiB for the config
+/// file, and what `manifest update` and `report merge` set for their own files. A file cut at
+/// its limit is named in the report's `probes[]` (`reads`).
 pub const DEFAULT_READ_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// How many entries one directory listing returns at most: a folder with a million files
+/// (a hostile or broken `site-packages`) costs a bounded time and memory.
+pub const MAX_DIR_ENTRIES: usize = 20_000;
+
+/// How many notes about refused or cut files one scan keeps.
+const MAX_NOTES: usize = 50;
 
 /// A filesystem rooted at a folder. Every path given to it is absolute as seen by the machine.
 #[derive(Debug, Clone)]
 pub struct RootFs {
     root: PathBuf,
+    /// Files refused (not regular) or cut at their size limit, shared by every clone.
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+/// Opens a file on this host's disk for reading without ever blocking: `O_NONBLOCK` so a FIFO
+/// with no writer (or a device) cannot hang the open, then anything that is not a regular file
+/// is refused, so a FIFO, a terminal or `/dev/zero` cannot hang or flood the read.
+///
+/// # Errors
+/// When the file cannot be opened, or is not a regular file (`InvalidInput`).
+pub fn open_regular(disk_path: &Path) -> io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(disk_path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            if meta.is_dir() {
+                "is a folder, not a file"
+            } else {
+                "not a regular file (a FIFO, device or socket)"
+            },
+        ));
+    }
+    Ok(file)
+}
+
+/// Reads at most `limit` bytes of a regular file on this host's disk (see [`open_regular`]).
+/// The flag says whether the file was longer and so cut.
+///
+/// # Errors
+/// As [`open_regular`], or a read error.
+pub fn read_regular(disk_path: &Path, limit: u64) -> io::Result<(Vec<u8>, bool)> {
+    let file = open_regular(disk_path)?;
+    let mut out = Vec::new();
+    let mut taken = file.take(limit.saturating_add(1));
+    taken.read_to_end(&mut out)?;
+    let cut = out.len() as u64 > limit;
+    if cut {
+        out.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    Ok((out, cut))
 }
 
 /// One entry of a directory listing: its name and its path as the machine sees it.
@@ -35,7 +91,27 @@ impl RootFs {
     /// A filesystem rooted at `root` (`/` for the real machine).
     #[must_use]
     pub fn new(root: impl Into<PathBuf>) -> RootFs {
-        RootFs { root: root.into() }
+        RootFs {
+            root: root.into(),
+            notes: Arc::default(),
+        }
+    }
+
+    /// Files refused or cut so far, in the order met (at most 50).
+    #[must_use]
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+
+    fn note(&self, path: &Path, what: &str) {
+        if let Ok(mut notes) = self.notes.lock()
+            && notes.len() < MAX_NOTES
+        {
+            let line = format!("{}: {what}", path.display());
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        }
     }
 
     /// Whether this is the machine's own `/` rather than a fixture tree.
@@ -138,12 +214,22 @@ impl RootFs {
         self.read_bytes_limited(path, DEFAULT_READ_LIMIT)
     }
 
-    /// Reads at most `limit` bytes of a file.
+    /// Reads at most `limit` bytes of a regular file; anything else (a FIFO, a device) is an
+    /// error rather than a hang, and is noted like a file cut at its limit.
     pub fn read_bytes_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        let file = std::fs::File::open(self.real_path(path)?)?;
-        let mut out = Vec::new();
-        file.take(limit).read_to_end(&mut out)?;
-        Ok(out)
+        match read_regular(&self.real_path(path)?, limit) {
+            Ok((bytes, cut)) => {
+                if cut {
+                    self.note(path, &format!("read only its first {limit} bytes"));
+                }
+                Ok(bytes)
+            }
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                self.note(path, &format!("not read: {e}"));
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Reads a text file (invalid UTF-8 replaced), at most [`DEFAULT_READ_LIMIT`] bytes.
@@ -168,13 +254,22 @@ impl RootFs {
             return Vec::new();
         };
         let mut out: Vec<DirEntry> = iter
+            .take(MAX_DIR_ENTRIES)
             .filter_map(Result::ok)
-            .filter_map(|entry| {
-                let name = entry.file_name().to_str()?.to_string();
-                Some(DirEntry {
-                    path: path.join(&name),
-                    name,
-                })
+            .map(|entry| {
+                // A name that is not UTF-8 is kept: its path has the real bytes, its name
+                // shows them escaped.
+                let raw = entry.file_name();
+                DirEntry {
+                    path: path.join(&raw),
+                    name: raw.to_str().map_or_else(
+                        || {
+                            use std::os::unix::ffi::OsStrExt;
+                            super::env::escape_bytes(raw.as_bytes())
+                        },
+                        str::to_string,
+                    ),
+                }
             })
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -275,6 +370,35 @@ mod tests {
         let (_dir, fs) = tree();
         assert!(fs.canonical(Path::new("/loop1"), true).is_err());
         assert!(!fs.exists("/loop1"));
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_not_waited_for_and_long_files_cut() {
+        let (dir, fs) = tree();
+        let fifo = dir.path().join("etc/pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        assert!(fs.read_opt("/etc/pipe").is_none());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        std::fs::write(dir.path().join("etc/long"), "0123456789").unwrap();
+        assert_eq!(
+            fs.read_bytes_limited(Path::new("/etc/long"), 4).unwrap(),
+            b"0123"
+        );
+        let notes = fs.notes();
+        assert!(
+            notes.iter().any(|n| n.starts_with("/etc/pipe: not read")),
+            "{notes:?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.starts_with("/etc/long: read only")),
+            "{notes:?}"
+        );
+        // The real machine's devices too.
+        let real = RootFs::new("/");
+        assert!(real.read_bytes(Path::new("/dev/zero")).is_err());
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! Probes take a `&Host` and nothing else from the outside world, which is what lets
 //! `--root DIR` turn a folder into a machine for tests.
 
+pub mod budget;
 pub mod cmd;
 pub mod env;
 pub mod fs;
 pub mod gpu;
+pub mod reap;
 mod which_sys;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +40,8 @@ pub struct Host {
     /// `--host-root`: the files are a node's, mounted into this container, while the GPU
     /// libraries are the container's own; programs found in the node's files are not run.
     host_root: bool,
+    /// The scan's total time for commands, while a scan runs ([`Host::with_budget`]).
+    pub budget: Option<std::sync::Arc<budget::Budget>>,
 }
 
 impl Host {
@@ -51,6 +55,7 @@ impl Host {
             config: crate::config::Config::default(),
             live_gpu: true,
             host_root: false,
+            budget: None,
         }
     }
 
@@ -65,6 +70,16 @@ impl Host {
             config: crate::config::Config::default(),
             live_gpu: false,
             host_root: false,
+            budget: None,
+        }
+    }
+
+    /// This host with a scan budget of `total` starting now: commands run through it share it.
+    #[must_use]
+    pub fn with_budget(&self, total: Duration) -> Host {
+        Host {
+            budget: Some(std::sync::Arc::new(budget::Budget::new(total))),
+            ..self.clone()
         }
     }
 
@@ -90,6 +105,7 @@ impl Host {
             config: crate::config::Config::default(),
             live_gpu: true,
             host_root: true,
+            budget: None,
         }
     }
 
@@ -117,6 +133,7 @@ impl Host {
             config: self.config.clone(),
             live_gpu: true,
             host_root: false,
+            budget: self.budget.clone(),
         })
     }
 
@@ -174,12 +191,19 @@ impl Host {
         } else {
             self.fs.real_path(program)?
         };
-        let env: Vec<(String, String)> = self
-            .env
-            .with_prefix("")
-            .filter(|(k, _)| !remove.contains(k))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        cmd::run(&real, args, &env, self.timeout)
+        let env = self.env.child_pairs(remove);
+        let mut timeout = self.timeout;
+        if let Some(budget) = &self.budget {
+            let left = budget.remaining();
+            if left < Duration::from_millis(50) {
+                budget.skip(format!("{} {}", program.display(), args.join(" ")));
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the scan's time budget is spent; not started",
+                ));
+            }
+            timeout = timeout.min(left);
+        }
+        cmd::run(&real, args, &env, timeout)
     }
 }

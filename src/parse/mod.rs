@@ -10,6 +10,8 @@ pub mod nvcc;
 pub mod nvidia_smi;
 pub mod os_release;
 pub mod proc_nvidia;
+#[cfg(test)]
+mod props;
 mod pyliteral;
 pub mod python_pkg;
 mod text;

@@ -130,6 +130,8 @@ fn run_in(host: &Host, script: &str, dir: &Path, log: &mut std::fs::File) -> Out
     } else {
         std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
     };
+    // What the plan starts (a daemon from a package's install script) is meant to outlive us.
+    crate::host::reap::release();
     let mut command = Command::new(bash);
     command
         .arg(&path)

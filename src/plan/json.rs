@@ -101,5 +101,5 @@ pub fn render(plan: &Plan) -> String {
         )
     });
     text.push('\n');
-    text
+    crate::present::sanitize::json_controls(text)
 }

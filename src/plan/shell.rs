@@ -24,7 +24,9 @@ const WIDTH: usize = 96;
 
 /// Quotes a value for bash so it stays one word and nothing in it expands: plain words as
 /// they are, everything else in single quotes (a `'` inside becomes `'\''`). NUL bytes, which
-/// no argument can carry, are dropped.
+/// no argument can carry, are dropped, and every other control character but a tab or a line
+/// break becomes `?`: the script is printed, saved and echoed as it runs, and a value from the
+/// machine must not drive a terminal on any of those ways.
 #[must_use]
 pub fn shell_quote(value: &str) -> String {
     let safe = |b: u8| b.is_ascii_alphanumeric() || b"-_./:=+,@%".contains(&b);
@@ -37,6 +39,9 @@ pub fn shell_quote(value: &str) -> String {
         match c {
             '\'' => out.push_str("'\\''"),
             '\0' => {}
+            '\t' | '\n' => out.push(c),
+            c if c.is_control() => out.push('?'),
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => out.push('?'),
             c => out.push(c),
         }
     }
@@ -50,7 +55,12 @@ pub fn shell_quote(value: &str) -> String {
 pub fn comment_lines(text: &str, indent: &str) -> Vec<String> {
     let clean: String = text
         .chars()
-        .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
+        .map(|c| match c {
+            '\n' => '\n',
+            c if c.is_control() => '?',
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => '?',
+            c => c,
+        })
         .collect();
     let mut out = Vec::new();
     for paragraph in clean.split('\n') {
@@ -591,7 +601,16 @@ pub fn render(plan: &Plan, options: &Options) -> String {
          say 'Reboot to finish (sudo reboot), then check with: gpu-doctor doctor && gpu-doctor smoke'\n\
          fi\n",
     );
-    out
+    // Every value went through `shell_quote` or `comment_lines`; this last pass holds for
+    // whatever a future step writes without them: no control character but line breaks and
+    // tabs reaches the script (the plan JSON and text faces print it too).
+    out.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c,
+            c if c.is_control() => '?',
+            c => c,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -614,6 +633,8 @@ mod tests {
         assert_eq!(shell_quote("~root"), "'~root'");
         assert_eq!(shell_quote("=x"), "'=x'");
         assert_eq!(shell_quote("a\0b"), "'ab'");
+        // Escape sequences cannot reach a terminal through the script.
+        assert_eq!(shell_quote("a\u{1b}[2J\u{9b}b\r"), "'a?[2J?b?'");
     }
 
     /// Bash itself reads each quoted value back as exactly one argument, unchanged.

@@ -68,7 +68,14 @@ impl LoaderPath {
             path.push(host, dir, Origin::LdLibraryPath);
         }
         let mut conf_dirs = Vec::new();
-        read_conf(host, Path::new("/etc/ld.so.conf"), 0, &mut conf_dirs);
+        let mut seen = std::collections::HashSet::new();
+        read_conf(
+            host,
+            Path::new("/etc/ld.so.conf"),
+            0,
+            &mut seen,
+            &mut conf_dirs,
+        );
         for dir in conf_dirs {
             path.push(host, dir, Origin::LdSoConf);
         }
@@ -114,8 +121,28 @@ impl LoaderPath {
     }
 }
 
-fn read_conf(host: &Host, file: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth > MAX_INCLUDE_DEPTH {
+/// How many configuration files one scan reads at most, and how many folders it keeps: a
+/// file that includes itself (or a glob matching thousands of files) costs a bounded amount.
+const MAX_CONF_FILES: usize = 256;
+const MAX_CONF_DIRS: usize = 4096;
+
+/// Reads one configuration file and, depth first, what it includes. Each file (after links)
+/// is read once: without that, a file including itself twice grows exponentially.
+fn read_conf(
+    host: &Host,
+    file: &Path,
+    depth: usize,
+    seen: &mut std::collections::HashSet<PathBuf>,
+    out: &mut Vec<PathBuf>,
+) {
+    if depth > MAX_INCLUDE_DEPTH || seen.len() >= MAX_CONF_FILES || out.len() >= MAX_CONF_DIRS {
+        return;
+    }
+    let key = host
+        .fs
+        .canonical(file, true)
+        .unwrap_or_else(|_| file.to_path_buf());
+    if !seen.insert(key) {
         return;
     }
     let Some(text) = host.fs.read_opt(file) else {
@@ -124,7 +151,7 @@ fn read_conf(host: &Host, file: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     for entry in ld_so_conf(&text) {
         match entry {
             LdConfEntry::Dir(dir) => {
-                if dir.starts_with('/') {
+                if dir.starts_with('/') && out.len() < MAX_CONF_DIRS {
                     out.push(PathBuf::from(dir));
                 }
             }
@@ -135,7 +162,7 @@ fn read_conf(host: &Host, file: &Path, depth: usize, out: &mut Vec<PathBuf>) {
                     file.parent().unwrap_or(Path::new("/")).join(pattern)
                 };
                 for included in expand_glob(host, &pattern) {
-                    read_conf(host, &included, depth + 1, out);
+                    read_conf(host, &included, depth + 1, seen, out);
                 }
             }
         }

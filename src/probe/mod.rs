@@ -51,6 +51,7 @@ pub const CONTAINER_SOURCE: &str = "container";
 /// Runs every probe and returns the report without findings.
 #[must_use]
 pub fn gather(host: &Host) -> Report {
+    let host = &host.with_budget(host.timeout + crate::host::budget::SLACK);
     let mut records: Vec<ProbeRecord> = Vec::new();
     let ((system, pci, kernel, driver, loader), python) = std::thread::scope(|s| {
         let system = s.spawn(|| timed("system", || system::probe(host)));
@@ -152,7 +153,40 @@ pub fn gather(host: &Host) -> Report {
         smoke: None,
     };
     overrides::apply(&host.env, &mut report);
+    report.probes.extend(limits_met(host));
     report
+}
+
+/// Records for what the scan's limits stopped: files refused or cut (`reads`) and commands
+/// not started once the time budget was spent (`budget`). None when nothing was stopped.
+fn limits_met(host: &Host) -> Vec<ProbeRecord> {
+    let mut out = Vec::new();
+    let notes = host.fs.notes();
+    if !notes.is_empty() {
+        out.push(ProbeRecord {
+            name: "reads".to_string(),
+            status: ProbeStatus::Failed,
+            detail: Some(notes.join("; ")),
+            duration_ms: 0,
+            source: host.host_root_source(),
+        });
+    }
+    if let Some(skipped) = host.budget.as_ref().map(|b| b.skipped())
+        && !skipped.is_empty()
+    {
+        out.push(ProbeRecord {
+            name: "budget".to_string(),
+            status: ProbeStatus::Skipped,
+            detail: Some(format!(
+                "the scan's time budget ({:.1} s) was spent; not run: {}",
+                (host.timeout + crate::host::budget::SLACK).as_secs_f64(),
+                skipped.join("; ")
+            )),
+            duration_ms: 0,
+            source: None,
+        });
+    }
+    out
 }
 
 /// With no driver answering, the PCI bus still shows which NVIDIA GPUs are there, and a loaded

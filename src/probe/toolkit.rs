@@ -67,10 +67,20 @@ pub fn probe(host: &Host, conda_prefixes: &[PathBuf]) -> Vec<Toolkit> {
     for prefix in conda_prefixes {
         add(host, prefix, "conda");
     }
-    found
-        .into_iter()
-        .map(|(path, found_via)| describe(host, &path, found_via))
-        .collect()
+    // Each toolkit may run its own nvcc: they run side by side (16 at a time), each with its
+    // deadline, so several hanging ones cost one timeout rather than one each.
+    let found: Vec<_> = found.into_iter().collect();
+    let mut out = Vec::with_capacity(found.len());
+    for chunk in found.chunks(16) {
+        std::thread::scope(|s| {
+            let described: Vec<_> = chunk
+                .iter()
+                .map(|(path, found_via)| s.spawn(move || describe(host, path, found_via.clone())))
+                .collect();
+            out.extend(described.into_iter().filter_map(|h| h.join().ok()));
+        });
+    }
+    out
 }
 
 /// A folder is a toolkit when it has nvcc, a version file, or the CUDA runtime library.

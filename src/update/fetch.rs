@@ -203,7 +203,15 @@ impl Source for DirSource {
             path: path.clone(),
             source,
         };
-        let file = match std::fs::File::open(&path) {
+        // A set's files are regular files (the store writes them so): a link is refused, so an
+        // installed set under `--root` cannot lead a read out of the root.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a symbolic link, not a file",
+            )));
+        }
+        let file = match crate::host::fs::open_regular(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io(e)),

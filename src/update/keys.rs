@@ -195,10 +195,13 @@ fn signed_message(index: &[u8]) -> Vec<u8> {
 /// # Errors
 /// When the file cannot be read.
 pub fn read_key_file(path: &Path) -> Result<String, KeyError> {
-    std::fs::read_to_string(path).map_err(|source| KeyError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    // A key file is a line of text; 64 KiB is far more than any.
+    crate::host::fs::read_regular(path, 64 * 1024)
+        .map(|(bytes, _)| String::from_utf8_lossy(&bytes).into_owned())
+        .map_err(|source| KeyError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Reads a public key file.

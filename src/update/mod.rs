@@ -804,7 +804,9 @@ fn file_rows(selected: &Selected) -> Vec<FileRow> {
                 (Origin::Installed, Some(dir)) => {
                     let path = dir.join(f.name);
                     (
-                        std::fs::read_to_string(&path).unwrap_or_default(),
+                        crate::host::fs::read_regular(&path, crate::host::fs::DEFAULT_READ_LIMIT)
+                            .map(|(b, _)| String::from_utf8_lossy(&b).into_owned())
+                            .unwrap_or_default(),
                         path.display().to_string(),
                     )
                 }

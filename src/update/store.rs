@@ -71,13 +71,16 @@ impl Store {
     /// Whether a set is installed (its folder exists).
     #[must_use]
     pub fn has_set(&self) -> bool {
-        self.set_dir().is_dir()
+        // gpu-doctor makes the folder itself, never a link: a link there (under `--root`, one
+        // pointing out of the fixture) is not a set.
+        std::fs::symlink_metadata(self.set_dir()).is_ok_and(|m| m.is_dir())
     }
 
     /// The installed set's `origin.json`, when it is there and readable.
     #[must_use]
     pub fn origin(&self) -> Option<Origin> {
-        let bytes = std::fs::read(self.set_dir().join(ORIGIN_FILE)).ok()?;
+        let (bytes, _) =
+            crate::host::fs::read_regular(&self.set_dir().join(ORIGIN_FILE), 1024 * 1024).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 

@@ -244,8 +244,9 @@ fn deep_text_shows_the_frameworks_answer() {
     let venv = Venv::new();
     venv.torch(BLIND_TORCH);
     let (out, _) = venv.run(&["doctor", "--deep"]);
+    // 1: the blind torch is an error finding; the report is written all the same.
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 1)),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -115,7 +115,8 @@ pub struct Run {
     pub elapsed: Duration,
 }
 
-/// Runs `doctor --json` on a fixture; asserts exit 0 and JSON on stdout.
+/// Runs `doctor --json` on a fixture; asserts JSON on stdout and exit 0, or 1 exactly when the
+/// report has an error finding.
 pub fn run_fixture(name: &str) -> Run {
     let dir = fixture_dir(name);
     let start = Instant::now();
@@ -131,7 +132,7 @@ pub fn run_fixture(name: &str) -> Run {
     let elapsed = start.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
+        matches!(out.status.code(), Some(0 | 1)),
         "{name}: gpu-doctor exited with {:?}\nstderr:\n{stderr}",
         out.status.code()
     );
@@ -141,6 +142,14 @@ pub fn run_fixture(name: &str) -> Run {
             String::from_utf8_lossy(&out.stdout)
         )
     });
+    let has_error = report["findings"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|f| f["severity"] == "error"));
+    assert_eq!(
+        out.status.code() == Some(1),
+        has_error,
+        "{name}: doctor exits 1 exactly when its report has an error finding"
+    );
     Run { report, elapsed }
 }
 

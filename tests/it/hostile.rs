@@ -1,0 +1,208 @@
+//! Hostile machines, one defect at a time (the mutation test in `mutants.rs` mixes them at
+//! random): bytes that are not UTF-8, a FIFO among reports, a config that links out of the
+//! root, hanging compilers, `TERM=dumb`, `-o` at a device.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{Out, fixture_dir, fixture_env, on_fixture};
+
+fn gpu_doctor() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    c.env_clear().stdin(Stdio::null());
+    c
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let dest = to.join(entry.file_name());
+        if kind.is_symlink() {
+            symlink(std::fs::read_link(entry.path()).unwrap(), &dest).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn one_odd_byte_in_ld_library_path_keeps_the_rest_of_it() {
+    let name = "ld-library-path-old-cudnn";
+    let mut odd = b"/opt/\xff\x1b[31m/lib:".to_vec();
+    odd.extend_from_slice(b"/opt/cudnn-9.0/lib");
+    let out = gpu_doctor()
+        .envs(
+            fixture_env(name)
+                .into_iter()
+                .filter(|(k, _)| k != "LD_LIBRARY_PATH"),
+        )
+        .env("LD_LIBRARY_PATH", OsString::from_vec(odd))
+        .arg("--root")
+        .arg(fixture_dir(name).join("root"))
+        .args(["--timeout", "2", "doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"library-path-shadowing"), "{ids:?}");
+    let shown = report["environment"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "LD_LIBRARY_PATH")
+        .map(|v| v["value"].as_str().unwrap().to_string())
+        .unwrap();
+    assert_eq!(shown, "/opt/\\xff\u{1b}[31m/lib:/opt/cudnn-9.0/lib");
+}
+
+#[test]
+fn the_config_under_root_is_read_inside_the_root_and_a_broken_default_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_tree(&fixture_dir("no-gpu").join("root"), &root);
+    let canary = dir.path().join("secret");
+    std::fs::write(&canary, "CANARY-outside = [\n").unwrap();
+    let conf_dir = root.join("home/u/.config/gpu-doctor");
+    std::fs::create_dir_all(&conf_dir).unwrap();
+    // An absolute link to the host's file: inside the root it names root/<that path>.
+    symlink(&canary, conf_dir.join("config.toml")).unwrap();
+    let run = |args: &[&str]| -> Out {
+        gpu_doctor()
+            .envs(fixture_env("no-gpu"))
+            .env("HOME", "/home/u")
+            .arg("--root")
+            .arg(&root)
+            .args(args)
+            .output()
+            .unwrap()
+            .into()
+    };
+    let out = run(&["doctor", "--json"]);
+    assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
+    assert!(!out.stderr.contains("CANARY"), "{}", out.stderr);
+    // A FIFO as the default config: a warning, not a hang and not exit 2.
+    std::fs::remove_file(conf_dir.join("config.toml")).unwrap();
+    mkfifo(&conf_dir.join("config.toml"));
+    let started = Instant::now();
+    let out = run(&["doctor", "--json"]);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("warning: config file"),
+        "{}",
+        out.stderr
+    );
+    // Named, it stays an error.
+    let fifo = conf_dir.join("config.toml");
+    let out = run(&["--config", fifo.to_str().unwrap(), "doctor", "--json"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
+#[test]
+fn report_merge_passes_over_a_fifo_and_with_nothing_readable_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    mkfifo(&dir.path().join("node1.json"));
+    std::fs::write(dir.path().join("node2.json"), "not json").unwrap();
+    let started = Instant::now();
+    let out: Out = gpu_doctor()
+        .args(["report", "merge"])
+        .arg(dir.path())
+        .output()
+        .unwrap()
+        .into();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.code, 3, "{}", out.stderr);
+    assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
+    assert!(!out.stdout.contains("healthy"), "{}", out.stdout);
+}
+
+#[test]
+fn hanging_compilers_of_several_toolkits_cost_one_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_tree(&fixture_dir("several-toolkits").join("root"), &root);
+    let pids = dir.path().join("pids");
+    let mut hung = 0;
+    for entry in std::fs::read_dir(root.join("usr/local")).unwrap() {
+        let toolkit = entry.unwrap().path();
+        let nvcc = toolkit.join("bin/nvcc");
+        if !nvcc.is_file() {
+            continue;
+        }
+        // Without version files the version must come from nvcc.
+        let _ = std::fs::remove_file(toolkit.join("version.json"));
+        let _ = std::fs::remove_file(toolkit.join("version.txt"));
+        std::fs::write(
+            &nvcc,
+            format!(
+                "#!/bin/sh\nsetsid sh -c 'echo $$ >> {p}; exec sleep 60' &\necho $$ >> {p}\nexec sleep 60\n",
+                p = pids.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        hung += 1;
+    }
+    assert!(hung >= 3, "the fixture has {hung} nvcc");
+    let started = Instant::now();
+    let out: Out = gpu_doctor()
+        .envs(fixture_env("several-toolkits"))
+        .arg("--root")
+        .arg(&root)
+        .args(["--timeout", "1", "doctor", "--json"])
+        .output()
+        .unwrap()
+        .into();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    for pid in pids.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let running = stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'));
+        assert!(!running, "process {pid} outlived gpu-doctor: {stat}");
+    }
+}
+
+#[test]
+fn the_app_on_a_dumb_terminal_prints_the_text_report() {
+    let out: Out = on_fixture::<&str>("no-gpu", &[("TERM", "dumb")], &["tui"], None).into();
+    assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
+    assert!(out.stderr.contains("TERM=dumb"), "{}", out.stderr);
+    assert!(!out.stdout.is_empty());
+}
+
+#[test]
+fn output_to_a_device_writes_into_it() {
+    let out: Out = on_fixture(
+        "no-gpu",
+        &[],
+        &["doctor", "--json", "-o", "/dev/null"],
+        None,
+    )
+    .into();
+    assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
+    let meta = std::fs::symlink_metadata("/dev/null").unwrap();
+    assert!(meta.file_type().is_char_device());
+}

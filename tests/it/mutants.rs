@@ -1,0 +1,389 @@
+//! A mutation test over the fixture machines: copies of a few fixtures are broken at random
+//! (fixed seed) the way real machines are: files truncated or replaced by random bytes (escape
+//! sequences included), by FIFOs, by links out of the root or in loops; `ld.so.conf` including
+//! itself; stand-in commands that hang, flood or leave a `setsid` daemon; hostile names. Each
+//! mutant machine is examined with `doctor --json` (and every third one with the text report),
+//! and every run must: exit 0–3, not panic, finish within `--timeout` + 2 s, stay under 200 MB
+//! of memory, print valid JSON, print no control characters, never show the canary file that
+//! lies outside the root (and that links in the mutant point at), and leave no process behind.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{fixture_dir, fixture_env};
+
+/// Mutant machines per run; three at a time (most of a run is waiting for a hanging stand-in),
+/// this costs about a minute on two cores.
+const MUTANTS: u64 = 240;
+const SEED: u64 = 0x6770_752d_646f_6374;
+
+/// `GPU_DOCTOR_MUTANTS` and `GPU_DOCTOR_MUTANT_SEED` run a longer or different campaign.
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+const TIMEOUT_S: u64 = 1;
+/// What a run may take beyond `--timeout`.
+const GRACE: Duration = Duration::from_secs(2);
+const RSS_LIMIT_KB: i64 = 200 * 1024;
+const BASES: [&str; 5] = [
+    "several-toolkits",
+    "torch-cuda-venv",
+    "toolkit13-on-driver550",
+    "conda-cuda-env",
+    "no-gpu",
+];
+const CANARY: &str = "CANARY-7f3a-outside-the-root";
+
+/// xorshift64*: a fixed sequence from the seed, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % (n.max(1) as u64)).unwrap_or(0)
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| (self.next() >> 32) as u8).collect()
+    }
+}
+
+/// Copies a tree, links as links.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let dest = to.join(entry.file_name());
+        if kind.is_symlink() {
+            symlink(std::fs::read_link(entry.path()).unwrap(), &dest).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Regular files under `dir`, sorted (so the seed gives the same mutants every time).
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for entry in entries {
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            files(&entry.path(), out);
+        } else if kind.is_file() {
+            out.push(entry.path());
+        }
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
+
+fn replace_with_link(path: &Path, target: &Path) {
+    let _ = std::fs::remove_file(path);
+    symlink(target, path).unwrap();
+}
+
+/// A stand-in command that misbehaves, writing its pid and its daemon's to `pids`.
+fn hostile_command(path: &Path, pids: &Path, how: usize) {
+    let p = pids.display();
+    let body = match how {
+        0 => format!("echo $$ >> {p}\nexec sleep 30\n"),
+        1 => format!(
+            "echo $$ >> {p}\nwhile :; do echo 'flood flood flood flood flood flood'; done\n"
+        ),
+        2 => format!(
+            "setsid sh -c 'echo $$ >> {p}; exec sleep 60' </dev/null >/dev/null 2>&1 &\n\
+             (sleep 60 & echo $! >> {p}) \n\
+             printf '\\033]0;title\\007\\033[2J NVIDIA-SMI 550.54.14 Driver Version: 550.54.14 CUDA Version: 12.4\\n'\n"
+        ),
+        _ => {
+            format!("echo $$ >> {p}\nprintf '\\033[31m\\233 release 12.4, V12.4.131\\n'; exit 0\n")
+        }
+    };
+    let _ = std::fs::remove_file(path);
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Breaks `root` in 1–3 ways.
+fn mutate(rng: &mut Rng, root: &Path, canary: &Path, pids: &Path) -> Vec<String> {
+    let mut done = Vec::new();
+    for _ in 0..=rng.below(3) {
+        let mut all = Vec::new();
+        files(root, &mut all);
+        if all.is_empty() {
+            break;
+        }
+        let file = all[rng.below(all.len())].clone();
+        let shown = file.strip_prefix(root).unwrap().display().to_string();
+        let executable =
+            std::fs::metadata(&file).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+        let op = rng.below(10);
+        done.push(format!("{op} {shown}"));
+        match op {
+            0 => {
+                let len = std::fs::metadata(&file).map_or(0, |m| m.len());
+                let cut = rng.below(usize::try_from(len).unwrap_or(0) + 1);
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&file)
+                    .unwrap()
+                    .set_len(cut as u64)
+                    .unwrap();
+            }
+            1 => {
+                let len = rng.below(2048);
+                let mut bytes = rng.bytes(len);
+                bytes.extend_from_slice(b"\x1b]0;owned\x07\x1b[2J\xc2\x9b31m\n");
+                std::fs::write(&file, bytes).unwrap();
+            }
+            2 => mkfifo(&file),
+            3 => replace_with_link(&file, canary),
+            4 => {
+                // Climbs far above the root, then down to the canary.
+                let up = "../".repeat(40);
+                let target = PathBuf::from(format!("{up}{}", canary.display()));
+                replace_with_link(&file, &target);
+            }
+            5 => replace_with_link(&file, &file.file_name().map(PathBuf::from).unwrap()),
+            6 if executable => hostile_command(&file, pids, rng.below(4)),
+            6 | 7 => {
+                let etc = root.join("etc");
+                std::fs::create_dir_all(&etc).unwrap();
+                let _ = std::fs::remove_file(etc.join("ld.so.conf"));
+                std::fs::write(
+                    etc.join("ld.so.conf"),
+                    "include /etc/ld.so.conf\ninclude /etc/ld.so.conf\ninclude /etc/ld.so.conf\n\
+                     include /etc/ld.so.conf\ninclude /etc/*.conf\n/usr/local/cuda/lib64\n",
+                )
+                .unwrap();
+            }
+            8 => {
+                // A hostile name: a toolkit folder and a file whose names hold escapes and
+                // bytes that are not UTF-8.
+                let name = OsString::from_vec(b"cuda-12.4\x1b[31m\n\xff".to_vec());
+                let dir = root.join("usr/local").join(name);
+                std::fs::create_dir_all(dir.join("bin")).unwrap();
+                std::fs::write(dir.join("version.txt"), "CUDA Version 12.4.131\x1b[2J\n").unwrap();
+                hostile_command(&dir.join("bin/nvcc"), pids, 3);
+            }
+            _ => {
+                // The user's config: a link out of the root, or a FIFO.
+                let conf = root.join("home/u/.config/gpu-doctor/config.toml");
+                std::fs::create_dir_all(conf.parent().unwrap()).unwrap();
+                if rng.below(2) == 0 {
+                    replace_with_link(&conf, canary);
+                } else {
+                    mkfifo(&conf);
+                }
+            }
+        }
+    }
+    done
+}
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    elapsed: Duration,
+    max_rss_kb: i64,
+}
+
+/// The peak resident memory of a running process (`VmHWM`, kB). `wait4`'s `ru_maxrss` would
+/// not do: it keeps the size of the test process that forked the child, from before `exec`.
+fn peak_kb(pid: i32) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs gpu-doctor, watching its peak memory until it exits.
+fn run(root: &Path, env: &[(String, String)], args: &[&str]) -> Outcome {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("HOME", "/home/u")
+        .arg("--root")
+        .arg(root)
+        .args(["--timeout", &TIMEOUT_S.to_string()])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut peak = 0;
+    let deadline = Duration::from_secs(TIMEOUT_S) + GRACE + Duration::from_secs(20);
+    let status = loop {
+        peak = peak.max(peak_kb(pid).unwrap_or(0));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let elapsed = started.elapsed();
+    let code = status.code();
+    Outcome {
+        code,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+        elapsed,
+        max_rss_kb: peak,
+    }
+}
+
+/// Whether `pid` is still running (a zombie waiting for init counts as gone).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn control_bytes(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    text.lines()
+        .find(|l| l.chars().any(|c| c.is_control() && c != '\t'))
+        .map(|l| format!("{l:?}"))
+}
+
+fn check_one(n: u64, what: &[String], args: &[&str], out: &Outcome, problems: &mut Vec<String>) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut fail = |p: String| problems.push(format!("mutant {n} {what:?} {args:?}: {p}"));
+    if !matches!(out.code, Some(0..=3)) {
+        fail(format!("exit {:?}; stderr: {stderr}", out.code));
+    }
+    if stderr.contains("panicked") {
+        fail(format!("panic: {stderr}"));
+    }
+    if out.elapsed > Duration::from_secs(TIMEOUT_S) + GRACE {
+        fail(format!("took {:?}", out.elapsed));
+    }
+    if out.max_rss_kb > RSS_LIMIT_KB {
+        fail(format!("peak memory {} kB", out.max_rss_kb));
+    }
+    if stdout.contains(CANARY) || stderr.contains(CANARY) {
+        fail("showed the canary from outside the root".to_string());
+    }
+    if let Some(line) = control_bytes(&out.stdout).or_else(|| control_bytes(&out.stderr)) {
+        fail(format!("control characters: {line}"));
+    }
+    if args.contains(&"--json") && serde_json::from_slice::<serde_json::Value>(&out.stdout).is_err()
+    {
+        fail(format!(
+            "stdout is not JSON: {}",
+            stdout.chars().take(300).collect::<String>()
+        ));
+    }
+}
+
+#[test]
+fn mutant_machines_never_hang_escape_leak_or_crash() {
+    let work = tempfile::tempdir().unwrap();
+    let canary = work.path().join("outside/secret.toml");
+    std::fs::create_dir_all(canary.parent().unwrap()).unwrap();
+    // Bad TOML and not JSON: were it ever read, its text would show in an error.
+    std::fs::write(&canary, format!("{CANARY} = [\n")).unwrap();
+    let bases: Vec<(PathBuf, Vec<(String, String)>)> = BASES
+        .iter()
+        .map(|b| (fixture_dir(b).join("root"), fixture_env(b)))
+        .collect();
+    let mutants = setting("GPU_DOCTOR_MUTANTS", MUTANTS);
+    let seed = setting("GPU_DOCTOR_MUTANT_SEED", SEED);
+    let next = std::sync::atomic::AtomicU64::new(0);
+    let problems = std::sync::Mutex::new(Vec::<String>::new());
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if n >= mutants {
+                        break;
+                    }
+                    let mut rng =
+                        Rng(seed ^ (n.wrapping_add(1)).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                    let (base, env) = &bases[rng.below(bases.len())];
+                    let dir = work.path().join(format!("m{n}"));
+                    let root = dir.join("root");
+                    copy_tree(base, &root);
+                    let pids = dir.join("pids");
+                    let what = mutate(&mut rng, &root, &canary, &pids);
+                    let mut found = Vec::new();
+                    let json = ["doctor", "--json"];
+                    check_one(n, &what, &json, &run(&root, env, &json), &mut found);
+                    if n.is_multiple_of(3) {
+                        let text = ["doctor"];
+                        check_one(n, &what, &text, &run(&root, env, &text), &mut found);
+                    }
+                    let left: Vec<i32> = std::fs::read_to_string(&pids)
+                        .unwrap_or_default()
+                        .lines()
+                        .filter_map(|l| l.trim().parse().ok())
+                        .filter(|&p| alive(p))
+                        .collect();
+                    if !left.is_empty() {
+                        found.push(format!(
+                            "mutant {n} {what:?}: processes left behind: {left:?}"
+                        ));
+                        for p in left {
+                            // SAFETY: clean up after a failure.
+                            unsafe { libc::kill(p, libc::SIGKILL) };
+                        }
+                    }
+                    let _ = std::fs::remove_dir_all(&dir);
+                    problems.lock().unwrap().extend(found);
+                }
+            });
+        }
+    });
+    let problems = problems.into_inner().unwrap();
+    assert!(
+        problems.is_empty(),
+        "{} problems in {mutants} mutants of seed {seed} ({:?}):\n{}",
+        problems.len(),
+        started.elapsed(),
+        problems.join("\n")
+    );
+}
