@@ -44,23 +44,39 @@ fn no_gpu(report: &Report) -> Option<Finding> {
     {
         return None;
     }
+    let bus_read = super::pci_bus_read(report);
     let mut f = FindingBuilder::new("no-gpu", Severity::Info, "No GPU found on this machine")
         .detail(
             "No NVIDIA or AMD GPU is on the PCI bus and no GPU driver is loaded, so frameworks \
              will run on the CPU. This is expected on a machine without a GPU.",
         )
-        .evidence(
-            "no NVIDIA (0x10de) or AMD (0x1002) display controller under /sys/bus/pci/devices",
-        )
+        .evidence(if bus_read {
+            "no NVIDIA (0x10de) or AMD (0x1002) display controller under /sys/bus/pci/devices"
+        } else {
+            "PCI bus: /sys/bus/pci/devices could not be listed, and no GPU driver answers"
+        })
         .evidence("nvidia kernel module: not loaded");
     if let Some(detail) = &report.driver.nvml.detail {
         f = f.evidence(format!("NVML: {detail}"));
     }
-    if report.host.container.is_some() {
-        f = f.fix(
-            "Inside a container the GPU must be passed in: run it with `--gpus all` (Docker with \
-             the NVIDIA Container Toolkit) or request `nvidia.com/gpu` (Kubernetes).",
-        );
+    if let Some(runtime) = report.host.container.as_deref() {
+        f = f.evidence(format!(
+            "container: {runtime}{}",
+            if bus_read {
+                " (its PCI bus is the host's: the host has no NVIDIA GPU either)"
+            } else {
+                ""
+            }
+        ));
+        // With the host's bus in view and no GPU on it there is nothing to pass in; only an
+        // unread bus leaves room for a GPU the container was not given.
+        if !bus_read {
+            f = f.fix(
+                "If the host has an NVIDIA GPU, pass it in: run the container with `--gpus all` \
+                 (Docker with the NVIDIA Container Toolkit) or request `nvidia.com/gpu` \
+                 (Kubernetes).",
+            );
+        }
     }
     Some(f.build())
 }

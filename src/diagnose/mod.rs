@@ -110,3 +110,13 @@ pub(crate) fn env_var<'a>(report: &'a Report, name: &str) -> Option<&'a str> {
         .find(|v| v.name == name)
         .map(|v| v.value.as_str())
 }
+
+/// Whether the PCI bus could be listed (`/sys/bus/pci/devices` had entries): only then does an
+/// empty `pci_devices` mean that no GPU is there. A container may hide the bus; a report from
+/// before this was recorded has no `pci` probe and counts as unread.
+pub(crate) fn pci_bus_read(report: &Report) -> bool {
+    report
+        .probes
+        .iter()
+        .any(|p| p.name == "pci" && p.status == crate::report::ProbeStatus::Ok)
+}

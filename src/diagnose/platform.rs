@@ -148,6 +148,16 @@ fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
     let visible = env(report, "NVIDIA_VISIBLE_DEVICES").filter(|v| !is_no_gpu_value(v));
     let frameworks = cuda_frameworks(report);
     let expects = visible.is_some() || !frameworks.is_empty();
+    let gpu_on_bus = report
+        .pci_devices
+        .iter()
+        .any(|d| d.vendor == "nvidia" && !d.nvswitch);
+    // A bus that was read and shows no NVIDIA GPU means the host has none to pass in (a
+    // container sees the host's bus): that is `no-gpu`, not a missing `--gpus`. An unread bus
+    // leaves it open, and only a container that expects a GPU is told how to pass one in.
+    if !gpu_on_bus && (super::pci_bus_read(report) || !expects) {
+        return None;
+    }
     let severity = if expects {
         Severity::Error
     } else {
@@ -954,14 +964,29 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_cpu_container_is_only_info() {
+    fn a_plain_cpu_container_is_left_to_no_gpu() {
         let mut r = bare_container();
         r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "void")];
-        let found = run(&r);
-        assert_eq!(
-            one(&found, "container-no-gpu-runtime").severity,
-            Severity::Info
-        );
+        assert!(run(&r).is_empty());
+        assert_eq!(ids(&crate::diagnose::diagnose(&r)), ["no-gpu"]);
+    }
+
+    #[test]
+    fn a_read_bus_without_an_nvidia_gpu_is_no_gpu_even_for_a_cuda_image() {
+        let mut r = bare_container();
+        r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "all")];
+        r.python_envs = vec![torch_cuda()];
+        r.probes = vec![crate::report::ProbeRecord {
+            name: "pci".into(),
+            status: ProbeStatus::Ok,
+            detail: None,
+            duration_ms: 0,
+        }];
+        assert!(run(&r).is_empty());
+        let all = crate::diagnose::diagnose(&r);
+        assert_eq!(ids(&all), ["no-gpu"]);
+        assert_eq!(all[0].severity, Severity::Info);
+        assert!(all[0].fix.as_deref().is_none_or(|x| !x.contains("--gpus")));
     }
 
     #[test]

@@ -67,7 +67,12 @@ pub fn gather(host: &Host) -> Report {
     });
     // A probe thread that panicked (a bug) costs its own facts only.
     let (system, system_rec) = system.unwrap_or_else(|_| panicked("system"));
-    let (pci, pci_rec) = pci.unwrap_or_else(|_| panicked("pci"));
+    let (pci, mut pci_rec) = pci.unwrap_or_else(|_| panicked("pci"));
+    if pci_rec.status == ProbeStatus::Ok && host.fs.read_dir("/sys/bus/pci/devices").is_empty() {
+        // Told apart from "listed, and no GPU on it": only a bus that was read shows absence.
+        pci_rec.status = ProbeStatus::Absent;
+        pci_rec.detail = Some("/sys/bus/pci/devices could not be listed".to_string());
+    }
     let (kernel, kernel_rec) = kernel.unwrap_or_else(|_| panicked("kernel"));
     let (mut driver, driver_rec) = driver.unwrap_or_else(|_| panicked("driver"));
     let (loader, loader_rec) = loader.unwrap_or_else(|_| panicked("loader-path"));
