@@ -166,6 +166,33 @@ pub struct KernelInfo {
     /// GPU daemons found running in `/proc` (`nv-fabricmanager`, `nvidia-persistenced`);
     /// null when `/proc` could not be listed.
     pub daemons: Option<Vec<String>>,
+    /// nvidia kernel modules present as files for the running kernel
+    /// (`/lib/modules/<release>/updates/dkms/nvidia.ko*`, `extra/`, `kernel/nvidia-*`, ...).
+    pub module_files: Vec<String>,
+    /// The key that signs locally built modules (`/var/lib/dkms/mok.pub`, akmods' key), if any:
+    /// the one to enroll as a MOK when Secure Boot refuses the module.
+    pub module_signing_key: Option<String>,
+    /// GPU services (fabric manager, persistence daemon): installed and running, with the
+    /// evidence each answer came from.
+    pub services: Vec<Service>,
+}
+
+/// A GPU service as files, packages and processes show it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// The systemd unit's name without `.service` ("nvidia-fabricmanager").
+    pub name: String,
+    /// Installed: a unit file, the daemon's binary or a package record was found (true), none
+    /// of them was (false); null when nothing could be looked at.
+    pub installed: Option<bool>,
+    /// Running: its process is in `/proc` or `systemctl is-active` says so; null when unknown
+    /// (a container sees only its own processes).
+    pub active: Option<bool>,
+    /// Where each answer came from ("unit: /lib/systemd/system/nvidia-fabricmanager.service",
+    /// "dpkg: nvidia-fabricmanager-550 550.54.15-1", "process: nv-fabricmanager",
+    /// "systemctl is-active: inactive").
+    pub evidence: Vec<String>,
 }
 
 /// The NVIDIA driver as user space sees it.

@@ -118,14 +118,58 @@ fn no_driver(report: &Report) -> Option<Finding> {
     {
         f = f.explains("nvidia-smi-failed");
     }
-    Some(
-        f.fix(
-            "Install the driver and reboot: `sudo ubuntu-drivers install` on Ubuntu, or see \
-             `gpu-doctor plan`. If a driver is installed, check `sudo dkms status` and \
-             `sudo modprobe nvidia` for the error.",
-        )
-        .build(),
-    )
+    for m in &report.kernel.module_files {
+        f = f.evidence(format!("module built for the running kernel: {m}"));
+    }
+    if let Some(key) = &report.kernel.module_signing_key {
+        f = f.evidence(format!("local module-signing key: {key}"));
+    }
+    Some(f.fix(no_driver_fix(report)).build())
+}
+
+/// What to do about a module that is not loaded, led by what the files show: a module built for
+/// this kernel under Secure Boot needs its signing key enrolled (the kernel refuses it with "Key
+/// was rejected by service"), not another install; only with no module built is installing the
+/// driver the first step.
+fn no_driver_fix(report: &Report) -> String {
+    let fix = host_no_driver_fix(report);
+    match report.host.container.as_deref() {
+        // The module is the host's kernel's: nothing installed in the container loads it.
+        Some(runtime) => format!(
+            "This {runtime} container uses the host's kernel module; on the host: {fix}"
+        ),
+        None => fix,
+    }
+}
+
+fn host_no_driver_fix(report: &Report) -> String {
+    let built = !report.kernel.module_files.is_empty();
+    let key = report
+        .kernel
+        .module_signing_key
+        .as_deref()
+        .unwrap_or("/var/lib/dkms/mok.pub");
+    match (built, report.host.secure_boot) {
+        (true, Some(true)) => format!(
+            "Secure Boot is on and the nvidia module built for this kernel is signed with a key \
+             the firmware does not trust yet. Enroll the key as a MOK: `sudo mokutil --import \
+             {key}` (choose a one-time password), reboot, and in the blue MOK manager screen \
+             pick \"Enroll MOK\", \"Continue\", enter the password; `nvidia-smi` then works. \
+             Or turn Secure Boot off in the firmware settings. Do not reinstall the driver: the \
+             module is already built (`sudo modprobe nvidia` shows \"Key was rejected by \
+             service\")."
+        ),
+        (true, _) => "The nvidia module is built for this kernel but not loaded: \
+             `sudo modprobe nvidia` names the reason (with Secure Boot on, \"Key was rejected \
+             by service\" means its signing key must be enrolled with `sudo mokutil --import \
+             /var/lib/dkms/mok.pub` and a reboot into \"Enroll MOK\"); `sudo dmesg | grep -i \
+             nvidia` shows the kernel's side."
+            .to_string(),
+        (false, _) => "Install the driver and reboot: `sudo ubuntu-drivers install` on Ubuntu, \
+             or see `gpu-doctor plan`. If a driver is installed, check `sudo dkms status` (no \
+             module was found for the running kernel) and `sudo modprobe nvidia` for the error."
+            .to_string(),
+    }
 }
 
 fn nouveau(report: &Report) -> Option<Finding> {

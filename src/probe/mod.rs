@@ -11,8 +11,10 @@ pub mod libs;
 pub mod loader;
 pub mod net;
 pub mod overrides;
+pub mod module_files;
 pub mod pci;
 pub mod python;
+pub mod services;
 pub mod system;
 pub mod toolkit;
 
@@ -82,6 +84,16 @@ pub fn gather(host: &Host) -> Report {
     ]);
 
     driver::fill_from_kernel(&mut driver, &kernel);
+    let mut kernel = kernel;
+    if let Some(release) = system.kernel_release.as_deref() {
+        kernel.module_files = module_files::nvidia_modules(host, release);
+    }
+    kernel.module_signing_key = module_files::signing_key(host);
+    let (services, rec) = timed("services", || {
+        services::probe(host, kernel.daemons.as_ref(), system.container.is_some())
+    });
+    kernel.services = services;
+    records.push(rec);
     let conda: Vec<PathBuf> = python_envs
         .iter()
         .filter(|e| e.kind == "conda")
