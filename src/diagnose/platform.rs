@@ -545,10 +545,25 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
     if switches.is_empty() || report.host.container.is_some() || !report.kernel.nvidia_loaded {
         return None;
     }
-    let daemons = report.kernel.daemons.as_ref()?;
-    if daemons.iter().any(|d| FABRIC_MANAGER.contains(&d.as_str())) {
-        return None;
+    let service = report
+        .kernel
+        .services
+        .iter()
+        .find(|s| s.name == "nvidia-fabricmanager");
+    let running_in_proc = report
+        .kernel
+        .daemons
+        .as_ref()
+        .map(|d| d.iter().any(|d| FABRIC_MANAGER.contains(&d.as_str())));
+    let active = service.and_then(|s| s.active).or(running_in_proc);
+    let installed = service.and_then(|s| s.installed);
+    // Said only when known: running is fine; "not running" needs a process list or systemctl,
+    // unless the files show it was never installed (then it cannot be running either).
+    match (active, installed) {
+        (Some(true), _) | (None, None | Some(true)) => return None,
+        _ => {}
     }
+    let not_installed = installed == Some(false);
     let gpus = report
         .pci_devices
         .iter()
@@ -558,7 +573,12 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
         "fabric-manager-not-running",
         Severity::Error,
         format!(
-            "NVSwitch system without a running fabric manager ({} NVSwitch, {gpus} GPU(s))",
+            "NVSwitch system without {} fabric manager ({} NVSwitch, {gpus} GPU(s))",
+            if not_installed {
+                "an installed"
+            } else {
+                "a running"
+            },
             switches.len()
         ),
     )
@@ -579,14 +599,23 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
         addresses.join(", "),
         ids.join(", ")
     ));
-    f = f.evidence(if daemons.is_empty() {
-        "running GPU daemons: none (no nv-fabricmanager process in /proc)".to_string()
-    } else {
-        format!(
-            "running GPU daemons: {} (no nv-fabricmanager)",
-            daemons.join(", ")
-        )
-    });
+    if let Some(daemons) = &report.kernel.daemons {
+        f = f.evidence(if daemons.is_empty() {
+            "running GPU daemons: none (no nv-fabricmanager process in /proc)".to_string()
+        } else {
+            format!(
+                "running GPU daemons: {} (no nv-fabricmanager)",
+                daemons.join(", ")
+            )
+        });
+    }
+    for line in service.map(|s| s.evidence.as_slice()).unwrap_or_default() {
+        if line.starts_with("systemctl") {
+            f = f.evidence(line.clone());
+        } else if !line.starts_with("process:") {
+            f = f.evidence(format!("nvidia-fabricmanager {line}"));
+        }
+    }
     let version = report
         .driver
         .version
@@ -595,7 +624,12 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
     if let Some(v) = version {
         f = f.evidence(format!("driver: {v}"));
     }
+    let apt = matches!(report.host.os_id.as_deref(), Some("ubuntu" | "debian"));
     let package = match version.and_then(|v| v.split('.').next().map(|branch| (v, branch))) {
+        Some((v, branch)) if !apt => format!(
+            "install the fabric manager package of exactly the driver's version ({v}, branch \
+             {branch}) from NVIDIA's CUDA repository, the same repository the driver came from"
+        ),
         Some((v, branch)) => format!(
             "install the fabric manager of the driver's branch and exact version from NVIDIA's \
              CUDA repository: `sudo apt install nvidia-fabricmanager-{branch}={v}-1`"
@@ -604,17 +638,26 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
                  version from NVIDIA's CUDA repository"
             .to_string(),
     };
-    Some(
-        f.subject("service:nvidia-fabricmanager")
-            .fix(format!(
-                "Start it and enable it at boot: `sudo systemctl enable --now nvidia-fabricmanager`. \
-                 If the service does not exist, {package}. If it fails to start, \
-                 `journalctl -u nvidia-fabricmanager` names the cause (usually a version \
-                 different from the driver's). `nvidia-smi -q | grep -A 2 Fabric` then shows \
-                 State: Completed."
-            ))
-            .build(),
-    )
+    let fix = if not_installed {
+        let mut first = package;
+        if let Some(c) = first.get(..1) {
+            first = format!("{}{}", c.to_uppercase(), &first[1..]);
+        }
+        format!(
+            "The fabric manager is not installed. {first}, then start it and enable it at boot: \
+             `sudo systemctl enable --now nvidia-fabricmanager`. `nvidia-smi -q | grep -A 2 \
+             Fabric` then shows State: Completed."
+        )
+    } else {
+        format!(
+            "Start it and enable it at boot: `sudo systemctl enable --now nvidia-fabricmanager`. \
+             If the service does not exist, {package}. If it fails to start, \
+             `journalctl -u nvidia-fabricmanager` names the cause (usually a version \
+             different from the driver's). `nvidia-smi -q | grep -A 2 Fabric` then shows \
+             State: Completed."
+        )
+    };
+    Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -84,20 +84,12 @@ pub fn probe(host: &Host, daemons: Option<&Vec<String>>, in_container: bool) -> 
         .map(|k| {
             let mut evidence = Vec::new();
             let unit_file = format!("{}.service", k.unit);
-            evidence.extend(
-                UNIT_DIRS
-                    .iter()
-                    .map(|d| format!("{d}/{unit_file}"))
-                    .filter(|p| host.fs.exists(p))
-                    .map(|p| format!("unit: {p}")),
-            );
-            evidence.extend(
-                BIN_DIRS
-                    .iter()
-                    .flat_map(|d| k.daemons.iter().map(move |n| format!("{d}/{n}")))
-                    .filter(|p| host.fs.exists(p))
-                    .map(|p| format!("binary: {p}")),
-            );
+            let units = UNIT_DIRS.iter().map(|d| format!("{d}/{unit_file}"));
+            evidence.extend(present(host, units).map(|p| format!("unit: {p}")));
+            let binaries = BIN_DIRS
+                .iter()
+                .flat_map(|d| k.daemons.iter().map(move |n| format!("{d}/{n}")));
+            evidence.extend(present(host, binaries).map(|p| format!("binary: {p}")));
             if let Some(pkgs) = &dpkg {
                 evidence.extend(
                     pkgs.iter()
@@ -154,6 +146,23 @@ pub fn probe(host: &Host, daemons: Option<&Vec<String>>, in_container: bool) -> 
             }
         })
         .collect()
+}
+
+/// The paths that exist, each file once: `/lib` and `/bin` are links to `/usr` on merged-/usr
+/// systems, so the same unit or binary shows under two names.
+fn present(host: &Host, paths: impl Iterator<Item = String>) -> impl Iterator<Item = String> {
+    let mut seen = std::collections::BTreeSet::new();
+    paths
+        .filter(|p| host.fs.exists(p))
+        .filter(move |p| {
+            let real = host
+                .fs
+                .canonical(std::path::Path::new(p), true)
+                .map_or_else(|_| std::path::PathBuf::from(p), |c| c);
+            seen.insert(real)
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
 }
 
 /// `systemctl is-active <unit>`: "active" is running; "inactive", "failed" and the unknown-unit

@@ -37,3 +37,38 @@ fn secure_boot_with_a_built_module_leads_with_mok_enrollment() {
     let r = doctor("gpu-no-driver");
     assert!(fix(&r, "no-driver").starts_with("Install the driver"));
 }
+
+#[test]
+fn fabric_manager_not_installed_or_inactive_is_told_from_files_and_systemctl() {
+    let r = doctor("hgx-fabric-manager-not-installed");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    let f = finding(&r, "fabric-manager-not-running");
+    assert!(f["title"].as_str().unwrap_or("").contains("without an installed"));
+    assert!(
+        fix(&r, "fabric-manager-not-running").starts_with(
+            "The fabric manager is not installed. Install the fabric manager of the driver's \
+             branch and exact version from NVIDIA's CUDA repository: `sudo apt install \
+             nvidia-fabricmanager-550=550.54.15-1`"
+        ),
+        "{}",
+        fix(&r, "fabric-manager-not-running")
+    );
+    let fm = find(&r["kernel"]["services"], "name", "nvidia-fabricmanager");
+    assert_eq!(fm["installed"], false);
+    let pd = find(&r["kernel"]["services"], "name", "nvidia-persistenced");
+    assert_eq!(pd["installed"], true);
+    assert_eq!(pd["active"], true);
+
+    let r = doctor("hgx-fabric-manager-inactive");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    let evidence = texts(&finding(&r, "fabric-manager-not-running")["evidence"]);
+    assert!(
+        evidence.contains(&"systemctl is-active nvidia-fabricmanager: inactive".to_string()),
+        "{evidence:?}"
+    );
+    assert!(
+        fix(&r, "fabric-manager-not-running")
+            .starts_with("Start it and enable it at boot: `sudo systemctl enable --now")
+    );
+    assert!(!fix(&r, "fabric-manager-not-running").contains("apt"));
+}
