@@ -5,6 +5,7 @@
 //! their IDs in `explains` and [`diagnose`] drops them: the user sees the root cause, not a
 //! wall of symptoms.
 
+mod capabilities;
 mod driver;
 mod frameworks;
 mod health;
@@ -26,6 +27,7 @@ type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 /// Every rule family, in the order their findings are produced.
 const RULES: &[Rule] = &[
     driver::findings,
+    capabilities::findings,
     frameworks::findings,
     toolkits::findings,
     libraries::findings,

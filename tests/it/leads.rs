@@ -72,3 +72,25 @@ fn fabric_manager_not_installed_or_inactive_is_told_from_files_and_systemctl() {
     );
     assert!(!fix(&r, "fabric-manager-not-running").contains("apt"));
 }
+
+#[test]
+fn a_container_with_utility_but_not_compute_is_told_to_ask_for_compute() {
+    for (name, caps) in [
+        ("container-utility-only", "NVIDIA_DRIVER_CAPABILITIES: unset"),
+        ("compose-utility-capability", "NVIDIA_DRIVER_CAPABILITIES=utility"),
+    ] {
+        let r = doctor(name);
+        assert_findings(&r, &["container-driver-capabilities"]);
+        let f = finding(&r, "container-driver-capabilities");
+        assert_eq!(f["severity"], "error", "{name}");
+        let evidence = texts(&f["evidence"]);
+        assert!(evidence.iter().any(|e| e.starts_with(caps)), "{name}: {evidence:?}");
+        assert!(
+            fix(&r, "container-driver-capabilities")
+                .contains("-e NVIDIA_DRIVER_CAPABILITIES=compute,utility"),
+            "{name}"
+        );
+        assert!(fix(&r, "container-driver-capabilities")
+            .contains("ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
+    }
+}
