@@ -319,7 +319,9 @@ pub struct DriverLibrary {
     pub version: Option<String>,
     /// "driver", "stub" (`.../stubs/`, link-time only) or "compat" (forward compatibility).
     pub kind: String,
-    /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl".
+    /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl"; or
+    /// "cuda-compat" for a `/usr/local/cuda*/compat` copy that is not on the loader path (ranked
+    /// after every loader folder; kept for its version).
     pub origin: String,
     /// Position in loader order (0 is tried first); each library name counts separately.
     pub rank: u32,

@@ -223,9 +223,13 @@ fn mismatch(report: &Report) -> Option<Finding> {
     .into_iter()
     .filter_map(|(who, d)| d.as_deref().map(|d| (who, d)))
     .find(|(_, d)| d.to_lowercase().contains(MISMATCH_TEXT));
+    // A forward-compatibility libcuda is newer than the module on purpose: not a mismatch
+    // (forward-compat-unsupported judges whether the GPU can use it).
+    let compat = super::platform::forward_compat_libcuda(report).map(|(l, _)| l);
     let differing: Vec<&DriverLibrary> = ["libcuda", "libnvidia-ml"]
         .iter()
         .filter_map(|n| first_driver_lib(report, n))
+        .filter(|l| !compat.is_some_and(|c| std::ptr::eq(*l, c)))
         .filter(|l| {
             match (
                 module.and_then(Version::parse),

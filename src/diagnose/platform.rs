@@ -765,6 +765,40 @@ fn stub_libcuda(report: &Report) -> Option<Finding> {
 // ---------------------------------------------------------------------------------------------
 // forward-compatibility-unsupported
 
+/// The libcuda that loads first when it is a forward-compatibility copy: from a compat folder,
+/// or (by version, not folder) one whose version is that of a cuda-compat copy on this machine
+/// and newer than the loaded kernel module, which is what a compat library mounted over the
+/// driver's own file name looks like. The second value is that cuda-compat copy.
+pub(super) fn forward_compat_libcuda(
+    report: &Report,
+) -> Option<(&DriverLibrary, Option<&DriverLibrary>)> {
+    let libcuda = libs(report, "libcuda");
+    let first = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.origin != "cuda-compat")?;
+    if first.kind == "compat" {
+        return Some((first, None));
+    }
+    if first.kind != "driver" {
+        return None;
+    }
+    let version = first.version.as_deref()?;
+    let module = report.kernel.nvidia_version.as_deref()?;
+    let newer = matches!(
+        (
+            crate::version::Version::parse(version),
+            crate::version::Version::parse(module)
+        ),
+        (Some(v), Some(m)) if v > m
+    );
+    let twin = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.kind == "compat" && l.version.as_deref() == Some(version))?;
+    newer.then_some((first, Some(twin)))
+}
+
 /// What the GPU table says about one GPU's forward compatibility: the row's verdict, or `None`
 /// when the GPU is not in the table (or its name fits rows that disagree).
 fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(bool, String)> {
@@ -791,7 +825,7 @@ fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(bool, String)>
 /// the table, since then it cannot be told. Nothing when every GPU supports it or none is known.
 fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let libcuda = libs(report, "libcuda");
-    let first = libcuda.first().copied().filter(|l| l.kind == "compat")?;
+    let (first, twin) = forward_compat_libcuda(report)?;
     let gpus = machine_gpus(report);
     let verdicts: Vec<(&Gpu, Option<(bool, String)>)> = gpus
         .iter()
@@ -822,10 +856,22 @@ fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
          and most workstation GPUs cannot use it: CUDA fails with error 804 \"forward \
          compatibility was attempted on non supported HW\". This usually comes from a container \
          image (NGC, nvidia/cuda) built for a newer CUDA than the host driver, with the compat \
-         folder on LD_LIBRARY_PATH.",
+         folder on LD_LIBRARY_PATH or its libcuda mounted at the driver's own name by the \
+         container runtime.",
     );
     f = f.evidence(lib_line(first));
-    if let Some(real) = libcuda.iter().find(|l| l.kind == "driver") {
+    if let Some(twin) = twin {
+        f = f.evidence(format!(
+            "libcuda {}: the version of the cuda-compat copy {} and newer than the kernel \
+             module, so a forward-compatibility library, whatever folder it was mounted in",
+            first.version.as_deref().unwrap_or("?"),
+            twin.path
+        ));
+    }
+    if let Some(real) = libcuda
+        .iter()
+        .find(|l| l.kind == "driver" && !std::ptr::eq(**l, first))
+    {
         f = f.evidence(lib_line(real));
     }
     if let Some(m) = &report.kernel.nvidia_version {
@@ -851,10 +897,22 @@ fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
         fix.push(format!(
             "Take the compat folder off the loader path so the host driver's libcuda loads: `{cmd}`."
         ));
-    } else if first.origin == "ld.so.conf" {
+    } else if first.origin == "ld.so.conf" && twin.is_none() {
         fix.push(
             "Remove the compat folder from /etc/ld.so.conf.d/*.conf and run `sudo ldconfig`, so \
              the host driver's libcuda loads."
+                .to_string(),
+        );
+    }
+    if twin.is_some() || report.host.container.is_some() && fix.is_empty() {
+        // Mounted over the driver's own name (the container runtime does that with an image's
+        // cuda-compat): the image carries it, so the image is where it goes away.
+        fix.push(
+            "In the image, remove the cuda-compat package (`apt-get purge -y 'cuda-compat-*'` in \
+             its Dockerfile, or delete /usr/local/cuda*/compat), or stop mounting or copying the \
+             compat folder into the container, so the host driver's own libcuda is used; if the \
+             host itself has a `cuda-compat-*` package, the container runtime injects it: \
+             remove it there (`sudo apt purge 'cuda-compat-*'`)."
                 .to_string(),
         );
     }
@@ -1276,6 +1334,7 @@ mod tests {
         r.kernel.nvidia_loaded = true;
         r.kernel.daemons = daemons;
         r.driver.version = Some("550.54.15".into());
+        r.host.os_id = Some("ubuntu".into());
         r
     }
 
@@ -1507,6 +1566,35 @@ mod tests {
     }
 
     #[test]
+    fn a_compat_libcuda_mounted_at_the_drivers_name_is_told_by_its_version() {
+        // The runtime mounted the image's cuda-compat libcuda over /lib/x86_64-linux-gnu: the
+        // folder says driver, the version (that of the compat copy, newer than the module)
+        // says forward compatibility.
+        let mut r = compat_first(vec![rtx3090(0)]);
+        r.environment.clear();
+        r.host.container = Some("docker".into());
+        for l in &mut r.driver_libraries {
+            if l.kind == "compat" {
+                l.origin = "cuda-compat".into();
+                l.rank = 1;
+            } else {
+                l.rank = 0;
+            }
+        }
+        let all = crate::diagnose::diagnose(&r);
+        assert_eq!(ids(&all), ["forward-compat-unsupported"], "{all:#?}");
+        let f = &all[0];
+        assert_eq!(f.severity, Severity::Error);
+        assert!(has_evidence(f, "the version of the cuda-compat copy"), "{f:#?}");
+        let fix = f.fix.as_deref().unwrap_or_default();
+        assert!(fix.starts_with("In the image, remove the cuda-compat package"), "{fix}");
+        assert!(!fix.contains("rmmod") && !fix.to_lowercase().contains("reboot"), "{fix}");
+        // The same libraries with the module at their version: the driver's own, all quiet.
+        r.kernel.nvidia_version = Some("550.54.15".into());
+        assert!(crate::diagnose::diagnose(&r).is_empty());
+    }
+
+    #[test]
     fn compat_on_data_center_gpus_or_behind_the_driver_is_fine() {
         let a100 = gpu(0, "NVIDIA A100-SXM4-40GB", "0x20b0");
         assert!(run(&compat_first(vec![a100])).is_empty());
@@ -1514,6 +1602,9 @@ mod tests {
         let mut behind = compat_first(vec![rtx3090(0)]);
         for l in &mut behind.driver_libraries {
             l.rank = 1 - l.rank;
+            if l.kind == "driver" {
+                l.version = Some("535.183.01".into());
+            }
         }
         assert!(run(&behind).is_empty());
         assert!(

@@ -94,3 +94,41 @@ fn a_container_with_utility_but_not_compute_is_told_to_ask_for_compute() {
             .contains("ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
     }
 }
+
+#[test]
+fn a_compat_libcuda_mounted_at_the_drivers_name_is_forward_compat_not_a_mismatch() {
+    let r = doctor("forward-compat-mounted-geforce");
+    assert_findings(&r, &["forward-compat-unsupported", "toolkit-newer-than-driver"]);
+    let text = fix(&r, "forward-compat-unsupported");
+    assert!(text.starts_with("In the image, remove the cuda-compat package"), "{text}");
+    assert!(!text.contains("rmmod") && !text.to_lowercase().contains("reboot"), "{text}");
+    // The off-path compat copy is reported, after the loader's own.
+    let libcuda = driver_libs(&r, "libcuda");
+    assert_eq!(libcuda[0]["version"], "550.54.15");
+    assert!(libcuda.iter().any(|l| l["origin"] == "cuda-compat"), "{libcuda:?}");
+}
+
+#[test]
+fn no_fix_tells_a_container_to_reboot_or_reload_modules() {
+    for name in [
+        "container-no-gpu-on-host",
+        "container-utility-only",
+        "forward-compat-mounted-geforce",
+        "forward-compat-on-geforce",
+        "container-without-gpus-flag",
+        "stub-libcuda-first",
+    ] {
+        let r = doctor(name);
+        for f in array(&r, "findings") {
+            let text = f["fix"].as_str().unwrap_or("").to_lowercase();
+            let host_framed = text.contains("on the host") || text.contains("for the host");
+            for word in ["reboot", "rmmod", "modprobe"] {
+                assert!(
+                    !text.contains(word) || host_framed,
+                    "{name}: {} says {word} in a container: {text}",
+                    f["id"]
+                );
+            }
+        }
+    }
+}
