@@ -168,12 +168,15 @@ pub struct KernelInfo {
     pub daemons: Option<Vec<String>>,
     /// nvidia kernel modules present as files for the running kernel
     /// (`/lib/modules/<release>/updates/dkms/nvidia.ko*`, `extra/`, `kernel/nvidia-*`, ...).
+    #[serde(default)]
     pub module_files: Vec<String>,
     /// The key that signs locally built modules (`/var/lib/dkms/mok.pub`, akmods' key), if any:
     /// the one to enroll as a MOK when Secure Boot refuses the module.
+    #[serde(default)]
     pub module_signing_key: Option<String>,
     /// GPU services (fabric manager, persistence daemon): installed and running, with the
     /// evidence each answer came from.
+    #[serde(default)]
     pub services: Vec<Service>,
 }
 

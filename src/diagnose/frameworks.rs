@@ -231,6 +231,10 @@ fn cpu_only(
                 None => "Install a CUDA build of PyTorch (see `gpu-doctor plan --framework torch`).".to_string(),
             }
         }
+        "tensorflow" if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) => format!(
+            "{}.",
+            super::fix_history::tensorflow_cuda_libraries(manifests, fw)
+        ),
         "tensorflow" => "Install TensorFlow with its CUDA libraries: `pip install 'tensorflow[and-cuda]'`.".to_string(),
         "jax" => "Install JAX with its CUDA plugin: `pip install -U 'jax[cuda12]'` (or `jax[cuda13]` on a driver for CUDA 13).".to_string(),
         _ => format!("Install a CUDA build of {}.", fw.name),

@@ -7,6 +7,7 @@
 
 mod capabilities;
 mod driver;
+mod fix_history;
 mod frameworks;
 mod health;
 mod libraries;

@@ -14,6 +14,7 @@ pub mod overrides;
 pub mod module_files;
 pub mod pci;
 pub mod python;
+pub mod python_managers;
 pub mod services;
 pub mod system;
 pub mod toolkit;

@@ -84,6 +84,10 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
     for prefix in conda_environments(host) {
         add(prefix, "conda-environments", None);
     }
+    // Shims (pyenv, asdf, mise) on PATH name no environment; their managers' roots do.
+    for m in super::python_managers::find(host) {
+        add(m.prefix, &m.via, None);
+    }
     if !site_dirs(host, Path::new("/usr")).is_empty() {
         add(PathBuf::from("/usr"), "system", None);
     }
@@ -127,18 +131,25 @@ fn conda_environments(host: &Host) -> Vec<PathBuf> {
 fn site_dirs(host: &Host, prefix: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut roots = vec![prefix.join("lib"), prefix.join("lib64")];
+    // Debian's /usr/bin/python3 reads /usr/local/lib/python3.X/dist-packages (pip's installs)
+    // and never /usr/local/lib/python3.X/site-packages, which belongs to a python built into
+    // /usr/local; Fedora's reads /usr/local/lib/python3.X/site-packages.
+    let debian = prefix == Path::new("/usr") && host.fs.is_dir("/usr/lib/python3/dist-packages");
     if prefix == Path::new("/usr") {
-        // Debian's python also reads pip's /usr/local installs.
         roots.push(PathBuf::from("/usr/local/lib"));
     } else {
         roots.push(prefix.join("local/lib"));
     }
     for root in roots {
+        let local = root == Path::new("/usr/local/lib");
         for entry in host.fs.read_dir(&root) {
             if !entry.name.starts_with("python3") {
                 continue;
             }
             for leaf in ["site-packages", "dist-packages"] {
+                if debian && local && leaf == "site-packages" {
+                    continue;
+                }
                 let dir = entry.path.join(leaf);
                 if host.fs.is_dir(&dir) {
                     let canonical = host.fs.canonical(&dir, true).unwrap_or(dir);

@@ -132,3 +132,32 @@ fn no_fix_tells_a_container_to_reboot_or_reload_modules() {
         }
     }
 }
+
+#[test]
+fn interpreters_behind_pyenv_shims_are_examined_without_running_the_shim() {
+    let r = doctor("pyenv-shim-torch");
+    assert_findings(&r, &[]);
+    let selected = python_env(&r, "/home/ubuntu/.pyenv/versions/3.10.14");
+    assert_eq!(
+        selected["found_via"],
+        serde_json::json!(["pyenv (selected by /home/ubuntu/project/.python-version)"])
+    );
+    assert_eq!(
+        framework(&r, "/home/ubuntu/.pyenv/versions/3.10.14", "torch")["version"],
+        "2.5.1+cu124"
+    );
+    let other = python_env(&r, "/home/ubuntu/.pyenv/versions/3.12.4");
+    assert_eq!(other["found_via"], serde_json::json!(["pyenv"]));
+    // Debian's /usr/bin/python3 reads dist-packages only, each folder once.
+    let usr = python_env(&r, "/usr");
+    assert_eq!(
+        usr["site_packages"],
+        serde_json::json!([
+            "/usr/lib/python3/dist-packages",
+            "/usr/local/lib/python3.10/dist-packages"
+        ])
+    );
+    let run = on_fixture("pyenv-shim-torch", &[], &["check", "-r", "torch.cuda"], None);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("PASS torch.cuda"), "{stdout}");
+}
