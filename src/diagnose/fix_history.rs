@@ -62,7 +62,7 @@ pub(super) fn tensorflow_cuda_libraries(manifests: &Manifests, fw: &Framework) -
     format!(
         "TensorFlow {version} predates the `[and-cuda]` extra (first in {first}), so pip cannot \
          bring its CUDA libraries: install {wants} ({said_by}) from NVIDIA's archives{conda} and \
-         put their lib folder on LD_LIBRARY_PATH, or move to TensorFlow {first} or newer and \
+         put their lib folder on LD_LIBRARY_PATH, or move to TensorFlow {first} or newer (Python 3.9 or newer) and \
          `pip install 'tensorflow[and-cuda]'`"
     )
 }

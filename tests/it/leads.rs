@@ -161,3 +161,19 @@ fn interpreters_behind_pyenv_shims_are_examined_without_running_the_shim() {
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(stdout.contains("PASS torch.cuda"), "{stdout}");
 }
+
+#[test]
+fn an_old_tensorflow_is_never_told_to_use_an_extra_it_does_not_have() {
+    let r = doctor("tensorflow-2.3-needs-cudnn7");
+    assert_findings(&r, &["cudnn-missing"]);
+    let text = fix(&r, "cudnn-missing");
+    assert!(!text.contains("tensorflow[and-cuda]=="), "{text}");
+    assert!(
+        text.starts_with("TensorFlow 2.3.1 predates the `[and-cuda]` extra (first in 2.14)"),
+        "{text}"
+    );
+    assert!(text.contains("CUDA 10.1 and cuDNN 7"), "{text}");
+    // From 2.14 on, the extra at the framework's own version is the fix.
+    let r = doctor("tensorflow-cudnn8-only-cudnn9");
+    assert!(fix(&r, "cudnn-missing").contains("tensorflow[and-cuda]==2.15.0"));
+}
