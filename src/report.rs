@@ -417,6 +417,10 @@ pub struct Framework {
     pub pins: Vec<String>,
     /// The file the build facts came from.
     pub source: String,
+    /// The pip distribution when its name says more than `name` ("tensorflow-cpu": a CPU
+    /// build chosen by name); null otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<String>,
     /// What the framework said when the environment's interpreter imported it (`doctor
     /// --deep`, `smoke --frameworks`): GPUs seen, build, warnings, and the smoke computation.
     /// Null when not asked, or when another copy of it in the same environment is the one

@@ -220,6 +220,32 @@ fn cpu_only(
     }
     let gpu = usable_gpus(report).next()?;
     let name = gpu.name.as_deref().unwrap_or("an NVIDIA GPU");
+    if let Some(dist) = fw.distribution.as_deref().filter(|d| d.ends_with("-cpu")) {
+        // Chosen by name: a CPU build is what was asked for, not an accident of pip.
+        return Some(
+            FindingBuilder::new(
+                "cpu-only-framework-build",
+                Severity::Info,
+                format!("{} in {} is the CPU-only `{dist}` package, chosen by name", label(fw), env.path),
+            )
+            .detail(format!(
+                "`{dist}` is the CPU build by its name, so it runs on the CPU by design even though \
+                 {name} is here. Nothing is wrong if that was the intent."
+            ))
+            .evidence(format!("{}: distribution {dist} ({})", label(fw), fw.source))
+            .evidence(format!("GPU {}: {name} ({})", gpu.index, gpu.source))
+            .subject(framework_subject(&env.path, &fw.name))
+            .fix(format!(
+                "Only to use the GPU: `pip uninstall -y {dist}`, then {}.",
+                if super::fix_history::tensorflow_has_and_cuda(manifests, fw) {
+                    "`pip install 'tensorflow[and-cuda]'`".to_string()
+                } else {
+                    super::fix_history::tensorflow_cuda_libraries(manifests, fw)
+                }
+            ))
+            .build(),
+        );
+    }
     let fix = match fw.name.as_str() {
         "torch" => {
             let variant = torch_variant_for(manifests, fw, report);

@@ -365,6 +365,7 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) ->
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
         source: source.display().to_string(),
+        distribution: None,
         runtime: None,
     })
 }
@@ -421,6 +422,9 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
             dist.map(|d| d.dir.display().to_string())
                 .unwrap_or_default()
         },
+        distribution: dist
+            .map(|d| d.name.clone())
+            .filter(|n| n.ends_with("-cpu")),
         runtime: None,
     })
 }
@@ -498,6 +502,7 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
         source: source.display().to_string(),
+        distribution: None,
         runtime: None,
     })
 }
@@ -531,6 +536,7 @@ fn cupy(dists: &[Dist]) -> Vec<Framework> {
                 arch_list: Vec::new(),
                 pins: Vec::new(),
                 source: d.dir.display().to_string(),
+                distribution: None,
                 runtime: None,
             }
         })

@@ -177,3 +177,15 @@ fn an_old_tensorflow_is_never_told_to_use_an_extra_it_does_not_have() {
     let r = doctor("tensorflow-cudnn8-only-cudnn9");
     assert!(fix(&r, "cudnn-missing").contains("tensorflow[and-cuda]==2.15.0"));
 }
+
+#[test]
+fn a_cpu_build_chosen_by_its_package_name_is_only_info() {
+    let r = doctor("tensorflow-cpu-chosen");
+    assert_findings(&r, &["cpu-only-framework-build"]);
+    let f = finding(&r, "cpu-only-framework-build");
+    assert_eq!(f["severity"], "info");
+    assert!(f["title"].as_str().unwrap_or("").contains("`tensorflow-cpu`"));
+    // A +cpu torch from the CPU index is not chosen by its name: still a warning.
+    let r = doctor("torch-cpu-build");
+    assert_eq!(finding(&r, "cpu-only-framework-build")["severity"], "warning");
+}
