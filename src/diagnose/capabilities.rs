@@ -84,7 +84,10 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
         .iter()
         .filter(|l| l.name == "libcuda" && l.kind != "driver")
     {
-        seen.push(format!("libcuda #{}: {} is a {}, not the driver", lib.rank, lib.path, lib.kind));
+        seen.push(format!(
+            "libcuda #{}: {} is a {}, not the driver",
+            lib.rank, lib.path, lib.kind
+        ));
     }
     Some(seen)
 }
@@ -115,7 +118,9 @@ fn container_capabilities(report: &Report, runtime: &str, seen: Vec<String>) -> 
     let mut f = FindingBuilder::new(
         "container-driver-capabilities",
         severity,
-        format!("This {runtime} container has the GPU and nvidia-smi but not the CUDA driver library"),
+        format!(
+            "This {runtime} container has the GPU and nvidia-smi but not the CUDA driver library"
+        ),
     )
     .detail(
         "The NVIDIA runtime mounts the driver's files by capability: `utility` gives nvidia-smi \
@@ -231,7 +236,10 @@ mod tests {
         let found = run(&r);
         let f = one(&found, "container-driver-capabilities");
         assert_eq!(f.severity, Severity::Warning);
-        assert!(has_evidence(f, "NVIDIA_DRIVER_CAPABILITIES: unset"), "{f:#?}");
+        assert!(
+            has_evidence(f, "NVIDIA_DRIVER_CAPABILITIES: unset"),
+            "{f:#?}"
+        );
         assert!(has_evidence(f, "libcuda.so.1 (the CUDA driver"), "{f:#?}");
         assert!(
             f.fix

@@ -135,9 +135,9 @@ fn no_driver_fix(report: &Report) -> String {
     let fix = host_no_driver_fix(report);
     match report.host.container.as_deref() {
         // The module is the host's kernel's: nothing installed in the container loads it.
-        Some(runtime) => format!(
-            "This {runtime} container uses the host's kernel module; on the host: {fix}"
-        ),
+        Some(runtime) => {
+            format!("This {runtime} container uses the host's kernel module; on the host: {fix}")
+        }
         None => fix,
     }
 }

@@ -31,14 +31,8 @@ pub(super) fn tensorflow_cuda_libraries(manifests: &Manifests, fw: &Framework) -
     }
     let first = &manifests.frameworks.tensorflow_pip.and_cuda_first;
     let tested = manifests.frameworks.tensorflow(version);
-    let cuda = fw
-        .cuda
-        .clone()
-        .or_else(|| tested.map(|t| t.cuda.clone()));
-    let cudnn = fw
-        .cudnn
-        .clone()
-        .or_else(|| tested.map(|t| t.cudnn.clone()));
+    let cuda = fw.cuda.clone().or_else(|| tested.map(|t| t.cuda.clone()));
+    let cudnn = fw.cudnn.clone().or_else(|| tested.map(|t| t.cudnn.clone()));
     let wants = match (&cuda, &cudnn) {
         (Some(c), Some(d)) => format!("CUDA {c} and cuDNN {d}"),
         (Some(c), None) => format!("CUDA {c} and its cuDNN"),
@@ -89,7 +83,10 @@ mod tests {
         assert_eq!(new, "`pip install 'tensorflow[and-cuda]==2.15.0'`");
         let old = tensorflow_cuda_libraries(m, &tf("2.3.0", Some("10.1"), Some("7")));
         assert!(!old.contains("[and-cuda]=="), "{old}");
-        assert!(old.contains("predates the `[and-cuda]` extra (first in 2.14)"), "{old}");
+        assert!(
+            old.contains("predates the `[and-cuda]` extra (first in 2.14)"),
+            "{old}"
+        );
         assert!(old.contains("CUDA 10.1 and cuDNN 7"), "{old}");
         // No build facts: the tested-configuration table speaks, with its source.
         let table = tensorflow_cuda_libraries(m, &tf("2.4.1", None, None));

@@ -1084,9 +1084,16 @@ mod tests {
         };
         let found = run(&machine(vec![gt710(0), gpu(1), other]));
         let f = one(&found, "mixed-gpu-models");
-        assert!(f.title.contains("1x NVIDIA GeForce RTX 4090"), "{}", f.title);
+        assert!(
+            f.title.contains("1x NVIDIA GeForce RTX 4090"),
+            "{}",
+            f.title
+        );
         assert!(!f.title.contains("GT 710"), "{}", f.title);
-        assert!(has_evidence(f, "GPU 0: NVIDIA GeForce GT 710 left out"), "{f:#?}");
+        assert!(
+            has_evidence(f, "GPU 0: NVIDIA GeForce GT 710 left out"),
+            "{f:#?}"
+        );
     }
 
     #[test]

@@ -55,7 +55,8 @@ pub fn diagnose_with(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let explained: Vec<String> = all.iter().flat_map(|f| f.explains.clone()).collect();
     all.retain(|f| !explained.contains(&f.id));
     if let Some(runtime) = report.host.container.as_deref() {
-        all.iter_mut().for_each(|f| host_side_in_container(f, runtime));
+        all.iter_mut()
+            .for_each(|f| host_side_in_container(f, runtime));
     }
     all.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
     all

@@ -1585,10 +1585,19 @@ mod tests {
         assert_eq!(ids(&all), ["forward-compat-unsupported"], "{all:#?}");
         let f = &all[0];
         assert_eq!(f.severity, Severity::Error);
-        assert!(has_evidence(f, "the version of the cuda-compat copy"), "{f:#?}");
+        assert!(
+            has_evidence(f, "the version of the cuda-compat copy"),
+            "{f:#?}"
+        );
         let fix = f.fix.as_deref().unwrap_or_default();
-        assert!(fix.starts_with("In the image, remove the cuda-compat package"), "{fix}");
-        assert!(!fix.contains("rmmod") && !fix.to_lowercase().contains("reboot"), "{fix}");
+        assert!(
+            fix.starts_with("In the image, remove the cuda-compat package"),
+            "{fix}"
+        );
+        assert!(
+            !fix.contains("rmmod") && !fix.to_lowercase().contains("reboot"),
+            "{fix}"
+        );
         // The same libraries with the module at their version: the driver's own, all quiet.
         r.kernel.nvidia_version = Some("550.54.15".into());
         assert!(crate::diagnose::diagnose(&r).is_empty());

@@ -35,8 +35,8 @@ pub fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLibrary> 
 /// forward-compatibility libcuda mounted elsewhere (the container runtime can mount the image's
 /// compat copy over the driver's own file name) from the driver's own.
 fn compat_copies(host: &Host, loader: &LoaderPath, found: &[DriverLibrary]) -> Vec<DriverLibrary> {
-    let mut rank = u32::try_from(found.iter().filter(|l| l.name == "libcuda").count())
-        .unwrap_or(u32::MAX);
+    let mut rank =
+        u32::try_from(found.iter().filter(|l| l.name == "libcuda").count()).unwrap_or(u32::MAX);
     let mut dirs: Vec<std::path::PathBuf> = host
         .fs
         .read_dir("/usr/local")
@@ -51,9 +51,11 @@ fn compat_copies(host: &Host, loader: &LoaderPath, found: &[DriverLibrary]) -> V
             continue;
         };
         let on_path = loader.dirs.iter().any(|d| d.canonical == canonical);
-        let seen = out.iter().any(|l| l.resolved.as_deref().is_some_and(|r| {
-            Path::new(r).parent() == Some(canonical.as_path())
-        }));
+        let seen = out.iter().any(|l| {
+            l.resolved
+                .as_deref()
+                .is_some_and(|r| Path::new(r).parent() == Some(canonical.as_path()))
+        });
         if on_path || seen {
             continue;
         }

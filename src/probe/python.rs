@@ -422,9 +422,7 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
             dist.map(|d| d.dir.display().to_string())
                 .unwrap_or_default()
         },
-        distribution: dist
-            .map(|d| d.name.clone())
-            .filter(|n| n.ends_with("-cpu")),
+        distribution: dist.map(|d| d.name.clone()).filter(|n| n.ends_with("-cpu")),
         runtime: None,
     })
 }

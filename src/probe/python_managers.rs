@@ -59,7 +59,12 @@ pub fn find(host: &Host) -> Vec<Managed> {
             .map(|v| (v.to_string(), "ASDF_PYTHON_VERSION".to_string()))
             .or_else(|| tool_versions_up(host, cwd.as_deref()))
             .or_else(|| home.as_ref().and_then(|h| tool_versions(host, h)));
-        out.extend(manager(host, "asdf", &root.join("installs/python"), selected));
+        out.extend(manager(
+            host,
+            "asdf",
+            &root.join("installs/python"),
+            selected,
+        ));
     }
     if let Some(root) = under("MISE_DATA_DIR", ".local/share/mise") {
         let selected = host
@@ -71,7 +76,12 @@ pub fn find(host: &Host) -> Vec<Managed> {
                 home.as_ref()
                     .and_then(|h| mise_config(host, &h.join(".config/mise/config.toml")))
             });
-        out.extend(manager(host, "mise", &root.join("installs/python"), selected));
+        out.extend(manager(
+            host,
+            "mise",
+            &root.join("installs/python"),
+            selected,
+        ));
     }
     if let Some(root) = under("UV_PYTHON_INSTALL_DIR", ".local/share/uv/python") {
         let selected = version_file_up(host, cwd.as_deref(), ".python-version");
@@ -168,13 +178,19 @@ fn tool_versions(host: &Host, dir: &Path) -> Option<(String, String)> {
     String::from_utf8_lossy(&text).lines().find_map(|l| {
         let mut words = l.split_whitespace();
         (words.next() == Some("python"))
-            .then(|| words.next().map(|v| (v.to_string(), file.display().to_string())))
+            .then(|| {
+                words
+                    .next()
+                    .map(|v| (v.to_string(), file.display().to_string()))
+            })
             .flatten()
     })
 }
 
 fn tool_versions_up(host: &Host, cwd: Option<&Path>) -> Option<(String, String)> {
-    upward(cwd).into_iter().find_map(|d| tool_versions(host, &d))
+    upward(cwd)
+        .into_iter()
+        .find_map(|d| tool_versions(host, &d))
 }
 
 /// `[tools] python = "3.11"` (or a list, whose first entry wins) in a mise config file.

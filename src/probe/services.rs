@@ -158,7 +158,7 @@ fn present(host: &Host, paths: impl Iterator<Item = String>) -> impl Iterator<It
             let real = host
                 .fs
                 .canonical(std::path::Path::new(p), true)
-                .map_or_else(|_| std::path::PathBuf::from(p), |c| c);
+                .unwrap_or_else(|_| std::path::PathBuf::from(p));
             seen.insert(real)
         })
         .collect::<Vec<_>>()
@@ -191,9 +191,18 @@ mod tests {
                       Status: deinstall ok config-files\nVersion: 535.1-1\n";
         assert_eq!(
             dpkg_installed(status),
-            [("nvidia-fabricmanager-550".to_string(), "550.54.15-1".to_string())]
+            [(
+                "nvidia-fabricmanager-550".to_string(),
+                "550.54.15-1".to_string()
+            )]
         );
-        assert!(package_matches("nvidia-fabricmanager-550", "nvidia-fabricmanager"));
-        assert!(!package_matches("nvidia-fabricmanager-dev-550", "nvidia-fabricmanager"));
+        assert!(package_matches(
+            "nvidia-fabricmanager-550",
+            "nvidia-fabricmanager"
+        ));
+        assert!(!package_matches(
+            "nvidia-fabricmanager-dev-550",
+            "nvidia-fabricmanager"
+        ));
     }
 }

@@ -1125,7 +1125,13 @@ fn h200() {
 
     // Every file-based section equals what gpu-doctor reported live on the real machine.
     let live = h200_live_sections();
-    for key in ["pci_devices", "kernel", "toolkits", "libraries", "environment"] {
+    for key in [
+        "pci_devices",
+        "kernel",
+        "toolkits",
+        "libraries",
+        "environment",
+    ] {
         assert_subset(&r[key], &live[key]);
     }
     // The live record predates the off-path cuda-compat entries; the loader's own must match.

@@ -14,14 +14,21 @@ fn a_gpu_less_container_is_no_gpu_and_nothing_else() {
     let r = doctor("container-no-gpu-on-host");
     assert_findings(&r, &["no-gpu"]);
     assert_eq!(finding(&r, "no-gpu")["severity"], "info");
-    assert!(!fix(&r, "no-gpu").contains("--gpus"), "{}", fix(&r, "no-gpu"));
+    assert!(
+        !fix(&r, "no-gpu").contains("--gpus"),
+        "{}",
+        fix(&r, "no-gpu")
+    );
 }
 
 #[test]
 fn secure_boot_with_a_built_module_leads_with_mok_enrollment() {
     for (name, key) in [
         ("secure-boot-mok-not-enrolled", "/var/lib/dkms/mok.pub"),
-        ("fedora-akmods-secure-boot", "/etc/pki/akmods/certs/public_key.der"),
+        (
+            "fedora-akmods-secure-boot",
+            "/etc/pki/akmods/certs/public_key.der",
+        ),
     ] {
         let r = doctor(name);
         assert_findings(&r, &["no-driver"]);
@@ -43,7 +50,12 @@ fn fabric_manager_not_installed_or_inactive_is_told_from_files_and_systemctl() {
     let r = doctor("hgx-fabric-manager-not-installed");
     assert_findings(&r, &["fabric-manager-not-running"]);
     let f = finding(&r, "fabric-manager-not-running");
-    assert!(f["title"].as_str().unwrap_or("").contains("without an installed"));
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap_or("")
+            .contains("without an installed")
+    );
     assert!(
         fix(&r, "fabric-manager-not-running").starts_with(
             "The fabric manager is not installed. Install the fabric manager of the driver's \
@@ -76,36 +88,59 @@ fn fabric_manager_not_installed_or_inactive_is_told_from_files_and_systemctl() {
 #[test]
 fn a_container_with_utility_but_not_compute_is_told_to_ask_for_compute() {
     for (name, caps) in [
-        ("container-utility-only", "NVIDIA_DRIVER_CAPABILITIES: unset"),
-        ("compose-utility-capability", "NVIDIA_DRIVER_CAPABILITIES=utility"),
+        (
+            "container-utility-only",
+            "NVIDIA_DRIVER_CAPABILITIES: unset",
+        ),
+        (
+            "compose-utility-capability",
+            "NVIDIA_DRIVER_CAPABILITIES=utility",
+        ),
     ] {
         let r = doctor(name);
         assert_findings(&r, &["container-driver-capabilities"]);
         let f = finding(&r, "container-driver-capabilities");
         assert_eq!(f["severity"], "error", "{name}");
         let evidence = texts(&f["evidence"]);
-        assert!(evidence.iter().any(|e| e.starts_with(caps)), "{name}: {evidence:?}");
+        assert!(
+            evidence.iter().any(|e| e.starts_with(caps)),
+            "{name}: {evidence:?}"
+        );
         assert!(
             fix(&r, "container-driver-capabilities")
                 .contains("-e NVIDIA_DRIVER_CAPABILITIES=compute,utility"),
             "{name}"
         );
-        assert!(fix(&r, "container-driver-capabilities")
-            .contains("ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility"));
+        assert!(
+            fix(&r, "container-driver-capabilities")
+                .contains("ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility")
+        );
     }
 }
 
 #[test]
 fn a_compat_libcuda_mounted_at_the_drivers_name_is_forward_compat_not_a_mismatch() {
     let r = doctor("forward-compat-mounted-geforce");
-    assert_findings(&r, &["forward-compat-unsupported", "toolkit-newer-than-driver"]);
+    assert_findings(
+        &r,
+        &["forward-compat-unsupported", "toolkit-newer-than-driver"],
+    );
     let text = fix(&r, "forward-compat-unsupported");
-    assert!(text.starts_with("In the image, remove the cuda-compat package"), "{text}");
-    assert!(!text.contains("rmmod") && !text.to_lowercase().contains("reboot"), "{text}");
+    assert!(
+        text.starts_with("In the image, remove the cuda-compat package"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("rmmod") && !text.to_lowercase().contains("reboot"),
+        "{text}"
+    );
     // The off-path compat copy is reported, after the loader's own.
     let libcuda = driver_libs(&r, "libcuda");
     assert_eq!(libcuda[0]["version"], "550.54.15");
-    assert!(libcuda.iter().any(|l| l["origin"] == "cuda-compat"), "{libcuda:?}");
+    assert!(
+        libcuda.iter().any(|l| l["origin"] == "cuda-compat"),
+        "{libcuda:?}"
+    );
 }
 
 #[test]
@@ -157,7 +192,12 @@ fn interpreters_behind_pyenv_shims_are_examined_without_running_the_shim() {
             "/usr/local/lib/python3.10/dist-packages"
         ])
     );
-    let run = on_fixture("pyenv-shim-torch", &[], &["check", "-r", "torch.cuda"], None);
+    let run = on_fixture(
+        "pyenv-shim-torch",
+        &[],
+        &["check", "-r", "torch.cuda"],
+        None,
+    );
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(stdout.contains("PASS torch.cuda"), "{stdout}");
 }
@@ -184,8 +224,16 @@ fn a_cpu_build_chosen_by_its_package_name_is_only_info() {
     assert_findings(&r, &["cpu-only-framework-build"]);
     let f = finding(&r, "cpu-only-framework-build");
     assert_eq!(f["severity"], "info");
-    assert!(f["title"].as_str().unwrap_or("").contains("`tensorflow-cpu`"));
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap_or("")
+            .contains("`tensorflow-cpu`")
+    );
     // A +cpu torch from the CPU index is not chosen by its name: still a warning.
     let r = doctor("torch-cpu-build");
-    assert_eq!(finding(&r, "cpu-only-framework-build")["severity"], "warning");
+    assert_eq!(
+        finding(&r, "cpu-only-framework-build")["severity"],
+        "warning"
+    );
 }
