@@ -61,6 +61,47 @@ pub(super) fn tensorflow_cuda_libraries(manifests: &Manifests, fw: &Framework) -
     )
 }
 
+/// Whether this is one of NVIDIA's NGC container builds rather than a release from the
+/// framework's own indexes: PyTorch from source at a pre-release with a commit
+/// (`2.1.0a0+32f93b1`, `2.3.0a0+40ec155e58.nv24.03`), or a build tagged `nv24.03`. pip cannot
+/// reinstall these versions from PyTorch's indexes; the container release is what changes them.
+#[must_use]
+pub(super) fn ngc_build(fw: &Framework) -> bool {
+    let Some(v) = fw.version.as_deref() else {
+        return false;
+    };
+    let (public, local) = v.split_once('+').unwrap_or((v, ""));
+    let from_source = public.ends_with("a0") && !local.is_empty() && !local.starts_with("cu");
+    let nv_tag = |s: &str| {
+        s.split(['.', '+', '-']).any(|p| {
+            p.strip_prefix("nv")
+                .is_some_and(|d| d.len() == 2 && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+    };
+    from_source || nv_tag(local) || v.contains(".nv")
+}
+
+/// What to do instead of a pip reinstall for an NGC build: pick the container release for the
+/// host driver (the gap: which NGC release carries which CUDA is not in gpu-doctor's tables).
+#[must_use]
+pub(super) fn ngc_fix(fw: &Framework, driver_cuda: Option<&str>) -> String {
+    let version = fw.version.as_deref().unwrap_or("");
+    let cuda = driver_cuda.map_or(String::new(), |c| format!(" built on CUDA {c} or older"));
+    format!(
+        "{} {version} is NVIDIA's NGC container build (not on {}'s package indexes, so `pip \
+         install {}=={version}` cannot replace it): run an NGC container release{cuda} (each \
+         release's notes say \"is based on CUDA X, which requires NVIDIA Driver release N or \
+         later\"), or upgrade the host driver.",
+        fw.name,
+        if fw.name == "torch" {
+            "PyTorch"
+        } else {
+            "the framework"
+        },
+        fw.name
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +115,23 @@ mod tests {
             variant: Some("cuda".into()),
             ..Framework::default()
         }
+    }
+
+    #[test]
+    fn ngc_builds_are_told_from_index_releases() {
+        let torch = |v: &str| Framework {
+            name: "torch".into(),
+            version: Some(v.into()),
+            ..Framework::default()
+        };
+        assert!(ngc_build(&torch("2.1.0a0+32f93b1")));
+        assert!(ngc_build(&torch("2.3.0a0+40ec155e58.nv24.03")));
+        assert!(ngc_build(&tf("2.15.0+nv24.03", None, None)));
+        assert!(!ngc_build(&torch("2.5.1+cu124")));
+        assert!(!ngc_build(&torch("2.6.0")));
+        let fix = ngc_fix(&torch("2.1.0a0+32f93b1"), Some("11.0"));
+        assert!(fix.contains("NGC container build"), "{fix}");
+        assert!(fix.contains("built on CUDA 11.0 or older"), "{fix}");
     }
 
     #[test]

@@ -177,6 +177,22 @@ fn driver_too_old(
     ))
     .subject(framework_subject(&env.path, &fw.name))
     .subject("driver");
+    // A toolkit of the framework's own CUDA (an NGC or CUDA image ships both) is too new for
+    // the same reason: one cause, one error.
+    if let Some(t) = report.toolkits.iter().find(|t| {
+        t.version
+            .as_deref()
+            .and_then(Version::parse)
+            .is_some_and(|v| v.major_minor() == needed.major_minor())
+    }) {
+        f = f
+            .evidence(format!(
+                "toolkit {} (CUDA {}) is the framework's own CUDA: the same driver is too old for it",
+                t.path,
+                t.version.as_deref().unwrap_or("?")
+            ))
+            .explains("toolkit-newer-than-driver");
+    }
     if let Some(floor) = floor {
         f = f.evidence(format!(
             "CUDA {}.x needs a driver >= {floor} (cuda.toml)",
@@ -196,7 +212,13 @@ fn driver_too_old(
         "Upgrade the NVIDIA driver to {} or newer (see `gpu-doctor plan`)",
         floor.unwrap_or("a branch that supports this CUDA")
     );
-    if fw.name == "torch"
+    if super::fix_history::ngc_build(fw) {
+        fix.push_str(&format!(
+            ". {}",
+            super::fix_history::ngc_fix(fw, Some(&have.to_string()))
+        ));
+        fix.pop();
+    } else if fw.name == "torch"
         && let Some(variant) = torch_variant_for(manifests, fw, report)
     {
         fix.push_str(&format!(
@@ -449,6 +471,7 @@ fn arch_missing(
             f = f.evidence(line);
         }
         let fix = match torch_variant_covering(manifests, report, fw, &cc) {
+            _ if super::fix_history::ngc_build(fw) => super::fix_history::ngc_fix(fw, None),
             Some(variant) => format!(
                 "Install the torch build that has kernels for sm_{}{}: `pip install --force-reinstall torch=={} --index-url {}`.",
                 cc.major(),

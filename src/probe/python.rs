@@ -51,6 +51,10 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
     let mut out: BTreeMap<PathBuf, Candidate> = BTreeMap::new();
     let mut add = |prefix: PathBuf, via: &str, interpreter: Option<PathBuf>| {
         let canonical = host.fs.canonical(&prefix, true).unwrap_or(prefix);
+        // A conda install found by conda's own files already says how.
+        if via == "conda" && out.contains_key(&canonical) {
+            return;
+        }
         let cand = out.entry(canonical).or_default();
         if !cand.found_via.iter().any(|v| v == via) {
             cand.found_via.push(via.to_string());

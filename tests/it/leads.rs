@@ -237,3 +237,21 @@ fn a_cpu_build_chosen_by_its_package_name_is_only_info() {
         "warning"
     );
 }
+
+#[test]
+fn an_ngc_build_is_named_as_such_and_explains_its_toolkit() {
+    let r = doctor("ngc-pytorch-on-driver-550");
+    assert_findings(&r, &["driver-too-old-for-framework"]);
+    let f = finding(&r, "driver-too-old-for-framework");
+    assert_eq!(
+        f["explains"],
+        serde_json::json!(["toolkit-newer-than-driver"])
+    );
+    let text = fix(&r, "driver-too-old-for-framework");
+    assert!(text.contains("NVIDIA's NGC container build"), "{text}");
+    assert!(
+        text.contains("NGC container release built on CUDA 12.4 or older"),
+        "{text}"
+    );
+    assert!(!text.contains("--index-url"), "{text}");
+}
