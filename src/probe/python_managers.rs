@@ -282,6 +282,81 @@ fn pixi_envs(host: &Host, home: Option<&Path>, cwd: Option<&Path>) -> Vec<Manage
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::Env;
+    use std::time::Duration;
+
+    fn mkdirs(root: &Path, dirs: &[&str]) {
+        for d in dirs {
+            std::fs::create_dir_all(root.join(d.trim_start_matches('/'))).unwrap();
+        }
+    }
+
+    fn write(root: &Path, file: &str, text: &str) {
+        let path = root.join(file.trim_start_matches('/'));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn asdf_mise_uv_conda_and_pixi_are_read_from_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        mkdirs(
+            root,
+            &[
+                "/home/u/.asdf/installs/python/3.11.9",
+                "/home/u/.asdf/installs/python/3.12.4",
+                "/home/u/.local/share/mise/installs/python/3.10.14",
+                "/home/u/.local/share/mise/installs/python/3.13.1",
+                "/home/u/.local/share/uv/python/cpython-3.12.7-linux-x86_64-gnu",
+                "/home/u/miniforge3/conda-meta",
+                "/home/u/miniforge3/envs/tf/conda-meta",
+                "/home/u/work/app/.pixi/envs/default/conda-meta",
+            ],
+        );
+        write(
+            root,
+            "/home/u/work/.tool-versions",
+            "nodejs 20.1.0\npython 3.11.9\n",
+        );
+        write(
+            root,
+            "/home/u/work/app/mise.toml",
+            "[tools]\npython = \"3.10\"\n",
+        );
+        write(root, "/home/u/work/app/.python-version", "3.12\n");
+        let host = Host::rooted(
+            root,
+            Env::from_pairs([("HOME", "/home/u"), ("PWD", "/home/u/work/app")]),
+            Duration::from_secs(1),
+        );
+        let found: Vec<(String, String)> = find(&host)
+            .into_iter()
+            .map(|m| (m.prefix.display().to_string(), m.via))
+            .collect();
+        let via = |p: &str| {
+            found
+                .iter()
+                .find(|(prefix, _)| prefix == p)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(
+            via("/home/u/.asdf/installs/python/3.11.9"),
+            Some("asdf (selected by /home/u/work/.tool-versions)")
+        );
+        assert_eq!(via("/home/u/.asdf/installs/python/3.12.4"), Some("asdf"));
+        assert_eq!(
+            via("/home/u/.local/share/mise/installs/python/3.10.14"),
+            Some("mise (selected by /home/u/work/app/mise.toml)")
+        );
+        assert_eq!(
+            via("/home/u/.local/share/uv/python/cpython-3.12.7-linux-x86_64-gnu"),
+            Some("uv (selected by /home/u/work/app/.python-version)")
+        );
+        assert_eq!(via("/home/u/miniforge3"), Some("conda"));
+        assert_eq!(via("/home/u/miniforge3/envs/tf"), Some("conda"));
+        assert_eq!(via("/home/u/work/app/.pixi/envs/default"), Some("pixi"));
+    }
 
     fn v(list: &[&str]) -> Vec<(String, PathBuf)> {
         list.iter()
