@@ -177,6 +177,36 @@ pub struct KernelInfo {
     /// GPU daemons found running in `/proc` (`nv-fabricmanager`, `nvidia-persistenced`);
     /// null when `/proc` could not be listed.
     pub daemons: Option<Vec<String>>,
+    /// nvidia kernel modules present as files for the running kernel
+    /// (`/lib/modules/<release>/updates/dkms/nvidia.ko*`, `extra/`, `kernel/nvidia-*`, ...).
+    #[serde(default)]
+    pub module_files: Vec<String>,
+    /// The key that signs locally built modules (`/var/lib/dkms/mok.pub`, akmods' key), if any:
+    /// the one to enroll as a MOK when Secure Boot refuses the module.
+    #[serde(default)]
+    pub module_signing_key: Option<String>,
+    /// GPU services (fabric manager, persistence daemon): installed and running, with the
+    /// evidence each answer came from.
+    #[serde(default)]
+    pub services: Vec<Service>,
+}
+
+/// A GPU service as files, packages and processes show it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// The systemd unit's name without `.service` ("nvidia-fabricmanager").
+    pub name: String,
+    /// Installed: a unit file, the daemon's binary or a package record was found (true), none
+    /// of them was (false); null when nothing could be looked at.
+    pub installed: Option<bool>,
+    /// Running: its process is in `/proc` or `systemctl is-active` says so; null when unknown
+    /// (a container sees only its own processes).
+    pub active: Option<bool>,
+    /// Where each answer came from ("unit: /lib/systemd/system/nvidia-fabricmanager.service",
+    /// "dpkg: nvidia-fabricmanager-550 550.54.15-1", "process: nv-fabricmanager",
+    /// "systemctl is-active: inactive").
+    pub evidence: Vec<String>,
 }
 
 /// The NVIDIA driver as user space sees it.
@@ -303,7 +333,9 @@ pub struct DriverLibrary {
     pub version: Option<String>,
     /// "driver", "stub" (`.../stubs/`, link-time only) or "compat" (forward compatibility).
     pub kind: String,
-    /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl".
+    /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl"; or
+    /// "cuda-compat" for a `/usr/local/cuda*/compat` copy that is not on the loader path (ranked
+    /// after every loader folder; kept for its version).
     pub origin: String,
     /// Position in loader order (0 is tried first); each library name counts separately.
     pub rank: u32,
@@ -396,6 +428,10 @@ pub struct Framework {
     pub pins: Vec<String>,
     /// The file the build facts came from.
     pub source: String,
+    /// The pip distribution when its name says more than `name` ("tensorflow-cpu": a CPU
+    /// build chosen by name); null otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<String>,
     /// What the framework said when the environment's interpreter imported it (`doctor
     /// --deep`, `smoke --frameworks`): GPUs seen, build, warnings, and the smoke computation.
     /// Null when not asked, or when another copy of it in the same environment is the one

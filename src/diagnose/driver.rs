@@ -44,23 +44,39 @@ fn no_gpu(report: &Report) -> Option<Finding> {
     {
         return None;
     }
+    let bus_read = super::pci_bus_read(report);
     let mut f = FindingBuilder::new("no-gpu", Severity::Info, "No GPU found on this machine")
         .detail(
             "No NVIDIA or AMD GPU is on the PCI bus and no GPU driver is loaded, so frameworks \
              will run on the CPU. This is expected on a machine without a GPU.",
         )
-        .evidence(
-            "no NVIDIA (0x10de) or AMD (0x1002) display controller under /sys/bus/pci/devices",
-        )
+        .evidence(if bus_read {
+            "no NVIDIA (0x10de) or AMD (0x1002) display controller under /sys/bus/pci/devices"
+        } else {
+            "PCI bus: /sys/bus/pci/devices could not be listed, and no GPU driver answers"
+        })
         .evidence("nvidia kernel module: not loaded");
     if let Some(detail) = &report.driver.nvml.detail {
         f = f.evidence(format!("NVML: {detail}"));
     }
-    if report.host.container.is_some() {
-        f = f.fix(
-            "Inside a container the GPU must be passed in: run it with `--gpus all` (Docker with \
-             the NVIDIA Container Toolkit) or request `nvidia.com/gpu` (Kubernetes).",
-        );
+    if let Some(runtime) = report.host.container.as_deref() {
+        f = f.evidence(format!(
+            "container: {runtime}{}",
+            if bus_read {
+                " (its PCI bus is the host's: the host has no NVIDIA GPU either)"
+            } else {
+                ""
+            }
+        ));
+        // With the host's bus in view and no GPU on it there is nothing to pass in; only an
+        // unread bus leaves room for a GPU the container was not given.
+        if !bus_read {
+            f = f.fix(
+                "If the host has an NVIDIA GPU, pass it in: run the container with `--gpus all` \
+                 (Docker with the NVIDIA Container Toolkit) or request `nvidia.com/gpu` \
+                 (Kubernetes).",
+            );
+        }
     }
     Some(f.build())
 }
@@ -102,14 +118,58 @@ fn no_driver(report: &Report) -> Option<Finding> {
     {
         f = f.explains("nvidia-smi-failed");
     }
-    Some(
-        f.fix(
-            "Install the driver and reboot: `sudo ubuntu-drivers install` on Ubuntu, or see \
-             `gpu-doctor plan`. If a driver is installed, check `sudo dkms status` and \
-             `sudo modprobe nvidia` for the error.",
-        )
-        .build(),
-    )
+    for m in &report.kernel.module_files {
+        f = f.evidence(format!("module built for the running kernel: {m}"));
+    }
+    if let Some(key) = &report.kernel.module_signing_key {
+        f = f.evidence(format!("local module-signing key: {key}"));
+    }
+    Some(f.fix(no_driver_fix(report)).build())
+}
+
+/// What to do about a module that is not loaded, led by what the files show: a module built for
+/// this kernel under Secure Boot needs its signing key enrolled (the kernel refuses it with "Key
+/// was rejected by service"), not another install; only with no module built is installing the
+/// driver the first step.
+fn no_driver_fix(report: &Report) -> String {
+    let fix = host_no_driver_fix(report);
+    match report.host.container.as_deref() {
+        // The module is the host's kernel's: nothing installed in the container loads it.
+        Some(runtime) => {
+            format!("This {runtime} container uses the host's kernel module; on the host: {fix}")
+        }
+        None => fix,
+    }
+}
+
+fn host_no_driver_fix(report: &Report) -> String {
+    let built = !report.kernel.module_files.is_empty();
+    let key = report
+        .kernel
+        .module_signing_key
+        .as_deref()
+        .unwrap_or("/var/lib/dkms/mok.pub");
+    match (built, report.host.secure_boot) {
+        (true, Some(true)) => format!(
+            "Secure Boot is on and the nvidia module built for this kernel is signed with a key \
+             the firmware does not trust yet. Enroll the key as a MOK: `sudo mokutil --import \
+             {key}` (choose a one-time password), reboot, and in the blue MOK manager screen \
+             pick \"Enroll MOK\", \"Continue\", enter the password; `nvidia-smi` then works. \
+             Or turn Secure Boot off in the firmware settings. Do not reinstall the driver: the \
+             module is already built (`sudo modprobe nvidia` shows \"Key was rejected by \
+             service\")."
+        ),
+        (true, _) => "The nvidia module is built for this kernel but not loaded: \
+             `sudo modprobe nvidia` names the reason (with Secure Boot on, \"Key was rejected \
+             by service\" means its signing key must be enrolled with `sudo mokutil --import \
+             /var/lib/dkms/mok.pub` and a reboot into \"Enroll MOK\"); `sudo dmesg | grep -i \
+             nvidia` shows the kernel's side."
+            .to_string(),
+        (false, _) => "Install the driver and reboot: `sudo ubuntu-drivers install` on Ubuntu, \
+             or see `gpu-doctor plan`. If a driver is installed, check `sudo dkms status` (no \
+             module was found for the running kernel) and `sudo modprobe nvidia` for the error."
+            .to_string(),
+    }
 }
 
 fn nouveau(report: &Report) -> Option<Finding> {
@@ -163,9 +223,13 @@ fn mismatch(report: &Report) -> Option<Finding> {
     .into_iter()
     .filter_map(|(who, d)| d.as_deref().map(|d| (who, d)))
     .find(|(_, d)| d.to_lowercase().contains(MISMATCH_TEXT));
+    // A forward-compatibility libcuda is newer than the module on purpose: not a mismatch
+    // (forward-compat-unsupported judges whether the GPU can use it).
+    let compat = super::platform::forward_compat_libcuda(report).map(|(l, _)| l);
     let differing: Vec<&DriverLibrary> = ["libcuda", "libnvidia-ml"]
         .iter()
         .filter_map(|n| first_driver_lib(report, n))
+        .filter(|l| !compat.is_some_and(|c| std::ptr::eq(*l, c)))
         .filter(|l| {
             match (
                 module.and_then(Version::parse),

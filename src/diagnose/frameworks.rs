@@ -177,6 +177,22 @@ fn driver_too_old(
     ))
     .subject(framework_subject(&env.path, &fw.name))
     .subject("driver");
+    // A toolkit of the framework's own CUDA (an NGC or CUDA image ships both) is too new for
+    // the same reason: one cause, one error.
+    if let Some(t) = report.toolkits.iter().find(|t| {
+        t.version
+            .as_deref()
+            .and_then(Version::parse)
+            .is_some_and(|v| v.major_minor() == needed.major_minor())
+    }) {
+        f = f
+            .evidence(format!(
+                "toolkit {} (CUDA {}) is the framework's own CUDA: the same driver is too old for it",
+                t.path,
+                t.version.as_deref().unwrap_or("?")
+            ))
+            .explains("toolkit-newer-than-driver");
+    }
     if let Some(floor) = floor {
         f = f.evidence(format!(
             "CUDA {}.x needs a driver >= {floor} (cuda.toml)",
@@ -196,7 +212,13 @@ fn driver_too_old(
         "Upgrade the NVIDIA driver to {} or newer (see `gpu-doctor plan`)",
         floor.unwrap_or("a branch that supports this CUDA")
     );
-    if fw.name == "torch"
+    if super::fix_history::ngc_build(fw) {
+        fix.push_str(&format!(
+            ". {}",
+            super::fix_history::ngc_fix(fw, Some(&have.to_string()))
+        ));
+        fix.pop();
+    } else if fw.name == "torch"
         && let Some(variant) = torch_variant_for(manifests, fw, report)
     {
         fix.push_str(&format!(
@@ -220,6 +242,32 @@ fn cpu_only(
     }
     let gpu = usable_gpus(report).next()?;
     let name = gpu.name.as_deref().unwrap_or("an NVIDIA GPU");
+    if let Some(dist) = fw.distribution.as_deref().filter(|d| d.ends_with("-cpu")) {
+        // Chosen by name: a CPU build is what was asked for, not an accident of pip.
+        return Some(
+            FindingBuilder::new(
+                "cpu-only-framework-build",
+                Severity::Info,
+                format!("{} in {} is the CPU-only `{dist}` package, chosen by name", label(fw), env.path),
+            )
+            .detail(format!(
+                "`{dist}` is the CPU build by its name, so it runs on the CPU by design even though \
+                 {name} is here. Nothing is wrong if that was the intent."
+            ))
+            .evidence(format!("{}: distribution {dist} ({})", label(fw), fw.source))
+            .evidence(format!("GPU {}: {name} ({})", gpu.index, gpu.source))
+            .subject(framework_subject(&env.path, &fw.name))
+            .fix(format!(
+                "Only to use the GPU: `pip uninstall -y {dist}`, then {}.",
+                if super::fix_history::tensorflow_has_and_cuda(manifests, fw) {
+                    "`pip install 'tensorflow[and-cuda]'`".to_string()
+                } else {
+                    super::fix_history::tensorflow_cuda_libraries(manifests, fw)
+                }
+            ))
+            .build(),
+        );
+    }
     let fix = match fw.name.as_str() {
         "torch" => {
             let variant = torch_variant_for(manifests, fw, report);
@@ -231,6 +279,10 @@ fn cpu_only(
                 None => "Install a CUDA build of PyTorch (see `gpu-doctor plan --framework torch`).".to_string(),
             }
         }
+        "tensorflow" if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) => format!(
+            "{}.",
+            super::fix_history::tensorflow_cuda_libraries(manifests, fw)
+        ),
         "tensorflow" => "Install TensorFlow with its CUDA libraries: `pip install 'tensorflow[and-cuda]'`.".to_string(),
         "jax" => "Install JAX with its CUDA plugin: `pip install -U 'jax[cuda12]'` (or `jax[cuda13]` on a driver for CUDA 13).".to_string(),
         _ => format!("Install a CUDA build of {}.", fw.name),
@@ -419,6 +471,7 @@ fn arch_missing(
             f = f.evidence(line);
         }
         let fix = match torch_variant_covering(manifests, report, fw, &cc) {
+            _ if super::fix_history::ngc_build(fw) => super::fix_history::ngc_fix(fw, None),
             Some(variant) => format!(
                 "Install the torch build that has kernels for sm_{}{}: `pip install --force-reinstall torch=={} --index-url {}`.",
                 cc.major(),

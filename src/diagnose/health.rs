@@ -572,6 +572,26 @@ fn model(gpu: &Gpu, manifests: &Manifests) -> Option<String> {
         })
 }
 
+/// A GPU's compute capability, from the driver or the GPU table.
+fn capability(gpu: &Gpu, manifests: &Manifests) -> Option<String> {
+    gpu.compute_capability.clone().or_else(|| {
+        gpu.pci_device_id
+            .as_deref()
+            .and_then(|id| manifests.gpus.by_pci_id(id))
+            .map(|row| row.compute_capability.clone())
+    })
+}
+
+/// Below compute capability 5.0: CUDA 12.0 removed Kepler (compat-cuda.md R6), so no current
+/// framework build runs on it.
+fn below_cuda12(gpu: &Gpu, manifests: &Manifests) -> bool {
+    capability(gpu, manifests)
+        .as_deref()
+        .and_then(crate::version::Version::parse)
+        .zip(crate::version::Version::parse("5.0"))
+        .is_some_and(|(cc, min)| cc < min)
+}
+
 /// Data-parallel training (DDP, FSDP, Horovod, `jax.pmap`) steps all GPUs in lockstep, so a
 /// job spread over different models runs at the slowest one's pace and is limited by the
 /// smallest one's memory; frameworks also pick "GPU 0" by speed order, not bus order. Any two
@@ -581,12 +601,17 @@ fn model(gpu: &Gpu, manifests: &Manifests) -> Option<String> {
 /// Not judged when `CUDA_VISIBLE_DEVICES` already narrows the set to one GPU, or names GPUs by
 /// UUID that are all one model: then programs see only one model.
 fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
-    let known: Vec<(&Gpu, String)> = report
+    let all: Vec<(&Gpu, String)> = report
         .gpus
         .iter()
         .filter(|g| g.source != "override")
         .filter_map(|g| model(g, manifests).map(|m| (g, m)))
         .collect();
+    // A card no CUDA 12 framework computes on (compute capability below 5.0, e.g. a GT 710
+    // driving the display) is never in a data-parallel job beside compute GPUs.
+    let (known, display_only): (Vec<_>, Vec<_>) = all
+        .into_iter()
+        .partition(|(g, _)| !below_cuda12(g, manifests));
     let mut groups: Vec<(String, Vec<&Gpu>)> = Vec::new();
     for (gpu, name) in &known {
         match groups.iter_mut().find(|(n, _)| n == name) {
@@ -619,6 +644,14 @@ fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
          the faster GPUs idle part of the time. CUDA also numbers GPUs fastest first by \
          default, so \"GPU 0\" in a program need not be GPU 0 in nvidia-smi.",
     );
+    for (gpu, name) in &display_only {
+        f = f.evidence(format!(
+            "GPU {}: {name} left out: compute capability {}, below the 5.0 CUDA 12 needs, so \
+             frameworks do not compute on it",
+            gpu.index,
+            capability(gpu, manifests).unwrap_or_default()
+        ));
+    }
     for (gpu, name) in &known {
         let mut facts = Vec::new();
         if let Some(cc) = &gpu.compute_capability {
@@ -1033,6 +1066,34 @@ mod tests {
             one(&found, "mixed-gpu-models"),
             "CUDA_VISIBLE_DEVICES=0,1"
         ));
+    }
+
+    #[test]
+    fn a_display_only_card_beside_compute_gpus_is_left_out() {
+        let gt710 = |index| Gpu {
+            name: Some("NVIDIA GeForce GT 710".into()),
+            compute_capability: Some("3.5".into()),
+            uuid: Some(format!("GPU-710{index}aaaa-0000-0000-0000-000000000000")),
+            ..gpu(index)
+        };
+        assert!(ids(&run(&machine(vec![gt710(0), gpu(1), gpu(2)]))).is_empty());
+        let other = Gpu {
+            name: Some("NVIDIA GeForce RTX 4090".into()),
+            compute_capability: Some("8.9".into()),
+            ..gpu(2)
+        };
+        let found = run(&machine(vec![gt710(0), gpu(1), other]));
+        let f = one(&found, "mixed-gpu-models");
+        assert!(
+            f.title.contains("1x NVIDIA GeForce RTX 4090"),
+            "{}",
+            f.title
+        );
+        assert!(!f.title.contains("GT 710"), "{}", f.title);
+        assert!(
+            has_evidence(f, "GPU 0: NVIDIA GeForce GT 710 left out"),
+            "{f:#?}"
+        );
     }
 
     #[test]

@@ -163,6 +163,12 @@ fn cudnn(
             );
         }
         let fix = match fw.name.as_str() {
+            "tensorflow" if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) => {
+                format!(
+                    "{}.",
+                    super::fix_history::tensorflow_cuda_libraries(manifests, fw)
+                )
+            }
             "tensorflow" => format!(
                 "Install TensorFlow's CUDA libraries for this version (`pip install 'tensorflow[and-cuda]=={}'`) or the cuDNN {} it was built for (see `gpu-doctor plan`).",
                 fw.version.as_deref().unwrap_or(""),

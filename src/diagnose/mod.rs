@@ -5,7 +5,9 @@
 //! their IDs in `explains` and [`diagnose`] drops them: the user sees the root cause, not a
 //! wall of symptoms.
 
+mod capabilities;
 mod driver;
+mod fix_history;
 mod frameworks;
 mod health;
 mod libraries;
@@ -26,6 +28,7 @@ type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 /// Every rule family, in the order their findings are produced.
 const RULES: &[Rule] = &[
     driver::findings,
+    capabilities::findings,
     frameworks::findings,
     toolkits::findings,
     libraries::findings,
@@ -51,6 +54,10 @@ pub fn diagnose_with(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         .collect();
     let explained: Vec<String> = all.iter().flat_map(|f| f.explains.clone()).collect();
     all.retain(|f| !explained.contains(&f.id));
+    if let Some(runtime) = report.host.container.as_deref() {
+        all.iter_mut()
+            .for_each(|f| host_side_in_container(f, runtime));
+    }
     all.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
     all
 }
@@ -109,4 +116,46 @@ pub(crate) fn env_var<'a>(report: &'a Report, name: &str) -> Option<&'a str> {
         .iter()
         .find(|v| v.name == name)
         .map(|v| v.value.as_str())
+}
+
+/// Whether the PCI bus could be listed (`/sys/bus/pci/devices` had entries): only then does an
+/// empty `pci_devices` mean that no GPU is there. A container may hide the bus; a report from
+/// before this was recorded has no `pci` probe and counts as unread.
+pub(crate) fn pci_bus_read(report: &Report) -> bool {
+    report
+        .probes
+        .iter()
+        .any(|p| p.name == "pci" && p.status == crate::report::ProbeStatus::Ok)
+}
+
+/// Steps that only the host can take: the kernel module, the firmware, the driver packages,
+/// host services. Said inside a container, a fix with these must say where they are run.
+const HOST_STEPS: [&str; 10] = [
+    "reboot",
+    "rmmod",
+    "modprobe",
+    "update-initramfs",
+    "dkms",
+    "ubuntu-drivers",
+    "mokutil",
+    "nvidia-smi -pm",
+    "nvidia-smi -r",
+    "systemctl",
+];
+
+/// Inside a container, a fix that reboots, reloads modules or installs drivers would be run in
+/// the container, where it does nothing (or cannot run): such fixes are framed as the host's
+/// steps, unless the rule already did so.
+fn host_side_in_container(f: &mut Finding, runtime: &str) {
+    let Some(fix) = &f.fix else {
+        return;
+    };
+    let lower = fix.to_lowercase();
+    if lower.contains("on the host") || !HOST_STEPS.iter().any(|s| lower.contains(s)) {
+        return;
+    }
+    f.fix = Some(format!(
+        "This is a {runtime} container: the kernel module, the driver and its services belong \
+         to the host, so these steps are for the host, not the container. {fix}"
+    ));
 }

@@ -148,6 +148,16 @@ fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
     let visible = env(report, "NVIDIA_VISIBLE_DEVICES").filter(|v| !is_no_gpu_value(v));
     let frameworks = cuda_frameworks(report);
     let expects = visible.is_some() || !frameworks.is_empty();
+    let gpu_on_bus = report
+        .pci_devices
+        .iter()
+        .any(|d| d.vendor == "nvidia" && !d.nvswitch);
+    // A bus that was read and shows no NVIDIA GPU means the host has none to pass in (a
+    // container sees the host's bus): that is `no-gpu`, not a missing `--gpus`. An unread bus
+    // leaves it open, and only a container that expects a GPU is told how to pass one in.
+    if !gpu_on_bus && (super::pci_bus_read(report) || !expects) {
+        return None;
+    }
     let severity = if expects {
         Severity::Error
     } else {
@@ -535,10 +545,25 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
     if switches.is_empty() || report.host.container.is_some() || !report.kernel.nvidia_loaded {
         return None;
     }
-    let daemons = report.kernel.daemons.as_ref()?;
-    if daemons.iter().any(|d| FABRIC_MANAGER.contains(&d.as_str())) {
-        return None;
+    let service = report
+        .kernel
+        .services
+        .iter()
+        .find(|s| s.name == "nvidia-fabricmanager");
+    let running_in_proc = report
+        .kernel
+        .daemons
+        .as_ref()
+        .map(|d| d.iter().any(|d| FABRIC_MANAGER.contains(&d.as_str())));
+    let active = service.and_then(|s| s.active).or(running_in_proc);
+    let installed = service.and_then(|s| s.installed);
+    // Said only when known: running is fine; "not running" needs a process list or systemctl,
+    // unless the files show it was never installed (then it cannot be running either).
+    match (active, installed) {
+        (Some(true), _) | (None, None | Some(true)) => return None,
+        _ => {}
     }
+    let not_installed = installed == Some(false);
     let gpus = report
         .pci_devices
         .iter()
@@ -548,7 +573,12 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
         "fabric-manager-not-running",
         Severity::Error,
         format!(
-            "NVSwitch system without a running fabric manager ({} NVSwitch, {gpus} GPU(s))",
+            "NVSwitch system without {} fabric manager ({} NVSwitch, {gpus} GPU(s))",
+            if not_installed {
+                "an installed"
+            } else {
+                "a running"
+            },
             switches.len()
         ),
     )
@@ -569,14 +599,23 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
         addresses.join(", "),
         ids.join(", ")
     ));
-    f = f.evidence(if daemons.is_empty() {
-        "running GPU daemons: none (no nv-fabricmanager process in /proc)".to_string()
-    } else {
-        format!(
-            "running GPU daemons: {} (no nv-fabricmanager)",
-            daemons.join(", ")
-        )
-    });
+    if let Some(daemons) = &report.kernel.daemons {
+        f = f.evidence(if daemons.is_empty() {
+            "running GPU daemons: none (no nv-fabricmanager process in /proc)".to_string()
+        } else {
+            format!(
+                "running GPU daemons: {} (no nv-fabricmanager)",
+                daemons.join(", ")
+            )
+        });
+    }
+    for line in service.map(|s| s.evidence.as_slice()).unwrap_or_default() {
+        if line.starts_with("systemctl") {
+            f = f.evidence(line.clone());
+        } else if !line.starts_with("process:") {
+            f = f.evidence(format!("nvidia-fabricmanager {line}"));
+        }
+    }
     let version = report
         .driver
         .version
@@ -585,7 +624,12 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
     if let Some(v) = version {
         f = f.evidence(format!("driver: {v}"));
     }
+    let apt = matches!(report.host.os_id.as_deref(), Some("ubuntu" | "debian"));
     let package = match version.and_then(|v| v.split('.').next().map(|branch| (v, branch))) {
+        Some((v, branch)) if !apt => format!(
+            "install the fabric manager package of exactly the driver's version ({v}, branch \
+             {branch}) from NVIDIA's CUDA repository, the same repository the driver came from"
+        ),
         Some((v, branch)) => format!(
             "install the fabric manager of the driver's branch and exact version from NVIDIA's \
              CUDA repository: `sudo apt install nvidia-fabricmanager-{branch}={v}-1`"
@@ -594,17 +638,26 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
                  version from NVIDIA's CUDA repository"
             .to_string(),
     };
-    Some(
-        f.subject("service:nvidia-fabricmanager")
-            .fix(format!(
-                "Start it and enable it at boot: `sudo systemctl enable --now nvidia-fabricmanager`. \
-                 If the service does not exist, {package}. If it fails to start, \
-                 `journalctl -u nvidia-fabricmanager` names the cause (usually a version \
-                 different from the driver's). `nvidia-smi -q | grep -A 2 Fabric` then shows \
-                 State: Completed."
-            ))
-            .build(),
-    )
+    let fix = if not_installed {
+        let mut first = package;
+        if let Some(c) = first.get(..1) {
+            first = format!("{}{}", c.to_uppercase(), &first[1..]);
+        }
+        format!(
+            "The fabric manager is not installed. {first}, then start it and enable it at boot: \
+             `sudo systemctl enable --now nvidia-fabricmanager`. `nvidia-smi -q | grep -A 2 \
+             Fabric` then shows State: Completed."
+        )
+    } else {
+        format!(
+            "Start it and enable it at boot: `sudo systemctl enable --now nvidia-fabricmanager`. \
+             If the service does not exist, {package}. If it fails to start, \
+             `journalctl -u nvidia-fabricmanager` names the cause (usually a version \
+             different from the driver's). `nvidia-smi -q | grep -A 2 Fabric` then shows \
+             State: Completed."
+        )
+    };
+    Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -712,6 +765,40 @@ fn stub_libcuda(report: &Report) -> Option<Finding> {
 // ---------------------------------------------------------------------------------------------
 // forward-compatibility-unsupported
 
+/// The libcuda that loads first when it is a forward-compatibility copy: from a compat folder,
+/// or (by version, not folder) one whose version is that of a cuda-compat copy on this machine
+/// and newer than the loaded kernel module, which is what a compat library mounted over the
+/// driver's own file name looks like. The second value is that cuda-compat copy.
+pub(super) fn forward_compat_libcuda(
+    report: &Report,
+) -> Option<(&DriverLibrary, Option<&DriverLibrary>)> {
+    let libcuda = libs(report, "libcuda");
+    let first = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.origin != "cuda-compat")?;
+    if first.kind == "compat" {
+        return Some((first, None));
+    }
+    if first.kind != "driver" {
+        return None;
+    }
+    let version = first.version.as_deref()?;
+    let module = report.kernel.nvidia_version.as_deref()?;
+    let newer = matches!(
+        (
+            crate::version::Version::parse(version),
+            crate::version::Version::parse(module)
+        ),
+        (Some(v), Some(m)) if v > m
+    );
+    let twin = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.kind == "compat" && l.version.as_deref() == Some(version))?;
+    newer.then_some((first, Some(twin)))
+}
+
 /// What the GPU table says about one GPU's forward compatibility: the row's verdict, or `None`
 /// when the GPU is not in the table (or its name fits rows that disagree).
 fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(bool, String)> {
@@ -738,7 +825,7 @@ fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(bool, String)>
 /// the table, since then it cannot be told. Nothing when every GPU supports it or none is known.
 fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let libcuda = libs(report, "libcuda");
-    let first = libcuda.first().copied().filter(|l| l.kind == "compat")?;
+    let (first, twin) = forward_compat_libcuda(report)?;
     let gpus = machine_gpus(report);
     let verdicts: Vec<(&Gpu, Option<(bool, String)>)> = gpus
         .iter()
@@ -769,10 +856,22 @@ fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
          and most workstation GPUs cannot use it: CUDA fails with error 804 \"forward \
          compatibility was attempted on non supported HW\". This usually comes from a container \
          image (NGC, nvidia/cuda) built for a newer CUDA than the host driver, with the compat \
-         folder on LD_LIBRARY_PATH.",
+         folder on LD_LIBRARY_PATH or its libcuda mounted at the driver's own name by the \
+         container runtime.",
     );
     f = f.evidence(lib_line(first));
-    if let Some(real) = libcuda.iter().find(|l| l.kind == "driver") {
+    if let Some(twin) = twin {
+        f = f.evidence(format!(
+            "libcuda {}: the version of the cuda-compat copy {} and newer than the kernel \
+             module, so a forward-compatibility library, whatever folder it was mounted in",
+            first.version.as_deref().unwrap_or("?"),
+            twin.path
+        ));
+    }
+    if let Some(real) = libcuda
+        .iter()
+        .find(|l| l.kind == "driver" && !std::ptr::eq(**l, first))
+    {
         f = f.evidence(lib_line(real));
     }
     if let Some(m) = &report.kernel.nvidia_version {
@@ -798,10 +897,22 @@ fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
         fix.push(format!(
             "Take the compat folder off the loader path so the host driver's libcuda loads: `{cmd}`."
         ));
-    } else if first.origin == "ld.so.conf" {
+    } else if first.origin == "ld.so.conf" && twin.is_none() {
         fix.push(
             "Remove the compat folder from /etc/ld.so.conf.d/*.conf and run `sudo ldconfig`, so \
              the host driver's libcuda loads."
+                .to_string(),
+        );
+    }
+    if twin.is_some() || report.host.container.is_some() && fix.is_empty() {
+        // Mounted over the driver's own name (the container runtime does that with an image's
+        // cuda-compat): the image carries it, so the image is where it goes away.
+        fix.push(
+            "In the image, remove the cuda-compat package (`apt-get purge -y 'cuda-compat-*'` in \
+             its Dockerfile, or delete /usr/local/cuda*/compat), or stop mounting or copying the \
+             compat folder into the container, so the host driver's own libcuda is used; if the \
+             host itself has a `cuda-compat-*` package, the container runtime injects it: \
+             remove it there (`sudo apt purge 'cuda-compat-*'`)."
                 .to_string(),
         );
     }
@@ -954,14 +1065,30 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_cpu_container_is_only_info() {
+    fn a_plain_cpu_container_is_left_to_no_gpu() {
         let mut r = bare_container();
         r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "void")];
-        let found = run(&r);
-        assert_eq!(
-            one(&found, "container-no-gpu-runtime").severity,
-            Severity::Info
-        );
+        assert!(run(&r).is_empty());
+        assert_eq!(ids(&crate::diagnose::diagnose(&r)), ["no-gpu"]);
+    }
+
+    #[test]
+    fn a_read_bus_without_an_nvidia_gpu_is_no_gpu_even_for_a_cuda_image() {
+        let mut r = bare_container();
+        r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "all")];
+        r.python_envs = vec![torch_cuda()];
+        r.probes = vec![crate::report::ProbeRecord {
+            name: "pci".into(),
+            status: ProbeStatus::Ok,
+            detail: None,
+            duration_ms: 0,
+            source: None,
+        }];
+        assert!(run(&r).is_empty());
+        let all = crate::diagnose::diagnose(&r);
+        assert_eq!(ids(&all), ["no-gpu"]);
+        assert_eq!(all[0].severity, Severity::Info);
+        assert!(all[0].fix.as_deref().is_none_or(|x| !x.contains("--gpus")));
     }
 
     #[test]
@@ -1208,6 +1335,7 @@ mod tests {
         r.kernel.nvidia_loaded = true;
         r.kernel.daemons = daemons;
         r.driver.version = Some("550.54.15".into());
+        r.host.os_id = Some("ubuntu".into());
         r
     }
 
@@ -1439,6 +1567,44 @@ mod tests {
     }
 
     #[test]
+    fn a_compat_libcuda_mounted_at_the_drivers_name_is_told_by_its_version() {
+        // The runtime mounted the image's cuda-compat libcuda over /lib/x86_64-linux-gnu: the
+        // folder says driver, the version (that of the compat copy, newer than the module)
+        // says forward compatibility.
+        let mut r = compat_first(vec![rtx3090(0)]);
+        r.environment.clear();
+        r.host.container = Some("docker".into());
+        for l in &mut r.driver_libraries {
+            if l.kind == "compat" {
+                l.origin = "cuda-compat".into();
+                l.rank = 1;
+            } else {
+                l.rank = 0;
+            }
+        }
+        let all = crate::diagnose::diagnose(&r);
+        assert_eq!(ids(&all), ["forward-compat-unsupported"], "{all:#?}");
+        let f = &all[0];
+        assert_eq!(f.severity, Severity::Error);
+        assert!(
+            has_evidence(f, "the version of the cuda-compat copy"),
+            "{f:#?}"
+        );
+        let fix = f.fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.starts_with("In the image, remove the cuda-compat package"),
+            "{fix}"
+        );
+        assert!(
+            !fix.contains("rmmod") && !fix.to_lowercase().contains("reboot"),
+            "{fix}"
+        );
+        // The same libraries with the module at their version: the driver's own, all quiet.
+        r.kernel.nvidia_version = Some("550.54.15".into());
+        assert!(crate::diagnose::diagnose(&r).is_empty());
+    }
+
+    #[test]
     fn compat_on_data_center_gpus_or_behind_the_driver_is_fine() {
         let a100 = gpu(0, "NVIDIA A100-SXM4-40GB", "0x20b0");
         assert!(run(&compat_first(vec![a100])).is_empty());
@@ -1446,6 +1612,9 @@ mod tests {
         let mut behind = compat_first(vec![rtx3090(0)]);
         for l in &mut behind.driver_libraries {
             l.rank = 1 - l.rank;
+            if l.kind == "driver" {
+                l.version = Some("535.183.01".into());
+            }
         }
         assert!(run(&behind).is_empty());
         assert!(

@@ -26,6 +26,54 @@ pub fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLibrary> 
             }
         }
     }
+    out.extend(compat_copies(host, loader, &out));
+    out
+}
+
+/// The cuda-compat libcuda copies of `/usr/local/cuda*/compat` that are not on the loader path,
+/// ranked after every loader folder with origin "cuda-compat". Their version is what tells a
+/// forward-compatibility libcuda mounted elsewhere (the container runtime can mount the image's
+/// compat copy over the driver's own file name) from the driver's own.
+fn compat_copies(host: &Host, loader: &LoaderPath, found: &[DriverLibrary]) -> Vec<DriverLibrary> {
+    let mut rank =
+        u32::try_from(found.iter().filter(|l| l.name == "libcuda").count()).unwrap_or(u32::MAX);
+    let mut dirs: Vec<std::path::PathBuf> = host
+        .fs
+        .read_dir("/usr/local")
+        .into_iter()
+        .filter(|e| e.name == "cuda" || e.name.starts_with("cuda-"))
+        .map(|e| e.path.join("compat"))
+        .collect();
+    dirs.sort();
+    let mut out: Vec<DriverLibrary> = Vec::new();
+    for path in dirs {
+        let Ok(canonical) = host.fs.canonical(&path, true) else {
+            continue;
+        };
+        let on_path = loader.dirs.iter().any(|d| d.canonical == canonical);
+        let seen = out.iter().any(|l| {
+            l.resolved
+                .as_deref()
+                .is_some_and(|r| Path::new(r).parent() == Some(canonical.as_path()))
+        });
+        if on_path || seen {
+            continue;
+        }
+        let dir = SearchDir {
+            path,
+            canonical,
+            origin: super::loader::Origin::Default,
+        };
+        if let Some(lib) = library_in(host, &dir, "libcuda", false) {
+            out.push(DriverLibrary {
+                rank,
+                kind: "compat".to_string(),
+                origin: "cuda-compat".to_string(),
+                ..lib
+            });
+            rank = rank.saturating_add(1);
+        }
+    }
     out
 }
 

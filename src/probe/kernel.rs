@@ -56,6 +56,10 @@ pub fn probe(host: &Host) -> KernelInfo {
         rocm_version,
         source: source.map(str::to_string),
         daemons: daemons(host),
+        // Filled in by `probe::gather`, which knows the running kernel and the container.
+        module_files: Vec::new(),
+        module_signing_key: None,
+        services: Vec::new(),
     }
 }
 

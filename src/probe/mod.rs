@@ -9,11 +9,14 @@ pub mod driver_libs;
 pub mod kernel;
 pub mod libs;
 pub mod loader;
+pub mod module_files;
 pub mod net;
 pub mod node_envs;
 pub mod overrides;
 pub mod pci;
 pub mod python;
+pub mod python_managers;
+pub mod services;
 pub mod system;
 pub mod toolkit;
 
@@ -73,7 +76,12 @@ pub fn gather(host: &Host) -> Report {
     });
     // A probe thread that panicked (a bug) costs its own facts only.
     let (system, system_rec) = system.unwrap_or_else(|_| panicked("system"));
-    let (pci, pci_rec) = pci.unwrap_or_else(|_| panicked("pci"));
+    let (pci, mut pci_rec) = pci.unwrap_or_else(|_| panicked("pci"));
+    if pci_rec.status == ProbeStatus::Ok && host.fs.read_dir("/sys/bus/pci/devices").is_empty() {
+        // Told apart from "listed, and no GPU on it": only a bus that was read shows absence.
+        pci_rec.status = ProbeStatus::Absent;
+        pci_rec.detail = Some("/sys/bus/pci/devices could not be listed".to_string());
+    }
     let (kernel, kernel_rec) = kernel.unwrap_or_else(|_| panicked("kernel"));
     let (mut driver, driver_rec) = driver.unwrap_or_else(|_| panicked("driver"));
     let (loader, loader_rec) = loader.unwrap_or_else(|_| panicked("loader-path"));
@@ -83,6 +91,16 @@ pub fn gather(host: &Host) -> Report {
     ]);
 
     driver::fill_from_kernel(&mut driver, &kernel);
+    let mut kernel = kernel;
+    if let Some(release) = system.kernel_release.as_deref() {
+        kernel.module_files = module_files::nvidia_modules(host, release);
+    }
+    kernel.module_signing_key = module_files::signing_key(host);
+    let (services, rec) = timed("services", || {
+        services::probe(host, kernel.daemons.as_ref(), system.container.is_some())
+    });
+    kernel.services = services;
+    records.push(rec);
     let conda: Vec<PathBuf> = python_envs
         .iter()
         .filter(|e| e.kind == "conda")

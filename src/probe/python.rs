@@ -51,6 +51,10 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
     let mut out: BTreeMap<PathBuf, Candidate> = BTreeMap::new();
     let mut add = |prefix: PathBuf, via: &str, interpreter: Option<PathBuf>| {
         let canonical = host.fs.canonical(&prefix, true).unwrap_or(prefix);
+        // A conda install found by conda's own files already says how.
+        if via == "conda" && out.contains_key(&canonical) {
+            return;
+        }
         let cand = out.entry(canonical).or_default();
         if !cand.found_via.iter().any(|v| v == via) {
             cand.found_via.push(via.to_string());
@@ -86,6 +90,10 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
     }
     for prefix in super::node_envs::candidates(host) {
         add(prefix, super::node_envs::FOUND_VIA, None);
+    }
+    // Shims (pyenv, asdf, mise) on PATH name no environment; their managers' roots do.
+    for m in super::python_managers::find(host) {
+        add(m.prefix, &m.via, None);
     }
     if !site_dirs(host, Path::new("/usr")).is_empty() {
         add(PathBuf::from("/usr"), "system", None);
@@ -130,18 +138,25 @@ fn conda_environments(host: &Host) -> Vec<PathBuf> {
 fn site_dirs(host: &Host, prefix: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut roots = vec![prefix.join("lib"), prefix.join("lib64")];
+    // Debian's /usr/bin/python3 reads /usr/local/lib/python3.X/dist-packages (pip's installs)
+    // and never /usr/local/lib/python3.X/site-packages, which belongs to a python built into
+    // /usr/local; Fedora's reads /usr/local/lib/python3.X/site-packages.
+    let debian = prefix == Path::new("/usr") && host.fs.is_dir("/usr/lib/python3/dist-packages");
     if prefix == Path::new("/usr") {
-        // Debian's python also reads pip's /usr/local installs.
         roots.push(PathBuf::from("/usr/local/lib"));
     } else {
         roots.push(prefix.join("local/lib"));
     }
     for root in roots {
+        let local = root == Path::new("/usr/local/lib");
         for entry in host.fs.read_dir(&root) {
             if !entry.name.starts_with("python3") {
                 continue;
             }
             for leaf in ["site-packages", "dist-packages"] {
+                if debian && local && leaf == "site-packages" {
+                    continue;
+                }
                 let dir = entry.path.join(leaf);
                 if host.fs.is_dir(&dir) {
                     let canonical = host.fs.canonical(&dir, true).unwrap_or(dir);
@@ -357,6 +372,7 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) ->
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
         source: source.display().to_string(),
+        distribution: None,
         runtime: None,
     })
 }
@@ -413,6 +429,7 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
             dist.map(|d| d.dir.display().to_string())
                 .unwrap_or_default()
         },
+        distribution: dist.map(|d| d.name.clone()).filter(|n| n.ends_with("-cpu")),
         runtime: None,
     })
 }
@@ -490,6 +507,7 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
         source: source.display().to_string(),
+        distribution: None,
         runtime: None,
     })
 }
@@ -523,6 +541,7 @@ fn cupy(dists: &[Dist]) -> Vec<Framework> {
                 arch_list: Vec::new(),
                 pins: Vec::new(),
                 source: d.dir.display().to_string(),
+                distribution: None,
                 runtime: None,
             }
         })

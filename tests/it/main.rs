@@ -17,6 +17,7 @@ mod host_root;
 mod hostile;
 mod k8s;
 mod layout;
+mod leads;
 mod mutants;
 mod plan;
 mod prometheus;

@@ -1,0 +1,67 @@
+//! The nvidia kernel module as files: was one built or installed for the running kernel, and
+//! which key signs locally built modules. Together with Secure Boot this tells "no driver
+//! installed" from "a driver the firmware will not let load" (the module is there, its signing
+//! key was never enrolled as a MOK).
+
+use crate::host::Host;
+
+/// Folders under `/lib/modules/<release>/` where packaged and locally built nvidia modules go:
+/// DKMS (`updates/dkms`), openSUSE and the `.run` installer (`updates`, `kernel/drivers/video`),
+/// akmods and RPM Fusion (`extra`, `extra/nvidia`), Ubuntu's prebuilt signed modules
+/// (`kernel/nvidia-<branch>`, found by listing `kernel`).
+const MODULE_DIRS: [&str; 6] = [
+    "updates/dkms",
+    "updates",
+    "extra",
+    "extra/nvidia",
+    "misc",
+    "kernel/drivers/video",
+];
+
+/// Keys that sign locally built modules, in the order they are looked for: DKMS's own
+/// (Ubuntu 22.04+, Debian 12), Ubuntu's older shim-signed one, akmods' (Fedora, RHEL).
+const SIGNING_KEYS: [&str; 3] = [
+    "/var/lib/dkms/mok.pub",
+    "/var/lib/shim-signed/mok/MOK.der",
+    "/etc/pki/akmods/certs/public_key.der",
+];
+
+/// `nvidia.ko`, compressed or not.
+fn is_nvidia_module(name: &str) -> bool {
+    ["nvidia.ko", "nvidia.ko.xz", "nvidia.ko.zst", "nvidia.ko.gz"].contains(&name)
+}
+
+/// Paths of the nvidia modules present for `release` (the running kernel), sorted.
+#[must_use]
+pub fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
+    if release.is_empty() || release.contains('/') {
+        return Vec::new();
+    }
+    let base = format!("/lib/modules/{release}");
+    let mut dirs: Vec<String> = MODULE_DIRS.iter().map(|d| format!("{base}/{d}")).collect();
+    dirs.extend(
+        host.fs
+            .read_dir(format!("{base}/kernel"))
+            .into_iter()
+            .filter(|e| e.name.starts_with("nvidia"))
+            .map(|e| e.path.display().to_string()),
+    );
+    let mut found: Vec<String> = dirs
+        .iter()
+        .flat_map(|d| host.fs.read_dir(d))
+        .filter(|e| is_nvidia_module(&e.name))
+        .map(|e| e.path.display().to_string())
+        .collect();
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The first local module-signing key that exists.
+#[must_use]
+pub fn signing_key(host: &Host) -> Option<String> {
+    SIGNING_KEYS
+        .iter()
+        .find(|p| host.fs.exists(p))
+        .map(|p| (*p).to_string())
+}
