@@ -6,8 +6,10 @@
 //! wall of symptoms.
 
 mod driver;
+mod extensions;
 mod frameworks;
 mod health;
+mod jax;
 mod libraries;
 mod manifests;
 mod platform;
@@ -28,6 +30,8 @@ const RULES: &[Rule] = &[
     driver::findings,
     frameworks::findings,
     toolkits::findings,
+    extensions::findings,
+    jax::findings,
     libraries::findings,
     health::findings,
     platform::findings,
