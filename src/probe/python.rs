@@ -459,7 +459,7 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
                 .as_ref()
                 .and_then(|e| python_pkg::jax_plugin_cuda(&e.name))
         })
-        .or(tag.cuda);
+        .or_else(|| tag.cuda.clone());
     let variant = if cuda.is_some() {
         "cuda"
     } else if rocm_plugin {
@@ -470,6 +470,7 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
     let source = cuda_plugin
         .map(|p| p.dir.clone())
         .or_else(|| plugin_dir.map(|e| e.path))
+        .or_else(|| jaxlib.filter(|_| tag.cuda.is_some()).map(|d| d.dir.clone()))
         .or_else(|| jax.map(|d| d.dir.clone()))
         .or_else(|| jaxlib.map(|d| d.dir.clone()))
         .unwrap_or_default();
