@@ -5,6 +5,7 @@
 //! their IDs in `explains` and [`diagnose`] drops them: the user sees the root cause, not a
 //! wall of symptoms.
 
+mod arch_notes;
 mod driver;
 mod extensions;
 mod frameworks;
@@ -29,6 +30,7 @@ type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 const RULES: &[Rule] = &[
     driver::findings,
     frameworks::findings,
+    arch_notes::findings,
     toolkits::findings,
     extensions::findings,
     jax::findings,
