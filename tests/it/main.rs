@@ -1,6 +1,7 @@
 //! Integration tests: gpu-doctor run on fixture machines (`tests/fixtures/<name>/`), one process
 //! per fixture, `--root` pointing at the fixture's tree.
 
+mod build_facts;
 mod check;
 mod ci_examples;
 mod conventions;
