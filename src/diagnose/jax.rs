@@ -5,9 +5,9 @@
 //! (`jax-cuda12-plugin`, `jax-cuda12-pjrt`) released under jaxlib's version. Since 0.3.0
 //! `import jax` refuses a jaxlib newer than jax ("jaxlib version 0.4.14 is newer than and
 //! incompatible with jax version 0.4.6", jax-ml/jax#17638) and one older than jax's
-//! `_minimum_jaxlib_version` ("jaxlib is version 0.3.25, but this version of jax requires version
-//! >= 0.4.6", jax-ml/jax#15285); the rule is JEP 9419 as summarised in
-//! conda-forge/jax-feedstock#81.
+//! `_minimum_jaxlib_version` ("jaxlib is version 0.3.25, but this version of jax requires
+//! version >= 0.4.6", jax-ml/jax#15285); the rule is JEP 9419 as summarised in
+//! conda-forge/jax-feedstock#81. Only the first is checked: the minimum lives in jax's code.
 
 use super::FindingBuilder;
 use crate::manifest::Manifests;
