@@ -110,3 +110,105 @@ fn blackwell_with_cuda_12_6_cannot_build_extensions() {
     );
     assert!(f["fix"].as_str().unwrap().contains("12.8 or newer"));
 }
+
+/// The line after `$ <command starting with prefix>` in the H200 capture.
+fn printed_after(prefix: &str) -> String {
+    let text = include_str!("../fixtures/real/h200-build-facts.txt");
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with(prefix) {
+            return lines.next().expect(prefix).to_string();
+        }
+    }
+    panic!("{prefix} not in the capture")
+}
+
+/// On the real H200 (release binary through the device tool, no `--root`), the report names
+/// what jax, jaxlib, the plugins, torch and nvcc print about themselves.
+#[test]
+fn real_h200_report_matches_what_the_frameworks_print() {
+    let r: Value = serde_json::from_str(include_str!(
+        "../fixtures/real/h200-build-facts-doctor.json"
+    ))
+    .expect("JSON");
+    let capture = include_str!("../fixtures/real/h200-build-facts.txt");
+    let venv = "/opt/torch/.venv";
+
+    // `import jax, jaxlib; print(jax.__version__, jaxlib.__version__)` → "0.11.2 0.11.2".
+    let printed = printed_after("$ python -c \"import jax, jaxlib");
+    let (jax_v, jaxlib_v) = printed.split_once(' ').expect("two versions");
+    let jax = framework(&r, venv, "jax");
+    assert_eq!(jax["version"], jax_v);
+    let component = |name: &str| {
+        find(&jax["components"], "name", name)["version"]
+            .as_str()
+            .expect(name)
+            .to_string()
+    };
+    assert_eq!(component("jaxlib"), jaxlib_v);
+    assert!(
+        capture.contains(&format!("jaxlib: {jaxlib_v}")),
+        "print_environment_info"
+    );
+    // The plugin versions importlib.metadata reports.
+    assert!(capture.contains(&format!(
+        "jax-cuda13-plugin {}",
+        component("jax-cuda13-plugin")
+    )));
+    assert!(capture.contains(&format!("jax-cuda13-pjrt {}", component("jax-cuda13-pjrt"))));
+    assert_eq!(jax["cuda"], "13");
+
+    // `torch.__version__, torch.version.cuda, torch.backends.cudnn.version()` → "... 13.0 91900".
+    let printed = printed_after("$ python -c \"import torch");
+    let parts: Vec<&str> = printed.split_whitespace().collect();
+    let torch = framework(&r, venv, "torch");
+    assert_eq!(torch["version"], parts[0]);
+    assert_eq!(torch["cuda"], parts[1]);
+    // cuDNN 9 encodes major*10000 + minor*100 + patch: 91900 is 9.19.0, the recorded 9.19.0.56.
+    let cudnn: u64 = parts[2].parse().expect("integer");
+    let recorded: Vec<u64> = torch["cudnn"]
+        .as_str()
+        .expect("recorded cuDNN")
+        .split('.')
+        .map(|p| p.parse().expect("numeric"))
+        .collect();
+    assert_eq!(
+        recorded[0] * 10_000 + recorded[1] * 100 + recorded[2],
+        cudnn
+    );
+
+    // `nvcc --version` → "Cuda compilation tools, release 13.0, V13.0.88".
+    let nvcc_line = capture
+        .lines()
+        .find(|l| l.starts_with("Cuda compilation tools"))
+        .expect("nvcc output");
+    let t = &r["toolkits"][0];
+    assert!(
+        nvcc_line.ends_with(&format!(
+            "V{}",
+            t["nvcc_version"].as_str().expect("nvcc_version")
+        )),
+        "{nvcc_line} vs {}",
+        t["nvcc_version"]
+    );
+    assert_eq!(t["builds_extensions"], true);
+    // Nothing new to say on a healthy machine: no build-fact finding.
+    let ids: Vec<&str> = r["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    for id in [
+        "toolkit-cannot-target-gpu",
+        "toolkit-framework-cuda-mismatch",
+        "jax-version-skew",
+        "arch-check-skipped",
+        "cudnn-version-mismatch",
+    ] {
+        assert!(!ids.contains(&id), "{id} on the healthy H200: {ids:?}");
+    }
+    // `check -r 'gpu.memory>=141GB'` passes there (141 GB = 134,469 MiB); 141 GiB does not.
+    assert!(capture.contains("PASS gpu.memory>=141GB"));
+    assert!(capture.contains("FAIL gpu.memory>=141GiB"));
+}
