@@ -18,18 +18,19 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for env in &report.python_envs {
-        for fw in env
-            .frameworks
-            .iter()
-            .filter(|f| f.name == "torch" && f.variant.as_deref() == Some("cuda"))
-        {
-            out.extend(note(manifests, &gpus, env, fw));
+        // A framework asked at run time (`--deep`, `smoke`) has its own findings; its files'
+        // gaps do not matter then.
+        for fw in env.frameworks.iter().filter(|f| {
+            f.name == "torch" && f.variant.as_deref() == Some("cuda") && f.runtime.is_none()
+        }) {
+            out.extend(note(report, manifests, &gpus, env, fw));
         }
     }
     out
 }
 
 fn note(
+    report: &Report,
     manifests: &Manifests,
     gpus: &[&crate::report::Gpu],
     env: &PythonEnv,
@@ -48,10 +49,13 @@ fn note(
     for gpu in gpus {
         let name = gpu.name.as_deref().unwrap_or("GPU");
         match gpu.compute_capability.as_deref().and_then(Version::parse) {
-            None => reasons.push(format!(
+            // Only a driver that answered can have left it out (drivers before 510 have no
+            // `compute_cap` query); without one, the driver's own findings say more.
+            None if report.driver.version.is_some() => reasons.push(format!(
                 "GPU {}: {name}: the driver did not report its compute capability",
                 gpu.index
             )),
+            None => {}
             Some(cc) if !has_list => {
                 // A GPU the CUDA major itself dropped is reported by arch-not-in-build.
                 let dropped = major.is_some_and(|m| {
@@ -137,7 +141,13 @@ mod tests {
             "{:?}",
             f[0].evidence
         );
-        let f = findings(&machine(None, "2.4.0+cu121", "12.1"), m);
+        let mut r = machine(None, "2.4.0+cu121", "12.1");
+        assert!(
+            findings(&r, m).is_empty(),
+            "no driver answered: nothing to add"
+        );
+        r.driver.version = Some("470.256.02".into());
+        let f = findings(&r, m);
         assert!(f[0].evidence[0].contains("did not report its compute capability"));
         // A release the tables hold, on a GPU with a known cc: checked, so no note.
         assert!(findings(&machine(Some("8.0"), "2.4.0+cu121", "12.1"), m).is_empty());
