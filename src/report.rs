@@ -6,7 +6,9 @@
 //! only change with [`SCHEMA_VERSION`]: `schema_version`; `driver.version`; `driver.cuda_version`;
 //! `gpus[].name`, `gpus[].pci_device_id`, `gpus[].compute_capability`, `gpus[].memory_total_mib`;
 //! `toolkits[].version`, `toolkits[].path`; `libraries.cudnn[].version`, `libraries.cudnn[].path`;
-//! `python_envs[].path`, `python_envs[].frameworks[].name`, `.version`, `.cuda`;
+//! `python_envs[].path`, `python_envs[].frameworks[].name`, `.version`, `.cuda`, `.cudnn`,
+//! `.components[].name`, `.components[].version` (jaxlib and the JAX plugins);
+//! `toolkits[].nvcc_version`, `toolkits[].builds_extensions`;
 //! `findings[].id`, `.severity`, `.title`, `.evidence`, `.fix`; and what `report merge` reads
 //! from many machines' reports: `tool.version`, `generated_at`, `host.hostname`,
 //! `libraries.nccl[].version`, `smoke.status`, `smoke.error`, `smoke.devices[].index`, `.name`,
@@ -352,6 +354,18 @@ pub struct Toolkit {
     /// "version.json", "version.txt", "nvcc", "libcudart", "folder-name".
     pub version_source: Option<String>,
     pub nvcc: Option<String>,
+    /// The compiler's own version, as `nvcc --version` or version.json's `cuda_nvcc` says it
+    /// ("13.0.88"; users quote it as "V13.0.88"). Null when neither answered.
+    #[serde(default)]
+    pub nvcc_version: Option<String>,
+    /// Component versions from `version.json` (`cuda_nvcc`, `cuda_cudart`, ...), sorted by
+    /// name; empty when the toolkit has no version.json.
+    #[serde(default)]
+    pub components: Vec<Component>,
+    /// Whether this is the toolkit `torch.utils.cpp_extension` and most extension builds
+    /// would compile with: CUDA_HOME / CUDA_PATH, else the nvcc on PATH, else /usr/local/cuda.
+    #[serde(default)]
+    pub builds_extensions: bool,
     /// How it was found: "/usr/local/cuda", "CUDA_HOME", "PATH", "conda", "scan", ...
     pub found_via: Vec<String>,
 }
@@ -426,6 +440,11 @@ pub struct Framework {
     pub arch_list: Vec<String>,
     /// `nvidia-*` wheels its metadata pins ("nvidia-cudnn-cu13==9.19.0.56").
     pub pins: Vec<String>,
+    /// The packages the framework is split into, each with its own version: JAX's `jaxlib`,
+    /// `jax-cuda13-plugin`, `jax-cuda13-pjrt`, whose CUDA build facts these are; JAX refuses
+    /// to start when their versions disagree with jax's. Empty for one-package frameworks.
+    #[serde(default)]
+    pub components: Vec<Component>,
     /// The file the build facts came from.
     pub source: String,
     /// The pip distribution when its name says more than `name` ("tensorflow-cpu": a CPU
@@ -438,6 +457,16 @@ pub struct Framework {
     /// that interpreter imports.
     #[serde(default)]
     pub runtime: Option<crate::deep::result::FrameworkRuntime>,
+}
+
+/// One package of a framework split into several, or one component of a toolkit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Component {
+    /// "jaxlib", "jax-cuda13-plugin"; a toolkit's "cuda_nvcc", "cuda_cudart".
+    pub name: String,
+    /// "0.11.2", "13.0.88" as the package or file says.
+    pub version: String,
 }
 
 /// An installed pip wheel.

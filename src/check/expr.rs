@@ -101,8 +101,9 @@ impl Op {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Version(Version),
-    /// A package version, compared as semver after normalising (`2.4` → `2.4.0`).
-    Package(semver::Version),
+    /// A Python package version, compared as pip compares it (PEP 440: `2.4.0.dev1 <
+    /// 2.4.0rc1 < 2.4.0 < 2.4.0.post1`; `==2.4.0` matches `2.4.0+cu121`).
+    Package(pep440_rs::Version),
     Count(u64),
     MiB(u64),
 }
@@ -222,10 +223,11 @@ pub fn parse(text: &str) -> Result<Requirement, ExprError> {
                 .map_err(|_| err(format!("'{value_text}' is not a whole number")))?,
         ),
         Subject::GpuMemory => Value::MiB(memory_mib(value_text).map_err(err)?),
-        Subject::Framework(_) => Value::Package(
-            package_version(value_text)
-                .ok_or_else(|| err(format!("'{value_text}' is not a version number")))?,
-        ),
+        Subject::Framework(_) => Value::Package(package_version(value_text).ok_or_else(|| {
+            err(format!(
+                "'{value_text}' is not a Python package version (PEP 440: 2.4, 2.4.0rc1, 2.4.0+cu121)"
+            ))
+        })?),
         Subject::FrameworkGpu(_) => unreachable_value(),
     };
     Ok(Requirement {
@@ -269,40 +271,39 @@ fn strict_version(text: &str) -> Option<Version> {
     ok.then(|| Version::parse(text)).flatten()
 }
 
-/// A package version as semver: `2.4` → `2.4.0`, `2.11.0+cu130` keeps its build metadata,
-/// Python's `2.9.0.post0` keeps its first three numbers.
+/// A Python package version as pip reads it (PEP 440): `2.4`, `2.4.0rc1`, `2.4.0.dev20240601`,
+/// `2.9.0.post0`, `2.11.0+cu130`.
 #[must_use]
-pub fn package_version(text: &str) -> Option<semver::Version> {
-    let text = text.trim();
-    let (core, build) = match text.split_once('+') {
-        Some((c, b)) => (c, Some(b)),
-        None => (text, None),
-    };
-    let mut numbers = Vec::new();
-    for part in core.split('.') {
-        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
-        if digits.is_empty() {
-            break;
-        }
-        numbers.push(digits.parse::<u64>().ok()?);
-        if digits.len() != part.len() || numbers.len() == 3 {
-            break;
-        }
-    }
-    if numbers.is_empty() {
-        return None;
-    }
-    numbers.resize(3, 0);
-    let mut v = semver::Version::new(numbers[0], numbers[1], numbers[2]);
-    if let Some(b) = build {
-        v.build = semver::BuildMetadata::new(b).unwrap_or(semver::BuildMetadata::EMPTY);
-    }
-    Some(v)
+pub fn package_version(text: &str) -> Option<pep440_rs::Version> {
+    text.trim().parse().ok()
 }
 
-/// `40GiB`, `40 GB`, `81920MiB`, `80G` → MiB. GB is taken as GiB: GPU memory is sold in
-/// binary units even where the box says GB, and a requirement should not fail by 7%.
+/// Whether an installed package version meets `op want` the way pip decides it: through a
+/// PEP 440 specifier, so `==2.4.0` accepts the local build `2.4.0+cu121` and `>=2.4` refuses
+/// `2.4.0rc1`. A `want` with a local tag (`==2.4.0+cu121`) can only be compared exactly.
+#[must_use]
+pub fn package_meets(have: &pep440_rs::Version, op: Op, want: &pep440_rs::Version) -> bool {
+    use pep440_rs::Operator;
+    let operator = match op {
+        Op::Ge => Operator::GreaterThanEqual,
+        Op::Gt => Operator::GreaterThan,
+        Op::Le => Operator::LessThanEqual,
+        Op::Lt => Operator::LessThan,
+        Op::Eq => Operator::Equal,
+        Op::Ne => Operator::NotEqual,
+    };
+    match pep440_rs::VersionSpecifier::from_version(operator, want.clone()) {
+        Ok(spec) => spec.contains(have),
+        Err(_) => op.holds(have.cmp(want)),
+    }
+}
+
+/// `40GiB`, `141GB`, `81920MiB` → MiB, each unit as its name says: GiB and MiB are powers of
+/// two (what nvidia-smi's MiB add up to), GB and MB powers of ten (what a data sheet says: an
+/// H200 is sold as 141 GB and has 143,771 MiB). `estimate` and `advise` read GB the same way.
+/// A figure without a unit, or with a bare `G`/`M`, is refused: guessing costs 7%.
 fn memory_mib(text: &str) -> Result<u64, String> {
+    const MIB: f64 = 1_048_576.0;
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
@@ -311,12 +312,26 @@ fn memory_mib(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{text}' does not start with a number"))?;
     let factor = match unit.trim().to_ascii_lowercase().as_str() {
-        "gib" | "gb" | "g" => 1024.0,
-        "mib" | "mb" | "m" | "" => 1.0,
-        "tib" | "tb" | "t" => 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0,
+        "gib" => 1024.0,
+        "mib" => 1.0,
+        "tb" => 1e12 / MIB,
+        "gb" => 1e9 / MIB,
+        "mb" => 1e6 / MIB,
+        "" => {
+            return Err(format!(
+                "'{text}' has no unit: write {text}GiB or {text}GB (GiB = 2^30 bytes, GB = 10^9 bytes)"
+            ));
+        }
+        "g" | "m" | "t" => {
+            return Err(format!(
+                "'{text}' is ambiguous: write {number}{u}iB or {number}{u}B (GiB = 2^30 bytes, GB = 10^9 bytes)",
+                u = unit.trim().to_ascii_uppercase()
+            ));
+        }
         other => return Err(format!("unknown unit '{other}' (use GiB, GB, MiB or MB)")),
     };
-    let mib = (number * factor).round();
+    let mib = (number * factor).ceil();
     if !(0.0..=1e12).contains(&mib) {
         return Err(format!("'{text}' is out of range"));
     }
@@ -368,15 +383,82 @@ mod tests {
         let torch = parse("torch>=2.4").unwrap().comparison.unwrap();
         assert_eq!(
             torch,
-            (Op::Ge, Value::Package(semver::Version::new(2, 4, 0)))
+            (Op::Ge, Value::Package(package_version("2.4").unwrap()))
+        );
+        // 141 GB is 141e9 bytes: 134,469 MiB (rounded up), under an H200's 143,771 MiB.
+        assert_eq!(
+            parse("gpu.memory>=141GB").unwrap().comparison,
+            Some((Op::Ge, Value::MiB(134_469)))
         );
         assert_eq!(
-            package_version("2.9.0.post0").unwrap(),
-            semver::Version::new(2, 9, 0)
+            parse("gpu.memory>=141GiB").unwrap().comparison,
+            Some((Op::Ge, Value::MiB(141 * 1024)))
         );
+    }
+
+    /// PEP 440 order and matching, as pip applies them to an installed version.
+    #[test]
+    fn package_versions_compare_as_pip_does() {
+        let meets = |have: &str, op: Op, want: &str| {
+            package_meets(
+                &package_version(have).unwrap(),
+                op,
+                &package_version(want).unwrap(),
+            )
+        };
+        // Pre- and dev-releases come before the release.
+        assert!(!meets("2.4.0rc1", Op::Ge, "2.4"));
+        assert!(!meets("2.4.0.dev20240601", Op::Ge, "2.4"));
+        assert!(!meets("2.4.0a0+git1234", Op::Ge, "2.4"));
+        assert!(!meets("2.4.0rc1", Op::Eq, "2.4.0"));
+        assert!(meets("2.4.0rc1", Op::Lt, "2.4") || meets("2.4.0rc1", Op::Le, "2.4"));
+        // Local tags are ignored against a specifier without one; post-releases come after.
+        assert!(meets("2.4.0+cu121", Op::Ge, "2.4"));
+        assert!(meets("2.4.0+cu121", Op::Eq, "2.4.0"));
+        assert!(meets("2.4.1", Op::Ge, "2.4"));
+        // PEP 440: `>2.9.0` excludes 2.9.0's own post-releases.
+        assert!(!meets("2.9.0.post0", Op::Gt, "2.9.0"));
+        assert!(meets("2.9.0.post0", Op::Ge, "2.9"));
+        assert!(!meets("2.4.0+cu121", Op::Ne, "2.4.0"));
+        // A local tag in the requirement is compared exactly.
+        assert!(meets("2.4.0+cu121", Op::Eq, "2.4.0+cu121"));
+        assert!(!meets("2.4.0+cpu", Op::Eq, "2.4.0+cu121"));
+        // Order: dev < a < rc < final < post.
+        let order = [
+            "2.4.0.dev1",
+            "2.4.0a1",
+            "2.4.0rc1",
+            "2.4.0",
+            "2.4.0.post1",
+            "2.4.1",
+            "2.10.0",
+        ];
+        for pair in order.windows(2) {
+            assert!(
+                package_version(pair[0]).unwrap() < package_version(pair[1]).unwrap(),
+                "{pair:?}"
+            );
+        }
+        assert!(package_version("2.4.x").is_none());
+    }
+
+    #[test]
+    fn memory_without_a_clear_unit_is_refused_with_a_hint() {
+        let msg = |t: &str| parse(t).unwrap_err().to_string();
+        assert!(
+            msg("gpu.memory>=80").contains("write 80GiB or 80GB"),
+            "{}",
+            msg("gpu.memory>=80")
+        );
+        assert!(
+            msg("gpu.memory>=80G").contains("ambiguous"),
+            "{}",
+            msg("gpu.memory>=80G")
+        );
+        assert!(msg("gpu.memory>=80G").contains("80GiB or 80GB"));
         assert_eq!(
-            package_version("2.11.0+cu130").unwrap().build.as_str(),
-            "cu130"
+            parse("gpu.memory>=80000MB").unwrap().comparison,
+            Some((Op::Ge, Value::MiB(76_294)))
         );
     }
 

@@ -6,8 +6,6 @@
 pub mod expr;
 pub mod render;
 
-use std::cmp::Ordering;
-
 use expr::{FrameworkName, Op, Requirement, Subject, Value};
 
 use crate::report::{Framework, Report, Severity};
@@ -233,7 +231,7 @@ fn framework_version(
             f.version.as_deref().and_then(expr::package_version),
         ) {
             (None, _) => true,
-            (Some((op, Value::Package(want))), Some(have)) => op.holds(cmp_package(&have, want)),
+            (Some((op, Value::Package(want))), Some(have)) => expr::package_meets(&have, *op, want),
             _ => false,
         }
     });
@@ -266,11 +264,6 @@ fn framework_version(
         actual: (!actual.is_empty()).then_some(actual),
         message,
     }
-}
-
-/// Compares package versions on major.minor.patch only: `2.11.0+cu130` satisfies `>=2.11`.
-fn cmp_package(a: &semver::Version, b: &semver::Version) -> Ordering {
-    (a.major, a.minor, a.patch).cmp(&(b.major, b.minor, b.patch))
 }
 
 /// A framework build that can use this machine's GPU: a CUDA build, a driver that answers and
@@ -347,5 +340,64 @@ fn framework_gpu(
         met: false,
         actual: None,
         message: reasons.join("; "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Framework, Gpu, PythonEnv};
+
+    fn with_torch(version: &str) -> Report {
+        Report {
+            python_envs: vec![PythonEnv {
+                path: "/venv".into(),
+                frameworks: vec![Framework {
+                    name: "torch".into(),
+                    version: Some(version.into()),
+                    ..Framework::default()
+                }],
+                ..PythonEnv::default()
+            }],
+            ..Report::default()
+        }
+    }
+
+    fn met(report: &Report, expr: &str) -> bool {
+        evaluate(report, &expr::parse(expr).unwrap(), None).met
+    }
+
+    /// The acceptance cases of issue 16: pre- and dev-releases do not satisfy `>=2.4`;
+    /// local builds and later patches do.
+    #[test]
+    fn torch_requirements_follow_pep_440() {
+        for (installed, ge, eq) in [
+            ("2.4.0rc1", false, false),
+            ("2.4.0.dev20240601+cu121", false, false),
+            ("2.4.0+cu121", true, true),
+            ("2.4.1", true, false),
+            ("2.4.0.post1", true, false),
+            ("2.3.1", false, false),
+        ] {
+            let r = with_torch(installed);
+            assert_eq!(met(&r, "torch>=2.4"), ge, "{installed} >=2.4");
+            assert_eq!(met(&r, "torch==2.4.0"), eq, "{installed} ==2.4.0");
+        }
+    }
+
+    #[test]
+    fn gb_is_ten_to_the_ninth_and_gib_two_to_the_thirtieth() {
+        let h200 = Report {
+            gpus: vec![Gpu {
+                memory_total_mib: Some(143_771),
+                source: "nvml".into(),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        };
+        assert!(met(&h200, "gpu.memory>=141GB"));
+        assert!(met(&h200, "gpu.memory>=140GiB"));
+        assert!(!met(&h200, "gpu.memory>=141GiB"));
+        assert!(!met(&h200, "gpu.memory>=151GB"));
     }
 }

@@ -71,7 +71,7 @@ fn torch_variant(fw: &Framework) -> Option<String> {
     }
 }
 
-fn torch_build<'m>(manifests: &'m Manifests, fw: &Framework) -> Option<&'m TorchBuild> {
+pub(super) fn torch_build<'m>(manifests: &'m Manifests, fw: &Framework) -> Option<&'m TorchBuild> {
     let version = fw.version.as_deref()?;
     let variant = torch_variant(fw)?;
     manifests

@@ -65,6 +65,16 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
             source: format!("{} pins {pin}", fw.name),
         });
     }
+    // A cuDNN the build itself records (jaxlib's `+cuda11.cudnn86`, a conda build's string).
+    if fw.name != "tensorflow"
+        && let Some(recorded) = fw.cudnn.as_deref().and_then(Version::parse)
+    {
+        return Some(Need {
+            major: recorded.major(),
+            built: Some(recorded.clone()),
+            source: format!("{} build records cuDNN {recorded} ({})", fw.name, fw.source),
+        });
+    }
     if fw.name == "tensorflow" {
         let major = Version::parse(fw.cudnn.as_deref()?)?.major();
         let tested = fw
@@ -174,6 +184,7 @@ fn cudnn(
                 fw.version.as_deref().unwrap_or(""),
                 need.major
             ),
+            "jax" => super::jax::cudnn_fix(env, fw, &need.major.to_string()),
             _ => format!(
                 "Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.",
                 fw.name, fw.name
@@ -200,7 +211,15 @@ fn cudnn(
         severity,
         format!("{label} was built for cuDNN {built} but would load cuDNN {loaded_v}"),
     )
-    .detail(if older {
+    .detail(if older && (fw.name == "jax" || fw.name == "tensorflow") {
+        format!(
+            "The cuDNN that would be loaded is older than the one {} was built against; XLA \
+             refuses it: 'Loaded runtime CuDNN library: {loaded_v} but source was compiled with: \
+             {built}. CuDNN library needs to have matching major version and equal or higher \
+             minor version.', then 'DNN library initialization failed'.",
+            fw.name
+        )
+    } else if older {
         format!(
             "The cuDNN that would be loaded is older than the one {} was built against; it \
              refuses it ('cuDNN version incompatibility') or misbehaves.",
@@ -228,10 +247,14 @@ fn cudnn(
         f = f.evidence("LD_LIBRARY_PATH is searched before the wheel's own RUNPATH".to_string());
     }
     Some(
-        f.fix(format!(
-            "Install the cuDNN {} was built for (`pip install --force-reinstall {}`), and remove other cuDNN folders from LD_LIBRARY_PATH.",
-            fw.name, fw.name
-        ))
+        f.fix(if fw.name == "jax" {
+            super::jax::cudnn_fix(env, fw, &built.major_minor())
+        } else {
+            format!(
+                "Install the cuDNN {} was built for (`pip install --force-reinstall {}`), and remove other cuDNN folders from LD_LIBRARY_PATH.",
+                fw.name, fw.name
+            )
+        })
         .build(),
     )
 }

@@ -5,11 +5,14 @@
 //! their IDs in `explains` and [`diagnose`] drops them: the user sees the root cause, not a
 //! wall of symptoms.
 
+mod arch_notes;
 mod capabilities;
 mod driver;
+mod extensions;
 mod fix_history;
 mod frameworks;
 mod health;
+mod jax;
 mod libraries;
 mod manifests;
 mod platform;
@@ -30,7 +33,10 @@ const RULES: &[Rule] = &[
     driver::findings,
     capabilities::findings,
     frameworks::findings,
+    arch_notes::findings,
     toolkits::findings,
+    extensions::findings,
+    jax::findings,
     libraries::findings,
     health::findings,
     platform::findings,

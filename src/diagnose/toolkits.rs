@@ -180,6 +180,7 @@ mod tests {
             version_source: Some("version.json".into()),
             nvcc: Some(format!("{path}/bin/nvcc")),
             found_via: via.iter().map(|s| (*s).to_string()).collect(),
+            ..Toolkit::default()
         }
     }
 

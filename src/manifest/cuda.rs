@@ -29,6 +29,9 @@ pub struct CudaTable {
     pub compute_capabilities: Vec<ComputeCapabilityInfo>,
     pub ptx_jit: PtxJit,
     pub driver_lifecycle: DriverLifecycle,
+    /// Per release: the compute capabilities nvcc started or stopped targeting, ascending.
+    #[serde(rename = "arch_support", default)]
+    pub arch_support: Vec<super::arch_support::ArchSupport>,
 }
 
 /// What holds for a whole CUDA major: its minor-version-compatibility driver floor and the
@@ -228,6 +231,7 @@ impl CudaTable {
         self.check_driver_branches(c);
         self.check_capabilities(c);
         self.check_notes(c);
+        self.check_arch_support(c);
     }
 
     /// Majors ascending; each floor inside its own branch range.

@@ -17,6 +17,7 @@
 //!
 //! Depends on: serde/toml, [`crate::version`]. Pure after load: no I/O here.
 
+mod arch_support;
 mod cuda;
 mod cudnn;
 mod errors;
@@ -35,6 +36,7 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use arch_support::{ArchSupport, Targeting};
 pub use cuda::{
     ComputeCapabilityInfo, CudaMajor, CudaRelease, CudaTable, DriverBranch, DriverLifecycle,
     DriverRequirement, L4tDriver, PtxJit,

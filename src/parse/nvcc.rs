@@ -29,6 +29,26 @@ pub fn parse_version(text: &str) -> Option<NvccVersion> {
     })
 }
 
+/// The components a toolkit's `version.json` lists (`"cuda_nvcc": {"name": ..., "version":
+/// "12.8.93"}`), sorted by name; the top-level `cuda` entry is the toolkit itself and is left
+/// out. Empty for anything that is not such a file.
+pub fn version_json_components(text: &str) -> Vec<(String, String)> {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(text) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = map
+        .iter()
+        .filter(|(name, _)| name.as_str() != "cuda")
+        .filter_map(|(name, entry)| {
+            let version = entry.get("version")?.as_str()?.trim();
+            is_dotted_numeric(version).then(|| (name.clone(), version.to_string()))
+        })
+        .take(200)
+        .collect();
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +90,27 @@ mod tests {
         let v = parse_version(cuda12).unwrap();
         assert_eq!(v.release, "12.4");
         assert_eq!(v.full.as_deref(), Some("12.4.131"));
+    }
+
+    #[test]
+    fn version_json_lists_components() {
+        // The shape of CUDA 12.8's /usr/local/cuda-12.8/version.json (abridged).
+        let json = r#"{
+           "cuda" : { "name" : "CUDA SDK", "version" : "12.8.1" },
+           "cuda_cccl" : { "name" : "CUDA C++ Core Compute Libraries", "version" : "12.8.90" },
+           "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "12.8.90" },
+           "cuda_nvcc" : { "name" : "CUDA NVCC", "version" : "12.8.93" },
+           "libcublas" : { "name" : "CUDA cuBLAS", "version" : "12.8.4.1" },
+           "nsight_compute" : { "name" : "Nsight Compute", "version" : "2025.1.1.2" }
+        }"#;
+        let c = version_json_components(json);
+        assert_eq!(c.len(), 5);
+        assert!(c.contains(&("cuda_nvcc".into(), "12.8.93".into())));
+        assert!(!c.iter().any(|(n, _)| n == "cuda"));
+        assert_eq!(c.first().map(|(n, _)| n.as_str()), Some("cuda_cccl"));
+        assert!(version_json_components("[1,2]").is_empty());
+        assert!(version_json_components(&garbage()).is_empty());
+        assert!(version_json_components(r#"{"cuda_nvcc": {"version": "evil\u001b"}}"#).is_empty());
     }
 
     #[test]

@@ -188,7 +188,7 @@ fn toolkits(out: &mut String, r: &Report) {
         out.push_str("  none found\n");
     }
     for t in &r.toolkits {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "  {}  {}  (version from {}; found via {})",
             opt(t.version.as_deref()),
@@ -196,6 +196,13 @@ fn toolkits(out: &mut String, r: &Report) {
             opt(t.version_source.as_deref()),
             clean(&t.found_via.join(", "))
         );
+        if let Some(v) = &t.nvcc_version {
+            let _ = write!(out, "  nvcc V{}", clean(v));
+        }
+        if t.builds_extensions {
+            out.push_str("  [extension builds]");
+        }
+        out.push('\n');
     }
 }
 
@@ -263,6 +270,10 @@ fn python(out: &mut String, r: &Report) {
             );
             if let Some(c) = &fw.cudnn {
                 let _ = write!(out, ", cuDNN {}", clean(c));
+            }
+            // JAX's jaxlib and plugins carry their own versions, and the build facts.
+            for c in &fw.components {
+                let _ = write!(out, "; {} {}", clean(&c.name), clean(&c.version));
             }
             out.push('\n');
         }

@@ -353,11 +353,19 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) ->
             dist.map(|d| d.dir.clone()).unwrap_or_default(),
         ),
     };
+    // Without version.py, the wheel's local tag still tells the build (`2.4.0+cu121`).
+    let tag = version
+        .as_deref()
+        .and_then(python_pkg::local_tag)
+        .map(python_pkg::parse_local)
+        .unwrap_or_default();
+    let cuda = cuda.or(tag.cuda);
+    let hip = hip.or(tag.rocm);
     let variant = if cuda.is_some() {
         Some("cuda")
     } else if hip.is_some() {
         Some("rocm")
-    } else if host.fs.exists(&source) && source.ends_with("version.py") {
+    } else if tag.cpu || (host.fs.exists(&source) && source.ends_with("version.py")) {
         Some("cpu")
     } else {
         None
@@ -371,6 +379,7 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) ->
         variant: variant.map(str::to_string),
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
+        components: Vec::new(),
         source: source.display().to_string(),
         distribution: None,
         runtime: None,
@@ -423,6 +432,7 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
         variant: variant.map(str::to_string),
         arch_list: info.cuda_compute_capabilities.clone(),
         pins: pin_strings(&pins),
+        components: Vec::new(),
         source: if host.fs.exists(&build_info) {
             build_info.display().to_string()
         } else {
@@ -440,72 +450,70 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
     if jax.is_none() && jaxlib.is_none() {
         return None;
     }
-    // The CUDA build lives in a plugin since JAX 0.4.26: a `jax-cuda12-plugin` dist and a
-    // `jax_plugins/xla_cuda12` package. Older jaxlib wheels carried it in the local version
-    // ("0.4.20+cuda12.cudnn89").
-    let plugin = dists
+    // The CUDA build lives in plugins since JAX 0.4.26 (`jax-cuda12-plugin` and
+    // `jax-cuda12-pjrt` dists, a `jax_plugins/xla_cuda12` package). Older jaxlib wheels
+    // carried it in their local version: `0.1.65+cuda112`, `0.4.20+cuda12.cudnn89`.
+    let plugins: Vec<&Dist> = dists
         .iter()
-        .find(|d| d.name.starts_with("jax-cuda") && d.name.ends_with("-plugin"));
+        .filter(|d| python_pkg::is_jax_plugin(&d.name))
+        .collect();
+    let cuda_plugin = plugins
+        .iter()
+        .copied()
+        .find(|d| d.name.ends_with("-plugin") && python_pkg::jax_plugin_cuda(&d.name).is_some());
     let plugin_dir = host
         .fs
         .read_dir(site.join("jax_plugins"))
         .into_iter()
-        .find(|e| e.name.starts_with("xla_cuda"));
-    let rocm_plugin = dists.iter().find(|d| d.name.starts_with("jax-rocm"));
-    let major_from = |s: &str, prefix: &str| {
-        s.strip_prefix(prefix)
-            .map(|r| {
-                r.chars()
-                    .take_while(char::is_ascii_digit)
-                    .collect::<String>()
-            })
-            .filter(|m| !m.is_empty())
-    };
-    let local = jaxlib.and_then(|d| d.version.split_once('+').map(|(_, l)| l.to_string()));
-    let cuda = plugin
-        .and_then(|p| major_from(&p.name, "jax-cuda"))
+        .find(|e| python_pkg::jax_plugin_cuda(&e.name).is_some());
+    let rocm_plugin = plugins.iter().any(|d| d.name.starts_with("jax-rocm"));
+    let tag = jaxlib
+        .and_then(|d| python_pkg::local_tag(&d.version))
+        .map(python_pkg::parse_local)
+        .unwrap_or_default();
+    let cuda = plugins
+        .iter()
+        .find_map(|p| python_pkg::jax_plugin_cuda(&p.name))
         .or_else(|| {
             plugin_dir
                 .as_ref()
-                .and_then(|e| major_from(&e.name, "xla_cuda"))
+                .and_then(|e| python_pkg::jax_plugin_cuda(&e.name))
         })
-        .or_else(|| local.as_deref().and_then(|l| major_from(l, "cuda")));
-    let cudnn = local.as_deref().and_then(|l| {
-        l.split('.').find_map(|part| {
-            let digits = part.strip_prefix("cudnn")?;
-            let mut chars = digits.chars();
-            let major = chars.next()?;
-            let rest: String = chars.collect();
-            Some(if rest.is_empty() {
-                major.to_string()
-            } else {
-                format!("{major}.{rest}")
-            })
-        })
-    });
+        .or_else(|| tag.cuda.clone());
     let variant = if cuda.is_some() {
         "cuda"
-    } else if rocm_plugin.is_some() {
+    } else if rocm_plugin {
         "rocm"
     } else {
         "cpu"
     };
-    let source = plugin
+    let source = cuda_plugin
         .map(|p| p.dir.clone())
         .or_else(|| plugin_dir.map(|e| e.path))
+        .or_else(|| jaxlib.filter(|_| tag.cuda.is_some()).map(|d| d.dir.clone()))
         .or_else(|| jax.map(|d| d.dir.clone()))
         .or_else(|| jaxlib.map(|d| d.dir.clone()))
         .unwrap_or_default();
-    let pins = nvidia_pins(host, plugin, installed);
+    let pins = nvidia_pins(host, cuda_plugin, installed);
+    let mut components: Vec<crate::report::Component> = jaxlib
+        .into_iter()
+        .chain(plugins.iter().copied())
+        .map(|d| crate::report::Component {
+            name: d.name.clone(),
+            version: d.version.clone(),
+        })
+        .collect();
+    components.sort_by(|a, b| a.name.cmp(&b.name));
     Some(Framework {
         name: "jax".to_string(),
         version: jax.or(jaxlib).map(|d| d.version.clone()),
         cuda,
-        cudnn: cudnn.or_else(|| cudnn_pin(&pins)),
+        cudnn: tag.cudnn.or_else(|| cudnn_pin(&pins)),
         rocm: None,
         variant: Some(variant.to_string()),
         arch_list: Vec::new(),
         pins: pin_strings(&pins),
+        components,
         source: source.display().to_string(),
         distribution: None,
         runtime: None,
@@ -520,26 +528,25 @@ fn cupy(dists: &[Dist]) -> Vec<Framework> {
             d.name == "cupy" || d.name.starts_with("cupy-cuda") || d.name.starts_with("cupy-rocm")
         })
         .map(|d| {
-            let (cuda, variant) = match d.name.strip_prefix("cupy-cuda") {
-                Some(tag) if tag.ends_with('x') => {
-                    (Some(tag.trim_end_matches('x').to_string()), Some("cuda"))
-                }
-                Some(tag) if tag.len() >= 3 && tag.chars().all(|c| c.is_ascii_digit()) => {
-                    let (major, minor) = tag.split_at(tag.len() - 1);
-                    (Some(format!("{major}.{minor}")), Some("cuda"))
-                }
-                _ if d.name.starts_with("cupy-rocm") => (None, Some("rocm")),
-                _ => (None, None),
+            let tag = python_pkg::cupy_name(&d.name);
+            let variant = if tag.cuda.is_some() {
+                Some("cuda")
+            } else if d.name.starts_with("cupy-rocm") {
+                Some("rocm")
+            } else {
+                None
             };
+            let cuda = tag.cuda;
             Framework {
                 name: "cupy".to_string(),
                 version: Some(d.version.clone()),
                 cuda,
                 cudnn: None,
-                rocm: None,
+                rocm: tag.rocm,
                 variant: variant.map(str::to_string),
                 arch_list: Vec::new(),
                 pins: Vec::new(),
+                components: Vec::new(),
                 source: d.dir.display().to_string(),
                 distribution: None,
                 runtime: None,

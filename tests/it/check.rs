@@ -32,6 +32,7 @@ fn every_requirement_kind_passes_on_the_h200() {
         "cudnn>=9",
         "gpu.count>=1",
         "gpu.memory>=100GiB",
+        "gpu.memory>=141GB",
         "gpu.cc>=9.0",
         "torch>=2.4",
         "torch.cuda",

@@ -4,6 +4,7 @@
 // The whole crate is test code: a failed step should stop the test where it failed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod build_facts;
 mod check;
 mod ci_examples;
 mod conventions;

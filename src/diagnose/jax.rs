@@ -1,0 +1,248 @@
+//! JAX's packages against each other, and fix texts for JAX's cuDNN findings. Finding:
+//! `jax-version-skew`.
+//!
+//! JAX ships as `jax` (Python), `jaxlib` (compiled) and, since 0.4.26, CUDA plugins
+//! (`jax-cuda12-plugin`, `jax-cuda12-pjrt`) released under jaxlib's version. Since 0.3.0
+//! `import jax` refuses a jaxlib newer than jax ("jaxlib version 0.4.14 is newer than and
+//! incompatible with jax version 0.4.6", jax-ml/jax#17638) and one older than jax's
+//! `_minimum_jaxlib_version` ("jaxlib is version 0.3.25, but this version of jax requires
+//! version >= 0.4.6", jax-ml/jax#15285); the rule is JEP 9419 as summarised in
+//! conda-forge/jax-feedstock#81. Only the first is checked: the minimum lives in jax's code.
+
+use super::FindingBuilder;
+use crate::manifest::Manifests;
+use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
+
+pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
+    report
+        .python_envs
+        .iter()
+        .flat_map(|env| {
+            env.frameworks
+                .iter()
+                .filter(|f| f.name == "jax")
+                .filter_map(move |fw| skew(env, fw))
+        })
+        .collect()
+}
+
+/// The release part of a Python version, local tag dropped (`0.4.20+cuda12.cudnn89`).
+fn release(text: &str) -> Option<pep440_rs::Version> {
+    crate::check::expr::package_version(text).map(pep440_rs::Version::without_local)
+}
+
+fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
+    let jax_text = fw.version.as_deref()?;
+    let jax = release(jax_text)?;
+    let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib");
+    let jaxlib_v = jaxlib.and_then(|c| release(&c.version));
+    let plugins_off: Vec<String> = match &jaxlib_v {
+        Some(lib) => fw
+            .components
+            .iter()
+            .filter(|c| c.name != "jaxlib")
+            .filter(|c| release(&c.version).is_some_and(|v| v.release() != lib.release()))
+            .map(|c| format!("{} {}", c.name, c.version))
+            .collect(),
+        None => Vec::new(),
+    };
+    let lib_newer = jaxlib_v.as_ref().is_some_and(|lib| lib > &jax);
+    if !lib_newer && plugins_off.is_empty() {
+        return None;
+    }
+    let jaxlib_text = jaxlib.map_or("", |c| c.version.as_str());
+    let (severity, title, detail) = if lib_newer {
+        (
+            Severity::Error,
+            format!("jaxlib {jaxlib_text} is newer than jax {jax_text}: `import jax` fails"),
+            format!(
+                "jax refuses a jaxlib newer than itself: importing it raises \"RuntimeError: \
+                 jaxlib version {jaxlib_text} is newer than and incompatible with jax version \
+                 {jax_text}. Please update your jax and/or jaxlib packages.\""
+            ),
+        )
+    } else {
+        (
+            Severity::Warning,
+            format!(
+                "JAX's CUDA plugin version differs from jaxlib {jaxlib_text}: {}",
+                plugins_off.join(", ")
+            ),
+            "The CUDA plugins are released with jaxlib under the same version and built \
+             against it; a plugin from another release may fail to load ('Jax plugin \
+             configuration error') so JAX falls back to the CPU."
+                .to_string(),
+        )
+    };
+    let mut f = FindingBuilder::new("jax-version-skew", severity, title)
+        .detail(detail)
+        .evidence(format!("jax {jax_text} in {}", env.path))
+        .subject(framework_subject(&env.path, "jax"));
+    for c in &fw.components {
+        f = f.evidence(format!("{} {}", c.name, c.version));
+    }
+    let extra = install_extra(env, fw);
+    Some(
+        f.fix(format!(
+            "Install matching versions in one step: `pip install -U {extra}` (it brings jax, jaxlib and the plugins at one version)."
+        ))
+        .build(),
+    )
+}
+
+/// Python's minor version as a number pair (`3.10.12` → (3, 10)).
+fn python(env: &PythonEnv) -> Option<(u64, u64)> {
+    let v = crate::version::Version::parse(env.python_version.as_deref()?)?;
+    Some((v.major(), v.minor()))
+}
+
+/// The pip requirement that installs a CUDA JAX for this environment: `jax[cuda12]` /
+/// `jax[cuda13]` where the plugins exist (Python 3.10 and newer, jax 0.4.31 onwards), the
+/// `cuda11_pip` / `cuda12_pip` extras with JAX's wheel index before (compat-frameworks.md 4.1).
+fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
+    let major = fw
+        .cuda
+        .as_deref()
+        .and_then(crate::version::Version::parse)
+        .map_or(12, |v| v.major());
+    let modern = python(env).is_none_or(|p| p >= (3, 10));
+    if modern {
+        format!("\"jax[cuda{}]\"", major.max(12))
+    } else {
+        format!(
+            "\"jax[cuda{}_pip]\" -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",
+            major.clamp(11, 12)
+        )
+    }
+}
+
+/// The fix for a JAX build that needs cuDNN `needed` where `loaded` (or none) would load:
+/// names a package in the same environment that pins an older cuDNN (torch 1.13 / 2.0's
+/// `nvidia-cudnn-cu11==8.5.0.96`), and the install command that fits the environment's Python.
+pub(super) fn cudnn_fix(env: &PythonEnv, fw: &Framework, needed: &str) -> String {
+    let need = crate::version::Version::parse(needed);
+    let pinner = env
+        .frameworks
+        .iter()
+        .filter(|other| other.name != fw.name)
+        .find_map(|other| {
+            let pin = other.pins.iter().find(|p| p.starts_with("nvidia-cudnn"))?;
+            let pinned = pin.split("==").nth(1)?;
+            let pinned_v = crate::version::Version::parse(pinned)?;
+            let older = need
+                .as_ref()
+                .is_some_and(|n| pinned_v.major() == n.major() && pinned_v.minor() < n.minor());
+            older.then(|| {
+                format!(
+                    "{} {} pins {pin}, the older cuDNN loaded here; ",
+                    other.name,
+                    other.version.as_deref().unwrap_or("")
+                )
+            })
+        });
+    let extra = install_extra(env, fw);
+    match pinner {
+        Some(who) => format!(
+            "{who}give JAX its own environment (`python -m venv jax-env && jax-env/bin/pip install -U {extra}`), or upgrade that package to a release that allows cuDNN {needed}."
+        ),
+        None => format!(
+            "Install the cuDNN this jaxlib was built for with pip, in a fresh environment: `pip install -U {extra}`; and unset LD_LIBRARY_PATH entries that point at an older cuDNN."
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Component;
+
+    fn env(python: &str, jax: &str, jaxlib: &str, plugins: &[(&str, &str)]) -> PythonEnv {
+        let mut components = vec![Component {
+            name: "jaxlib".into(),
+            version: jaxlib.into(),
+        }];
+        components.extend(plugins.iter().map(|(n, v)| Component {
+            name: (*n).into(),
+            version: (*v).into(),
+        }));
+        PythonEnv {
+            path: "/venv".into(),
+            python_version: Some(python.into()),
+            frameworks: vec![Framework {
+                name: "jax".into(),
+                version: Some(jax.into()),
+                cuda: Some("12".into()),
+                variant: Some("cuda".into()),
+                components,
+                ..Framework::default()
+            }],
+            ..PythonEnv::default()
+        }
+    }
+
+    fn ids(e: PythonEnv) -> Vec<(String, Severity)> {
+        let r = Report {
+            python_envs: vec![e],
+            ..Report::default()
+        };
+        findings(&r, crate::manifest::embedded())
+            .into_iter()
+            .map(|f| (f.id, f.severity))
+            .collect()
+    }
+
+    #[test]
+    fn jaxlib_newer_than_jax_is_refused_at_import() {
+        let f = ids(env("3.11.4", "0.4.6", "0.4.14+cuda12.cudnn89", &[]));
+        assert_eq!(f, [("jax-version-skew".to_string(), Severity::Error)]);
+        // Equal releases, local tags ignored; jaxlib older than jax is allowed (down to jax's minimum).
+        assert!(ids(env("3.11.4", "0.4.14", "0.4.14+cuda12.cudnn89", &[])).is_empty());
+        assert!(ids(env("3.11.4", "0.4.26", "0.4.25", &[])).is_empty());
+    }
+
+    #[test]
+    fn a_plugin_from_another_release_is_a_warning() {
+        let f = ids(env(
+            "3.12.3",
+            "0.4.35",
+            "0.4.35",
+            &[
+                ("jax-cuda12-plugin", "0.4.31"),
+                ("jax-cuda12-pjrt", "0.4.35"),
+            ],
+        ));
+        assert_eq!(f, [("jax-version-skew".to_string(), Severity::Warning)]);
+        assert!(
+            ids(env(
+                "3.12.3",
+                "0.11.2",
+                "0.11.2",
+                &[("jax-cuda13-plugin", "0.11.2")]
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn cudnn_fix_fits_python_and_names_the_pinning_package() {
+        let mut e = env("3.9.16", "0.4.13", "0.4.13+cuda11.cudnn86", &[]);
+        e.frameworks[0].cuda = Some("11".into());
+        e.frameworks.push(Framework {
+            name: "torch".into(),
+            version: Some("1.13.1".into()),
+            pins: vec!["nvidia-cudnn-cu11==8.5.0.96".into()],
+            ..Framework::default()
+        });
+        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.6");
+        assert!(
+            fix.contains("torch 1.13.1 pins nvidia-cudnn-cu11==8.5.0.96"),
+            "{fix}"
+        );
+        assert!(fix.contains("jax[cuda11_pip]"), "{fix}");
+
+        let e = env("3.12.3", "0.4.20", "0.4.20+cuda12.cudnn89", &[]);
+        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.9");
+        assert!(fix.contains("\"jax[cuda12]\""), "{fix}");
+        assert!(!fix.contains("pins"), "{fix}");
+    }
+}
