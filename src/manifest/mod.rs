@@ -21,6 +21,7 @@ mod cuda;
 mod cudnn;
 mod errors;
 mod frameworks;
+mod gpu_ids;
 mod gpus;
 mod install;
 mod matching;
@@ -46,6 +47,7 @@ pub use frameworks::{
     TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchIndex, TorchMatch,
     TorchRelease,
 };
+pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
@@ -80,6 +82,7 @@ pub struct Manifests {
     pub cudnn: CudnnTable,
     pub install: InstallTable,
     pub errors: ErrorTable,
+    pub gpu_ids: GpuIdTable,
 }
 
 /// Why a manifest set could not be loaded.
@@ -100,17 +103,18 @@ pub enum ManifestError {
 }
 
 /// The file names of a manifest set, in the order [`Manifests`] holds them.
-pub const FILE_NAMES: [&str; 6] = [
+pub const FILE_NAMES: [&str; 7] = [
     CudaTable::FILE,
     GpuTable::FILE,
     FrameworkTable::FILE,
     CudnnTable::FILE,
     InstallTable::FILE,
     ErrorTable::FILE,
+    GpuIdTable::FILE,
 ];
 
 /// The set compiled into the binary.
-const EMBEDDED: [(&str, &str); 6] = [
+const EMBEDDED: [(&str, &str); 7] = [
     (CudaTable::FILE, include_str!("../../manifests/cuda.toml")),
     (GpuTable::FILE, include_str!("../../manifests/gpus.toml")),
     (
@@ -125,6 +129,10 @@ const EMBEDDED: [(&str, &str); 6] = [
     (
         ErrorTable::FILE,
         include_str!("../../manifests/errors.toml"),
+    ),
+    (
+        GpuIdTable::FILE,
+        include_str!("../../manifests/gpu-ids.toml"),
     ),
 ];
 
@@ -147,7 +155,7 @@ pub fn embedded() -> &'static Manifests {
 /// Parses a manifest set from `(file name, TOML text)` pairs.
 ///
 /// File names are matched on their last path component, so `manifests/cuda.toml` works too.
-/// All six files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
+/// All seven files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
 /// Content is not checked here; run [`validate()`] on the result before trusting a set that did
 /// not come with the binary.
 ///
@@ -174,6 +182,7 @@ pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> 
         cudnn: parse_table(&texts)?,
         install: parse_table(&texts)?,
         errors: parse_table(&texts)?,
+        gpu_ids: parse_table(&texts)?,
     })
 }
 

@@ -16,7 +16,7 @@
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use crate::parse::text::{leading, leading_f64, present, present_owned, yes_no};
+use crate::parse::text::{is_dotted_numeric, leading, leading_f64, present, present_owned, yes_no};
 
 /// The root element of the log.
 const ROOT: &str = "nvidia_smi_log";
@@ -156,8 +156,8 @@ pub fn parse_xml(text: &str) -> Result<SmiLog, SmiXmlError> {
         return Err(SmiXmlError::WrongRoot(root.tag_name().name().to_string()));
     }
     Ok(SmiLog {
-        driver_version: text_at(root, &["driver_version"]),
-        cuda_version: text_at(root, &["cuda_version"]),
+        driver_version: version_at(root, &["driver_version"]),
+        cuda_version: version_at(root, &["cuda_version"]),
         attached_gpus: number_at(root, &["attached_gpus"]),
         gpus: elements(root)
             .filter(|n| n.has_tag_name("gpu"))
@@ -182,7 +182,10 @@ fn xml_part(text: &str) -> &str {
 }
 
 fn gpu(node: Node<'_, '_>) -> SmiGpu {
-    let pci_id = text_at(node, &["pci", "pci_device_id"]).and_then(|s| hex_u32(&s));
+    // `000000DE` (seen on AWS A10G) holds NVIDIA's vendor id and no device: unknown, not 0x0000.
+    let pci_id = text_at(node, &["pci", "pci_device_id"])
+        .and_then(|s| hex_u32(&s))
+        .filter(|id| id >> 16 != 0 && id & 0xffff != 0);
     let power = first_child(node, &["gpu_power_readings", "power_readings"]);
     SmiGpu {
         pci_bus_id: node
@@ -197,7 +200,10 @@ fn gpu(node: Node<'_, '_>) -> SmiGpu {
         brand: text_at(node, &["product_brand"]),
         pci_device_id: pci_id.map(|id| format!("{:#06x}", id >> 16)),
         pci_vendor_id: pci_id.map(|id| format!("{:#06x}", id & 0xffff)),
-        pci_subsystem_id: text_at(node, &["pci", "pci_sub_system_id"]),
+        pci_subsystem_id: text_at(node, &["pci", "pci_sub_system_id"])
+            .and_then(|s| hex_u32(&s))
+            .filter(|id| id & 0xffff != 0)
+            .map(|id| format!("{id:#010x}")),
         minor_number: number_at(node, &["minor_number"]),
         memory_total_mib: number_at(node, &["fb_memory_usage", "total"]),
         memory_used_mib: number_at(node, &["fb_memory_usage", "used"]),
@@ -379,6 +385,11 @@ fn raw_at<'a>(node: Node<'a, '_>, path: &[&str]) -> Option<&'a str> {
 /// The trimmed text at `path`, or `None` for "N/A" and friends.
 fn text_at(node: Node<'_, '_>, path: &[&str]) -> Option<String> {
     raw_at(node, path).and_then(present_owned)
+}
+
+/// A version at `path`: dotted numbers only, so `Not Found` or `N/A` is no version.
+fn version_at(node: Node<'_, '_>, path: &[&str]) -> Option<String> {
+    text_at(node, path).filter(|v| is_dotted_numeric(v))
 }
 
 fn number_at<T: std::str::FromStr>(node: Node<'_, '_>, path: &[&str]) -> Option<T> {
