@@ -49,6 +49,11 @@ NOT_A_GPU = re.compile(r"Audio|USB|UCSI|[Hh]ost|[Bb]ridge|NVSwitch|Controller|Ro
 IGNORED_TOKENS = {"GK11x", "GB6-128", "GB6-256(N22W-ES-A1)"}
 # Architecture words NVIDIA's product names carry, to cross-check the chip's architecture.
 NAME_ARCH_WORDS = [("Blackwell", "Blackwell"), ("Ada Generation", "Ada"), ("Hopper", "Hopper")]
+# Architectures whose every GPU came out after NVIDIA's open kernel modules did (515, 2022): for
+# them the first release listing an id is the first driver that knows it. Turing and Ampere
+# GPUs were served by the proprietary driver long before the open modules listed them (Tesla
+# T4: R410, but listed from 575.51.02), so their first listing says nothing about the driver.
+FIRST_DRIVER_ARCHS = {"Ada", "Hopper", "Blackwell"}
 # The README's names, shortened to the ones gpus.toml uses.
 ARCH_NAMES = {"Ada Lovelace": "Ada"}
 
@@ -262,7 +267,7 @@ def generate(data_dir):
     w('title = "NVIDIA GPUs by PCI device id"')
     w(f'updated = "{UPDATED}"')
     w("gaps = [")
-    w('  "First driver release: NVIDIA\'s open-kernel-modules table lists Turing and newer only; Kepler to Volta ids have none (their last branches: Kepler R470, Maxwell/Pascal/Volta R580)",')
+    w('  "First driver release: only for Ada, Hopper and Blackwell ids. NVIDIA\'s open-kernel-modules table lists Turing and newer only, and Turing/Ampere GPUs appear there later than the proprietary driver served them (Tesla T4: listed from 575.51.02); Kepler to Volta ids have none (their last branches: Kepler R470, Maxwell/Pascal/Volta R580)",')
     w('  "Compute capability of GB112, GB120 (Blackwell) and GR100, GR102 (Rubin): no product named yet",')
     w('  "Ids below 0x1b00 share blocks between chips (0x1300 holds GK110 and GM108): an unknown id there gets no chip",')
     w("]")
@@ -291,7 +296,8 @@ def generate(data_dir):
     for device in ids:
         chip = device_chip[device]
         token, pci_name = pci[device]
-        first = nv_first.get(device, "")
+        known_first = chips[chip][0] in FIRST_DRIVER_ARCHS
+        first = nv_first.get(device, "") if known_first else ""
         default = nv_rows.get((device, ""))
         subs = sorted((s, v) for (d, s), v in nv_rows.items() if d == device and s)
         if default is not None:
@@ -307,6 +313,7 @@ def generate(data_dir):
         for sub, (sub_name, sub_first, _) in subs:
             if sub_name == name:
                 continue
+            sub_first = sub_first if known_first else ""
             w(f'  ["0x{device:04x}", "{sub}", "{chip}", "{sub_first}", "nvidia", {toml_str(sub_name)}],')
     w("]")
     return "\n".join(out) + "\n"

@@ -7,6 +7,7 @@
 
 mod driver;
 mod frameworks;
+mod gpu_support;
 mod health;
 mod libraries;
 mod manifests;
@@ -26,6 +27,7 @@ type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 /// Every rule family, in the order their findings are produced.
 const RULES: &[Rule] = &[
     driver::findings,
+    gpu_support::findings,
     frameworks::findings,
     toolkits::findings,
     libraries::findings,

@@ -8,6 +8,7 @@ mod deep;
 mod findings;
 mod fixtures;
 mod fleet;
+mod gpu_ids;
 mod guide;
 mod k8s;
 mod layout;

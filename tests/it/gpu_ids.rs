@@ -1,0 +1,244 @@
+//! The GPU id table (`manifests/gpu-ids.toml`) end to end: the generator reproduces the file,
+//! every id in it is identified on a machine with no driver, and the planner plans for every
+//! one of compute capability 5.0 or more.
+
+use std::process::Command;
+
+use gpu_doctor::manifest::{self, Manifests};
+use gpu_doctor::plan::{Target, Via};
+use gpu_doctor::report::{Gpu, HostInfo, PciDevice, Report};
+use gpu_doctor::version::Version;
+
+/// A fresh Ubuntu 22.04 machine whose only NVIDIA fact is one GPU on the PCI bus.
+fn no_driver_machine(device: &str, subsystem: Option<&str>) -> Report {
+    Report {
+        host: HostInfo {
+            os_id: Some("ubuntu".into()),
+            os_version: Some("22.04".into()),
+            os_codename: Some("jammy".into()),
+            os_pretty_name: Some("Ubuntu 22.04.4 LTS".into()),
+            kernel_release: Some("6.8.0-45-generic".into()),
+            arch: Some("x86_64".into()),
+            ..HostInfo::default()
+        },
+        pci_devices: vec![PciDevice {
+            address: "0000:01:00.0".into(),
+            vendor: "nvidia".into(),
+            vendor_id: "0x10de".into(),
+            device_id: device.into(),
+            class: "0x030000".into(),
+            subsystem_id: subsystem.map(str::to_string),
+            ..PciDevice::default()
+        }],
+        gpus: vec![Gpu {
+            pci_bus_id: Some("00000000:01:00.0".into()),
+            pci_device_id: Some(device.into()),
+            pci_subsystem_id: subsystem.map(str::to_string),
+            source: "pci".into(),
+            ..Gpu::default()
+        }],
+        ..Report::default()
+    }
+}
+
+fn identified(device: &str, subsystem: Option<&str>) -> Gpu {
+    let mut report = no_driver_machine(device, subsystem);
+    gpu_doctor::fill::fill_gpus(&mut report, manifest::embedded());
+    report.gpus.remove(0)
+}
+
+fn apt_2204() -> Target {
+    Target {
+        via: Some(Via::Apt),
+        os: Some("ubuntu-22.04".into()),
+        ..Target::default()
+    }
+}
+
+fn chip_cc(m: &Manifests, chip: &str) -> Option<String> {
+    m.gpu_ids
+        .chips
+        .iter()
+        .find(|c| c.chip == chip)
+        .and_then(|c| c.compute_capability.clone())
+}
+
+#[test]
+fn the_generator_reproduces_the_checked_in_table() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("python3")
+        .arg(format!("{root}/scripts/gen-gpu-ids.py"))
+        .arg("--check")
+        .output();
+    let Ok(out) = out else {
+        eprintln!("python3 is not installed: generator check skipped");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "scripts/gen-gpu-ids.py --check failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_id_of_the_table_is_identified_with_its_chips_compute_capability() {
+    let m = manifest::embedded();
+    let mut checked = 0;
+    for row in &m.gpu_ids.devices.rows {
+        let subsystem = (!row.1.is_empty()).then(|| {
+            let (vendor, device) = row.1.split_once(':').expect("vvvv:dddd");
+            format!("0x{device}{vendor}")
+        });
+        let gpu = identified(&row.0, subsystem.as_deref());
+        let want = chip_cc(m, &row.2);
+        assert_eq!(gpu.compute_capability, want, "{} {}", row.0, row.1);
+        assert_eq!(gpu.chip.as_deref(), Some(row.2.as_str()), "{}", row.0);
+        if want.is_some() {
+            assert_eq!(gpu.identified_by.as_deref(), Some("table"), "{}", row.0);
+        } else {
+            assert!(gpu.identity_note.is_some(), "{}", row.0);
+        }
+        if !row.5.is_empty() {
+            assert_eq!(
+                gpu.name.as_deref(),
+                Some(row.5.as_str()),
+                "{} {}",
+                row.0,
+                row.1
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 1000, "only {checked} rows");
+}
+
+#[test]
+fn every_listed_gpu_of_cc_5_or_more_gets_an_apt_plan_with_a_driver_that_knows_it() {
+    let m = manifest::embedded();
+    let five = Version::parse("5.0").expect("version");
+    let mut failures = Vec::new();
+    let mut planned = 0;
+    let mut seen = std::collections::HashSet::new();
+    for row in &m.gpu_ids.devices.rows {
+        if !seen.insert(row.0.clone()) {
+            continue;
+        }
+        let Some(cc) = chip_cc(m, &row.2) else {
+            continue;
+        };
+        if Version::parse(&cc).expect("cc") < five {
+            continue;
+        }
+        let mut report = no_driver_machine(&row.0, None);
+        gpu_doctor::fill::fill_gpus(&mut report, m);
+        match gpu_doctor::plan::plan(&report, m, &apt_2204()) {
+            Ok(plan) => {
+                planned += 1;
+                let text = plan.summary.join("\n");
+                if !row.3.is_empty() {
+                    let first: u64 = row.3.split('.').next().unwrap().parse().unwrap();
+                    let branch = driver_branch(&text)
+                        .unwrap_or_else(|| panic!("{}: no driver branch in the plan", row.0));
+                    assert!(branch >= first, "{}: R{branch} predates {}", row.0, row.3);
+                }
+            }
+            Err(refusal) => failures.push(format!("{} ({}): {}", row.0, row.5, refusal.render())),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} refused:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(planned > 700, "only {planned} GPUs planned");
+}
+
+/// `R595` from the plan summary's `driver:` line.
+fn driver_branch(script: &str) -> Option<u64> {
+    let line = script.lines().find(|l| l.starts_with("driver: R"))?;
+    let digits: String = line["driver: R".len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+#[test]
+fn ids_newer_than_the_table_get_their_blocks_chip_marked_inferred() {
+    // 0x2b8f is not in the table (yet) but lies in GB202's block 0x2b80.
+    let gpu = identified("0x2b8f", None);
+    assert_eq!(gpu.chip.as_deref(), Some("GB202"));
+    assert_eq!(gpu.compute_capability.as_deref(), Some("12.0"));
+    assert_eq!(gpu.identified_by.as_deref(), Some("id-block"));
+    assert_eq!(gpu.name, None, "a block names no product");
+    // 0x27ff: AD104's block 0x2780.
+    let gpu = identified("0x27ff", None);
+    assert_eq!(gpu.compute_capability.as_deref(), Some("8.9"));
+    assert_eq!(gpu.identified_by.as_deref(), Some("id-block"));
+}
+
+#[test]
+fn ids_in_no_known_block_get_no_cc_and_say_what_is_known() {
+    let gpu = identified("0x3400", None);
+    assert_eq!(gpu.compute_capability, None);
+    assert_eq!(gpu.identified_by, None);
+    let note = gpu.identity_note.expect("a note");
+    assert!(note.contains("Turing or newer"), "{note}");
+    assert!(note.contains("GPU_DOCTOR_GPU_CC"), "{note}");
+    // Below 0x1b00 blocks mix chips: no guess at all.
+    let gpu = identified("0x13ff", None);
+    assert_eq!(gpu.compute_capability, None);
+    assert!(!gpu.identity_note.expect("a note").contains("or newer"));
+}
+
+#[test]
+fn shared_ids_are_named_by_their_subsystem() {
+    let name = |device: &str, sub: Option<&str>| identified(device, sub).name;
+    assert_eq!(
+        name("0x25b6", Some("0x14a910de")).as_deref(),
+        Some("NVIDIA A16")
+    );
+    assert_eq!(
+        name("0x25b6", Some("0x157e10de")).as_deref(),
+        Some("NVIDIA A2")
+    );
+    assert_eq!(
+        name("0x1e30", Some("0x129e10de")).as_deref(),
+        Some("Quadro RTX 8000")
+    );
+    assert_eq!(name("0x1e30", None).as_deref(), Some("Quadro RTX 6000"));
+    assert_eq!(
+        name("0x2342", Some("0x180910de")).as_deref(),
+        Some("NVIDIA GH200 480GB")
+    );
+    assert_eq!(
+        name("0x2342", Some("0x16eb10de")).as_deref(),
+        Some("NVIDIA GH200 120GB")
+    );
+    // An unknown subsystem keeps the id's own name, and the shared chip's cc.
+    let gpu = identified("0x25b6", Some("0x000010de"));
+    assert_eq!(gpu.compute_capability.as_deref(), Some("8.6"));
+}
+
+#[test]
+fn nvidia_smi_names_find_their_rows_when_no_id_is_known() {
+    let m = manifest::embedded();
+    let cc = |name: &str| m.gpu_ids.by_name(name).and_then(|i| i.compute_capability);
+    for (name, want) in [
+        ("Tesla V100S-PCIE-32GB", "7.0"),
+        ("NVIDIA A10G", "8.6"),
+        ("GRID K520", "3.0"),
+        ("Quadro P400", "6.1"),
+        ("NVIDIA GeForce RTX 3060 Laptop GPU", "8.6"),
+        ("NVIDIA GeForce RTX 2080 with Max-Q Design", "7.5"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0"),
+        ("NVIDIA GeForce RTX 5090", "12.0"),
+        ("NVIDIA H100 80GB HBM3", "9.0"),
+        ("Tesla K80", "3.7"),
+    ] {
+        assert_eq!(cc(name), Some(want), "{name}");
+    }
+    assert_eq!(cc("Matrox G200eR2"), None);
+}
