@@ -273,11 +273,15 @@ fn gpu_ccs(machine: &Machine) -> Result<Vec<String>, Refusal> {
     for gpu in &machine.gpus {
         let Some(cc) = &gpu.compute_capability else {
             let id = gpu.pci_device_id.as_deref().unwrap_or("unknown");
+            let known = gpu
+                .identity_note
+                .as_deref()
+                .map_or_else(String::new, |note| format!(" What is known: {note}."));
             return Err(Refusal::new(format!(
                 "the compute capability of GPU {} (PCI device {id}) is unknown: neither a driver \
                  nor the GPU table says it, and the driver, CUDA and framework builds all depend \
                  on it. State it with GPU_DOCTOR_GPU_CC (for example GPU_DOCTOR_GPU_CC=8.9) and \
-                 plan again.",
+                 plan again.{known}",
                 gpu.index
             )));
         };

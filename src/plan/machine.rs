@@ -19,6 +19,8 @@ pub struct GpuFact {
     pub pci_device_id: Option<String>,
     /// The oldest driver release that lists this GPU: older drivers do not know it.
     pub first_driver: Option<String>,
+    /// What is known when the compute capability is not ("Turing or newer").
+    pub identity_note: Option<String>,
 }
 
 /// A framework found in a Python environment.
@@ -104,6 +106,7 @@ impl Machine {
                         .or_else(|| row.and_then(|r| r.architecture.clone())),
                     pci_device_id: g.pci_device_id.clone(),
                     first_driver: g.first_driver.clone(),
+                    identity_note: g.identity_note.clone(),
                 }
             })
             .collect();
