@@ -129,6 +129,28 @@ fn fill_from_models(gpu: &mut Gpu, manifests: &Manifests) {
     }
 }
 
+/// How a GPU was identified, in words for the text report and the TUI: "the driver", "the GPU
+/// id table (chip AD102)", "its PCI id block, inferred (chip GB202)", an override,
+/// or, when nothing placed it, what is known.
+#[must_use]
+pub fn identified_by_words(gpu: &Gpu) -> String {
+    let chip = gpu
+        .chip
+        .as_deref()
+        .map_or_else(String::new, |c| format!(" (chip {c})"));
+    match gpu.identified_by.as_deref() {
+        Some("driver") => format!("the driver{chip}"),
+        Some("table") => format!("the GPU id table{chip}"),
+        Some("id-block") => format!("its PCI id block, inferred{chip}"),
+        Some("override") => "an override (GPU_DOCTOR_GPU_CC)".to_string(),
+        Some(other) => other.to_string(),
+        None => gpu
+            .identity_note
+            .clone()
+            .unwrap_or_else(|| "not identified".to_string()),
+    }
+}
+
 fn gpu_note(filled_from: &mut Vec<String>, field: &str, how: &str) {
     filled_from.push(format!("{field}: manifest gpu-ids.toml by {how}"));
 }
