@@ -47,7 +47,7 @@ pub use frameworks::{
     TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchIndex, TorchMatch,
     TorchRelease,
 };
-pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, Identity, Match};
+pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
@@ -82,7 +82,7 @@ pub struct Manifests {
     pub cudnn: CudnnTable,
     pub install: InstallTable,
     pub errors: ErrorTable,
-    pub gpu_ids: GpuIdTable,
+    pub gpu_ids: GpuIds,
 }
 
 /// Why a manifest set could not be loaded.
@@ -146,9 +146,22 @@ const EMBEDDED: [(&str, &str); 7] = [
 #[must_use]
 pub fn embedded() -> &'static Manifests {
     static PARSED: OnceLock<Manifests> = OnceLock::new();
-    PARSED.get_or_init(|| match from_sources(&EMBEDDED) {
-        Ok(manifests) => manifests,
-        Err(error) => panic!("the manifests built into gpu-doctor do not load: {error}"),
+    PARSED.get_or_init(|| {
+        // The GPU id table (the one large file) is parsed when a GPU is first looked up.
+        let (ids, rest): (Vec<_>, Vec<_>) = EMBEDDED
+            .iter()
+            .partition(|(name, _)| *name == GpuIdTable::FILE);
+        let loaded = from_texts(&rest, |_| {
+            let text = ids.first().map(|(_, text)| *text).unwrap_or_default();
+            GpuIds::lazy(text).ok_or(ManifestError::Parse {
+                file: GpuIdTable::FILE,
+                message: "its [meta] table does not parse".to_string(),
+            })
+        });
+        match loaded {
+            Ok(manifests) => manifests,
+            Err(error) => panic!("the manifests built into gpu-doctor do not load: {error}"),
+        }
     })
 }
 
@@ -163,6 +176,15 @@ pub fn embedded() -> &'static Manifests {
 ///
 /// [`ManifestError`] naming the file (and, for TOML errors, the line) of the first problem.
 pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
+    from_texts(files, |texts| Ok(GpuIds::parsed(parse_table(texts)?)))
+}
+
+/// [`from_sources`] with the GPU id table made by `gpu_ids` (at once, or lazily for the
+/// built-in set, whose id file is left out of `files`).
+fn from_texts(
+    files: &[(&str, &str)],
+    gpu_ids: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<GpuIds, ManifestError>,
+) -> Result<Manifests, ManifestError> {
     let mut texts: BTreeMap<&'static str, &str> = BTreeMap::new();
     for &(name, text) in files {
         let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
@@ -182,7 +204,7 @@ pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> 
         cudnn: parse_table(&texts)?,
         install: parse_table(&texts)?,
         errors: parse_table(&texts)?,
-        gpu_ids: parse_table(&texts)?,
+        gpu_ids: gpu_ids(&texts)?,
     })
 }
 
