@@ -340,3 +340,40 @@ fn plan_apt(fixture: &str) -> crate::support::Out {
         None,
     ))
 }
+
+/// An AWS A10G whose nvidia-smi printed `000000DE` as its PCI id: the bus gives the id, and
+/// the GPU is identified by it; a driver that gave no id at all leaves the name to match.
+#[test]
+fn a_gpu_without_a_usable_id_from_nvidia_smi_is_identified_by_the_bus_or_its_name() {
+    let m = manifest::embedded();
+    let mut report = no_driver_machine("0x2237", None);
+    report.pci_devices[0].address = "0000:00:1e.0".into();
+    report.gpus[0] = Gpu {
+        name: Some("NVIDIA A10G".into()),
+        pci_bus_id: Some("00000000:00:1E.0".into()),
+        source: "nvidia-smi".into(),
+        ..Gpu::default()
+    };
+    gpu_doctor::fill::fill_gpus(&mut report, m);
+    let gpu = &report.gpus[0];
+    assert_eq!(gpu.pci_device_id.as_deref(), Some("0x2237"));
+    assert_eq!(gpu.compute_capability.as_deref(), Some("8.6"));
+    assert_eq!(gpu.identified_by.as_deref(), Some("table"));
+    assert_eq!(
+        gpu.name.as_deref(),
+        Some("NVIDIA A10G"),
+        "the driver's name stays"
+    );
+
+    let mut report = Report {
+        gpus: vec![Gpu {
+            name: Some("Tesla V100S-PCIE-32GB".into()),
+            source: "nvidia-smi".into(),
+            ..Gpu::default()
+        }],
+        ..Report::default()
+    };
+    gpu_doctor::fill::fill_gpus(&mut report, m);
+    assert_eq!(report.gpus[0].compute_capability.as_deref(), Some("7.0"));
+    assert_eq!(report.gpus[0].chip.as_deref(), Some("GV100"));
+}
