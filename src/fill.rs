@@ -36,7 +36,11 @@ fn fill_one(gpu: &mut Gpu, manifests: &Manifests) {
         .filled_from
         .iter()
         .any(|f| f == "compute_capability: override");
-    let device = gpu.pci_device_id.as_deref().and_then(device_id);
+    let device = gpu
+        .pci_device_id
+        .as_deref()
+        .and_then(crate::manifest::device_id)
+        .filter(|d| *d != 0);
     let subsystem = gpu.pci_subsystem_id.as_deref().and_then(subsystem_id);
     let identity = device.and_then(|d| manifests.gpu_ids.identify(d, subsystem));
     // With no id, the name: NVIDIA's names in the id table, then the GPU model table.
@@ -171,21 +175,6 @@ fn unknown_note(identity: Option<&Identity<'_>>, device: Option<u16>) -> String 
         },
         (None, None) => format!("no PCI id or known name; {HOW}"),
     }
-}
-
-/// The 16-bit device id in `0x2335`, `2335` or `0x233510DE` (device id, then vendor id).
-fn device_id(text: &str) -> Option<u16> {
-    let hex = text.trim();
-    let hex = hex
-        .strip_prefix("0x")
-        .or_else(|| hex.strip_prefix("0X"))
-        .unwrap_or(hex);
-    let device = match hex.len() {
-        4 => hex,
-        8 => hex.get(..4)?,
-        _ => return None,
-    };
-    u16::from_str_radix(device, 16).ok().filter(|d| *d != 0)
 }
 
 /// `(subsystem vendor, subsystem device)` from nvidia-smi's `0x14A910DE` (device, then vendor).

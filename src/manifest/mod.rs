@@ -48,7 +48,7 @@ pub use frameworks::{
     TorchRelease,
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
-pub use gpus::{Gpu, GpuTable, Segment, Tflops};
+pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,

@@ -377,3 +377,31 @@ fn a_gpu_without_a_usable_id_from_nvidia_smi_is_identified_by_the_bus_or_its_nam
     assert_eq!(report.gpus[0].compute_capability.as_deref(), Some("7.0"));
     assert_eq!(report.gpus[0].chip.as_deref(), Some("GV100"));
 }
+
+/// Ubuntu's 535 loaded for an RTX 5090: `driver-too-old-for-gpu`, and a plan that replaces it
+/// with a branch that knows the card.
+#[test]
+fn a_driver_older_than_the_gpu_is_found_and_replaced() {
+    let report = crate::support::doctor("driver-535-on-rtx5090");
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"driver-too-old-for-gpu"), "{ids:?}");
+    assert!(!ids.contains(&"nvidia-smi-failed"), "explained: {ids:?}");
+    let out = plan_apt("driver-535-on-rtx5090");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let branch = driver_branch(
+        &out.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("#   "))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .expect("a driver line");
+    assert!(branch >= 570, "R{branch} does not know the RTX 5090");
+    assert!(out.stdout.contains("replacing 535.183.01"));
+    assert!(out.stdout.contains("driver-too-old-for-gpu"));
+}
