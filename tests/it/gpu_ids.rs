@@ -405,3 +405,88 @@ fn a_driver_older_than_the_gpu_is_found_and_replaced() {
     assert!(out.stdout.contains("replacing 535.183.01"));
     assert!(out.stdout.contains("driver-too-old-for-gpu"));
 }
+
+/// Real `nvidia-smi -q -x` logs (tests/data/nvidia-smi-xml/README.md names their sources):
+/// every value read is the right one, and the GPU id table gives each GPU's compute
+/// capability from its PCI id.
+#[test]
+fn real_nvidia_smi_logs_are_read_with_no_wrong_value() {
+    use gpu_doctor::parse::nvidia_smi::parse_xml;
+    // file, name, memory MiB, driver, CUDA, device id, subsystem id, cc
+    let cases = [
+        (
+            "netdata-a100-sxm4-mig",
+            "NVIDIA A100-SXM4-40GB",
+            40960,
+            "510.47.03",
+            "11.6",
+            "0x20b0",
+            "0x134f10de",
+            "8.0",
+        ),
+        (
+            "netdata-rtx-2080-win",
+            "NVIDIA GeForce RTX 2080",
+            8192,
+            "516.59",
+            "11.7",
+            "0x1e87",
+            "0x37af1458",
+            "7.5",
+        ),
+        (
+            "netdata-rtx-3060",
+            "NVIDIA GeForce RTX 3060 Laptop GPU",
+            6144,
+            "515.65.01",
+            "11.7",
+            "0x2520",
+            "0x0a831028",
+            "8.6",
+        ),
+        (
+            "netdata-rtx-4090-driver-535",
+            "NVIDIA GeForce RTX 4090",
+            24564,
+            "535.86.05",
+            "12.2",
+            "0x2684",
+            "0x40bf1458",
+            "8.9",
+        ),
+        (
+            "netdata-tesla-p100",
+            "Tesla P100-PCIE-16GB",
+            16384,
+            "510.47.03",
+            "11.6",
+            "0x15f8",
+            "0x118f10de",
+            "6.0",
+        ),
+    ];
+    let m = manifest::embedded();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvidia-smi-xml");
+    for (file, name, memory, driver, cuda, device, subsystem, cc) in cases {
+        let text = std::fs::read_to_string(format!("{dir}/{file}.xml")).expect("readable");
+        let log = parse_xml(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(log.driver_version.as_deref(), Some(driver), "{file}");
+        assert_eq!(log.cuda_version.as_deref(), Some(cuda), "{file}");
+        assert_eq!(log.gpus.len(), 1, "{file}");
+        let g = &log.gpus[0];
+        assert_eq!(g.name.as_deref(), Some(name), "{file}");
+        assert_eq!(g.memory_total_mib, Some(memory), "{file}");
+        assert_eq!(g.pci_device_id.as_deref(), Some(device), "{file}");
+        assert_eq!(g.pci_vendor_id.as_deref(), Some("0x10de"), "{file}");
+        assert_eq!(g.pci_subsystem_id.as_deref(), Some(subsystem), "{file}");
+        let id = u16::from_str_radix(&device[2..], 16).expect("hex");
+        let found = m.gpu_ids.identify(id, None).expect("a known GPU");
+        assert_eq!(found.compute_capability, Some(cc), "{file}");
+        // The name alone finds the same compute capability.
+        assert_eq!(
+            m.gpu_ids.by_name(name).and_then(|i| i.compute_capability),
+            Some(cc),
+            "{file}"
+        );
+    }
+}
