@@ -1,50 +1,205 @@
 //! Facts the machine did not give, filled from the manifests and marked as such in
 //! `gpus[].filled_from`: an old driver has no `compute_cap` query, and with no driver at all the
-//! PCI bus gives only a device id. Pure: report and tables in, report out.
+//! PCI bus gives only a device id. Each GPU also says how it was identified
+//! (`gpus[].identified_by`). Pure: report and tables in, report out.
 
-use crate::manifest::Manifests;
-use crate::report::Report;
+use crate::manifest::{GpuIdTable, Identity, Manifests, Match};
+use crate::report::{Gpu, Report};
 
-/// Fills each GPU's missing name, compute capability and architecture from the GPU table,
-/// by PCI device id, else by the reported name when every matching row agrees.
+/// Fills each GPU's missing name, compute capability and architecture: from the GPU id table
+/// by PCI device id (and subsystem, for ids several products share), else by the id's 128-id
+/// block (inferred), else by the reported name when every matching row agrees. Says for each
+/// GPU how its compute capability is known, and when it is not, what is.
 pub fn fill_gpus(report: &mut Report, manifests: &Manifests) {
     for gpu in &mut report.gpus {
-        if gpu.compute_capability.is_some() && gpu.name.is_some() && gpu.architecture.is_some() {
-            continue;
-        }
-        let by_id = gpu
-            .pci_device_id
-            .as_deref()
-            .and_then(|id| manifests.gpus.by_pci_id(id));
-        let row = by_id.or_else(|| {
-            let rows = manifests.gpus.by_name(gpu.name.as_deref()?);
-            let first = *rows.first()?;
-            rows.iter()
-                .all(|r| r.compute_capability == first.compute_capability)
-                .then_some(first)
-        });
-        let Some(row) = row else { continue };
-        let how = if by_id.is_some() {
-            "PCI device id"
-        } else {
-            "name"
-        };
-        if gpu.compute_capability.is_none() {
-            gpu.compute_capability = Some(row.compute_capability.clone());
-            gpu.filled_from
-                .push(format!("compute_capability: manifest gpus.toml by {how}"));
-        }
-        if gpu.name.is_none() {
-            gpu.name = Some(row.name.clone());
-            gpu.filled_from
-                .push(format!("name: manifest gpus.toml by {how}"));
-        }
-        if gpu.architecture.is_none()
-            && let Some(arch) = &row.architecture
+        // nvidia-smi printed no usable id (`000000DE` on some AWS A10G): the bus has it.
+        if gpu.pci_device_id.is_none()
+            && let Some(bus) = gpu.pci_bus_id.as_deref()
+            && let Some(device) = report
+                .pci_devices
+                .iter()
+                .find(|d| same_address(&d.address, bus) && !d.device_id.is_empty())
         {
-            gpu.architecture = Some(arch.clone());
-            gpu.filled_from
-                .push(format!("architecture: manifest gpus.toml by {how}"));
+            gpu.pci_device_id = Some(device.device_id.clone());
+            gpu.filled_from.push("pci_device_id: PCI bus".to_string());
+            if gpu.pci_subsystem_id.is_none() {
+                gpu.pci_subsystem_id.clone_from(&device.subsystem_id);
+            }
         }
+        fill_one(gpu, manifests);
     }
+}
+
+fn fill_one(gpu: &mut Gpu, manifests: &Manifests) {
+    let had_cc = gpu.compute_capability.is_some();
+    let overridden = gpu
+        .filled_from
+        .iter()
+        .any(|f| f == "compute_capability: override");
+    let device = gpu
+        .pci_device_id
+        .as_deref()
+        .and_then(crate::manifest::device_id)
+        .filter(|d| *d != 0);
+    let subsystem = gpu.pci_subsystem_id.as_deref().and_then(subsystem_id);
+    let identity = device.and_then(|d| manifests.gpu_ids.identify(d, subsystem));
+    // With no id, the name: NVIDIA's names in the id table, then the GPU model table.
+    let by_name = match (&identity, gpu.name.as_deref()) {
+        (None, Some(name)) if device.is_none() || !had_cc => manifests.gpu_ids.by_name(name),
+        _ => None,
+    };
+    let identity = identity.or(by_name);
+
+    if let Some(id) = &identity {
+        let how = match (id.how, by_name.is_some()) {
+            (_, true) => "name",
+            (Match::Listed, false) => "PCI device id",
+            (Match::Block, false) => "PCI id block",
+        };
+        let mut fill = |field: &str, slot: &mut Option<String>, value: Option<&str>| {
+            if slot.is_none()
+                && let Some(value) = value
+            {
+                *slot = Some(value.to_string());
+                gpu_note(&mut gpu.filled_from, field, how);
+            }
+        };
+        let mut cc = gpu.compute_capability.take();
+        fill("compute_capability", &mut cc, id.compute_capability);
+        let mut name = gpu.name.take();
+        fill("name", &mut name, id.name);
+        let mut arch = gpu.architecture.take();
+        fill("architecture", &mut arch, Some(id.architecture));
+        gpu.compute_capability = cc;
+        gpu.name = name;
+        gpu.architecture = arch;
+        gpu.chip = Some(id.chip.to_string());
+        gpu.first_driver = id.first_driver.map(str::to_string);
+    } else {
+        fill_from_models(gpu, manifests);
+    }
+
+    gpu.identified_by = if overridden {
+        Some("override".to_string())
+    } else if had_cc {
+        Some("driver".to_string())
+    } else if gpu.compute_capability.is_none() {
+        None
+    } else if identity.is_some_and(|id| id.how == Match::Block) {
+        Some("id-block".to_string())
+    } else {
+        Some("table".to_string())
+    };
+    if gpu.compute_capability.is_none() {
+        gpu.identity_note = Some(unknown_note(identity.as_ref(), device));
+    }
+}
+
+/// The older path: the GPU model table (`gpus.toml`), by PCI id, else by name.
+fn fill_from_models(gpu: &mut Gpu, manifests: &Manifests) {
+    let by_id = gpu
+        .pci_device_id
+        .as_deref()
+        .and_then(|id| manifests.gpus.by_pci_id(id));
+    let row = by_id.or_else(|| {
+        let rows = manifests.gpus.by_name(gpu.name.as_deref()?);
+        let first = *rows.first()?;
+        rows.iter()
+            .all(|r| r.compute_capability == first.compute_capability)
+            .then_some(first)
+    });
+    let Some(row) = row else { return };
+    let how = if by_id.is_some() {
+        "PCI device id"
+    } else {
+        "name"
+    };
+    if gpu.compute_capability.is_none() {
+        gpu.compute_capability = Some(row.compute_capability.clone());
+        gpu.filled_from
+            .push(format!("compute_capability: manifest gpus.toml by {how}"));
+    }
+    if gpu.name.is_none() {
+        gpu.name = Some(row.name.clone());
+        gpu.filled_from
+            .push(format!("name: manifest gpus.toml by {how}"));
+    }
+    if gpu.architecture.is_none()
+        && let Some(arch) = &row.architecture
+    {
+        gpu.architecture = Some(arch.clone());
+        gpu.filled_from
+            .push(format!("architecture: manifest gpus.toml by {how}"));
+    }
+}
+
+/// How a GPU was identified, in words for the text report and the TUI: "the driver", "the GPU
+/// id table (chip AD102)", "its PCI id block, inferred (chip GB202)", an override,
+/// or, when nothing placed it, what is known.
+#[must_use]
+pub fn identified_by_words(gpu: &Gpu) -> String {
+    let chip = gpu
+        .chip
+        .as_deref()
+        .map_or_else(String::new, |c| format!(" (chip {c})"));
+    match gpu.identified_by.as_deref() {
+        Some("driver") => format!("the driver{chip}"),
+        Some("table") => format!("the GPU id table{chip}"),
+        Some("id-block") => format!("its PCI id block, inferred{chip}"),
+        Some("override") => "an override (GPU_DOCTOR_GPU_CC)".to_string(),
+        Some(other) => other.to_string(),
+        None => gpu
+            .identity_note
+            .clone()
+            .unwrap_or_else(|| "not identified".to_string()),
+    }
+}
+
+fn gpu_note(filled_from: &mut Vec<String>, field: &str, how: &str) {
+    filled_from.push(format!("{field}: manifest gpu-ids.toml by {how}"));
+}
+
+/// What is known of a GPU whose compute capability is not, and how to say it.
+fn unknown_note(identity: Option<&Identity<'_>>, device: Option<u16>) -> String {
+    const HOW: &str = "state it with GPU_DOCTOR_GPU_CC=X.Y (see developer.nvidia.com/cuda-gpus)";
+    match (identity, device) {
+        (Some(id), _) => format!(
+            "chip {} ({}) has no known compute capability yet; {HOW}",
+            id.chip, id.architecture
+        ),
+        (None, Some(device)) => match GpuIdTable::lower_bound(device) {
+            Some(bound) => format!(
+                "PCI id {device:#06x} is newer than gpu-doctor's GPU table and in no known block of ids: {bound}; {HOW}, or run `gpu-doctor manifest update`"
+            ),
+            None => format!("PCI id {device:#06x} is not a GPU gpu-doctor knows; {HOW}"),
+        },
+        (None, None) => format!("no PCI id or known name; {HOW}"),
+    }
+}
+
+/// `(subsystem vendor, subsystem device)` from nvidia-smi's `0x14A910DE` (device, then vendor).
+fn subsystem_id(text: &str) -> Option<(u16, u16)> {
+    let hex = text.trim();
+    let hex = hex
+        .strip_prefix("0x")
+        .or_else(|| hex.strip_prefix("0X"))
+        .unwrap_or(hex);
+    if hex.len() != 8 {
+        return None;
+    }
+    let device = u16::from_str_radix(hex.get(..4)?, 16).ok()?;
+    let vendor = u16::from_str_radix(hex.get(4..)?, 16).ok()?;
+    Some((vendor, device))
+}
+
+/// sysfs `0000:01:00.0` and NVML `00000000:01:00.0` name the same device.
+fn same_address(sysfs: &str, nvml: &str) -> bool {
+    let strip = |a: &str| -> String {
+        let a = a.to_ascii_lowercase();
+        match a.split_once(':') {
+            Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),
+            None => a,
+        }
+    };
+    strip(sysfs) == strip(nvml)
 }

@@ -149,6 +149,9 @@ pub struct PciDevice {
     pub device_id: String,
     /// "0x030200".
     pub class: String,
+    /// "0x14a910de": subsystem device id then subsystem vendor id (nvidia-smi's form); null
+    /// when sysfs does not say.
+    pub subsystem_id: Option<String>,
     /// The kernel driver bound to it ("nvidia", "nouveau", "vfio-pci"), null when none.
     pub bound_driver: Option<String>,
     pub link_gen_current: Option<u32>,
@@ -300,6 +303,21 @@ pub struct Gpu {
     pub persistence_mode: Option<bool>,
     /// "Enabled" / "Disabled"; null when the GPU has no MIG.
     pub mig_mode: Option<String>,
+    /// "0x14a910de": subsystem device id then subsystem vendor id, as nvidia-smi prints it.
+    /// Tells apart products that share a device id (A2 and A16 on 0x25b6).
+    pub pci_subsystem_id: Option<String>,
+    /// The GPU chip ("AD102"), from the GPU id table (`gpu-ids.toml`).
+    pub chip: Option<String>,
+    /// How the compute capability is known: "driver", "table" (the GPU id table by PCI id, or
+    /// the GPU tables by name), "id-block" (inferred from the id's 128-id block: the id is
+    /// newer than the table), "override" (`GPU_DOCTOR_GPU_CC`); null when it is not known.
+    pub identified_by: Option<String>,
+    /// The oldest driver release that lists this GPU (NVIDIA's compatible-GPU table): older
+    /// drivers do not know it. Null for GPUs older than Turing and ids newer than the table.
+    pub first_driver: Option<String>,
+    /// When the compute capability is unknown: what is known ("Turing or newer") and how to
+    /// state it.
+    pub identity_note: Option<String>,
     /// "nvml", "nvidia-smi", "pci", "override": where this GPU's facts came from.
     pub source: String,
     /// Fields filled from other places than `source` ("compute_capability: manifest").

@@ -31,11 +31,17 @@ pub(super) fn gpu_label(gpu: &Gpu) -> String {
 
 /// "GPU 0 is" / "GPUs 0, 3 are": the subject of a title about several GPUs.
 fn gpus_are(gpus: &[&Gpu]) -> String {
+    let verb = if gpus.len() == 1 { "is" } else { "are" };
+    format!("{} {verb}", gpus_named(gpus))
+}
+
+/// "GPU 0" or "GPUs 0, 1": the subject of a sentence whose verb has no number (`had`).
+fn gpus_named(gpus: &[&Gpu]) -> String {
     let indices: Vec<String> = gpus.iter().map(|g| g.index.to_string()).collect();
     if indices.len() == 1 {
-        format!("GPU {} is", indices.join(""))
+        format!("GPU {}", indices.join(""))
     } else {
-        format!("GPUs {} are", indices.join(", "))
+        format!("GPUs {}", indices.join(", "))
     }
 }
 
@@ -338,7 +344,7 @@ fn ecc_errors(report: &Report) -> Option<Finding> {
         (
             format!(
                 "{} had GPU memory (ECC) errors in the past",
-                gpus_are(&gpus)
+                gpus_named(&gpus)
             ),
             "The GPU's lifetime counters show memory errors that ECC could not correct. None \
              happened since the driver loaded and the bad memory has been retired or remapped, \

@@ -11,6 +11,7 @@ mod driver;
 mod extensions;
 mod fix_history;
 mod frameworks;
+mod gpu_support;
 mod health;
 mod jax;
 mod libraries;
@@ -32,6 +33,7 @@ type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 const RULES: &[Rule] = &[
     driver::findings,
     capabilities::findings,
+    gpu_support::findings,
     frameworks::findings,
     arch_notes::findings,
     toolkits::findings,

@@ -183,7 +183,14 @@ fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
         pci_bus_id: pci.as_ref().map(|p| p.bus_id.clone()),
         pci_device_id: pci
             .as_ref()
-            .map(|p| format!("0x{:04x}", p.pci_device_id >> 16)),
+            .map(|p| p.pci_device_id >> 16)
+            .filter(|id| *id != 0)
+            .map(|id| format!("0x{id:04x}")),
+        pci_subsystem_id: pci
+            .as_ref()
+            .and_then(|p| p.pci_sub_system_id)
+            .filter(|id| id & 0xffff != 0)
+            .map(|id| format!("{id:#010x}")),
         compute_capability: d
             .cuda_compute_capability()
             .ok()
@@ -230,6 +237,7 @@ fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
         }),
         source: "nvml".to_string(),
         filled_from: Vec::new(),
+        ..Gpu::default()
     }
 }
 

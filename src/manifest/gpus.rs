@@ -195,7 +195,8 @@ fn name_words(name: &str) -> Vec<String> {
 }
 
 /// The 16-bit device id in `0x2335`, `2335` or `0x233510DE` (device id, then vendor id).
-fn device_id(text: &str) -> Option<u16> {
+#[must_use]
+pub fn device_id(text: &str) -> Option<u16> {
     let hex = text.trim();
     let hex = hex
         .strip_prefix("0x")
@@ -203,7 +204,7 @@ fn device_id(text: &str) -> Option<u16> {
         .unwrap_or(hex);
     let device = match hex.len() {
         4 => hex,
-        8 => &hex[..4],
+        8 => hex.get(..4)?,
         _ => return None,
     };
     u16::from_str_radix(device, 16).ok()

@@ -22,6 +22,7 @@ mod cuda;
 mod cudnn;
 mod errors;
 mod frameworks;
+mod gpu_ids;
 mod gpus;
 mod install;
 mod matching;
@@ -48,7 +49,8 @@ pub use frameworks::{
     TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchIndex, TorchMatch,
     TorchRelease,
 };
-pub use gpus::{Gpu, GpuTable, Segment, Tflops};
+pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
+pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,
@@ -82,6 +84,7 @@ pub struct Manifests {
     pub cudnn: CudnnTable,
     pub install: InstallTable,
     pub errors: ErrorTable,
+    pub gpu_ids: GpuIds,
 }
 
 /// Why a manifest set could not be loaded.
@@ -102,17 +105,18 @@ pub enum ManifestError {
 }
 
 /// The file names of a manifest set, in the order [`Manifests`] holds them.
-pub const FILE_NAMES: [&str; 6] = [
+pub const FILE_NAMES: [&str; 7] = [
     CudaTable::FILE,
     GpuTable::FILE,
     FrameworkTable::FILE,
     CudnnTable::FILE,
     InstallTable::FILE,
     ErrorTable::FILE,
+    GpuIdTable::FILE,
 ];
 
 /// The set compiled into the binary.
-const EMBEDDED: [(&str, &str); 6] = [
+const EMBEDDED: [(&str, &str); 7] = [
     (CudaTable::FILE, include_str!("../../manifests/cuda.toml")),
     (GpuTable::FILE, include_str!("../../manifests/gpus.toml")),
     (
@@ -127,6 +131,10 @@ const EMBEDDED: [(&str, &str); 6] = [
     (
         ErrorTable::FILE,
         include_str!("../../manifests/errors.toml"),
+    ),
+    (
+        GpuIdTable::FILE,
+        include_str!("../../manifests/gpu-ids.toml"),
     ),
 ];
 
@@ -144,16 +152,29 @@ const EMBEDDED: [(&str, &str); 6] = [
 #[must_use]
 pub fn embedded() -> &'static Manifests {
     static PARSED: OnceLock<Manifests> = OnceLock::new();
-    PARSED.get_or_init(|| match from_sources(&EMBEDDED) {
-        Ok(manifests) => manifests,
-        Err(error) => panic!("the manifests built into gpu-doctor do not load: {error}"),
+    PARSED.get_or_init(|| {
+        // The GPU id table (the one large file) is parsed when a GPU is first looked up.
+        let (ids, rest): (Vec<_>, Vec<_>) = EMBEDDED
+            .iter()
+            .partition(|(name, _)| *name == GpuIdTable::FILE);
+        let loaded = from_texts(&rest, |_| {
+            let text = ids.first().map(|(_, text)| *text).unwrap_or_default();
+            GpuIds::lazy(text).ok_or(ManifestError::Parse {
+                file: GpuIdTable::FILE,
+                message: "its [meta] table does not parse".to_string(),
+            })
+        });
+        match loaded {
+            Ok(manifests) => manifests,
+            Err(error) => panic!("the manifests built into gpu-doctor do not load: {error}"),
+        }
     })
 }
 
 /// Parses a manifest set from `(file name, TOML text)` pairs.
 ///
 /// File names are matched on their last path component, so `manifests/cuda.toml` works too.
-/// All six files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
+/// All seven files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
 /// Content is not checked here; run [`validate()`] on the result before trusting a set that did
 /// not come with the binary.
 ///
@@ -161,6 +182,15 @@ pub fn embedded() -> &'static Manifests {
 ///
 /// [`ManifestError`] naming the file (and, for TOML errors, the line) of the first problem.
 pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
+    from_texts(files, |texts| Ok(GpuIds::parsed(parse_table(texts)?)))
+}
+
+/// [`from_sources`] with the GPU id table made by `gpu_ids` (at once, or lazily for the
+/// built-in set, whose id file is left out of `files`).
+fn from_texts(
+    files: &[(&str, &str)],
+    gpu_ids: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<GpuIds, ManifestError>,
+) -> Result<Manifests, ManifestError> {
     let mut texts: BTreeMap<&'static str, &str> = BTreeMap::new();
     for &(name, text) in files {
         let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
@@ -180,6 +210,7 @@ pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> 
         cudnn: parse_table(&texts)?,
         install: parse_table(&texts)?,
         errors: parse_table(&texts)?,
+        gpu_ids: gpu_ids(&texts)?,
     })
 }
 

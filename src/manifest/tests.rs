@@ -634,12 +634,17 @@ fn tables_round_trip_through_toml() {
         (CudnnTable::FILE, toml::to_string(&m.cudnn)),
         (InstallTable::FILE, toml::to_string(&m.install)),
         (ErrorTable::FILE, toml::to_string(&m.errors)),
+        (GpuIdTable::FILE, toml::to_string(&m.gpu_ids)),
     ]
     .map(|(file, text)| (file, text.unwrap_or_else(|e| panic!("{file}: {e}"))));
     let again = load(&texts).expect("serialized set loads");
     assert!(validate(&again).is_empty());
     assert_eq!(again.cuda.releases.len(), m.cuda.releases.len());
     assert_eq!(again.gpus.gpus.len(), m.gpus.gpus.len());
+    assert_eq!(
+        again.gpu_ids.devices.rows.len(),
+        m.gpu_ids.devices.rows.len()
+    );
     let before: usize = m.frameworks.torch.iter().map(|r| r.builds.len()).sum();
     let after: usize = again.frameworks.torch.iter().map(|r| r.builds.len()).sum();
     assert_eq!(before, after);

@@ -65,6 +65,7 @@ pub fn validate(manifests: &Manifests) -> Vec<ManifestProblem> {
     manifests.cudnn.check(&mut checker);
     manifests.install.check(&mut checker);
     manifests.errors.check(&mut checker);
+    manifests.gpu_ids.check(&mut checker);
     checker.problems
 }
 

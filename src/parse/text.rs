@@ -6,6 +6,8 @@ use std::str::FromStr;
 /// square brackets that `nvidia-smi --format=csv` puts around them.
 const ABSENT: &[&str] = &[
     "n/a",
+    "not found",
+    "unknown",
     "not supported",
     "unknown error",
     "not available",

@@ -302,7 +302,7 @@ fn series_newest_first(table: &CudaTable) -> Vec<&CudaRelease> {
 }
 
 /// The newest stable CUDA (as `major.minor`) for these GPUs: a verified release they can use
-/// whose driver is one NVIDIA designates and still supports. With a `ceiling` (a driver that
+/// whose driver is one NVIDIA designates and still supports (or the GPUs' own last branch). With a `ceiling` (a driver that
 /// cannot change), the newest that driver runs natively.
 #[must_use]
 pub fn newest_stable_cuda(
@@ -321,7 +321,10 @@ pub fn newest_stable_cuda(
             return (&minor <= ceiling).then_some(minor);
         }
         let branch = auto_branch(table, &minor, ccs, as_of).ok()?;
-        branch.designation.is_some().then_some(minor)
+        // A legacy GPU's last branch (Kepler's R470) carries no designation any more, but it
+        // is the only one there is for it.
+        let last = last_branch(table, ccs) == Some(branch.branch);
+        (branch.designation.is_some() || last).then_some(minor)
     })
 }
 

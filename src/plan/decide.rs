@@ -194,10 +194,14 @@ pub fn decide<'m>(
         )?;
     }
     d.driver = decide_driver(machine, m, &d, named, working.as_ref(), &needs, &as_of)?;
+    if let Some(note) = legacy_note(machine, m, &ccs) {
+        d.notes.push(note);
+    }
     if let DriverPlan::Install { .. } = d.driver {
         for id in [
             "no-driver",
             "driver-too-old-for-framework",
+            "driver-too-old-for-gpu",
             "toolkit-newer-than-driver",
         ] {
             if machine.finding(id).is_some() {
@@ -210,6 +214,43 @@ pub fn decide<'m>(
         push_unique(&mut d.addresses, "driver-library-mismatch");
     }
     Ok(d)
+}
+
+/// For GPUs NVIDIA's current drivers no longer support (Kepler: R470; Maxwell, Pascal, Volta:
+/// R580): which ones, and that the plan stays on their last branch and its CUDA.
+fn legacy_note(machine: &Machine, m: &Manifests, ccs: &[String]) -> Option<String> {
+    let last = choose::last_branch(&m.cuda, ccs)?;
+    let legacy: Vec<String> = machine
+        .gpus
+        .iter()
+        .filter(|g| {
+            g.compute_capability
+                .as_deref()
+                .and_then(|cc| m.cuda.compute_capability(cc))
+                .and_then(|row| row.last_driver_branch)
+                .is_some()
+        })
+        .map(|g| {
+            let name = g.name.as_deref().unwrap_or("GPU");
+            match (&g.architecture, &g.compute_capability) {
+                (Some(arch), Some(cc)) => format!("{name} ({arch}, compute capability {cc})"),
+                _ => name.to_string(),
+            }
+        })
+        .collect();
+    let max_cuda = m
+        .cuda
+        .driver_branches
+        .iter()
+        .find(|b| b.branch == last)
+        .map_or_else(String::new, |b| {
+            format!(", which runs CUDA up to {}", b.max_cuda)
+        });
+    Some(format!(
+        "legacy GPU: {} is supported by driver branches up to R{last} only (its last branch{max_cuda}); \
+         the plan stays on R{last} and newer drivers will not drive it",
+        legacy.join(", ")
+    ))
 }
 
 fn push_unique(list: &mut Vec<String>, id: &str) {
@@ -232,11 +273,15 @@ fn gpu_ccs(machine: &Machine) -> Result<Vec<String>, Refusal> {
     for gpu in &machine.gpus {
         let Some(cc) = &gpu.compute_capability else {
             let id = gpu.pci_device_id.as_deref().unwrap_or("unknown");
+            let known = gpu
+                .identity_note
+                .as_deref()
+                .map_or_else(String::new, |note| format!(" What is known: {note}."));
             return Err(Refusal::new(format!(
                 "the compute capability of GPU {} (PCI device {id}) is unknown: neither a driver \
                  nor the GPU table says it, and the driver, CUDA and framework builds all depend \
                  on it. State it with GPU_DOCTOR_GPU_CC (for example GPU_DOCTOR_GPU_CC=8.9) and \
-                 plan again.",
+                 plan again.{known}",
                 gpu.index
             )));
         };
@@ -747,7 +792,24 @@ fn decide_driver<'m>(
             )));
         }
     }
-    let change = named.is_some() || working.is_none() || !unmet.is_empty();
+    // The newest GPU's first driver release: no branch before it knows that GPU.
+    let floor = machine.newest_first_driver();
+    let floor_branch = floor.as_ref().map(|(v, _)| v.major());
+    let gpu_unknown_to_driver = floor
+        .as_ref()
+        .zip(working)
+        .is_some_and(|((first, _), cap)| !cap.planned && &cap.version < first);
+    if let (Some(row), Some((first, gpu))) = (named, &floor)
+        && row.branch < first.major()
+    {
+        return Err(Refusal::new(format!(
+            "--driver {} predates {}: NVIDIA's drivers list it from {first} on (R{} or newer)",
+            row.branch,
+            gpu.name.as_deref().unwrap_or("this GPU"),
+            first.major()
+        )));
+    }
+    let change = named.is_some() || working.is_none() || !unmet.is_empty() || gpu_unknown_to_driver;
     if !change {
         return Ok(DriverPlan::Keep);
     }
@@ -779,6 +841,32 @@ fn decide_driver<'m>(
                 };
             let mut row =
                 choose::auto_branch(&m.cuda, &cuda, &d.ccs, as_of).map_err(Refusal::new)?;
+            // A GPU newer than the branch (an RTX 5090 on R550): the lowest supported branch
+            // that knows it, designated ones first, as auto_branch prefers.
+            if let Some(first) = floor_branch
+                && row.branch < first
+            {
+                let last = choose::last_branch(&m.cuda, &d.ccs);
+                let fits: Vec<&DriverBranch> = m
+                    .cuda
+                    .driver_branches
+                    .iter()
+                    .filter(|b| b.verified && b.branch >= first)
+                    .filter(|b| last.is_none_or(|last| b.branch <= last))
+                    .filter(|b| choose::in_support(&m.cuda, b, as_of))
+                    .collect();
+                row = fits
+                    .iter()
+                    .find(|b| b.designation.is_some())
+                    .or_else(|| fits.first())
+                    .copied()
+                    .ok_or_else(|| {
+                        Refusal::new(format!(
+                            "no supported driver branch from R{first} on (the first that knows \
+                             these GPUs) is in the manifests"
+                        ))
+                    })?;
+            }
             // A framework's own floor (JAX's R580 for CUDA 13) can sit above the branch.
             if let Some(cap) = DriverCap::planned(row)
                 && needs.iter().any(|n| !n.met_by(m, &cap))
@@ -798,7 +886,13 @@ fn decide_driver<'m>(
             row
         }
     };
-    let why = if working.is_none() {
+    let why = if let (true, Some((first, gpu))) = (gpu_unknown_to_driver, &floor) {
+        format!(
+            "the working driver {} predates {} (NVIDIA's drivers list it from {first} on)",
+            machine.driver_version.as_deref().unwrap_or(""),
+            gpu.name.as_deref().unwrap_or("this GPU")
+        )
+    } else if working.is_none() {
         if machine.nouveau_loaded {
             "no NVIDIA driver is loaded (nouveau holds the GPU)".to_string()
         } else {

@@ -17,6 +17,10 @@ pub struct GpuFact {
     pub compute_capability: Option<String>,
     pub architecture: Option<String>,
     pub pci_device_id: Option<String>,
+    /// The oldest driver release that lists this GPU: older drivers do not know it.
+    pub first_driver: Option<String>,
+    /// What is known when the compute capability is not ("Turing or newer").
+    pub identity_note: Option<String>,
 }
 
 /// A framework found in a Python environment.
@@ -101,6 +105,8 @@ impl Machine {
                         .clone()
                         .or_else(|| row.and_then(|r| r.architecture.clone())),
                     pci_device_id: g.pci_device_id.clone(),
+                    first_driver: g.first_driver.clone(),
+                    identity_note: g.identity_note.clone(),
                 }
             })
             .collect();
@@ -275,6 +281,16 @@ impl Machine {
             parts.push("WSL".to_string());
         }
         parts.join(", ")
+    }
+
+    /// The newest of the GPUs' first driver releases, and the GPU it is for: a driver older
+    /// than that does not know that GPU ("No devices were found").
+    #[must_use]
+    pub fn newest_first_driver(&self) -> Option<(Version, &GpuFact)> {
+        self.gpus
+            .iter()
+            .filter_map(|g| Some((Version::parse(g.first_driver.as_deref()?)?, g)))
+            .max_by(|a, b| a.0.cmp(&b.0))
     }
 
     /// The findings with this id.

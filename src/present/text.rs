@@ -125,6 +125,13 @@ fn gpus(out: &mut String, r: &Report) {
             let _ = write!(out, "  {p:.0}/{l:.0} W");
         }
         let _ = writeln!(out, "  ({})", clean(&g.source));
+        if g.identified_by.as_deref() != Some("driver") {
+            let _ = writeln!(
+                out,
+                "     identified by: {}",
+                clean(&crate::fill::identified_by_words(g))
+            );
+        }
     }
 }
 

@@ -191,6 +191,7 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
         uuid: g.uuid.clone(),
         pci_bus_id: g.pci_bus_id.clone(),
         pci_device_id: g.pci_device_id.clone(),
+        pci_subsystem_id: g.pci_subsystem_id.clone(),
         compute_capability: row.and_then(|r| r.compute_capability.clone()),
         architecture: g.architecture.clone(),
         memory_total_mib: g.memory_total_mib,
@@ -236,6 +237,10 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
         persistence_mode: g.persistence_mode,
         mig_mode: g.mig_mode.clone(),
         source: "nvidia-smi".to_string(),
+        chip: None,
+        identified_by: None,
+        first_driver: None,
+        identity_note: None,
         filled_from: if row.and_then(|r| r.compute_capability.as_ref()).is_some() {
             vec!["compute_capability: nvidia-smi --query-gpu".to_string()]
         } else {

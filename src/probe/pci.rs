@@ -33,12 +33,22 @@ pub fn probe(host: &Host) -> Vec<PciDevice> {
         }
         let device_id = read("device").and_then(|d| parse_hex_id(&d));
         let number = |name: &str| read(name).and_then(|v| v.trim().parse::<u32>().ok());
+        let subsystem_id = match (
+            read("subsystem_vendor").and_then(|v| parse_hex_id(&v)),
+            read("subsystem_device").and_then(|d| parse_hex_id(&d)),
+        ) {
+            (Some(vendor), Some(device)) if vendor != 0 => {
+                Some(format!("0x{device:04x}{vendor:04x}"))
+            }
+            _ => None,
+        };
         out.push(PciDevice {
             address: entry.name.clone(),
             vendor: vendor.to_string(),
             vendor_id: format!("0x{vendor_id:04x}"),
             device_id: device_id.map(|d| format!("0x{d:04x}")).unwrap_or_default(),
             class: format!("0x{class:06x}"),
+            subsystem_id,
             bound_driver: host
                 .fs
                 .read_link(entry.path.join("driver"))

@@ -20,7 +20,7 @@ use crate::manifest::{
 
 /// The manifest files built into the binary, as bytes: the same files `manifest::embedded()`
 /// parses, needed here for their digests (`include_str!` of one file twice is stored once).
-const EMBEDDED_FILES: [(&str, &str); 6] = [
+const EMBEDDED_FILES: [(&str, &str); 7] = [
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     (
@@ -30,6 +30,7 @@ const EMBEDDED_FILES: [(&str, &str); 6] = [
     ("cudnn.toml", include_str!("../../manifests/cudnn.toml")),
     ("install.toml", include_str!("../../manifests/install.toml")),
     ("errors.toml", include_str!("../../manifests/errors.toml")),
+    ("gpu-ids.toml", include_str!("../../manifests/gpu-ids.toml")),
 ];
 
 /// One file of a set.
@@ -162,7 +163,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Each table's `[meta]`, in [`FILE_NAMES`] order.
 #[must_use]
-pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 6] {
+pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 7] {
     [
         (FILE_NAMES[0], &m.cuda.meta),
         (FILE_NAMES[1], &m.gpus.meta),
@@ -170,6 +171,7 @@ pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 6] {
         (FILE_NAMES[3], &m.cudnn.meta),
         (FILE_NAMES[4], &m.install.meta),
         (FILE_NAMES[5], &m.errors.meta),
+        (FILE_NAMES[6], &m.gpu_ids.meta),
     ]
 }
 

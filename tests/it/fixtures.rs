@@ -135,11 +135,12 @@ fn gpu_no_driver() {
     assert_eq!(gpus.len(), 1);
     assert_eq!(gpus[0]["source"], "pci");
     assert_eq!(gpus[0]["pci_device_id"], "0x2684");
-    assert_eq!(
-        gpus[0]["name"],
-        Value::Null,
-        "no driver: the name is not known, not guessed"
-    );
+    // No driver: the name, compute capability and chip come from the GPU id table, by PCI id.
+    assert_eq!(gpus[0]["name"], "NVIDIA GeForce RTX 4090");
+    assert_eq!(gpus[0]["compute_capability"], "8.9");
+    assert_eq!(gpus[0]["chip"], "AD102");
+    assert_eq!(gpus[0]["identified_by"], "table");
+    assert_eq!(gpus[0]["first_driver"], "525.47.06");
     assert_eq!(gpus[0]["pcie_gen_max"], 4);
     assert_eq!(r["kernel"]["nvidia_loaded"], false);
     assert_eq!(r["driver"]["version"], Value::Null);
@@ -852,8 +853,8 @@ fn old_driver_no_compute_cap() {
     assert_eq!(
         g["filled_from"],
         json!([
-            "compute_capability: manifest gpus.toml by PCI device id",
-            "architecture: manifest gpus.toml by PCI device id"
+            "compute_capability: manifest gpu-ids.toml by PCI device id",
+            "architecture: manifest gpu-ids.toml by PCI device id"
         ])
     );
     // Driver 470's names: power_readings/enforced_power_limit, single_bit/double_bit ECC, retired pages.

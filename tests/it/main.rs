@@ -13,6 +13,7 @@ mod docker;
 mod findings;
 mod fixtures;
 mod fleet;
+mod gpu_ids;
 mod guide;
 mod host_root;
 mod hostile;

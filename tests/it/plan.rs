@@ -373,7 +373,7 @@ fn refusals() {
             &["--driver", "535"],
         ),
         ("no_nvidia_gpu", "amd-rocm", &[]),
-        ("unknown_compute_capability", "gpu-no-driver", &[]),
+        ("unknown_compute_capability", "no-driver-unknown-block", &[]),
     ];
     let mut all = String::new();
     for (name, fixture, args) in cases {

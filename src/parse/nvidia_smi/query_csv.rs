@@ -6,7 +6,7 @@
 //! skipped: that is how a driver's error text (`Field "compute_cap" is not a valid field to
 //! query.`) ends up as "no rows"; [`super::failure_kind`] names it.
 
-use crate::parse::text::{leading, present_owned};
+use crate::parse::text::{is_dotted_numeric, leading, present_owned};
 
 /// The `--query-gpu` list whose `noheader,nounits` output [`parse_query_csv`] reads by default.
 pub const QUERY_GPU_FIELDS: &str =
@@ -92,15 +92,22 @@ pub fn parse_query_csv(text: &str) -> Vec<SmiCsvRow> {
                 Some(Column::Name) => row.name = present_owned(value),
                 Some(Column::Uuid) => row.uuid = present_owned(value),
                 Some(Column::PciBusId) => row.pci_bus_id = present_owned(value),
-                Some(Column::DriverVersion) => row.driver_version = present_owned(value),
+                Some(Column::DriverVersion) => row.driver_version = version(value),
                 Some(Column::MemoryTotal) => row.memory_total_mib = leading(value),
-                Some(Column::ComputeCap) => row.compute_capability = present_owned(value),
+                Some(Column::ComputeCap) => {
+                    row.compute_capability = version(value).filter(|v| v.contains('.'));
+                }
                 None => {}
             }
         }
         rows.push(row);
     }
     rows
+}
+
+/// A version field: dotted numbers only, so a no-value word or an error text is no version.
+fn version(value: &str) -> Option<String> {
+    present_owned(value).filter(|v| is_dotted_numeric(v))
 }
 
 #[cfg(test)]

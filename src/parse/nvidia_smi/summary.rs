@@ -4,7 +4,7 @@
 //! The same `Driver Version` / `CUDA Version` labels (with padding before the colon) appear in
 //! `nvidia-smi -q`, so that output is read too.
 
-use crate::parse::text::looks_like_version;
+use crate::parse::text::is_dotted_numeric;
 
 /// `(driver version, CUDA version)` from the table's header. The CUDA version is the newest the
 /// driver supports; drivers before 410 do not print it.
@@ -30,7 +30,7 @@ fn labelled_version(text: &str, label: &str) -> Option<String> {
             .trim_start_matches([' ', '\t'])
             .split(|c: char| c.is_whitespace() || c == '|')
             .next()?;
-        return looks_like_version(value).then(|| value.to_string());
+        return is_dotted_numeric(value).then(|| value.to_string());
     }
     None
 }

@@ -7,7 +7,7 @@
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use crate::parse::text::{leading, leading_f64, present, present_owned, yes_no};
+use crate::parse::text::{is_dotted_numeric, leading, leading_f64, present, present_owned, yes_no};
 
 /// The root element of the log.
 const ROOT: &str = "nvidia_smi_log";
@@ -147,8 +147,8 @@ pub fn parse_xml(text: &str) -> Result<SmiLog, SmiXmlError> {
         return Err(SmiXmlError::WrongRoot(root.tag_name().name().to_string()));
     }
     Ok(SmiLog {
-        driver_version: text_at(root, &["driver_version"]),
-        cuda_version: text_at(root, &["cuda_version"]),
+        driver_version: version_at(root, &["driver_version"]),
+        cuda_version: version_at(root, &["cuda_version"]),
         attached_gpus: number_at(root, &["attached_gpus"]),
         gpus: elements(root)
             .filter(|n| n.has_tag_name("gpu"))
@@ -173,7 +173,10 @@ fn xml_part(text: &str) -> &str {
 }
 
 fn gpu(node: Node<'_, '_>) -> SmiGpu {
-    let pci_id = text_at(node, &["pci", "pci_device_id"]).and_then(|s| hex_u32(&s));
+    // `000000DE` (seen on AWS A10G) holds NVIDIA's vendor id and no device: unknown, not 0x0000.
+    let pci_id = text_at(node, &["pci", "pci_device_id"])
+        .and_then(|s| hex_u32(&s))
+        .filter(|id| id >> 16 != 0 && id & 0xffff != 0);
     let power = first_child(node, &["gpu_power_readings", "power_readings"]);
     SmiGpu {
         pci_bus_id: node
@@ -188,7 +191,10 @@ fn gpu(node: Node<'_, '_>) -> SmiGpu {
         brand: text_at(node, &["product_brand"]),
         pci_device_id: pci_id.map(|id| format!("{:#06x}", id >> 16)),
         pci_vendor_id: pci_id.map(|id| format!("{:#06x}", id & 0xffff)),
-        pci_subsystem_id: text_at(node, &["pci", "pci_sub_system_id"]),
+        pci_subsystem_id: text_at(node, &["pci", "pci_sub_system_id"])
+            .and_then(|s| hex_u32(&s))
+            .filter(|id| id >> 16 != 0 && id & 0xffff != 0)
+            .map(|id| format!("{id:#010x}")),
         minor_number: number_at(node, &["minor_number"]),
         memory_total_mib: number_at(node, &["fb_memory_usage", "total"]),
         memory_used_mib: number_at(node, &["fb_memory_usage", "used"]),
@@ -370,6 +376,11 @@ fn raw_at<'a>(node: Node<'a, '_>, path: &[&str]) -> Option<&'a str> {
 /// The trimmed text at `path`, or `None` for "N/A" and friends.
 fn text_at(node: Node<'_, '_>, path: &[&str]) -> Option<String> {
     raw_at(node, path).and_then(present_owned)
+}
+
+/// A version at `path`: dotted numbers only, so `Not Found` or `N/A` is no version.
+fn version_at(node: Node<'_, '_>, path: &[&str]) -> Option<String> {
+    text_at(node, path).filter(|v| is_dotted_numeric(v))
 }
 
 fn number_at<T: std::str::FromStr>(node: Node<'_, '_>, path: &[&str]) -> Option<T> {
@@ -691,7 +702,7 @@ mod tests {
         assert_eq!(g.brand.as_deref(), Some("NVIDIA"));
         assert_eq!(g.pci_device_id.as_deref(), Some("0x2335"));
         assert_eq!(g.pci_vendor_id.as_deref(), Some("0x10de"));
-        assert_eq!(g.pci_subsystem_id.as_deref(), Some("18BF10DE"));
+        assert_eq!(g.pci_subsystem_id.as_deref(), Some("0x18bf10de"));
         assert_eq!(g.minor_number, Some(0));
         assert_eq!(g.memory_total_mib, Some(143771));
         assert_eq!(g.memory_used_mib, Some(0));
@@ -905,5 +916,53 @@ mod tests {
         assert_eq!(hex_u32("+23"), None);
         assert_eq!(hex_u32("1233510DE"), None);
         assert_eq!(hex_u32(""), None);
+    }
+
+    /// nvidia-smi's no-value words are never values: `Not Found` as the CUDA version (a
+    /// GeForce GTX 1070 on 530.30.02, seen in a public test corpus), `000000DE` as the PCI id
+    /// (an AWS A10G), `[N/A]`, `[Not Supported]`, `Unknown Error`, `Insufficient Permissions`.
+    #[test]
+    fn no_value_words_are_never_values() {
+        let xml = r#"<?xml version="1.0" ?>
+<nvidia_smi_log>
+	<driver_version>530.30.02</driver_version>
+	<cuda_version>Not Found</cuda_version>
+	<attached_gpus>1</attached_gpus>
+	<gpu id="00000000:00:1E.0">
+		<product_name>NVIDIA A10G</product_name>
+		<product_architecture>Unknown</product_architecture>
+		<pci>
+			<pci_device_id>000000DE</pci_device_id>
+			<pci_sub_system_id>000000DE</pci_sub_system_id>
+		</pci>
+		<fb_memory_usage>
+			<total>[N/A]</total>
+			<used>Insufficient Permissions</used>
+		</fb_memory_usage>
+		<temperature><gpu_temp>[Not Supported]</gpu_temp></temperature>
+		<power_readings><power_draw>Unknown Error</power_draw></power_readings>
+	</gpu>
+</nvidia_smi_log>"#;
+        let log = parse_xml(xml).unwrap();
+        assert_eq!(log.driver_version.as_deref(), Some("530.30.02"));
+        assert_eq!(log.cuda_version, None, "Not Found is no CUDA version");
+        let g = &log.gpus[0];
+        assert_eq!(g.name.as_deref(), Some("NVIDIA A10G"));
+        assert_eq!(g.architecture, None);
+        assert_eq!(g.pci_device_id, None, "000000DE holds no device id");
+        assert_eq!(g.pci_subsystem_id, None);
+        assert_eq!(g.memory_total_mib, None);
+        assert_eq!(g.memory_used_mib, None);
+        assert_eq!(g.temperature_c, None);
+        assert_eq!(g.power_draw_w, None);
+        // Versions must be dotted numbers.
+        for bad in ["N/A", "[N/A]", "Unknown Error", "580.x", ""] {
+            let text = format!(
+                "<nvidia_smi_log><driver_version>{bad}</driver_version><cuda_version>{bad}</cuda_version></nvidia_smi_log>"
+            );
+            let log = parse_xml(&text).unwrap();
+            assert_eq!(log.driver_version, None, "{bad}");
+            assert_eq!(log.cuda_version, None, "{bad}");
+        }
     }
 }

@@ -228,6 +228,7 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
             (None, None) => "unknown".to_string(),
         },
     );
+    row("Known by", clean(&crate::fill::identified_by_words(g)));
     row(
         "Memory",
         match (g.memory_used_mib, g.memory_total_mib) {
