@@ -13,6 +13,7 @@ mod fix_history;
 mod frameworks;
 mod gpu_support;
 mod health;
+pub mod ids;
 mod jax;
 mod libraries;
 mod manifests;

@@ -39,3 +39,44 @@ fn every_fixture_produces_exactly_its_expected_findings() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     eprintln!("{checked} fixtures checked against expected-findings.txt");
 }
+
+/// Every finding any fixture machine produces is registered (`diagnose::ids`), with a severity
+/// its registration allows: the registry's severity ranges are what README promises.
+#[test]
+fn every_fixture_finding_is_registered_with_an_allowed_severity() {
+    let mut dirs: Vec<_> = std::fs::read_dir(fixtures_dir())
+        .expect("tests/fixtures")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("root").is_dir())
+        .collect();
+    dirs.sort();
+    let mut seen = 0;
+    for dir in dirs {
+        let name = dir.file_name().and_then(|n| n.to_str()).expect("name");
+        let report = doctor(name);
+        for f in report["findings"].as_array().into_iter().flatten() {
+            let id = f["id"].as_str().expect("id");
+            let severity = f["severity"].as_str().expect("severity");
+            let kind = gpu_doctor::diagnose::ids::kind(id)
+                .unwrap_or_else(|| panic!("{name}: unregistered finding {id}"));
+            assert!(
+                kind.severities.iter().any(|s| s.as_str() == severity),
+                "{name}: {id} reported as {severity}, registered as {:?}",
+                kind.severities
+            );
+            for explained in f["explains"].as_array().into_iter().flatten() {
+                let e = explained.as_str().expect("an ID");
+                assert!(
+                    gpu_doctor::diagnose::ids::kind(e).is_some(),
+                    "{name}: {id} explains the unregistered {e}"
+                );
+            }
+            seen += 1;
+        }
+    }
+    assert!(
+        seen > 50,
+        "too few findings seen ({seen}) for this check to mean anything"
+    );
+}
