@@ -8,6 +8,7 @@ use std::path::Path;
 use super::health::gpu_label;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::Manifests;
+use crate::parse::visible_devices::{self, Entry};
 use crate::report::{DriverLibrary, Finding, Framework, Gpu, ProbeStatus, Report, Severity};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
@@ -228,7 +229,7 @@ fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
 
 /// What one `CUDA_VISIBLE_DEVICES` entry selects.
 #[derive(Debug, PartialEq)]
-enum Entry {
+enum Selects {
     /// The GPU at this position of `report.gpus`.
     Gpu(usize),
     /// Not judged: a MIG instance, an ambiguous UUID prefix, an index on a MIG machine, or a
@@ -238,55 +239,49 @@ enum Entry {
     Invalid(String),
 }
 
-/// Reads one entry as CUDA does: `GPU-<uuid>` (or a unique prefix of one), `MIG-<uuid>`, else an
-/// index read like `strtoul` (leading digits; CUDA ignores what follows them).
-fn resolve(entry: &str, gpus: &[&Gpu]) -> Entry {
-    let lower = entry.to_ascii_lowercase();
-    if lower.starts_with("mig-") {
-        return Entry::Unknown;
-    }
-    if lower.starts_with("gpu-") {
-        if gpus.iter().any(|g| g.uuid.is_none()) {
-            return Entry::Unknown;
+/// Which GPU an entry selects, as CUDA matches it: a `GPU-<uuid>` (or a unique prefix of one)
+/// by UUID, an index by position unless MIG is on (then CUDA enumerates MIG instances).
+fn resolve(raw: &str, entry: &Entry, gpus: &[&Gpu]) -> Selects {
+    match entry {
+        Entry::Mig => Selects::Unknown,
+        Entry::GpuUuid(_) if gpus.iter().any(|g| g.uuid.is_none()) => Selects::Unknown,
+        Entry::GpuUuid(prefix) => {
+            let matches: Vec<usize> = gpus
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| {
+                    g.uuid
+                        .as_deref()
+                        .is_some_and(|u| u.to_ascii_lowercase().starts_with(prefix.as_str()))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            match matches.as_slice() {
+                [i] => Selects::Gpu(*i),
+                [] => Selects::Invalid(format!("`{raw}` is no GPU's UUID (see `nvidia-smi -L`)")),
+                _ => Selects::Unknown,
+            }
         }
-        let matches: Vec<usize> = gpus
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| {
-                g.uuid
-                    .as_deref()
-                    .is_some_and(|u| u.to_ascii_lowercase().starts_with(&lower))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        return match matches.as_slice() {
-            [i] => Entry::Gpu(*i),
-            [] => Entry::Invalid(format!("`{entry}` is no GPU's UUID (see `nvidia-smi -L`)")),
-            _ => Entry::Unknown,
-        };
-    }
-    if entry.starts_with('-') {
-        return Entry::Invalid(format!("`{entry}` is a negative index: it selects no GPU"));
-    }
-    let digits: String = entry.chars().take_while(char::is_ascii_digit).collect();
-    let Ok(index) = digits.parse::<usize>() else {
-        return Entry::Invalid(format!("`{entry}` is neither a GPU index nor a GPU UUID"));
-    };
-    // With MIG on, CUDA enumerates MIG instances rather than whole GPUs.
-    if gpus
-        .iter()
-        .any(|g| g.mig_mode.as_deref() == Some("Enabled"))
-    {
-        return Entry::Unknown;
-    }
-    if index >= gpus.len() {
-        return Entry::Invalid(format!(
-            "`{entry}` is index {index}, but the machine has {} GPU(s), numbered 0 to {}",
+        Entry::Negative => {
+            Selects::Invalid(format!("`{raw}` is a negative index: it selects no GPU"))
+        }
+        Entry::Garbage => {
+            Selects::Invalid(format!("`{raw}` is neither a GPU index nor a GPU UUID"))
+        }
+        Entry::Index(_)
+            if gpus
+                .iter()
+                .any(|g| g.mig_mode.as_deref() == Some("Enabled")) =>
+        {
+            Selects::Unknown
+        }
+        Entry::Index(index) if *index >= gpus.len() => Selects::Invalid(format!(
+            "`{raw}` is index {index}, but the machine has {} GPU(s), numbered 0 to {}",
             gpus.len(),
             gpus.len().saturating_sub(1)
-        ));
+        )),
+        Entry::Index(index) => Selects::Gpu(*index),
     }
-    Entry::Gpu(index)
 }
 
 /// What `CUDA_VISIBLE_DEVICES` does wrong, if anything: the evidence lines and the GPUs it hides.
@@ -308,17 +303,19 @@ fn cuda_visible_problem(value: &str, gpus: &[&Gpu]) -> Option<(Vec<String>, Vec<
             all,
         ));
     }
-    let entries: Vec<&str> = value.split(',').map(str::trim).collect();
-    let resolved: Vec<Entry> = entries.iter().map(|e| resolve(e, gpus)).collect();
+    let resolved: Vec<Selects> = visible_devices::entries(value)
+        .iter()
+        .map(|(raw, e)| resolve(raw, e, gpus))
+        .collect();
     let (bad_at, why) = resolved.iter().enumerate().find_map(|(i, e)| match e {
-        Entry::Invalid(why) => Some((i, why.clone())),
+        Selects::Invalid(why) => Some((i, why.clone())),
         _ => None,
     })?;
-    let chosen = |range: &[Entry]| -> Vec<usize> {
+    let chosen = |range: &[Selects]| -> Vec<usize> {
         range
             .iter()
             .filter_map(|e| match e {
-                Entry::Gpu(i) => Some(*i),
+                Selects::Gpu(i) => Some(*i),
                 _ => None,
             })
             .collect()

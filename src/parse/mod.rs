@@ -15,3 +15,4 @@ mod props;
 mod pyliteral;
 pub mod python_pkg;
 mod text;
+pub mod visible_devices;
