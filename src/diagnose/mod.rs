@@ -9,6 +9,7 @@ mod driver;
 mod frameworks;
 mod health;
 mod libraries;
+mod loading;
 mod manifests;
 mod platform;
 mod runtime;
@@ -29,6 +30,7 @@ const RULES: &[Rule] = &[
     frameworks::findings,
     toolkits::findings,
     libraries::findings,
+    loading::findings,
     health::findings,
     platform::findings,
     runtime::findings,

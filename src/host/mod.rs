@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod env;
 pub mod fs;
 pub mod gpu;
+pub mod ranged;
 mod which_sys;
 
 use std::path::{Path, PathBuf};
