@@ -11,7 +11,9 @@
 //! from many machines' reports: `tool.version`, `generated_at`, `host.hostname`,
 //! `libraries.nccl[].version`, `smoke.status`, `smoke.error`, `smoke.devices[].index`, `.name`,
 //! `.passed`, `.throughput.cublaslt_bf16_tflops`, `.throughput.ptx_fp32_tflops`,
-//! `.bandwidth.device_to_device_gbs`.
+//! `.bandwidth.device_to_device_gbs`; and which copy of each CUDA library a framework loads:
+//! `libraries.loads[].env`, `.framework`, `.libraries[].family`, `.soname`, `.path` (null: not
+//! found), `.via`, `.version`, `.owner.kind`, `.owner.package`, `.others[].path`, `.others[].why`.
 //! A value that could not be learned is `null`, never a guess; `0` is a real reading. Lists are
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types (`gpu-doctor schema`) and checked by the tests.

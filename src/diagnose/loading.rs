@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::FindingBuilder;
 use crate::manifest::Manifests;
-use crate::probe::linkmap::family;
+use crate::parse::libfamily as family;
 use crate::report::{
     Finding, FrameworkLoads, LibraryLoad, LosingCopy, PythonEnv, Report, Severity,
     framework_subject,

@@ -4,6 +4,7 @@ pub mod cuda_files;
 pub mod kernel;
 pub mod elf;
 pub mod ld_cache;
+pub mod libfamily;
 pub mod libname;
 pub mod nvcc;
 pub mod nvidia_smi;

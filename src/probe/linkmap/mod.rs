@@ -22,7 +22,6 @@
 //! documented search path stands in for its RUNPATH and its needs come from the wheels beside
 //! it and the CUDA/cuDNN versions it was built for (`basis: "model"`).
 
-pub mod family;
 pub mod owner;
 mod table;
 
@@ -37,6 +36,7 @@ use super::loader::{LoaderPath, Origin};
 use super::toolkit::LIB_DIRS;
 use crate::host::Host;
 use crate::parse::elf::{self, Dynamic};
+use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
 use crate::report::{
     Framework, FrameworkLoads, LibraryLoad, LibraryOwner, LosingCopy, PythonEnv, Toolkit,
@@ -219,20 +219,6 @@ impl Ctx<'_> {
             by_name: HashMap::new(),
             loads: Vec::new(),
         };
-        for path in preloads {
-            let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-                continue;
-            };
-            if family::of(&name).is_none() || p.by_name.contains_key(&name) {
-                continue;
-            }
-            let found = Found {
-                path: Some((path.clone(), "preload")),
-                searched: Vec::new(),
-                later: Vec::new(),
-            };
-            self.record(&mut p, &name, "torch/__init__.py (_preload_cuda_deps)", None, &found);
-        }
         let mut queue: Vec<usize> = Vec::new();
         let requester = if readable.is_empty() {
             // Nothing readable: one stand-in module with the framework's documented search path.
@@ -274,6 +260,39 @@ impl Ctx<'_> {
                 .unwrap_or(0)
         };
         let mut next = 0;
+        // Libraries the framework loads by path before its modules run, each with its own
+        // needs mapped at once (as `dlopen` does): torch's fallback preload, JAX's
+        // `_load_nvidia_libraries`.
+        let mut plan: Vec<(PathBuf, &str)> = preloads
+            .iter()
+            .map(|p| (p.clone(), "torch/__init__.py (_preload_cuda_deps)"))
+            .collect();
+        if fw.name == "jax" {
+            plan.extend(
+                jax_preloads(self.host, sites)
+                    .into_iter()
+                    .map(|p| (p, "jax_plugins (_load_nvidia_libraries)")),
+            );
+        }
+        let mut pre_queue: Vec<usize> = Vec::new();
+        let mut pre_next = 0;
+        for (path, label) in plan {
+            let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+                continue;
+            };
+            if family::of(&name).is_none() || p.by_name.contains_key(&name) {
+                continue;
+            }
+            let found = Found {
+                path: Some((path.clone(), "preload")),
+                searched: Vec::new(),
+                later: Vec::new(),
+            };
+            if let Some(j) = self.record(&mut p, &name, label, None, &found) {
+                pre_queue.push(j);
+                self.drain(&mut p, &mut pre_queue, &mut pre_next);
+            }
+        }
         self.drain(&mut p, &mut queue, &mut next);
         // What the framework loads at run time by soname, or by path (CuPy's pathfinder).
         let by_path = fw.name == "cupy";
@@ -685,6 +704,45 @@ fn wheel_files(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
         })
         .map(|e| e.path)
         .collect()
+}
+
+/// The wheel copies JAX's CUDA plugin loads by path before anything else
+/// (`jax_plugins/xla_cuda*/__init__.py`, `_load_nvidia_libraries`), in its order; a wheel that
+/// is not installed is skipped (the plugin then loads the library by soname).
+fn jax_preloads(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
+    const ORDER: [(&str, &str); 19] = [
+        ("cuda_runtime", "libcudart.so.12"),
+        ("cu13", "libcudart.so.13"),
+        ("cuda_nvrtc", "libnvrtc.so.12"),
+        ("cu13", "libnvrtc.so.13"),
+        ("cublas", "libcublas.so.12"),
+        ("cublas", "libcublasLt.so.12"),
+        ("cu13", "libcublas.so.13"),
+        ("cu13", "libcublasLt.so.13"),
+        ("nccl", "libnccl.so.2"),
+        ("cuda_cupti", "libcupti.so.12"),
+        ("cu13", "libcupti.so.13"),
+        ("cusparse", "libcusparse.so.12"),
+        ("cu13", "libcusparse.so.12"),
+        ("cusolver", "libcusolver.so.11"),
+        ("cu13", "libcusolver.so.12"),
+        ("cufft", "libcufft.so.11"),
+        ("cu13", "libcufft.so.12"),
+        ("nvshmem", "libnvshmem_host.so.3"),
+        ("cudnn", "libcudnn.so.9"),
+    ];
+    let mut out = Vec::new();
+    for (module, lib) in ORDER {
+        // The first `nvidia` package on sys.path wins, as `importlib` finds it.
+        if let Some(path) = sites
+            .iter()
+            .map(|s| s.join("nvidia").join(module).join("lib").join(lib))
+            .find(|p| host.fs.exists(p))
+        {
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// The sonames a framework loads at run time by name (or CuPy by path), beyond its modules'

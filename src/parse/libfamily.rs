@@ -1,4 +1,4 @@
-//! Which CUDA library family a soname belongs to.
+//! Which CUDA library family a soname belongs to, and how people write the family's name.
 
 use crate::parse::libname::split_soname;
 
