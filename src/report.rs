@@ -361,6 +361,9 @@ pub struct LibraryLoad {
     pub soname: String,
     /// The module whose `DT_NEEDED` (or run-time `dlopen`) asks for it.
     pub needed_by: String,
+    /// How it is asked for: "needed" (`DT_NEEDED`, read from the module), "dlopen" (loaded by
+    /// soname at run time, as the framework is known to), "preload" (loaded by path).
+    pub by: String,
     /// The file that loads (as found, before links); null when no folder searched has it.
     pub path: Option<String>,
     /// How the loader reaches it: "preload" (loaded by path by the framework), "RPATH",

@@ -50,9 +50,10 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
         .libraries
         .iter()
         .filter(|l| l.path.is_none() && l.family != "cudnn")
-        // A modelled need (unreadable modules) is only trusted when the machine has that
-        // library in some version: an absent family may be a framework's own bundled copy.
-        .filter(|l| fl.basis == "elf" || !l.others.is_empty())
+        // A need read from a module's DT_NEEDED is a fact; a modelled one (a run-time dlopen,
+        // or modules that could not be read) is only trusted when the machine has that
+        // library in some version: an absent family may be optional or bundled.
+        .filter(|l| (fl.basis == "elf" && l.by == "needed") || !l.others.is_empty())
         .collect();
     let first = missing.first()?;
     let names: Vec<&str> = missing.iter().map(|l| l.soname.as_str()).collect();
@@ -83,7 +84,9 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
         ));
         f = f.evidence(format!("searched: {}", l.searched.join(", ")));
         for o in &l.others {
-            let same = Path::new(&o.path).file_name().is_some_and(|n| *n == *l.soname);
+            let same = Path::new(&o.path)
+                .file_name()
+                .is_some_and(|n| *n == *l.soname);
             if !same {
                 f = f.evidence(format!(
                     "only another version: {} ({})",
@@ -127,7 +130,11 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
 /// The copy a load should have used: the framework's wheel (or own folder) copy, else the copy
 /// beside the library that needs it.
 fn reference<'a>(env: &PythonEnv, load: &'a LibraryLoad) -> Option<&'a LosingCopy> {
-    let in_env = |p: &str| env.site_packages.iter().any(|s| Path::new(p).starts_with(s));
+    let in_env = |p: &str| {
+        env.site_packages
+            .iter()
+            .any(|s| Path::new(p).starts_with(s))
+    };
     load.others
         .iter()
         .find(|o| matches!(o.owner.kind.as_str(), "pip" | "bundled") && in_env(&o.path))
@@ -242,9 +249,10 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
         fl.libraries.iter().any(|l| {
             l.via.as_deref() == Some("LD_LIBRARY_PATH")
                 && !shadows.iter().any(|s| std::ptr::eq(s.load, l))
-                && l.path.as_deref().and_then(|p| Path::new(p).parent()).is_some_and(|d| {
-                    shadow_dirs.contains(&d.display().to_string())
-                })
+                && l.path
+                    .as_deref()
+                    .and_then(|p| Path::new(p).parent())
+                    .is_some_and(|d| shadow_dirs.contains(&d.display().to_string()))
         })
     });
     let ld_path: Vec<String> = report
@@ -272,7 +280,10 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
         format!(
             "Run with {} left out: `LD_LIBRARY_PATH={} python ...`; then drop it from where LD_LIBRARY_PATH is set (~/.bashrc, module files, conda activate scripts).",
             shadow_dirs.join(", "),
-            rest.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(":")
+            rest.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(":")
         )
     };
     for fw in &frameworks {

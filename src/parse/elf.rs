@@ -183,7 +183,10 @@ pub fn parse(read: &mut ReadAt<'_>) -> Option<Dynamic> {
         }
     }
     let strtab = to_offset(&loads, strtab?)?;
-    let strings = Strings { at: strtab, size: strsz };
+    let strings = Strings {
+        at: strtab,
+        size: strsz,
+    };
     let mut out = Dynamic {
         is_64: fmt.is_64,
         machine,

@@ -61,7 +61,10 @@ pub fn parse(bytes: &[u8]) -> Option<(Format, Vec<CacheEntry>)> {
     let table_end = OLD_HEADER.checked_add(n.checked_mul(OLD_ENTRY)?)?;
     // A new-format table may follow the old one, 8-byte aligned; it is the one glibc reads.
     let aligned = table_end.div_ceil(8) * 8;
-    if bytes.get(aligned..).is_some_and(|b| b.starts_with(NEW_MAGIC)) {
+    if bytes
+        .get(aligned..)
+        .is_some_and(|b| b.starts_with(NEW_MAGIC))
+    {
         return Some((Format::New, parse_new(bytes, aligned)));
     }
     let mut out = Vec::new();

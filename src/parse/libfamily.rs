@@ -18,7 +18,10 @@ pub const FAMILIES: [(&str, &[&str]); 15] = [
     ("cupti", &["libcupti"]),
     ("cufile", &["libcufile"]),
     ("nvshmem", &["libnvshmem_host"]),
-    ("tensorrt", &["libnvinfer", "libnvinfer_plugin", "libnvonnxparser"]),
+    (
+        "tensorrt",
+        &["libnvinfer", "libnvinfer_plugin", "libnvonnxparser"],
+    ),
 ];
 
 /// The family of a soname ("libcudnn_ops.so.9" → "cudnn"), or `None` for a library that is
@@ -70,7 +73,10 @@ pub fn display(family: &str) -> &str {
 mod tests {
     #[test]
     fn families_of_sonames() {
-        assert_eq!(super::of("libcudnn_engines_precompiled.so.9"), Some("cudnn"));
+        assert_eq!(
+            super::of("libcudnn_engines_precompiled.so.9"),
+            Some("cudnn")
+        );
         assert_eq!(super::of("libcublasLt.so.13"), Some("cublas"));
         assert_eq!(super::of("libcusparseLt.so.0"), Some("cusparselt"));
         assert_eq!(super::of("libcusparse.so.12"), Some("cusparse"));

@@ -1,8 +1,8 @@
 //! Pure text parsers for what GPU machines print and store. No I/O here: callers pass text in.
 
 pub mod cuda_files;
-pub mod kernel;
 pub mod elf;
+pub mod kernel;
 pub mod ld_cache;
 pub mod libfamily;
 pub mod libname;

@@ -77,7 +77,12 @@ fn load_rows(report: &Report) -> Vec<LibRow> {
     for fl in &report.libraries.loads {
         for l in &fl.libraries {
             let mut details = vec![
-                format!("{} in {} needs {}", clean(&fl.framework), clean(&fl.env), clean(&l.soname)),
+                format!(
+                    "{} in {} needs {}",
+                    clean(&fl.framework),
+                    clean(&fl.env),
+                    clean(&l.soname)
+                ),
                 format!("needed by: {}", clean(&l.needed_by)),
             ];
             if let Some(o) = &l.owner {
@@ -117,10 +122,7 @@ fn load_rows(report: &Report) -> Vec<LibRow> {
                     LoadState::OffPath
                 },
                 origin: or_unknown(l.via.as_deref()),
-                path: l
-                    .path
-                    .as_deref()
-                    .map_or_else(|| clean(&l.soname), clean),
+                path: l.path.as_deref().map_or_else(|| clean(&l.soname), clean),
                 details,
             });
         }

@@ -11,6 +11,7 @@ mod fleet;
 mod guide;
 mod k8s;
 mod layout;
+mod linkmap;
 mod plan;
 mod prometheus;
 mod real;

@@ -99,6 +99,12 @@ fn known_dirs(
     for t in toolkits {
         out.extend(LIB_DIRS.iter().map(|s| Path::new(&t.path).join(s)));
     }
+    // Toolkits not recognised as such (no nvcc, no version file) still hold libraries.
+    for e in host.fs.read_dir("/usr/local") {
+        if e.name.starts_with("cuda") {
+            out.extend(LIB_DIRS.iter().map(|s| e.path.join(s)));
+        }
+    }
     for env in envs {
         for site in &env.site_packages {
             out.extend(wheel_dirs(host, Path::new(site)));
@@ -219,47 +225,6 @@ impl Ctx<'_> {
             by_name: HashMap::new(),
             loads: Vec::new(),
         };
-        let mut queue: Vec<usize> = Vec::new();
-        let requester = if readable.is_empty() {
-            // Nothing readable: one stand-in module with the framework's documented search path.
-            let module = entry_points(self.host, sites, fw)
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| sites.first().cloned().unwrap_or_default().join(&fw.name));
-            let runpath = modelled_runpath(self.host, sites, fw);
-            let dynamic = Dynamic {
-                runpath: (!runpath.is_empty()).then(|| runpath.join(":")),
-                ..Dynamic::default()
-            };
-            p.objs.push(Obj {
-                path: module,
-                dynamic: Some(Rc::new(dynamic)),
-                parent: None,
-            });
-            0
-        } else {
-            for (path, dynamic) in readable {
-                let i = p.objs.len();
-                p.objs.push(Obj {
-                    path: lexical(path),
-                    dynamic: Some(dynamic.clone()),
-                    parent: None,
-                });
-                if let Some(s) = &dynamic.soname {
-                    p.by_name.insert(s.clone(), i);
-                }
-                queue.push(i);
-            }
-            // The module that dlopens at run time: JAX's plugin, TF's framework library.
-            p.objs
-                .iter()
-                .position(|o| {
-                    let s = o.path.to_string_lossy();
-                    s.contains("xla_cuda_plugin") || s.contains("libtensorflow_framework")
-                })
-                .unwrap_or(0)
-        };
-        let mut next = 0;
         // Libraries the framework loads by path before its modules run, each with its own
         // needs mapped at once (as `dlopen` does): torch's fallback preload, JAX's
         // `_load_nvidia_libraries`.
@@ -288,15 +253,75 @@ impl Ctx<'_> {
                 searched: Vec::new(),
                 later: Vec::new(),
             };
-            if let Some(j) = self.record(&mut p, &name, label, None, &found) {
+            if let Some(j) = self.record(&mut p, &name, label, None, &found, "preload") {
                 pre_queue.push(j);
                 self.drain(&mut p, &mut pre_queue, &mut pre_next);
             }
         }
+        let mut queue: Vec<usize> = Vec::new();
+        let mut next = 0;
+        let first_module = p.objs.len();
+        let requester = if readable.is_empty() {
+            // Nothing readable: one stand-in module with the framework's documented search path.
+            let module = entry_points(self.host, sites, fw)
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| sites.first().cloned().unwrap_or_default().join(&fw.name));
+            let runpath = modelled_runpath(self.host, sites, fw);
+            let dynamic = Dynamic {
+                runpath: (!runpath.is_empty()).then(|| runpath.join(":")),
+                ..Dynamic::default()
+            };
+            p.objs.push(Obj {
+                path: module,
+                dynamic: Some(Rc::new(dynamic)),
+                parent: None,
+            });
+            first_module
+        } else {
+            // Each module as the framework loads it, one after another: a module already
+            // mapped as another's dependency is not loaded again.
+            for (path, dynamic) in readable {
+                if dynamic
+                    .soname
+                    .as_ref()
+                    .is_some_and(|s| p.by_name.contains_key(s))
+                {
+                    continue;
+                }
+                let i = p.objs.len();
+                p.objs.push(Obj {
+                    path: lexical(path),
+                    dynamic: Some(dynamic.clone()),
+                    parent: None,
+                });
+                if let Some(s) = &dynamic.soname {
+                    p.by_name.insert(s.clone(), i);
+                }
+                queue.push(i);
+                self.drain(&mut p, &mut queue, &mut next);
+            }
+            // The module that dlopens at run time: JAX's plugin, TF's framework library.
+            p.objs
+                .iter()
+                .position(|o| {
+                    let s = o.path.to_string_lossy();
+                    s.contains("xla_cuda_plugin") || s.contains("libtensorflow_framework")
+                })
+                .unwrap_or(first_module)
+                .min(p.objs.len().saturating_sub(1))
+        };
         self.drain(&mut p, &mut queue, &mut next);
         // What the framework loads at run time by soname, or by path (CuPy's pathfinder).
         let by_path = fw.name == "cupy";
-        for name in runtime_needs(self.host, sites, fw, env) {
+        // torch names every CUDA library in its modules' DT_NEEDED: nothing more to add when
+        // those were read.
+        let needs = if fw.name == "torch" && !readable.is_empty() {
+            Vec::new()
+        } else {
+            runtime_needs(self.host, sites, fw, env)
+        };
+        for name in needs {
             if p.by_name.contains_key(&name) {
                 continue;
             }
@@ -310,11 +335,18 @@ impl Ctx<'_> {
                         searched: Vec::new(),
                         later: Vec::new(),
                     };
-                    self.record(&mut p, &name, "cuda-pathfinder (CuPy)", None, &found);
+                    self.record(
+                        &mut p,
+                        &name,
+                        "cuda-pathfinder (CuPy)",
+                        None,
+                        &found,
+                        "preload",
+                    );
                     continue;
                 }
             }
-            if let Some(j) = self.load(&mut p, requester, &name) {
+            if let Some(j) = self.load(&mut p, requester, &name, "dlopen") {
                 queue.push(j);
             }
         }
@@ -333,14 +365,14 @@ impl Ctx<'_> {
                 .map(|d| d.needed.clone())
                 .unwrap_or_default();
             for name in needed {
-                if let Some(j) = self.load(p, i, &name) {
+                if let Some(j) = self.load(p, i, &name, "needed") {
                     queue.push(j);
                 }
             }
             // cuDNN 9's front library loads its sub-libraries itself, as their requester.
             if is_cudnn_front(&p.objs[i].path) {
                 for name in cudnn_sublibs(self.host, &p.objs[i].path) {
-                    if let Some(j) = self.load(p, i, &name) {
+                    if let Some(j) = self.load(p, i, &name, "dlopen") {
                         queue.push(j);
                     }
                 }
@@ -350,13 +382,13 @@ impl Ctx<'_> {
 
     /// Resolves one need of object `i`; returns the new object's index when it was not
     /// loaded yet.
-    fn load(&self, p: &mut Process, i: usize, name: &str) -> Option<usize> {
+    fn load(&self, p: &mut Process, i: usize, name: &str, by: &'static str) -> Option<usize> {
         if p.by_name.contains_key(name) {
             return None;
         }
         let found = self.search(p, i, name);
         let needed_by = p.objs[i].path.display().to_string();
-        self.record(p, name, &needed_by, Some(i), &found)
+        self.record(p, name, &needed_by, Some(i), &found, by)
     }
 
     fn record(
@@ -366,6 +398,7 @@ impl Ctx<'_> {
         needed_by: &str,
         parent: Option<usize>,
         found: &Found,
+        by: &str,
     ) -> Option<usize> {
         let family = family::of(name);
         let index = found.path.as_ref().map(|(path, _)| {
@@ -453,6 +486,7 @@ impl Ctx<'_> {
             family: family.to_string(),
             soname: name.to_string(),
             needed_by: needed_by.to_string(),
+            by: by.to_string(),
             path: winner.map(|w| w.display().to_string()),
             via: via.map(str::to_string),
             version,
@@ -609,8 +643,12 @@ fn is_cudnn_front(path: &Path) -> bool {
 }
 
 fn in_site(path: &Path) -> bool {
-    path.components()
-        .any(|c| matches!(c.as_os_str().to_str(), Some("site-packages" | "dist-packages")))
+    path.components().any(|c| {
+        matches!(
+            c.as_os_str().to_str(),
+            Some("site-packages" | "dist-packages")
+        )
+    })
 }
 
 /// The version of a copy: from the file name its links lead to (`libcudnn.so.9.14.0`), else
@@ -688,7 +726,11 @@ fn modelled_runpath(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<Strin
         if fw.name == "torch" {
             out.push(site.join("torch/lib").display().to_string());
         }
-        out.extend(wheel_dirs(host, site).iter().map(|d| d.display().to_string()));
+        out.extend(
+            wheel_dirs(host, site)
+                .iter()
+                .map(|d| d.display().to_string()),
+        );
     }
     out
 }
@@ -751,15 +793,38 @@ fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework, env: &PythonEnv
     let _ = env;
     let uses: &[&str] = match fw.name.as_str() {
         "cupy" => &[
-            "cudart", "cublas", "cusparse", "cufft", "curand", "cusolver", "nvrtc", "nvjitlink",
+            "cudart",
+            "cublas",
+            "cusparse",
+            "cufft",
+            "curand",
+            "cusolver",
+            "nvrtc",
+            "nvjitlink",
         ],
         "jax" => &[
-            "cudart", "cublas", "cudnn", "cusparse", "cufft", "cusolver", "nccl", "nvjitlink",
+            "cudart",
+            "cublas",
+            "cudnn",
+            "cusparse",
+            "cufft",
+            "cusolver",
+            "nccl",
+            "nvjitlink",
             "cupti",
         ],
         "tensorflow" => &[
-            "cudart", "cublas", "cudnn", "cusparse", "cufft", "cusolver", "curand", "nccl",
-            "nvjitlink", "cupti", "tensorrt",
+            "cudart",
+            "cublas",
+            "cudnn",
+            "cusparse",
+            "cufft",
+            "cusolver",
+            "curand",
+            "nccl",
+            "nvjitlink",
+            "cupti",
+            "tensorrt",
         ],
         _ => &["cudart", "cublas", "cudnn", "nccl"],
     };
@@ -828,7 +893,11 @@ fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework, env: &PythonEnv
             fw.pins
                 .iter()
                 .find(|p| p.starts_with("nvidia-cudnn"))
-                .and_then(|p| p.split(['=', '>', '~']).nth(2).or_else(|| p.split("==").nth(1)))
+                .and_then(|p| {
+                    p.split(['=', '>', '~'])
+                        .nth(2)
+                        .or_else(|| p.split("==").nth(1))
+                })
                 .and_then(|v| v.trim().split('.').next().map(str::to_string))
         })
         .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()));

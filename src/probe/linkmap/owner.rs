@@ -14,8 +14,22 @@ use crate::report::{LibraryOwner, PythonEnv, Toolkit};
 
 /// Words in a package name that mark it as possibly holding a CUDA library.
 const HINTS: [&str; 16] = [
-    "cudnn", "nccl", "cublas", "cuda", "nvjitlink", "nvrtc", "cusparse", "cufft", "cusolver",
-    "curand", "cupti", "cufile", "nvshmem", "nvinfer", "tensorrt", "libnv",
+    "cudnn",
+    "nccl",
+    "cublas",
+    "cuda",
+    "nvjitlink",
+    "nvrtc",
+    "cusparse",
+    "cufft",
+    "cusolver",
+    "curand",
+    "cupti",
+    "cufile",
+    "nvshmem",
+    "nvinfer",
+    "tensorrt",
+    "libnv",
 ];
 
 /// The pip wheel that ships each family, without its `-cu12`/`-cu13` suffix.
@@ -142,6 +156,15 @@ impl<'a> Owners<'a> {
                 return owner("toolkit", name.as_deref(), t.version.as_deref(), "folder");
             }
         }
+        // A toolkit folder not recognised as a toolkit (no nvcc, no version file).
+        if let Ok(rest) = canonical.strip_prefix("/usr/local") {
+            if let Some(first) = rest.components().next() {
+                let name = first.as_os_str().to_string_lossy();
+                if name.starts_with("cuda") {
+                    return owner("toolkit", Some(&name), None, "folder");
+                }
+            }
+        }
         for env in self.envs.iter().filter(|e| e.kind == "conda") {
             if canonical.starts_with(&env.path) {
                 if let Some((name, version)) = self.conda_owner(Path::new(&env.path), canonical) {
@@ -176,7 +199,9 @@ impl<'a> Owners<'a> {
                     .or_else(|| Some((prefix.to_string(), None)))
             });
             return match wheel {
-                Some((name, version)) => owner("pip", Some(&name), version.as_deref(), "wheel-layout"),
+                Some((name, version)) => {
+                    owner("pip", Some(&name), version.as_deref(), "wheel-layout")
+                }
                 None => owner("pip", None, None, "wheel-layout"),
             };
         }

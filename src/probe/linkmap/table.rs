@@ -66,7 +66,8 @@ impl Table {
                 };
             }
         }
-        let arch = if host.fs.is_dir("/lib/aarch64-linux-gnu") && !host.fs.is_dir("/lib/x86_64-linux-gnu")
+        let arch = if host.fs.is_dir("/lib/aarch64-linux-gnu")
+            && !host.fs.is_dir("/lib/x86_64-linux-gnu")
         {
             FLAG_AARCH64_LIB64
         } else {
