@@ -50,7 +50,7 @@ pub fn of(soname: &str) -> Option<&'static str> {
 #[must_use]
 pub fn display(family: &str) -> &str {
     match family {
-        "cudart" => "CUDA runtime",
+        "cudart" => "cudart",
         "cublas" => "cuBLAS",
         "cudnn" => "cuDNN",
         "nccl" => "NCCL",

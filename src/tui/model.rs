@@ -106,11 +106,7 @@ fn load_rows(report: &Report) -> Vec<LibRow> {
                 ));
             }
             rows.push(LibRow {
-                family: format!(
-                    "{} {}",
-                    clean(&fl.framework),
-                    crate::parse::libfamily::display(&l.family)
-                ),
+                family: crate::parse::libfamily::display(&l.family).to_string(),
                 rank: None,
                 version: match &l.path {
                     Some(_) => or_unknown(l.version.as_deref()),
@@ -121,7 +117,7 @@ fn load_rows(report: &Report) -> Vec<LibRow> {
                 } else {
                     LoadState::OffPath
                 },
-                origin: or_unknown(l.via.as_deref()),
+                origin: format!("{} {}", clean(&fl.framework), or_unknown(l.via.as_deref())),
                 path: l.path.as_deref().map_or_else(|| clean(&l.soname), clean),
                 details,
             });
