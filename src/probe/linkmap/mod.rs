@@ -325,8 +325,8 @@ impl Ctx<'_> {
             if p.by_name.contains_key(&name) {
                 continue;
             }
-            if by_path {
-                if let Some(path) = wheel_files(self.host, sites)
+            if by_path
+                && let Some(path) = wheel_files(self.host, sites)
                     .into_iter()
                     .find(|f| f.file_name().is_some_and(|n| n.to_string_lossy() == name))
                 {
@@ -345,7 +345,6 @@ impl Ctx<'_> {
                     );
                     continue;
                 }
-            }
             if let Some(j) = self.load(&mut p, requester, &name, "dlopen") {
                 queue.push(j);
             }
@@ -543,13 +542,11 @@ impl Ctx<'_> {
                     break;
                 }
                 let obj = &p.objs[k];
-                if let Some(d) = &obj.dynamic {
-                    if d.runpath.is_none() {
-                        if let Some(rpath) = &d.rpath {
+                if let Some(d) = &obj.dynamic
+                    && d.runpath.is_none()
+                        && let Some(rpath) = &d.rpath {
                             steps.extend(self.expand(rpath, &obj.path, "RPATH"));
                         }
-                    }
-                }
                 at = obj.parent;
             }
         }
@@ -901,11 +898,10 @@ fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework, env: &PythonEnv
                 .and_then(|v| v.trim().split('.').next().map(str::to_string))
         })
         .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()));
-    if let Some(m) = cudnn_major {
-        if uses.contains(&"cudnn") && !have(&out, "cudnn") {
+    if let Some(m) = cudnn_major
+        && uses.contains(&"cudnn") && !have(&out, "cudnn") {
             out.push(format!("libcudnn.so.{m}"));
         }
-    }
     out
 }
 

@@ -74,6 +74,9 @@ pub fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// One conda-meta record: package, version, the record's text.
+type CondaRecord = (String, String, String);
+
 /// What is known about the machine's installs, read once.
 pub struct Owners<'a> {
     host: &'a Host,
@@ -83,8 +86,8 @@ pub struct Owners<'a> {
     records: HashMap<PathBuf, (String, String)>,
     /// dpkg lists already read: (package, contents).
     dpkg: Mutex<Option<Vec<(String, String)>>>,
-    /// conda-meta records already read, per prefix: (package, version, contents).
-    conda: Mutex<HashMap<PathBuf, Vec<(String, String, String)>>>,
+    /// conda-meta records already read, per prefix.
+    conda: Mutex<HashMap<PathBuf, Vec<CondaRecord>>>,
 }
 
 impl<'a> Owners<'a> {
@@ -157,14 +160,13 @@ impl<'a> Owners<'a> {
             }
         }
         // A toolkit folder not recognised as a toolkit (no nvcc, no version file).
-        if let Ok(rest) = canonical.strip_prefix("/usr/local") {
-            if let Some(first) = rest.components().next() {
+        if let Ok(rest) = canonical.strip_prefix("/usr/local")
+            && let Some(first) = rest.components().next() {
                 let name = first.as_os_str().to_string_lossy();
                 if name.starts_with("cuda") {
                     return owner("toolkit", Some(&name), None, "folder");
                 }
             }
-        }
         for env in self.envs.iter().filter(|e| e.kind == "conda") {
             if canonical.starts_with(&env.path) {
                 if let Some((name, version)) = self.conda_owner(Path::new(&env.path), canonical) {
