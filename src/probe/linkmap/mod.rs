@@ -26,7 +26,7 @@ pub mod owner;
 mod table;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -62,30 +62,43 @@ pub fn probe(
         return (Vec::new(), None);
     }
     let table = Table::read(host, loader);
-    let ctx = Ctx {
-        host,
-        ld_library_path: host.env.path_list("LD_LIBRARY_PATH"),
-        table,
-        defaults: loader
-            .dirs
-            .iter()
-            .filter(|d| d.origin == Origin::Default)
-            .map(|d| d.path.clone())
-            .collect(),
-        lib: if host.fs.is_dir("/lib/x86_64-linux-gnu") {
-            "lib/x86_64-linux-gnu"
-        } else {
-            "lib64"
-        },
-        elf: RefCell::new(HashMap::new()),
-        owners: Owners::new(host, envs, toolkits),
-        known: known_dirs(host, loader, toolkits, envs),
-    };
-    let loads = cuda_frameworks
-        .into_iter()
-        .map(|(env, fw)| ctx.framework(env, fw))
+    let owners = Owners::new(host, envs, toolkits);
+    let known = known_dirs(host, loader, toolkits, envs);
+    let ld_library_path = host.env.path_list("LD_LIBRARY_PATH");
+    let defaults: Vec<PathBuf> = loader
+        .dirs
+        .iter()
+        .filter(|d| d.origin == Origin::Default)
+        .map(|d| d.path.clone())
         .collect();
-    (loads, Some(ctx.table.describe()))
+    let lib = if host.fs.is_dir("/lib/x86_64-linux-gnu") {
+        "lib/x86_64-linux-gnu"
+    } else {
+        "lib64"
+    };
+    let ctx = || Ctx {
+        host,
+        ld_library_path: &ld_library_path,
+        table: &table,
+        defaults: &defaults,
+        lib,
+        elf: RefCell::new(HashMap::new()),
+        listing: RefCell::new(HashMap::new()),
+        owners: &owners,
+        known: &known,
+    };
+    // One thread per framework: each reads its own modules; the tables are shared.
+    let loads = std::thread::scope(|scope| {
+        let handles: Vec<_> = cuda_frameworks
+            .iter()
+            .map(|(env, fw)| {
+                let ctx = &ctx;
+                scope.spawn(move || ctx().framework(env, fw))
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    (loads, Some(table.describe()))
 }
 
 /// The folders copies are looked for in, beyond a module's own search path.
@@ -153,13 +166,15 @@ struct Found {
 
 struct Ctx<'a> {
     host: &'a Host,
-    ld_library_path: Vec<PathBuf>,
-    table: Table,
-    defaults: Vec<PathBuf>,
+    ld_library_path: &'a [PathBuf],
+    table: &'a Table,
+    defaults: &'a [PathBuf],
     lib: &'static str,
     elf: RefCell<HashMap<PathBuf, Option<Rc<Dynamic>>>>,
-    owners: Owners<'a>,
-    known: Vec<PathBuf>,
+    /// Folder listings, read once: a name is looked for in a listing, not with a stat.
+    listing: RefCell<HashMap<PathBuf, Rc<HashSet<String>>>>,
+    owners: &'a Owners<'a>,
+    known: &'a [PathBuf],
 }
 
 /// One framework's process being modelled.
@@ -171,6 +186,34 @@ struct Process {
 }
 
 impl Ctx<'_> {
+    /// The names in a folder (an unreadable folder has none).
+    fn names(&self, dir: &Path) -> Rc<HashSet<String>> {
+        if let Some(l) = self.listing.borrow().get(dir) {
+            return l.clone();
+        }
+        let names: Rc<HashSet<String>> = Rc::new(
+            self.host
+                .fs
+                .read_dir(dir)
+                .into_iter()
+                .map(|e| e.name)
+                .collect(),
+        );
+        self.listing
+            .borrow_mut()
+            .insert(dir.to_path_buf(), names.clone());
+        names
+    }
+
+    /// Whether `path` exists, through its folder's listing first (a stat only on a hit, for
+    /// dangling links).
+    fn exists(&self, path: &Path) -> bool {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
+        else {
+            return false;
+        };
+        self.names(dir).contains(name) && self.host.fs.exists(path)
+    }
     /// The dynamic section of a file, read once per scan.
     fn dynamic(&self, path: &Path) -> Option<Rc<Dynamic>> {
         let canonical = self.host.fs.canonical(path, true).ok()?;
@@ -232,6 +275,22 @@ impl Ctx<'_> {
             .iter()
             .map(|p| (p.clone(), "torch/__init__.py (_preload_cuda_deps)"))
             .collect();
+        if fw.name == "torch" {
+            // torch loads NVRTC and cuSOLVER (used lazily) from the wheels by path with
+            // ctypes; seen on the H200 with torch 2.11 (`LD_DEBUG=files`: "dynamically loaded
+            // by .../_ctypes...so").
+            plan.extend(
+                wheel_files(self.host, sites)
+                    .into_iter()
+                    .filter(|f| {
+                        f.file_name()
+                            .and_then(|n| n.to_str())
+                            .and_then(split_soname)
+                            .is_some_and(|(stem, _)| matches!(stem, "libnvrtc" | "libcusolver"))
+                    })
+                    .map(|p| (p, "torch (loads NVRTC and cuSOLVER by path)")),
+            );
+        }
         if fw.name == "jax" {
             plan.extend(
                 jax_preloads(self.host, sites)
@@ -329,22 +388,22 @@ impl Ctx<'_> {
                 && let Some(path) = wheel_files(self.host, sites)
                     .into_iter()
                     .find(|f| f.file_name().is_some_and(|n| n.to_string_lossy() == name))
-                {
-                    let found = Found {
-                        path: Some((path, "preload")),
-                        searched: Vec::new(),
-                        later: Vec::new(),
-                    };
-                    self.record(
-                        &mut p,
-                        &name,
-                        "cuda-pathfinder (CuPy)",
-                        None,
-                        &found,
-                        "preload",
-                    );
-                    continue;
-                }
+            {
+                let found = Found {
+                    path: Some((path, "preload")),
+                    searched: Vec::new(),
+                    later: Vec::new(),
+                };
+                self.record(
+                    &mut p,
+                    &name,
+                    "cuda-pathfinder (CuPy)",
+                    None,
+                    &found,
+                    "preload",
+                );
+                continue;
+            }
             if let Some(j) = self.load(&mut p, requester, &name, "dlopen") {
                 queue.push(j);
             }
@@ -446,9 +505,9 @@ impl Ctx<'_> {
                 )
             });
         }
-        for dir in &self.known {
+        for dir in self.known {
             let path = dir.join(name);
-            if self.host.fs.exists(&path) {
+            if self.exists(&path) {
                 self.push_other(&mut others, &mut seen, &path, family, || {
                     if via == Some("preload") {
                         format!("{needed_by} loads the wheel's copy by path first")
@@ -462,7 +521,7 @@ impl Ctx<'_> {
             // Nothing by that name: say which other versions of it are here (another soname,
             // so no substitute: `libcudart.so.12` for a `libcudart.so.11.0` need).
             let stem = split_soname(name).map(|(s, _)| s);
-            for dir in &self.known {
+            for dir in self.known {
                 for e in self.host.fs.read_dir(dir) {
                     let other_stem = split_soname(&e.name).map(|(s, _)| s);
                     if other_stem.is_some() && other_stem == stem && e.name != name {
@@ -544,9 +603,10 @@ impl Ctx<'_> {
                 let obj = &p.objs[k];
                 if let Some(d) = &obj.dynamic
                     && d.runpath.is_none()
-                        && let Some(rpath) = &d.rpath {
-                            steps.extend(self.expand(rpath, &obj.path, "RPATH"));
-                        }
+                    && let Some(rpath) = &d.rpath
+                {
+                    steps.extend(self.expand(rpath, &obj.path, "RPATH"));
+                }
                 at = obj.parent;
             }
         }
@@ -564,7 +624,7 @@ impl Ctx<'_> {
             later: Vec::new(),
         };
         let consider = |found: &mut Found, path: PathBuf, via: &'static str| {
-            if !self.host.fs.exists(&path) || !self.loadable(&path) {
+            if !self.exists(&path) || !self.loadable(&path) {
                 return;
             }
             if found.path.is_none() {
@@ -577,7 +637,7 @@ impl Ctx<'_> {
             consider(&mut found, lexical(&dir.join(name)), via);
             found.searched.push((dir, via));
         }
-        match &self.table {
+        match self.table {
             Table::Cache { entries, arch, .. } => {
                 if let Some(e) = crate::parse::ld_cache::lookup(entries, name, *arch) {
                     consider(&mut found, PathBuf::from(&e.path), "ld.so.cache");
@@ -593,7 +653,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        for dir in &self.defaults {
+        for dir in self.defaults {
             consider(&mut found, dir.join(name), "default");
             found.searched.push((dir.clone(), "default"));
         }
@@ -899,9 +959,11 @@ fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework, env: &PythonEnv
         })
         .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()));
     if let Some(m) = cudnn_major
-        && uses.contains(&"cudnn") && !have(&out, "cudnn") {
-            out.push(format!("libcudnn.so.{m}"));
-        }
+        && uses.contains(&"cudnn")
+        && !have(&out, "cudnn")
+    {
+        out.push(format!("libcudnn.so.{m}"));
+    }
     out
 }
 

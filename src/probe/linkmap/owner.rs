@@ -161,12 +161,13 @@ impl<'a> Owners<'a> {
         }
         // A toolkit folder not recognised as a toolkit (no nvcc, no version file).
         if let Ok(rest) = canonical.strip_prefix("/usr/local")
-            && let Some(first) = rest.components().next() {
-                let name = first.as_os_str().to_string_lossy();
-                if name.starts_with("cuda") {
-                    return owner("toolkit", Some(&name), None, "folder");
-                }
+            && let Some(first) = rest.components().next()
+        {
+            let name = first.as_os_str().to_string_lossy();
+            if name.starts_with("cuda") {
+                return owner("toolkit", Some(&name), None, "folder");
             }
+        }
         for env in self.envs.iter().filter(|e| e.kind == "conda") {
             if canonical.starts_with(&env.path) {
                 if let Some((name, version)) = self.conda_owner(Path::new(&env.path), canonical) {

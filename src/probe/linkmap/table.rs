@@ -59,12 +59,13 @@ impl Table {
             .filter_map(|p| mtime(&p))
             .max();
         if let (Some(c), Some(conf_time)) = (mtime(cache), newest_conf)
-            && c < conf_time {
-                return Table::Conf {
-                    dirs: conf(),
-                    why: "ld.so.cache older than ld.so.conf",
-                };
-            }
+            && c < conf_time
+        {
+            return Table::Conf {
+                dirs: conf(),
+                why: "ld.so.cache older than ld.so.conf",
+            };
+        }
         let arch = if host.fs.is_dir("/lib/aarch64-linux-gnu")
             && !host.fs.is_dir("/lib/x86_64-linux-gnu")
         {
