@@ -231,16 +231,41 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
             ""
         }
     ));
+    // One line per framework, family and folder: cuDNN's eight sub-libraries are one fact.
+    let mut said: Vec<(&str, &str, Option<&Path>)> = Vec::new();
     for s in &shadows {
+        let dir = s.load.path.as_deref().and_then(|p| Path::new(p).parent());
+        let key = (s.framework, s.load.family.as_str(), dir);
+        if said.contains(&key) {
+            continue;
+        }
+        said.push(key);
+        let more = shadows
+            .iter()
+            .filter(|o| {
+                o.framework == s.framework
+                    && o.load.family == s.load.family
+                    && o.load.path.as_deref().and_then(|p| Path::new(p).parent()) == dir
+            })
+            .count()
+            - 1;
         f = f.evidence(format!(
-            "{}: {} loads {} ({}, via {}); its own copy is {} ({})",
+            "{}: {} loads {} ({}, via {}); its own copy is {} ({}){}",
             s.framework,
             s.load.soname,
             s.load.path.as_deref().unwrap_or(""),
             s.load.version.as_deref().unwrap_or("?"),
             s.load.via.as_deref().unwrap_or(""),
             s.reference.path,
-            s.reference.version.as_deref().unwrap_or("?")
+            s.reference.version.as_deref().unwrap_or("?"),
+            if more > 0 {
+                format!(
+                    "; and {more} more {} libraries from that folder",
+                    family::display(&s.load.family)
+                )
+            } else {
+                String::new()
+            }
         ));
     }
     // The scoped fix: drop the shadowing folders from LD_LIBRARY_PATH for the run when they

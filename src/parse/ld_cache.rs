@@ -174,6 +174,30 @@ mod tests {
     }
 
     #[test]
+    fn new_format_entries_are_read_with_offsets_from_its_header() {
+        let strings = b"libnccl.so.2\0/usr/lib/x86_64-linux-gnu/libnccl.so.2\0";
+        let mut out = b"glibc-ld.so.cache1.1".to_vec();
+        out.extend_from_slice(&1u32.to_le_bytes()); // nlibs
+        out.extend_from_slice(&u32::try_from(strings.len()).unwrap().to_le_bytes());
+        out.extend_from_slice(&[0u8; 4]); // flags, padding
+        out.extend_from_slice(&0u32.to_le_bytes()); // extension offset
+        out.extend_from_slice(&[0u8; 12]);
+        let base = u32::try_from(out.len() + 24).unwrap();
+        out.extend_from_slice(&0x0303i32.to_le_bytes());
+        out.extend_from_slice(&base.to_le_bytes());
+        out.extend_from_slice(&(base + 13).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(strings);
+        let (format, entries) = parse(&out).unwrap();
+        assert_eq!(format, Format::New);
+        assert_eq!(
+            lookup(&entries, "libnccl.so.2", FLAG_X8664_LIB64).map(|e| e.path.as_str()),
+            Some("/usr/lib/x86_64-linux-gnu/libnccl.so.2")
+        );
+    }
+
+    #[test]
     fn garbage_and_truncation_do_not_panic() {
         assert!(parse(b"").is_none());
         assert!(parse(b"not a cache").is_none());
