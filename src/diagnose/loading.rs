@@ -248,7 +248,7 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
                     && o.load.path.as_deref().and_then(|p| Path::new(p).parent()) == dir
             })
             .count()
-            - 1;
+            .saturating_sub(1);
         f = f.evidence(format!(
             "{}: {} loads {} ({}, via {}); its own copy is {} ({}){}",
             s.framework,
