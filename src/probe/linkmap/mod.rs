@@ -84,6 +84,7 @@ pub fn probe(
         lib,
         elf: RefCell::new(HashMap::new()),
         listing: RefCell::new(HashMap::new()),
+        canon: RefCell::new(HashMap::new()),
         owners: &owners,
         known: &known,
     };
@@ -173,6 +174,8 @@ struct Ctx<'a> {
     elf: RefCell<HashMap<PathBuf, Option<Rc<Dynamic>>>>,
     /// Folder listings, read once: a name is looked for in a listing, not with a stat.
     listing: RefCell<HashMap<PathBuf, Rc<HashSet<String>>>>,
+    /// Paths after links, resolved once.
+    canon: RefCell<HashMap<PathBuf, PathBuf>>,
     owners: &'a Owners<'a>,
     known: &'a [PathBuf],
 }
@@ -186,6 +189,22 @@ struct Process {
 }
 
 impl Ctx<'_> {
+    /// A path after its links (inside the root), resolved once per scan.
+    fn canonical(&self, path: &Path) -> PathBuf {
+        if let Some(c) = self.canon.borrow().get(path) {
+            return c.clone();
+        }
+        let c = self
+            .host
+            .fs
+            .canonical(path, true)
+            .unwrap_or_else(|_| path.to_path_buf());
+        self.canon
+            .borrow_mut()
+            .insert(path.to_path_buf(), c.clone());
+        c
+    }
+
     /// The names in a folder (an unreadable folder has none).
     fn names(&self, dir: &Path) -> Rc<HashSet<String>> {
         if let Some(l) = self.listing.borrow().get(dir) {
@@ -212,11 +231,18 @@ impl Ctx<'_> {
         else {
             return false;
         };
-        self.names(dir).contains(name) && self.host.fs.exists(path)
+        self.names(dir).contains(name) && {
+            // A listed link may dangle: its target's folder must list the target.
+            let c = self.canonical(path);
+            match (c.parent(), c.file_name().and_then(|n| n.to_str())) {
+                (Some(d), Some(n)) if c != path => self.names(d).contains(n),
+                _ => true,
+            }
+        }
     }
     /// The dynamic section of a file, read once per scan.
     fn dynamic(&self, path: &Path) -> Option<Rc<Dynamic>> {
-        let canonical = self.host.fs.canonical(path, true).ok()?;
+        let canonical = self.canonical(path);
         if let Some(d) = self.elf.borrow().get(&canonical) {
             return d.clone();
         }
@@ -491,9 +517,7 @@ impl Ctx<'_> {
             return index.filter(|j| in_site(&p.objs[*j].path));
         };
         let winner = found.path.as_ref().map(|(path, _)| path.clone());
-        let winner_canon = winner
-            .as_ref()
-            .and_then(|w| self.host.fs.canonical(w, true).ok());
+        let winner_canon = winner.as_ref().map(|w| self.canonical(w));
         let mut others: Vec<LosingCopy> = Vec::new();
         let mut seen: Vec<PathBuf> = winner_canon.iter().cloned().collect();
         let via = found.path.as_ref().map(|(_, v)| *v);
@@ -567,11 +591,7 @@ impl Ctx<'_> {
         family: &str,
         why: impl FnOnce() -> String,
     ) {
-        let canon = self
-            .host
-            .fs
-            .canonical(path, true)
-            .unwrap_or_else(|_| path.to_path_buf());
+        let canon = self.canonical(path);
         if seen.contains(&canon) {
             return;
         }
