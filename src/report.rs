@@ -13,7 +13,9 @@
 //! from many machines' reports: `tool.version`, `generated_at`, `host.hostname`,
 //! `libraries.nccl[].version`, `smoke.status`, `smoke.error`, `smoke.devices[].index`, `.name`,
 //! `.passed`, `.throughput.cublaslt_bf16_tflops`, `.throughput.ptx_fp32_tflops`,
-//! `.bandwidth.device_to_device_gbs`.
+//! `.bandwidth.device_to_device_gbs`; and which copy of each CUDA library a framework loads:
+//! `libraries.loads[].env`, `.framework`, `.libraries[].family`, `.soname`, `.path` (null: not
+//! found), `.via`, `.version`, `.owner.kind`, `.owner.package`, `.others[].path`, `.others[].why`.
 //! Under `--host-root DIR` (a node's `/` mounted in a container) `tool.host_root` names DIR and
 //! each `probes[].source` says whose facts a probe gave: `host-root:DIR` or `container`; both
 //! keys are absent from other reports.
@@ -397,6 +399,85 @@ pub struct Libraries {
     pub cublas: Vec<Library>,
     pub cudart: Vec<Library>,
     pub tensorrt: Vec<Library>,
+    /// Per framework, which copy of each CUDA library its process loads, resolved the way ld.so
+    /// does (`probe::linkmap`); sorted by environment, then framework.
+    #[serde(default)]
+    pub loads: Vec<FrameworkLoads>,
+    /// Where the loader's soname table came from: "ld.so.cache", or "ld.so.conf (ld.so.cache
+    /// missing)" / "ld.so.conf (ld.so.cache older than ld.so.conf)" when the folders `ldconfig`
+    /// would scan stand in for it; null when nothing was resolved.
+    #[serde(default)]
+    pub loader_table: Option<String>,
+}
+
+/// The CUDA libraries one framework's process loads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FrameworkLoads {
+    /// The Python environment's prefix.
+    pub env: String,
+    /// "torch", "jax", "tensorflow", "cupy".
+    pub framework: String,
+    /// "elf" when its modules' dynamic sections were read; "model" when they could not be (a
+    /// fixture's empty files) and the framework's documented search path stands in.
+    pub basis: String,
+    /// One entry per soname, sorted by family then soname.
+    pub libraries: Vec<LibraryLoad>,
+}
+
+/// One soname a framework needs and the file the loader would map for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LibraryLoad {
+    /// "cudart", "cublas", "cudnn", "nccl", "nvjitlink", "nvrtc", "cusparse", "cusparselt",
+    /// "cufft", "cusolver", "curand", "cupti", "cufile", "nvshmem", "tensorrt".
+    pub family: String,
+    /// "libcudnn.so.9".
+    pub soname: String,
+    /// The module whose `DT_NEEDED` (or run-time `dlopen`) asks for it.
+    pub needed_by: String,
+    /// How it is asked for: "needed" (`DT_NEEDED`, read from the module), "dlopen" (loaded by
+    /// soname at run time, as the framework is known to), "preload" (loaded by path).
+    pub by: String,
+    /// The file that loads (as found, before links); null when no folder searched has it.
+    pub path: Option<String>,
+    /// How the loader reaches it: "preload" (loaded by path by the framework), "RPATH",
+    /// "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "ld.so.conf", "default"; null when not found.
+    pub via: Option<String>,
+    /// Its version: from the file name the link resolves to, else its package.
+    pub version: Option<String>,
+    /// Who installed the file that loads; null when not found.
+    pub owner: Option<LibraryOwner>,
+    /// The folders searched, in order (always given; the evidence for `library-not-found`).
+    pub searched: Vec<String>,
+    /// Other copies of the same soname on this machine, and why each loses.
+    pub others: Vec<LosingCopy>,
+}
+
+/// Who installed a library file, whatever the loader does with it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LibraryOwner {
+    /// "pip", "conda", "toolkit", "bundled" (inside a framework's own folder), "dpkg",
+    /// "driver", "system" (none of these says it is theirs).
+    pub kind: String,
+    /// The package ("nvidia-cudnn-cu13", "torch", "libcudnn9-cuda-13", "cuda-13.0").
+    pub package: Option<String>,
+    pub version: Option<String>,
+    /// How the owner was told: "RECORD", "wheel-layout", "conda-meta", "dpkg", "folder".
+    pub source: String,
+}
+
+/// A copy of a soname that the loader does not pick.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LosingCopy {
+    pub path: String,
+    pub version: Option<String>,
+    pub owner: LibraryOwner,
+    /// "searched after the winner (LD_LIBRARY_PATH comes before RUNPATH)", "not on the search
+    /// path of torch/lib/libtorch_cuda.so", ...
+    pub why: String,
 }
 
 /// One copy of a library.

@@ -82,7 +82,12 @@ pub const KINDS: &[Kind] = &[
     Kind {
         id: "library-path-shadowing",
         severities: &[Severity::Error, Severity::Warning],
-        title: "LD_LIBRARY_PATH puts another cuDNN/NCCL/cuBLAS/cudart ahead of a wheel's own",
+        title: "the copy the loader picks is another version than the one the framework ships or pins",
+    },
+    Kind {
+        id: "library-not-found",
+        severities: &[Severity::Error],
+        title: "a framework module needs a CUDA soname that no folder on its search path has",
     },
     Kind {
         id: "multiple-toolkits",

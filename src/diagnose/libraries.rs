@@ -39,7 +39,10 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 out.extend(cudnn(report, manifests, env, fw));
             }
         }
-        out.extend(shadowing(report, env));
+        // With the loader's resolution at hand, `loading` says which copy shadows which.
+        if !super::loading::resolved(report, env) {
+            out.extend(shadowing(report, env));
+        }
         out.extend(wheels_conflict(env));
     }
     out
@@ -115,6 +118,24 @@ fn cudnn_candidates<'a>(report: &'a Report, env: &PythonEnv) -> Vec<&'a Library>
     ld.into_iter().chain(pip).chain(system).collect()
 }
 
+/// The `libcudnn.so.N` the ld.so-order resolution loads for this framework, as a scanned copy.
+fn resolved_cudnn<'a>(report: &'a Report, env: &PythonEnv, fw: &Framework) -> Option<&'a Library> {
+    let load = report
+        .libraries
+        .loads
+        .iter()
+        .filter(|l| l.env == env.path && l.framework == fw.name)
+        .flat_map(|l| &l.libraries)
+        .find(|l| l.soname.starts_with("libcudnn.so."))?;
+    let path = Path::new(load.path.as_deref()?);
+    // The scan names the most precise file of a folder (`libcudnn.so.9.1.0`): match on folder.
+    report
+        .libraries
+        .cudnn
+        .iter()
+        .find(|l| Path::new(&l.path).parent() == path.parent())
+}
+
 fn in_env(env: &PythonEnv, path: &str) -> bool {
     env.site_packages
         .iter()
@@ -135,7 +156,12 @@ fn cudnn(
     fw: &Framework,
 ) -> Option<Finding> {
     let need = cudnn_need(manifests, fw)?;
-    let candidates = cudnn_candidates(report, env);
+    let mut candidates = cudnn_candidates(report, env);
+    // The copy the loader resolution says this framework loads goes first.
+    if let Some(lib) = resolved_cudnn(report, env, fw) {
+        candidates.retain(|l| l.path != lib.path);
+        candidates.insert(0, lib);
+    }
     let usable: Vec<&&Library> = candidates
         .iter()
         .filter(|l| lib_major(l) == Some(need.major))

@@ -16,6 +16,7 @@ mod health;
 pub mod ids;
 mod jax;
 mod libraries;
+mod loading;
 mod manifests;
 mod platform;
 mod runtime;
@@ -41,6 +42,7 @@ const RULES: &[Rule] = &[
     extensions::findings,
     jax::findings,
     libraries::findings,
+    loading::findings,
     health::findings,
     platform::findings,
     runtime::findings,

@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod env;
 pub mod fs;
 pub mod gpu;
+pub mod ranged;
 pub mod reap;
 mod which_sys;
 

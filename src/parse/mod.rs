@@ -4,7 +4,10 @@
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
 pub mod cuda_files;
+pub mod elf;
 pub mod kernel;
+pub mod ld_cache;
+pub mod libfamily;
 pub mod libname;
 pub mod nvcc;
 pub mod nvidia_smi;

@@ -283,6 +283,66 @@ fn python(out: &mut String, r: &Report) {
                 let _ = write!(out, "; {} {}", clean(&c.name), clean(&c.version));
             }
             out.push('\n');
+            loads(out, r, &env.path, &fw.name);
+        }
+    }
+}
+
+/// What a framework's process would map, one line per soname, like `ldd` without running it.
+fn loads(out: &mut String, r: &Report, env: &str, framework: &str) {
+    let Some(fl) = r
+        .libraries
+        .loads
+        .iter()
+        .find(|l| l.env == env && l.framework == framework)
+    else {
+        return;
+    };
+    if fl.libraries.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "      loads ({}):",
+        if fl.basis == "elf" {
+            "ld.so order, from its modules' dynamic sections"
+        } else {
+            "ld.so order, modelled: its modules are not readable ELF files"
+        }
+    );
+    for l in &fl.libraries {
+        match &l.path {
+            Some(path) => {
+                let owner = l.owner.as_ref().map_or_else(String::new, |o| {
+                    let mut s = o.kind.clone();
+                    if let Some(p) = &o.package {
+                        s.push(' ');
+                        s.push_str(p);
+                    }
+                    s
+                });
+                let _ = writeln!(
+                    out,
+                    "        {:<34} => {} ({}{}, via {})",
+                    clean(&l.soname),
+                    clean(path),
+                    opt(l.version.as_deref()),
+                    if owner.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {}", clean(&owner))
+                    },
+                    opt(l.via.as_deref())
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "        {:<34} => not found ({} folders searched)",
+                    clean(&l.soname),
+                    l.searched.len()
+                );
+            }
         }
     }
 }

@@ -94,6 +94,8 @@ pub fn probe(
         cublas: find(&CUBLAS),
         cudart: find(&CUDART),
         tensorrt: find(&TENSORRT),
+        loads: Vec::new(),
+        loader_table: None,
     }
 }
 

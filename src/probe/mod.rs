@@ -8,6 +8,7 @@ pub mod driver;
 pub mod driver_libs;
 pub mod kernel;
 pub mod libs;
+pub mod linkmap;
 pub mod loader;
 pub mod module_files;
 pub mod net;
@@ -112,9 +113,15 @@ pub fn gather(host: &Host) -> Report {
         driver_libs::probe(host, &loader, system.wsl)
     });
     records.push(rec);
-    let (libraries, rec) = timed("libraries", || {
+    let (mut libraries, rec) = timed("libraries", || {
         libs::probe(host, &loader, &toolkits, &python_envs)
     });
+    records.push(rec);
+    let ((loads, table), rec) = timed("library-resolution", || {
+        linkmap::probe(host, &loader, &toolkits, &python_envs)
+    });
+    libraries.loads = loads;
+    libraries.loader_table = table;
     records.push(rec);
 
     let smi_from_node = driver.smi_from_node;

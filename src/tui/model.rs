@@ -66,6 +66,67 @@ pub struct LibRow {
 /// the copies it shadows, then copies only found through a RUNPATH.
 #[must_use]
 pub fn lib_rows(report: &Report) -> Vec<LibRow> {
+    let mut rows = lib_rows_scanned(report);
+    rows.extend(load_rows(report));
+    rows
+}
+
+/// Per framework, the copy of each CUDA library its process would map (ld.so order).
+fn load_rows(report: &Report) -> Vec<LibRow> {
+    let mut rows = Vec::new();
+    for fl in &report.libraries.loads {
+        for l in &fl.libraries {
+            let mut details = vec![
+                format!(
+                    "{} in {} needs {}",
+                    clean(&fl.framework),
+                    clean(&fl.env),
+                    clean(&l.soname)
+                ),
+                format!("needed by: {}", clean(&l.needed_by)),
+            ];
+            if let Some(o) = &l.owner {
+                details.push(format!(
+                    "owner: {} {} {} (from {})",
+                    clean(&o.kind),
+                    or_unknown(o.package.as_deref()),
+                    o.version.as_deref().map(clean).unwrap_or_default(),
+                    clean(&o.source)
+                ));
+            }
+            if l.path.is_none() {
+                details.push(format!("searched: {}", clean(&l.searched.join(", "))));
+            }
+            for o in &l.others {
+                details.push(format!(
+                    "loses: {} {} ({})",
+                    clean(&o.path),
+                    or_unknown(o.version.as_deref()),
+                    clean(&o.why)
+                ));
+            }
+            rows.push(LibRow {
+                family: crate::parse::libfamily::display(&l.family).to_string(),
+                rank: None,
+                version: match &l.path {
+                    Some(_) => or_unknown(l.version.as_deref()),
+                    None => "not found".to_string(),
+                },
+                state: if l.path.is_some() {
+                    LoadState::Loads
+                } else {
+                    LoadState::OffPath
+                },
+                origin: format!("{} {}", clean(&fl.framework), or_unknown(l.via.as_deref())),
+                path: l.path.as_deref().map_or_else(|| clean(&l.soname), clean),
+                details,
+            });
+        }
+    }
+    rows
+}
+
+fn lib_rows_scanned(report: &Report) -> Vec<LibRow> {
     let mut rows = Vec::new();
     for name in ["libcuda", "libnvidia-ml"] {
         let mut libs: Vec<_> = report

@@ -20,6 +20,7 @@ mod hostile;
 mod k8s;
 mod layout;
 mod leads;
+mod linkmap;
 mod mutants;
 mod plan;
 mod prometheus;

@@ -1,0 +1,70 @@
+//! Reading pieces of a large file (an ELF header, a dynamic section) without reading the
+//! whole file: one open per file, then positioned reads, each bounded by its caller.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::fs::RootFs;
+
+/// An open regular file below the root, read by offset.
+#[derive(Debug)]
+pub struct RangedFile {
+    file: File,
+    len: u64,
+}
+
+/// The most one positioned read returns.
+const MAX_RANGE: usize = 1 << 20;
+
+impl RootFs {
+    /// Opens a regular file for positioned reads (links followed inside the root).
+    pub fn open_ranged(&self, path: &Path) -> io::Result<RangedFile> {
+        let file = File::open(self.real_path(path)?)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(io::Error::other("not a regular file"));
+        }
+        Ok(RangedFile {
+            file,
+            len: meta.len(),
+        })
+    }
+}
+
+impl RangedFile {
+    /// Up to `len` bytes (at most 1 MiB) at `offset`; fewer at the end of the file, `None`
+    /// past it or on an error.
+    #[must_use]
+    pub fn read_at(&self, offset: u64, len: usize) -> Option<Vec<u8>> {
+        if offset >= self.len {
+            return None;
+        }
+        let want = usize::try_from((self.len - offset).min(len.min(MAX_RANGE) as u64)).ok()?;
+        let mut buf = vec![0u8; want];
+        let mut got = 0;
+        while got < want {
+            match self.file.read_at(&mut buf[got..], offset + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        buf.truncate(got);
+        Some(buf)
+    }
+
+    /// The file's size in bytes.
+    #[must_use]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file is empty (a fixture stand-in, not a library).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
