@@ -20,16 +20,13 @@ const MAX_RANGE: usize = 1 << 20;
 
 impl RootFs {
     /// Opens a regular file for positioned reads (links followed inside the root).
+    ///
+    /// Opened like every other read ([`super::fs::open_regular`]): without blocking, so a FIFO
+    /// or device where a library should be is refused rather than waited on.
     pub fn open_ranged(&self, path: &Path) -> io::Result<RangedFile> {
-        let file = File::open(self.real_path(path)?)?;
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(io::Error::other("not a regular file"));
-        }
-        Ok(RangedFile {
-            file,
-            len: meta.len(),
-        })
+        let file = super::fs::open_regular(&self.real_path(path)?)?;
+        let len = file.metadata()?.len();
+        Ok(RangedFile { file, len })
     }
 }
 
