@@ -87,37 +87,13 @@ pub fn run_in_empty_dir(
     timeout: Duration,
     scratch: &Path,
 ) -> std::io::Result<CmdOutput> {
-    let dir = EmptyDir::create(scratch)?;
-    run_in(program, args, env, timeout, &dir.0)
-}
-
-/// A folder this process made, removed (with whatever the command left in it) when dropped.
-struct EmptyDir(std::path::PathBuf);
-
-impl EmptyDir {
-    fn create(parent: &Path) -> std::io::Result<EmptyDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let mut builder = std::fs::DirBuilder::new();
-        builder.mode(0o700);
-        loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = parent.join(format!("gpu-doctor-{}-{n}", std::process::id()));
-            match builder.create(&path) {
-                Ok(()) => return Ok(EmptyDir(path)),
-                // Left by an earlier process with our pid: take the next name.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-}
-
-impl Drop for EmptyDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    // A folder of our own (mode 0700), removed with whatever the command left in it when
+    // dropped.
+    let dir = tempfile::Builder::new()
+        .prefix("gpu-doctor-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(scratch)?;
+    run_in(program, args, env, timeout, dir.path())
 }
 
 fn run_in(

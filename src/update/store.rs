@@ -14,6 +14,7 @@
 //! Depends on `std::fs` only; the caller decides the data folder.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -101,16 +102,16 @@ impl Store {
         std::fs::create_dir_all(&self.data_dir)
             .map_err(error("create the folder", &self.data_dir))?;
         self.remove_leftovers();
-        let temp = TempDir::create(&self.data_dir)?;
+        let temp = temp_dir(&self.data_dir)?;
         for (name, bytes) in files {
-            write_synced(&temp.path.join(name), bytes)?;
+            write_synced(&temp.path().join(name), bytes)?;
         }
         let origin_json = serde_json::to_vec_pretty(origin).unwrap_or_default();
-        write_synced(&temp.path.join(ORIGIN_FILE), &origin_json)?;
-        sync_dir(&temp.path)?;
+        write_synced(&temp.path().join(ORIGIN_FILE), &origin_json)?;
+        sync_dir(temp.path())?;
 
         let target = self.set_dir();
-        swap_into_place(&temp.path, &target, exchange)?;
+        swap_into_place(temp.path(), &target, exchange)?;
         // After an exchange the temporary folder holds the old set; otherwise it is gone.
         drop(temp);
         sync_dir(&self.data_dir)?;
@@ -139,30 +140,19 @@ impl Store {
     }
 }
 
-/// A temporary folder next to the set, removed when dropped.
-struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    fn create(parent: &Path) -> Result<TempDir, StoreError> {
-        let nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path = parent.join(format!("{TEMP_PREFIX}{}-{nanos}", std::process::id()));
-        std::fs::create_dir(&path).map_err(|source| StoreError {
-            action: "create the folder",
-            path: path.clone(),
+/// A temporary folder next to the set (`.manifests.tmp-XXXXXX`), removed when dropped. Made
+/// with the mode a plain `mkdir` gives (0777 less the umask), because after the swap it *is*
+/// the installed set, readable by whoever could read the old one.
+fn temp_dir(parent: &Path) -> Result<tempfile::TempDir, StoreError> {
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .permissions(std::fs::Permissions::from_mode(0o777))
+        .tempdir_in(parent)
+        .map_err(|source| StoreError {
+            action: "create a temporary folder in",
+            path: parent.to_path_buf(),
             source,
-        })?;
-        Ok(TempDir { path })
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
+        })
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
