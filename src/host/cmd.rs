@@ -208,11 +208,9 @@ fn spawn_reader<R: Read + Send + 'static>(stream: R) -> mpsc::Receiver<String> {
 }
 
 fn kill_group(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
-        // SAFETY: kill(2) with a negative pid signals that process group; no memory is touched.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+    use rustix::process::{Pid, Signal, kill_process_group};
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, Signal::KILL);
     }
 }
 
@@ -293,8 +291,9 @@ mod tests {
         let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
         assert_eq!(pids.len(), 2, "{text}");
         for pid in pids {
-            // SAFETY: signal 0 only asks whether the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0;
+            // Signal 0 only asks whether the process exists.
+            let alive = rustix::process::Pid::from_raw(pid)
+                .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
             assert!(!alive, "process {pid} outlived its command");
         }
     }

@@ -2,16 +2,16 @@
 //! at all.
 //!
 //! An update writes the new set into a temporary folder next to `manifests/` (same file
-//! system, so a rename is atomic), syncs it, then swaps the two folders with one
-//! `renameat2(RENAME_EXCHANGE)`: at every instant `manifests/` is either the complete old set or
-//! the complete new one. A crash before the swap leaves the old set and a temporary folder,
+//! system, so a rename is atomic), syncs it, then swaps the two folders with one atomic
+//! exchange (`RENAME_EXCHANGE`, through rustix): at every instant `manifests/` is either the
+//! complete old set or the complete new one. A crash before the swap leaves the old set and a temporary folder,
 //! which the next update removes. Where the exchange is not supported (not Linux, or a file
 //! system without it), two renames are used and a failure of the second puts the old set back.
 //!
 //! Holds: `index.json`, `index.json.sig` (as downloaded, so `manifest verify` can check them
 //! again), the manifest files, and `origin.json` (where and when it came from; informational).
 //!
-//! Depends on `std::fs` only; the caller decides the data folder.
+//! Depends on `std::fs`, tempfile and rustix; the caller decides the data folder.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -218,9 +218,10 @@ fn swap_into_place(
 fn exchange_unsupported(error: &std::io::Error) -> bool {
     #[cfg(target_os = "linux")]
     {
+        use rustix::io::Errno;
         matches!(
-            error.raw_os_error(),
-            Some(libc::ENOSYS | libc::EINVAL | libc::ENOTSUP | libc::EXDEV)
+            Errno::from_io_error(error),
+            Some(Errno::NOSYS | Errno::INVAL | Errno::NOTSUP | Errno::XDEV)
         )
     }
     #[cfg(not(target_os = "linux"))]
@@ -230,29 +231,12 @@ fn exchange_unsupported(error: &std::io::Error) -> bool {
     }
 }
 
-/// Atomically exchanges two paths (Linux 3.15+, most local file systems).
+/// Atomically exchanges two paths (Linux 3.15+, most local file systems). Relative paths are
+/// relative to the working folder, as with `std::fs::rename`.
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let a = CString::new(a.as_os_str().as_bytes())?;
-    let b = CString::new(b.as_os_str().as_bytes())?;
-    // SAFETY: both arguments are NUL-terminated C strings that outlive the call; AT_FDCWD makes
-    // relative paths relative to the working folder, as std::fs::rename does.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(std::io::Error::from)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -334,7 +318,7 @@ mod tests {
         std::fs::write(target.join("f"), b"old").expect("write");
         std::fs::create_dir(&new).expect("mkdir");
         std::fs::write(new.join("f"), b"new").expect("write");
-        let unsupported = |_: &Path, _: &Path| Err(std::io::Error::from_raw_os_error(libc::ENOSYS));
+        let unsupported = |_: &Path, _: &Path| Err(std::io::Error::from(rustix::io::Errno::NOSYS));
         swap_into_place(&new, &target, unsupported).expect("swapped");
         assert_eq!(std::fs::read(target.join("f")).expect("read"), b"new");
         assert_eq!(names(data.path()), ["manifests"]);
