@@ -115,12 +115,9 @@ fn generated_at(host: &Host) -> Option<String> {
             .parse()
             .ok()?
     } else {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_secs()
+        u64::try_from(jiff::Timestamp::now().as_second()).ok()?
     };
-    Some(crate::update::date::utc_timestamp(secs))
+    crate::update::date::utc_timestamp(secs)
 }
 
 /// Gathers and diagnoses: the full report for any face.

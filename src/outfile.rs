@@ -1,7 +1,7 @@
 //! Writing output files (`-o FILE` of `plan`, `doctor`, `smoke`, `report merge`, the TUI's
 //! save): never over an existing file unless forced, and never half-written. Each file is written to a temporary file in the same folder, flushed, and then
-//! moved into place: linked (which fails if the name exists, so a file that appears meanwhile
-//! is not clobbered either) or, with `--force`, renamed over the old one. Side effects: the
+//! moved into place: without `--force` only while the name is free (so a file that appears
+//! meanwhile is not clobbered either) or, with `--force`, renamed over the old one. Side effects: the
 //! files named, and their temporary siblings.
 //!
 //! Only regular files are replaced. gpu-doctor often runs as root, where renaming over
@@ -11,11 +11,11 @@
 //! [`FIFO_WAIT`]. A symbolic link to a regular file replaces the file it points to and keeps
 //! the link.
 
+use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long opening a FIFO waits for a reader before it is an error rather than a hang.
@@ -199,39 +199,37 @@ fn set_blocking(file: &fs::File) {
     }
 }
 
-/// A temporary name next to `path`, unique within this process and across processes.
-fn temp_name(path: &Path) -> PathBuf {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let name = path
-        .file_name()
-        .map_or_else(|| "plan".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
-}
-
-/// Writes a regular file at `path` through a temporary sibling: renamed over the old file when
-/// `replace`, else hard-linked into place (which fails when the name appeared meanwhile).
+/// Writes a regular file at `path` through a temporary sibling (`.NAME.XXXXXX.tmp`, made by
+/// [`tempfile`] with mode 0600 until the content is in): renamed over the old file when
+/// `replace`, else moved into place only if the name is still free (so a file that appeared
+/// meanwhile is not clobbered). The temporary file is removed on any error.
 fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
     let shown = shown(&f.path);
-    let temp = temp_name(path);
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut prefix = OsString::from(".");
+    prefix.push(path.file_name().unwrap_or_else(|| "plan".as_ref()));
+    prefix.push(".");
     let result = (|| -> std::io::Result<()> {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temp)?;
-        file.write_all(f.content.as_bytes())?;
-        file.set_permissions(fs::Permissions::from_mode(f.mode))?;
-        file.sync_all()?;
+        let mut temp = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(".tmp")
+            .permissions(fs::Permissions::from_mode(0o600))
+            .tempfile_in(dir)?;
+        temp.write_all(f.content.as_bytes())?;
+        temp.as_file()
+            .set_permissions(fs::Permissions::from_mode(f.mode))?;
+        temp.as_file().sync_all()?;
         if replace {
-            fs::rename(&temp, path)
+            temp.persist(path).map_err(|e| e.error)?;
         } else {
-            fs::hard_link(&temp, path)?;
-            fs::remove_file(&temp)
+            temp.persist_noclobber(path).map_err(|e| e.error)?;
         }
+        Ok(())
     })();
     if let Err(e) = result {
-        let _ = fs::remove_file(&temp);
         return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
             format!("{shown} exists; pass --force to overwrite it")
         } else {
@@ -246,16 +244,11 @@ mod tests {
     use super::*;
 
     fn dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "gpu-doctor-output-test-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|t| t.as_nanos())
-                .unwrap_or(0)
-        ));
-        fs::create_dir_all(&d).unwrap();
-        d
+        tempfile::Builder::new()
+            .prefix("gpu-doctor-output-test-")
+            .tempdir()
+            .unwrap()
+            .keep()
     }
 
     #[test]

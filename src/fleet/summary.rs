@@ -290,19 +290,11 @@ pub fn node_name(file: &str, report: &NodeReport) -> String {
     }
 }
 
-/// `generated_at` when it has the fixed-width form gpu-doctor writes
-/// (`2026-12-01T10:59:07Z`), whose text order is time order. Other forms (offsets, fractions
-/// of a second) do not compare as text, so they count as unknown.
+/// `generated_at` as an instant, when it is an RFC 3339 time (`2026-12-01T10:59:07Z`, or with
+/// an offset or fractions of a second: `2026-12-01T12:59:07+02:00`).
 #[must_use]
-pub fn timestamp(report: &NodeReport) -> Option<&str> {
-    let text = report.generated_at.as_deref()?;
-    let shape = b"dddd-dd-ddTdd:dd:ddZ";
-    let fits = text.len() == shape.len()
-        && text.bytes().zip(shape).all(|(c, s)| match s {
-            b'd' => c.is_ascii_digit(),
-            s => c == *s,
-        });
-    fits.then_some(text)
+pub fn timestamp(report: &NodeReport) -> Option<jiff::Timestamp> {
+    crate::update::date::parse_timestamp(report.generated_at.as_deref()?)
 }
 
 /// One report per node: the newest by `generated_at` (a known time beats an unknown one);
@@ -327,9 +319,11 @@ pub fn dedupe(reports: Vec<Loaded>) -> (Vec<Node>, Vec<Duplicate>) {
         let mut copies = copies.into_iter();
         let Some(kept) = copies.next() else { continue };
         for dropped in copies {
+            let text = |r: &NodeReport| r.generated_at.as_deref().unwrap_or_default().to_string();
+            let (k, d) = (text(&kept.report), text(&dropped.report));
             let reason = match (timestamp(&kept.report), timestamp(&dropped.report)) {
-                (Some(k), Some(d)) if k != d => format!("older ({d}; kept {k})"),
-                (Some(k), None) => format!("no usable generated_at (kept {k})"),
+                (Some(kt), Some(dt)) if kt != dt => format!("older ({d}; kept {k})"),
+                (Some(_), None) => format!("no usable generated_at (kept {k})"),
                 _ => "no newer by generated_at; kept the first by file name".to_string(),
             };
             duplicates.push(Duplicate {
@@ -706,7 +700,7 @@ mod tests {
         let mut new = report("n1", "580.159.04", "2.5.1");
         new.generated_at = Some("2026-02-01T00:00:00Z".into());
         let mut odd_time = report("n1", "1.0", "2.5.1");
-        odd_time.generated_at = Some("2026-03-01T00:00:00+01:00".into());
+        odd_time.generated_at = Some("2026-03-01".into());
         let (nodes, dups) = dedupe(vec![
             loaded("b.json", old),
             loaded("c.json", odd_time),
@@ -808,16 +802,50 @@ mod tests {
     }
 
     #[test]
-    fn timestamps_must_have_the_fixed_width_form() {
+    fn timestamps_are_any_rfc_3339_time() {
         let mut r = NodeReport::default();
         for (text, ok) in [
             ("2026-12-01T10:59:07Z", true),
-            ("2026-12-01T10:59:07.5Z", false),
-            ("2026-12-01 10:59:07Z", false),
+            ("2026-12-01T10:59:07.5Z", true),
+            ("2026-12-01T12:59:07+02:00", true),
+            ("2026-12-01 10:59:07Z", true),
             ("2026-12-01T10:59:0xZ", false),
+            ("2026-12-01T10:59Z", false),
+            ("2026-12-01T10:59:07", false),
         ] {
             r.generated_at = Some(text.into());
             assert_eq!(timestamp(&r).is_some(), ok, "{text}");
         }
+    }
+
+    /// Offsets are compared as instants, not as text: `12:59:07+02:00` is 10:59:07 UTC, older
+    /// than `11:00:00Z` although its text sorts after it; equal instants are a tie.
+    #[test]
+    fn the_newest_report_is_chosen_by_instant_across_offsets() {
+        let at = |file: &str, when: &str| {
+            let mut r = report("n", "580.159.04", "1");
+            r.generated_at = Some(when.into());
+            loaded(file, r)
+        };
+        let (nodes, dups) = dedupe(vec![
+            at("a.json", "2026-12-01T12:59:07+02:00"),
+            at("b.json", "2026-12-01T11:00:00Z"),
+        ]);
+        assert_eq!(nodes[0].file, "b.json");
+        assert_eq!(dups[0].dropped, "a.json");
+        assert!(
+            dups[0]
+                .reason
+                .starts_with("older (2026-12-01T12:59:07+02:00;"),
+            "{}",
+            dups[0].reason
+        );
+
+        let (nodes, dups) = dedupe(vec![
+            at("b.json", "2026-12-01T10:59:07Z"),
+            at("a.json", "2026-12-01T12:59:07+02:00"),
+        ]);
+        assert_eq!(nodes[0].file, "a.json");
+        assert!(dups[0].reason.starts_with("no newer"), "{}", dups[0].reason);
     }
 }

@@ -87,37 +87,13 @@ pub fn run_in_empty_dir(
     timeout: Duration,
     scratch: &Path,
 ) -> std::io::Result<CmdOutput> {
-    let dir = EmptyDir::create(scratch)?;
-    run_in(program, args, env, timeout, &dir.0)
-}
-
-/// A folder this process made, removed (with whatever the command left in it) when dropped.
-struct EmptyDir(std::path::PathBuf);
-
-impl EmptyDir {
-    fn create(parent: &Path) -> std::io::Result<EmptyDir> {
-        use std::os::unix::fs::DirBuilderExt;
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let mut builder = std::fs::DirBuilder::new();
-        builder.mode(0o700);
-        loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = parent.join(format!("gpu-doctor-{}-{n}", std::process::id()));
-            match builder.create(&path) {
-                Ok(()) => return Ok(EmptyDir(path)),
-                // Left by an earlier process with our pid: take the next name.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-}
-
-impl Drop for EmptyDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    // A folder of our own (mode 0700), removed with whatever the command left in it when
+    // dropped.
+    let dir = tempfile::Builder::new()
+        .prefix("gpu-doctor-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(scratch)?;
+    run_in(program, args, env, timeout, dir.path())
 }
 
 fn run_in(
@@ -232,11 +208,9 @@ fn spawn_reader<R: Read + Send + 'static>(stream: R) -> mpsc::Receiver<String> {
 }
 
 fn kill_group(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
-        // SAFETY: kill(2) with a negative pid signals that process group; no memory is touched.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+    use rustix::process::{Pid, Signal, kill_process_group};
+    if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, Signal::KILL);
     }
 }
 
@@ -317,8 +291,9 @@ mod tests {
         let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
         assert_eq!(pids.len(), 2, "{text}");
         for pid in pids {
-            // SAFETY: signal 0 only asks whether the process exists.
-            let alive = unsafe { libc::kill(pid, 0) } == 0;
+            // Signal 0 only asks whether the process exists.
+            let alive = rustix::process::Pid::from_raw(pid)
+                .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
             assert!(!alive, "process {pid} outlived its command");
         }
     }

@@ -14,6 +14,8 @@
 //! subreaper and never sweeps: its commands' groups are still killed when they end.
 
 use std::sync::Mutex;
+
+use rustix::process::{self, Pid, Signal};
 use std::sync::Once;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
@@ -38,10 +40,7 @@ static RELEASED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// package's install script launches) is meant to outlive gpu-doctor.
 pub fn release() {
     RELEASED.store(true, Ordering::SeqCst);
-    // SAFETY: prctl with integer arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
-    }
+    let _ = rustix::process::set_child_subreaper(None);
 }
 
 /// Makes gpu-doctor a subreaper and installs the signal handlers; once, before the first
@@ -52,10 +51,11 @@ pub fn enable() {
     }
     ENABLED.store(true, Ordering::SeqCst);
     SETUP.call_once(|| {
-        // SAFETY: prctl with integer arguments; signal() with a handler that is
-        // async-signal-safe (atomic loads, kill, signal, raise).
+        // prctl(PR_SET_CHILD_SUBREAPER) takes any non-zero value; rustix spells it as a pid.
+        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+        // SAFETY: signal() with a handler that is async-signal-safe (atomic loads, kill,
+        // signal, raise). rustix has no safe way to install a handler, so this stays libc.
         unsafe {
-            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
             for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
                 let old = libc::signal(
                     sig,
@@ -83,12 +83,21 @@ extern "C" fn on_signal(sig: libc::c_int) {
 fn kill_live_groups() {
     for slot in &LIVE {
         let pgid = slot.load(Ordering::SeqCst);
-        if pgid > 0 {
-            // SAFETY: kill(2) on a process group; async-signal-safe.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
+        // kill(2) on a process group: one system call, async-signal-safe.
+        kill_group(pgid);
+    }
+}
+
+/// A process or group id as rustix takes it; `None` unless positive (`Pid::from_raw` only
+/// accepts those).
+fn pid(raw: i32) -> Option<Pid> {
+    if raw > 0 { Pid::from_raw(raw) } else { None }
+}
+
+/// Sends `SIGKILL` to a process group (nothing when `pgid` is not a valid id).
+fn kill_group(pgid: i32) {
+    if let Some(pgid) = pid(pgid) {
+        let _ = process::kill_process_group(pgid, Signal::KILL);
     }
 }
 
@@ -120,15 +129,13 @@ impl Drop for Live {
 /// Kills a command's process group, then the orphans its members left (reparented to us),
 /// waiting briefly for the group to be gone so that orphans made by its dying are caught.
 pub(crate) fn finish_group(pgid: i32) {
-    // SAFETY: kill(2) on a process group this module started; no memory is touched.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
-    }
+    kill_group(pgid);
     let started = Instant::now();
     loop {
         let found = sweep_orphans();
-        // SAFETY: signal 0 only asks whether the group still has a member.
-        let group_left = unsafe { libc::kill(-pgid, 0) } == 0;
+        // Signal 0 only asks whether the group still has a member.
+        let group_left =
+            pid(pgid).is_some_and(|pgid| process::test_kill_process_group(pgid).is_ok());
         if (!group_left && found == 0) || started.elapsed() > Duration::from_millis(500) {
             break;
         }
@@ -155,8 +162,11 @@ fn sweep_orphans() -> usize {
     let Ok(_guard) = SPAWNING.lock() else {
         return 0;
     };
-    // SAFETY: getters without arguments.
-    let (me, my_pgid, my_sid) = unsafe { (libc::getpid(), libc::getpgrp(), libc::getsid(0)) };
+    let (me, my_pgid) = (
+        process::getpid().as_raw_pid(),
+        process::getpgrp().as_raw_pid(),
+    );
+    let my_sid = process::getsid(None).map_or(-1, Pid::as_raw_pid);
     let mut found = 0;
     for pid in candidates() {
         let Some((ppid, pgid, sid)) = stat_ids(pid) else {
@@ -166,11 +176,11 @@ fn sweep_orphans() -> usize {
             continue;
         }
         found += 1;
-        // SAFETY: the process is our child (ppid checked) and not a running command; kill it
-        // and collect its exit status so no zombie stays.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        // The process is our child (ppid checked) and not a running command; kill it and
+        // collect its exit status so no zombie stays.
+        if let Some(pid) = self::pid(pid) {
+            let _ = process::kill_process(pid, Signal::KILL);
+            let _ = process::waitpid(Some(pid), process::WaitOptions::empty());
         }
     }
     found

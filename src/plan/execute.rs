@@ -9,7 +9,7 @@
 //! run instead of the machine's.
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
-use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -66,15 +66,12 @@ fn child_env(host: &Host) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A folder only this user can read, for the script while it runs.
-fn private_dir() -> std::io::Result<PathBuf> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|t| t.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("gpu-doctor-plan-{}-{nanos}", std::process::id()));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir)
+/// A folder only this user can read, for the script while it runs; removed when dropped.
+fn private_dir() -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("gpu-doctor-plan-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir()
 }
 
 /// Runs `script` with bash, echoing and logging every line it prints (stdout and stderr in the
@@ -94,8 +91,8 @@ pub fn run(host: &Host, script: &str, log_path: &Path) -> Outcome {
         Ok(d) => d,
         Err(e) => return Outcome::Error(format!("cannot make a folder for the script: {e}")),
     };
-    let outcome = run_in(host, script, &dir, &mut log);
-    let _ = std::fs::remove_dir_all(&dir);
+    let outcome = run_in(host, script, dir.path(), &mut log);
+    let _ = dir.close();
     let _ = writeln!(log, "== gpu-doctor plan --execute: {outcome:?}");
     outcome
 }
@@ -105,10 +102,7 @@ fn run_in(host: &Host, script: &str, dir: &Path, log: &mut std::fs::File) -> Out
     if let Err(e) = std::fs::write(&path, script) {
         return Outcome::Error(format!("cannot write {}: {e}", path.display()));
     }
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|t| t.as_secs())
-        .unwrap_or(0);
+    let started = jiff::Timestamp::now().as_second().max(0);
     let _ = writeln!(
         log,
         "== gpu-doctor plan --execute at {started} (seconds since 1970); the script:\n{script}== its output:"

@@ -645,54 +645,12 @@ fn escape_help(text: &str) -> String {
 /// Seconds since the Unix epoch of an RFC 3339 time (`2026-12-01T10:59:07Z`, fractions and
 /// `±HH:MM` offsets too); `None` when it is not one.
 fn rfc3339_seconds(text: &str) -> Option<f64> {
-    use crate::update::date::Date;
-    let text = text.trim();
-    let date = Date::parse(text.get(..10)?)?;
-    let rest = text.get(10..)?;
-    let rest = rest.strip_prefix(['T', 't', ' '])?;
-    let field = |s: &str| -> Option<i64> {
-        (s.len() == 2 && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    let (h, m, s) = (
-        field(rest.get(0..2)?)?,
-        field(rest.get(3..5)?)?,
-        field(rest.get(6..8)?)?,
-    );
-    if rest.get(2..3)? != ":" || rest.get(5..6)? != ":" || h > 23 || m > 59 || s > 60 {
-        return None;
-    }
-    let mut zone = rest.get(8..)?;
-    let mut fraction = 0.0;
-    if let Some(after) = zone.strip_prefix('.') {
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        fraction = format!("0.{}", after.get(..digits)?).parse().ok()?;
-        zone = after.get(digits..)?;
-    }
-    let offset = match zone {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match zone.get(..1)? {
-                "+" => 1,
-                "-" => -1,
-                _ => return None,
-            };
-            if zone.len() != 6 || zone.get(3..4)? != ":" {
-                return None;
-            }
-            sign * (field(zone.get(1..3)?)? * 3600 + field(zone.get(4..6)?)? * 60)
-        }
-    };
-    let seconds = date.days_since(Date::EPOCH) * 86_400 + h * 3600 + m * 60 + s - offset;
+    let time = crate::update::date::parse_timestamp(text)?;
     #[expect(
         clippy::cast_precision_loss,
         reason = "seconds since 1970 stay far below 2^53"
     )]
-    Some(seconds as f64 + fraction)
+    Some(time.as_second() as f64 + f64::from(time.subsec_nanosecond()) / 1e9)
 }
 
 #[cfg(test)]

@@ -1,135 +1,95 @@
-//! Calendar dates (`YYYY-MM-DD`) as day numbers, for comparing a manifest set's date with
-//! another set's (no rollback) and with today's (`manifests-stale`).
+//! Dates and times, the one place gpu-doctor handles them, over [`jiff`]: calendar dates
+//! (`YYYY-MM-DD`) for comparing a manifest set's date with another set's (no rollback) and with
+//! today's (`manifests-stale`), and RFC 3339 times for reports' `generated_at`.
 //!
 //! Pure: the caller reads the clock and passes a [`SystemTime`] in, so rules and tests can use
 //! any day. No time zones: manifest dates are calendar days, and a day's error either way does
-//! not change a 90-day verdict. Depends on std only.
+//! not change a 90-day verdict; times are UTC or carry their own offset.
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use jiff::Timestamp;
+use jiff::civil;
+use jiff::tz::Offset;
 
 /// A day of the proleptic Gregorian calendar, ordered by time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Date {
-    /// Days since 1970-01-01 (negative before).
-    days: i64,
-}
+pub struct Date(civil::Date);
 
 impl Date {
     /// 1970-01-01: the start for a running maximum.
-    pub const EPOCH: Date = Date { days: 0 };
+    pub const EPOCH: Date = Date(civil::date(1970, 1, 1));
 
-    /// Parses `YYYY-MM-DD`, refusing days a month does not have (`2026-02-30`).
+    /// Parses `YYYY-MM-DD`, refusing days a month does not have (`2026-02-30`) and the other
+    /// spellings ISO 8601 allows (`20260101`, `+002026-01-01`): manifests write this one.
     #[must_use]
     pub fn parse(text: &str) -> Option<Date> {
         let bytes = text.as_bytes();
-        if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
+        let shape = bytes.len() == 10
+            && bytes.iter().enumerate().all(|(i, b)| match i {
+                4 | 7 => *b == b'-',
+                _ => b.is_ascii_digit(),
+            });
+        if !shape {
             return None;
         }
-        let digits = |range: std::ops::Range<usize>| -> Option<u32> {
-            let part = &text[range];
-            part.bytes()
-                .all(|b| b.is_ascii_digit())
-                .then(|| part.parse().ok())
-                .flatten()
-        };
-        let year = digits(0..4)?;
-        let month = digits(5..7)?;
-        let day = digits(8..10)?;
-        if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-            return None;
-        }
-        Some(Date {
-            days: days_from_civil(i64::from(year), month, day),
-        })
+        let year = text.get(0..4)?.parse().ok()?;
+        let month = text.get(5..7)?.parse().ok()?;
+        let day = text.get(8..10)?.parse().ok()?;
+        civil::Date::new(year, month, day).ok().map(Date)
     }
 
     /// The UTC calendar day of a point in time; `None` for a clock set before 1970.
     #[must_use]
     pub fn from_system_time(time: SystemTime) -> Option<Date> {
-        let secs = time.duration_since(UNIX_EPOCH).ok()?.as_secs();
-        Some(Date {
-            days: i64::try_from(secs / 86_400).ok()?,
-        })
+        let time = Timestamp::try_from(time).ok()?;
+        (time >= Timestamp::UNIX_EPOCH).then(|| Date(Offset::UTC.to_datetime(time).date()))
     }
 
     /// Whole days from `earlier` to `self` (negative when `earlier` is later).
     #[must_use]
     pub fn days_since(self, earlier: Date) -> i64 {
-        self.days - earlier.days
+        // Between two dates jiff's span is in days; it cannot fail for dates jiff holds.
+        self.0
+            .since(earlier.0)
+            .map_or(0, |span| i64::from(span.get_days()))
     }
 
-    /// The day after this one.
+    /// The day after this one (the same day at jiff's last day, 9999-12-31).
     #[must_use]
     pub fn next_day(self) -> Date {
-        Date {
-            days: self.days + 1,
-        }
+        Date(self.0.tomorrow().unwrap_or(self.0))
     }
 }
 
-/// A point in time as RFC 3339 in UTC, to the second (`2026-12-01T10:59:07Z`): fixed width,
-/// so two such stamps compare as strings in time order.
+/// A point in time as RFC 3339 in UTC, to the second (`2026-12-01T10:59:07Z`); `None` past
+/// the year 9999.
 #[must_use]
-pub fn utc_timestamp(secs_since_epoch: u64) -> String {
-    let days = i64::try_from(secs_since_epoch / 86_400).unwrap_or(i64::MAX / 2);
-    let rest = secs_since_epoch % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    )
+pub fn utc_timestamp(secs_since_epoch: u64) -> Option<String> {
+    let secs = i64::try_from(secs_since_epoch).ok()?;
+    Some(Timestamp::from_second(secs).ok()?.to_string())
+}
+
+/// An RFC 3339 time (`2026-12-01T10:59:07Z`, `2026-12-01T12:59:07.5+02:00`, `t` or a space
+/// between date and time) as an instant; `None` when it is not one. jiff also reads the other
+/// forms ISO 8601 allows (no seconds, `20261201T...`); RFC 3339 has only this one, so the
+/// separators are checked first.
+#[must_use]
+pub fn parse_timestamp(text: &str) -> Option<Timestamp> {
+    let text = text.trim();
+    let bytes = text.as_bytes();
+    let sep = |i: usize, c: u8| bytes.get(i) == Some(&c);
+    if !(sep(4, b'-') && sep(7, b'-') && sep(13, b':') && sep(16, b':')) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (year, month, day) = civil_from_days(self.days);
-        write!(f, "{year:04}-{month:02}-{day:02}")
+        write!(f, "{}", self.0)
     }
-}
-
-fn is_leap(year: u32) -> bool {
-    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
-}
-
-fn days_in_month(year: u32, month: u32) -> u32 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
-// The two conversions are Howard Hinnant's `days_from_civil` / `civil_from_days`
-// (https://howardhinnant.github.io/date_algorithms.html): exact for every Gregorian date, no
-// tables, no floating point. Eras are 400-year cycles of 146 097 days starting on March 1st, so
-// the leap day falls at the end of a cycle year.
-
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month = i64::from(month);
-    let day_of_year = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + i64::from(day) - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
@@ -138,12 +98,13 @@ mod tests {
 
     #[test]
     fn timestamps_are_rfc3339_utc() {
-        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        let stamp = |secs| utc_timestamp(secs).unwrap_or_default();
+        assert_eq!(stamp(0), "1970-01-01T00:00:00Z");
         // 2024-02-29 is a leap day; 1709251199 is its last second (date -u -d @1709251199).
-        assert_eq!(utc_timestamp(1_709_251_199), "2024-02-29T23:59:59Z");
-        assert_eq!(utc_timestamp(1_709_251_200), "2024-03-01T00:00:00Z");
+        assert_eq!(stamp(1_709_251_199), "2024-02-29T23:59:59Z");
+        assert_eq!(stamp(1_709_251_200), "2024-03-01T00:00:00Z");
     }
-    use std::time::Duration;
+    use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
     fn parses_and_prints_round_trip() {
@@ -158,7 +119,7 @@ mod tests {
             let date = Date::parse(text).unwrap_or_else(|| panic!("{text} parses"));
             assert_eq!(date.to_string(), text);
         }
-        assert_eq!(Date::parse("1970-01-01").map(|d| d.days), Some(0));
+        assert_eq!(Date::parse("1970-01-01"), Some(Date::EPOCH));
     }
 
     #[test]

@@ -2,18 +2,19 @@
 //! at all.
 //!
 //! An update writes the new set into a temporary folder next to `manifests/` (same file
-//! system, so a rename is atomic), syncs it, then swaps the two folders with one
-//! `renameat2(RENAME_EXCHANGE)`: at every instant `manifests/` is either the complete old set or
-//! the complete new one. A crash before the swap leaves the old set and a temporary folder,
+//! system, so a rename is atomic), syncs it, then swaps the two folders with one atomic
+//! exchange (`RENAME_EXCHANGE`, through rustix): at every instant `manifests/` is either the
+//! complete old set or the complete new one. A crash before the swap leaves the old set and a temporary folder,
 //! which the next update removes. Where the exchange is not supported (not Linux, or a file
 //! system without it), two renames are used and a failure of the second puts the old set back.
 //!
 //! Holds: `index.json`, `index.json.sig` (as downloaded, so `manifest verify` can check them
 //! again), the manifest files, and `origin.json` (where and when it came from; informational).
 //!
-//! Depends on `std::fs` only; the caller decides the data folder.
+//! Depends on `std::fs`, tempfile and rustix; the caller decides the data folder.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -101,16 +102,16 @@ impl Store {
         std::fs::create_dir_all(&self.data_dir)
             .map_err(error("create the folder", &self.data_dir))?;
         self.remove_leftovers();
-        let temp = TempDir::create(&self.data_dir)?;
+        let temp = temp_dir(&self.data_dir)?;
         for (name, bytes) in files {
-            write_synced(&temp.path.join(name), bytes)?;
+            write_synced(&temp.path().join(name), bytes)?;
         }
         let origin_json = serde_json::to_vec_pretty(origin).unwrap_or_default();
-        write_synced(&temp.path.join(ORIGIN_FILE), &origin_json)?;
-        sync_dir(&temp.path)?;
+        write_synced(&temp.path().join(ORIGIN_FILE), &origin_json)?;
+        sync_dir(temp.path())?;
 
         let target = self.set_dir();
-        swap_into_place(&temp.path, &target, exchange)?;
+        swap_into_place(temp.path(), &target, exchange)?;
         // After an exchange the temporary folder holds the old set; otherwise it is gone.
         drop(temp);
         sync_dir(&self.data_dir)?;
@@ -139,30 +140,19 @@ impl Store {
     }
 }
 
-/// A temporary folder next to the set, removed when dropped.
-struct TempDir {
-    path: PathBuf,
-}
-
-impl TempDir {
-    fn create(parent: &Path) -> Result<TempDir, StoreError> {
-        let nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path = parent.join(format!("{TEMP_PREFIX}{}-{nanos}", std::process::id()));
-        std::fs::create_dir(&path).map_err(|source| StoreError {
-            action: "create the folder",
-            path: path.clone(),
+/// A temporary folder next to the set (`.manifests.tmp-XXXXXX`), removed when dropped. Made
+/// with the mode a plain `mkdir` gives (0777 less the umask), because after the swap it *is*
+/// the installed set, readable by whoever could read the old one.
+fn temp_dir(parent: &Path) -> Result<tempfile::TempDir, StoreError> {
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .permissions(std::fs::Permissions::from_mode(0o777))
+        .tempdir_in(parent)
+        .map_err(|source| StoreError {
+            action: "create a temporary folder in",
+            path: parent.to_path_buf(),
             source,
-        })?;
-        Ok(TempDir { path })
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
-    }
+        })
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
@@ -228,9 +218,10 @@ fn swap_into_place(
 fn exchange_unsupported(error: &std::io::Error) -> bool {
     #[cfg(target_os = "linux")]
     {
+        use rustix::io::Errno;
         matches!(
-            error.raw_os_error(),
-            Some(libc::ENOSYS | libc::EINVAL | libc::ENOTSUP | libc::EXDEV)
+            Errno::from_io_error(error),
+            Some(Errno::NOSYS | Errno::INVAL | Errno::NOTSUP | Errno::XDEV)
         )
     }
     #[cfg(not(target_os = "linux"))]
@@ -240,29 +231,12 @@ fn exchange_unsupported(error: &std::io::Error) -> bool {
     }
 }
 
-/// Atomically exchanges two paths (Linux 3.15+, most local file systems).
+/// Atomically exchanges two paths (Linux 3.15+, most local file systems). Relative paths are
+/// relative to the working folder, as with `std::fs::rename`.
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let a = CString::new(a.as_os_str().as_bytes())?;
-    let b = CString::new(b.as_os_str().as_bytes())?;
-    // SAFETY: both arguments are NUL-terminated C strings that outlive the call; AT_FDCWD makes
-    // relative paths relative to the working folder, as std::fs::rename does.
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(std::io::Error::from)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -344,7 +318,7 @@ mod tests {
         std::fs::write(target.join("f"), b"old").expect("write");
         std::fs::create_dir(&new).expect("mkdir");
         std::fs::write(new.join("f"), b"new").expect("write");
-        let unsupported = |_: &Path, _: &Path| Err(std::io::Error::from_raw_os_error(libc::ENOSYS));
+        let unsupported = |_: &Path, _: &Path| Err(std::io::Error::from(rustix::io::Errno::NOSYS));
         swap_into_place(&new, &target, unsupported).expect("swapped");
         assert_eq!(std::fs::read(target.join("f")).expect("read"), b"new");
         assert_eq!(names(data.path()), ["manifests"]);

@@ -368,8 +368,11 @@ fn mutant_machines_never_hang_escape_leak_or_crash() {
                             "mutant {n} {what:?}: processes left behind: {left:?}"
                         ));
                         for p in left {
-                            // SAFETY: clean up after a failure.
-                            unsafe { libc::kill(p, libc::SIGKILL) };
+                            // Clean up after a failure.
+                            if let Some(p) = rustix::process::Pid::from_raw(p) {
+                                let _ =
+                                    rustix::process::kill_process(p, rustix::process::Signal::KILL);
+                            }
                         }
                     }
                     let _ = std::fs::remove_dir_all(&dir);
