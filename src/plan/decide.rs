@@ -964,3 +964,6 @@ pub fn open_modules(m: &Manifests, ccs: &[String]) -> bool {
         .filter_map(|cc| Version::parse(cc))
         .all(|cc| cc >= min)
 }
+
+#[cfg(test)]
+mod tests;
