@@ -59,6 +59,19 @@ impl fmt::Display for FrameworkName {
     }
 }
 
+/// `fw.name == FrameworkName::Torch` for the report's string names.
+impl PartialEq<FrameworkName> for str {
+    fn eq(&self, other: &FrameworkName) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<FrameworkName> for String {
+    fn eq(&self, other: &FrameworkName) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::FrameworkName;
@@ -75,5 +88,9 @@ mod tests {
         assert_eq!(FrameworkName::from_report("pytorch"), None);
         assert_eq!(FrameworkName::parse("Torch"), None);
         assert_eq!(FrameworkName::parse("mxnet"), None);
+        let (jax, torch) = (String::from("jax"), String::from("torch"));
+        assert!(jax == FrameworkName::Jax);
+        assert!(torch != FrameworkName::Tensorflow);
+        assert!(*"cupy" == FrameworkName::Cupy);
     }
 }
