@@ -303,4 +303,15 @@ mod tests {
         assert_eq!(target.via(), Via::Pip);
         assert!(target.names_a_stack());
     }
+
+    #[test]
+    fn framework_aliases_are_plans_own() {
+        // `pytorch` names torch; `check`'s `tf` shorthand is not a plan framework.
+        assert_eq!(
+            parse_framework("pytorch==2.5.1").map(|s| s.name),
+            Ok(FrameworkName::Torch)
+        );
+        assert!(parse_framework("tf").is_err());
+        assert!(parse_framework("Torch").is_err());
+    }
 }
