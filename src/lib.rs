@@ -13,6 +13,7 @@ pub mod deep;
 pub mod diagnose;
 pub mod fill;
 pub mod fleet;
+pub mod framework;
 pub mod guide;
 pub mod host;
 pub mod manifest;

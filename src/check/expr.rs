@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+pub use crate::framework::FrameworkName;
 use crate::version::Version;
 
 /// What a requirement is about.
@@ -27,36 +28,6 @@ pub enum Subject {
     Framework(FrameworkName),
     /// A framework build that can use this machine's GPU (`torch.cuda`, `tensorflow.gpu`).
     FrameworkGpu(FrameworkName),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrameworkName {
-    Torch,
-    Tensorflow,
-    Jax,
-    Cupy,
-}
-
-impl FrameworkName {
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FrameworkName::Torch => "torch",
-            FrameworkName::Tensorflow => "tensorflow",
-            FrameworkName::Jax => "jax",
-            FrameworkName::Cupy => "cupy",
-        }
-    }
-
-    fn parse(name: &str) -> Option<FrameworkName> {
-        match name {
-            "torch" | "pytorch" => Some(FrameworkName::Torch),
-            "tensorflow" | "tf" => Some(FrameworkName::Tensorflow),
-            "jax" => Some(FrameworkName::Jax),
-            "cupy" => Some(FrameworkName::Cupy),
-            _ => None,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

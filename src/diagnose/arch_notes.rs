@@ -7,6 +7,7 @@
 //! the machine where the answer matters, so the user is told the check was not made.
 
 use super::FindingBuilder;
+use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
@@ -21,7 +22,9 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         // A framework asked at run time (`--deep`, `smoke`) has its own findings; its files'
         // gaps do not matter then.
         for fw in env.frameworks.iter().filter(|f| {
-            f.name == "torch" && f.variant.as_deref() == Some("cuda") && f.runtime.is_none()
+            f.name == FrameworkName::Torch
+                && f.variant.as_deref() == Some("cuda")
+                && f.runtime.is_none()
         }) {
             out.extend(note(report, manifests, &gpus, env, fw));
         }

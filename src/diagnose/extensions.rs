@@ -7,6 +7,7 @@
 //! wheels, which is why both say so and why neither fires without a CUDA framework build.
 
 use super::FindingBuilder;
+use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, Targeting};
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, Toolkit, framework_subject};
 use crate::version::Version;
@@ -30,7 +31,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(
         cuda_frameworks
             .iter()
-            .filter(|(_, f)| f.name == "torch")
+            .filter(|(_, f)| f.name == FrameworkName::Torch)
             .filter_map(|(env, fw)| framework_mismatch(toolkit, env, fw)),
     );
     out

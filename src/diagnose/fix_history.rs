@@ -3,6 +3,7 @@
 //! (`tensorflow_pip.and_cuda_first`); older releases need CUDA and cuDNN from the system, at the
 //! versions the build records (`build_info.py`) or TensorFlow's tested configurations list.
 
+use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::Framework;
 use crate::version::compare;
@@ -93,7 +94,7 @@ pub(super) fn ngc_fix(fw: &Framework, driver_cuda: Option<&str>) -> String {
          release's notes say \"is based on CUDA X, which requires NVIDIA Driver release N or \
          later\"), or upgrade the host driver.",
         fw.name,
-        if fw.name == "torch" {
+        if fw.name == FrameworkName::Torch {
             "PyTorch"
         } else {
             "the framework"

@@ -6,6 +6,7 @@
 //! toolkit's (nvcc; see `toolkits.rs`). Only the driver's matters to a pip-installed framework.
 
 use super::FindingBuilder;
+use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchBuild};
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
@@ -134,7 +135,7 @@ fn driver_too_old(
     let driver_v = Version::parse(driver)?;
     let runs = driver_runs(manifests, &driver_v, &have, &needed);
     // JAX checks the driver itself and refuses to start below its own floor.
-    let jax_floor = (fw.name == "jax")
+    let jax_floor = (fw.name == FrameworkName::Jax)
         .then(|| {
             fw.version
                 .as_deref()
@@ -218,7 +219,7 @@ fn driver_too_old(
             super::fix_history::ngc_fix(fw, Some(&have.to_string()))
         ));
         fix.pop();
-    } else if fw.name == "torch"
+    } else if fw.name == FrameworkName::Torch
         && let Some(variant) = torch_variant_for(manifests, fw, report)
     {
         fix.push_str(&format!(
@@ -268,8 +269,8 @@ fn cpu_only(
             .build(),
         );
     }
-    let fix = match fw.name.as_str() {
-        "torch" => {
+    let fix = match FrameworkName::from_report(&fw.name) {
+        Some(FrameworkName::Torch) => {
             let variant = torch_variant_for(manifests, fw, report);
             match variant {
                 Some(v) => format!(
@@ -279,12 +280,12 @@ fn cpu_only(
                 None => "Install a CUDA build of PyTorch (see `gpu-doctor plan --framework torch`).".to_string(),
             }
         }
-        "tensorflow" if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) => format!(
+        Some(FrameworkName::Tensorflow) if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) => format!(
             "{}.",
             super::fix_history::tensorflow_cuda_libraries(manifests, fw)
         ),
-        "tensorflow" => "Install TensorFlow with its CUDA libraries: `pip install 'tensorflow[and-cuda]'`.".to_string(),
-        "jax" => "Install JAX with its CUDA plugin: `pip install -U 'jax[cuda12]'` (or `jax[cuda13]` on a driver for CUDA 13).".to_string(),
+        Some(FrameworkName::Tensorflow) => "Install TensorFlow with its CUDA libraries: `pip install 'tensorflow[and-cuda]'`.".to_string(),
+        Some(FrameworkName::Jax) => "Install JAX with its CUDA plugin: `pip install -U 'jax[cuda12]'` (or `jax[cuda13]` on a driver for CUDA 13).".to_string(),
         _ => format!("Install a CUDA build of {}.", fw.name),
     };
     Some(
@@ -369,13 +370,14 @@ fn arch_missing(
 ) -> Option<Finding> {
     let cuda = Version::parse(fw.cuda.as_deref()?)?;
     let runtime_list = super::runtime::arch_list(fw);
-    let (sass, ptx, list_source): (Vec<Version>, Vec<Version>, String) = match fw.name.as_str() {
+    let name = FrameworkName::from_report(&fw.name);
+    let (sass, ptx, list_source): (Vec<Version>, Vec<Version>, String) = match name {
         // What the framework itself reported outranks the tables.
         _ if let Some((list, source)) = runtime_list => {
             let (sass, ptx) = split_arch_list(list);
             (sass, ptx, source)
         }
-        "torch" => {
+        Some(FrameworkName::Torch) => {
             let build = torch_build(manifests, fw)?;
             let sass = build.sass.as_ref()?;
             let parse = |l: &Vec<String>| {
@@ -393,7 +395,7 @@ fn arch_missing(
                 ),
             )
         }
-        "tensorflow" if !fw.arch_list.is_empty() => {
+        Some(FrameworkName::Tensorflow) if !fw.arch_list.is_empty() => {
             let (sass, ptx) = split_arch_list(&fw.arch_list);
             (
                 sass,
@@ -499,7 +501,7 @@ fn torch_variant_covering(
     fw: &Framework,
     cc: &Version,
 ) -> Option<String> {
-    if fw.name != "torch" {
+    if fw.name != FrameworkName::Torch {
         return None;
     }
     let release = manifests.frameworks.torch_release(fw.version.as_deref()?)?;

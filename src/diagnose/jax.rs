@@ -10,6 +10,7 @@
 //! conda-forge/jax-feedstock#81. Only the first is checked: the minimum lives in jax's code.
 
 use super::FindingBuilder;
+use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
 
@@ -20,7 +21,7 @@ pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> 
         .flat_map(|env| {
             env.frameworks
                 .iter()
-                .filter(|f| f.name == "jax")
+                .filter(|f| f.name == FrameworkName::Jax)
                 .filter_map(move |fw| skew(env, fw))
         })
         .collect()
@@ -77,7 +78,7 @@ fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
     let mut f = FindingBuilder::new("jax-version-skew", severity, title)
         .detail(detail)
         .evidence(format!("jax {jax_text} in {}", env.path))
-        .subject(framework_subject(&env.path, "jax"));
+        .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()));
     for c in &fw.components {
         f = f.evidence(format!("{} {}", c.name, c.version));
     }

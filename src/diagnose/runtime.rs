@@ -14,6 +14,7 @@
 
 use super::FindingBuilder;
 use crate::deep::result::{FrameworkRuntime, FrameworkSmoke};
+use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{
     Finding, Framework, Gpu, ProbeStatus, PythonEnv, Report, Severity, framework_subject,
@@ -91,9 +92,9 @@ pub(super) fn arch_list(fw: &Framework) -> Option<(&[String], String)> {
     if rt.arch_list.is_empty() {
         return None;
     }
-    let call = match fw.name.as_str() {
-        "torch" => "torch.cuda.get_arch_list()",
-        "tensorflow" => "tf.sysconfig.get_build_info()",
+    let call = match FrameworkName::from_report(&fw.name) {
+        Some(FrameworkName::Torch) => "torch.cuda.get_arch_list()",
+        Some(FrameworkName::Tensorflow) => "tf.sysconfig.get_build_info()",
         _ => "the framework's arch list",
     };
     let by = rt
@@ -150,15 +151,17 @@ fn driver_gpus(report: &Report) -> Vec<&Gpu> {
 /// files (a torch whose `torch.version.cuda` is None is a CPU build whatever its files said).
 fn cuda_build(fw: &Framework, rt: &FrameworkRuntime) -> bool {
     let files_say = fw.variant.as_deref() == Some("cuda") || fw.cuda.is_some();
-    match fw.name.as_str() {
-        "torch" if rt.version.is_some() => rt.cuda.is_some(),
-        "tensorflow" => {
+    match FrameworkName::from_report(&fw.name) {
+        Some(FrameworkName::Torch) if rt.version.is_some() => rt.cuda.is_some(),
+        Some(FrameworkName::Tensorflow) => {
             rt.cuda.is_some()
                 || rt.build_info.get("is_cuda_build").map(String::as_str) == Some("True")
                 || (rt.build_info.is_empty() && files_say)
         }
-        "jax" => rt.plugins.iter().any(|p| p.starts_with("jax-cuda")) || files_say,
-        "cupy" => fw.variant.as_deref() != Some("rocm"),
+        Some(FrameworkName::Jax) => {
+            rt.plugins.iter().any(|p| p.starts_with("jax-cuda")) || files_say
+        }
+        Some(FrameworkName::Cupy) => fw.variant.as_deref() != Some("rocm"),
         _ => files_say,
     }
 }
@@ -169,10 +172,14 @@ fn question(name: &str, rt: &FrameworkRuntime) -> String {
         .device_count
         .map(|n| n.to_string())
         .unwrap_or_else(|| "?".into());
-    match name {
-        "torch" => format!("torch.cuda.is_available() returned False (device_count() = {count})"),
-        "tensorflow" => "tf.config.list_physical_devices('GPU') returned no GPU".to_string(),
-        "jax" => match &rt.gpu_error {
+    match FrameworkName::from_report(name) {
+        Some(FrameworkName::Torch) => {
+            format!("torch.cuda.is_available() returned False (device_count() = {count})")
+        }
+        Some(FrameworkName::Tensorflow) => {
+            "tf.config.list_physical_devices('GPU') returned no GPU".to_string()
+        }
+        Some(FrameworkName::Jax) => match &rt.gpu_error {
             Some(e) => format!(
                 "jax.devices('gpu') raised {e}; default backend: {}",
                 rt.backend.as_deref().unwrap_or("?")
@@ -182,11 +189,11 @@ fn question(name: &str, rt: &FrameworkRuntime) -> String {
                 rt.backend.as_deref().unwrap_or("?")
             ),
         },
-        "cupy" => match &rt.gpu_error {
+        Some(FrameworkName::Cupy) => match &rt.gpu_error {
             Some(e) => format!("cupy.cuda.runtime.getDeviceCount() raised {e}"),
             None => "cupy.cuda.runtime.getDeviceCount() returned 0".to_string(),
         },
-        other => format!("{other} reports no GPU"),
+        None => format!("{name} reports no GPU"),
     }
 }
 

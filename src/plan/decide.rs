@@ -365,7 +365,7 @@ fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
         let Some(cuda) = fw.cuda.as_deref().and_then(Version::parse) else {
             continue;
         };
-        let floor = (fw.name == "jax")
+        let floor = (fw.name == FrameworkName::Jax)
             .then(|| {
                 m.frameworks
                     .jax(fw.version.as_deref()?, cuda.major())?
@@ -428,7 +428,7 @@ fn has_fix(
 /// CPU-only, or the manifests say its build has no code for one of these GPUs. The finding id
 /// that says so.
 fn torch_rebuild(m: &Manifests, fw: &InstalledFramework, ccs: &[String]) -> Option<&'static str> {
-    if fw.name != "torch" {
+    if fw.name != FrameworkName::Torch {
         return None;
     }
     if fw.variant.as_deref() == Some("cpu") {
@@ -751,7 +751,7 @@ fn default_env(machine: &Machine, target: &Target) -> Option<(String, String)> {
     if let Some(env) = &target.env {
         return Some((env.clone(), String::new()));
     }
-    let name = target.framework.as_ref()?.name.as_str();
+    let name = target.framework.as_ref()?.name;
     let mut envs: Vec<&InstalledFramework> = machine
         .frameworks
         .iter()
@@ -964,3 +964,6 @@ pub fn open_modules(m: &Manifests, ccs: &[String]) -> bool {
         .filter_map(|cc| Version::parse(cc))
         .all(|cc| cc >= min)
 }
+
+#[cfg(test)]
+mod tests;

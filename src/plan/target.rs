@@ -8,6 +8,8 @@
 
 use serde::Serialize;
 
+pub use crate::framework::FrameworkName;
+
 /// How the plan installs the CUDA stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -37,28 +39,6 @@ impl Via {
 pub enum DriverChoice {
     Auto,
     Branch(u64),
-}
-
-/// The frameworks a plan can install.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FrameworkName {
-    Torch,
-    Tensorflow,
-    Jax,
-    Cupy,
-}
-
-impl FrameworkName {
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FrameworkName::Torch => "torch",
-            FrameworkName::Tensorflow => "tensorflow",
-            FrameworkName::Jax => "jax",
-            FrameworkName::Cupy => "cupy",
-        }
-    }
 }
 
 /// `--framework torch==2.5.1`, `tensorflow==2.17`, `jax[cuda12]`, `cupy`.
@@ -240,13 +220,10 @@ pub fn parse_framework(text: &str) -> Result<FrameworkSpec, UsageError> {
         }
         None => (head, None),
     };
-    let name = match name {
-        "torch" | "pytorch" => FrameworkName::Torch,
-        "tensorflow" => FrameworkName::Tensorflow,
-        "jax" => FrameworkName::Jax,
-        "cupy" => FrameworkName::Cupy,
-        _ => return Err(usage("--framework", text, PROBLEM)),
-    };
+    // `plan` has never taken `check`'s `tf` shorthand; it stays a usage error here.
+    let name = FrameworkName::parse(name)
+        .filter(|_| name != "tf")
+        .ok_or_else(|| usage("--framework", text, PROBLEM))?;
     if let Some(extra) = extra
         && (name != FrameworkName::Jax
             || extra.is_empty()
@@ -325,5 +302,16 @@ mod tests {
         target.framework = parse_framework("jax[cuda12]").ok();
         assert_eq!(target.via(), Via::Pip);
         assert!(target.names_a_stack());
+    }
+
+    #[test]
+    fn framework_aliases_are_plans_own() {
+        // `pytorch` names torch; `check`'s `tf` shorthand is not a plan framework.
+        assert_eq!(
+            parse_framework("pytorch==2.5.1").map(|s| s.name),
+            Ok(FrameworkName::Torch)
+        );
+        assert!(parse_framework("tf").is_err());
+        assert!(parse_framework("Torch").is_err());
     }
 }

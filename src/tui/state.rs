@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::check::Outcome;
-use crate::check::expr::{FrameworkName, Requirement, Subject};
+use crate::check::expr::{Requirement, Subject};
+use crate::framework::FrameworkName;
 use crate::report::{Gpu, Report, Severity};
 
 use super::services::{PlanChoice, PlanOptions, PlanText, SmokeRow, Via};
@@ -403,7 +404,7 @@ impl Derived {
         let mut frameworks = Vec::new();
         for env in &report.python_envs {
             for fw in &env.frameworks {
-                let Some(name) = framework_name(&fw.name) else {
+                let Some(name) = FrameworkName::from_report(&fw.name) else {
                     continue;
                 };
                 let requirement = Requirement {
@@ -435,16 +436,6 @@ impl Derived {
         self.frameworks
             .iter()
             .find(|v| v.env == env && v.name == name)
-    }
-}
-
-fn framework_name(name: &str) -> Option<FrameworkName> {
-    match name {
-        "torch" => Some(FrameworkName::Torch),
-        "tensorflow" => Some(FrameworkName::Tensorflow),
-        "jax" => Some(FrameworkName::Jax),
-        "cupy" => Some(FrameworkName::Cupy),
-        _ => None,
     }
 }
 
