@@ -625,10 +625,6 @@ fn is_cuda_stem(s: &str) -> bool {
         .contains(&s)
 }
 
-/// Loads that the recorded run (an earlier binary) did not predict and the code now models:
-/// torch 2.11 loads these two from the wheel by path through ctypes.
-const RECORDED_MISSES: [(&str, &str); 2] = [("torch", "libnvrtc"), ("torch", "libcusolver")];
-
 /// Ground truth from the real H200 (`tests/fixtures/real/h200-loads`): for torch, JAX and
 /// CuPy, as the machine is and with older cuDNN/NCCL copies first on LD_LIBRARY_PATH, every
 /// CUDA library file the process mapped is the file the doctor said would load for that soname.
@@ -663,9 +659,6 @@ fn h200_predicted_files_are_the_files_each_framework_mapped() {
                     .iter()
                     .find(|l| l["soname"].as_str().and_then(stem) == Some(st))
                     .and_then(|l| l["path"].as_str());
-                if predicted.is_none() && RECORDED_MISSES.contains(&(fw, st)) {
-                    continue;
-                }
                 let predicted = predicted
                     .unwrap_or_else(|| panic!("{scenario} {fw}: {mapped} was not predicted"));
                 assert_eq!(
