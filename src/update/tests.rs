@@ -1,13 +1,25 @@
 //! The update flow end to end, in process: sets published into memory or a temporary folder,
 //! read back through the same checks `manifest update` and `doctor` use.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::fetch::FetchError;
+use super::date::Date;
+use super::error::UpdateError;
+use super::fetch::{FetchError, HttpOptions, Location, Source};
+use super::index::{self, INDEX_FILE, Index, SIGNATURE_FILE};
+use super::install::{Plan, Updated, location, trusted_keys, update};
 use super::keys::SecretKey;
+use super::read::{check_file_dates, check_set_date, read_files, read_signed_index};
+use super::render::Progress;
+use super::set::{self, CheckedSet, SetIdentity};
+use super::store::Store;
 use super::*;
+use crate::config::{Config, Dirs};
 use crate::host::Env;
+use crate::manifest::FILE_NAMES;
 
 /// A set held in memory, by file name.
 #[derive(Default, Clone)]
