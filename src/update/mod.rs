@@ -9,12 +9,12 @@
 //! untouched. `doctor` then uses the installed set ([`select()`]), falling back to the built-in
 //! one, with a warning, when the installed set is damaged.
 //!
-//! Layout: [`args`] (the clap types), [`select`](mod@select) (the set every `doctor` uses), [`commands`]
-//! (the subcommand bodies and their exit codes), [`install`] (`manifest update`'s settings and
-//! sequence), [`read`] (checking a set from a source), [`render`] (text and JSON output),
-//! [`fetch`] (the only network code), [`index`] + [`keys`] (signature), [`set`] (bytes →
-//! checked tables), [`store`] (atomic install), [`crate::config`] (the config file and XDG
-//! folders), [`publish`] (the publisher's side), [`date`], [`error`].
+//! Layout (private modules in plain type): `args` (the clap types), `select` (the set every
+//! `doctor` uses), `commands` (the subcommand bodies and their exit codes), `install`
+//! (`manifest update`'s settings and sequence), `read` (checking a set from a source), `render`
+//! (text and JSON output), [`fetch`] (the only network code), [`index`] + [`keys`]
+//! (signature), [`set`] (bytes → checked tables), [`store`] (atomic install), [`crate::config`]
+//! (the config file and XDG folders), [`publish`] (the publisher's side), [`date`], [`error`].
 //!
 //! Depends on [`crate::host`] for the environment and root, [`crate::manifest`], and the
 //! network through [`fetch`].
