@@ -89,7 +89,7 @@ pub fn parse_query_csv(text: &str) -> Vec<SmiCsvRow> {
         for (column, value) in columns.iter().zip(&fields) {
             match column {
                 Some(Column::Index) => row.index = leading(value),
-                Some(Column::Name) => row.name = present_owned(value),
+                Some(Column::Name) => row.name = super::xml::product_name(value),
                 Some(Column::Uuid) => row.uuid = present_owned(value),
                 Some(Column::PciBusId) => row.pci_bus_id = present_owned(value),
                 Some(Column::DriverVersion) => row.driver_version = version(value),
@@ -197,5 +197,15 @@ index, name, uuid, pci.bus_id, driver_version, memory.total [MiB], compute_cap
         let rows = parse_query_csv(&many);
         assert_eq!(rows.len(), many.len() / line.len());
         assert!(rows.iter().all(|r| *r == h200_row()));
+    }
+
+    /// `Graphics Device` is what a driver older than the card calls it: no name.
+    #[test]
+    fn placeholder_name_is_no_name() {
+        let rows =
+            parse_query_csv("0, Graphics Device, GPU-1, 00000000:43:00.0, 418.43, 5912, [N/A]\n");
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].name, None);
+        assert_eq!(rows[0].driver_version.as_deref(), Some("418.43"));
     }
 }

@@ -183,7 +183,7 @@ fn gpu(node: Node<'_, '_>) -> SmiGpu {
             .attribute("id")
             .and_then(present_owned)
             .or_else(|| text_at(node, &["pci", "pci_bus_id"])),
-        name: text_at(node, &["product_name"]),
+        name: raw_at(node, &["product_name"]).and_then(product_name),
         uuid: text_at(node, &["uuid"]),
         serial: text_at(node, &["serial"]),
         vbios_version: text_at(node, &["vbios_version"]),
@@ -191,9 +191,11 @@ fn gpu(node: Node<'_, '_>) -> SmiGpu {
         brand: text_at(node, &["product_brand"]),
         pci_device_id: pci_id.map(|id| format!("{:#06x}", id >> 16)),
         pci_vendor_id: pci_id.map(|id| format!("{:#06x}", id & 0xffff)),
+        // `<device><vendor>`: a board maker may number its board 0x0000 (Colorful's RTX 2080 Ti
+        // says `00007377`), so only a vendor of 0 (or AWS's `000000DE`) means no id.
         pci_subsystem_id: text_at(node, &["pci", "pci_sub_system_id"])
             .and_then(|s| hex_u32(&s))
-            .filter(|id| id >> 16 != 0 && id & 0xffff != 0)
+            .filter(|id| id & 0xffff != 0 && *id != 0x0000_00de)
             .map(|id| format!("{id:#010x}")),
         minor_number: number_at(node, &["minor_number"]),
         memory_total_mib: number_at(node, &["fb_memory_usage", "total"]),
@@ -236,6 +238,14 @@ fn gpu(node: Node<'_, '_>) -> SmiGpu {
         virtualization_mode: text_at(node, &["gpu_virtualization_mode", "virtualization_mode"]),
         gsp_firmware_version: text_at(node, &["gsp_firmware_version"]),
     }
+}
+
+/// A product name, or `None` for a no-value word or the placeholder `Graphics Device` that a
+/// driver older than the card prints (a GTX 1660 Ti on 418.43): the PCI id names that card.
+pub(super) fn product_name(raw: &str) -> Option<String> {
+    present(raw)
+        .filter(|name| !name.eq_ignore_ascii_case("Graphics Device"))
+        .map(str::to_string)
 }
 
 /// `16x` → 16.
@@ -964,5 +974,38 @@ mod tests {
             assert_eq!(log.driver_version, None, "{bad}");
             assert_eq!(log.cuda_version, None, "{bad}");
         }
+    }
+
+    /// A driver older than the card names it `Graphics Device` (telegraf's GTX 1660 Ti log,
+    /// driver 418.43): no name, so the GPU id table names it from the PCI id.
+    #[test]
+    fn placeholder_name_is_no_name() {
+        let xml = r#"<nvidia_smi_log><gpu id="00000000:43:00.0">
+		<product_name>Graphics Device</product_name>
+		<pci><pci_device_id>218410DE</pci_device_id></pci>
+	</gpu></nvidia_smi_log>"#;
+        let g = &parse_xml(xml).unwrap().gpus[0];
+        assert_eq!(g.name, None);
+        assert_eq!(g.pci_device_id.as_deref(), Some("0x2184"));
+        assert_eq!(product_name(" Tesla T4 ").as_deref(), Some("Tesla T4"));
+        assert_eq!(product_name("graphics device"), None);
+    }
+
+    /// A subsystem id is `<device><vendor>`; a board numbered 0x0000 by its maker (Colorful,
+    /// 0x7377, in OpenPAI's RTX 2080 Ti log) is still an id, a vendor of 0 is none.
+    #[test]
+    fn subsystem_with_board_zero_is_an_id() {
+        let sub = |raw: &str| {
+            let xml = format!(
+                "<nvidia_smi_log><gpu><pci><pci_sub_system_id>{raw}</pci_sub_system_id></pci></gpu></nvidia_smi_log>"
+            );
+            parse_xml(&xml).unwrap().gpus[0].pci_subsystem_id.clone()
+        };
+        assert_eq!(sub("00007377").as_deref(), Some("0x00007377"));
+        assert_eq!(sub("37AF1458").as_deref(), Some("0x37af1458"));
+        assert_eq!(sub("00000000"), None);
+        assert_eq!(sub("000000DE"), None);
+        assert_eq!(sub("37AF0000"), None);
+        assert_eq!(sub("[REDACTED]"), None);
     }
 }
