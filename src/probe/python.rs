@@ -170,6 +170,15 @@ fn site_dirs(host: &Host, prefix: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// How a candidate is found when its interpreter is one a user runs directly (see [`describe`]).
+const ASKED_VIA: [&str; 5] = [
+    "PATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "conda-environments",
+    "system",
+];
+
 fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
     let pyvenv = host
         .fs
@@ -188,9 +197,18 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
             .map(|b| prefix.join(b))
             .find(|p| host.fs.is_executable(p))
     });
+    // Interpreters a user reaches directly (PATH, an activated env, conda's list, the system
+    // one) are asked for their sys.path. Versions found under a manager's root (pyenv, asdf,
+    // mise, uv, pixi; the selected one too) are read from their standard CPython layout
+    // instead: a machine can hold a dozen, and starting each would cost the scan ~100 ms on
+    // two cores (measured here with nine pyenv versions: 0.15 s for the scan against 0.04 s).
+    let reached_directly = cand
+        .found_via
+        .iter()
+        .any(|v| ASKED_VIA.contains(&v.as_str()));
     let live = interpreter
         .as_deref()
-        .filter(|_| host.runs_found_programs())
+        .filter(|_| host.runs_found_programs() && reached_directly)
         .and_then(|exe| ask_interpreter(host, exe));
     let mut sites = site_dirs(host, prefix);
     if let Some(info) = &live {
