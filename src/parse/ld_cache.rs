@@ -67,29 +67,10 @@ pub fn parse(bytes: &[u8]) -> Option<(Format, Vec<CacheEntry>)> {
     {
         return Some((Format::New, parse_new(bytes, aligned)));
     }
-    let mut out = Vec::new();
-    for i in 0..n {
-        let at = OLD_HEADER + i * OLD_ENTRY;
-        let (Some(flags), Some(key), Some(value)) = (
-            u32_at(bytes, at),
-            u32_at(bytes, at + 4),
-            u32_at(bytes, at + 8),
-        ) else {
-            break;
-        };
-        let base = |off: u32| table_end.checked_add(usize::try_from(off).ok()?);
-        if let (Some(soname), Some(path)) = (
-            base(key).and_then(|k| cstr(bytes, k)),
-            base(value).and_then(|v| cstr(bytes, v)),
-        ) {
-            out.push(CacheEntry {
-                soname,
-                path,
-                flags: i32::from_le_bytes(flags.to_le_bytes()),
-            });
-        }
-    }
-    Some((Format::Old, out))
+    Some((
+        Format::Old,
+        entries(bytes, OLD_HEADER, OLD_ENTRY, n, table_end),
+    ))
 }
 
 /// The new table starting at `start`; its string offsets count from `start`.
@@ -97,9 +78,22 @@ fn parse_new(bytes: &[u8], start: usize) -> Vec<CacheEntry> {
     let Some(n) = u32_at(bytes, start + 20).and_then(|n| usize::try_from(n).ok()) else {
         return Vec::new();
     };
+    entries(
+        bytes,
+        start + NEW_HEADER,
+        NEW_ENTRY,
+        n.min(MAX_ENTRIES),
+        start,
+    )
+}
+
+/// `n` entries of `size` bytes from `first`, each opening with flags, key and value (u32 each;
+/// the key and value are offsets of C strings from `strings`), in either format. Stops at the
+/// end of the bytes; an entry whose strings cannot be read is left out.
+fn entries(bytes: &[u8], first: usize, size: usize, n: usize, strings: usize) -> Vec<CacheEntry> {
     let mut out = Vec::new();
-    for i in 0..n.min(MAX_ENTRIES) {
-        let at = start + NEW_HEADER + i * NEW_ENTRY;
+    for i in 0..n {
+        let at = first + i * size;
         let (Some(flags), Some(key), Some(value)) = (
             u32_at(bytes, at),
             u32_at(bytes, at + 4),
@@ -107,11 +101,8 @@ fn parse_new(bytes: &[u8], start: usize) -> Vec<CacheEntry> {
         ) else {
             break;
         };
-        let base = |off: u32| start.checked_add(usize::try_from(off).ok()?);
-        if let (Some(soname), Some(path)) = (
-            base(key).and_then(|k| cstr(bytes, k)),
-            base(value).and_then(|v| cstr(bytes, v)),
-        ) {
+        let string = |off: u32| cstr(bytes, strings.checked_add(usize::try_from(off).ok()?)?);
+        if let (Some(soname), Some(path)) = (string(key), string(value)) {
             out.push(CacheEntry {
                 soname,
                 path,

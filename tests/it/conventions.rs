@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{fixture_dir, fixture_env};
+use crate::support::{copy_tree, fixture_dir, fixture_env};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
@@ -569,21 +569,4 @@ fn a_full_disk_is_not_mistaken_for_a_closed_pipe() {
         "{}",
         stderr(&out)
     );
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type().expect("type");
-        if kind.is_dir() {
-            std::fs::create_dir_all(&target).expect("mkdir");
-            copy_tree(&entry.path(), &target);
-        } else if kind.is_symlink() {
-            let link = std::fs::read_link(entry.path()).expect("link");
-            std::os::unix::fs::symlink(link, &target).expect("symlink");
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }

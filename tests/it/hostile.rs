@@ -5,38 +5,15 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{Out, fixture_dir, fixture_env, on_fixture};
+use crate::support::{Out, copy_tree, fixture_dir, fixture_env, mkfifo, on_fixture};
 
 fn gpu_doctor() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
     c.env_clear().stdin(Stdio::null());
     c
-}
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo with a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let kind = entry.file_type().unwrap();
-        let dest = to.join(entry.file_name());
-        if kind.is_symlink() {
-            symlink(std::fs::read_link(entry.path()).unwrap(), &dest).unwrap();
-        } else if kind.is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::{fixture_dir, fixture_env};
+use crate::support::{copy_tree, fixture_dir, fixture_env, mkfifo};
 
 /// Mutant machines per run; three at a time (most of a run is waiting for a hanging stand-in),
 /// this costs about a minute on two cores.
@@ -59,23 +59,6 @@ impl Rng {
     }
 }
 
-/// Copies a tree, links as links.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let kind = entry.file_type().unwrap();
-        let dest = to.join(entry.file_name());
-        if kind.is_symlink() {
-            symlink(std::fs::read_link(entry.path()).unwrap(), &dest).unwrap();
-        } else if kind.is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
-}
-
 /// Regular files under `dir`, sorted (so the seed gives the same mutants every time).
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
@@ -91,13 +74,6 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(entry.path());
         }
     }
-}
-
-fn mkfifo(path: &Path) {
-    let _ = std::fs::remove_file(path);
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo with a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
 fn replace_with_link(path: &Path, target: &Path) {

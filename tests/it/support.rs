@@ -327,3 +327,28 @@ fn subset(actual: &Value, expected: &Value, path: &str) -> Result<(), String> {
 pub fn severities(r: &Value) -> Vec<String> {
     strings(&r["findings"], "severity")
 }
+
+/// Copies a fixture tree into a scratch folder, links as links (a fixture's links are facts).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let dest = to.join(entry.file_name());
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &dest).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Puts a FIFO at `path` (replacing a file there): a reader that opens it blocking would hang.
+pub fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+}
