@@ -162,11 +162,13 @@ fn sweep_orphans() -> usize {
     let Ok(_guard) = SPAWNING.lock() else {
         return 0;
     };
-    let (me, my_pgid) = (
-        process::getpid().as_raw_pid(),
-        process::getpgrp().as_raw_pid(),
-    );
-    let my_sid = process::getsid(None).map_or(-1, Pid::as_raw_pid);
+    let me = process::getpid().as_raw_pid();
+    // Our own group and session come from /proc like everyone else's, not from getpgrp(2) or
+    // getsid(2): in a container whose session leader is outside the PID namespace those give 0,
+    // which rustix's `Pid` cannot hold (it panicked in CI). Compared like with like, 0 == 0.
+    let Some((_, my_pgid, my_sid)) = stat_ids(me) else {
+        return 0;
+    };
     let mut found = 0;
     for pid in candidates() {
         let Some((ppid, pgid, sid)) = stat_ids(pid) else {

@@ -183,3 +183,38 @@ fn output_to_a_device_writes_into_it() {
     let meta = std::fs::symlink_metadata("/dev/null").unwrap();
     assert!(meta.file_type().is_char_device());
 }
+
+/// In a container whose session leader is outside its PID namespace, getsid(2) and getpgrp(2)
+/// answer 0. The orphan sweep used to turn that 0 into a process id and panic (CI's container
+/// did exactly this). Re-created here with `unshare`; where that needs privileges we lack, the
+/// test says so and passes.
+#[test]
+fn a_pid_namespace_without_our_session_leader_is_not_a_crash() {
+    let probe = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "true"])
+        .stdin(Stdio::null())
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: `unshare --pid --fork --mount-proc` is not allowed here");
+        return;
+    }
+    let out: Out = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc"])
+        .arg(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .arg("--root")
+        .arg(fixture_dir("h200").join("root"))
+        .args(["doctor", "--json"])
+        .env_clear()
+        .envs(fixture_env("h200"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("unshare runs")
+        .into();
+    assert!(
+        matches!(out.code, 0 | 1) && !out.stderr.contains("panicked"),
+        "exit {}\nstderr:\n{}",
+        out.code,
+        out.stderr
+    );
+    assert!(out.stdout.contains("\"gpus\""), "{}", out.stdout);
+}
