@@ -9,10 +9,10 @@
 //! a deadline, and never under `--root` (interpreters of a fixture tree are not run).
 //!
 //! `run` holds the side effect (starting interpreters through [`crate::host::cmd`]), `parse`
-//! reads their answers, `result` is the data, `text` draws it. `probe.py` is the script.
+//! reads their answers into [`crate::report::runtime`] (the data, part of the report), `text`
+//! draws it. `probe.py` is the script.
 
 pub mod parse;
-pub mod result;
 pub mod run;
 pub mod text;
 
@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::host::Host;
+use crate::report::runtime::FrameworkRuntime;
 use crate::report::{ProbeStatus, PythonEnv, Report, Severity, framework_subject};
-use result::FrameworkRuntime;
 
 /// `doctor --deep`'s deadline for each probe: importing TensorFlow on a cold disk takes tens of
 /// seconds; conda's own CUDA probe allows 60.

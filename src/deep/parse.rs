@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::result::{
-    AllReduceCheck, FrameworkMatmul, FrameworkRuntime, FrameworkSmoke, RuntimeDevice,
-};
 use crate::host::CmdOutput;
 use crate::report::ProbeStatus;
+use crate::report::runtime::{
+    AllReduceCheck, FrameworkMatmul, FrameworkRuntime, FrameworkSmoke, RuntimeDevice,
+};
 
 const STEP: &str = "GPU_DOCTOR_STEP ";
 const RESULT: &str = "GPU_DOCTOR_RESULT ";

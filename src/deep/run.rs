@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::parse;
-use super::result::FrameworkRuntime;
 use crate::host::Host;
 use crate::report::ProbeStatus;
+use crate::report::runtime::FrameworkRuntime;
 
 /// The probe script, run with `python -I -c`.
 const PROBE: &str = include_str!("probe.py");

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::result::{FrameworkRuntime, FrameworkSmoke};
 use crate::present::sanitize::clean;
+use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
 use crate::report::{ProbeStatus, Report, framework_subject};
 
 /// Warnings and stderr lines shown per framework; the JSON has them all.
@@ -207,7 +207,7 @@ fn smoke_lines(out: &mut String, smoke: &FrameworkSmoke) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deep::result::{FrameworkMatmul, RuntimeDevice};
+    use crate::report::runtime::{FrameworkMatmul, RuntimeDevice};
     use crate::report::{Framework, PythonEnv};
 
     #[test]

@@ -13,9 +13,9 @@
 //! the framework's words are in its `runtime`.
 
 use super::FindingBuilder;
-use crate::deep::result::{FrameworkRuntime, FrameworkSmoke};
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
+use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
 use crate::report::{
     Finding, Framework, Gpu, ProbeStatus, PythonEnv, Report, Severity, framework_subject,
 };
@@ -609,7 +609,7 @@ fn allreduce_failed(env: &PythonEnv, fw: &Framework, smoke: &FrameworkSmoke) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deep::result::FrameworkMatmul;
+    use crate::report::runtime::FrameworkMatmul;
 
     const TOO_OLD: &str = "UserWarning: CUDA initialization: The NVIDIA driver on your system is \
         too old (found version 12080). Please update your GPU driver by downloading and installing \
@@ -941,7 +941,7 @@ mod tests {
                         ),
                     ),
                 ],
-                allreduce: Some(crate::deep::result::AllReduceCheck {
+                allreduce: Some(crate::report::runtime::AllReduceCheck {
                     passed: false,
                     world_size: 2,
                     elements: 1 << 20,

@@ -1,6 +1,6 @@
 //! What a framework said about itself when its environment's interpreter imported it: the
 //! `python_envs[].frameworks[].runtime` object of `doctor --deep --json` and
-//! `smoke --frameworks --json`. Data only; [`super::parse`] fills it from the probe's output.
+//! `smoke --frameworks --json`. Data only; [`crate::deep::parse`] fills it from the probe's output.
 //!
 //! Numbers are kept as the framework's API returned them when that is how users and
 //! documentation quote them (CuPy's `13020`), and decoded where the raw form misleads (torch's

@@ -23,6 +23,8 @@
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types (`gpu-doctor schema`) and checked by the tests.
 
+pub mod runtime;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -555,7 +557,7 @@ pub struct Framework {
     /// Null when not asked, or when another copy of it in the same environment is the one
     /// that interpreter imports.
     #[serde(default)]
-    pub runtime: Option<crate::deep::result::FrameworkRuntime>,
+    pub runtime: Option<crate::report::runtime::FrameworkRuntime>,
 }
 
 /// One package of a framework split into several, or one component of a toolkit.
