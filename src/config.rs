@@ -30,15 +30,15 @@
 //! may be missing. Under `--root DIR` the default folders are those inside DIR, like every
 //! other path; a file named explicitly is a path on the machine gpu-doctor runs on.
 //!
-//! Depends on [`crate::host`] (environment, root), [`crate::cli`] (the value enums) and toml.
+//! Depends on [`crate::host`] (environment, root), the enums it reads ([`crate::choice`]) and
+//! toml. The resolved settings of each command are built over it in `crate::commands::settings`.
 
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
-
 use crate::check::FailOn;
-use crate::cli::ColorChoice;
+use crate::choice::Choice;
 use crate::host::{Env, Host};
+use crate::present::paint::ColorChoice;
 
 /// The variable that names the config file.
 pub const CONFIG_VAR: &str = "GPU_DOCTOR_CONFIG";
@@ -338,15 +338,9 @@ pub fn check_seconds(value: f64) -> Result<f64, String> {
     }
 }
 
-/// One of a clap value enum's names (`error`, `never`, ...), case-insensitively.
-fn value_enum<T: ValueEnum>(text: &str) -> Result<T, String> {
-    T::from_str(text, true).map_err(|_| {
-        let names: Vec<String> = T::value_variants()
-            .iter()
-            .filter_map(|v| v.to_possible_value().map(|p| p.get_name().to_string()))
-            .collect();
-        format!("must be one of {}, not {text:?}", names.join(", "))
-    })
+/// One of an enum's names (`error`, `never`, ...), case-insensitively.
+fn value_enum<T: Choice>(text: &str) -> Result<T, String> {
+    crate::choice::parse(text)
 }
 
 #[cfg(test)]

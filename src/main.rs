@@ -1,4 +1,5 @@
-//! gpu-doctor's entry point: parse arguments, run, map the outcome to an exit code.
+//! gpu-doctor's entry point: parse arguments, run the command, print its error once, exit with
+//! its status.
 
 use std::process::ExitCode;
 
@@ -34,10 +35,27 @@ fn main() -> ExitCode {
         gpu_doctor::cli::Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     // Commands' daemons and orphans are this process's to kill (see host::reap).
     gpu_doctor::host::reap::enable();
-    let code = gpu_doctor::app::run(&cli);
+    let status = match gpu_doctor::commands::run(&cli) {
+        Ok(status) => status,
+        Err(error) => {
+            say(&error);
+            error.status
+        }
+    };
     // Commands still running (the TUI's refreshes when it quits) die with us.
     gpu_doctor::host::reap::shutdown();
-    ExitCode::from(code)
+    ExitCode::from(status)
+}
+
+/// Tells the user why the command stopped: the one place errors are printed.
+fn say(error: &gpu_doctor::exit::CliError) {
+    use gpu_doctor::exit::Said;
+    for said in &error.said {
+        match said {
+            Said::Error(message) => gpu_doctor::term::error(message),
+            Said::Text(text) => eprint!("{text}"),
+        }
+    }
 }
 
 /// The last `--color WHEN` / `--color=WHEN` before a `--`, as clap's own colour setting.

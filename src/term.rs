@@ -1,7 +1,7 @@
 //! What gpu-doctor says on stderr besides its output: errors always, warnings and notes unless
 //! `-q`, what it read and decided with `-v`, every command it ran with `-vv`.
 //!
-//! The level is set once, by [`crate::app::run`], before anything is printed; it is process
+//! The level is set once, by [`crate::commands::run`], before anything is printed; it is process
 //! state because the messages come from every face and module, and threading a logger
 //! through pure code would only carry this one number.
 

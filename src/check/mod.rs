@@ -12,11 +12,22 @@ use crate::report::{Framework, Report, Severity};
 use crate::version::Version;
 
 /// The severity at or above which a finding fails the check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailOn {
     Error,
     Warning,
     Never,
+}
+
+impl crate::choice::Choice for FailOn {
+    const ALL: &'static [FailOn] = &[FailOn::Error, FailOn::Warning, FailOn::Never];
+    fn name(self) -> &'static str {
+        match self {
+            FailOn::Error => "error",
+            FailOn::Warning => "warning",
+            FailOn::Never => "never",
+        }
+    }
 }
 
 impl FailOn {

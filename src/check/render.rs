@@ -8,12 +8,24 @@ use crate::present::sanitize::clean;
 use crate::report::Severity;
 
 /// Output formats of `check --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Json,
     Github,
     Junit,
+}
+
+impl crate::choice::Choice for Format {
+    const ALL: &'static [Format] = &[Format::Text, Format::Json, Format::Github, Format::Junit];
+    fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Github => "github",
+            Format::Junit => "junit",
+        }
+    }
 }
 
 /// Renders `verdict` in `format`, without colour (files, CI logs that are not terminals).

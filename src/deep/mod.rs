@@ -49,11 +49,7 @@ impl Options {
     /// # Errors
     /// When `secs` is not a positive number of at most an hour.
     pub fn new(secs: f64, smoke: bool) -> Result<Options, String> {
-        if !(secs.is_finite() && secs > 0.0 && secs <= 3600.0) {
-            return Err(format!(
-                "--deep-timeout must be between 0 and 3600 seconds, not {secs}"
-            ));
-        }
+        let secs = crate::config::check_seconds(secs).map_err(|m| format!("--deep-timeout {m}"))?;
         Ok(Options {
             timeout: Duration::from_secs_f64(secs),
             smoke,

@@ -36,7 +36,7 @@ pub enum Mode {
 }
 
 /// The optimizer, which decides the states kept per parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Optimizer {
     /// Adam / AdamW: first and second moments in FP32, 8 bytes per parameter.
     #[serde(rename = "adamw")]
@@ -48,9 +48,41 @@ pub enum Optimizer {
     #[serde(rename = "adafactor")]
     Adafactor,
     /// bitsandbytes 8-bit Adam: both moments in 8 bits, 2 bytes per parameter.
-    #[value(name = "8bit-adam")]
     #[serde(rename = "8bit-adam")]
     EightBitAdam,
+}
+
+impl crate::choice::Choice for Optimizer {
+    const ALL: &'static [Optimizer] = &[
+        Optimizer::Adamw,
+        Optimizer::Sgd,
+        Optimizer::Adafactor,
+        Optimizer::EightBitAdam,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Optimizer::Adamw => "adamw",
+            Optimizer::Sgd => "sgd",
+            Optimizer::Adafactor => "adafactor",
+            Optimizer::EightBitAdam => "8bit-adam",
+        }
+    }
+    fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Optimizer::Adamw => {
+                "Adam / AdamW: first and second moments in FP32, 8 bytes per parameter"
+            }
+            Optimizer::Sgd => {
+                "SGD with momentum: one FP32 buffer, 4 bytes per parameter (plain SGD keeps none)"
+            }
+            Optimizer::Adafactor => {
+                "Adafactor: factored second moments, a row and a column vector per weight matrix"
+            }
+            Optimizer::EightBitAdam => {
+                "bitsandbytes 8-bit Adam: both moments in 8 bits, 2 bytes per parameter"
+            }
+        })
+    }
 }
 
 /// The transformer's shape, for activations and the KV cache.

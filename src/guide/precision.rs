@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::version::Version;
 
 /// The number format a model is trained or run in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     Fp32,
@@ -22,6 +22,27 @@ pub enum Precision {
     Fp8,
     Int8,
     Int4,
+}
+
+impl crate::choice::Choice for Precision {
+    const ALL: &'static [Precision] = &[
+        Precision::Fp32,
+        Precision::Bf16,
+        Precision::Fp16,
+        Precision::Fp8,
+        Precision::Int8,
+        Precision::Int4,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Fp16 => "fp16",
+            Precision::Fp8 => "fp8",
+            Precision::Int8 => "int8",
+            Precision::Int4 => "int4",
+        }
+    }
 }
 
 impl Precision {

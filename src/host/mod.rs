@@ -34,8 +34,6 @@ pub struct Host {
     pub env: Env,
     /// Deadline for each command.
     pub timeout: Duration,
-    /// The user's settings (config file and `GPU_DOCTOR_*` variables), read once at start.
-    pub config: crate::config::Config,
     /// NVML and libcuda may be loaded (a real run) or not (`--root`, where a fixture stands in).
     live_gpu: bool,
     /// `--host-root`: the files are a node's, mounted into this container, while the GPU
@@ -53,7 +51,6 @@ impl Host {
             fs: RootFs::new("/"),
             env,
             timeout,
-            config: crate::config::Config::default(),
             live_gpu: true,
             host_root: false,
             budget: None,
@@ -68,7 +65,6 @@ impl Host {
             fs: RootFs::new(root),
             env,
             timeout,
-            config: crate::config::Config::default(),
             live_gpu: false,
             host_root: false,
             budget: None,
@@ -103,7 +99,6 @@ impl Host {
             fs: RootFs::new(root),
             env,
             timeout,
-            config: crate::config::Config::default(),
             live_gpu: true,
             host_root: true,
             budget: None,
@@ -131,7 +126,6 @@ impl Host {
             fs: RootFs::new("/"),
             env: self.env.clone(),
             timeout: self.timeout,
-            config: self.config.clone(),
             live_gpu: true,
             host_root: false,
             budget: self.budget.clone(),

@@ -155,3 +155,50 @@ fn run_in(host: &Host, script: &str, dir: &Path, log: &mut std::fs::File) -> Out
         Err(e) => Outcome::Error(format!("lost the bash process: {e}")),
     }
 }
+
+/// Under `--root`, a program the plan runs by its path (an environment's Python) must stay
+/// inside the root: the kernel follows an absolute link such as `bin/python3 -> /usr/bin/python3`
+/// to this machine's own file, which would turn a fixture run into a real one. The reason when
+/// one leaves (or cannot be followed).
+pub fn escapes_root(host: &Host, plan: &super::Plan) -> Option<String> {
+    if !host.is_rooted() {
+        return None;
+    }
+    let root = host.fs.root();
+    let interpreters = plan.steps.iter().flat_map(|s| {
+        let from_checks = s.guards.iter().filter_map(|g| match &g.check {
+            super::Check::PythonDist {
+                python: super::Python::Prefix(p),
+                ..
+            } => Some(p.clone()),
+            _ => None,
+        });
+        let from_commands = s.commands.iter().filter_map(|c| match c {
+            super::Command::Pip {
+                python: super::Python::Prefix(p),
+                ..
+            } => Some(p.clone()),
+            _ => None,
+        });
+        from_checks.chain(from_commands).collect::<Vec<_>>()
+    });
+    for prefix in interpreters {
+        let relative = format!("{}/bin/python", prefix.trim_matches('/'));
+        let path = root.join(relative);
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        match std::fs::canonicalize(&path) {
+            Ok(real) if real.starts_with(root) => {}
+            Ok(real) => {
+                return Some(format!(
+                    "{} leads outside --root to {}",
+                    path.display(),
+                    real.display()
+                ));
+            }
+            Err(e) => return Some(format!("{} cannot be followed: {e}", path.display())),
+        }
+    }
+    None
+}

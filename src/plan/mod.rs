@@ -3,9 +3,9 @@
 //!
 //! [`plan`] is pure: the report, the manifests and the [`Target`] in, a [`Plan`] (data: header
 //! facts, ordered [`Step`]s, files, notes) or a [`Refusal`] out. Renderers turn a plan into a
-//! bash script ([`shell`]), an `environment.yml` ([`conda`]) and JSON ([`json`]). Writing files
-//! ([`crate::outfile`]) and running a plan ([`execute`], through [`run`], the subcommand's face) are
-//! the only modules here with side effects.
+//! bash script ([`shell`]), an `environment.yml` ([`conda`]) and JSON ([`json`]). Running a plan
+//! ([`execute`]) is the only module here with side effects; `crate::commands::plan` is the
+//! subcommand's face (options to a [`Target`], writing files, asking before running).
 //!
 //! Every package name, URL and version in a plan comes from the manifests; a choice the
 //! manifests cannot support is a refusal that names the facts, never a guess.
@@ -20,7 +20,6 @@ pub mod frameworks;
 pub mod json;
 pub mod machine;
 mod python;
-pub mod run;
 pub mod shell;
 pub mod target;
 

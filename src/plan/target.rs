@@ -11,7 +11,7 @@ use serde::Serialize;
 pub use crate::framework::FrameworkName;
 
 /// How the plan installs the CUDA stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Via {
     /// NVIDIA's apt repository: driver, toolkit, cuDNN, NCCL system-wide.
@@ -30,6 +30,22 @@ impl Via {
             Via::Conda => "conda",
             Via::Pip => "pip",
         }
+    }
+}
+
+impl crate::choice::Choice for Via {
+    const ALL: &'static [Via] = &[Via::Apt, Via::Conda, Via::Pip];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+    fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Via::Apt => "NVIDIA's apt repository: driver, toolkit, cuDNN, NCCL system-wide",
+            Via::Conda => {
+                "A conda environment (CUDA from conda-forge, frameworks as their projects recommend)"
+            }
+            Via::Pip => "A Python virtual environment with the framework's pip wheels",
+        })
     }
 }
 

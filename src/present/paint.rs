@@ -4,9 +4,37 @@
 //!
 //! Pure: the caller says whether stdout is a terminal.
 
-use crate::cli::ColorChoice;
 use crate::host::Env;
 use crate::report::Severity;
+
+/// `--color` and the config file's `color`: when the text faces use colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal, `TERM` is not `dumb` and `NO_COLOR` is not set.
+    Auto,
+    Always,
+    Never,
+}
+
+impl crate::choice::Choice for ColorChoice {
+    const ALL: &'static [ColorChoice] =
+        &[ColorChoice::Auto, ColorChoice::Always, ColorChoice::Never];
+    fn name(self) -> &'static str {
+        match self {
+            ColorChoice::Auto => "auto",
+            ColorChoice::Always => "always",
+            ColorChoice::Never => "never",
+        }
+    }
+    fn help(self) -> Option<&'static str> {
+        match self {
+            ColorChoice::Auto => Some(
+                "Colour when stdout is a terminal, `TERM` is not `dumb` and `NO_COLOR` is not set",
+            ),
+            ColorChoice::Always | ColorChoice::Never => None,
+        }
+    }
+}
 
 /// Decides colour: `--color` first, then the environment (`NO_COLOR` set and not empty means
 /// never, <https://no-color.org>; `CLICOLOR_FORCE` set and not `0` means always), then the

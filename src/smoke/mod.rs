@@ -13,11 +13,9 @@ pub mod matmul;
 pub mod result;
 
 use std::fmt::Write;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::app::exit;
 use crate::host::Host;
 use crate::present::sanitize::clean;
 use crate::report::Report;
@@ -25,29 +23,6 @@ use result::SmokeRun;
 
 /// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
 pub const PTX: &str = include_str!("kernels/smoke.ptx");
-
-/// Arguments of `gpu-doctor smoke`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct SmokeArgs {
-    /// GPU index to test (PCI bus order, as in `doctor`), or `all`.
-    #[arg(long, default_value = "all")]
-    pub device: String,
-    /// Also measure throughput (cuBLASLt bf16 GEMM, the PTX fp32 kernel) against the card's figures.
-    #[arg(long)]
-    pub bench: bool,
-    /// Output: text, json (the report with the results in `smoke`) or prometheus; -o FILE.
-    #[command(flatten)]
-    pub out: crate::cli::OutputArgs,
-    /// Also compute through each framework of each Python environment (a matmul on each GPU
-    /// checked against the CPU; an NCCL all-reduce with torch on two or more GPUs); results in
-    /// `python_envs[].frameworks[].runtime.smoke`.
-    #[arg(long)]
-    pub frameworks: bool,
-    /// With --frameworks: seconds each framework's import and computation may take
-    /// [env: GPU_DOCTOR_DEEP_TIMEOUT] [config: deep_timeout] [default: 120].
-    #[arg(long, value_name = "SECS", requires = "frameworks")]
-    pub deep_timeout: Option<f64>,
-}
 
 /// The median of `values` (sorted in place); 0 for none.
 #[must_use]
@@ -63,48 +38,12 @@ fn deadline(host: &Host, bench: bool) -> Duration {
         .max(Duration::from_secs(if bench { 180 } else { 60 }))
 }
 
-/// Runs the smoke test and returns the exit code: 0 pass, 1 fail, 2 usage, 3 could not run.
-#[must_use]
-pub fn run(host: &Host, args: &SmokeArgs, paint: crate::present::paint::Paint) -> u8 {
-    let format = args.out.format();
-    let machine_readable = format != crate::cli::ReportFormat::Text;
-    let deep_timeout = args
-        .deep_timeout
-        .or(host.config.deep_timeout)
-        .unwrap_or(crate::deep::SMOKE_TIMEOUT_SECS);
-    let devices = match args.device.trim() {
-        "all" => None,
-        one => match one.parse::<u32>() {
-            Ok(i) => Some(vec![i]),
-            Err(_) => {
-                crate::term::error(&format!("--device takes a GPU index or `all`, not {one:?}"));
-                return exit::USAGE;
-            }
-        },
-    };
-    let deep = match args
-        .frameworks
-        .then(|| crate::deep::Options::new(deep_timeout, true))
-        .transpose()
-    {
-        Ok(deep) => deep,
-        Err(message) => {
-            crate::term::error(&message);
-            return exit::USAGE;
-        }
-    };
-    let mut report = match crate::app::report_or_exit(host, deep.as_ref()) {
-        Ok(r) => r,
-        Err(code) => return code,
-    };
+/// Runs the smoke test on the machine `report` describes (in a child process with a
+/// deadline, or not at all under `--root`), and adds what it found to `report.findings`.
+/// `devices` are GPU indexes, `None` for all; `bench` also measures throughput.
+pub fn test(host: &Host, report: &mut Report, devices: Option<Vec<u32>>, bench: bool) -> SmokeRun {
     let mut run = if host.live() {
-        if std::io::stderr().is_terminal() {
-            crate::term::note(&format!(
-                "smoke: testing the GPU{}...",
-                if args.bench { " (with benchmarks)" } else { "" }
-            ));
-        }
-        spawn_child(host, &report, devices, args.bench)
+        spawn_child(host, report, devices, bench)
     } else {
         SmokeRun {
             status: "could_not_run".to_string(),
@@ -112,13 +51,13 @@ pub fn run(host: &Host, args: &SmokeArgs, paint: crate::present::paint::Paint) -
                 "the smoke test needs the real machine's driver; it does not run under --root"
                     .to_string(),
             ),
-            bench: args.bench,
+            bench,
             ..SmokeRun::default()
         }
     };
     let manifests = crate::manifest::embedded();
-    findings::fill_expected(&mut run, &report, manifests);
-    for f in findings::findings(&run, &report) {
+    findings::fill_expected(&mut run, report, manifests);
+    for f in findings::findings(&run, report) {
         if !report
             .findings
             .iter()
@@ -130,40 +69,17 @@ pub fn run(host: &Host, args: &SmokeArgs, paint: crate::present::paint::Paint) -
     report
         .findings
         .sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
-    let code = match run.status.as_str() {
-        "passed"
-            if !report.findings.iter().any(|f| {
-                f.subjects.iter().any(|s| s.starts_with("gpu:"))
-                    && f.severity == crate::report::Severity::Error
-            }) =>
-        {
-            exit::OK
-        }
-        "could_not_run" => exit::FAILED,
-        _ => exit::PROBLEM,
-    };
-    let code = if code == exit::OK && deep.is_some() && crate::deep::any_failure(&report) {
-        exit::PROBLEM
-    } else {
-        code
-    };
-    if let (Some(e), true) = (&run.error, machine_readable) {
-        // The text face shows it; with --json or metrics, stdout is for machines.
-        crate::term::error(&format!("smoke: could not run: {}", clean(e)));
-    }
-    report.smoke = Some(run);
-    let text = match format {
-        crate::cli::ReportFormat::Json => crate::present::json::render(&report),
-        crate::cli::ReportFormat::Prometheus => crate::present::prometheus::render(&report),
-        crate::cli::ReportFormat::Text if deep.is_some() => {
-            render_text(&report, paint) + &crate::deep::text::render(&report, true)
-        }
-        crate::cli::ReportFormat::Text => render_text(&report, paint),
-    };
-    match crate::app::deliver(&text, args.out.output.as_deref()) {
-        exit::OK => code,
-        failed => failed,
-    }
+    run
+}
+
+/// Whether a finished run passed: the checks passed and no GPU has an error finding.
+#[must_use]
+pub fn passed(run: &SmokeRun, report: &Report) -> bool {
+    run.status == "passed"
+        && !report.findings.iter().any(|f| {
+            f.subjects.iter().any(|s| s.starts_with("gpu:"))
+                && f.severity == crate::report::Severity::Error
+        })
 }
 
 /// cuBLASLt candidates: next to every cuBLAS the probes found (toolkits, pip wheels), then

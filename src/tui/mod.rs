@@ -33,7 +33,6 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
 
-use crate::app::exit;
 use crate::host::Host;
 pub use msg::{Cmd, Msg, SaveError, SaveRequest};
 pub use services::{AppServices, Services};
@@ -42,36 +41,42 @@ use state::{Phase, Step};
 pub use theme::Theme;
 pub use view::Screen;
 
-/// Opens the TUI on this terminal and returns the exit code; `color` is what `--color`,
-/// `NO_COLOR` and the config file decided ([`crate::present::paint::enabled`]).
-#[must_use]
-pub fn run(host: &Host, color: bool) -> u8 {
+/// Why the app could not run or ended badly.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error(
+        "the interactive app needs a terminal on stdin and stdout; \
+         use `gpu-doctor doctor` (text) or `gpu-doctor doctor --json` instead"
+    )]
+    NoTerminal,
+    #[error("the terminal failed: {0}")]
+    Terminal(io::Error),
+    #[error(
+        "the interactive app crashed; this is a bug in gpu-doctor, please \
+         report it with the message above (`gpu-doctor doctor` still works)"
+    )]
+    Crashed,
+}
+
+/// Opens the TUI on this terminal; `color` is what `--color`, `NO_COLOR` and the config file
+/// decided ([`crate::present::paint::enabled`]).
+///
+/// # Errors
+/// No terminal, a terminal that failed, or a crash (after the terminal was given back).
+pub fn run(host: &Host, color: bool) -> Result<(), TuiError> {
     if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
-        crate::term::error(
-            "the interactive app needs a terminal on stdin and stdout; \
-             use `gpu-doctor doctor` (text) or `gpu-doctor doctor --json` instead",
-        );
-        return exit::USAGE;
+        return Err(TuiError::NoTerminal);
     }
     let theme = Theme::new(color);
     let services: Arc<dyn Services> = Arc::new(AppServices::new(host.clone()));
     // A panic has been printed by the hook, after the terminal was given back; what is left
-    // is to say whose fault it is and exit 3, the code for "gpu-doctor itself failed".
+    // is to say whose fault it is.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run_on_terminal(services, theme)
     })) {
-        Ok(Ok(())) => exit::OK,
-        Ok(Err(e)) => {
-            crate::term::error(&format!("the terminal failed: {e}"));
-            exit::FAILED
-        }
-        Err(_) => {
-            crate::term::error(
-                "the interactive app crashed; this is a bug in gpu-doctor, please \
-                 report it with the message above (`gpu-doctor doctor` still works)",
-            );
-            exit::FAILED
-        }
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(TuiError::Terminal(e)),
+        Err(_) => Err(TuiError::Crashed),
     }
 }
 

@@ -3,7 +3,7 @@
 //! [`Services`] trait, so the state, update and view code never names a probe or the host, and
 //! tests swap in fixtures.
 //!
-//! [`AppServices`] is the real one. It reaches the machine only through [`crate::app::examine`],
+//! [`AppServices`] is the real one. It reaches the machine only through [`crate::examine`],
 //! [`crate::host::gpu::query`] (NVML in a child process with a deadline, the same door the
 //! report uses), the pure planner [`crate::plan::plan`], and `gpu-doctor smoke` run as a child
 //! process (the smoke test keeps its driver calls out of process already; its library entry
@@ -123,7 +123,7 @@ impl AppServices {
 
 impl Services for AppServices {
     fn examine(&self) -> Result<Report, String> {
-        crate::app::examine_guarded(&self.host)
+        crate::examine::examine_guarded(&self.host)
     }
 
     fn sample(&self) -> Result<Vec<Gpu>, String> {
@@ -176,55 +176,16 @@ impl Services for AppServices {
             done: 0,
             total: 0,
         });
-        progress(run_smoke(&self.host));
+        progress(run_smoke(&self.host, report));
     }
 }
 
-/// `gpu-doctor smoke --bench --json` in a child process, read back as the report it prints.
-fn run_smoke(host: &Host) -> SmokeEvent {
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => return SmokeEvent::Failed(format!("cannot find own executable: {e}")),
-    };
-    let env: Vec<(String, String)> = host
-        .env
-        .with_prefix("")
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let timeout = format!("{}", host.timeout.as_secs_f64());
-    let mut args = vec!["--timeout", timeout.as_str()];
-    // The child reads the same settings: the file this process was told to read, if any.
-    let config = host
-        .config
-        .path
-        .as_deref()
-        .and_then(std::path::Path::to_str);
-    if let Some(config) = config {
-        args.extend(["--config", config]);
-    }
-    args.extend(["smoke", "--bench", "--json"]);
-    // The smoke test bounds itself (three minutes with benchmarks); this only catches a child
-    // that never returns at all.
-    let deadline = host.timeout.max(Duration::from_secs(240));
-    let out = match crate::host::cmd::run(&exe, &args, &env, deadline) {
-        Ok(out) => out,
-        Err(e) => return SmokeEvent::Failed(format!("cannot start gpu-doctor smoke: {e}")),
-    };
-    if out.timed_out {
-        return SmokeEvent::Failed(format!(
-            "gpu-doctor smoke did not finish within {} s",
-            deadline.as_secs()
-        ));
-    }
-    match serde_json::from_str::<Report>(out.stdout.trim()) {
-        Ok(Report {
-            smoke: Some(run), ..
-        }) => smoke_outcome(&run),
-        _ => SmokeEvent::Failed(format!(
-            "gpu-doctor smoke gave no result: {}",
-            out.failure_summary()
-        )),
-    }
+/// The smoke test with benchmarks on the machine `report` describes: the same child process,
+/// deadline and findings as `gpu-doctor smoke --bench`.
+fn run_smoke(host: &Host, report: Option<&Report>) -> SmokeEvent {
+    let mut report = report.cloned().unwrap_or_default();
+    let run = crate::smoke::test(host, &mut report, None, true);
+    smoke_outcome(&run)
 }
 
 /// A smoke run as the rows the screen lists: one per check per GPU, throughput beside what

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::DEFAULT_MANIFEST_URL;
-use super::args::UpdateArgs;
 use super::date::Date;
 use super::error::UpdateError;
 use super::fetch::{self, DirSource, HttpOptions, Location, LocationError, Source};
@@ -27,14 +26,14 @@ use crate::host::Host;
 
 /// What an update did.
 #[derive(Debug)]
-pub(super) enum Updated {
+pub(crate) enum Updated {
     Installed { path: PathBuf },
     UpToDate,
 }
 
 /// Settings of one update, resolved from the flags, the config file and the defaults.
-pub(super) struct Plan {
-    pub(super) location: Location,
+pub(crate) struct Plan {
+    pub(crate) location: Location,
     pub(super) trusted: Vec<PublicKey>,
     pub(super) store: Store,
     #[cfg_attr(
@@ -44,9 +43,28 @@ pub(super) struct Plan {
     pub(super) options: HttpOptions,
 }
 
-pub(super) fn plan(host: &Host, args: &UpdateArgs) -> Result<Plan, UpdateError> {
+/// What `manifest update` was asked to do, as the command line said it (the config file's
+/// `manifest_url` and `manifest_pubkey` apply where it said nothing).
+#[derive(Debug, Clone, Default)]
+pub struct UpdateOptions {
+    /// `--url`.
+    pub url: Option<String>,
+    /// `--offline`.
+    pub offline: bool,
+    /// `--pubkey` files.
+    pub pubkey: Vec<PathBuf>,
+    /// `--connect-timeout` seconds.
+    pub connect_timeout: f64,
+    /// `--max-time` seconds.
+    pub max_time: f64,
+}
+
+pub(crate) fn plan(
+    host: &Host,
+    args: &UpdateOptions,
+    config: &Config,
+) -> Result<Plan, UpdateError> {
     let dirs = Dirs::of(host);
-    let config = &host.config;
     let connect_timeout = seconds("--connect-timeout", args.connect_timeout)?;
     let max_time = seconds("--max-time", args.max_time)?;
     // The key first: with neither, saying how to trust a key is the more useful message.
@@ -66,11 +84,9 @@ pub(super) fn plan(host: &Host, args: &UpdateArgs) -> Result<Plan, UpdateError> 
 }
 
 pub(super) fn seconds(option: &'static str, value: f64) -> Result<Duration, UpdateError> {
-    if value.is_finite() && value > 0.0 && value <= 3600.0 {
-        Ok(Duration::from_secs_f64(value))
-    } else {
-        Err(UpdateError::BadDuration { option, value })
-    }
+    crate::config::check_seconds(value)
+        .map(Duration::from_secs_f64)
+        .map_err(|_| UpdateError::BadDuration { option, value })
 }
 
 /// `--url`, else `manifest_url`, else [`DEFAULT_MANIFEST_URL`] (which is refused while it is a
@@ -113,7 +129,7 @@ pub(super) fn location(
 
 /// Every key of every `--pubkey` file, else of the `manifest_pubkey` file; there is no
 /// built-in key (see [`keys`]), so with neither the update is refused with what to do.
-pub(super) fn trusted_keys(
+pub(crate) fn trusted_keys(
     flags: &[PathBuf],
     config: &Config,
 ) -> Result<Vec<PublicKey>, UpdateError> {
@@ -136,7 +152,7 @@ pub(super) fn trusted_keys(
     Ok(trusted)
 }
 
-pub(super) fn update(
+pub(crate) fn update(
     plan: &Plan,
     in_use: &Selected,
     progress: &Progress,

@@ -9,38 +9,33 @@
 //! untouched. `doctor` then uses the installed set ([`select()`]), falling back to the built-in
 //! one, with a warning, when the installed set is damaged.
 //!
-//! Layout (private modules in plain type): `args` (the clap types), `select` (the set every
-//! `doctor` uses), `commands` (the subcommand bodies and their exit codes), `install`
+//! Layout (private modules in plain type): `select` (the set every `doctor` uses), `install`
 //! (`manifest update`'s settings and sequence), `read` (checking a set from a source), `render`
 //! (text and JSON output), [`fetch`] (the only network code), [`index`] + [`keys`]
 //! (signature), [`set`] (bytes → checked tables), [`store`] (atomic install), [`crate::config`]
 //! (the config file and XDG folders), [`publish`] (the publisher's side), [`date`], [`error`].
+//! The subcommands' bodies are `crate::commands::manifest`.
 //!
 //! Depends on [`crate::host`] for the environment and root, [`crate::manifest`], and the
 //! network through [`fetch`].
 
-mod args;
-mod commands;
 pub mod date;
 pub mod error;
 pub mod fetch;
 #[cfg(feature = "network")]
 pub mod http;
 pub mod index;
-mod install;
+pub(crate) mod install;
 pub mod keys;
 pub mod publish;
-mod read;
-mod render;
+pub(crate) mod read;
+pub(crate) mod render;
 mod select;
 pub mod set;
 pub mod store;
 
-pub use args::{ManifestCommand, UpdateArgs};
+pub use install::UpdateOptions;
 pub use select::{InstalledState, Origin, Selected, select};
-
-use crate::host::Host;
-use commands::{keygen_command, publish_command, show, update_command, verify_command};
 
 /// Where `manifest update` downloads from when neither `--url` nor `manifest_url` says.
 ///
@@ -49,18 +44,6 @@ use commands::{keygen_command, publish_command, show, update_command, verify_com
 /// server; `manifest update` without a location says so instead of trying. Replace it with the
 /// real folder URL (served over https, holding `index.json`) once one exists.
 pub const DEFAULT_MANIFEST_URL: &str = "https://manifests.gpu-doctor.invalid/v1/";
-
-/// Runs a manifest action and returns the exit code.
-#[must_use]
-pub fn run(host: &Host, command: &ManifestCommand) -> u8 {
-    match command {
-        ManifestCommand::Show { json } => show(host, *json),
-        ManifestCommand::Update(args) => update_command(host, args),
-        ManifestCommand::Verify { pubkey, json } => verify_command(host, pubkey, *json),
-        ManifestCommand::Publish { out, from, key } => publish_command(from, out, key.as_deref()),
-        ManifestCommand::Keygen { secret } => keygen_command(secret),
-    }
-}
 
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,7 @@ use crate::manifest::FILE_NAMES;
 
 /// Fetches `index.json` and its signature and verifies them with `trusted`. Returns the index
 /// and both files' bytes.
-pub(super) fn read_signed_index(
+pub(crate) fn read_signed_index(
     source: &mut dyn Source,
     trusted: &[PublicKey],
     progress: &Progress,
@@ -46,11 +46,11 @@ pub(super) fn read_signed_index(
 }
 
 /// A set's files as read, by name, in [`FILE_NAMES`] order.
-pub(super) type Files = Vec<(&'static str, Vec<u8>)>;
+pub(crate) type Files = Vec<(&'static str, Vec<u8>)>;
 
 /// Reads every file the index lists, each no larger than its listed size, checks its size and
 /// sha256, then loads and validates the set and checks its date against the index.
-pub(super) fn read_files(
+pub(crate) fn read_files(
     source: &mut dyn Source,
     index: &Index,
     progress: &Progress,
@@ -113,7 +113,7 @@ pub(super) fn read_files(
 
 /// No rollback, for the whole set: its date may not be before the built-in set's, nor the
 /// installed set's when that is in use. Checked from the signed index, before any download.
-pub(super) fn check_set_date(date: Date, in_use: &Selected) -> Result<(), UpdateError> {
+pub(crate) fn check_set_date(date: Date, in_use: &Selected) -> Result<(), UpdateError> {
     let embedded = set::embedded_identity();
     let (than, current) = if date < embedded.date {
         ("the set built into this gpu-doctor", embedded.date)
@@ -132,7 +132,7 @@ pub(super) fn check_set_date(date: Date, in_use: &Selected) -> Result<(), Update
 
 /// No rollback, file by file: a newer set may still carry one file older than the built-in
 /// copy (published from a stale branch), which would silently drop facts this binary knows.
-pub(super) fn check_file_dates(new: &SetIdentity) -> Result<(), UpdateError> {
+pub(crate) fn check_file_dates(new: &SetIdentity) -> Result<(), UpdateError> {
     let embedded = set::embedded_identity();
     for file in &new.files {
         let Some(built_in) = embedded.file(file.name) else {

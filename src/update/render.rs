@@ -1,8 +1,8 @@
 //! Text and JSON output of the `manifest` subcommands: `manifest show`'s table, the short
 //! descriptions of a set, progress lines on stderr, and writing to stdout.
 //!
-//! Depends on [`super::select`] (what it describes), [`super::set`] and
-//! [`crate::app::emit_text`]; decides no exit code of its own.
+//! Depends on [`super::select`] (what it describes) and [`super::set`]; writes nothing itself
+//! and decides no exit code.
 
 use std::io::IsTerminal;
 
@@ -18,18 +18,18 @@ use crate::host::Host;
 // manifest show
 
 /// One line of `manifest show`.
-pub(super) struct FileRow {
-    pub(super) name: &'static str,
-    pub(super) updated: String,
-    pub(super) rows: usize,
-    pub(super) tables: Vec<(String, usize)>,
-    pub(super) size: u64,
-    pub(super) sha256: String,
+pub(crate) struct FileRow {
+    pub(crate) name: &'static str,
+    pub(crate) updated: String,
+    pub(crate) rows: usize,
+    pub(crate) tables: Vec<(String, usize)>,
+    pub(crate) size: u64,
+    pub(crate) sha256: String,
     /// Where the file is read from.
-    pub(super) source: String,
+    pub(crate) source: String,
 }
 
-pub(super) fn file_rows(selected: &Selected) -> Vec<FileRow> {
+pub(crate) fn file_rows(selected: &Selected) -> Vec<FileRow> {
     selected
         .identity
         .files
@@ -64,7 +64,7 @@ pub(super) fn file_rows(selected: &Selected) -> Vec<FileRow> {
         .collect()
 }
 
-pub(super) fn show_text(host: &Host, selected: &Selected, files: &[FileRow]) -> String {
+pub(crate) fn show_text(host: &Host, selected: &Selected, files: &[FileRow]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "Manifest set in use: {}", describe(selected));
@@ -136,7 +136,7 @@ pub(super) fn show_text(host: &Host, selected: &Selected, files: &[FileRow]) -> 
 }
 
 /// "the built-in set 2026-11-29+… (dated 2026-11-29)".
-pub(super) fn describe(selected: &Selected) -> String {
+pub(crate) fn describe(selected: &Selected) -> String {
     format!(
         "the {} set {} (dated {})",
         match selected.origin {
@@ -148,7 +148,7 @@ pub(super) fn describe(selected: &Selected) -> String {
     )
 }
 
-pub(super) fn set_json(selected: &Selected) -> Value {
+pub(crate) fn set_json(selected: &Selected) -> Value {
     json!({
         "origin": selected.origin.as_str(),
         "version": selected.identity.version,
@@ -160,29 +160,29 @@ pub(super) fn set_json(selected: &Selected) -> Value {
 // Output
 
 /// Progress lines on stderr, only when a person is watching it and JSON was not asked for.
-pub(super) struct Progress {
+pub(crate) struct Progress {
     on: bool,
 }
 
 impl Progress {
-    pub(super) fn new(wanted: bool) -> Progress {
+    pub(crate) fn new(wanted: bool) -> Progress {
         Progress {
             on: wanted && std::io::stderr().is_terminal() && crate::term::level() >= 0,
         }
     }
 
-    pub(super) fn off() -> Progress {
+    pub(crate) fn off() -> Progress {
         Progress { on: false }
     }
 
-    pub(super) fn say(&self, line: &str) {
+    pub(crate) fn say(&self, line: &str) {
         if self.on {
             eprintln!("{line}");
         }
     }
 }
 
-pub(super) fn size_text(bytes: u64) -> String {
+pub(crate) fn size_text(bytes: u64) -> String {
     if bytes < 1024 {
         format!("{bytes} B")
     } else {
@@ -193,14 +193,4 @@ pub(super) fn size_text(bytes: u64) -> String {
         let kib = bytes as f64 / 1024.0;
         format!("{kib:.1} KiB")
     }
-}
-
-pub(super) fn emit(text: &str) -> u8 {
-    crate::app::emit_text(text)
-}
-
-pub(super) fn emit_json(value: &Value) -> u8 {
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    emit(&text)
 }

@@ -18,7 +18,7 @@ use super::set::{self, CheckedSet, SetIdentity};
 use super::store::Store;
 use super::*;
 use crate::config::{Config, Dirs};
-use crate::host::Env;
+use crate::host::{Env, Host};
 use crate::manifest::FILE_NAMES;
 
 /// A set held in memory, by file name.

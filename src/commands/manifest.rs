@@ -1,36 +1,71 @@
-//! The bodies of the `manifest` subcommands (show, update, verify, and the hidden publish and
-//! keygen): each calls the domain code, prints through [`super::render`], and returns the exit
-//! code. The only place in `update/` that chooses an exit code.
-//!
-//! Depends on [`super::select`], [`super::install`], [`super::read`], [`super::publish`] and
-//! [`crate::app::exit`].
+//! `gpu-doctor manifest show|update|verify` (and the hidden `publish` and `keygen`): each calls
+//! [`crate::update`], prints through its renderers, and returns the status. Exit 0 done; 1 the
+//! update or verification failed (the set in use is unchanged); 2 usage error (URL, key file,
+//! config file).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::args::UpdateArgs;
-use super::error::UpdateError;
-use super::fetch::DirSource;
-use super::index;
-use super::install::{Updated, plan, trusted_keys, update};
-use super::publish;
-use super::read::{read_files, read_signed_index};
-use super::render::{Progress, describe, emit, emit_json, file_rows, set_json, show_text};
-use super::select::{InstalledState, Origin, select};
-use super::set;
-use super::store::Store;
-use crate::app::exit;
+use super::settings::Settings;
+use crate::cli::manifest::{ManifestCommand, UpdateArgs};
 use crate::config::Dirs;
+use crate::exit::{CliError, CliResult, ExitStatus};
 use crate::host::Host;
+use crate::update::error::UpdateError;
+use crate::update::fetch::DirSource;
+use crate::update::install::{UpdateOptions, Updated, plan, trusted_keys, update};
+use crate::update::read::{read_files, read_signed_index};
+use crate::update::render::{Progress, describe, file_rows, set_json, show_text};
+use crate::update::store::Store;
+use crate::update::{InstalledState, Origin, index, publish, select, set};
+
+/// Runs a manifest action.
+pub(super) fn run(settings: &Settings, command: &ManifestCommand) -> CliResult {
+    match command {
+        ManifestCommand::Show { json } => show(&settings.host, *json),
+        ManifestCommand::Update(args) => update_command(settings, args),
+        ManifestCommand::Verify { pubkey, json } => verify_command(settings, pubkey, *json),
+        ManifestCommand::Publish { out, from, key } => publish_command(from, out, key.as_deref()),
+        ManifestCommand::Keygen { secret } => keygen_command(secret),
+    }
+}
+
+fn emit(text: &str) -> CliResult {
+    crate::output::emit(text)?;
+    Ok(ExitStatus::Success)
+}
+
+fn emit_json(value: &Value) -> CliResult {
+    crate::output::emit_json(value)?;
+    Ok(ExitStatus::Success)
+}
+
+/// The status of a failed update or verification: 2 when the user can fix the command line or
+/// a setting, else 1.
+fn failed_status(error: &UpdateError) -> ExitStatus {
+    if error.is_usage() {
+        ExitStatus::Usage
+    } else {
+        ExitStatus::Problem
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // manifest update
 
-pub(super) fn update_command(host: &Host, args: &UpdateArgs) -> u8 {
+fn update_command(settings: &Settings, args: &UpdateArgs) -> CliResult {
+    let host = &settings.host;
     let progress = Progress::new(!args.json);
     let in_use = select(host);
-    let result = plan(host, args).and_then(|plan| {
+    let options = UpdateOptions {
+        url: args.url.clone(),
+        offline: args.offline,
+        pubkey: args.pubkey.clone(),
+        connect_timeout: args.connect_timeout,
+        max_time: args.max_time,
+    };
+    let result = plan(host, &options, &settings.config).and_then(|plan| {
         update(&plan, &in_use, &progress).map(|outcome| (plan.location.display(), outcome))
     });
     match result {
@@ -75,27 +110,24 @@ pub(super) fn update_command(host: &Host, args: &UpdateArgs) -> u8 {
             }
         }
         Err(error) => {
-            let code = if error.is_usage() {
-                exit::USAGE
-            } else {
-                exit::PROBLEM
-            };
+            let status = failed_status(&error);
             if args.json {
-                let _ = emit_json(&json!({
+                emit_json(&json!({
                     "status": "failed",
                     "error": { "kind": error.kind(), "message": error.to_string() },
                     "in_use": set_json(&in_use),
-                }));
-            } else {
-                crate::term::error(&format!("manifest update failed: {error}"));
-                if !error.is_usage() {
-                    crate::term::error(&format!(
-                        "nothing was changed; the set in use is still {}",
-                        describe(&in_use)
-                    ));
-                }
+                }))?;
+                return Err(CliError::silent(status));
             }
-            code
+            let failed = CliError::new(status, format!("manifest update failed: {error}"));
+            Err(if error.is_usage() {
+                failed
+            } else {
+                failed.and(format!(
+                    "nothing was changed; the set in use is still {}",
+                    describe(&in_use)
+                ))
+            })
         }
     }
 }
@@ -103,9 +135,10 @@ pub(super) fn update_command(host: &Host, args: &UpdateArgs) -> u8 {
 // ---------------------------------------------------------------------------------------------
 // manifest verify
 
-pub(super) fn verify_command(host: &Host, pubkey: &[PathBuf], json_out: bool) -> u8 {
+fn verify_command(settings: &Settings, pubkey: &[PathBuf], json_out: bool) -> CliResult {
+    let host = &settings.host;
     let dirs = Dirs::of(host);
-    let trusted = trusted_keys(pubkey, &host.config);
+    let trusted = trusted_keys(pubkey, &settings.config);
     let trusted = match trusted {
         Ok(key) => key,
         Err(error) => return fail(json_out, "verify", &error, None),
@@ -157,38 +190,37 @@ pub(super) fn verify_command(host: &Host, pubkey: &[PathBuf], json_out: bool) ->
     }
 }
 
-/// Reports a failed `verify` (or an early failure) and returns its exit code.
-pub(super) fn fail(json_out: bool, action: &str, error: &UpdateError, dir: Option<&Path>) -> u8 {
-    let code = if error.is_usage() {
-        exit::USAGE
-    } else {
-        exit::PROBLEM
-    };
+/// A failed `verify` (or an early failure), said as JSON on stdout or as errors.
+fn fail(json_out: bool, action: &str, error: &UpdateError, dir: Option<&Path>) -> CliResult {
+    let status = failed_status(error);
     if json_out {
-        let _ = emit_json(&json!({
+        emit_json(&json!({
             "status": "failed",
             "path": dir.map(|d| d.display().to_string()),
             "error": { "kind": error.kind(), "message": error.to_string() },
-        }));
-    } else if let Some(dir) = dir {
-        crate::term::error(&format!(
-            "the installed manifest set at {} does not {action}: {error}",
-            dir.display()
-        ));
-        crate::term::error(
+        }))?;
+        return Err(CliError::silent(status));
+    }
+    Err(match dir {
+        Some(dir) => CliError::new(
+            status,
+            format!(
+                "the installed manifest set at {} does not {action}: {error}",
+                dir.display()
+            ),
+        )
+        .and(
             "until it is replaced, gpu-doctor uses its built-in set; run \
              `gpu-doctor manifest update` (or delete that folder)",
-        );
-    } else {
-        crate::term::error(&format!("manifest {action}: {error}"));
-    }
-    code
+        ),
+        None => CliError::new(status, format!("manifest {action}: {error}")),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
 // manifest show
 
-pub(super) fn show(host: &Host, json_out: bool) -> u8 {
+fn show(host: &Host, json_out: bool) -> CliResult {
     let selected = select(host);
     let files = file_rows(&selected);
     if json_out {
@@ -234,7 +266,7 @@ pub(super) fn show(host: &Host, json_out: bool) -> u8 {
 // ---------------------------------------------------------------------------------------------
 // manifest publish / keygen (hidden)
 
-pub(super) fn publish_command(from: &Path, out: &Path, key: Option<&Path>) -> u8 {
+fn publish_command(from: &Path, out: &Path, key: Option<&Path>) -> CliResult {
     match publish::publish(from, out, key) {
         Ok(published) => {
             let mut text = format!(
@@ -255,14 +287,11 @@ pub(super) fn publish_command(from: &Path, out: &Path, key: Option<&Path>) -> u8
             }
             emit(&text)
         }
-        Err(error) => {
-            crate::term::error(&format!("manifest publish: {error}"));
-            exit::PROBLEM
-        }
+        Err(error) => Err(CliError::problem(format!("manifest publish: {error}"))),
     }
 }
 
-pub(super) fn keygen_command(secret: &Path) -> u8 {
+fn keygen_command(secret: &Path) -> CliResult {
     match publish::keygen(secret) {
         Ok((public, public_file)) => emit(&format!(
             "Secret key: {} (keep it out of any repository)\nPublic key: {} ({})\n",
@@ -270,9 +299,6 @@ pub(super) fn keygen_command(secret: &Path) -> u8 {
             public_file.display(),
             public.to_hex()
         )),
-        Err(error) => {
-            crate::term::error(&format!("manifest keygen: {error}"));
-            exit::PROBLEM
-        }
+        Err(error) => Err(CliError::problem(format!("manifest keygen: {error}"))),
     }
 }

@@ -1,4 +1,12 @@
-//! Command-line definitions (clap types only; [`crate::app`] acts on them).
+//! The command line: every clap type of gpu-doctor, and nothing else. [`crate::commands`]
+//! resolves what these say into settings and runs the command; no module below it imports
+//! clap. Value enums the domain owns get their clap impls in [`values`].
+
+pub mod docs;
+pub mod guide;
+pub mod manifest;
+pub mod smoke;
+mod values;
 
 use std::path::PathBuf;
 
@@ -6,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 use crate::check::FailOn;
 use crate::check::render::Format;
+use crate::present::paint::ColorChoice;
 
 /// Finds out why a GPU does not work with an ML framework, and what to install to fix it.
 #[derive(Debug, Parser)]
@@ -50,15 +59,6 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
-}
-
-/// `--color`: when the text faces use colour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
-    /// Colour when stdout is a terminal, `TERM` is not `dumb` and `NO_COLOR` is not set.
-    Auto,
-    Always,
-    Never,
 }
 
 /// How `doctor` and `smoke` print the report.
@@ -126,37 +126,20 @@ pub enum Command {
 cudnn>=9, gpu.count>=2, gpu.memory>=40GiB, gpu.cc>=8.0, torch>=2.4, torch.cuda, tensorflow.gpu, jax.gpu, cupy.gpu\n\n\
 Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-on; 2 usage error; 3 the doctor failed."
     )]
-    Check {
-        /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
-        #[arg(long = "require", short = 'r', value_name = "EXPR")]
-        require: Vec<String>,
-        /// Findings of this severity or worse fail the check
-        /// [env: GPU_DOCTOR_FAIL_ON] [config: fail_on] [default: error].
-        #[arg(long, value_enum)]
-        fail_on: Option<FailOn>,
-        /// Only consider frameworks in the Python environment with this prefix.
-        #[arg(long, value_name = "PATH")]
-        env: Option<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// Also write the output to FILE (e.g. the JUnit report for a CI dashboard).
-        #[arg(long, short = 'o', value_name = "FILE")]
-        output: Option<PathBuf>,
-    },
+    Check(CheckArgs),
     /// Prove the GPU computes: a matmul kernel and memory checks through the CUDA driver API.
-    Smoke(crate::smoke::SmokeArgs),
+    Smoke(smoke::SmokeArgs),
     /// Open the interactive terminal app (the default on a terminal).
     Tui,
     /// Show, verify or update the compatibility manifests.
     Manifest {
         #[command(subcommand)]
-        action: crate::update::ManifestCommand,
+        action: manifest::ManifestCommand,
     },
     /// Estimate the GPU memory a model needs for training or inference.
-    Estimate(crate::guide::EstimateArgs),
+    Estimate(guide::EstimateArgs),
     /// Which GPUs suit a workload, and what this machine's GPUs can and cannot do.
-    Advise(crate::guide::AdviseArgs),
+    Advise(guide::AdviseArgs),
     /// Print the JSON Schema of `doctor --json`.
     Schema,
     /// Write the shell script that takes this machine to a working CUDA stack (the fix for what
@@ -188,6 +171,27 @@ fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish"
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
     },
+}
+
+/// `gpu-doctor check` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
+    #[arg(long = "require", short = 'r', value_name = "EXPR")]
+    pub require: Vec<String>,
+    /// Findings of this severity or worse fail the check
+    /// [env: GPU_DOCTOR_FAIL_ON] [config: fail_on] [default: error].
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// Only consider frameworks in the Python environment with this prefix.
+    #[arg(long, value_name = "PATH")]
+    pub env: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write the output to FILE (e.g. the JUnit report for a CI dashboard).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `gpu-doctor plan` options.

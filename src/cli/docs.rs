@@ -7,8 +7,7 @@ use std::path::Path;
 
 use clap::CommandFactory;
 
-use crate::app::exit;
-use crate::cli::Cli;
+use super::Cli;
 
 /// The binary's name as users type it.
 const BIN: &str = "gpu-doctor";
@@ -73,20 +72,16 @@ fn collect(command: &clap::Command, name: &str, pages: &mut Vec<(String, String)
 
 /// `gpu-doctor man --out DIR`: writes every page into DIR (made if missing) and names them on
 /// stderr with `-v`.
-#[must_use]
-pub fn write_man_pages(dir: &Path) -> u8 {
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        crate::term::error(&format!("cannot make {}: {e}", dir.display()));
-        return exit::FAILED;
-    }
+///
+/// # Errors
+/// What could not be made or written.
+pub fn write_man_pages(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     for (name, roff) in man_pages() {
-        if let Err(e) = crate::outfile::replace(&dir.join(&name), &roff) {
-            crate::term::error(&e);
-            return exit::FAILED;
-        }
+        crate::outfile::replace(&dir.join(&name), &roff)?;
         crate::term::verbose(&format!("wrote {}", dir.join(&name).display()));
     }
-    exit::OK
+    Ok(())
 }
 
 #[cfg(test)]

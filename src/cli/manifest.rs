@@ -1,7 +1,4 @@
-//! The clap-facing argument types of `gpu-doctor manifest`: what the command line can say,
-//! and nothing else. [`super::run`] dispatches them to [`super::commands`].
-//!
-//! Depends on nothing in the crate; `crate::cli` embeds [`ManifestCommand`].
+//! `gpu-doctor manifest` subcommands and options.
 
 use std::path::PathBuf;
 

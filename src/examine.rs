@@ -1,0 +1,86 @@
+//! Gathering and diagnosing: the one function every face calls to turn the machine into a
+//! [`Report`]. It runs the probes through the [`Host`], attaches the deep scan when asked,
+//! picks the manifest set, fills what the GPU id table knows, and diagnoses.
+//!
+//! Depends on the probes, the manifests and the rules; nothing below it imports it back
+//! except the faces that show a report.
+
+use crate::host::Host;
+use crate::report::Report;
+
+/// When the report is made: now, or under `--root` the fixed `SOURCE_DATE_EPOCH` if any.
+fn generated_at(host: &Host) -> Option<String> {
+    let secs = if host.is_rooted() {
+        host.env
+            .non_empty("SOURCE_DATE_EPOCH")?
+            .trim()
+            .parse()
+            .ok()?
+    } else {
+        u64::try_from(jiff::Timestamp::now().as_second()).ok()?
+    };
+    crate::update::date::utc_timestamp(secs)
+}
+
+/// Gathers and diagnoses: the full report for any face.
+///
+/// Uses the installed manifest set when there is a good one (`gpu-doctor manifest update`),
+/// else the built-in set; `report.manifests` says which. Today's date comes from the system
+/// clock for the `manifests-stale` rule, except under `--root`, where a fixture's report must
+/// be the same every day.
+#[must_use]
+pub fn examine(host: &Host) -> Report {
+    examine_with(host, None)
+}
+
+/// [`examine`], and with `deep` each framework imported by its environment's interpreter before
+/// the diagnosis (`doctor --deep`, `smoke --frameworks`), so the rules weigh what the
+/// frameworks said.
+#[must_use]
+pub fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report {
+    let selected = crate::update::select(host);
+    let manifests = selected.manifests.as_ref();
+    let mut report = crate::probe::gather(host);
+    report.generated_at = generated_at(host);
+    if let Some(deep) = deep {
+        crate::deep::attach(host, &mut report, deep);
+    }
+    let today = if host.is_rooted() {
+        None
+    } else {
+        crate::update::date::Date::from_system_time(std::time::SystemTime::now())
+    };
+    report.manifests = selected.summary(today);
+    crate::fill::fill_gpus(&mut report, manifests);
+    report.findings = crate::diagnose::diagnose_with(&report, manifests);
+    report
+}
+
+/// [`examine`], with a bug in gpu-doctor turned into a message rather than a crash: CI jobs
+/// gate on `check`'s exit code and must tell "your machine fails" (1) from "the doctor broke"
+/// (3).
+///
+/// # Errors
+/// The panic message, when examining panicked.
+pub fn examine_guarded(host: &Host) -> Result<Report, String> {
+    examine_guarded_with(host, None)
+}
+
+/// [`examine_guarded`] with the deep scan of [`examine_with`].
+///
+/// # Errors
+/// The panic message, when examining panicked.
+pub fn examine_guarded_with(
+    host: &Host,
+    deep: Option<&crate::deep::Options>,
+) -> Result<Report, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| examine_with(host, deep))).map_err(
+        |payload| {
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string())
+        },
+    )
+}
