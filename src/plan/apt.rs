@@ -12,7 +12,7 @@ use super::target::Via;
 
 /// The file this plan writes for PATH and LD_LIBRARY_PATH: gpu-doctor's own, so it never
 /// overwrites a file someone else keeps in /etc/profile.d.
-pub const PROFILE_FILE: &str = "/etc/profile.d/gpu-doctor-cuda.sh";
+pub(super) const PROFILE_FILE: &str = "/etc/profile.d/gpu-doctor-cuda.sh";
 
 /// From this branch on, NVIDIA's Ubuntu packages hold a branch with the
 /// `nvidia-driver-pinning-<branch>` package ("580 and later conventions", install.toml).
@@ -54,7 +54,7 @@ fn installed_all(packages: &[String]) -> Check {
 
 /// The apt steps of a decision, in the order they must run.
 #[must_use]
-pub fn steps(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<Step> {
+pub(super) fn steps(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<Step> {
     let mut out = Vec::new();
     let Some(apt) = &d.apt else {
         return out;

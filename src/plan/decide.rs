@@ -125,7 +125,7 @@ impl Need {
 ///
 /// # Errors
 /// A [`Refusal`] when the target cannot work on this machine.
-pub fn decide<'m>(
+pub(super) fn decide<'m>(
     machine: &Machine,
     m: &'m Manifests,
     target: &Target,
@@ -951,7 +951,7 @@ fn keep_or_refuse<'m>(unmet: &[&Need], branch: u64) -> Result<DriverPlan<'m>, Re
 /// Open kernel modules when every GPU is at or above the open flavour's lowest compute
 /// capability (Turing; install.toml driver_flavor), else the proprietary ones.
 #[must_use]
-pub fn open_modules(m: &Manifests, ccs: &[String]) -> bool {
+pub(super) fn open_modules(m: &Manifests, ccs: &[String]) -> bool {
     let Some(min) = m
         .install
         .driver_flavor("open")

@@ -10,7 +10,7 @@ use super::frameworks::FrameworkPlan;
 
 /// The Python steps of a decision.
 #[must_use]
-pub fn steps(m: &Manifests, d: &Decision<'_>) -> Vec<Step> {
+pub(super) fn steps(m: &Manifests, d: &Decision<'_>) -> Vec<Step> {
     let mut out = Vec::new();
     match &d.env {
         Some(EnvPlan::Conda { name, python }) => {
@@ -92,7 +92,7 @@ fn conda_channel(m: &Manifests) -> String {
 }
 
 /// The conda packages of the CUDA stack, each checked against the channel rows for this CUDA.
-pub fn conda_packages(m: &Manifests, d: &Decision<'_>) -> Vec<String> {
+pub(super) fn conda_packages(m: &Manifests, d: &Decision<'_>) -> Vec<String> {
     let Some(cuda) = &d.toolkit else {
         return Vec::new();
     };

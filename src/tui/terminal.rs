@@ -41,7 +41,7 @@ impl Command for DisableWheel {
 }
 
 /// The terminal while the TUI owns it; dropping it gives the terminal back.
-pub struct Guard {
+pub(super) struct Guard {
     pub terminal: Terminal<CrosstermBackend<Stdout>>,
     previous_hook: Arc<Hook>,
 }
@@ -52,7 +52,7 @@ impl Guard {
     ///
     /// # Errors
     /// When the terminal refuses raw mode or the escape sequences cannot be written.
-    pub fn enter() -> io::Result<Guard> {
+    pub(super) fn enter() -> io::Result<Guard> {
         let previous_hook = install_hook();
         TAKEN.store(true, Ordering::SeqCst);
         let entered = enable_raw_mode()
@@ -91,7 +91,7 @@ static TAKEN: AtomicBool = AtomicBool::new(false);
 
 /// Gives the terminal back, once: cooked mode, the main screen, no mouse reports, a visible
 /// cursor. Every step is tried even when an earlier one fails.
-pub fn restore() -> io::Result<()> {
+pub(super) fn restore() -> io::Result<()> {
     if !TAKEN.swap(false, Ordering::SeqCst) {
         return Ok(());
     }

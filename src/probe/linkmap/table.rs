@@ -12,7 +12,7 @@ use crate::parse::ld_cache::{self, CacheEntry, FLAG_AARCH64_LIB64, FLAG_X8664_LI
 /// The biggest cache we read (real ones are well under 1 MiB).
 const MAX_CACHE: u64 = 32 << 20;
 
-pub enum Table {
+pub(super) enum Table {
     Cache {
         entries: Vec<CacheEntry>,
         /// The architecture flags a 64-bit process of this machine accepts.
@@ -26,7 +26,7 @@ pub enum Table {
 }
 
 impl Table {
-    pub fn read(host: &Host, loader: &LoaderPath) -> Table {
+    pub(super) fn read(host: &Host, loader: &LoaderPath) -> Table {
         let conf = || {
             loader
                 .dirs
@@ -80,7 +80,7 @@ impl Table {
         }
     }
 
-    pub fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         match self {
             Table::Cache { old_format, .. } => {
                 if *old_format {
