@@ -3,6 +3,8 @@
 
 // The whole crate is test code: a failed step should stop the test where it failed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+// One test binary whose modules share helpers with `pub`: nothing here is reached from outside.
+#![allow(unreachable_pub)]
 
 mod build_facts;
 mod check;
