@@ -39,11 +39,12 @@
 mod exposition;
 
 use crate::report::{Gpu, Report, Severity};
-use crate::smoke::result::{DeviceResult, SmokeRun};
+use crate::smoke::result::{DeviceResult, SmokeRun, SmokeStatus};
 use exposition::{Exposition, Family};
 
-/// The smoke states `gpu_doctor_smoke_status` always lists, whichever is current.
-const SMOKE_STATES: [&str; 4] = ["passed", "failed", "could_not_run", "not_run"];
+/// The `gpu_doctor_smoke_status` state of a report without a smoke run (from `doctor`), listed
+/// after every [`SmokeStatus::KNOWN`] state.
+const SMOKE_NOT_RUN: &str = "not_run";
 
 /// Every severity, most severe first, as `gpu_doctor_findings_by_severity` lists them.
 const SEVERITIES: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Info];
@@ -395,13 +396,14 @@ fn smoke(out: &mut Exposition, report: &Report) {
     let current = report
         .smoke
         .as_ref()
-        .map_or("not_run", |s| s.status.as_str());
+        .map_or(SMOKE_NOT_RUN, |s| s.status.as_str());
     let mut status = Family::new(
         "gpu_doctor_smoke_status",
         "The smoke test's outcome, one series per state with 1 for the current one: passed, failed, could_not_run (smoke could not start), not_run (doctor does not run it).",
         ["status"],
     );
-    for state in SMOKE_STATES {
+    let known = SmokeStatus::KNOWN.iter().map(SmokeStatus::as_str);
+    for state in known.chain([SMOKE_NOT_RUN]) {
         status.set([state], flag(state == current));
     }
     // A state this version does not know of (a newer report) still shows as current.
@@ -412,7 +414,7 @@ fn smoke(out: &mut Exposition, report: &Report) {
         return;
     };
     // A run that could not start measured no time; its 0 is no reading.
-    if run.status != "could_not_run" {
+    if run.status != SmokeStatus::CouldNotRun {
         let mut wall = Family::new(
             "gpu_doctor_smoke_duration_seconds",
             "How long the smoke test took, all GPUs together.",

@@ -21,7 +21,7 @@ use crate::app::exit;
 use crate::host::Host;
 use crate::present::sanitize::clean;
 use crate::report::Report;
-use result::SmokeRun;
+use result::{SmokeRun, SmokeStatus};
 
 /// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
 pub const PTX: &str = include_str!("kernels/smoke.ptx");
@@ -107,7 +107,7 @@ pub fn run(host: &Host, args: &SmokeArgs, paint: crate::present::paint::Paint) -
         spawn_child(host, &report, devices, args.bench)
     } else {
         SmokeRun {
-            status: "could_not_run".to_string(),
+            status: SmokeStatus::CouldNotRun,
             error: Some(
                 "the smoke test needs the real machine's driver; it does not run under --root"
                     .to_string(),
@@ -130,8 +130,8 @@ pub fn run(host: &Host, args: &SmokeArgs, paint: crate::present::paint::Paint) -
     report
         .findings
         .sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
-    let code = match run.status.as_str() {
-        "passed"
+    let code = match run.status {
+        SmokeStatus::Passed
             if !report.findings.iter().any(|f| {
                 f.subjects.iter().any(|s| s.starts_with("gpu:"))
                     && f.severity == crate::report::Severity::Error
@@ -139,7 +139,7 @@ pub fn run(host: &Host, args: &SmokeArgs, paint: crate::present::paint::Paint) -
         {
             exit::OK
         }
-        "could_not_run" => exit::FAILED,
+        SmokeStatus::CouldNotRun => exit::FAILED,
         _ => exit::PROBLEM,
     };
     let code = if code == exit::OK && deep.is_some() && crate::deep::any_failure(&report) {
@@ -197,7 +197,7 @@ fn cublaslt_candidates(report: &Report) -> Vec<String> {
 
 fn spawn_child(host: &Host, report: &Report, devices: Option<Vec<u32>>, bench: bool) -> SmokeRun {
     let could_not = |error: String| SmokeRun {
-        status: "could_not_run".to_string(),
+        status: SmokeStatus::CouldNotRun,
         error: Some(error),
         bench,
         ..SmokeRun::default()
@@ -253,7 +253,7 @@ pub fn render_text(report: &Report, paint: crate::present::paint::Paint) -> Stri
     let _ = writeln!(
         out,
         "gpu-doctor smoke: {} ({} ms)",
-        run.status.replace('_', " "),
+        run.status.as_str().replace('_', " "),
         run.wall_ms
     );
     if let Some(e) = &run.error {
