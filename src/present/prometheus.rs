@@ -21,10 +21,13 @@
 //! - `gpu` is the GPU's index as in `gpus[].index` and `smoke.devices[].index`; per-GPU series
 //!   also carry `name`, the model, so a dashboard can group by model without a join.
 //!
-//! Finding IDs that did not fire have no `gpu_doctor_findings` series: the rules make their IDs
-//! as they run, and no list of every ID exists to write zeros from. The per-severity totals
-//! are always written (`gpu_doctor_findings_by_severity`, all three severities), so alerts can
-//! compare with `== 0`; `gpu_doctor_healthy` is 0 when there is any error finding.
+//! Finding IDs that did not fire have no `gpu_doctor_findings` series. Every ID is listed in
+//! [`crate::diagnose::ids::KINDS`], but zeros are not written from it: every ID times
+//! its severities would be series on every node that say nothing, and absence is what
+//! "did not fire" has always meant here. The face needs no list of IDs of its own, so a new
+//! ID needs no edit in this file. The per-severity totals are always written
+//! (`gpu_doctor_findings_by_severity`, all three severities), so alerts can compare with
+//! `== 0`; `gpu_doctor_healthy` is 0 when there is any error finding.
 //!
 //! Smoke status is one series per state (`gpu_doctor_smoke_status{status=...}`, 1 for the
 //! current one): `not_run` from `doctor`, `could_not_run` from `smoke` when the test could not
