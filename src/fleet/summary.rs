@@ -244,7 +244,7 @@ pub fn summarize(inputs: &Inputs) -> Fleet {
                 .map(|g| g.name.clone().unwrap_or_else(|| UNKNOWN_GPU.to_string()))
                 .collect(),
             healthy: !sick.contains(n.name.as_str()),
-            smoke_status: n.report.smoke.as_ref().map(|s| smoke_status_text(s)),
+            smoke_status: n.report.smoke.as_ref().map(smoke_status_text),
         })
         .collect();
     let fewer_gpus = super::gpus::fewer_gpus(&nodes);
@@ -531,7 +531,7 @@ fn attention(node: &Node) -> Option<Attention> {
         node: node.name.clone(),
         file: node.file.clone(),
         errors,
-        smoke_status: smoke.map(|s| smoke_status_text(s)),
+        smoke_status: smoke.map(smoke_status_text),
         smoke_error: smoke.and_then(|s| s.error.clone()),
         failed_gpus,
     })
