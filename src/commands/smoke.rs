@@ -33,7 +33,7 @@ pub(super) fn run(settings: &Settings, args: &SmokeArgs) -> CliResult {
         ));
     }
     let run = crate::smoke::test(host, &mut report, devices, args.bench);
-    let status = if run.status == "could_not_run" {
+    let status = if run.status == crate::smoke::result::SmokeStatus::CouldNotRun {
         ExitStatus::Failure
     } else {
         let framework_failed = deep.is_some() && crate::deep::any_failure(&report);

@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use super::FindingBuilder;
+use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, Library, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
@@ -69,7 +70,7 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
         });
     }
     // A cuDNN the build itself records (jaxlib's `+cuda11.cudnn86`, a conda build's string).
-    if fw.name != "tensorflow"
+    if fw.name != FrameworkName::Tensorflow
         && let Some(recorded) = fw.cudnn.as_deref().and_then(Version::parse)
     {
         return Some(Need {
@@ -78,7 +79,7 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
             source: format!("{} build records cuDNN {recorded} ({})", fw.name, fw.source),
         });
     }
-    if fw.name == "tensorflow" {
+    if fw.name == FrameworkName::Tensorflow {
         let major = Version::parse(fw.cudnn.as_deref()?)?.major();
         let tested = fw
             .version
@@ -198,19 +199,21 @@ fn cudnn(
                     .to_string(),
             );
         }
-        let fix = match fw.name.as_str() {
-            "tensorflow" if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) => {
+        let fix = match FrameworkName::from_report(&fw.name) {
+            Some(FrameworkName::Tensorflow)
+                if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) =>
+            {
                 format!(
                     "{}.",
                     super::fix_history::tensorflow_cuda_libraries(manifests, fw)
                 )
             }
-            "tensorflow" => format!(
+            Some(FrameworkName::Tensorflow) => format!(
                 "Install TensorFlow's CUDA libraries for this version (`pip install 'tensorflow[and-cuda]=={}'`) or the cuDNN {} it was built for (see `gpu-doctor plan`).",
                 fw.version.as_deref().unwrap_or(""),
                 need.major
             ),
-            "jax" => super::jax::cudnn_fix(env, fw, &need.major.to_string()),
+            Some(FrameworkName::Jax) => super::jax::cudnn_fix(env, fw, &need.major.to_string()),
             _ => format!(
                 "Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.",
                 fw.name, fw.name
@@ -232,12 +235,14 @@ fn cudnn(
     } else {
         Severity::Warning
     };
+    // XLA (JAX, TensorFlow) refuses an older cuDNN minor with its own message.
+    let xla_refuses = fw.name == FrameworkName::Jax || fw.name == FrameworkName::Tensorflow;
     let mut f = FindingBuilder::new(
         "cudnn-version-mismatch",
         severity,
         format!("{label} was built for cuDNN {built} but would load cuDNN {loaded_v}"),
     )
-    .detail(if older && (fw.name == "jax" || fw.name == "tensorflow") {
+    .detail(if older && xla_refuses {
         format!(
             "The cuDNN that would be loaded is older than the one {} was built against; XLA \
              refuses it: 'Loaded runtime CuDNN library: {loaded_v} but source was compiled with: \
@@ -273,7 +278,7 @@ fn cudnn(
         f = f.evidence("LD_LIBRARY_PATH is searched before the wheel's own RUNPATH".to_string());
     }
     Some(
-        f.fix(if fw.name == "jax" {
+        f.fix(if fw.name == FrameworkName::Jax {
             super::jax::cudnn_fix(env, fw, &built.major_minor())
         } else {
             format!(

@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use super::FindingBuilder;
+use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::parse::libfamily as family;
 use crate::report::{
@@ -105,16 +106,17 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
         }
     }
     let fix = if elsewhere.is_empty() {
-        match fw.name.as_str() {
-            "tensorflow" => format!(
+        match FrameworkName::from_report(&fw.name) {
+            Some(FrameworkName::Tensorflow) => format!(
                 "Install the CUDA libraries this TensorFlow was built for: `pip install 'tensorflow[and-cuda]=={}'` (or the CUDA {} toolkit and cuDNN it names).",
                 fw.version.as_deref().unwrap_or(""),
                 fw.cuda.as_deref().unwrap_or("")
             ),
-            name => format!(
+            _ => format!(
                 "Install the CUDA {} libraries {name} was built for: reinstall it with its CUDA wheels (`pip install --force-reinstall {name}`), or install the CUDA {} toolkit.",
                 fw.cuda.as_deref().unwrap_or(""),
-                fw.cuda.as_deref().unwrap_or("")
+                fw.cuda.as_deref().unwrap_or(""),
+                name = fw.name
             ),
         }
     } else {

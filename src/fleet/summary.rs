@@ -44,6 +44,7 @@ use serde::Serialize;
 use super::load::{Inputs, Loaded, Skipped};
 use super::spread::{self, Throughput};
 use super::view::NodeReport;
+use crate::smoke::result::SmokeStatus;
 
 /// The version of the fleet summary's JSON, independent of the node report's.
 pub const FLEET_SCHEMA_VERSION: u32 = 1;
@@ -243,11 +244,7 @@ pub fn summarize(inputs: &Inputs) -> Fleet {
                 .map(|g| g.name.clone().unwrap_or_else(|| UNKNOWN_GPU.to_string()))
                 .collect(),
             healthy: !sick.contains(n.name.as_str()),
-            smoke_status: n
-                .report
-                .smoke
-                .as_ref()
-                .map(|s| s.status.clone().unwrap_or_else(|| "unknown".to_string())),
+            smoke_status: n.report.smoke.as_ref().map(smoke_status_text),
         })
         .collect();
     let fewer_gpus = super::gpus::fewer_gpus(&nodes);
@@ -525,7 +522,7 @@ fn attention(node: &Node) -> Option<Attention> {
         })
         .unwrap_or_default();
     failed_gpus.sort_by_key(|g| g.index);
-    let smoke_failed = smoke.is_some_and(|s| s.status.as_deref() != Some("passed"));
+    let smoke_failed = smoke.is_some_and(|s| s.status != Some(SmokeStatus::Passed));
     if errors.is_empty() && failed_gpus.is_empty() && !smoke_failed {
         return None;
     }
@@ -534,10 +531,19 @@ fn attention(node: &Node) -> Option<Attention> {
         node: node.name.clone(),
         file: node.file.clone(),
         errors,
-        smoke_status: smoke.map(|s| s.status.clone().unwrap_or_else(|| "unknown".to_string())),
+        smoke_status: smoke.map(smoke_status_text),
         smoke_error: smoke.and_then(|s| s.error.clone()),
         failed_gpus,
     })
+}
+
+/// A node's smoke status as the summary shows it: as the report spelt it, "unknown" when the
+/// report has none.
+fn smoke_status_text(smoke: &super::view::Smoke) -> String {
+    smoke
+        .status
+        .as_ref()
+        .map_or_else(|| "unknown".to_string(), |s| s.as_str().to_string())
 }
 
 /// Why a GPU's smoke test failed, in the words of its results.

@@ -95,8 +95,9 @@ pub struct Finding {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct Smoke {
-    /// "passed", "failed" or `could_not_run`; a missing status is not a pass.
-    pub status: Option<String>,
+    /// "passed", "failed" or `could_not_run`; a state this version does not know is kept as
+    /// written, and a missing status is not a pass.
+    pub status: Option<crate::smoke::result::SmokeStatus>,
     pub error: Option<String>,
     pub bench: bool,
     pub devices: Vec<Device>,

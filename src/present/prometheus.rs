@@ -21,10 +21,13 @@
 //! - `gpu` is the GPU's index as in `gpus[].index` and `smoke.devices[].index`; per-GPU series
 //!   also carry `name`, the model, so a dashboard can group by model without a join.
 //!
-//! Finding IDs that did not fire have no `gpu_doctor_findings` series: the rules make their IDs
-//! as they run, and no list of every ID exists to write zeros from. The per-severity totals
-//! are always written (`gpu_doctor_findings_by_severity`, all three severities), so alerts can
-//! compare with `== 0`; `gpu_doctor_healthy` is 0 when there is any error finding.
+//! Finding IDs that did not fire have no `gpu_doctor_findings` series. Every ID is listed in
+//! [`crate::diagnose::ids::KINDS`], but zeros are not written from it: every ID times
+//! its severities would be series on every node that say nothing, and absence is what
+//! "did not fire" has always meant here. The face needs no list of IDs of its own, so a new
+//! ID needs no edit in this file. The per-severity totals are always written
+//! (`gpu_doctor_findings_by_severity`, all three severities), so alerts can compare with
+//! `== 0`; `gpu_doctor_healthy` is 0 when there is any error finding.
 //!
 //! Smoke status is one series per state (`gpu_doctor_smoke_status{status=...}`, 1 for the
 //! current one): `not_run` from `doctor`, `could_not_run` from `smoke` when the test could not
@@ -39,11 +42,12 @@
 mod exposition;
 
 use crate::report::{Gpu, Report, Severity};
-use crate::smoke::result::{DeviceResult, SmokeRun};
+use crate::smoke::result::{DeviceResult, SmokeRun, SmokeStatus};
 use exposition::{Exposition, Family};
 
-/// The smoke states `gpu_doctor_smoke_status` always lists, whichever is current.
-const SMOKE_STATES: [&str; 4] = ["passed", "failed", "could_not_run", "not_run"];
+/// The `gpu_doctor_smoke_status` state of a report without a smoke run (from `doctor`), listed
+/// after every [`SmokeStatus::KNOWN`] state.
+const SMOKE_NOT_RUN: &str = "not_run";
 
 /// Every severity, most severe first, as `gpu_doctor_findings_by_severity` lists them.
 const SEVERITIES: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Info];
@@ -395,13 +399,14 @@ fn smoke(out: &mut Exposition, report: &Report) {
     let current = report
         .smoke
         .as_ref()
-        .map_or("not_run", |s| s.status.as_str());
+        .map_or(SMOKE_NOT_RUN, |s| s.status.as_str());
     let mut status = Family::new(
         "gpu_doctor_smoke_status",
         "The smoke test's outcome, one series per state with 1 for the current one: passed, failed, could_not_run (smoke could not start), not_run (doctor does not run it).",
         ["status"],
     );
-    for state in SMOKE_STATES {
+    let known = SmokeStatus::KNOWN.iter().map(SmokeStatus::as_str);
+    for state in known.chain([SMOKE_NOT_RUN]) {
         status.set([state], flag(state == current));
     }
     // A state this version does not know of (a newer report) still shows as current.
@@ -412,7 +417,7 @@ fn smoke(out: &mut Exposition, report: &Report) {
         return;
     };
     // A run that could not start measured no time; its 0 is no reading.
-    if run.status != "could_not_run" {
+    if run.status != SmokeStatus::CouldNotRun {
         let mut wall = Family::new(
             "gpu_doctor_smoke_duration_seconds",
             "How long the smoke test took, all GPUs together.",

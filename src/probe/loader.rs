@@ -169,58 +169,68 @@ fn read_conf(
     }
 }
 
-/// Expands a `*`/`?` pattern in the last path component, sorted like glibc's `glob`.
+/// Expands an `include` pattern the way ldconfig's `glob(3)` call does: `*`, `?` and `[...]`
+/// in any path component, a leading dot matched only by a literal dot, results sorted by path.
+/// Every folder is listed through the host's rooted fs (never glob's own filesystem walk, which
+/// would leave `--root`), and at most [`MAX_CONF_FILES`] paths come back.
 fn expand_glob(host: &Host, pattern: &Path) -> Vec<PathBuf> {
-    let (Some(dir), Some(name)) = (
-        pattern.parent(),
-        pattern.file_name().and_then(|n| n.to_str()),
-    ) else {
-        return Vec::new();
-    };
-    if !name.contains(['*', '?']) {
-        return vec![pattern.to_path_buf()];
+    let mut found: Vec<PathBuf> = vec![PathBuf::new()];
+    let mut any_wildcard = false;
+    for component in pattern.components() {
+        let name = component.as_os_str();
+        let matcher = name
+            .to_str()
+            .filter(|n| n.contains(['*', '?', '[']))
+            .and_then(|n| glob::Pattern::new(n).ok());
+        let Some(matcher) = matcher else {
+            // A plain name, or a broken pattern such as an unclosed `[` (which glob(3) takes
+            // literally): joined as it is.
+            for path in &mut found {
+                path.push(name);
+            }
+            continue;
+        };
+        any_wildcard = true;
+        let mut next = Vec::new();
+        for dir in &found {
+            next.extend(
+                host.fs
+                    .read_dir(dir)
+                    .into_iter()
+                    .filter(|e| matcher.matches_with(&e.name, LD_CONF_GLOB))
+                    .map(|e| e.path),
+            );
+            if next.len() >= MAX_CONF_FILES {
+                next.truncate(MAX_CONF_FILES);
+                break;
+            }
+        }
+        found = next;
     }
-    host.fs
-        .read_dir(dir)
-        .into_iter()
-        .filter(|e| wildcard_match(name, &e.name))
-        .map(|e| e.path)
-        .collect()
+    if any_wildcard {
+        // By bytes, as glob(3) sorts in the C locale ("a-b/x" before "a/x").
+        found.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+    }
+    found
 }
 
-/// Shell-style matching of `*` and `?` (no character classes: ld.so.conf lines do not use them).
-#[must_use]
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ti));
-                pi += 1;
-            }
-            Some(&c) if c == '?' || c == t[ti] => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                Some((sp, st)) => {
-                    pi = sp + 1;
-                    ti = st + 1;
-                    star = Some((sp, st + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
+/// glob(3) as ldconfig calls it (no `GLOB_PERIOD`): `*` does not match a leading dot, so
+/// `*.conf` skips an editor's `.nvidia.conf.swp`-style hidden files.
+const LD_CONF_GLOB: glob::MatchOptions = glob::MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: true,
+    require_literal_leading_dot: true,
+};
 
 #[cfg(test)]
 mod tests {
-    use super::wildcard_match;
+    use super::*;
+    use crate::host::env::Env;
+
+    /// One file name against one pattern component, as [`expand_glob`] matches them.
+    fn wildcard_match(pattern: &str, text: &str) -> bool {
+        glob::Pattern::new(pattern).is_ok_and(|p| p.matches_with(text, LD_CONF_GLOB))
+    }
 
     #[test]
     fn wildcards() {
@@ -229,5 +239,60 @@ mod tests {
         assert!(wildcard_match("a?c*", "abcdef"));
         assert!(wildcard_match("*", ""));
         assert!(!wildcard_match("x*", ""));
+    }
+
+    #[test]
+    fn include_patterns_follow_glob3() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, text).expect("write");
+        };
+        for lib in ["a", "b", "c", "d", "e", "f", "g"] {
+            std::fs::create_dir_all(root.join("opt").join(lib)).expect("lib dir");
+        }
+        write(
+            "etc/ld.so.conf",
+            "include /etc/ld.so.conf.d/[0-9]*.conf\ninclude /etc/ld.so.conf.d/?x.conf\n\
+             include /etc/ld.so.conf.d/*.cfg\ninclude /etc/vendors/*/ld.conf\n\
+             include /etc/ld.so.conf.d/[unclosed.conf\n",
+        );
+        // Character classes: only the names starting with a digit, in name order.
+        write("etc/ld.so.conf.d/20-b.conf", "/opt/b\n");
+        write("etc/ld.so.conf.d/10-a.conf", "/opt/a\n");
+        write("etc/ld.so.conf.d/x-not.conf", "/opt/none-x\n");
+        // `?` is one character.
+        write("etc/ld.so.conf.d/cx.conf", "/opt/c\n");
+        write("etc/ld.so.conf.d/ccx.conf", "/opt/none-ccx\n");
+        // `*` skips hidden files, as glob(3) without GLOB_PERIOD does.
+        write("etc/ld.so.conf.d/.hidden.cfg", "/opt/none-hidden\n");
+        write("etc/ld.so.conf.d/d.cfg", "/opt/d\n");
+        // A wildcard in a folder component, not only the last.
+        write("etc/vendors/nv/ld.conf", "/opt/e\n");
+        write("etc/vendors/amd/ld.conf", "/opt/f\n");
+        // An unclosed `[` is a literal name.
+        write("etc/ld.so.conf.d/[unclosed.conf", "/opt/g\n");
+        let host = Host::rooted(root, Env::default(), std::time::Duration::from_secs(1));
+        let mut dirs = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        read_conf(&host, Path::new("/etc/ld.so.conf"), 0, &mut seen, &mut dirs);
+        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        assert_eq!(
+            dirs,
+            [
+                "/opt/a", "/opt/b", "/opt/c", "/opt/d", "/opt/f", "/opt/e", "/opt/g"
+            ]
+        );
+    }
+
+    #[test]
+    fn character_classes_and_leading_dots() {
+        assert!(wildcard_match("[0-9]*.conf", "10-cuda.conf"));
+        assert!(!wildcard_match("[0-9]*.conf", "cuda.conf"));
+        assert!(wildcard_match("[!x]?.conf", "ab.conf"));
+        assert!(!wildcard_match("*.conf", ".cuda.conf"));
+        assert!(wildcard_match(".*.conf", ".cuda.conf"));
     }
 }

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::{Context, CuError, Driver, Module, attr};
 use super::result::{
-    Bandwidth, DeviceResult, DriverError, MemoryCheck, PeerAccess, SmokeRun, Throughput,
+    Bandwidth, DeviceResult, DriverError, MemoryCheck, PeerAccess, SmokeRun, SmokeStatus,
+    Throughput,
 };
 use super::{PTX, cublaslt, matmul, median};
 
@@ -54,7 +55,7 @@ pub fn child_main(request: &str) -> i32 {
 
 fn could_not_run(error: String) -> SmokeRun {
     SmokeRun {
-        status: "could_not_run".to_string(),
+        status: SmokeStatus::CouldNotRun,
         error: Some(error),
         ..SmokeRun::default()
     }
@@ -127,7 +128,11 @@ fn execute(request: &Request) -> SmokeRun {
     }
     let passed = devices.iter().all(|d| d.passed);
     SmokeRun {
-        status: if passed { "passed" } else { "failed" }.to_string(),
+        status: if passed {
+            SmokeStatus::Passed
+        } else {
+            SmokeStatus::Failed
+        },
         error: None,
         driver_api_version: version.map(|v| v.to_string()),
         devices,

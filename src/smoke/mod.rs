@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::host::Host;
 use crate::present::sanitize::clean;
 use crate::report::Report;
-use result::SmokeRun;
+use result::{SmokeRun, SmokeStatus};
 
 /// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
 pub const PTX: &str = include_str!("kernels/smoke.ptx");
@@ -46,7 +46,7 @@ pub fn test(host: &Host, report: &mut Report, devices: Option<Vec<u32>>, bench: 
         spawn_child(host, report, devices, bench)
     } else {
         SmokeRun {
-            status: "could_not_run".to_string(),
+            status: SmokeStatus::CouldNotRun,
             error: Some(
                 "the smoke test needs the real machine's driver; it does not run under --root"
                     .to_string(),
@@ -75,7 +75,7 @@ pub fn test(host: &Host, report: &mut Report, devices: Option<Vec<u32>>, bench: 
 /// Whether a finished run passed: the checks passed and no GPU has an error finding.
 #[must_use]
 pub fn passed(run: &SmokeRun, report: &Report) -> bool {
-    run.status == "passed"
+    run.status == SmokeStatus::Passed
         && !report.findings.iter().any(|f| {
             f.subjects.iter().any(|s| s.starts_with("gpu:"))
                 && f.severity == crate::report::Severity::Error
@@ -113,7 +113,7 @@ fn cublaslt_candidates(report: &Report) -> Vec<String> {
 
 fn spawn_child(host: &Host, report: &Report, devices: Option<Vec<u32>>, bench: bool) -> SmokeRun {
     let could_not = |error: String| SmokeRun {
-        status: "could_not_run".to_string(),
+        status: SmokeStatus::CouldNotRun,
         error: Some(error),
         bench,
         ..SmokeRun::default()
@@ -169,7 +169,7 @@ pub fn render_text(report: &Report, paint: crate::present::paint::Paint) -> Stri
     let _ = writeln!(
         out,
         "gpu-doctor smoke: {} ({} ms)",
-        run.status.replace('_', " "),
+        run.status.as_str().replace('_', " "),
         run.wall_ms
     );
     if let Some(e) = &run.error {

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct SmokeRun {
     /// "passed", "failed", or "could_not_run".
-    pub status: String,
+    #[schemars(with = "String")]
+    pub status: SmokeStatus,
     /// Why it could not run (no driver library, no device, the test process crashed).
     pub error: Option<String>,
     /// CUDA version the driver API reports ("13.0").
@@ -19,6 +20,56 @@ pub struct SmokeRun {
     pub peer_access: Vec<PeerAccess>,
     pub bench: bool,
     pub wall_ms: u64,
+}
+
+/// How a smoke run ended: `smoke.status` in the report, spelt as [`SmokeStatus::as_str`] says
+/// (the schema keeps it a string). The one list of states: the smoke test, its exit code, the
+/// TUI, fleet summaries and `gpu_doctor_smoke_status` all name them through this type.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SmokeStatus {
+    /// Every tested GPU passed every check.
+    Passed,
+    /// A GPU failed a check or stopped on a driver error.
+    Failed,
+    /// The test reached no GPU: under `--root`, no driver library, no device, or the test
+    /// process crashed or hung. The default, so a run nobody filled in is no pass.
+    #[default]
+    CouldNotRun,
+    /// A state this gpu-doctor does not know (a report from a newer one), kept as written so
+    /// it is still shown, and never taken for a pass.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl SmokeStatus {
+    /// Every state gpu-doctor writes, in the order `gpu_doctor_smoke_status` lists them.
+    pub const KNOWN: [SmokeStatus; 3] = [
+        SmokeStatus::Passed,
+        SmokeStatus::Failed,
+        SmokeStatus::CouldNotRun,
+    ];
+
+    /// The report's spelling ("could_not_run").
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            SmokeStatus::Passed => "passed",
+            SmokeStatus::Failed => "failed",
+            SmokeStatus::CouldNotRun => "could_not_run",
+            SmokeStatus::Other(state) => state,
+        }
+    }
+}
+
+/// A state from its report spelling; one gpu-doctor does not write is [`SmokeStatus::Other`].
+impl From<&str> for SmokeStatus {
+    fn from(state: &str) -> SmokeStatus {
+        SmokeStatus::KNOWN
+            .into_iter()
+            .find(|known| known.as_str() == state)
+            .unwrap_or_else(|| SmokeStatus::Other(state.to_string()))
+    }
 }
 
 /// One GPU's results.
@@ -110,4 +161,31 @@ pub struct PeerAccess {
     pub from: u32,
     pub to: u32,
     pub can_access: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_json_is_its_report_spelling() {
+        for status in SmokeStatus::KNOWN {
+            let json = serde_json::to_string(&status).expect("serialises");
+            assert_eq!(json, format!("\"{}\"", status.as_str()));
+            assert_eq!(
+                serde_json::from_str::<SmokeStatus>(&json).ok(),
+                Some(status.clone())
+            );
+            assert_eq!(SmokeStatus::from(status.as_str()), status);
+        }
+        // A newer gpu-doctor's state round-trips as it was written.
+        let newer = serde_json::from_str::<SmokeStatus>("\"partial\"").expect("parses");
+        assert_eq!(newer, SmokeStatus::Other("partial".to_string()));
+        assert_eq!(
+            serde_json::to_string(&newer).ok().as_deref(),
+            Some("\"partial\"")
+        );
+        assert_eq!(SmokeStatus::from("partial"), newer);
+        assert!(serde_json::from_str::<SmokeStatus>("3").is_err());
+    }
 }

@@ -192,7 +192,7 @@ fn run_smoke(host: &Host, report: Option<&Report>) -> SmokeEvent {
 /// the card should reach.
 #[must_use]
 pub fn smoke_outcome(run: &crate::smoke::result::SmokeRun) -> SmokeEvent {
-    if run.status == "could_not_run" {
+    if run.status == crate::smoke::result::SmokeStatus::CouldNotRun {
         return SmokeEvent::Unavailable(
             run.error
                 .clone()

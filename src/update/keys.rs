@@ -12,7 +12,7 @@
 //! re-serialising, so no canonical-JSON rules to get wrong, and the context keeps a signature
 //! made for an index from being valid for anything else the same key might ever sign.
 //!
-//! Pure apart from [`read_key_file`] / `write_key_file`. Depends on ed25519-dalek.
+//! Pure apart from [`read_key_file`] / `write_key_file`. Depends on ed25519-dalek and base64.
 
 use std::fmt;
 use std::io::Write;
@@ -311,39 +311,23 @@ pub fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Standard base64 (RFC 4648 §4, `=` padding required) to bytes. Written here because it is
-/// twenty lines and the crate has no base64 dependency of its own.
+/// Standard base64 (RFC 4648 §4, `=` padding required). Unused low bits in the last character
+/// are let through, as they always were here: a hand-edited key whose final character differs
+/// only in those bits still names the same 32 bytes.
+const KEY_BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireCanonical)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// Base64 key text to bytes; `None` for anything [`KEY_BASE64`] refuses, and for nothing.
 fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    fn value(c: u8) -> Option<u32> {
-        match c {
-            b'A'..=b'Z' => Some(u32::from(c - b'A')),
-            b'a'..=b'z' => Some(u32::from(c - b'a') + 26),
-            b'0'..=b'9' => Some(u32::from(c - b'0') + 52),
-            b'+' => Some(62),
-            b'/' => Some(63),
-            _ => None,
-        }
-    }
-    let bytes = text.as_bytes();
-    if bytes.is_empty() || !bytes.len().is_multiple_of(4) {
+    use base64::Engine as _;
+    if text.is_empty() {
         return None;
     }
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    let quads = bytes.len() / 4;
-    for (i, quad) in bytes.chunks(4).enumerate() {
-        let padding = quad.iter().rev().take_while(|&&c| c == b'=').count();
-        if padding > 2 || (padding > 0 && i + 1 != quads) {
-            return None;
-        }
-        let mut n = 0u32;
-        for &c in &quad[..4 - padding] {
-            n = (n << 6) | value(c)?;
-        }
-        n <<= 6 * padding;
-        let [_, a, b, c] = n.to_be_bytes();
-        out.extend_from_slice(&[a, b, c][..3 - padding]);
-    }
-    Some(out)
+    KEY_BASE64.decode(text).ok()
 }
 
 #[cfg(test)]
@@ -436,6 +420,14 @@ mod tests {
     }
 
     #[test]
+    fn base64_keeps_accepting_unused_low_bits() {
+        // "Zg==" is canonical for "f"; "Zh==" differs only in the four unused bits.
+        assert_eq!(base64_decode("Zh==").as_deref(), Some(&b"f"[..]));
+        assert_eq!(base64_decode(""), None);
+        assert_eq!(base64_decode("Zm9v\n"), None);
+    }
+
+    #[test]
     fn hex_round_trips() {
         assert_eq!(hex(&[0, 15, 255]), "000fff");
         assert_eq!(unhex("000fFF"), Some(vec![0, 15, 255]));
@@ -470,22 +462,7 @@ mod tests {
     }
 
     fn base64_encode_for_test(bytes: &[u8]) -> String {
-        const ALPHABET: &[u8; 64] =
-            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let mut n = 0u32;
-            for (i, &b) in chunk.iter().enumerate() {
-                n |= u32::from(b) << (16 - 8 * i);
-            }
-            for i in 0..4 {
-                if i <= chunk.len() {
-                    out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-                } else {
-                    out.push('=');
-                }
-            }
-        }
-        out
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 }
