@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 fn main() -> ExitCode {
     // The driver probe child is this same binary; it must not parse the public CLI.
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         );
     }
     // clap prints help and usage errors before `--color` is parsed: look for it first.
-    let mut command = gpu_doctor::cli::Cli::command();
+    let mut command = gpu_doctor::cli::command();
     if let Some(choice) = color_flag(std::env::args_os().skip(1)) {
         command = command.color(choice);
     }

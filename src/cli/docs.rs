@@ -5,17 +5,13 @@
 
 use std::path::Path;
 
-use clap::CommandFactory;
-
-use super::Cli;
-
 /// The binary's name as users type it.
 const BIN: &str = "gpu-doctor";
 
 /// The completion script for `shell`.
 #[must_use]
 pub fn completions(shell: clap_complete::Shell) -> String {
-    let mut command = Cli::command();
+    let mut command = super::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, BIN, &mut out);
     let script = String::from_utf8_lossy(&out).into_owned();
@@ -36,7 +32,7 @@ pub fn completions(shell: clap_complete::Shell) -> String {
 /// (`gpu-doctor-report-merge.1`), as (file name, roff text), in command order.
 #[must_use]
 pub fn man_pages() -> Vec<(String, String)> {
-    let mut command = Cli::command();
+    let mut command = super::command();
     command.build();
     let mut pages = Vec::new();
     collect(&command, BIN, &mut pages);

@@ -22,8 +22,7 @@ refused or failed (the set in use is unchanged); 2 usage error (URL, key file, c
     /// it loads and validates. Exit 1 when it does not.
     Verify {
         /// Trust the public keys in FILE (one a line); repeat to trust several files, e.g. the
-        /// old and the new key during a rotation. Required: no key is built in
-        /// [env: GPU_DOCTOR_MANIFEST_PUBKEY] [config: manifest_pubkey].
+        /// old and the new key during a rotation. Required: no key is built in.
         #[arg(long, value_name = "FILE")]
         pubkey: Vec<PathBuf>,
         /// Print the outcome as JSON on stdout.
@@ -56,8 +55,7 @@ refused or failed (the set in use is unchanged); 2 usage error (URL, key file, c
 #[derive(Debug, Clone, clap::Args)]
 pub struct UpdateArgs {
     /// Where to download from: the https URL of the folder holding index.json, or a local
-    /// folder [env: GPU_DOCTOR_MANIFEST_URL] [config: manifest_url] [default: the project's
-    /// location].
+    /// folder.
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// Never use the network: install from a local folder given with --url.
@@ -65,8 +63,7 @@ pub struct UpdateArgs {
     pub offline: bool,
     /// Trust the public keys in FILE (one a line): the publisher's key file. Repeat to trust
     /// several files, e.g. the old and the new key during a rotation. Required until the
-    /// project publishes sets: no key is built in [env: GPU_DOCTOR_MANIFEST_PUBKEY]
-    /// [config: manifest_pubkey].
+    /// project publishes sets: no key is built in.
     #[arg(long, value_name = "FILE")]
     pub pubkey: Vec<PathBuf>,
     /// Seconds allowed to connect to the server.

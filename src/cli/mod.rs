@@ -5,6 +5,7 @@
 pub mod docs;
 pub mod guide;
 pub mod manifest;
+mod settings_help;
 pub mod smoke;
 mod values;
 
@@ -15,6 +16,13 @@ use clap::{Parser, Subcommand};
 use crate::check::FailOn;
 use crate::check::render::Format;
 use crate::present::paint::ColorChoice;
+
+/// The command line as clap parses and documents it: [`Cli`]'s derived definition, with the
+/// settings' sources added to their flags' help.
+#[must_use]
+pub fn command() -> clap::Command {
+    settings_help::add(<Cli as clap::CommandFactory>::command())
+}
 
 /// Finds out why a GPU does not work with an ML framework, and what to install to fix it.
 #[derive(Debug, Parser)]
@@ -33,18 +41,15 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR", conflicts_with = "root")]
     pub host_root: Option<PathBuf>,
 
-    /// Seconds any one command (nvidia-smi, nvcc, python) may run before it is stopped
-    /// [env: GPU_DOCTOR_TIMEOUT] [config: timeout] [default: 5].
+    /// Seconds any one command (nvidia-smi, nvcc, python) may run before it is stopped.
     #[arg(long, global = true, value_name = "SECS")]
     pub timeout: Option<f64>,
 
-    /// Read settings from FILE instead of ~/.config/gpu-doctor/config.toml
-    /// [env: GPU_DOCTOR_CONFIG].
+    /// Read settings from FILE instead of ~/.config/gpu-doctor/config.toml.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// When to colour the output; `NO_COLOR` set means never unless this says always
-    /// [config: color] [default: auto].
+    /// When to colour the output; `NO_COLOR` set means never unless this says always.
     #[arg(long, global = true, value_enum, value_name = "WHEN")]
     pub color: Option<ColorChoice>,
 
@@ -109,8 +114,7 @@ pub struct DoctorArgs {
     /// slowest import.
     #[arg(long)]
     pub deep: bool,
-    /// With --deep: seconds each framework's import and questions may take
-    /// [env: GPU_DOCTOR_DEEP_TIMEOUT] [config: deep_timeout] [default: 60].
+    /// With --deep: seconds each framework's import and questions may take.
     #[arg(long, value_name = "SECS", requires = "deep")]
     pub deep_timeout: Option<f64>,
 }
@@ -179,8 +183,7 @@ pub struct CheckArgs {
     /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
     #[arg(long = "require", short = 'r', value_name = "EXPR")]
     pub require: Vec<String>,
-    /// Findings of this severity or worse fail the check
-    /// [env: GPU_DOCTOR_FAIL_ON] [config: fail_on] [default: error].
+    /// Findings of this severity or worse fail the check.
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
     /// Only consider frameworks in the Python environment with this prefix.

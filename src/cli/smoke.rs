@@ -17,8 +17,7 @@ pub struct SmokeArgs {
     /// `python_envs[].frameworks[].runtime.smoke`.
     #[arg(long)]
     pub frameworks: bool,
-    /// With --frameworks: seconds each framework's import and computation may take
-    /// [env: GPU_DOCTOR_DEEP_TIMEOUT] [config: deep_timeout] [default: 120].
+    /// With --frameworks: seconds each framework's import and computation may take.
     #[arg(long, value_name = "SECS", requires = "frameworks")]
     pub deep_timeout: Option<f64>,
 }

@@ -150,9 +150,9 @@ pub fn gather(host: &Host) -> Report {
                 .then(|| host.fs.root().display().to_string()),
             host_root: host.host_root().map(|r| r.display().to_string()),
         },
-        // Stamped by `app::examine`, which owns the clock.
+        // Stamped by `examine::examine`, which owns the clock.
         generated_at: None,
-        // Chosen and filled in by `app::examine`, which picks the manifest set.
+        // Chosen and filled in by `examine::examine`, which picks the manifest set.
         manifests: crate::report::ManifestSet::default(),
         host: system,
         pci_devices: pci,

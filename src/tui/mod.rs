@@ -7,7 +7,7 @@
 //! and produces the footer hints and the help. [`App`] is the runtime in between: it feeds
 //! messages to `update` and carries out the commands, running slow work (the scan, live GPU
 //! readings, the smoke test) on threads that answer over a channel. The only door to the
-//! machine is [`services::Services`], which goes through [`crate::app`]; nothing here names a
+//! machine is [`services::Services`], which goes through [`crate::examine`]; nothing here names a
 //! probe.
 //!
 //! The loop blocks on that channel. It wakes ten times a second only while a spinner is

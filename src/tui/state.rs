@@ -133,7 +133,7 @@ pub enum Scan {
 pub enum Phase {
     /// NVML in a child process: the first live reading, asked at once beside the scan.
     Nvml,
-    /// Everything else the report holds, then the diagnosis (`app::examine`).
+    /// Everything else the report holds, then the diagnosis (`examine::examine`).
     Examine,
     /// The plan choices valid for this machine.
     Choices,

@@ -29,6 +29,7 @@ mod prometheus;
 mod real;
 mod regressions;
 mod schema;
+mod shape;
 mod slurm;
 mod smoke;
 mod support;

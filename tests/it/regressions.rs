@@ -1,5 +1,5 @@
 //! Probe bugs found on fixture machines and fixed: each test pins what the report's own
-//! documentation (src/report.rs) promises, so the bug cannot come back.
+//! documentation (src/report/mod.rs) promises, so the bug cannot come back.
 
 use serde_json::Value;
 

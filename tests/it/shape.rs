@@ -1,0 +1,107 @@
+//! The shape of the code that README's "How it works" promises, checked on the sources so it
+//! cannot drift: only `cli/`, `commands/` and `main.rs` know clap; nothing imports `commands`;
+//! exit statuses are chosen only in `commands/`; the layout list names every top-level module.
+
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file under `src/`, as (path relative to `src/`, text without `//` comments).
+fn sources() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&src(), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let code: String = text
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let name = path
+                .strip_prefix(src())
+                .expect("under src")
+                .display()
+                .to_string();
+            (name, code)
+        })
+        .collect()
+}
+
+fn offenders(allowed: &[&str], needles: &[&str]) -> Vec<String> {
+    sources()
+        .into_iter()
+        .filter(|(name, _)| !allowed.iter().any(|a| name.starts_with(a)))
+        .filter(|(_, code)| needles.iter().any(|n| code.contains(n)))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+#[test]
+fn only_the_command_line_layer_knows_clap() {
+    let found = offenders(
+        &["cli/", "commands/", "main.rs"],
+        &["clap::", "use clap", "clap_complete", "clap_mangen"],
+    );
+    assert!(
+        found.is_empty(),
+        "clap outside cli/ and commands/: {found:?}"
+    );
+}
+
+#[test]
+fn nothing_imports_the_commands_and_only_they_choose_exit_statuses() {
+    let found = offenders(
+        &["commands/", "main.rs"],
+        &["crate::commands", "gpu_doctor::commands"],
+    );
+    assert!(found.is_empty(), "modules importing commands: {found:?}");
+    let found = offenders(&["commands/", "main.rs", "exit.rs"], &["ExitStatus::"]);
+    assert!(
+        found.is_empty(),
+        "exit statuses chosen outside commands/: {found:?}"
+    );
+}
+
+#[test]
+fn readme_layout_names_every_top_level_module() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let start = readme.find("Layout of `src/`").expect("layout list");
+    let end = readme[start..]
+        .find("Beside `src/`")
+        .expect("end of layout list")
+        + start;
+    let layout = &readme[start..end];
+    for entry in std::fs::read_dir(src()).expect("src") {
+        let path = entry.expect("entry").path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let shown = if path.is_dir() {
+            format!("`{name}/`")
+        } else if name.ends_with(".rs") {
+            format!("`{name}`")
+        } else {
+            continue;
+        };
+        assert!(
+            layout.contains(&shown),
+            "README's layout does not name {shown}"
+        );
+    }
+}
