@@ -7,7 +7,7 @@
 //! A leaf module: it depends on nothing in the crate.
 
 /// An enum whose values have names a user types.
-pub trait Choice: Copy + Sized + 'static {
+pub(crate) trait Choice: Copy + Sized + 'static {
     /// Every value, in the order help texts list them.
     const ALL: &'static [Self];
 
@@ -24,7 +24,7 @@ pub trait Choice: Copy + Sized + 'static {
 ///
 /// # Errors
 /// A message listing the names, to follow the setting's name: "must be one of a, b, not "c"".
-pub fn parse<T: Choice>(text: &str) -> Result<T, String> {
+pub(crate) fn parse<T: Choice>(text: &str) -> Result<T, String> {
     T::ALL
         .iter()
         .copied()

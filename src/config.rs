@@ -41,10 +41,10 @@ use crate::host::{Env, Host};
 use crate::present::paint::ColorChoice;
 
 /// The variable that names the config file.
-pub const CONFIG_VAR: &str = "GPU_DOCTOR_CONFIG";
+pub(crate) const CONFIG_VAR: &str = "GPU_DOCTOR_CONFIG";
 
 /// Each setting: its key in the file and the variable that overrides it.
-pub const KEYS: [(&str, &str); 5] = [
+pub(crate) const KEYS: [(&str, &str); 5] = [
     ("fail_on", "GPU_DOCTOR_FAIL_ON"),
     ("timeout", "GPU_DOCTOR_TIMEOUT"),
     ("deep_timeout", "GPU_DOCTOR_DEEP_TIMEOUT"),
@@ -105,7 +105,7 @@ pub enum ConfigError {
 
 /// Per-user folders, as real paths on the machine running gpu-doctor.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dirs {
+pub(crate) struct Dirs {
     /// `…/gpu-doctor/config.toml`.
     pub config_file: Option<PathBuf>,
     /// `…/gpu-doctor`: the data folder that holds the installed manifest set.
@@ -116,7 +116,7 @@ impl Dirs {
     /// Resolves the folders from `XDG_CONFIG_HOME` / `XDG_DATA_HOME` (absolute values only, as
     /// the XDG spec says) or `HOME`.
     #[must_use]
-    pub fn of(host: &Host) -> Dirs {
+    pub(crate) fn of(host: &Host) -> Dirs {
         let env = &host.env;
         let home = env.path("HOME");
         let base = |xdg: &str, fallback: &str| {
@@ -158,7 +158,7 @@ fn default_config_path(host: &Host) -> Option<PathBuf> {
 /// # Errors
 /// When a file named explicitly is missing, the file cannot be read or parsed, or a value
 /// (in the file or a variable) is not one the key takes.
-pub fn load(host: &Host, explicit: Option<&Path>) -> Result<Config, ConfigError> {
+pub(crate) fn load(host: &Host, explicit: Option<&Path>) -> Result<Config, ConfigError> {
     let named = explicit
         .map(Path::to_path_buf)
         .or_else(|| host.env.non_empty(CONFIG_VAR).map(PathBuf::from));
@@ -199,7 +199,7 @@ pub fn load(host: &Host, explicit: Option<&Path>) -> Result<Config, ConfigError>
 ///
 /// # Errors
 /// When it is not TOML or a known key has a wrong value.
-pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
     let error = |message: String| ConfigError::Parse {
         path: path.to_path_buf(),
         message,
@@ -330,7 +330,7 @@ fn overlay_env(config: &mut Config, env: &Env) -> Result<(), ConfigError> {
 ///
 /// # Errors
 /// What is wrong with it, to follow the name of the setting.
-pub fn check_seconds(value: f64) -> Result<f64, String> {
+pub(crate) fn check_seconds(value: f64) -> Result<f64, String> {
     if value.is_finite() && value > 0.0 && value <= 3600.0 {
         Ok(value)
     } else {

@@ -29,7 +29,7 @@ fn generated_at(host: &Host) -> Option<String> {
 /// clock for the `manifests-stale` rule, except under `--root`, where a fixture's report must
 /// be the same every day.
 #[must_use]
-pub fn examine(host: &Host) -> Report {
+pub(crate) fn examine(host: &Host) -> Report {
     examine_with(host, None)
 }
 
@@ -37,7 +37,7 @@ pub fn examine(host: &Host) -> Report {
 /// the diagnosis (`doctor --deep`, `smoke --frameworks`), so the rules weigh what the
 /// frameworks said.
 #[must_use]
-pub fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report {
+pub(crate) fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report {
     let selected = crate::update::select(host);
     let manifests = selected.manifests.as_ref();
     let mut report = crate::probe::gather(host);
@@ -62,7 +62,7 @@ pub fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report 
 ///
 /// # Errors
 /// The panic message, when examining panicked.
-pub fn examine_guarded(host: &Host) -> Result<Report, String> {
+pub(crate) fn examine_guarded(host: &Host) -> Result<Report, String> {
     examine_guarded_with(host, None)
 }
 
@@ -70,7 +70,7 @@ pub fn examine_guarded(host: &Host) -> Result<Report, String> {
 ///
 /// # Errors
 /// The panic message, when examining panicked.
-pub fn examine_guarded_with(
+pub(crate) fn examine_guarded_with(
     host: &Host,
     deep: Option<&crate::deep::Options>,
 ) -> Result<Report, String> {

@@ -6,29 +6,35 @@
 //! into facts, [`examine`] gathers them into a [`report::Report`], and [`diagnose`] and
 //! [`present`] are pure functions over it.
 
-pub mod check;
-pub mod choice;
+// gpu-doctor is a binary: its library exists for `main.rs` and the integration tests, and its
+// documentation is for developers, built with `--document-private-items` (see .ci/run), where
+// links between crate-private modules resolve.
+#![allow(rustdoc::private_intra_doc_links)]
+
+pub(crate) mod check;
+pub(crate) mod choice;
+
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod deep;
+pub(crate) mod config;
+pub(crate) mod deep;
 pub mod diagnose;
-pub mod examine;
+pub(crate) mod examine;
 pub mod exit;
 pub mod fill;
-pub mod fleet;
-pub mod framework;
-pub mod guide;
+pub(crate) mod fleet;
+pub(crate) mod framework;
+pub(crate) mod guide;
 pub mod host;
 pub mod manifest;
-pub mod outfile;
-pub mod output;
+pub(crate) mod outfile;
+pub(crate) mod output;
 pub mod parse;
 pub mod plan;
 pub mod present;
-pub mod probe;
+pub(crate) mod probe;
 pub mod report;
-pub mod schema;
+pub(crate) mod schema;
 pub mod smoke;
 pub mod term;
 pub mod tui;

@@ -19,14 +19,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long opening a FIFO waits for a reader before it is an error rather than a hang.
-pub const FIFO_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const FIFO_WAIT: Duration = Duration::from_secs(10);
 
 /// How many links one output path may go through before it is a loop.
 const MAX_LINKS: usize = 40;
 
 /// A file to write: where, what, and its permission bits.
 #[derive(Debug, Clone)]
-pub struct OutFile {
+pub(crate) struct OutFile {
     pub path: PathBuf,
     pub content: String,
     pub mode: u32,
@@ -39,7 +39,7 @@ pub struct OutFile {
 ///
 /// # Errors
 /// A message naming the file and the problem.
-pub fn replace(path: &Path, content: &str) -> Result<(), String> {
+pub(crate) fn replace(path: &Path, content: &str) -> Result<(), String> {
     write_all(
         &[OutFile {
             path: path.to_path_buf(),
@@ -54,7 +54,7 @@ pub fn replace(path: &Path, content: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// A message naming the file and the problem.
-pub fn write_all(files: &[OutFile], force: bool) -> Result<(), String> {
+pub(crate) fn write_all(files: &[OutFile], force: bool) -> Result<(), String> {
     let mut targets = Vec::with_capacity(files.len());
     for f in files {
         let target = target_of(&f.path)?;

@@ -11,7 +11,7 @@ use crate::exit::CliError;
 ///
 /// # Errors
 /// When stdout cannot be written (other than a closed pipe).
-pub fn emit(text: &str) -> Result<(), CliError> {
+pub(crate) fn emit(text: &str) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -27,7 +27,7 @@ pub fn emit(text: &str) -> Result<(), CliError> {
 ///
 /// # Errors
 /// When the file or stdout cannot be written.
-pub fn deliver(text: &str, output: Option<&Path>) -> Result<(), CliError> {
+pub(crate) fn deliver(text: &str, output: Option<&Path>) -> Result<(), CliError> {
     match output {
         None => emit(text),
         Some(path) => {
@@ -42,7 +42,7 @@ pub fn deliver(text: &str, output: Option<&Path>) -> Result<(), CliError> {
 ///
 /// # Errors
 /// When it cannot be rendered or written.
-pub fn emit_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
+pub(crate) fn emit_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::failure(format!("cannot render JSON: {e}")))?;
     text.push('\n');

@@ -3,7 +3,7 @@
 
 /// The schema as pretty JSON with a trailing newline.
 #[must_use]
-pub fn render() -> String {
+pub(crate) fn render() -> String {
     let schema = schemars::schema_for!(crate::report::Report);
     match serde_json::to_string_pretty(&schema) {
         Ok(mut s) => {

@@ -4,12 +4,12 @@
 
 use std::fmt;
 
-pub use crate::framework::FrameworkName;
+pub(crate) use crate::framework::FrameworkName;
 use crate::version::Version;
 
 /// What a requirement is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Subject {
+pub(crate) enum Subject {
     /// The driver's version (`550.54.15`).
     Driver,
     /// The highest CUDA the driver supports (nvidia-smi's "CUDA Version").
@@ -31,7 +31,7 @@ pub enum Subject {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     Ge,
     Gt,
     Le,
@@ -42,7 +42,7 @@ pub enum Op {
 
 impl Op {
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Op::Ge => ">=",
             Op::Gt => ">",
@@ -55,7 +55,7 @@ impl Op {
 
     /// Whether `ordering` (actual compared with wanted) satisfies the operator.
     #[must_use]
-    pub fn holds(self, ordering: std::cmp::Ordering) -> bool {
+    pub(crate) fn holds(self, ordering: std::cmp::Ordering) -> bool {
         use std::cmp::Ordering::{Equal, Greater, Less};
         match self {
             Op::Ge => ordering != Less,
@@ -70,7 +70,7 @@ impl Op {
 
 /// The right-hand side of a comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub(crate) enum Value {
     Version(Version),
     /// A Python package version, compared as pip compares it (PEP 440: `2.4.0.dev1 <
     /// 2.4.0rc1 < 2.4.0 < 2.4.0.post1`; `==2.4.0` matches `2.4.0+cu121`).
@@ -81,7 +81,7 @@ pub enum Value {
 
 /// One parsed requirement.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     /// The text as given, for messages and reports.
     pub text: String,
     pub subject: Subject,
@@ -90,7 +90,7 @@ pub struct Requirement {
 
 /// Why an expression was refused; `Display` names the part that is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExprError {
+pub(crate) struct ExprError {
     pub expr: String,
     pub message: String,
 }
@@ -110,7 +110,7 @@ const KNOWN: &str = "driver, cuda, toolkit, cudnn, gpu.count, gpu.memory, gpu.cc
 ///
 /// # Errors
 /// An [`ExprError`] that quotes the expression and names the bad part.
-pub fn parse(text: &str) -> Result<Requirement, ExprError> {
+pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
     let expr = text.trim();
     let err = |message: String| ExprError {
         expr: expr.to_string(),
@@ -245,7 +245,7 @@ fn strict_version(text: &str) -> Option<Version> {
 /// A Python package version as pip reads it (PEP 440): `2.4`, `2.4.0rc1`, `2.4.0.dev20240601`,
 /// `2.9.0.post0`, `2.11.0+cu130`.
 #[must_use]
-pub fn package_version(text: &str) -> Option<pep440_rs::Version> {
+pub(crate) fn package_version(text: &str) -> Option<pep440_rs::Version> {
     text.trim().parse().ok()
 }
 
@@ -253,7 +253,7 @@ pub fn package_version(text: &str) -> Option<pep440_rs::Version> {
 /// PEP 440 specifier, so `==2.4.0` accepts the local build `2.4.0+cu121` and `>=2.4` refuses
 /// `2.4.0rc1`. A `want` with a local tag (`==2.4.0+cu121`) can only be compared exactly.
 #[must_use]
-pub fn package_meets(have: &pep440_rs::Version, op: Op, want: &pep440_rs::Version) -> bool {
+pub(crate) fn package_meets(have: &pep440_rs::Version, op: Op, want: &pep440_rs::Version) -> bool {
     use pep440_rs::Operator;
     let operator = match op {
         Op::Ge => Operator::GreaterThanEqual,

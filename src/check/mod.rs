@@ -3,8 +3,8 @@
 //!
 //! Pure: [`evaluate`] reads a finished [`Report`]; the faces in [`render`] print it.
 
-pub mod expr;
-pub mod render;
+pub(crate) mod expr;
+pub(crate) mod render;
 
 use expr::{FrameworkName, Op, Requirement, Subject, Value};
 
@@ -44,7 +44,7 @@ impl FailOn {
 
 /// One requirement's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub requirement: String,
     pub met: bool,
     /// What the machine has, as text ("550.54.15", "2 GPUs"), or null when unknown.
@@ -55,7 +55,7 @@ pub struct Outcome {
 
 /// The whole check.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub pass: bool,
     pub requirements: Vec<Outcome>,
     /// Findings at or above `--fail-on`.
@@ -65,7 +65,7 @@ pub struct Verdict {
 /// Evaluates every requirement and the findings against the fail-on level. `env` limits
 /// framework checks to the Python environment with that prefix.
 #[must_use]
-pub fn verdict(
+pub(crate) fn verdict(
     report: &Report,
     requirements: &[Requirement],
     fail_on: FailOn,
@@ -90,7 +90,7 @@ pub fn verdict(
 
 /// Evaluates one requirement.
 #[must_use]
-pub fn evaluate(report: &Report, req: &Requirement, env: Option<&str>) -> Outcome {
+pub(crate) fn evaluate(report: &Report, req: &Requirement, env: Option<&str>) -> Outcome {
     let outcome = |met: bool, actual: Option<String>, message: String| Outcome {
         requirement: req.text.clone(),
         met,

@@ -30,13 +30,13 @@ impl crate::choice::Choice for Format {
 
 /// Renders `verdict` in `format`, without colour (files, CI logs that are not terminals).
 #[must_use]
-pub fn render(verdict: &Verdict, format: Format) -> String {
+pub(crate) fn render(verdict: &Verdict, format: Format) -> String {
     render_with(verdict, format, Paint::plain())
 }
 
 /// [`render`], with `paint` colouring PASS and FAIL in the text format.
 #[must_use]
-pub fn render_with(verdict: &Verdict, format: Format, paint: Paint) -> String {
+pub(crate) fn render_with(verdict: &Verdict, format: Format, paint: Paint) -> String {
     match format {
         Format::Text => text(verdict, paint),
         Format::Json => json(verdict),

@@ -12,9 +12,9 @@
 //! reads their answers into [`crate::report::runtime`] (the data, part of the report), `text`
 //! draws it. `probe.py` is the script.
 
-pub mod parse;
-pub mod run;
-pub mod text;
+pub(crate) mod parse;
+pub(crate) mod run;
+pub(crate) mod text;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -25,14 +25,14 @@ use crate::report::{ProbeStatus, PythonEnv, Report, Severity, framework_subject}
 
 /// `doctor --deep`'s deadline for each probe: importing TensorFlow on a cold disk takes tens of
 /// seconds; conda's own CUDA probe allows 60.
-pub const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
+pub(crate) const DEFAULT_TIMEOUT_SECS: f64 = 60.0;
 
 /// `smoke --frameworks`'s deadline: the import, CUDA context creation, JAX's first compile and
 /// NCCL's set-up between two processes.
-pub const SMOKE_TIMEOUT_SECS: f64 = 120.0;
+pub(crate) const SMOKE_TIMEOUT_SECS: f64 = 120.0;
 
 /// The frameworks the probe knows how to ask.
-pub const FRAMEWORKS: [&str; 4] = ["torch", "tensorflow", "jax", "cupy"];
+pub(crate) const FRAMEWORKS: [&str; 4] = ["torch", "tensorflow", "jax", "cupy"];
 
 /// How to run the deep scan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,7 +60,7 @@ impl Options {
 /// Asks every framework of every environment in `report` and stores the answers in
 /// `frameworks[].runtime`. Under `--root`, and for environments without an interpreter, each
 /// framework gets a `skipped` runtime that says why.
-pub fn attach(host: &Host, report: &mut Report, options: &Options) {
+pub(crate) fn attach(host: &Host, report: &mut Report, options: &Options) {
     // One probe per (environment index, framework name), in report order; no job where the
     // environment has no interpreter.
     let mut asked: Vec<(usize, String, Option<run::Job>)> = Vec::new();
@@ -131,17 +131,6 @@ fn answering_copy<'a>(
         .map(|(i, _)| *i)
 }
 
-/// How many framework probes `attach` would start: for the progress line.
-#[must_use]
-pub fn probe_count(report: &Report) -> usize {
-    report
-        .python_envs
-        .iter()
-        .filter(|e| e.interpreter.is_some())
-        .map(|e| framework_names(e).len())
-        .sum()
-}
-
 /// The frameworks of an environment the probe can ask, each name once.
 fn framework_names(env: &PythonEnv) -> Vec<&str> {
     let mut names: Vec<&str> = env
@@ -158,7 +147,7 @@ fn framework_names(env: &PythonEnv) -> Vec<&str> {
 /// Whether a framework that was asked has an error finding against it: `smoke --frameworks`
 /// fails when any framework cannot compute on the GPU, whatever the cause.
 #[must_use]
-pub fn any_failure(report: &Report) -> bool {
+pub(crate) fn any_failure(report: &Report) -> bool {
     let asked: Vec<String> = report
         .python_envs
         .iter()

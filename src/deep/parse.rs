@@ -97,7 +97,11 @@ struct WireAllReduce {
 
 /// The runtime facts from one finished (or stopped) probe process.
 #[must_use]
-pub fn from_output(out: &CmdOutput, interpreter: &str, timeout: Duration) -> FrameworkRuntime {
+pub(crate) fn from_output(
+    out: &CmdOutput,
+    interpreter: &str,
+    timeout: Duration,
+) -> FrameworkRuntime {
     let mut runtime = FrameworkRuntime {
         interpreter: Some(interpreter.to_string()),
         duration_ms: millis(out.elapsed),
@@ -239,7 +243,7 @@ fn result_line(stdout: &str) -> Option<Wire> {
 
 /// The last question the probe started: where a hang or a crash happened.
 #[must_use]
-pub fn last_step(stdout: &str) -> Option<String> {
+pub(crate) fn last_step(stdout: &str) -> Option<String> {
     stdout
         .lines()
         .rev()
@@ -249,7 +253,7 @@ pub fn last_step(stdout: &str) -> Option<String> {
 
 /// The last non-empty stderr lines, trimmed and cut to length, without repeats in a row.
 #[must_use]
-pub fn stderr_tail(stderr: &str) -> Vec<String> {
+pub(crate) fn stderr_tail(stderr: &str) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for line in stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let line = cut(line);
@@ -265,7 +269,7 @@ pub fn stderr_tail(stderr: &str) -> Vec<String> {
 /// (91900 = 9.19.0), cuDNN 8 and older `major*1000 + minor*100 + patch` (8902 = 8.9.2)
 /// (`cudnn_version.h`; compat-frameworks.md §2.1).
 #[must_use]
-pub fn cudnn_from_int(v: u64) -> String {
+pub(crate) fn cudnn_from_int(v: u64) -> String {
     if v >= 10_000 {
         format!("{}.{}.{}", v / 10_000, v % 10_000 / 100, v % 100)
     } else {

@@ -23,7 +23,7 @@ const MAX_PARALLEL: usize = 16;
 
 /// One probe to run.
 #[derive(Debug, Clone)]
-pub struct Job {
+pub(crate) struct Job {
     /// The framework's name as the report has it ("torch", "tensorflow", "jax", "cupy").
     pub framework: String,
     /// The environment's interpreter, as a machine path.
@@ -34,7 +34,12 @@ pub struct Job {
 /// With fewer jobs than that (the usual case) the whole scan takes as long as its slowest
 /// import, not the sum of them.
 #[must_use]
-pub fn run_all(host: &Host, jobs: &[Job], timeout: Duration, smoke: bool) -> Vec<FrameworkRuntime> {
+pub(crate) fn run_all(
+    host: &Host,
+    jobs: &[Job],
+    timeout: Duration,
+    smoke: bool,
+) -> Vec<FrameworkRuntime> {
     let next = AtomicUsize::new(0);
     let workers = jobs.len().min(MAX_PARALLEL);
     let mut answers: Vec<Option<FrameworkRuntime>> = vec![None; jobs.len()];
@@ -79,7 +84,7 @@ pub fn run_all(host: &Host, jobs: &[Job], timeout: Duration, smoke: bool) -> Vec
 /// Imports one framework with one interpreter: `python -I -c PROBE <framework> <mode> <secs>`,
 /// from a new empty working folder, with the deadline.
 #[must_use]
-pub fn run_one(host: &Host, job: &Job, timeout: Duration, smoke: bool) -> FrameworkRuntime {
+pub(crate) fn run_one(host: &Host, job: &Job, timeout: Duration, smoke: bool) -> FrameworkRuntime {
     let shown = job.interpreter.display().to_string();
     let failed = |detail: String| FrameworkRuntime {
         status: ProbeStatus::Failed,

@@ -13,7 +13,7 @@ const SHOWN_LINES: usize = 5;
 /// The "Frameworks at run time" section; empty when nothing was asked. `with_findings` adds the
 /// findings about the frameworks asked, for faces that do not list every finding (`smoke`).
 #[must_use]
-pub fn render(report: &Report, with_findings: bool) -> String {
+pub(crate) fn render(report: &Report, with_findings: bool) -> String {
     let mut out = String::new();
     let asked = report
         .python_envs

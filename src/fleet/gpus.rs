@@ -16,7 +16,7 @@ use super::summary::{Node, UNKNOWN_GPU};
 
 /// A node with fewer GPUs of one model than most of the nodes that have that model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FewerGpus {
+pub(crate) struct FewerGpus {
     pub node: String,
     pub gpu: String,
     /// How many of this model the node's driver shows.
@@ -29,7 +29,7 @@ pub struct FewerGpus {
 
 /// Every node below its model's usual count, sorted by model then node.
 #[must_use]
-pub fn fewer_gpus(nodes: &[Node]) -> Vec<FewerGpus> {
+pub(crate) fn fewer_gpus(nodes: &[Node]) -> Vec<FewerGpus> {
     // model -> node -> count
     let mut per_model: BTreeMap<String, BTreeMap<&str, usize>> = BTreeMap::new();
     for node in nodes {

@@ -12,7 +12,7 @@ const MAX_DIGITS: usize = 18;
 /// prefix and a bracket of ranges; zero-padded numbers keep their width. At most `limit`
 /// comma-separated pieces are shown, then `(+N more)` counting the nodes left out.
 #[must_use]
-pub fn compress(names: &[String], limit: usize) -> String {
+pub(crate) fn compress(names: &[String], limit: usize) -> String {
     // prefix -> (width, 0 when unpadded) -> numbers; and names without a trailing number.
     let mut numbered: BTreeMap<&str, BTreeMap<usize, Vec<u64>>> = BTreeMap::new();
     let mut plain: Vec<&str> = Vec::new();

@@ -22,14 +22,14 @@ use crate::report::SCHEMA_VERSION;
 
 /// Files larger than this are refused unread: a node's report is tens of kilobytes, and one
 /// huge file must not exhaust the memory of the machine merging a fleet.
-pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reasons longer than this are cut: a parser error may quote a field of the file.
 const MAX_REASON_CHARS: usize = 300;
 
 /// A report that was read.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The path as it was given or found (`DIR/name.json`).
     pub file: String,
     pub report: NodeReport,
@@ -38,7 +38,7 @@ pub struct Loaded {
 /// Why a file was not merged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SkipKind {
+pub(crate) enum SkipKind {
     /// Valid JSON, but not an object with a `schema_version` of 1 or more (or a fleet summary).
     NotAReport,
     /// A report of a newer schema than this gpu-doctor reads.
@@ -55,7 +55,7 @@ pub enum SkipKind {
 
 /// A file that was not merged, and why.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     pub file: String,
     pub kind: SkipKind,
     pub reason: String,
@@ -63,7 +63,7 @@ pub struct Skipped {
 
 /// Everything read from the paths given.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     pub reports: Vec<Loaded>,
     /// Sorted by file.
     pub skipped: Vec<Skipped>,
@@ -73,7 +73,7 @@ pub struct Inputs {
 
 /// What one file turned out to be.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Classified {
+pub(crate) enum Classified {
     Report(Box<NodeReport>),
     /// The output of `report merge --json`.
     FleetSummary,
@@ -82,7 +82,7 @@ pub enum Classified {
 
 /// Reads every FILE and every DIR's `*.json` (see the module docs), each file once.
 #[must_use]
-pub fn load(paths: &[PathBuf]) -> Inputs {
+pub(crate) fn load(paths: &[PathBuf]) -> Inputs {
     let mut inputs = Inputs::default();
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
     for path in paths {
@@ -186,7 +186,7 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, (SkipKind, String)> {
 /// Decides what a file's bytes are: parsed as JSON first, so that the version is checked
 /// before any field is trusted, then read through the lenient [`NodeReport`] view.
 #[must_use]
-pub fn classify(bytes: &[u8]) -> Classified {
+pub(crate) fn classify(bytes: &[u8]) -> Classified {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {

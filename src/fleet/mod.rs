@@ -5,10 +5,10 @@
 //! touches the filesystem, and only to read; `crate::commands::report` says what was skipped
 //! and writes the output.
 
-pub mod gpus;
-pub mod hostlist;
-pub mod load;
-pub mod render;
-pub mod spread;
-pub mod summary;
-pub mod view;
+pub(crate) mod gpus;
+pub(crate) mod hostlist;
+pub(crate) mod load;
+pub(crate) mod render;
+pub(crate) mod spread;
+pub(crate) mod summary;
+pub(crate) mod view;

@@ -16,7 +16,7 @@ const NODE_PIECES: usize = 12;
 
 /// Pretty JSON with a trailing newline; should serialising ever fail, a JSON object saying so.
 #[must_use]
-pub fn json(fleet: &Fleet) -> String {
+pub(crate) fn json(fleet: &Fleet) -> String {
     match serde_json::to_string_pretty(fleet) {
         Ok(mut s) => {
             s.push('\n');
@@ -178,7 +178,7 @@ fn num(v: f64) -> String {
 
 /// For a terminal (or a log): short sections, colour from `paint`.
 #[must_use]
-pub fn text(f: &Fleet, paint: Paint) -> String {
+pub(crate) fn text(f: &Fleet, paint: Paint) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}", paint.heading(&format!("Fleet: {}", headline(f))));
     text_groups(&mut out, f, paint);
@@ -416,7 +416,7 @@ fn text_throughput(out: &mut String, t: &Throughput, paint: Paint) {
 /// Machine text for a Markdown table cell: control characters gone, and every character
 /// that Markdown or HTML would act on escaped (a `|` would split the cell).
 #[must_use]
-pub fn md(text: &str) -> String {
+pub(crate) fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in clean(text).chars() {
         if matches!(
@@ -441,7 +441,7 @@ fn table_head(out: &mut String, titles: &[&str]) {
 
 /// For a GitHub issue or a wiki page: headings and tables.
 #[must_use]
-pub fn markdown(f: &Fleet) -> String {
+pub(crate) fn markdown(f: &Fleet) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# gpu-doctor fleet summary\n\n{}.", headline(f));
     markdown_groups(&mut out, f);

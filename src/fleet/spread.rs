@@ -16,11 +16,11 @@ use super::summary::{Node, UNKNOWN_GPU};
 /// smoke runs on one H200 agree within about 1% (tests/fixtures/real: 4198, 4221 and 4180
 /// GB/s device to device), while what slows a healthy-looking GPU (a power cap, thermal
 /// slowdown, clocks stuck low, a degraded link) costs 10% and more.
-pub const OUTLIER_BELOW_PCT: f64 = 90.0;
+pub(crate) const OUTLIER_BELOW_PCT: f64 = 90.0;
 
 /// The spread of every GPU model measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Throughput {
+pub(crate) struct Throughput {
     /// [`OUTLIER_BELOW_PCT`].
     pub outlier_below_pct_of_median: f64,
     /// By GPU name.
@@ -31,7 +31,7 @@ pub struct Throughput {
 
 /// One GPU model's spread; a rate no GPU of the model measured is null.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelSpread {
+pub(crate) struct ModelSpread {
     pub gpu: String,
     /// GPUs of this model with at least one rate measured.
     pub gpus_measured: usize,
@@ -42,7 +42,7 @@ pub struct ModelSpread {
 
 /// Minimum, median (the mean of the middle two for an even count) and maximum of one rate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Spread {
+pub(crate) struct Spread {
     pub measured: usize,
     pub min: f64,
     pub median: f64,
@@ -52,7 +52,7 @@ pub struct Spread {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct GpuRate {
+pub(crate) struct GpuRate {
     pub node: String,
     pub index: u64,
     pub value: f64,
@@ -62,7 +62,7 @@ pub struct GpuRate {
 
 /// A GPU below [`OUTLIER_BELOW_PCT`] of its model's median on one rate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outlier {
+pub(crate) struct Outlier {
     pub node: String,
     pub index: u64,
     pub gpu: String,
@@ -75,14 +75,14 @@ pub struct Outlier {
 /// The rates compared, in the order they are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Metric {
+pub(crate) enum Metric {
     CublasltBf16Tflops,
     PtxFp32Tflops,
     DeviceToDeviceGbs,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 3] = [
+    pub(crate) const ALL: [Metric; 3] = [
         Metric::CublasltBf16Tflops,
         Metric::PtxFp32Tflops,
         Metric::DeviceToDeviceGbs,
@@ -90,7 +90,7 @@ impl Metric {
 
     /// For people: "cuBLASLt bf16".
     #[must_use]
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Metric::CublasltBf16Tflops => "cuBLASLt bf16",
             Metric::PtxFp32Tflops => "PTX fp32",
@@ -100,7 +100,7 @@ impl Metric {
 
     /// "TFLOP/s" or "GB/s".
     #[must_use]
-    pub fn unit(self) -> &'static str {
+    pub(crate) fn unit(self) -> &'static str {
         match self {
             Metric::CublasltBf16Tflops | Metric::PtxFp32Tflops => "TFLOP/s",
             Metric::DeviceToDeviceGbs => "GB/s",
@@ -111,7 +111,7 @@ impl Metric {
 impl ModelSpread {
     /// The spread of one rate.
     #[must_use]
-    pub fn get(&self, metric: Metric) -> Option<&Spread> {
+    pub(crate) fn get(&self, metric: Metric) -> Option<&Spread> {
         match metric {
             Metric::CublasltBf16Tflops => self.cublaslt_bf16_tflops.as_ref(),
             Metric::PtxFp32Tflops => self.ptx_fp32_tflops.as_ref(),
@@ -129,7 +129,7 @@ struct Sample<'a> {
 
 /// The spread over every node's smoke results (nodes in name order).
 #[must_use]
-pub fn throughput(nodes: &[Node]) -> Throughput {
+pub(crate) fn throughput(nodes: &[Node]) -> Throughput {
     let mut by_model: BTreeMap<String, Vec<Sample<'_>>> = BTreeMap::new();
     for node in nodes {
         let Some(smoke) = &node.report.smoke else {

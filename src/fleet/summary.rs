@@ -47,11 +47,11 @@ use super::view::NodeReport;
 use crate::smoke::result::SmokeStatus;
 
 /// The version of the fleet summary's JSON, independent of the node report's.
-pub const FLEET_SCHEMA_VERSION: u32 = 1;
+pub(crate) const FLEET_SCHEMA_VERSION: u32 = 1;
 
 /// The whole fleet summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Fleet {
+pub(crate) struct Fleet {
     pub fleet_schema_version: u32,
     pub tool: Tool,
     pub healthy: bool,
@@ -68,13 +68,13 @@ pub struct Fleet {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Tool {
+pub(crate) struct Tool {
     pub name: &'static str,
     pub version: &'static str,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub nodes: usize,
     pub groups: usize,
     pub odd_ones_out: usize,
@@ -85,7 +85,7 @@ pub struct Counts {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Majority {
+pub(crate) struct Majority {
     pub group: usize,
     pub nodes: usize,
     pub tied: bool,
@@ -95,7 +95,7 @@ pub struct Majority {
 /// Lists are sets (sorted, each version once); an entry of null is a copy whose version
 /// nothing said, which is not the same as no copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Stack {
+pub(crate) struct Stack {
     pub driver: Option<String>,
     /// The highest CUDA the driver supports (`driver.cuda_version`).
     pub driver_cuda: Option<String>,
@@ -109,7 +109,7 @@ pub struct Stack {
 
 /// One framework build in one Python environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct FrameworkBuild {
+pub(crate) struct FrameworkBuild {
     pub env: String,
     pub name: String,
     pub version: Option<String>,
@@ -118,7 +118,7 @@ pub struct FrameworkBuild {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Group {
+pub(crate) struct Group {
     pub id: usize,
     pub stack: Stack,
     pub nodes: Vec<String>,
@@ -126,14 +126,14 @@ pub struct Group {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct GpuCount {
+pub(crate) struct GpuCount {
     /// The GPU's name, or "unknown GPU".
     pub name: String,
     pub count: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct OddOne {
+pub(crate) struct OddOne {
     pub node: String,
     pub group: usize,
     pub differences: Vec<Difference>,
@@ -141,14 +141,14 @@ pub struct OddOne {
 
 /// One field where a node's stack differs from the majority's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Difference {
+pub(crate) struct Difference {
     pub field: String,
     pub node: Option<String>,
     pub majority: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Attention {
+pub(crate) struct Attention {
     pub node: String,
     pub file: String,
     pub errors: Vec<FindingRef>,
@@ -159,20 +159,20 @@ pub struct Attention {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FindingRef {
+pub(crate) struct FindingRef {
     pub id: String,
     pub title: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FailedGpu {
+pub(crate) struct FailedGpu {
     pub index: u64,
     pub name: Option<String>,
     pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NodeSummary {
+pub(crate) struct NodeSummary {
     pub name: String,
     pub hostname: Option<String>,
     pub file: String,
@@ -186,7 +186,7 @@ pub struct NodeSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Duplicate {
+pub(crate) struct Duplicate {
     pub node: String,
     pub kept: String,
     pub kept_generated_at: Option<String>,
@@ -197,18 +197,18 @@ pub struct Duplicate {
 
 /// A report with the node it speaks for.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Node {
+pub(crate) struct Node {
     pub name: String,
     pub file: String,
     pub report: NodeReport,
 }
 
 /// Name for a GPU whose report does not name it.
-pub const UNKNOWN_GPU: &str = "unknown GPU";
+pub(crate) const UNKNOWN_GPU: &str = "unknown GPU";
 
 /// The summary of everything read.
 #[must_use]
-pub fn summarize(inputs: &Inputs) -> Fleet {
+pub(crate) fn summarize(inputs: &Inputs) -> Fleet {
     let (nodes, duplicates) = dedupe(inputs.reports.clone());
     let attention: Vec<Attention> = nodes.iter().filter_map(attention).collect();
     let sick: BTreeSet<&str> = attention.iter().map(|a| a.node.as_str()).collect();
@@ -278,7 +278,7 @@ pub fn summarize(inputs: &Inputs) -> Fleet {
 
 /// The node a report speaks for: its host name, else its file's stem (`node07.json`).
 #[must_use]
-pub fn node_name(file: &str, report: &NodeReport) -> String {
+pub(crate) fn node_name(file: &str, report: &NodeReport) -> String {
     match report.host.hostname.as_deref().map(str::trim) {
         Some(name) if !name.is_empty() => name.to_string(),
         _ => std::path::Path::new(file)
@@ -290,14 +290,14 @@ pub fn node_name(file: &str, report: &NodeReport) -> String {
 /// `generated_at` as an instant, when it is an RFC 3339 time (`2026-12-01T10:59:07Z`, or with
 /// an offset or fractions of a second: `2026-12-01T12:59:07+02:00`).
 #[must_use]
-pub fn timestamp(report: &NodeReport) -> Option<jiff::Timestamp> {
+pub(crate) fn timestamp(report: &NodeReport) -> Option<jiff::Timestamp> {
     crate::update::date::parse_timestamp(report.generated_at.as_deref()?)
 }
 
 /// One report per node: the newest by `generated_at` (a known time beats an unknown one);
 /// with equal or unknown times, the first by file name. Nodes come back sorted by name.
 #[must_use]
-pub fn dedupe(reports: Vec<Loaded>) -> (Vec<Node>, Vec<Duplicate>) {
+pub(crate) fn dedupe(reports: Vec<Loaded>) -> (Vec<Node>, Vec<Duplicate>) {
     let mut by_name: BTreeMap<String, Vec<Loaded>> = BTreeMap::new();
     for loaded in reports {
         by_name
@@ -343,7 +343,7 @@ pub fn dedupe(reports: Vec<Loaded>) -> (Vec<Node>, Vec<Duplicate>) {
 
 /// A node's stack.
 #[must_use]
-pub fn stack(report: &NodeReport) -> Stack {
+pub(crate) fn stack(report: &NodeReport) -> Stack {
     fn versions<'a>(items: impl Iterator<Item = &'a Option<String>>) -> Vec<Option<String>> {
         let set: BTreeSet<Option<String>> = items.cloned().collect();
         set.into_iter().collect()
@@ -374,7 +374,7 @@ pub fn stack(report: &NodeReport) -> Stack {
 /// fewer nodes in `sick` (needing attention) first, so that a tie for the largest group is
 /// broken towards a healthy stack as the reference; then in stack order.
 #[must_use]
-pub fn group(nodes: &[Node], sick: &BTreeSet<&str>) -> Vec<Group> {
+pub(crate) fn group(nodes: &[Node], sick: &BTreeSet<&str>) -> Vec<Group> {
     let mut by_stack: BTreeMap<Stack, Vec<&Node>> = BTreeMap::new();
     for node in nodes {
         by_stack.entry(stack(&node.report)).or_default().push(node);
@@ -430,7 +430,7 @@ fn odd_ones(nodes: &[Node], group_of: &BTreeMap<&str, usize>, majority: &Group) 
 
 /// Field by field, what `node` has that `majority` has not.
 #[must_use]
-pub fn differences(node: &Stack, majority: &Stack) -> Vec<Difference> {
+pub(crate) fn differences(node: &Stack, majority: &Stack) -> Vec<Difference> {
     let mut out = Vec::new();
     let mut field = |name: &str, n: Option<String>, m: Option<String>| {
         if n != m {
@@ -487,7 +487,7 @@ fn builds(frameworks: &[FrameworkBuild]) -> BTreeMap<(String, String), String> {
 
 /// "2.5.1+cu124 (CUDA 12.4)", "2.5.1 (no CUDA)".
 #[must_use]
-pub fn build_text(f: &FrameworkBuild) -> String {
+pub(crate) fn build_text(f: &FrameworkBuild) -> String {
     let version = f.version.as_deref().unwrap_or("unknown version");
     match &f.cuda {
         Some(cuda) => format!("{version} (CUDA {cuda})"),

@@ -12,7 +12,7 @@ use serde::Deserialize;
 /// One node's report, as far as a fleet summary reads it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct NodeReport {
+pub(crate) struct NodeReport {
     pub schema_version: u64,
     pub tool: Tool,
     /// RFC 3339 in UTC, or null (reports made under `--root` without `SOURCE_DATE_EPOCH`).
@@ -30,26 +30,26 @@ pub struct NodeReport {
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Tool {
+pub(crate) struct Tool {
     pub version: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Host {
+pub(crate) struct Host {
     pub hostname: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Driver {
+pub(crate) struct Driver {
     pub version: Option<String>,
     pub cuda_version: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Gpu {
+pub(crate) struct Gpu {
     pub index: u64,
     pub name: Option<String>,
 }
@@ -57,27 +57,27 @@ pub struct Gpu {
 /// A toolkit or one copy of a library: only its version matters here.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Versioned {
+pub(crate) struct Versioned {
     pub version: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Libraries {
+pub(crate) struct Libraries {
     pub cudnn: Vec<Versioned>,
     pub nccl: Vec<Versioned>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct PythonEnv {
+pub(crate) struct PythonEnv {
     pub path: String,
     pub frameworks: Vec<Framework>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Framework {
+pub(crate) struct Framework {
     pub name: String,
     pub version: Option<String>,
     pub cuda: Option<String>,
@@ -85,7 +85,7 @@ pub struct Framework {
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub id: String,
     /// Kept as text: a severity this gpu-doctor does not know is simply not "error".
     pub severity: String,
@@ -94,7 +94,7 @@ pub struct Finding {
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Smoke {
+pub(crate) struct Smoke {
     /// "passed", "failed" or `could_not_run`; a state this version does not know is kept as
     /// written, and a missing status is not a pass.
     pub status: Option<crate::smoke::result::SmokeStatus>,
@@ -105,7 +105,7 @@ pub struct Smoke {
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Device {
+pub(crate) struct Device {
     pub index: u64,
     pub name: Option<String>,
     /// Optional here although gpu-doctor always writes it: only an explicit `false` fails.
@@ -119,7 +119,7 @@ pub struct Device {
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct DriverError {
+pub(crate) struct DriverError {
     pub call: String,
     pub name: String,
     pub message: String,
@@ -128,7 +128,7 @@ pub struct DriverError {
 /// The matmul or the memory check: the fields of both that say why it failed.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Check {
+pub(crate) struct Check {
     pub passed: Option<bool>,
     pub wrong_elements: Option<u64>,
     pub unwritten_elements: Option<u64>,
@@ -138,13 +138,13 @@ pub struct Check {
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Bandwidth {
+pub(crate) struct Bandwidth {
     pub device_to_device_gbs: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
-pub struct Throughput {
+pub(crate) struct Throughput {
     pub ptx_fp32_tflops: Option<f64>,
     pub cublaslt_bf16_tflops: Option<f64>,
 }

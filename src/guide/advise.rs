@@ -22,7 +22,7 @@ const PSU_HEADROOM_DEN: u32 = 2;
 
 /// What the user asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Query {
+pub(crate) struct Query {
     pub mode: Mode,
     pub params: Option<u64>,
     pub precision: Precision,
@@ -32,7 +32,7 @@ pub struct Query {
 
 /// A dense peak figure from the table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Throughput {
+pub(crate) struct Throughput {
     /// The `gpus.toml` column: "bf16_tensor", "fp32", ...
     pub column: &'static str,
     /// Dense TFLOP/s; null where the table has no figure.
@@ -41,7 +41,7 @@ pub struct Throughput {
 
 /// A card of the table that suits the query.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Card {
+pub(crate) struct Card {
     pub name: String,
     pub segment: &'static str,
     pub compute_capability: String,
@@ -59,14 +59,14 @@ pub struct Card {
 
 /// One format on one of this machine's GPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct FormatSupport {
+pub(crate) struct FormatSupport {
     pub format: &'static str,
     pub tensor_cores: Support,
 }
 
 /// What one of this machine's GPUs can and cannot do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MachineGpu {
+pub(crate) struct MachineGpu {
     pub index: u32,
     pub name: Option<String>,
     pub compute_capability: Option<String>,
@@ -86,7 +86,7 @@ pub struct MachineGpu {
 
 /// The machine's GPU power and the power-supply rule of thumb.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Power {
+pub(crate) struct Power {
     /// Sum of the board power (TDP) of the GPUs whose table row has one.
     pub gpu_tdp_sum_w: u32,
     /// GPUs whose TDP the table lacks ("GPU 1 (NVIDIA A10G)"), so the sum is partial.
@@ -102,7 +102,7 @@ pub struct Power {
 
 /// The answer to `gpu-doctor advise`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Advice {
+pub(crate) struct Advice {
     pub query: Query,
     /// Memory the model needs before activations and KV cache (model state plus the CUDA
     /// context rule of thumb): a lower bound; null without `--params`.
@@ -178,7 +178,7 @@ fn table_row<'a>(gpu: &Gpu, manifests: &'a Manifests) -> Option<&'a GpuRow> {
 ///
 /// # Errors
 /// The memory estimate's refusals (`--train` with FP8, INT8 or INT4 and `--params`).
-pub fn advise(
+pub(crate) fn advise(
     report: &Report,
     manifests: &Manifests,
     mode: Mode,

@@ -10,7 +10,7 @@ use crate::report::Report;
 
 /// One GPU's capacity against the need.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Fit {
+pub(crate) struct Fit {
     /// "GPU 0 (NVIDIA H200)" or "A100 80GB SXM4 80 GB".
     pub gpu: String,
     /// The GPU's index on this machine; null for a GPU of the table.
@@ -27,7 +27,7 @@ pub struct Fit {
 
 /// The machine's GPUs against the need.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MachineFit {
+pub(crate) struct MachineFit {
     pub gpus: Vec<Fit>,
     /// GPUs whose memory the driver did not report (no driver, or a bus-only view).
     pub memory_unknown: Vec<String>,
@@ -41,7 +41,7 @@ struct Candidate<'a> {
 
 /// When no single listed GPU holds the estimate: how many of the largest would.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Spread {
+pub(crate) struct Spread {
     pub gpu: String,
     pub count: u64,
     /// How the state is split, and what the count leaves out. Rough, and labelled so.
@@ -55,7 +55,7 @@ fn headroom(capacity: u64, need: u64) -> i64 {
 
 /// Each GPU of the report against `need` bytes per GPU.
 #[must_use]
-pub fn machine(report: &Report, need: u64) -> MachineFit {
+pub(crate) fn machine(report: &Report, need: u64) -> MachineFit {
     let mut gpus = Vec::new();
     let mut memory_unknown = Vec::new();
     for gpu in &report.gpus {
@@ -113,7 +113,7 @@ fn table_fit(c: &Candidate<'_>, need: u64) -> Fit {
 
 /// The `limit` smallest listed GPUs that hold `need` bytes.
 #[must_use]
-pub fn smallest_listed(table: &GpuTable, need: u64, limit: usize) -> Vec<Fit> {
+pub(crate) fn smallest_listed(table: &GpuTable, need: u64, limit: usize) -> Vec<Fit> {
     candidates(table)
         .iter()
         .map(|c| table_fit(c, need))
@@ -130,7 +130,7 @@ pub fn smallest_listed(table: &GpuTable, need: u64, limit: usize) -> Vec<Fit> {
 /// cache while each GPU keeps its own context. Both leave out the communication buffers and,
 /// for ZeRO-3, the one layer of weights gathered at a time: a rough lower bound.
 #[must_use]
-pub fn spread(estimate: &Estimate, table: &GpuTable) -> Option<Spread> {
+pub(crate) fn spread(estimate: &Estimate, table: &GpuTable) -> Option<Spread> {
     let largest = candidates(table).into_iter().last()?;
     let capacity = u64::from(largest.gb) * 1_000_000_000;
     let parts = &estimate.parts;

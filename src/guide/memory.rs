@@ -25,12 +25,12 @@ use super::quantity::{MIB, grouped, short_params};
 /// version (lazy module loading since CUDA 11.7 shrank it), cuBLAS/cuDNN workspaces and the
 /// framework, and a few hundred MiB to a few GiB are all seen in practice. `nvidia-smi` right
 /// after `torch.cuda.init()` shows the real figure for a machine.
-pub const CONTEXT_BYTES: u64 = 512 * MIB;
+pub(crate) const CONTEXT_BYTES: u64 = 512 * MIB;
 
 /// Training or inference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub(crate) enum Mode {
     Train,
     Infer,
 }
@@ -87,7 +87,7 @@ impl crate::choice::Choice for Optimizer {
 
 /// The transformer's shape, for activations and the KV cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Shape {
+pub(crate) struct Shape {
     pub layers: u64,
     pub hidden: u64,
     /// Attention heads; without them the attention-score term of the activations is left out.
@@ -98,7 +98,7 @@ pub struct Shape {
 
 /// What is to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Workload {
+pub(crate) struct Workload {
     pub params: u64,
     pub mode: Mode,
     pub precision: Precision,
@@ -116,7 +116,7 @@ pub struct Workload {
 /// How far a number can be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Basis {
+pub(crate) enum Basis {
     /// Sizes times counts: exact for the stated formats.
     Arithmetic,
     /// A published formula for a standard transformer.
@@ -127,7 +127,7 @@ pub enum Basis {
 
 /// One line of the breakdown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Item {
+pub(crate) struct Item {
     /// Stable key: `weights`, `gradients`, `master_weights`, `optimizer_states`,
     /// `activations`, `kv_cache`, `cuda_context`.
     pub id: &'static str,
@@ -141,7 +141,7 @@ pub struct Item {
 
 /// The memory of one replica before partitioning, for callers that spread it themselves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Parts {
+pub(crate) struct Parts {
     /// Weights, gradients, master weights and optimizer states, on one GPU without ZeRO.
     pub model_state: u64,
     /// Weights alone.
@@ -153,7 +153,7 @@ pub struct Parts {
 
 /// The "params × 2 + activations × 4 + optimizer × 2" rule quoted in guides, read term by term.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SimpleRule {
+pub(crate) struct SimpleRule {
     pub rule: &'static str,
     /// How the rule's terms are read here, with the numbers.
     pub reading: String,
@@ -165,7 +165,7 @@ pub struct SimpleRule {
 /// The estimate: the breakdown per GPU, its total, the simple rule beside it, and what is left
 /// out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     pub workload: Workload,
     pub items: Vec<Item>,
     /// Per GPU.
@@ -185,7 +185,7 @@ const KORTHIKANTI: &str =
 /// # Errors
 /// Combinations the formulas do not cover, in words for the user: training in FP8, INT8 or
 /// INT4, ZeRO or checkpointing for inference, ZeRO on one GPU, more KV heads than heads.
-pub fn estimate(w: &Workload) -> Result<Estimate, String> {
+pub(crate) fn estimate(w: &Workload) -> Result<Estimate, String> {
     check(w)?;
     let mut items = Vec::new();
     let mut not_counted = Vec::new();

@@ -6,12 +6,12 @@
 //! figure comes from `manifests/gpus.toml`, a published formula, or a rule of thumb that the
 //! output labels as one.
 
-pub mod advise;
-pub mod fit;
-pub mod memory;
-pub mod precision;
-pub mod quantity;
-pub mod render;
+pub(crate) mod advise;
+pub(crate) mod fit;
+pub(crate) mod memory;
+pub(crate) mod precision;
+pub(crate) mod quantity;
+pub(crate) mod render;
 
 use serde::Serialize;
 
@@ -23,7 +23,7 @@ const SMALLEST_LISTED: usize = 5;
 
 /// What `estimate --json` prints: the estimate, and how it fits this machine and the table.
 #[derive(Debug, Clone, Serialize)]
-pub struct EstimateOutput {
+pub(crate) struct EstimateOutput {
     #[serde(flatten)]
     pub estimate: Estimate,
     pub machine: fit::MachineFit,
@@ -36,7 +36,7 @@ pub struct EstimateOutput {
 /// `--infer` means inference; `--train` or neither means training, the larger figure (clap
 /// refuses both at once, so `--train` only needs to exist).
 #[must_use]
-pub fn mode(infer: bool) -> Mode {
+pub(crate) fn mode(infer: bool) -> Mode {
     if infer { Mode::Infer } else { Mode::Train }
 }
 
@@ -44,7 +44,7 @@ pub fn mode(infer: bool) -> Mode {
 ///
 /// # Errors
 /// The estimate's refusals (see [`memory::estimate`]).
-pub fn estimate_for(w: &Workload, report: &Report) -> Result<EstimateOutput, String> {
+pub(crate) fn estimate_for(w: &Workload, report: &Report) -> Result<EstimateOutput, String> {
     let manifests = crate::manifest::embedded();
     let estimate = memory::estimate(w)?;
     let need = estimate.total_bytes;

@@ -81,7 +81,7 @@ impl Precision {
 /// Whether a GPU runs a format on its tensor cores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Support {
+pub(crate) enum Support {
     Yes,
     No,
     /// The sources at hand do not say (a compute capability newer than the table, Jetson Thor).
@@ -91,7 +91,7 @@ pub enum Support {
 impl Support {
     /// "yes" / "no" / "unknown".
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Support::Yes => "yes",
             Support::No => "no",
@@ -104,7 +104,7 @@ impl Support {
 /// tensor-core form, TF32. INT8 and INT4 mean weight-only quantisation, whose matmuls run in
 /// FP16/BF16, so they follow FP16.
 #[must_use]
-pub fn tensor_cores(cc: &Version, precision: Precision) -> Support {
+pub(crate) fn tensor_cores(cc: &Version, precision: Precision) -> Support {
     let (major, minor) = (cc.major(), cc.minor());
     let from = |since: u64| {
         if major >= since {

@@ -2,10 +2,10 @@
 //! Pure.
 
 /// Bytes in a GiB (what nvidia-smi's MiB add up to).
-pub const GIB: u64 = 1 << 30;
+pub(crate) const GIB: u64 = 1 << 30;
 
 /// Bytes in a MiB.
-pub const MIB: u64 = 1 << 20;
+pub(crate) const MIB: u64 = 1 << 20;
 
 /// A parameter count as model cards write it: `340M`, `7B`, `1.5B`, `70b`, `125k`, `1T`, or a
 /// plain number (`340000000`). Decimals are exact (`1.5B` is 1,500,000,000), so a worked example
@@ -13,7 +13,7 @@ pub const MIB: u64 = 1 << 20;
 ///
 /// # Errors
 /// A message naming what is wrong, for clap to show.
-pub fn parse_params(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_params(text: &str) -> Result<u64, String> {
     let trimmed = text.trim();
     let (number, multiplier) = match trimmed.chars().last() {
         Some('k' | 'K') => (&trimmed[..trimmed.len() - 1], 1_000_u64),
@@ -56,7 +56,7 @@ pub fn parse_params(text: &str) -> Result<u64, String> {
 /// `340000000` as `340M`, `7000000000` as `7B`, `1500000000` as `1.5B`: the short form used in
 /// titles, exact (falls back to the plain number when a short form would round).
 #[must_use]
-pub fn short_params(n: u64) -> String {
+pub(crate) fn short_params(n: u64) -> String {
     for (unit, size) in [
         ("T", 1_000_000_000_000_u64),
         ("B", 1_000_000_000),
@@ -86,7 +86,7 @@ pub fn short_params(n: u64) -> String {
 
 /// `340000000` as `340,000,000`.
 #[must_use]
-pub fn grouped(n: u64) -> String {
+pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
@@ -100,13 +100,13 @@ pub fn grouped(n: u64) -> String {
 
 /// Bytes in GiB with two decimals: `5.07 GiB`.
 #[must_use]
-pub fn gib(bytes: u64) -> String {
+pub(crate) fn gib(bytes: u64) -> String {
     format!("{:.2} GiB", as_gib(bytes))
 }
 
 /// A signed byte count in GiB with two decimals: `-0.54 GiB`.
 #[must_use]
-pub fn signed_gib(bytes: i128) -> String {
+pub(crate) fn signed_gib(bytes: i128) -> String {
     #[expect(
         clippy::cast_precision_loss,
         reason = "display only: two decimals of GiB"
@@ -117,7 +117,7 @@ pub fn signed_gib(bytes: i128) -> String {
 
 /// Bytes as a floating GiB count, for display and JSON readers.
 #[must_use]
-pub fn as_gib(bytes: u64) -> f64 {
+pub(crate) fn as_gib(bytes: u64) -> f64 {
     #[expect(
         clippy::cast_precision_loss,
         reason = "display only: two decimals of GiB"

@@ -36,7 +36,7 @@ fn fit_line(out: &mut String, f: &Fit) {
 
 /// `gpu-doctor estimate` as text.
 #[must_use]
-pub fn estimate(o: &EstimateOutput) -> String {
+pub(crate) fn estimate(o: &EstimateOutput) -> String {
     let e = &o.estimate;
     let w = &e.workload;
     let mut out = String::new();
@@ -209,7 +209,7 @@ fn column_label(column: &str) -> &'static str {
 
 /// `gpu-doctor advise` as text.
 #[must_use]
-pub fn advise(a: &Advice) -> String {
+pub(crate) fn advise(a: &Advice) -> String {
     let q = &a.query;
     let mut out = String::new();
     let mut title = match (q.mode, q.params) {

@@ -24,7 +24,7 @@ const SMI_FALLBACKS: [&str; 3] = [
 
 /// What the driver side gave.
 #[derive(Debug, Clone, Default)]
-pub struct DriverFacts {
+pub(crate) struct DriverFacts {
     pub driver: DriverInfo,
     pub gpus: Vec<Gpu>,
     /// Under `--host-root`: the node's own nvidia-smi answered (the container had none).
@@ -32,7 +32,7 @@ pub struct DriverFacts {
 }
 
 #[must_use]
-pub fn probe(host: &Host) -> DriverFacts {
+pub(crate) fn probe(host: &Host) -> DriverFacts {
     let snapshot = gpu::query(host);
     let mut facts = DriverFacts::default();
     facts.driver.nvml = snapshot.nvml.clone();
@@ -52,7 +52,7 @@ pub fn probe(host: &Host) -> DriverFacts {
 }
 
 /// Fills in from the kernel module when neither NVML nor nvidia-smi named a driver version.
-pub fn fill_from_kernel(facts: &mut DriverFacts, kernel: &KernelInfo) {
+pub(crate) fn fill_from_kernel(facts: &mut DriverFacts, kernel: &KernelInfo) {
     if facts.driver.version.is_none()
         && let Some(v) = &kernel.nvidia_version
     {

@@ -15,7 +15,7 @@ use crate::report::DriverLibrary;
 const NAMES: [&str; 2] = ["libcuda", "libnvidia-ml"];
 
 #[must_use]
-pub fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLibrary> {
+pub(crate) fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLibrary> {
     let mut out: Vec<DriverLibrary> = Vec::new();
     for name in NAMES {
         let mut rank = 0u32;

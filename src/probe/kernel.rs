@@ -5,7 +5,7 @@ use crate::parse::{kernel, proc_nvidia};
 use crate::report::KernelInfo;
 
 #[must_use]
-pub fn probe(host: &Host) -> KernelInfo {
+pub(crate) fn probe(host: &Host) -> KernelInfo {
     let fs = &host.fs;
     let modules = fs
         .read_opt("/proc/modules")

@@ -72,7 +72,7 @@ struct Place {
 }
 
 #[must_use]
-pub fn probe(
+pub(crate) fn probe(
     host: &Host,
     loader: &LoaderPath,
     toolkits: &[Toolkit],

@@ -11,7 +11,7 @@ use crate::parse::cuda_files::{LdConfEntry, ld_so_conf};
 
 /// Why the loader looks in a folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     LdLibraryPath,
     LdSoConf,
     Default,
@@ -19,7 +19,7 @@ pub enum Origin {
 
 impl Origin {
     #[must_use]
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Origin::LdLibraryPath => "LD_LIBRARY_PATH",
             Origin::LdSoConf => "ld.so.conf",
@@ -30,7 +30,7 @@ impl Origin {
 
 /// One folder on the loader path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SearchDir {
+pub(crate) struct SearchDir {
     /// As configured ("/usr/local/cuda/lib64").
     pub path: PathBuf,
     /// After links ("/usr/local/cuda-13.0/targets/x86_64-linux/lib").
@@ -40,7 +40,7 @@ pub struct SearchDir {
 
 /// The loader's folders, first searched first, each real folder once.
 #[derive(Debug, Clone, Default)]
-pub struct LoaderPath {
+pub(crate) struct LoaderPath {
     pub dirs: Vec<SearchDir>,
 }
 
@@ -62,7 +62,7 @@ const MAX_INCLUDE_DEPTH: usize = 8;
 impl LoaderPath {
     /// Reads `LD_LIBRARY_PATH` and `/etc/ld.so.conf` of the host.
     #[must_use]
-    pub fn discover(host: &Host) -> LoaderPath {
+    pub(crate) fn discover(host: &Host) -> LoaderPath {
         let mut path = LoaderPath::default();
         for dir in host.env.path_list("LD_LIBRARY_PATH") {
             path.push(host, dir, Origin::LdLibraryPath);
@@ -103,15 +103,9 @@ impl LoaderPath {
         });
     }
 
-    /// Whether a folder (any spelling of it) is on the loader path.
-    #[must_use]
-    pub fn contains(&self, host: &Host, dir: &Path) -> bool {
-        self.position(host, dir).is_some()
-    }
-
     /// A folder's place in loader order and why it is searched, if it is.
     #[must_use]
-    pub fn position(&self, host: &Host, dir: &Path) -> Option<(usize, Origin)> {
+    pub(crate) fn position(&self, host: &Host, dir: &Path) -> Option<(usize, Origin)> {
         let canonical = host
             .fs
             .canonical(dir, true)

@@ -4,22 +4,22 @@
 //! Probes never fail: what they cannot learn is `null` in the report, and why is a fact in
 //! `probes[]` or in the outcome of the source that failed.
 
-pub mod driver;
-pub mod driver_libs;
-pub mod kernel;
-pub mod libs;
-pub mod linkmap;
-pub mod loader;
-pub mod module_files;
-pub mod net;
-pub mod node_envs;
-pub mod overrides;
-pub mod pci;
-pub mod python;
-pub mod python_managers;
-pub mod services;
-pub mod system;
-pub mod toolkit;
+pub(crate) mod driver;
+pub(crate) mod driver_libs;
+pub(crate) mod kernel;
+pub(crate) mod libs;
+pub(crate) mod linkmap;
+pub(crate) mod loader;
+pub(crate) mod module_files;
+pub(crate) mod net;
+pub(crate) mod node_envs;
+pub(crate) mod overrides;
+pub(crate) mod pci;
+pub(crate) mod python;
+pub(crate) mod python_managers;
+pub(crate) mod services;
+pub(crate) mod system;
+pub(crate) mod toolkit;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -50,11 +50,11 @@ const REPORTED_VARS: [&str; 17] = [
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
 /// libcuda and the container's nvidia-smi.
-pub const CONTAINER_SOURCE: &str = "container";
+pub(crate) const CONTAINER_SOURCE: &str = "container";
 
 /// Runs every probe and returns the report without findings.
 #[must_use]
-pub fn gather(host: &Host) -> Report {
+pub(crate) fn gather(host: &Host) -> Report {
     let host = &host.with_budget(host.timeout + crate::host::budget::SLACK);
     let mut records: Vec<ProbeRecord> = Vec::new();
     let ((system, pci, kernel, driver, loader), python) = std::thread::scope(|s| {

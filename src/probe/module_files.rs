@@ -33,7 +33,7 @@ fn is_nvidia_module(name: &str) -> bool {
 
 /// Paths of the nvidia modules present for `release` (the running kernel), sorted.
 #[must_use]
-pub fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
+pub(crate) fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
     if release.is_empty() || release.contains('/') {
         return Vec::new();
     }
@@ -59,7 +59,7 @@ pub fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
 
 /// The first local module-signing key that exists.
 #[must_use]
-pub fn signing_key(host: &Host) -> Option<String> {
+pub(crate) fn signing_key(host: &Host) -> Option<String> {
     SIGNING_KEYS
         .iter()
         .find(|p| host.fs.exists(p))

@@ -9,7 +9,7 @@ const CLASS_NET: &str = "/sys/class/net";
 /// Every interface, sorted by name; `None` when `/sys/class/net` is not there to list (absent
 /// is not "no interfaces": a fixture or a non-Linux root simply does not say).
 #[must_use]
-pub fn interfaces(host: &Host) -> Option<Vec<NetInterface>> {
+pub(crate) fn interfaces(host: &Host) -> Option<Vec<NetInterface>> {
     let fs = &host.fs;
     if !fs.is_dir(CLASS_NET) {
         return None;

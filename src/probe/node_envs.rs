@@ -16,7 +16,7 @@ use crate::host::Host;
 use crate::parse::python_pkg;
 
 /// How [`candidates`] names what it found in `python_envs[].found_via`.
-pub const FOUND_VIA: &str = "host-root-scan";
+pub(crate) const FOUND_VIA: &str = "host-root-scan";
 
 /// At most this many entries of one folder are looked at (`/home` of a shared login node can
 /// hold thousands of users; the first ones by name are enough to see drift).
@@ -47,7 +47,7 @@ const HOME_ENV_PARENTS: [&str; 4] = [
 /// Environment prefixes worth describing (the caller keeps those with a site folder or a
 /// `pyvenv.cfg`), in a stable order, without repeats.
 #[must_use]
-pub fn candidates(host: &Host) -> Vec<PathBuf> {
+pub(crate) fn candidates(host: &Host) -> Vec<PathBuf> {
     if host.host_root().is_none() {
         return Vec::new();
     }

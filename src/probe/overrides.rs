@@ -7,7 +7,7 @@ use crate::report::{Gpu, Override, ProbeRecord, ProbeStatus, Report};
 use crate::version::Version;
 
 /// The variables, the report field each replaces, and whether the value must be a version.
-pub const VARIABLES: [(&str, &str, bool); 6] = [
+pub(crate) const VARIABLES: [(&str, &str, bool); 6] = [
     ("GPU_DOCTOR_DRIVER_VERSION", "driver.version", true),
     ("GPU_DOCTOR_CUDA_VERSION", "driver.cuda_version", true),
     ("GPU_DOCTOR_GPU_CC", "gpus[].compute_capability", true),
@@ -19,7 +19,7 @@ pub const VARIABLES: [(&str, &str, bool); 6] = [
 ];
 
 /// Applies every override set in `env` to `report`.
-pub fn apply(env: &Env, report: &mut Report) {
+pub(crate) fn apply(env: &Env, report: &mut Report) {
     let mut rejected = Vec::new();
     for (variable, field, is_number) in VARIABLES {
         let Some(value) = env.non_empty(variable).map(str::trim) else {

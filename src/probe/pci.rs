@@ -9,7 +9,7 @@ const NVIDIA: u16 = 0x10de;
 const AMD: u16 = 0x1002;
 
 #[must_use]
-pub fn probe(host: &Host) -> Vec<PciDevice> {
+pub(crate) fn probe(host: &Host) -> Vec<PciDevice> {
     let mut out = Vec::new();
     for entry in host.fs.read_dir("/sys/bus/pci/devices") {
         let read = |name: &str| host.fs.read_opt(entry.path.join(name));

@@ -32,7 +32,7 @@ struct Candidate {
 }
 
 #[must_use]
-pub fn probe(host: &Host) -> Vec<PythonEnv> {
+pub(crate) fn probe(host: &Host) -> Vec<PythonEnv> {
     let candidates = candidates(host);
     std::thread::scope(|s| {
         let handles: Vec<_> = candidates

@@ -22,7 +22,7 @@ use crate::host::Host;
 /// An interpreter prefix a manager owns, and how it was found ("pyenv", "pyenv (selected by
 /// .python-version)").
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Managed {
+pub(crate) struct Managed {
     pub prefix: PathBuf,
     pub via: String,
 }
@@ -31,7 +31,7 @@ pub struct Managed {
 const MAX_UP: usize = 64;
 
 #[must_use]
-pub fn find(host: &Host) -> Vec<Managed> {
+pub(crate) fn find(host: &Host) -> Vec<Managed> {
     let home = host.env.path("HOME");
     let cwd = host.env.path("PWD");
     let mut out = Vec::new();

@@ -42,7 +42,7 @@ const DPKG_STATUS: &str = "/var/lib/dpkg/status";
 
 /// Installed dpkg packages as (name, version), from `/var/lib/dpkg/status`.
 #[must_use]
-pub fn dpkg_installed(status: &str) -> Vec<(String, String)> {
+pub(crate) fn dpkg_installed(status: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for stanza in status.split("\n\n") {
         let field = |key: &str| {
@@ -71,7 +71,11 @@ fn package_matches(name: &str, prefix: &str) -> bool {
 /// not be listed); `in_container` turns process and systemctl answers off, since both would
 /// speak of the container, not of the host that runs the service.
 #[must_use]
-pub fn probe(host: &Host, daemons: Option<&Vec<String>>, in_container: bool) -> Vec<Service> {
+pub(crate) fn probe(
+    host: &Host,
+    daemons: Option<&Vec<String>>,
+    in_container: bool,
+) -> Vec<Service> {
     let dpkg = host.fs.read_opt(DPKG_STATUS).map(|t| dpkg_installed(&t));
     let looked = dpkg.is_some() || UNIT_DIRS.iter().any(|d| host.fs.is_dir(d));
     let systemctl = if in_container {

@@ -10,7 +10,7 @@ const SECURE_BOOT_VAR: &str =
     "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c";
 
 #[must_use]
-pub fn probe(host: &Host) -> HostInfo {
+pub(crate) fn probe(host: &Host) -> HostInfo {
     let fs = &host.fs;
     let os = fs
         .read_opt("/etc/os-release")

@@ -18,7 +18,7 @@ use crate::parse::{cuda_files, libname::split_soname, nvcc};
 use crate::report::{Component, Toolkit};
 
 /// Where a toolkit's libraries live, relative to its root (x86-64, SBSA, then the old lib64).
-pub const LIB_DIRS: [&str; 3] = [
+pub(crate) const LIB_DIRS: [&str; 3] = [
     "targets/x86_64-linux/lib",
     "targets/sbsa-linux/lib",
     "lib64",
@@ -26,7 +26,7 @@ pub const LIB_DIRS: [&str; 3] = [
 
 /// Finds toolkits; `conda_prefixes` are the conda environments the Python probe found.
 #[must_use]
-pub fn probe(host: &Host, conda_prefixes: &[PathBuf]) -> Vec<Toolkit> {
+pub(crate) fn probe(host: &Host, conda_prefixes: &[PathBuf]) -> Vec<Toolkit> {
     // Keyed by the canonical folder, so /usr/local/cuda and /usr/local/cuda-13.0 are one toolkit.
     let mut found: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
     let mut add = |host: &Host, dir: &Path, via: &str| {

@@ -1,6 +1,6 @@
 //! Reading and checking a set from a [`Source`]: the signed index first, then every file it
 //! lists (size, sha256), then the set loading and validating, and the no-rollback date checks.
-//! Shared by `manifest update`, `manifest verify` and [`super::select`].
+//! Shared by `manifest update`, `manifest verify` and [`mod@super::select`].
 //!
 //! Depends on [`super::fetch`], [`super::index`], [`super::set`]; prints only through
 //! [`Progress`].

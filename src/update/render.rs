@@ -1,7 +1,7 @@
 //! Text and JSON output of the `manifest` subcommands: `manifest show`'s table, the short
 //! descriptions of a set, progress lines on stderr, and writing to stdout.
 //!
-//! Depends on [`super::select`] (what it describes) and [`super::set`]; writes nothing itself
+//! Depends on [`mod@super::select`] (what it describes) and [`super::set`]; writes nothing itself
 //! and decides no exit code.
 
 use std::io::IsTerminal;

@@ -22,7 +22,7 @@
 //! documented search path stands in for its RUNPATH and its needs come from the wheels beside
 //! it and the CUDA/cuDNN versions it was built for (`basis: "model"`).
 
-pub mod owner;
+pub(crate) mod owner;
 mod table;
 
 use std::cell::RefCell;
@@ -47,7 +47,7 @@ const MAX_OBJECTS: usize = 400;
 
 /// The per-framework loads and the name of the soname table used.
 #[must_use]
-pub fn probe(
+pub(crate) fn probe(
     host: &Host,
     loader: &LoaderPath,
     toolkits: &[Toolkit],

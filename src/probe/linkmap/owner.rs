@@ -60,7 +60,7 @@ fn hinted(name: &str) -> bool {
 }
 
 /// `a/b/../c` → `a/c`, without touching the disk.
-pub fn lexical(path: &Path) -> PathBuf {
+pub(crate) fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -78,7 +78,7 @@ pub fn lexical(path: &Path) -> PathBuf {
 type CondaRecord = (String, String, String);
 
 /// What is known about the machine's installs, read once.
-pub struct Owners<'a> {
+pub(crate) struct Owners<'a> {
     host: &'a Host,
     envs: &'a [PythonEnv],
     toolkits: &'a [Toolkit],
@@ -92,7 +92,11 @@ pub struct Owners<'a> {
 
 impl<'a> Owners<'a> {
     #[must_use]
-    pub fn new(host: &'a Host, envs: &'a [PythonEnv], toolkits: &'a [Toolkit]) -> Owners<'a> {
+    pub(crate) fn new(
+        host: &'a Host,
+        envs: &'a [PythonEnv],
+        toolkits: &'a [Toolkit],
+    ) -> Owners<'a> {
         let mut records = HashMap::new();
         for env in envs {
             for site in &env.site_packages {
@@ -135,7 +139,7 @@ impl<'a> Owners<'a> {
 
     /// The owner of `path` (as found) whose links lead to `canonical`.
     #[must_use]
-    pub fn of(&self, path: &Path, canonical: &Path, family: &str) -> LibraryOwner {
+    pub(crate) fn of(&self, path: &Path, canonical: &Path, family: &str) -> LibraryOwner {
         for p in [lexical(path), canonical.to_path_buf()] {
             if let Some((name, version)) = self.records.get(&p) {
                 return owner("pip", Some(name), Some(version), "RECORD");
