@@ -19,7 +19,7 @@ fn generated_at(host: &Host) -> Option<String> {
     } else {
         u64::try_from(jiff::Timestamp::now().as_second()).ok()?
     };
-    crate::update::date::utc_timestamp(secs)
+    crate::date::utc_timestamp(secs)
 }
 
 /// Gathers and diagnoses: the full report for any face.
@@ -48,7 +48,7 @@ pub(crate) fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> 
     let today = if host.is_rooted() {
         None
     } else {
-        crate::update::date::Date::from_system_time(std::time::SystemTime::now())
+        crate::date::Date::from_system_time(std::time::SystemTime::now())
     };
     report.manifests = selected.summary(today);
     crate::fill::fill_gpus(&mut report, manifests);

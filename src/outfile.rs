@@ -89,7 +89,7 @@ enum Target {
 
 /// The path as shown in messages: control characters from a hostile name are escaped.
 fn shown(path: &Path) -> String {
-    crate::present::sanitize::clean(&path.display().to_string())
+    crate::sanitize::clean(&path.display().to_string())
 }
 
 /// Follows `path`'s links (the last component's chain; the folders are taken as they are) and

@@ -29,7 +29,7 @@ pub fn level() -> i8 {
 fn say(text: &str) {
     // Messages quote the machine (paths, a TOML error's line of the file, a tool's stderr):
     // control characters go here, once, for every message.
-    let text = crate::present::sanitize::clean_lines(text);
+    let text = crate::sanitize::clean_lines(text);
     // A closed stderr is nobody's problem: there is no one left to tell.
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }

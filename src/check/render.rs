@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 use super::Verdict;
 use crate::present::paint::Paint;
-use crate::present::sanitize::clean;
 use crate::report::Severity;
+use crate::sanitize::clean;
 
 /// Output formats of `check --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,7 @@ fn text(v: &Verdict, paint: Paint) -> String {
 
 fn json(v: &Verdict) -> String {
     match serde_json::to_string_pretty(v) {
-        Ok(s) => crate::present::sanitize::json_controls(s + "\n"),
+        Ok(s) => crate::sanitize::json_controls(s + "\n"),
         Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
     }
 }
@@ -96,7 +96,7 @@ fn json(v: &Verdict) -> String {
 fn gh_data(s: &str) -> String {
     // Control characters from the machine go first (a runner's log is a terminal too); the
     // line breaks the message itself holds are kept and escaped below.
-    crate::present::sanitize::clean_lines(s)
+    crate::sanitize::clean_lines(s)
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")

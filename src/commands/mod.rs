@@ -101,7 +101,7 @@ fn say_scan(report: &Report) {
             probe
                 .detail
                 .as_deref()
-                .map(|d| format!(" ({})", crate::present::sanitize::clean(d)))
+                .map(|d| format!(" ({})", crate::sanitize::clean(d)))
                 .unwrap_or_default()
         ));
     }

@@ -9,7 +9,7 @@ use crate::exit::{CliError, CliResult, ExitStatus};
 use crate::fleet::load::SkipKind;
 use crate::fleet::summary::Fleet;
 use crate::fleet::{load, render, summary};
-use crate::present::sanitize::clean;
+use crate::sanitize::clean;
 
 pub(super) fn merge(settings: &Settings, args: &MergeArgs) -> CliResult {
     let inputs = load::load(&args.paths);

@@ -8,7 +8,7 @@ use super::settings::Settings;
 use crate::cli::ReportFormat;
 use crate::cli::smoke::SmokeArgs;
 use crate::exit::{CliError, CliResult, ExitStatus};
-use crate::present::sanitize::clean;
+use crate::sanitize::clean;
 
 pub(super) fn run(settings: &Settings, args: &SmokeArgs) -> CliResult {
     let format = args.out.format();
@@ -33,7 +33,7 @@ pub(super) fn run(settings: &Settings, args: &SmokeArgs) -> CliResult {
         ));
     }
     let run = crate::smoke::test(host, &mut report, devices, args.bench);
-    let status = if run.status == crate::smoke::result::SmokeStatus::CouldNotRun {
+    let status = if run.status == crate::report::smoke::SmokeStatus::CouldNotRun {
         ExitStatus::Failure
     } else {
         let framework_failed = deep.is_some() && crate::deep::any_failure(&report);

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::present::sanitize::clean;
 use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
 use crate::report::{ProbeStatus, Report, framework_subject};
+use crate::sanitize::clean;
 
 /// Warnings and stderr lines shown per framework; the JSON has them all.
 const SHOWN_LINES: usize = 5;

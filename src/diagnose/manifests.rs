@@ -6,9 +6,9 @@
 //! (`manifests.updated`, `manifests.today`), so this rule stays pure and tests pick the day.
 
 use super::FindingBuilder;
+use crate::date::Date;
 use crate::manifest::Manifests;
 use crate::report::{Finding, ManifestSet, Report, Severity};
-use crate::update::date::Date;
 
 /// Days after its date at which a set counts as stale: NVIDIA ships a driver branch, and
 /// PyTorch a minor release, roughly every quarter, so after 90 days a set is likely to miss one.

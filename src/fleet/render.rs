@@ -8,8 +8,8 @@ use super::hostlist::compress;
 use super::spread::{Metric, Throughput};
 use super::summary::{Attention, Difference, Fleet, FrameworkBuild, GpuCount, Stack, build_text};
 use crate::present::paint::Paint;
-use crate::present::sanitize::clean;
 use crate::report::Severity;
+use crate::sanitize::clean;
 
 /// Range pieces of a node list shown before `(+N more)`.
 const NODE_PIECES: usize = 12;
@@ -20,7 +20,7 @@ pub(crate) fn json(fleet: &Fleet) -> String {
     match serde_json::to_string_pretty(fleet) {
         Ok(mut s) => {
             s.push('\n');
-            crate::present::sanitize::json_controls(s)
+            crate::sanitize::json_controls(s)
         }
         Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
     }

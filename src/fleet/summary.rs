@@ -44,7 +44,7 @@ use serde::Serialize;
 use super::load::{Inputs, Loaded, Skipped};
 use super::spread::{self, Throughput};
 use super::view::NodeReport;
-use crate::smoke::result::SmokeStatus;
+use crate::report::smoke::SmokeStatus;
 
 /// The version of the fleet summary's JSON, independent of the node report's.
 pub(crate) const FLEET_SCHEMA_VERSION: u32 = 1;
@@ -291,7 +291,7 @@ pub(crate) fn node_name(file: &str, report: &NodeReport) -> String {
 /// an offset or fractions of a second: `2026-12-01T12:59:07+02:00`).
 #[must_use]
 pub(crate) fn timestamp(report: &NodeReport) -> Option<jiff::Timestamp> {
-    crate::update::date::parse_timestamp(report.generated_at.as_deref()?)
+    crate::date::parse_timestamp(report.generated_at.as_deref()?)
 }
 
 /// One report per node: the newest by `generated_at` (a known time beats an unknown one);

@@ -97,7 +97,7 @@ pub(crate) struct Finding {
 pub(crate) struct Smoke {
     /// "passed", "failed" or `could_not_run`; a state this version does not know is kept as
     /// written, and a missing status is not a pass.
-    pub status: Option<crate::smoke::result::SmokeStatus>,
+    pub status: Option<crate::report::smoke::SmokeStatus>,
     pub error: Option<String>,
     pub bench: bool,
     pub devices: Vec<Device>,

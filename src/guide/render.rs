@@ -9,7 +9,7 @@ use super::advise::{Advice, Card};
 use super::fit::Fit;
 use super::memory::{Basis, Mode};
 use super::quantity::{MIB, gib, grouped, short_params, signed_gib};
-use crate::present::sanitize::clean;
+use crate::sanitize::clean;
 
 fn mode_word(mode: Mode) -> &'static str {
     match mode {

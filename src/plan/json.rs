@@ -101,5 +101,5 @@ pub fn render(plan: &Plan) -> String {
         )
     });
     text.push('\n');
-    crate::present::sanitize::json_controls(text)
+    crate::sanitize::json_controls(text)
 }

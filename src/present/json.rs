@@ -9,7 +9,7 @@ pub fn render(report: &Report) -> String {
     match serde_json::to_string_pretty(report) {
         Ok(mut s) => {
             s.push('\n');
-            crate::present::sanitize::json_controls(s)
+            crate::sanitize::json_controls(s)
         }
         Err(e) => format!("{{\"error\": {:?}}}\n", e.to_string()),
     }

@@ -3,5 +3,5 @@
 pub mod json;
 pub mod paint;
 pub mod prometheus;
-pub mod sanitize;
+
 pub mod text;

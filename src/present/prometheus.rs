@@ -37,12 +37,12 @@
 //! Layout: this file is the catalogue of gpu-doctor's metrics (which families a [`Report`] and
 //! its smoke results become, in which units); `exposition` is the format's writer (families,
 //! samples, escaping), which knows no metric. Depends on [`crate::report`],
-//! [`crate::smoke::result`] and [`crate::update::date`] (report timestamps).
+//! [`crate::report::smoke`] and [`crate::date`] (report timestamps).
 
 mod exposition;
 
+use crate::report::smoke::{DeviceResult, SmokeRun, SmokeStatus};
 use crate::report::{Gpu, Report, Severity};
-use crate::smoke::result::{DeviceResult, SmokeRun, SmokeStatus};
 use exposition::{Exposition, Family};
 
 /// The `gpu_doctor_smoke_status` state of a report without a smoke run (from `doctor`), listed
@@ -53,7 +53,7 @@ const SMOKE_NOT_RUN: &str = "not_run";
 const SEVERITIES: [Severity; 3] = [Severity::Error, Severity::Warning, Severity::Info];
 
 const MIB: f64 = 1_048_576.0;
-/// The report's bandwidths are GB/s of 10^9 bytes (see [`crate::smoke::result::Bandwidth`]).
+/// The report's bandwidths are GB/s of 10^9 bytes (see [`crate::report::smoke::Bandwidth`]).
 const GB: f64 = 1e9;
 
 /// Renders `report` as metrics, ending with a newline.
@@ -539,7 +539,7 @@ fn probes(out: &mut Exposition, report: &Report) {
 /// Seconds since the Unix epoch of an RFC 3339 time (`2026-12-01T10:59:07Z`, fractions and
 /// `±HH:MM` offsets too); `None` when it is not one.
 fn rfc3339_seconds(text: &str) -> Option<f64> {
-    let time = crate::update::date::parse_timestamp(text)?;
+    let time = crate::date::parse_timestamp(text)?;
     #[expect(
         clippy::cast_precision_loss,
         reason = "seconds since 1970 stay far below 2^53"
@@ -551,8 +551,8 @@ fn rfc3339_seconds(text: &str) -> Option<f64> {
 mod tests {
     use super::exposition::escape_label_value;
     use super::*;
+    use crate::report::smoke::{Bandwidth, MatmulCheck, MemoryCheck, PeerAccess, Throughput};
     use crate::report::{Finding, Framework, Library, PythonEnv, Toolkit};
-    use crate::smoke::result::{Bandwidth, MatmulCheck, MemoryCheck, PeerAccess, Throughput};
 
     fn finding(id: &str, severity: Severity, subjects: &[&str]) -> Finding {
         Finding {

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::paint::Paint;
-use super::sanitize::clean;
 use crate::report::{Library, ProbeStatus, Report, Severity};
+use crate::sanitize::clean;
 
 /// Renders the whole report, without colour.
 #[must_use]

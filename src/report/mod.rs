@@ -24,6 +24,7 @@
 //! generated from these types (`gpu-doctor schema`) and checked by the tests.
 
 pub mod runtime;
+pub mod smoke;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -67,7 +68,7 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// The smoke test's results (`gpu-doctor smoke`); null from `doctor`.
     #[serde(default)]
-    pub smoke: Option<crate::smoke::result::SmokeRun>,
+    pub smoke: Option<crate::report::smoke::SmokeRun>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -8,11 +8,11 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::driver::{Context, CuError, Driver, Module, attr};
-use super::result::{
+use super::{PTX, cublaslt, matmul, median};
+use crate::report::smoke::{
     Bandwidth, DeviceResult, DriverError, MemoryCheck, PeerAccess, SmokeRun, SmokeStatus,
     Throughput,
 };
-use super::{PTX, cublaslt, matmul, median};
 
 /// The hidden first argument that makes gpu-doctor the smoke child.
 pub const CHILD_ARG: &str = "__smoke-child";

@@ -2,8 +2,8 @@
 //! memory errors, and a card below what it should reach. Pure: run, report and tables in.
 
 use super::driver::code;
-use super::result::{DeviceResult, SmokeRun};
 use crate::manifest::Manifests;
+use crate::report::smoke::{DeviceResult, SmokeRun};
 use crate::report::{Finding, Gpu, Report, Severity};
 
 /// Below this share of the card's figure, a GPU is underperforming. 70%: cuBLASLt reaches
@@ -117,7 +117,11 @@ pub fn findings(run: &SmokeRun, report: &Report) -> Vec<Finding> {
     out
 }
 
-fn driver_error_finding(d: &DeviceResult, label: &str, e: &super::result::DriverError) -> Finding {
+fn driver_error_finding(
+    d: &DeviceResult,
+    label: &str,
+    e: &crate::report::smoke::DriverError,
+) -> Finding {
     let evidence = vec![format!(
         "{} failed: {} ({}): {}",
         e.call, e.name, e.code, e.message

@@ -3,7 +3,7 @@
 use std::ffi::c_void;
 
 use super::driver::{Context, CuError, Module};
-use super::result::MatmulCheck;
+use crate::report::smoke::MatmulCheck;
 
 /// The kernel's tile: M and N must be multiples of this, K of 8.
 pub const TILE: usize = 128;

@@ -10,16 +10,15 @@ pub mod cublaslt;
 pub mod driver;
 pub mod findings;
 pub mod matmul;
-pub mod result;
 
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
 
 use crate::host::Host;
-use crate::present::sanitize::clean;
 use crate::report::Report;
-use result::{SmokeRun, SmokeStatus};
+use crate::report::smoke::{SmokeRun, SmokeStatus};
+use crate::sanitize::clean;
 
 /// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
 pub const PTX: &str = include_str!("kernels/smoke.ptx");

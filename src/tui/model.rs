@@ -3,8 +3,8 @@
 //! draw them) can never disagree. Every machine string passes [`clean`] here, once, before any
 //! view sees it: a file name with an escape sequence must not drive the user's terminal.
 
-use crate::present::sanitize::clean;
 use crate::report::{Finding, Framework, Library, Report};
+use crate::sanitize::clean;
 
 use super::state::{Derived, State, Tab};
 

@@ -191,8 +191,8 @@ fn run_smoke(host: &Host, report: Option<&Report>) -> SmokeEvent {
 /// A smoke run as the rows the screen lists: one per check per GPU, throughput beside what
 /// the card should reach.
 #[must_use]
-pub fn smoke_outcome(run: &crate::smoke::result::SmokeRun) -> SmokeEvent {
-    if run.status == crate::smoke::result::SmokeStatus::CouldNotRun {
+pub fn smoke_outcome(run: &crate::report::smoke::SmokeRun) -> SmokeEvent {
+    if run.status == crate::report::smoke::SmokeStatus::CouldNotRun {
         return SmokeEvent::Unavailable(
             run.error
                 .clone()

@@ -198,7 +198,7 @@ fn saved(state: &mut State, result: Result<Vec<PathBuf>, SaveError>) {
             state.pending_save = None;
             state.status = Some(Status {
                 error: true,
-                text: format!("Not saved: {}", crate::present::sanitize::clean(&why)),
+                text: format!("Not saved: {}", crate::sanitize::clean(&why)),
             });
         }
     }

@@ -16,9 +16,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::date::Date;
 use super::keys::{PublicKey, SecretKey, hex, unhex};
 use super::set::{SetIdentity, set_version};
+use crate::date::Date;
 use crate::manifest::FILE_NAMES;
 
 /// The index format this build reads and writes. Fields may be added without a bump (readers

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::DEFAULT_MANIFEST_URL;
-use super::date::Date;
 use super::error::UpdateError;
 use super::fetch::{self, DirSource, HttpOptions, Location, LocationError, Source};
 #[cfg(feature = "network")]
@@ -22,6 +21,7 @@ use super::select::{InstalledState, Selected};
 use super::set::SetIdentity;
 use super::store::{self, Store};
 use crate::config::{Config, Dirs};
+use crate::date::Date;
 use crate::host::Host;
 
 /// What an update did.

@@ -19,7 +19,7 @@
 //! Depends on [`crate::host`] for the environment and root, [`crate::manifest`], and the
 //! network through [`fetch`].
 
-pub mod date;
+pub use crate::date;
 pub mod error;
 pub mod fetch;
 #[cfg(feature = "network")]

@@ -5,7 +5,6 @@
 //! Depends on [`super::fetch`], [`super::index`], [`super::set`]; prints only through
 //! [`Progress`].
 
-use super::date::Date;
 use super::error::UpdateError;
 use super::fetch::{self, Source};
 use super::index::{self, INDEX_FILE, INDEX_LIMIT, Index, SIGNATURE_FILE, SIGNATURE_LIMIT};
@@ -13,6 +12,7 @@ use super::keys::PublicKey;
 use super::render::{Progress, size_text};
 use super::select::{Origin, Selected};
 use super::set::{self, CheckedSet, SetIdentity};
+use crate::date::Date;
 use crate::manifest::FILE_NAMES;
 
 /// Fetches `index.json` and its signature and verifies them with `trusted`. Returns the index

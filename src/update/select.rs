@@ -8,7 +8,6 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use super::date::Date;
 use super::error::UpdateError;
 use super::fetch::{DirSource, Source};
 use super::index::{self, INDEX_FILE, INDEX_LIMIT};
@@ -17,6 +16,7 @@ use super::render::Progress;
 use super::set::{self, CheckedSet, SetIdentity};
 use super::store::Store;
 use crate::config::Dirs;
+use crate::date::Date;
 use crate::host::Host;
 use crate::manifest::Manifests;
 

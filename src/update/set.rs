@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use super::date::Date;
 use super::keys::hex;
+use crate::date::Date;
 use crate::manifest::{
     FILE_NAMES, ManifestError, ManifestProblem, Manifests, Meta, from_sources, validate,
 };

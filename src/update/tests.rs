@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::date::Date;
 use super::error::UpdateError;
 use super::fetch::{FetchError, HttpOptions, Location, Source};
 use super::index::{self, INDEX_FILE, Index, SIGNATURE_FILE};
@@ -18,6 +17,7 @@ use super::set::{self, CheckedSet, SetIdentity};
 use super::store::Store;
 use super::*;
 use crate::config::{Config, Dirs};
+use crate::date::Date;
 use crate::host::{Env, Host};
 use crate::manifest::FILE_NAMES;
 

@@ -1,6 +1,9 @@
 //! The shape of the code that README's "How it works" promises, checked on the sources so it
-//! cannot drift: only `cli/`, `commands/` and `main.rs` know clap; nothing imports `commands`;
-//! exit statuses are chosen only in `commands/`; the layout list names every top-level module.
+//! cannot drift: no cycle between top-level modules; only `cli/`, `commands/` and `main.rs` know
+//! clap; nothing imports `commands`; exit statuses are chosen only in `commands/`; the leaf
+//! modules import nothing of the crate; the layout list names every top-level module.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use std::path::{Path, PathBuf};
 
@@ -103,5 +106,78 @@ fn readme_layout_names_every_top_level_module() {
             layout.contains(&shown),
             "README's layout does not name {shown}"
         );
+    }
+}
+
+/// The top-level module a file under `src/` belongs to (`None` for the crate roots).
+fn top_module(name: &str) -> Option<&str> {
+    let first = name.split('/').next()?;
+    match first {
+        "main.rs" | "lib.rs" => None,
+        file => Some(file.strip_suffix(".rs").unwrap_or(file)),
+    }
+}
+
+/// Which top-level modules each top-level module names through `crate::`.
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (name, code) in sources() {
+        let Some(from) = top_module(&name) else {
+            continue;
+        };
+        let uses = graph.entry(from.to_string()).or_default();
+        for (i, _) in code.match_indices("crate::") {
+            let start = i + "crate::".len();
+            let to: String = code[start..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !to.is_empty() && to != from && !code[..i].ends_with("gpu_doctor::") {
+                uses.insert(to);
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn top_level_modules_import_each_other_without_a_cycle() {
+    let graph = module_graph();
+    // Depth-first search; a module met again while still on the path closes a cycle.
+    fn visit<'a>(
+        node: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| *n == node) {
+            let mut cycle: Vec<String> = path[at..].iter().map(|s| s.to_string()).collect();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if !done.insert(node) {
+            return None;
+        }
+        path.push(node);
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for node in graph.keys() {
+        let cycle = visit(node, &graph, &mut Vec::new(), &mut done);
+        assert!(
+            cycle.is_none(),
+            "import cycle: {}",
+            cycle.unwrap_or_default().join(" -> ")
+        );
+    }
+    for leaf in ["exit", "choice", "sanitize", "date"] {
+        let uses = graph.get(leaf).cloned().unwrap_or_default();
+        assert!(uses.is_empty(), "{leaf} is a leaf but imports {uses:?}");
     }
 }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, StatefulWidget, Table, TableState, 
 
 use super::text::hanging;
 use super::{Screen, WIDE, detail_focused, list_title, pane, waiting};
-use crate::present::sanitize::clean;
+use crate::sanitize::clean;
 use crate::tui::model::visible_findings;
 use crate::tui::state::State;
 use crate::tui::theme::{Theme, severity_mark};

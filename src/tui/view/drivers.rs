@@ -10,8 +10,8 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget};
 
 use super::text::hanging;
 use super::{Screen, detail_focused, list_title, pane, waiting};
-use crate::present::sanitize::clean;
 use crate::report::{ProbeOutcome, ProbeStatus, Report};
+use crate::sanitize::clean;
 use crate::tui::model::{LoadState, or_unknown, visible_lib_rows};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;

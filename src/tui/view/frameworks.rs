@@ -10,8 +10,8 @@ use ratatui::widgets::{Cell, Paragraph, Row, StatefulWidget, Table, TableState, 
 
 use super::text::hanging;
 use super::{Screen, detail_focused, list_title, pane, waiting};
-use crate::present::sanitize::clean;
 use crate::report::{Framework, Report, Severity, framework_subject};
+use crate::sanitize::clean;
 use crate::tui::model::{FrameworkRow, or_unknown, visible_framework_rows};
 use crate::tui::state::State;
 use crate::tui::theme::{Theme, severity_mark};

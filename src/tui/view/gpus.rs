@@ -12,8 +12,8 @@ use ratatui::widgets::{Cell, Paragraph, RenderDirection, Row, Sparkline, Table, 
 use super::overview::live_word;
 use super::text::{gib, hanging};
 use super::{Screen, detail_focused, list_title, pane, spinner, waiting};
-use crate::present::sanitize::clean;
 use crate::report::Gpu;
+use crate::sanitize::clean;
 use crate::tui::model::{or_unknown, visible_gpus};
 use crate::tui::state::{History, Live, State};
 use crate::tui::theme::Theme;

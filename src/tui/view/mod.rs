@@ -22,8 +22,8 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use super::keys;
 use super::state::{Focus, Mode, Scan, State, Tab};
 use super::theme::Theme;
-use crate::present::sanitize::clean;
 use crate::report::Report;
+use crate::sanitize::clean;
 
 /// A frame of the TUI: the state and the styles to draw it with.
 #[derive(Debug, Clone, Copy)]

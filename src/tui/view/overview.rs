@@ -11,8 +11,8 @@ use ratatui::style::Style;
 
 use super::text::{duration, gib, hanging};
 use super::{Screen, pane, spinner, verdict};
-use crate::present::sanitize::clean;
 use crate::report::{Gpu, Library, ProbeStatus, Report};
+use crate::sanitize::clean;
 use crate::tui::model::{self, or_unknown};
 use crate::tui::state::{Live, Phase, Scan, State, Step};
 use crate::tui::theme::{Theme, severity_mark};

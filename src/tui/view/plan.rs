@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::text::{hanging, wrap};
 use super::{Screen, detail_focused, pane, spinner, waiting};
-use crate::present::sanitize::clean;
+use crate::sanitize::clean;
 use crate::tui::state::{PlanField, Script, State};
 use crate::tui::theme::Theme;
 

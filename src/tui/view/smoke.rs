@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Gauge, Paragraph, Row, Table, Widget};
 
 use super::text::hanging;
 use super::{Screen, pane, spinner};
-use crate::present::sanitize::clean;
+use crate::sanitize::clean;
 use crate::tui::state::Smoke;
 
 /// The Smoke test screen as a widget over the frame's state.

@@ -4,7 +4,7 @@
 /// Replaces control characters (C0, DEL, C1, and so every escape sequence's introducer) with
 /// `?`, keeping tabs as a space. Newlines are replaced too: one fact stays on one line.
 #[must_use]
-pub fn clean(text: &str) -> String {
+pub(crate) fn clean(text: &str) -> String {
     text.chars()
         .map(|c| match c {
             '\t' => ' ',
@@ -19,7 +19,7 @@ pub fn clean(text: &str) -> String {
 /// Like [`clean`] for text of several lines: each line is cleaned and the newlines kept (a
 /// `\r` is a control character and goes).
 #[must_use]
-pub fn clean_lines(text: &str) -> String {
+pub(crate) fn clean_lines(text: &str) -> String {
     text.split('\n').map(clean).collect::<Vec<_>>().join("\n")
 }
 
@@ -27,7 +27,7 @@ pub fn clean_lines(text: &str) -> String {
 /// C0, so a value from the machine could otherwise put a raw CSI (`U+009B`) on a terminal that
 /// shows the output. They can only stand inside strings, where the escape means the same.
 #[must_use]
-pub fn json_controls(json: String) -> String {
+pub(crate) fn json_controls(json: String) -> String {
     if !json.chars().any(|c| matches!(c, '\u{7f}'..='\u{9f}')) {
         return json;
     }
