@@ -1,7 +1,9 @@
 //! Settings, resolved once per run: what the command line said, over the `GPU_DOCTOR_*`
 //! variables and the config file ([`crate::config`]), over the built-in defaults. The one
 //! place that applies that precedence (flag > variable > file > default); commands receive
-//! plain values.
+//! plain values. The exception is `manifest update`'s location and keys, which
+//! `crate::update::install` resolves from the flags and the [`Config`] together with the
+//! placeholder location and the key-file reading, as one tested unit.
 //!
 //! The variables are read from the host's environment snapshot, not by clap, so tests can set
 //! them and a bad value is reported as the variable it came from.
@@ -107,24 +109,6 @@ impl Settings {
         crate::deep::Options::new(secs, smoke)
             .map(Some)
             .map_err(CliError::usage)
-    }
-
-    /// `manifest update --url`: the flag, else the variable or file (else the command's own
-    /// default).
-    #[must_use]
-    pub fn manifest_url(&self, flag: Option<&str>) -> Option<String> {
-        flag.map(str::to_string)
-            .or_else(|| self.config.manifest_url.clone())
-    }
-
-    /// `--pubkey` files: the flags, else the variable's or file's one file.
-    #[must_use]
-    pub fn manifest_pubkeys(&self, flags: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
-        if flags.is_empty() {
-            self.config.manifest_pubkey.iter().cloned().collect()
-        } else {
-            flags.to_vec()
-        }
     }
 
     /// `-v`: which settings were read and from where.
