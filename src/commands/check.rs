@@ -12,7 +12,7 @@ pub(super) fn run(settings: &Settings, args: &CheckArgs) -> CliResult {
         .iter()
         .map(|text| crate::check::expr::parse(text).map_err(|e| CliError::usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
-    let report = super::report(settings, None)?;
+    let report = super::examined(settings, None)?;
     let env = args.env.as_deref();
     if let Some(env) = env
         && !report

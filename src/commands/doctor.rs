@@ -39,7 +39,7 @@ pub(super) fn run(settings: &Settings, args: &DoctorArgs) -> CliResult {
             deep.timeout.as_secs_f64()
         ));
     }
-    let report = super::report(settings, deep.as_ref())?;
+    let report = super::examined(settings, deep.as_ref())?;
     let paint = settings.paint();
     let text = match args.out.format() {
         ReportFormat::Json => crate::present::json::render(&report),

@@ -69,7 +69,7 @@ pub fn run(cli: &Cli) -> CliResult {
 ///
 /// # Errors
 /// A failure, when examining panicked.
-fn report(settings: &Settings, deep: Option<&crate::deep::Options>) -> Result<Report, CliError> {
+fn examined(settings: &Settings, deep: Option<&crate::deep::Options>) -> Result<Report, CliError> {
     let report = crate::examine::examine_guarded_with(&settings.host, deep).map_err(|message| {
         CliError::failure(format!(
             "internal error while examining the machine: {message}\n\

@@ -25,7 +25,7 @@ pub(super) fn run(settings: &Settings, args: &SmokeArgs) -> CliResult {
         true,
     )?;
     let host = &settings.host;
-    let mut report = super::report(settings, deep.as_ref())?;
+    let mut report = super::examined(settings, deep.as_ref())?;
     if host.live() && std::io::stderr().is_terminal() {
         crate::term::note(&format!(
             "smoke: testing the GPU{}...",
