@@ -187,7 +187,14 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, (SkipKind, String)> {
 /// before any field is trusted, then read through the lenient [`NodeReport`] view.
 #[must_use]
 pub(crate) fn classify(bytes: &[u8]) -> Classified {
-    let value: Value = match serde_json::from_slice(bytes) {
+    // `str::parse` runs serde_json's own non-generic parser, which the release profile builds
+    // for speed (Cargo.toml) while our generic instances are built for size; bytes that are
+    // not UTF-8 go through `from_slice`, so the error names the same line and column.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => text.parse::<Value>(),
+        Err(_) => serde_json::from_slice(bytes),
+    };
+    let value = match parsed {
         Ok(v) => v,
         Err(e) => {
             return Classified::Skip(SkipKind::Corrupt, short(&format!("not valid JSON: {e}")));
@@ -332,6 +339,16 @@ mod tests {
         );
         assert_eq!(kind, SkipKind::Corrupt, "{reason}");
         assert_eq!(skip("\u{0}\u{1}binary").0, SkipKind::Corrupt);
+        // Bytes that are not UTF-8 are parsed from the slice, which also says where.
+        let Classified::Skip(kind, reason) = classify(b"{\"schema_version\": 1,\n\"x\": \"\xff\"}")
+        else {
+            panic!("not UTF-8, yet classified");
+        };
+        assert_eq!(kind, SkipKind::Corrupt);
+        assert!(
+            reason.starts_with("not valid JSON: invalid unicode code point at line 2"),
+            "{reason}"
+        );
     }
 
     #[test]

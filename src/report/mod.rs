@@ -21,7 +21,7 @@
 //! keys are absent from other reports.
 //! A value that could not be learned is `null`, never a guess; `0` is a real reading. Lists are
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
-//! generated from these types (`gpu-doctor schema`) and checked by the tests.
+//! generated from these types by the test in `src/schema.rs`; `gpu-doctor schema` prints it.
 
 pub mod runtime;
 pub mod smoke;

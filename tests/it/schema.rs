@@ -30,7 +30,7 @@ fn committed_schema_is_what_the_binary_prints() {
     let (text, _) = committed_schema();
     assert!(
         String::from_utf8_lossy(&out.stdout) == text,
-        "schema/report.schema.json is stale: regenerate it with `cargo run -q -- schema > schema/report.schema.json`"
+        "schema/report.schema.json is stale: regenerate it with `UPDATE_SCHEMA=1 cargo test --lib schema`"
     );
 }
 
