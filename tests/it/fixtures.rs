@@ -1135,7 +1135,7 @@ fn h200() {
     ] {
         assert_subset(&r[key], &live[key]);
     }
-    // The live record predates the off-path cuda-compat entries; the loader's own must match.
+    // The loader's own copies must match the live record's (real.rs checks its cuda-compat entry).
     let on_path: Vec<Value> = array(&r, "driver_libraries")
         .iter()
         .filter(|l| l["origin"] != "cuda-compat")

@@ -156,3 +156,35 @@ fn two_gpu_machine_smoke_peer_access_and_allreduce() {
         );
     }
 }
+
+/// The forward-compatibility libcuda beside the toolkit (`libs.txt` lists
+/// `/usr/local/cuda-13.0/compat/libcuda.so.580.95.05`) is listed by the live run after the
+/// loader's own copies, as "cuda-compat", with the version its file name carries; every copy the
+/// loader would open is the 580.159.04 driver that `/proc` shows loaded.
+#[test]
+fn the_compat_libcuda_the_files_show_is_listed_off_the_loader_path() {
+    let r = real_report();
+    let libs = r["driver_libraries"].as_array().expect("driver_libraries");
+    let capture = include_str!("../data/h200/libs.txt");
+    let compat: Vec<&serde_json::Value> = libs
+        .iter()
+        .filter(|l| l["origin"] == "cuda-compat")
+        .collect();
+    assert_eq!(compat.len(), 1, "{libs:#?}");
+    let resolved = compat[0]["resolved"].as_str().expect("resolved");
+    assert!(
+        capture.lines().any(|l| l.trim() == resolved),
+        "{resolved} in libs.txt"
+    );
+    assert_eq!(compat[0]["version"], "580.95.05");
+    assert_eq!(compat[0]["kind"], "compat");
+    let loader: Vec<&serde_json::Value> = libs
+        .iter()
+        .filter(|l| l["origin"] != "cuda-compat")
+        .collect();
+    assert!(!loader.is_empty());
+    for l in &loader {
+        assert_eq!(l["version"], r["kernel"]["nvidia_version"], "{l}");
+        assert!(l["rank"].as_u64() < compat[0]["rank"].as_u64(), "{l}");
+    }
+}
