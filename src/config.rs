@@ -64,7 +64,7 @@ const FILE_KEYS: [&str; 6] = [
 
 /// The settings this build reads, each from the environment or the file (or neither).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Config {
+pub(crate) struct Config {
     /// The file they came from; `None` when there is no config file.
     pub path: Option<PathBuf>,
     /// `fail_on`: `check`'s default `--fail-on`.
@@ -280,8 +280,9 @@ impl Config {
     }
 
     /// Where `key`'s value came from (a variable or the file), or `None` when it is unset.
+    #[cfg(test)]
     #[must_use]
-    pub fn origin(&self, key: &str) -> Option<&str> {
+    pub(crate) fn origin(&self, key: &str) -> Option<&str> {
         self.origins
             .iter()
             .find(|(k, _)| *k == key)

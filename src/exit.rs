@@ -50,14 +50,14 @@ impl From<ExitStatus> for std::process::ExitCode {
 
 /// A command that stopped: the status to exit with and what to tell the user on stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CliError {
+pub(crate) struct CliError {
     pub status: ExitStatus,
     pub said: Vec<Said>,
 }
 
 /// One thing a [`CliError`] tells the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Said {
+pub(crate) enum Said {
     /// A `gpu-doctor: <line>` message.
     Error(String),
     /// Text printed as it is (a plan's refusal, which is a small report of its own).
@@ -66,22 +66,22 @@ pub enum Said {
 
 impl CliError {
     /// A wrong command line, setting or input (exit 2).
-    pub fn usage(message: impl Into<String>) -> CliError {
+    pub(crate) fn usage(message: impl Into<String>) -> CliError {
         CliError::new(ExitStatus::Usage, message)
     }
 
     /// gpu-doctor could not do its job (exit 3).
-    pub fn failure(message: impl Into<String>) -> CliError {
+    pub(crate) fn failure(message: impl Into<String>) -> CliError {
         CliError::new(ExitStatus::Failure, message)
     }
 
     /// A problem found, said on stderr rather than in the output (exit 1).
-    pub fn problem(message: impl Into<String>) -> CliError {
+    pub(crate) fn problem(message: impl Into<String>) -> CliError {
         CliError::new(ExitStatus::Problem, message)
     }
 
     /// `status` with one message.
-    pub fn new(status: ExitStatus, message: impl Into<String>) -> CliError {
+    pub(crate) fn new(status: ExitStatus, message: impl Into<String>) -> CliError {
         CliError {
             status,
             said: vec![Said::Error(message.into())],
@@ -90,7 +90,7 @@ impl CliError {
 
     /// `status` with nothing more to say: the output already told (a JSON error object).
     #[must_use]
-    pub fn silent(status: ExitStatus) -> CliError {
+    pub(crate) fn silent(status: ExitStatus) -> CliError {
         CliError {
             status,
             said: Vec::new(),
@@ -99,14 +99,14 @@ impl CliError {
 
     /// This error with one more message after what it says.
     #[must_use]
-    pub fn and(mut self, message: impl Into<String>) -> CliError {
+    pub(crate) fn and(mut self, message: impl Into<String>) -> CliError {
         self.said.push(Said::Error(message.into()));
         self
     }
 }
 
 /// What every command returns.
-pub type CliResult = Result<ExitStatus, CliError>;
+pub(crate) type CliResult = Result<ExitStatus, CliError>;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,7 @@
 //! gpu-doctor: finds out why a GPU does not work with an ML framework, and what to install to fix it.
 //!
-//! The binary (`main.rs`) parses the command line ([`cli`]) and hands it to [`commands`], which
-//! resolves the settings, runs one subcommand and returns an [`exit::ExitStatus`]. Everything
+//! The binary (`main.rs`) calls [`commands::main`], which parses the command line ([`cli`]),
+//! resolves the settings, runs one subcommand and exits with its [`exit::ExitStatus`]. Everything
 //! that touches the machine goes through [`host::Host`]; [`probe`]s turn what the host shows
 //! into facts, [`examine`] gathers them into a [`report::Report`], and [`diagnose`] and
 //! [`present`] are pure functions over it.
@@ -14,14 +14,14 @@
 pub(crate) mod check;
 pub(crate) mod choice;
 
-pub mod cli;
+pub(crate) mod cli;
 pub mod commands;
 pub(crate) mod config;
 pub mod date;
 pub(crate) mod deep;
 pub mod diagnose;
 pub(crate) mod examine;
-pub mod exit;
+pub(crate) mod exit;
 pub mod fill;
 pub(crate) mod fleet;
 pub(crate) mod framework;
@@ -37,8 +37,8 @@ pub(crate) mod probe;
 pub mod report;
 pub(crate) mod sanitize;
 pub(crate) mod schema;
-pub mod smoke;
-pub mod term;
+pub(crate) mod smoke;
+pub(crate) mod term;
 pub mod tui;
 pub mod update;
 pub mod version;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI8, Ordering};
 static LEVEL: AtomicI8 = AtomicI8::new(0);
 
 /// Sets the level from the counts of `-v` and `-q`.
-pub fn set_level(verbose: u8, quiet: u8) {
+pub(crate) fn set_level(verbose: u8, quiet: u8) {
     let level = i16::from(verbose.min(3)) - i16::from(quiet.min(3));
     LEVEL.store(
         i8::try_from(level.clamp(-1, 3)).unwrap_or(0),
@@ -22,7 +22,7 @@ pub fn set_level(verbose: u8, quiet: u8) {
 
 /// The level in force.
 #[must_use]
-pub fn level() -> i8 {
+pub(crate) fn level() -> i8 {
     LEVEL.load(Ordering::Relaxed)
 }
 
@@ -35,33 +35,33 @@ fn say(text: &str) {
 }
 
 /// An error the user must see, whatever the level: `gpu-doctor: <text>`.
-pub fn error(text: &str) {
+pub(crate) fn error(text: &str) {
     say(&format!("gpu-doctor: {text}"));
 }
 
 /// A warning, dropped by `-q`.
-pub fn warn(text: &str) {
+pub(crate) fn warn(text: &str) {
     if level() >= 0 {
         say(&format!("gpu-doctor: warning: {text}"));
     }
 }
 
 /// Progress and other notes for a person waiting, dropped by `-q`.
-pub fn note(text: &str) {
+pub(crate) fn note(text: &str) {
     if level() >= 0 {
         say(&format!("gpu-doctor: {text}"));
     }
 }
 
 /// What was read and decided, shown with `-v`.
-pub fn verbose(text: &str) {
+pub(crate) fn verbose(text: &str) {
     if level() >= 1 {
         say(&format!("gpu-doctor: {text}"));
     }
 }
 
 /// Each command run and its outcome, shown with `-vv`.
-pub fn trace(text: &str) {
+pub(crate) fn trace(text: &str) {
     if level() >= 2 {
         say(&format!("gpu-doctor: {text}"));
     }

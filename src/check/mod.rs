@@ -13,7 +13,7 @@ use crate::version::Version;
 
 /// The severity at or above which a finding fails the check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailOn {
+pub(crate) enum FailOn {
     Error,
     Warning,
     Never,
@@ -33,7 +33,7 @@ impl crate::choice::Choice for FailOn {
 impl FailOn {
     /// Whether a finding of `severity` fails the check.
     #[must_use]
-    pub fn fails(self, severity: Severity) -> bool {
+    pub(crate) fn fails(self, severity: Severity) -> bool {
         match self {
             FailOn::Error => severity == Severity::Error,
             FailOn::Warning => severity <= Severity::Warning,

@@ -9,7 +9,7 @@ use crate::sanitize::clean;
 
 /// Output formats of `check --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Text,
     Json,
     Github,

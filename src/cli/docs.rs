@@ -10,7 +10,7 @@ const BIN: &str = "gpu-doctor";
 
 /// The completion script for `shell`.
 #[must_use]
-pub fn completions(shell: clap_complete::Shell) -> String {
+pub(crate) fn completions(shell: clap_complete::Shell) -> String {
     let mut command = super::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut command, BIN, &mut out);
@@ -31,7 +31,7 @@ pub fn completions(shell: clap_complete::Shell) -> String {
 /// Every man page: `gpu-doctor.1`, then one per visible subcommand at any depth
 /// (`gpu-doctor-report-merge.1`), as (file name, roff text), in command order.
 #[must_use]
-pub fn man_pages() -> Vec<(String, String)> {
+pub(crate) fn man_pages() -> Vec<(String, String)> {
     let mut command = super::command();
     command.build();
     let mut pages = Vec::new();
@@ -71,7 +71,7 @@ fn collect(command: &clap::Command, name: &str, pages: &mut Vec<(String, String)
 ///
 /// # Errors
 /// What could not be made or written.
-pub fn write_man_pages(dir: &Path) -> Result<(), String> {
+pub(crate) fn write_man_pages(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     for (name, roff) in man_pages() {
         crate::outfile::replace(&dir.join(&name), &roff)?;

@@ -17,7 +17,7 @@ gpu-doctor estimate --params 70B --train --zero 3 --gpus 8\n\n\
 Formulas: model state per the ZeRO paper (Rajbhandari et al. 2020); activations per Korthikanti et \
 al. 2022, s·b·h·(34 + 5·a·s/h) bytes per layer (2·s·b·h with --checkpointing); KV cache \
 2 × layers × hidden × seq × batch × bytes. The CUDA context (512 MiB) is a rule of thumb.")]
-pub struct EstimateArgs {
+pub(crate) struct EstimateArgs {
     /// Model size in parameters: 340M, 7B, 1.5B, 70B.
     #[arg(long, value_name = "N", value_parser = params_arg)]
     pub params: u64,
@@ -67,7 +67,7 @@ pub struct EstimateArgs {
 
 /// `--budget`: which market segment to pick cards from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Budget {
+pub(crate) enum Budget {
     Consumer,
     Workstation,
     Datacenter,
@@ -76,7 +76,7 @@ pub enum Budget {
 impl Budget {
     /// The market segment of the card table this names.
     #[must_use]
-    pub fn segment(self) -> Segment {
+    pub(crate) fn segment(self) -> Segment {
         match self {
             Budget::Consumer => Segment::Consumer,
             Budget::Workstation => Segment::Workstation,
@@ -87,7 +87,7 @@ impl Budget {
 
 /// Arguments of `gpu-doctor advise`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct AdviseArgs {
+pub(crate) struct AdviseArgs {
     /// Training (the default).
     #[arg(long, conflicts_with = "infer")]
     pub train: bool,

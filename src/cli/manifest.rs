@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// `gpu-doctor manifest` actions.
 #[derive(Debug, Clone, clap::Subcommand)]
-pub enum ManifestCommand {
+pub(crate) enum ManifestCommand {
     /// The manifest set in use (built in or downloaded): its version, date, and each file's
     /// source and row count.
     Show {
@@ -53,7 +53,7 @@ refused or failed (the set in use is unchanged); 2 usage error (URL, key file, c
 
 /// `manifest update` options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct UpdateArgs {
+pub(crate) struct UpdateArgs {
     /// Where to download from: the https URL of the folder holding index.json, or a local
     /// folder.
     #[arg(long, value_name = "URL")]

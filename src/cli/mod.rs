@@ -2,11 +2,11 @@
 //! resolves what these say into settings and runs the command; no module below it imports
 //! clap. Value enums the domain owns get their clap impls in [`values`].
 
-pub mod docs;
-pub mod guide;
-pub mod manifest;
+pub(crate) mod docs;
+pub(crate) mod guide;
+pub(crate) mod manifest;
 mod settings_help;
-pub mod smoke;
+pub(crate) mod smoke;
 mod values;
 
 use std::path::PathBuf;
@@ -20,14 +20,14 @@ use crate::present::paint::ColorChoice;
 /// The command line as clap parses and documents it: [`Cli`]'s derived definition, with the
 /// settings' sources added to their flags' help.
 #[must_use]
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     settings_help::add(<Cli as clap::CommandFactory>::command())
 }
 
 /// Finds out why a GPU does not work with an ML framework, and what to install to fix it.
 #[derive(Debug, Parser)]
 #[command(name = "gpu-doctor", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Examine DIR as if it were `/` (fixtures and tests): files, PATH look-ups and commands
     /// stay inside DIR; NVML and libcuda are not loaded and interpreters are not run.
     #[arg(long, global = true, value_name = "DIR")]
@@ -68,7 +68,7 @@ pub struct Cli {
 
 /// How `doctor` and `smoke` print the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
+pub(crate) enum ReportFormat {
     /// For people.
     Text,
     /// The versioned report (schema/report.schema.json).
@@ -79,7 +79,7 @@ pub enum ReportFormat {
 
 /// Where and how `doctor` and `smoke` print.
 #[derive(Debug, Clone, clap::Args)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
@@ -95,7 +95,7 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// The format asked for, `--json` included.
     #[must_use]
-    pub fn format(&self) -> ReportFormat {
+    pub(crate) fn format(&self) -> ReportFormat {
         if self.json {
             ReportFormat::Json
         } else {
@@ -106,7 +106,7 @@ impl OutputArgs {
 
 /// `gpu-doctor doctor` options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     #[command(flatten)]
     pub out: OutputArgs,
     /// Also import each framework with its environment's own interpreter and ask it what it
@@ -120,7 +120,7 @@ pub struct DoctorArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Examine this machine's GPUs, driver, CUDA libraries and Python frameworks.
     Doctor(DoctorArgs),
     /// Check this machine against requirements, for CI: exit 0 pass, 1 unmet requirement or
@@ -179,7 +179,7 @@ fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish"
 
 /// `gpu-doctor check` options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
     #[arg(long = "require", short = 'r', value_name = "EXPR")]
     pub require: Vec<String>,
@@ -199,7 +199,7 @@ pub struct CheckArgs {
 
 /// `gpu-doctor plan` options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// How to install: NVIDIA's apt repository, a conda environment, or pip in a virtual
     /// environment [default: pip with --framework, else apt].
     #[arg(long, value_enum)]
@@ -252,7 +252,7 @@ pub struct PlanArgs {
 
 /// `gpu-doctor report` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum ReportCommand {
+pub(crate) enum ReportCommand {
     /// Merge many `doctor --json` / `smoke --json` reports (one per node) into a fleet summary:
     /// nodes grouped by stack, the odd ones out, nodes with errors or failed smoke tests, nodes
     /// with fewer GPUs than their peers, and throughput spread per GPU model. Exit 0 all
@@ -274,7 +274,7 @@ pub enum ReportCommand {
 
 /// How `report merge` prints the fleet summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum MergeFormat {
+pub(crate) enum MergeFormat {
     Text,
     Json,
     /// For a ticket or a wiki page.
@@ -283,7 +283,7 @@ pub enum MergeFormat {
 
 /// `gpu-doctor report merge` options.
 #[derive(Debug, Clone, clap::Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// Report files, or folders whose `*.json` files are reports. A folder is read one level
     /// deep: subfolders are not entered, and names starting with `.` (temporary files of
     /// writers) and fleet summaries (`report merge --json` output) are passed over.
@@ -307,7 +307,7 @@ pub struct MergeArgs {
 impl MergeArgs {
     /// The format asked for, `--json` included.
     #[must_use]
-    pub fn format(&self) -> MergeFormat {
+    pub(crate) fn format(&self) -> MergeFormat {
         if self.json {
             MergeFormat::Json
         } else {

@@ -2,7 +2,7 @@
 
 /// Arguments of `gpu-doctor smoke`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct SmokeArgs {
+pub(crate) struct SmokeArgs {
     /// GPU index to test (PCI bus order, as in `doctor`), or `all`.
     #[arg(long, default_value = "all")]
     pub device: String,

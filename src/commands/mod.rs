@@ -8,11 +8,12 @@
 mod check;
 mod docs;
 mod doctor;
+mod entry;
 mod guide;
 mod manifest;
 mod plan;
 mod report;
-pub mod settings;
+mod settings;
 mod smoke;
 mod tui;
 
@@ -21,13 +22,14 @@ use std::io::IsTerminal;
 use crate::cli::{Cli, Command, ReportCommand};
 use crate::exit::{CliError, CliResult, ExitStatus};
 use crate::report::Report;
+pub use entry::main;
 use settings::Settings;
 
 /// Runs what the command line asked for.
 ///
 /// # Errors
 /// Whatever stopped the command, with its exit status.
-pub fn run(cli: &Cli) -> CliResult {
+pub(crate) fn run(cli: &Cli) -> CliResult {
     crate::term::set_level(cli.verbose, cli.quiet);
     // No subcommand: the interactive app on a terminal, the text report anywhere else (a pipe,
     // a CI log), so scripts that ran plain `gpu-doctor` keep their output.

@@ -21,7 +21,7 @@ use crate::present::paint::{ColorChoice, Paint};
 
 /// The settings every command shares, and the machine it examines.
 #[derive(Debug)]
-pub struct Settings {
+pub(super) struct Settings {
     /// The machine, or `--root` / `--host-root` folder, with the per-command deadline set.
     pub host: Host,
     /// The config file and variables, for the settings of single commands.
@@ -38,7 +38,7 @@ impl Settings {
     /// # Errors
     /// When `--root` names something that is not a folder, the settings cannot be read, or a
     /// timeout is not a positive number of seconds (all usage errors).
-    pub fn resolve(cli: &Cli) -> Result<Settings, CliError> {
+    pub(super) fn resolve(cli: &Cli) -> Result<Settings, CliError> {
         let env = Env::from_process();
         let mut host = match (&cli.root, &cli.host_root) {
             (Some(root), _) => {
@@ -74,19 +74,19 @@ impl Settings {
     /// Whether text for a terminal (`terminal`) or not is coloured: `--color`, then
     /// `NO_COLOR` / `CLICOLOR_FORCE`, then the config file, then whether it is a terminal.
     #[must_use]
-    pub fn color(&self, terminal: bool) -> bool {
+    pub(super) fn color(&self, terminal: bool) -> bool {
         crate::present::paint::enabled(self.color, &self.host.env, self.config.color, terminal)
     }
 
     /// How stdout is painted.
     #[must_use]
-    pub fn paint(&self) -> Paint {
+    pub(super) fn paint(&self) -> Paint {
         Paint::new(self.color(std::io::stdout().is_terminal()))
     }
 
     /// `check --fail-on`: the flag, else the variable or file, else `error`.
     #[must_use]
-    pub fn fail_on(&self, flag: Option<FailOn>) -> FailOn {
+    pub(super) fn fail_on(&self, flag: Option<FailOn>) -> FailOn {
         flag.or(self.config.fail_on).unwrap_or(FailOn::Error)
     }
 
@@ -95,7 +95,7 @@ impl Settings {
     ///
     /// # Errors
     /// When the seconds are not a positive number up to an hour.
-    pub fn deep(
+    pub(super) fn deep(
         &self,
         wanted: bool,
         flag: Option<f64>,
@@ -134,7 +134,7 @@ impl Settings {
 ///
 /// # Errors
 /// A usage error naming the flag.
-pub fn seconds(flag: &str, value: Option<f64>) -> Result<Option<f64>, CliError> {
+pub(super) fn seconds(flag: &str, value: Option<f64>) -> Result<Option<f64>, CliError> {
     value
         .map(|v| {
             crate::config::check_seconds(v).map_err(|m| CliError::usage(format!("{flag} {m}")))

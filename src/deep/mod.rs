@@ -36,7 +36,7 @@ pub(crate) const FRAMEWORKS: [&str; 4] = ["torch", "tensorflow", "jax", "cupy"];
 
 /// How to run the deep scan.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Options {
+pub(crate) struct Options {
     /// Deadline of each probe process.
     pub timeout: Duration,
     /// Also compute on the GPU (`smoke --frameworks`).
@@ -48,7 +48,7 @@ impl Options {
     ///
     /// # Errors
     /// When `secs` is not a positive number of at most an hour.
-    pub fn new(secs: f64, smoke: bool) -> Result<Options, String> {
+    pub(crate) fn new(secs: f64, smoke: bool) -> Result<Options, String> {
         let secs = crate::config::check_seconds(secs).map_err(|m| format!("--deep-timeout {m}"))?;
         Ok(Options {
             timeout: Duration::from_secs_f64(secs),

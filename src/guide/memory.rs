@@ -37,7 +37,7 @@ pub(crate) enum Mode {
 
 /// The optimizer, which decides the states kept per parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Optimizer {
+pub(crate) enum Optimizer {
     /// Adam / AdamW: first and second moments in FP32, 8 bytes per parameter.
     #[serde(rename = "adamw")]
     Adamw,

@@ -15,7 +15,7 @@ use crate::version::Version;
 /// The number format a model is trained or run in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Precision {
+pub(crate) enum Precision {
     Fp32,
     Bf16,
     Fp16,
@@ -48,7 +48,7 @@ impl crate::choice::Choice for Precision {
 impl Precision {
     /// Bits one weight takes in this format.
     #[must_use]
-    pub fn weight_bits(self) -> u64 {
+    pub(crate) fn weight_bits(self) -> u64 {
         match self {
             Precision::Fp32 => 32,
             Precision::Bf16 | Precision::Fp16 => 16,
@@ -59,7 +59,7 @@ impl Precision {
 
     /// "BF16".
     #[must_use]
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Precision::Fp32 => "FP32",
             Precision::Bf16 => "BF16",
@@ -73,7 +73,7 @@ impl Precision {
     /// Whether this is a weight-only quantised format (GPTQ, AWQ, bitsandbytes): the weights are
     /// stored small, but the matmuls and the KV cache run in 16-bit.
     #[must_use]
-    pub fn weight_only(self) -> bool {
+    pub(crate) fn weight_only(self) -> bool {
         matches!(self, Precision::Int8 | Precision::Int4)
     }
 }

@@ -15,7 +15,7 @@ use crate::report::smoke::{
 };
 
 /// The hidden first argument that makes gpu-doctor the smoke child.
-pub const CHILD_ARG: &str = "__smoke-child";
+pub(crate) const CHILD_ARG: &str = "__smoke-child";
 
 /// The matmul checked against the CPU: big enough to use every tile path, small enough that
 /// the CPU reference takes well under 0.1 s.
@@ -28,7 +28,7 @@ const MIB: usize = 1024 * 1024;
 
 /// What the parent asks for.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Request {
+pub(crate) struct Request {
     /// CUDA ordinals to test; all when `None`.
     pub devices: Option<Vec<u32>>,
     pub bench: bool,
@@ -38,7 +38,7 @@ pub struct Request {
 
 /// Entry point of the child: `request` is the JSON [`Request`].
 #[must_use]
-pub fn child_main(request: &str) -> i32 {
+pub(crate) fn child_main(request: &str) -> i32 {
     let start = Instant::now();
     let request: Request = serde_json::from_str(request).unwrap_or_default();
     let mut run = execute(&request);

@@ -38,7 +38,7 @@ const WORKSPACE: usize = 32 * 1024 * 1024;
 
 /// The measured GEMM.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct GemmResult {
+pub(crate) struct GemmResult {
     pub library: String,
     pub version: Option<u64>,
     pub size: usize,
@@ -60,7 +60,7 @@ macro_rules! sym {
 ///
 /// # Errors
 /// When none loads; the message lists what was tried.
-pub fn open(candidates: &[String]) -> Result<(Library, String), String> {
+pub(crate) fn open(candidates: &[String]) -> Result<(Library, String), String> {
     let mut tried = Vec::new();
     for name in candidates {
         // SAFETY: a cuBLASLt library; runs in the smoke child process.
@@ -79,7 +79,7 @@ pub fn open(candidates: &[String]) -> Result<(Library, String), String> {
 ///
 /// # Errors
 /// A message naming the cuBLASLt or driver call that failed.
-pub fn bench_bf16(
+pub(crate) fn bench_bf16(
     ctx: &Context<'_>,
     lib: &Library,
     library: &str,

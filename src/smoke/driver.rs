@@ -10,41 +10,36 @@ use std::fmt;
 
 use libloading::Library;
 
-pub type CuResult = c_int;
-pub type CuDevice = c_int;
-pub type CuDevicePtr = u64;
+pub(crate) type CuResult = c_int;
+pub(crate) type CuDevice = c_int;
+pub(crate) type CuDevicePtr = u64;
 type Ptr = *mut c_void;
 
 /// `CUresult` values the smoke test explains to the user (cuda.h).
-pub mod code {
-    pub const OUT_OF_MEMORY: i32 = 2;
-    pub const NOT_INITIALIZED: i32 = 3;
-    pub const STUB_LIBRARY: i32 = 34;
-    pub const NO_DEVICE: i32 = 100;
-    pub const INVALID_DEVICE: i32 = 101;
-    pub const NO_BINARY_FOR_GPU: i32 = 209;
-    pub const ECC_UNCORRECTABLE: i32 = 214;
-    pub const INVALID_PTX: i32 = 218;
-    pub const UNSUPPORTED_PTX_VERSION: i32 = 222;
-    pub const ILLEGAL_ADDRESS: i32 = 700;
-    pub const LAUNCH_FAILED: i32 = 719;
-    pub const SYSTEM_NOT_READY: i32 = 802;
-    pub const SYSTEM_DRIVER_MISMATCH: i32 = 803;
-    pub const COMPAT_NOT_SUPPORTED_ON_DEVICE: i32 = 804;
-    pub const UNKNOWN: i32 = 999;
+pub(crate) mod code {
+    pub(crate) const OUT_OF_MEMORY: i32 = 2;
+    pub(crate) const STUB_LIBRARY: i32 = 34;
+    pub(crate) const ECC_UNCORRECTABLE: i32 = 214;
+    pub(crate) const INVALID_PTX: i32 = 218;
+    pub(crate) const UNSUPPORTED_PTX_VERSION: i32 = 222;
+    pub(crate) const ILLEGAL_ADDRESS: i32 = 700;
+    pub(crate) const LAUNCH_FAILED: i32 = 719;
+    pub(crate) const SYSTEM_NOT_READY: i32 = 802;
+    pub(crate) const SYSTEM_DRIVER_MISMATCH: i32 = 803;
+    pub(crate) const COMPAT_NOT_SUPPORTED_ON_DEVICE: i32 = 804;
+    pub(crate) const UNKNOWN: i32 = 999;
 }
 
 /// Device attributes used (`CUdevice_attribute`).
-pub mod attr {
-    pub const CLOCK_RATE_KHZ: i32 = 13;
-    pub const MULTIPROCESSOR_COUNT: i32 = 16;
-    pub const CC_MAJOR: i32 = 75;
-    pub const CC_MINOR: i32 = 76;
+pub(crate) mod attr {
+    pub(crate) const MULTIPROCESSOR_COUNT: i32 = 16;
+    pub(crate) const CC_MAJOR: i32 = 75;
+    pub(crate) const CC_MINOR: i32 = 76;
 }
 
 /// A failed driver call: which call, the `CUresult`, and the driver's name and text for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CuError {
+pub(crate) struct CuError {
     pub call: &'static str,
     pub code: i32,
     pub name: String,
@@ -119,40 +114,40 @@ api! {
 }
 
 /// The loaded driver library.
-pub struct Driver {
+pub(crate) struct Driver {
     api: Api,
     /// Kept alive for as long as the function pointers are used.
     _lib: Library,
 }
 
 /// A context made current on this thread (the device's primary context).
-pub struct Context<'d> {
+pub(crate) struct Context<'d> {
     driver: &'d Driver,
     device: CuDevice,
 }
 
 /// A loaded PTX module.
-pub struct Module<'d> {
+pub(crate) struct Module<'d> {
     driver: &'d Driver,
     raw: Ptr,
 }
 
 /// A device allocation, freed on drop.
-pub struct DeviceBuffer<'d> {
+pub(crate) struct DeviceBuffer<'d> {
     driver: &'d Driver,
     pub ptr: CuDevicePtr,
     pub bytes: usize,
 }
 
 /// Page-locked host memory (for honest host↔device bandwidth), freed on drop.
-pub struct HostBuffer<'d> {
+pub(crate) struct HostBuffer<'d> {
     driver: &'d Driver,
     ptr: Ptr,
     pub bytes: usize,
 }
 
 /// A timing event, destroyed on drop.
-pub struct Event<'d> {
+pub(crate) struct Event<'d> {
     driver: &'d Driver,
     raw: Ptr,
 }
@@ -162,7 +157,7 @@ impl Driver {
     ///
     /// # Errors
     /// When the library is absent, or lacks a symbol (a stub or a very old driver).
-    pub fn load() -> Result<Driver, String> {
+    pub(crate) fn load() -> Result<Driver, String> {
         Self::load_from("libcuda.so.1")
     }
 
@@ -170,7 +165,7 @@ impl Driver {
     ///
     /// # Errors
     /// As [`Driver::load`].
-    pub fn load_from(name: &str) -> Result<Driver, String> {
+    pub(crate) fn load_from(name: &str) -> Result<Driver, String> {
         // SAFETY: loading runs the library's initialisers; this is the smoke child process,
         // which exists so that a misbehaving driver cannot harm the parent.
         let lib = unsafe { Library::new(name) }
@@ -203,7 +198,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error (no device, stub library, driver/library mismatch, ...).
-    pub fn init(&self) -> Result<(), CuError> {
+    pub(crate) fn init(&self) -> Result<(), CuError> {
         // SAFETY: plain call with a flags argument of 0, as documented.
         self.check("cuInit", unsafe { (self.api.init)(0) })
     }
@@ -212,7 +207,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn version(&self) -> Result<i32, CuError> {
+    pub(crate) fn version(&self) -> Result<i32, CuError> {
         let mut v = 0;
         // SAFETY: `v` is a valid out-pointer.
         self.check("cuDriverGetVersion", unsafe {
@@ -225,7 +220,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn device_count(&self) -> Result<i32, CuError> {
+    pub(crate) fn device_count(&self) -> Result<i32, CuError> {
         let mut n = 0;
         // SAFETY: `n` is a valid out-pointer.
         self.check("cuDeviceGetCount", unsafe {
@@ -238,7 +233,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn device(&self, ordinal: i32) -> Result<CuDevice, CuError> {
+    pub(crate) fn device(&self, ordinal: i32) -> Result<CuDevice, CuError> {
         let mut d = 0;
         // SAFETY: `d` is a valid out-pointer.
         self.check("cuDeviceGet", unsafe {
@@ -251,7 +246,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn device_name(&self, device: CuDevice) -> Result<String, CuError> {
+    pub(crate) fn device_name(&self, device: CuDevice) -> Result<String, CuError> {
         let mut buf = [0 as c_char; 256];
         // SAFETY: the buffer is writable for its stated length.
         self.check("cuDeviceGetName", unsafe {
@@ -267,7 +262,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn total_mem(&self, device: CuDevice) -> Result<usize, CuError> {
+    pub(crate) fn total_mem(&self, device: CuDevice) -> Result<usize, CuError> {
         let mut b = 0usize;
         // SAFETY: `b` is a valid out-pointer.
         self.check("cuDeviceTotalMem", unsafe {
@@ -280,7 +275,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn attribute(&self, device: CuDevice, attribute: i32) -> Result<i32, CuError> {
+    pub(crate) fn attribute(&self, device: CuDevice, attribute: i32) -> Result<i32, CuError> {
         let mut v = 0;
         // SAFETY: `v` is a valid out-pointer.
         self.check("cuDeviceGetAttribute", unsafe {
@@ -293,7 +288,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn can_access_peer(&self, a: CuDevice, b: CuDevice) -> Result<bool, CuError> {
+    pub(crate) fn can_access_peer(&self, a: CuDevice, b: CuDevice) -> Result<bool, CuError> {
         let mut v = 0;
         // SAFETY: `v` is a valid out-pointer.
         self.check("cuDeviceCanAccessPeer", unsafe {
@@ -306,7 +301,7 @@ impl Driver {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn context(&self, device: CuDevice) -> Result<Context<'_>, CuError> {
+    pub(crate) fn context(&self, device: CuDevice) -> Result<Context<'_>, CuError> {
         let mut ctx: Ptr = std::ptr::null_mut();
         // SAFETY: `ctx` is a valid out-pointer.
         self.check("cuDevicePrimaryCtxRetain", unsafe {
@@ -340,7 +335,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error, including a kernel's failure reported late.
-    pub fn synchronize(&self) -> Result<(), CuError> {
+    pub(crate) fn synchronize(&self) -> Result<(), CuError> {
         // SAFETY: a context is current on this thread.
         self.driver.check("cuCtxSynchronize", unsafe {
             (self.driver.api.ctx_synchronize)()
@@ -352,7 +347,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error with the JIT log appended to its message.
-    pub fn load_ptx(&self, ptx: &str) -> Result<Module<'d>, CuError> {
+    pub(crate) fn load_ptx(&self, ptx: &str) -> Result<Module<'d>, CuError> {
         let text = CString::new(ptx).map_err(|_| CuError {
             call: "cuModuleLoadDataEx",
             code: code::INVALID_PTX,
@@ -398,7 +393,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error (out of memory, ...).
-    pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer<'d>, CuError> {
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<DeviceBuffer<'d>, CuError> {
         let mut ptr: CuDevicePtr = 0;
         // SAFETY: `ptr` is a valid out-pointer.
         self.driver.check("cuMemAlloc", unsafe {
@@ -415,7 +410,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn alloc_host(&self, bytes: usize) -> Result<HostBuffer<'d>, CuError> {
+    pub(crate) fn alloc_host(&self, bytes: usize) -> Result<HostBuffer<'d>, CuError> {
         let mut ptr: Ptr = std::ptr::null_mut();
         // SAFETY: `ptr` is a valid out-pointer.
         self.driver.check("cuMemAllocHost", unsafe {
@@ -432,7 +427,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn event(&self) -> Result<Event<'d>, CuError> {
+    pub(crate) fn event(&self) -> Result<Event<'d>, CuError> {
         let mut raw: Ptr = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer; flags 0 = default (timing enabled).
         self.driver.check("cuEventCreate", unsafe {
@@ -448,7 +443,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error; a size larger than the buffer is refused before the call.
-    pub fn upload<T: Copy>(&self, dst: &DeviceBuffer<'_>, src: &[T]) -> Result<(), CuError> {
+    pub(crate) fn upload<T: Copy>(&self, dst: &DeviceBuffer<'_>, src: &[T]) -> Result<(), CuError> {
         let bytes = std::mem::size_of_val(src);
         guard_len("cuMemcpyHtoD", bytes, dst.bytes)?;
         // SAFETY: `src` is valid for `bytes` reads and `dst` for `bytes` writes.
@@ -461,7 +456,11 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error; a size larger than the buffer is refused before the call.
-    pub fn download<T: Copy>(&self, dst: &mut [T], src: &DeviceBuffer<'_>) -> Result<(), CuError> {
+    pub(crate) fn download<T: Copy>(
+        &self,
+        dst: &mut [T],
+        src: &DeviceBuffer<'_>,
+    ) -> Result<(), CuError> {
         let bytes = std::mem::size_of_val(dst);
         guard_len("cuMemcpyDtoH", bytes, src.bytes)?;
         // SAFETY: `dst` is valid for `bytes` writes and `src` for `bytes` reads.
@@ -474,7 +473,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn upload_pinned(
+    pub(crate) fn upload_pinned(
         &self,
         dst: &DeviceBuffer<'_>,
         src: &HostBuffer<'_>,
@@ -490,7 +489,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn download_pinned(
+    pub(crate) fn download_pinned(
         &self,
         dst: &HostBuffer<'_>,
         src: &DeviceBuffer<'_>,
@@ -506,7 +505,11 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn copy(&self, dst: &DeviceBuffer<'_>, src: &DeviceBuffer<'_>) -> Result<(), CuError> {
+    pub(crate) fn copy(
+        &self,
+        dst: &DeviceBuffer<'_>,
+        src: &DeviceBuffer<'_>,
+    ) -> Result<(), CuError> {
         let bytes = src.bytes.min(dst.bytes);
         // SAFETY: both device buffers are valid for `bytes`.
         self.driver.check("cuMemcpyDtoD", unsafe {
@@ -518,7 +521,7 @@ impl<'d> Context<'d> {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn fill_u32(&self, dst: &DeviceBuffer<'_>, value: u32) -> Result<(), CuError> {
+    pub(crate) fn fill_u32(&self, dst: &DeviceBuffer<'_>, value: u32) -> Result<(), CuError> {
         // SAFETY: the buffer holds `bytes / 4` words.
         self.driver.check("cuMemsetD32", unsafe {
             (self.driver.api.memset_d32)(dst.ptr, value, dst.bytes / 4)
@@ -547,7 +550,7 @@ impl Module<'_> {
     ///
     /// # Errors
     /// The driver's error (unknown kernel, bad launch configuration, ...).
-    pub unsafe fn launch(
+    pub(crate) unsafe fn launch(
         &self,
         name: &str,
         grid: (u32, u32),
@@ -599,7 +602,7 @@ impl Drop for DeviceBuffer<'_> {
 
 impl HostBuffer<'_> {
     /// The pinned memory as words, for filling and checking.
-    pub fn as_mut_u32(&mut self) -> &mut [u32] {
+    pub(crate) fn as_mut_u32(&mut self) -> &mut [u32] {
         // SAFETY: the allocation is `bytes` long, page-aligned, and only reachable through
         // this exclusive borrow.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.cast::<u32>(), self.bytes / 4) }
@@ -620,7 +623,7 @@ impl Event<'_> {
     ///
     /// # Errors
     /// The driver's error.
-    pub fn record(&self) -> Result<(), CuError> {
+    pub(crate) fn record(&self) -> Result<(), CuError> {
         // SAFETY: a live event on the default (null) stream.
         self.driver.check("cuEventRecord", unsafe {
             (self.driver.api.event_record)(self.raw, std::ptr::null_mut())
@@ -631,7 +634,7 @@ impl Event<'_> {
     ///
     /// # Errors
     /// The driver's error (a kernel between the two events that failed shows here).
-    pub fn elapsed_ms(&self, end: &Event<'_>) -> Result<f32, CuError> {
+    pub(crate) fn elapsed_ms(&self, end: &Event<'_>) -> Result<f32, CuError> {
         // SAFETY: live events.
         self.driver.check("cuEventSynchronize", unsafe {
             (self.driver.api.event_synchronize)(end.raw)

@@ -10,11 +10,11 @@ use crate::report::{Finding, Gpu, Report, Severity};
 /// ~75–80% of the dense bf16 peak on a healthy Hopper card (779–787 of 989 TFLOP/s measured
 /// here), and a device copy ~85% of the memory bandwidth; a throttled or mis-slotted card falls
 /// well below.
-pub const UNDERPERFORMING: f64 = 0.70;
+pub(crate) const UNDERPERFORMING: f64 = 0.70;
 
 /// Fills each device's expected figures from the GPU table (via the report's GPU of the same
 /// index: the child runs with CUDA_DEVICE_ORDER=PCI_BUS_ID, NVML's order).
-pub fn fill_expected(run: &mut SmokeRun, report: &Report, manifests: &Manifests) {
+pub(crate) fn fill_expected(run: &mut SmokeRun, report: &Report, manifests: &Manifests) {
     for d in &mut run.devices {
         let Some(row) = manifest_row(report.gpus.get(d.index as usize), d, manifests) else {
             continue;
@@ -69,7 +69,7 @@ fn finding(
 
 /// Findings from a smoke run.
 #[must_use]
-pub fn findings(run: &SmokeRun, report: &Report) -> Vec<Finding> {
+pub(crate) fn findings(run: &SmokeRun, report: &Report) -> Vec<Finding> {
     let mut out = Vec::new();
     for d in &run.devices {
         let label = format!(

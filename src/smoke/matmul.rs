@@ -6,12 +6,12 @@ use super::driver::{Context, CuError, Module};
 use crate::report::smoke::MatmulCheck;
 
 /// The kernel's tile: M and N must be multiples of this, K of 8.
-pub const TILE: usize = 128;
+pub(crate) const TILE: usize = 128;
 
 /// fp32 relative error allowed per element, against the sum of |a·b| terms (so cancellation
 /// does not inflate it). fp32 accumulation over K = 512 stays near 1e-7; 1e-4 leaves room for
 /// any summation order and still catches a wrong result by orders of magnitude.
-pub const FP32_TOLERANCE: f64 = 1e-4;
+pub(crate) const FP32_TOLERANCE: f64 = 1e-4;
 
 /// A bit pattern no correct result has (a NaN): written before the kernel runs, so an element
 /// the kernel never wrote is caught.
@@ -19,7 +19,7 @@ const POISON: u32 = 0xFFC0_DEAD;
 
 /// Deterministic values in [-0.5, 0.5): the same inputs on every run and every GPU.
 #[must_use]
-pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
+pub(crate) fn random_f32(len: usize, seed: u64) -> Vec<f32> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..len)
         .map(|_| {
@@ -38,7 +38,7 @@ pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
 
 /// Deterministic bf16 values (as raw bits) for the cuBLASLt benchmark.
 #[must_use]
-pub fn random_bf16(len: usize, seed: u64) -> Vec<u16> {
+pub(crate) fn random_bf16(len: usize, seed: u64) -> Vec<u16> {
     random_f32(len, seed)
         .into_iter()
         .map(|v| (v.to_bits() >> 16) as u16)
@@ -47,7 +47,13 @@ pub fn random_bf16(len: usize, seed: u64) -> Vec<u16> {
 
 /// The reference product on the CPU, in f64 with the |a·b| sums used for the error bound.
 #[must_use]
-pub fn cpu_reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn cpu_reference(
+    a: &[f32],
+    b: &[f32],
+    m: usize,
+    n: usize,
+    k: usize,
+) -> (Vec<f64>, Vec<f64>) {
     let mut c = vec![0f64; m * n];
     let mut mag = vec![0f64; m * n];
     for i in 0..m {
@@ -68,7 +74,7 @@ pub fn cpu_reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> (Vec
 
 /// Compares GPU output with the reference: every element written, finite, and within tolerance.
 #[must_use]
-pub fn compare(gpu: &[f32], reference: &[f64], magnitude: &[f64]) -> MatmulCheck {
+pub(crate) fn compare(gpu: &[f32], reference: &[f64], magnitude: &[f64]) -> MatmulCheck {
     let mut max_rel = 0f64;
     let mut bad = 0usize;
     let mut unwritten = 0usize;
@@ -104,7 +110,7 @@ pub fn compare(gpu: &[f32], reference: &[f64], magnitude: &[f64]) -> MatmulCheck
 ///
 /// # Errors
 /// The driver's error.
-pub fn run_kernel(
+pub(crate) fn run_kernel(
     ctx: &Context<'_>,
     module: &Module<'_>,
     a: &[f32],
@@ -130,7 +136,7 @@ pub fn run_kernel(
 ///
 /// # Errors
 /// The driver's error.
-pub fn launch(
+pub(crate) fn launch(
     module: &Module<'_>,
     a: &u64,
     b: &u64,

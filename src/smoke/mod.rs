@@ -5,11 +5,11 @@
 //! with a deadline, turns what it measured into findings (`findings.rs`), and prints it.
 //! The kernels are PTX text from `kernels/smoke.cu`, JIT-compiled by the driver.
 
-pub mod child;
-pub mod cublaslt;
-pub mod driver;
-pub mod findings;
-pub mod matmul;
+pub(crate) mod child;
+pub(crate) mod cublaslt;
+pub(crate) mod driver;
+pub(crate) mod findings;
+pub(crate) mod matmul;
 
 use std::fmt::Write;
 use std::path::Path;
@@ -21,11 +21,11 @@ use crate::report::smoke::{SmokeRun, SmokeStatus};
 use crate::sanitize::clean;
 
 /// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
-pub const PTX: &str = include_str!("kernels/smoke.ptx");
+pub(crate) const PTX: &str = include_str!("kernels/smoke.ptx");
 
 /// The median of `values` (sorted in place); 0 for none.
 #[must_use]
-pub fn median(values: &mut [f64]) -> f64 {
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(0.0)
 }
@@ -40,7 +40,12 @@ fn deadline(host: &Host, bench: bool) -> Duration {
 /// Runs the smoke test on the machine `report` describes (in a child process with a
 /// deadline, or not at all under `--root`), and adds what it found to `report.findings`.
 /// `devices` are GPU indexes, `None` for all; `bench` also measures throughput.
-pub fn test(host: &Host, report: &mut Report, devices: Option<Vec<u32>>, bench: bool) -> SmokeRun {
+pub(crate) fn test(
+    host: &Host,
+    report: &mut Report,
+    devices: Option<Vec<u32>>,
+    bench: bool,
+) -> SmokeRun {
     let mut run = if host.live() {
         spawn_child(host, report, devices, bench)
     } else {
@@ -73,7 +78,7 @@ pub fn test(host: &Host, report: &mut Report, devices: Option<Vec<u32>>, bench: 
 
 /// Whether a finished run passed: the checks passed and no GPU has an error finding.
 #[must_use]
-pub fn passed(run: &SmokeRun, report: &Report) -> bool {
+pub(crate) fn passed(run: &SmokeRun, report: &Report) -> bool {
     run.status == SmokeStatus::Passed
         && !report.findings.iter().any(|f| {
             f.subjects.iter().any(|s| s.starts_with("gpu:"))
@@ -160,7 +165,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 
 /// The text face: one block per GPU, then the findings it produced.
 #[must_use]
-pub fn render_text(report: &Report, paint: crate::present::paint::Paint) -> String {
+pub(crate) fn render_text(report: &Report, paint: crate::present::paint::Paint) -> String {
     let mut out = String::new();
     let Some(run) = &report.smoke else {
         return out;
