@@ -38,7 +38,44 @@ pub(crate) fn examine(host: &Host) -> Report {
 /// frameworks said.
 #[must_use]
 pub(crate) fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report {
+    examine_selected(host, deep, &crate::update::select(host))
+}
+
+/// The report with an error text explained against the same manifest set the diagnosis
+/// used: what `gpu-doctor explain` prints. `input_cut` says how the text was shortened when it
+/// was read.
+#[must_use]
+pub(crate) fn explain(
+    host: &Host,
+    deep: Option<&crate::deep::Options>,
+    text: &[u8],
+    input_cut: Option<String>,
+) -> Report {
     let selected = crate::update::select(host);
+    let mut report = examine_selected(host, deep, &selected);
+    let table = selected.manifests.errors.table();
+    report.explain = Some(crate::explain::explain(&report, table, text, input_cut));
+    report
+}
+
+/// [`explain`], with a bug in gpu-doctor turned into a message (see [`examine_guarded`]).
+///
+/// # Errors
+/// The panic message, when examining or explaining panicked.
+pub(crate) fn explain_guarded(
+    host: &Host,
+    deep: Option<&crate::deep::Options>,
+    text: &[u8],
+    input_cut: Option<String>,
+) -> Result<Report, String> {
+    guarded(|| explain(host, deep, text, input_cut))
+}
+
+fn examine_selected(
+    host: &Host,
+    deep: Option<&crate::deep::Options>,
+    selected: &crate::update::Selected,
+) -> Report {
     let manifests = selected.manifests.as_ref();
     let mut report = crate::probe::gather(host);
     report.generated_at = generated_at(host);
@@ -74,13 +111,16 @@ pub(crate) fn examine_guarded_with(
     host: &Host,
     deep: Option<&crate::deep::Options>,
 ) -> Result<Report, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| examine_with(host, deep))).map_err(
-        |payload| {
-            payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
-                .unwrap_or_else(|| "unknown panic".to_string())
-        },
-    )
+    guarded(|| examine_with(host, deep))
+}
+
+/// Runs `work`, a panic in it becoming its message.
+fn guarded(work: impl FnOnce() -> Report) -> Result<Report, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|payload| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+            .unwrap_or_else(|| "unknown panic".to_string())
+    })
 }

@@ -22,6 +22,7 @@ pub(crate) mod deep;
 pub mod diagnose;
 pub(crate) mod examine;
 pub(crate) mod exit;
+pub(crate) mod explain;
 pub mod fill;
 pub(crate) mod fleet;
 pub(crate) mod framework;

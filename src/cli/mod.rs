@@ -3,6 +3,7 @@
 //! clap. Value enums the domain owns get their clap impls in [`values`].
 
 pub(crate) mod docs;
+pub(crate) mod explain;
 pub(crate) mod guide;
 pub(crate) mod manifest;
 mod settings_help;
@@ -133,6 +134,15 @@ Exit codes: 0 pass; 1 a requirement is unmet or a finding is at or above --fail-
     Check(CheckArgs),
     /// Prove the GPU computes: a matmul kernel and memory checks through the CUDA driver API.
     Smoke(smoke::SmokeArgs),
+    /// Explain an error message (a pasted traceback, a whole log) by this machine: the finding
+    /// that causes it, with its evidence and fix; else what the message means, what else
+    /// causes it and which check would tell.
+    #[command(
+        after_help = "Examples:\n  gpu-doctor explain 'RuntimeError: CUDA error: no kernel image is available for execution on the device'\n  python train.py 2>&1 | gpu-doctor explain\n  gpu-doctor explain --log slurm-1234.out --json\n\n\
+Exit codes: 0 a finding on this machine explains the text; 1 none does (or no known message was found); \
+2 usage error (no text, an unreadable --log); 3 gpu-doctor itself failed."
+    )]
+    Explain(explain::ExplainArgs),
     /// Open the interactive terminal app (the default on a terminal).
     Tui,
     /// Show, verify or update the compatibility manifests.

@@ -38,6 +38,12 @@ fn flags() -> Vec<SettingFlag> {
             seconds(crate::deep::DEFAULT_TIMEOUT_SECS),
         ),
         flag(
+            &["explain"],
+            "deep_timeout",
+            Some("deep_timeout"),
+            seconds(crate::deep::DEFAULT_TIMEOUT_SECS),
+        ),
+        flag(
             &["smoke"],
             "deep_timeout",
             Some("deep_timeout"),

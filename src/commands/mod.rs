@@ -9,6 +9,7 @@ mod check;
 mod docs;
 mod doctor;
 mod entry;
+mod explain;
 mod guide;
 mod manifest;
 mod plan;
@@ -52,6 +53,7 @@ pub(crate) fn run(cli: &Cli) -> CliResult {
         Command::Doctor(args) => doctor::run(&settings, args),
         Command::Check(args) => check::run(&settings, args),
         Command::Smoke(args) => smoke::run(&settings, args),
+        Command::Explain(args) => explain::run(&settings, args),
         Command::Tui => tui::run(&settings),
         Command::Manifest { action } => manifest::run(&settings, action),
         Command::Estimate(args) => guide::estimate(&settings, args),

@@ -43,7 +43,7 @@ pub use cuda::{
     DriverRequirement, L4tDriver, PtxJit,
 };
 pub use cudnn::{CudnnBuild, CudnnMajor, CudnnRelease, CudnnTable, SupportEnd};
-pub use errors::{ErrorTable, KnownError};
+pub use errors::{ErrorTable, Errors, KnownError, captured_number, pattern};
 pub use frameworks::{
     CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxRequirement, PipWheel,
     TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchIndex, TorchMatch,
@@ -83,7 +83,7 @@ pub struct Manifests {
     pub frameworks: FrameworkTable,
     pub cudnn: CudnnTable,
     pub install: InstallTable,
-    pub errors: ErrorTable,
+    pub errors: Errors,
     pub gpu_ids: GpuIds,
 }
 
@@ -153,17 +153,35 @@ const EMBEDDED: [(&str, &str); 7] = [
 pub fn embedded() -> &'static Manifests {
     static PARSED: OnceLock<Manifests> = OnceLock::new();
     PARSED.get_or_init(|| {
-        // The GPU id table (the one large file) is parsed when a GPU is first looked up.
-        let (ids, rest): (Vec<_>, Vec<_>) = EMBEDDED
+        // The GPU id table (the one large file) is parsed when a GPU is first looked up, the
+        // error table when `explain` first asks.
+        let text_of = |file: &str| {
+            EMBEDDED
+                .iter()
+                .find(|(name, _)| *name == file)
+                .map(|(_, text)| *text)
+                .unwrap_or_default()
+        };
+        let rest: Vec<(&str, &str)> = EMBEDDED
             .iter()
-            .partition(|(name, _)| *name == GpuIdTable::FILE);
-        let loaded = from_texts(&rest, |_| {
-            let text = ids.first().map(|(_, text)| *text).unwrap_or_default();
-            GpuIds::lazy(text).ok_or(ManifestError::Parse {
-                file: GpuIdTable::FILE,
-                message: "its [meta] table does not parse".to_string(),
-            })
-        });
+            .filter(|(name, _)| *name != GpuIdTable::FILE && *name != ErrorTable::FILE)
+            .copied()
+            .collect();
+        let loaded = from_texts(
+            &rest,
+            |_| {
+                Errors::lazy(text_of(ErrorTable::FILE)).ok_or(ManifestError::Parse {
+                    file: ErrorTable::FILE,
+                    message: "its [meta] table does not parse".to_string(),
+                })
+            },
+            |_| {
+                GpuIds::lazy(text_of(GpuIdTable::FILE)).ok_or(ManifestError::Parse {
+                    file: GpuIdTable::FILE,
+                    message: "its [meta] table does not parse".to_string(),
+                })
+            },
+        );
         match loaded {
             Ok(manifests) => manifests,
             Err(error) => panic!("the manifests built into gpu-doctor do not load: {error}"),
@@ -182,13 +200,18 @@ pub fn embedded() -> &'static Manifests {
 ///
 /// [`ManifestError`] naming the file (and, for TOML errors, the line) of the first problem.
 pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
-    from_texts(files, |texts| Ok(GpuIds::parsed(parse_table(texts)?)))
+    from_texts(
+        files,
+        |texts| Ok(Errors::parsed(parse_table(texts)?)),
+        |texts| Ok(GpuIds::parsed(parse_table(texts)?)),
+    )
 }
 
-/// [`from_sources`] with the GPU id table made by `gpu_ids` (at once, or lazily for the
-/// built-in set, whose id file is left out of `files`).
+/// [`from_sources`] with the error and GPU id tables made by `errors` and `gpu_ids` (at once,
+/// or lazily for the built-in set, whose two files are left out of `files`).
 fn from_texts(
     files: &[(&str, &str)],
+    errors: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<Errors, ManifestError>,
     gpu_ids: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<GpuIds, ManifestError>,
 ) -> Result<Manifests, ManifestError> {
     let mut texts: BTreeMap<&'static str, &str> = BTreeMap::new();
@@ -209,7 +232,7 @@ fn from_texts(
         frameworks: parse_table(&texts)?,
         cudnn: parse_table(&texts)?,
         install: parse_table(&texts)?,
-        errors: parse_table(&texts)?,
+        errors: errors(&texts)?,
         gpu_ids: gpu_ids(&texts)?,
     })
 }

@@ -176,6 +176,7 @@ pub(crate) fn gather(host: &Host) -> Report {
         probes: records,
         findings: Vec::new(),
         smoke: None,
+        explain: None,
     };
     overrides::apply(&host.env, &mut report);
     report.probes.extend(limits_met(host));

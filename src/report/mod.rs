@@ -23,6 +23,7 @@
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types by the test in `src/schema.rs`; `gpu-doctor schema` prints it.
 
+pub mod explain;
 pub mod runtime;
 pub mod smoke;
 
@@ -69,6 +70,10 @@ pub struct Report {
     /// The smoke test's results (`gpu-doctor smoke`); null from `doctor`.
     #[serde(default)]
     pub smoke: Option<crate::report::smoke::SmokeRun>,
+    /// `gpu-doctor explain`: the error text given, the messages recognised in it and the
+    /// finding that explains them (see [`explain`]); absent from every other command's report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<crate::report::explain::Explain>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
