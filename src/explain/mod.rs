@@ -73,6 +73,7 @@ pub(crate) fn explain(
             line: u32::try_from(lines.line_of(start) + 1).unwrap_or(u32::MAX),
             count: hits.count,
             family: row.family.clone(),
+            printed_by: row.printed_by.clone(),
             fatal: row.fatal,
             meaning: row.meaning.clone(),
             causes: row.causes.clone(),

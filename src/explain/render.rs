@@ -85,10 +85,9 @@ fn with_cause(out: &mut String, f: &Finding, sig: &Signature, first: &Signature,
     );
     let _ = writeln!(
         out,
-        "  Explains {} (line {}, {})",
+        "  Explains {} (line {})",
         quote(&sig.matched, 160),
-        sig.line,
-        sig.family
+        sig.line
     );
     if sig.id != first.id {
         let _ = writeln!(
@@ -98,6 +97,7 @@ fn with_cause(out: &mut String, f: &Finding, sig: &Signature, first: &Signature,
             first.line
         );
     }
+    let _ = writeln!(out, "  Printed by {}.", clean(&sig.printed_by));
     let _ = writeln!(out, "  Why this message: {}", clean(&sig.meaning));
     if !f.detail.is_empty() {
         let _ = writeln!(out, "  On this machine: {}", clean(&f.detail));
@@ -122,7 +122,12 @@ fn without_cause(out: &mut String, report: &Report, sig: &Signature, paint: Pain
         paint.heading("No finding on this machine explains"),
         quote(&sig.matched, 160)
     );
-    let _ = writeln!(out, "  (line {}, printed by {})", sig.line, sig.family);
+    let _ = writeln!(
+        out,
+        "  (line {}) printed by {}.",
+        sig.line,
+        clean(&sig.printed_by)
+    );
     let _ = writeln!(out, "  What it means: {}", clean(&sig.meaning));
     for note in &sig.notes {
         let _ = writeln!(out, "  {}", clean(note));

@@ -40,6 +40,8 @@ const KEPT_PER_ROW: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Hit {
     pub row: usize,
+    /// The pattern (index into the index's entries) that matched.
+    pub entry: usize,
     pub found: Found,
 }
 
@@ -123,7 +125,9 @@ impl<'t> Index<'t> {
     pub(crate) fn scan(&self, text: &str) -> Vec<RowHits> {
         let bytes = text.as_bytes();
         let mut kept: Vec<Hit> = Vec::new();
-        let mut counts: HashMap<usize, (u32, usize)> = HashMap::new();
+        // Hits per row and pattern: a message two patterns of its row both match (a warning
+        // and the line after it) is still one message.
+        let mut counts: HashMap<(usize, usize), (u32, usize)> = HashMap::new();
         let end = bytes.len().saturating_sub(3);
         for i in 0..end {
             let k = pair(bytes[i], bytes[i + 1]);
@@ -148,11 +152,15 @@ impl<'t> Index<'t> {
                         .and_then(|n| self.xids.get(&n).copied()),
                 };
                 let Some(row) = row else { continue };
-                let entry = counts.entry(row).or_insert((0, 0));
-                entry.0 = entry.0.saturating_add(1);
-                if entry.1 < KEPT_PER_ROW {
-                    entry.1 += 1;
-                    kept.push(Hit { row, found });
+                let count = counts.entry((row, e)).or_insert((0, 0));
+                count.0 = count.0.saturating_add(1);
+                if count.1 < KEPT_PER_ROW {
+                    count.1 += 1;
+                    kept.push(Hit {
+                        row,
+                        entry: e,
+                        found,
+                    });
                 }
             }
         }
@@ -175,21 +183,38 @@ impl<'t> Index<'t> {
         let mut out: Vec<RowHits> = Vec::new();
         for (hit, suppressed) in kept.into_iter().zip(suppressed) {
             if suppressed {
-                if let Some(c) = counts.get_mut(&hit.row) {
+                if let Some(c) = counts.get_mut(&(hit.row, hit.entry)) {
                     c.0 = c.0.saturating_sub(1);
                 }
                 continue;
             }
-            if !out.iter().any(|r| r.row == hit.row) {
-                out.push(RowHits {
+            match out.iter_mut().find(|r| r.row == hit.row) {
+                None => out.push(RowHits {
                     row: hit.row,
                     first: hit.found,
                     count: 0,
-                });
+                }),
+                // Another pattern of the row on the same line (`CUDA error 804` and the text
+                // after it): one message, matched whole.
+                Some(r)
+                    if text
+                        .get(r.first.start..hit.found.start)
+                        .is_some_and(|between| !between.contains('\n')) =>
+                {
+                    r.first.end = r.first.end.max(hit.found.end);
+                    r.first.captures.extend(hit.found.captures);
+                }
+                Some(_) => {}
             }
         }
         for r in &mut out {
-            r.count = counts.get(&r.row).map_or(1, |c| c.0.max(1));
+            r.count = counts
+                .iter()
+                .filter(|((row, _), _)| *row == r.row)
+                .map(|(_, c)| c.0)
+                .max()
+                .unwrap_or(1)
+                .max(1);
         }
         out
     }

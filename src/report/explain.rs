@@ -57,6 +57,8 @@ pub struct Signature {
     pub count: u32,
     /// What prints it ("torch", "cuda", "loader", "xid", ...).
     pub family: String,
+    /// Where the message comes from: the library, file or function that prints it.
+    pub printed_by: String,
     /// It stops the program, rather than warning.
     pub fatal: bool,
     /// What it means.

@@ -12,6 +12,7 @@ mod ci_examples;
 mod conventions;
 mod deep;
 mod docker;
+mod explain;
 mod findings;
 mod fixtures;
 mod fleet;

@@ -1,0 +1,437 @@
+//! `gpu-doctor explain` on fixture machines: every case of `tests/explain/` (a real report's
+//! error text and the machine rebuilt from it) names the cause the maintainers named; the
+//! text answer leads with the cause; the JSON validates; the ways the text comes in (arguments,
+//! `--log`, standard input) and the ways that can go wrong (no text, a FIFO, a folder, a 10 MB
+//! log) end as documented.
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env, mkfifo};
+
+/// One case file.
+struct Case {
+    name: String,
+    machine: String,
+    cause: String,
+    signatures: Vec<String>,
+    via: String,
+    text: String,
+}
+
+fn cases_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/explain")
+}
+
+fn cases() -> Vec<Case> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .expect("tests/explain")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(path).unwrap();
+            let v: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let s = |k: &str| {
+                v.get(k)
+                    .and_then(toml::Value::as_str)
+                    .unwrap_or_else(|| panic!("{name}: no {k}"))
+                    .to_string()
+            };
+            for key in ["source", "maintainers"] {
+                assert!(!s(key).trim().is_empty(), "{name}: {key} is empty");
+            }
+            Case {
+                machine: s("machine"),
+                cause: s("cause"),
+                signatures: v["signatures"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{name}: signatures"))
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect(),
+                via: v
+                    .get("via")
+                    .and_then(toml::Value::as_str)
+                    .unwrap_or("log")
+                    .to_string(),
+                text: s("text"),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// What one run gave.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `gpu-doctor --root <machine> explain <args>` with the machine's environment and `stdin`.
+fn explain(machine: &str, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(fixture_env(machine))
+        .arg("--root")
+        .arg(fixture_dir(machine).join("root"))
+        .args(["--timeout", TIMEOUT_SECS, "explain"])
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gpu-doctor");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(bytes).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs a case the way it says the text comes in.
+fn run_case(case: &Case, dir: &Path, extra: &[&str]) -> Run {
+    match case.via.as_str() {
+        "args" => {
+            let mut args = extra.to_vec();
+            args.push("--");
+            args.push(&case.text);
+            explain(&case.machine, &args, None)
+        }
+        "stdin" => explain(&case.machine, extra, Some(case.text.as_bytes())),
+        _ => {
+            let log = dir.join(format!("{}.log", case.name));
+            std::fs::write(&log, &case.text).unwrap();
+            let mut args = extra.to_vec();
+            args.extend(["--log", log.to_str().unwrap()]);
+            explain(&case.machine, &args, None)
+        }
+    }
+}
+
+fn json(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", run.stdout, run.stderr))
+}
+
+#[test]
+fn every_case_names_the_cause_the_maintainers_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = cases();
+    assert!(cases.len() >= 25, "{} cases", cases.len());
+    let results: Vec<(String, Option<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = cases
+            .iter()
+            .map(|case| {
+                let dir = dir.path();
+                s.spawn(move || {
+                    let run = run_case(case, dir, &["--json"]);
+                    (case.name.clone(), check_case(case, &run).err())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let failures: Vec<String> = results
+        .into_iter()
+        .filter_map(|(name, e)| e.map(|e| format!("{name}: {e}")))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn check_case(case: &Case, run: &Run) -> Result<(), String> {
+    let r: Value = serde_json::from_str(&run.stdout)
+        .map_err(|e| format!("not JSON ({e}); stderr: {}", run.stderr))?;
+    let e = &r["explain"];
+    let cause = e["cause"].as_str().unwrap_or("none");
+    if cause != case.cause {
+        return Err(format!(
+            "cause {cause}, the maintainers named {}; findings {:?}; signatures {}",
+            case.cause,
+            r["findings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|f| f["id"].as_str().unwrap_or("?"))
+                .collect::<Vec<_>>(),
+            e["signatures"]
+        ));
+    }
+    let ids: Vec<&str> = e["signatures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| s["id"].as_str().unwrap_or("?"))
+        .collect();
+    if ids != case.signatures {
+        return Err(format!("signatures {ids:?}, want {:?}", case.signatures));
+    }
+    let expected_code = if case.cause == "none" { 1 } else { 0 };
+    if run.code != expected_code {
+        return Err(format!(
+            "exit {}, want {expected_code}: {}",
+            run.code, run.stderr
+        ));
+    }
+    let text = e["text"].as_str().unwrap_or("");
+    for s in e["signatures"].as_array().into_iter().flatten() {
+        let matched = s["matched"].as_str().unwrap_or("");
+        if matched.is_empty() || !text.contains(matched) {
+            return Err(format!("matched {matched:?} is not a slice of the text"));
+        }
+    }
+    if cause != "none"
+        && !r["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|f| f["id"] == cause)
+    {
+        return Err(format!("cause {cause} is not a finding of the report"));
+    }
+    Ok(())
+}
+
+#[test]
+fn the_answer_leads_with_the_cause_and_then_the_rest_of_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = cases();
+    let case = |name: &str| all.iter().find(|c| c.name == name).unwrap();
+    let run = run_case(case("rtx5090-sm120-cu126"), dir.path(), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    insta::assert_snapshot!("explain_rtx5090_sm120_cu126", run.stdout);
+    assert!(run.stdout.starts_with("Cause: "), "{}", run.stdout);
+    let run = run_case(case("h200-oom"), dir.path(), &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    insta::assert_snapshot!("explain_h200_oom", run.stdout);
+}
+
+#[test]
+fn several_errors_in_a_log_the_first_fatal_one_explained_the_others_listed() {
+    let log = "\
+Epoch 0:   0%|          | 0/1000 [00:00<?, ?it/s]\r\
+Epoch 0:   3%|3         | 31/1000 [00:02<01:05, 14.70it/s]\n\
+/home/bob/proj/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:235: UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n\
+node0:811:811 [0] misc/socket.cc:538 NCCL WARN socketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)\n\
+\x1b[31mRuntimeError: CUDA error: no kernel image is available for execution on the device\x1b[0m\n\
+[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    let run = explain("rtx5090-torch-cu126", &["--json"], Some(log.as_bytes()));
+    let e = &json(&run)["explain"];
+    let ids: Vec<&str> = e["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "cuda-no-kernel-image",
+            "torch-arch-not-compatible",
+            "nccl-warn",
+            "cuda-illegal-address"
+        ]
+    );
+    assert_eq!(e["cause"], "arch-not-in-build");
+    assert_eq!(e["signatures"][0]["line"], 5);
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn the_json_is_the_doctor_report_with_explain_and_validates_against_the_schema() {
+    let run = explain(
+        "forward-compat-on-geforce",
+        &[
+            "--json",
+            "--",
+            "CUDA error 804: forward compatibility was attempted on non supported HW",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = json(&run);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(r["schema_version"], 1);
+    assert!(!r["findings"].as_array().unwrap().is_empty());
+    let e = &r["explain"];
+    assert_eq!(
+        e["text"],
+        "CUDA error 804: forward compatibility was attempted on non supported HW"
+    );
+    assert_eq!(e["signatures"][0]["id"], "cuda-compat-unsupported");
+    assert_eq!(
+        e["signatures"][0]["matched"],
+        "CUDA error 804: forward compatibility was attempted on non supported HW"
+    );
+    assert_eq!(e["cause"], "forward-compat-unsupported");
+    // `doctor --json` has no `explain`.
+    let doctor = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(fixture_env("forward-compat-on-geforce"))
+        .arg("--root")
+        .arg(fixture_dir("forward-compat-on-geforce").join("root"))
+        .args(["--timeout", TIMEOUT_SECS, "doctor", "--json"])
+        .output()
+        .unwrap();
+    let d: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert!(d.get("explain").is_none());
+}
+
+#[test]
+fn no_text_is_a_usage_error_and_an_unknown_text_names_no_cause() {
+    let run = explain("h200", &[], Some(b"  \n"));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("nothing to explain"), "{}", run.stderr);
+    let run = explain("h200", &["Segmentation", "fault"], None);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("No known error message in the text"),
+        "{}",
+        run.stdout
+    );
+    let run = explain("h200", &["--log", "/nonexistent/train.log"], None);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--log /nonexistent/train.log"),
+        "{}",
+        run.stderr
+    );
+    let run = explain("h200", &["--log", "/x", "text"], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn a_fifo_or_a_folder_as_the_log_is_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("log.fifo");
+    mkfifo(&fifo);
+    let started = std::time::Instant::now();
+    let run = explain("h200", &["--log", fifo.to_str().unwrap()], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("standard input"), "{}", run.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let run = explain("h200", &["--log", dir.path().to_str().unwrap()], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("folder"), "{}", run.stderr);
+}
+
+#[test]
+fn the_log_is_the_user_s_file_not_a_file_of_the_root() {
+    // `--root` names the machine; a log path is read as given.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("slurm-1234.out");
+    std::fs::write(
+        &log,
+        "RuntimeError: CUDA error: CUDA driver is a stub library\n",
+    )
+    .unwrap();
+    let run = explain(
+        "stub-libcuda-first",
+        &["--log", log.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("[stub-libcuda-on-path]"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn control_bytes_from_the_text_never_reach_the_terminal() {
+    let text =
+        "\x1b]0;pwned\x07\x1b[2J\u{9b}31mRuntimeError: CUDA error: out of memory \x1b[6n\x07";
+    let run = explain("h200", &["--", text], None);
+    assert_eq!(run.code, 1);
+    assert!(
+        !run.stdout.chars().any(|c| c.is_control() && c != '\n'),
+        "{:?}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("cuda error: out of memory")
+            || run.stdout.contains("CUDA error: out of memory")
+    );
+}
+
+/// A 10 MB training log with the error at its end: read, cleaned and searched within a
+/// generous CPU-time bound (a debug build on a loaded machine; the release figure is in
+/// BENCHMARKS.md), and the answer quotes the line.
+#[test]
+fn a_ten_megabyte_log_is_explained_within_a_cpu_time_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("train.log");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+    let line = "2026-12-02 10:31:22 INFO step 1234/100000 loss=2.3456 lr=3.0e-04 grad_norm=1.023 tokens/s=51234 [rank0] NCCL_DEBUG=INFO mem=12.3GiB\n";
+    let (mut written, mut lines) = (0, 0);
+    while written < 10_000_000 {
+        file.write_all(line.as_bytes()).unwrap();
+        written += line.len();
+        lines += 1;
+    }
+    file.write_all(
+        b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+    )
+    .unwrap();
+    drop(file);
+    let out_path = dir.path().join("out.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(fixture_env("rtx5090-torch-cu126"))
+        .arg("--root")
+        .arg(fixture_dir("rtx5090-torch-cu126").join("root"))
+        .args(["--timeout", TIMEOUT_SECS, "explain", "--json", "--log"])
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, with valid pointers.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    let exit = std::process::ExitStatus::from_raw(status);
+    let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let seconds = cpu(usage.ru_utime) + cpu(usage.ru_stime);
+    assert_eq!(exit.code(), Some(0));
+    assert!(seconds < 30.0, "{seconds:.2} s of CPU for a 10 MB log");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    let e = &r["explain"];
+    assert_eq!(e["cause"], "arch-not-in-build");
+    assert_eq!(e["text_cut"], true);
+    assert_eq!(e["signatures"][0]["line"], lines + 1);
+    assert!(e["text"].as_str().unwrap().len() < 64 * 1024);
+    assert!(e["bytes_read"].as_u64().unwrap() > 10_000_000);
+}
