@@ -120,6 +120,24 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// `gpu-doctor explain --json` of `text` on this machine.
+    fn explain(&self, extra: &[(&str, &str)], text: &str) -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(extra.iter().copied())
+            .arg("--root")
+            .arg(self.root())
+            .args(["--timeout", "2", "explain", "--json", "--", text])
+            .output()
+            .expect("gpu-doctor runs");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+        })
+    }
+}
+
 /// The load of `soname` for `framework`.
 fn load<'a>(r: &'a Value, framework: &str, soname: &str) -> &'a Value {
     r["libraries"]["loads"]
@@ -282,6 +300,13 @@ fn an_older_nvjitlink_on_ld_library_path_under_the_wheels_cusparse_is_the_root_c
     let fix = f["fix"].as_str().unwrap();
     assert!(fix.contains("env -u LD_LIBRARY_PATH"), "{fix}");
     assert!(!fix.to_lowercase().contains("remove"), "{fix}");
+    // The error of pytorch/pytorch#111469, explained by this machine.
+    let e = &m.explain(
+        &[("LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64")],
+        "ImportError: /home/ubuntu/venv/lib/python3.10/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
+    )["explain"];
+    assert_eq!(e["signatures"][0]["id"], "loader-undefined-symbol-versioned");
+    assert_eq!(e["cause"], "library-path-shadowing");
 }
 
 #[test]
@@ -454,6 +479,13 @@ fn a_soname_no_folder_has_is_library_not_found_with_the_folders_searched() {
     );
     assert!(evidence.contains("searched:"), "{evidence}");
     assert!(f["fix"].as_str().unwrap().contains("tensorflow[and-cuda]"));
+    // TensorFlow's own words for it, explained by this machine.
+    let e = &m.explain(
+        &[],
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.12'; dlerror: libcudart.so.12: cannot open shared object file: No such file or directory",
+    )["explain"];
+    assert_eq!(e["signatures"][0]["id"], "loader-cuda-library-missing");
+    assert_eq!(e["cause"], "library-not-found");
     // A CUDA 12.2 toolkit on the loader path provides it: no finding.
     m.lib(
         "/usr/local/cuda-12.2/lib64/libcudart.so.12.2.140",
