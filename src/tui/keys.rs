@@ -45,6 +45,10 @@ pub enum Action {
     Overwrite,
     /// Keep it.
     KeepFile,
+    /// Open the box to paste an error message into (Diagnosis).
+    Explain,
+    /// Close the explanation.
+    CloseExplain,
 }
 
 /// A key with the modifiers that matter (Ctrl, Alt). Shift is part of the character itself
@@ -117,7 +121,16 @@ fn help(s: &State) -> bool {
     s.mode == Mode::Help
 }
 fn typing(s: &State) -> bool {
-    matches!(s.mode, Mode::Filter | Mode::SavePath)
+    matches!(s.mode, Mode::Filter | Mode::SavePath | Mode::ExplainInput)
+}
+fn explained(s: &State) -> bool {
+    s.mode == Mode::Explained
+}
+fn scrolls(s: &State) -> bool {
+    normal_or_help(s) || explained(s)
+}
+fn diagnosis(s: &State) -> bool {
+    normal(s) && s.tab == Tab::Diagnosis && s.report.is_some()
 }
 fn confirming(s: &State) -> bool {
     s.mode == Mode::ConfirmOverwrite
@@ -182,7 +195,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: ENTER,
         label: "Enter",
         action: Action::Accept,
-        help: "keep the filter / save under this name",
+        help: "keep the filter / save under this name / explain the pasted error",
         hint: Some("done"),
         section: "Typing",
         listed: true,
@@ -192,7 +205,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: ESC,
         label: "Esc",
         action: Action::Cancel,
-        help: "clear the filter / do not save",
+        help: "clear the filter / do not save / do not explain",
         hint: Some("cancel"),
         section: "Typing",
         listed: true,
@@ -227,6 +240,26 @@ pub const KEYMAP: &[Binding] = &[
         section: "Saving",
         listed: true,
         when: confirming,
+    },
+    Binding {
+        keys: ESC,
+        label: "Esc",
+        action: Action::CloseExplain,
+        help: "close the explanation (the finding it names stays selected)",
+        hint: Some("close"),
+        section: "Explain",
+        listed: true,
+        when: explained,
+    },
+    Binding {
+        keys: &[Key::ch('e')],
+        label: "e",
+        action: Action::Explain,
+        help: "explain another error",
+        hint: Some("another"),
+        section: "Explain",
+        listed: false,
+        when: explained,
     },
     Binding {
         keys: &[Key::code(KeyCode::Esc), Key::ch('?')],
@@ -333,7 +366,7 @@ pub const KEYMAP: &[Binding] = &[
         hint: None,
         section: "Moving",
         listed: true,
-        when: normal_or_help,
+        when: scrolls,
     },
     Binding {
         keys: DOWN,
@@ -343,7 +376,7 @@ pub const KEYMAP: &[Binding] = &[
         hint: Some("move"),
         section: "Moving",
         listed: true,
-        when: normal_or_help,
+        when: scrolls,
     },
     Binding {
         keys: &[Key::code(KeyCode::PageUp)],
@@ -353,7 +386,7 @@ pub const KEYMAP: &[Binding] = &[
         hint: None,
         section: "Moving",
         listed: true,
-        when: normal_or_help,
+        when: scrolls,
     },
     Binding {
         keys: &[Key::code(KeyCode::PageDown), Key::ch(' ')],
@@ -363,7 +396,7 @@ pub const KEYMAP: &[Binding] = &[
         hint: None,
         section: "Moving",
         listed: true,
-        when: normal_or_help,
+        when: scrolls,
     },
     Binding {
         keys: &[Key::code(KeyCode::Home), Key::ch('g')],
@@ -373,7 +406,7 @@ pub const KEYMAP: &[Binding] = &[
         hint: None,
         section: "Moving",
         listed: true,
-        when: normal_or_help,
+        when: scrolls,
     },
     Binding {
         keys: &[Key::code(KeyCode::End), Key::ch('G')],
@@ -383,7 +416,7 @@ pub const KEYMAP: &[Binding] = &[
         hint: None,
         section: "Moving",
         listed: true,
-        when: normal_or_help,
+        when: scrolls,
     },
     Binding {
         keys: ENTER,
@@ -434,6 +467,16 @@ pub const KEYMAP: &[Binding] = &[
         section: "Actions",
         listed: true,
         when: filterable,
+    },
+    Binding {
+        keys: &[Key::ch('e')],
+        label: "e",
+        action: Action::Explain,
+        help: "Diagnosis: paste an error message (a traceback, a log) and see which finding explains it",
+        hint: Some("explain"),
+        section: "Actions",
+        listed: true,
+        when: diagnosis,
     },
     Binding {
         keys: &[Key::ch('r')],
@@ -519,8 +562,8 @@ pub fn hints(state: &State) -> Vec<Hint> {
 #[must_use]
 pub fn help_lines() -> Vec<(&'static str, &'static str, &'static str)> {
     // Most used first; the keymap's own order is matching priority, not reading order.
-    const ORDER: [&str; 7] = [
-        "Screens", "Moving", "Actions", "Plan", "Typing", "Saving", "General",
+    const ORDER: [&str; 8] = [
+        "Screens", "Moving", "Actions", "Plan", "Explain", "Typing", "Saving", "General",
     ];
     let mut sections: Vec<&'static str> = ORDER.to_vec();
     for b in KEYMAP {

@@ -112,6 +112,7 @@ fn spawn_input(tx: Sender<Msg>) -> io::Result<()> {
             loop {
                 let msg = match crossterm::event::read() {
                     Ok(Event::Key(key)) => Msg::Key(key),
+                    Ok(Event::Paste(text)) => Msg::Paste(text),
                     Ok(Event::Mouse(mouse))
                         if matches!(
                             mouse.kind,
@@ -312,6 +313,22 @@ impl App {
                     None => Err("no report yet".to_string()),
                 };
                 let _ = self.tx.send(Msg::PlanBuilt(result));
+            }
+            Cmd::Explain(text) => {
+                let Some(report) = self.state.report.clone() else {
+                    return;
+                };
+                self.background(
+                    move |services| {
+                        Some(Msg::Explained(Box::new(services.explain(&report, &text))))
+                    },
+                    |e| {
+                        Msg::Explained(Box::new(crate::report::explain::Explain {
+                            text: format!("explaining broke (a bug in gpu-doctor): {e}"),
+                            ..crate::report::explain::Explain::default()
+                        }))
+                    },
+                );
             }
             Cmd::Save(request) => {
                 let _ = self.tx.send(Msg::Saved(save(&request)));

@@ -17,6 +17,8 @@ pub enum Msg {
     /// The app opened: start the scan.
     Start,
     Key(KeyEvent),
+    /// Text the terminal pasted in one piece (bracketed paste).
+    Paste(String),
     Mouse(MouseEvent),
     /// The terminal's new size (columns, rows).
     Resize(u16, u16),
@@ -39,6 +41,8 @@ pub enum Msg {
     /// A save finished: every file written, main file first.
     Saved(Result<Vec<PathBuf>, SaveError>),
     Smoke(SmokeEvent),
+    /// The answer for an error text.
+    Explained(Box<crate::report::explain::Explain>),
     /// The terminal stopped sending input (closed, or read failed).
     InputClosed,
 }
@@ -56,6 +60,8 @@ pub enum Cmd {
     Save(SaveRequest),
     /// Run the smoke test and answer with [`Msg::Smoke`] events.
     Smoke,
+    /// Explain this error text on the report's machine and answer with [`Msg::Explained`].
+    Explain(String),
 }
 
 /// A save: the main file, the files that go with it (a conda plan's `environment.yml`, which

@@ -44,6 +44,13 @@ pub trait Services: Send + Sync {
 
     /// Runs the smoke test, reporting progress as it goes; the last event is the outcome.
     fn smoke(&self, report: Option<&Report>, progress: &mut dyn FnMut(SmokeEvent));
+
+    /// The answer for an error text on the report's machine (`gpu-doctor explain`), with the
+    /// built-in signature table.
+    fn explain(&self, report: &Report, text: &str) -> crate::report::explain::Explain {
+        let table = crate::manifest::embedded().errors.table();
+        crate::explain::explain(report, table, text.as_bytes(), None)
+    }
 }
 
 /// A written plan: the script and the files it reads from its own folder.
@@ -124,6 +131,13 @@ impl AppServices {
 impl Services for AppServices {
     fn examine(&self) -> Result<Report, String> {
         crate::examine::examine_guarded(&self.host)
+    }
+
+    /// With the manifest set the report was examined with (an installed one, if good).
+    fn explain(&self, report: &Report, text: &str) -> crate::report::explain::Explain {
+        let selected = crate::update::select(&self.host);
+        let table = selected.manifests.errors.table();
+        crate::explain::explain(report, table, text.as_bytes(), None)
     }
 
     fn sample(&self) -> Result<Vec<Gpu>, String> {

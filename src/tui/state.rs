@@ -104,6 +104,10 @@ pub enum Mode {
     SavePath,
     /// Asked whether to replace an existing file.
     ConfirmOverwrite,
+    /// Pasting or typing an error message to explain (Diagnosis, `e`).
+    ExplainInput,
+    /// The explanation is shown over the screen.
+    Explained,
 }
 
 /// Which pane of a screen has the arrows.
@@ -465,6 +469,12 @@ pub struct State {
     /// The file name being typed.
     pub input: String,
     pub pending_save: Option<PendingSave>,
+    /// The error text being pasted into the explain box.
+    pub explain_text: String,
+    /// The answer for the last text explained; `None` while it is worked out.
+    pub explanation: Option<crate::report::explain::Explain>,
+    /// First line of the explanation shown.
+    pub explain_scroll: u16,
     pub plan: PlanState,
     pub smoke: Smoke,
     pub status: Option<Status>,
@@ -495,6 +505,9 @@ impl Default for State {
             help_scroll: 0,
             input: String::new(),
             pending_save: None,
+            explain_text: String::new(),
+            explanation: None,
+            explain_scroll: 0,
             plan: PlanState::default(),
             smoke: Smoke::Idle,
             status: None,
@@ -535,6 +548,7 @@ impl State {
     pub fn busy(&self) -> bool {
         matches!(self.scan, Scan::Running { .. })
             || matches!(self.smoke, Smoke::Running { .. })
+            || (self.mode == Mode::Explained && self.explanation.is_none())
             || matches!(self.plan.script, Script::Building)
             || (self.tab == Tab::Gpus && self.live == Live::Waiting)
     }

@@ -1,5 +1,7 @@
-//! Owning the terminal: raw mode, the alternate screen and mouse-wheel reporting on the way in,
-//! and all three undone on the way out, whether the app quits, returns an error or panics.
+//! Owning the terminal: raw mode, the alternate screen, mouse-wheel reporting and bracketed
+//! paste (a pasted traceback arrives as one text, not as keys whose newlines would press
+//! Enter) on the way in, and all four undone on the way out, whether the app quits, returns
+//! an error or panics.
 //!
 //! `ratatui::init` would do most of this, but it panics without a TTY and does not turn on the
 //! mouse, so the steps are spelled out here with `try` semantics. Only wheel and button reports
@@ -14,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::Command;
 use crossterm::cursor::Show;
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -56,7 +59,14 @@ impl Guard {
         let previous_hook = install_hook();
         TAKEN.store(true, Ordering::SeqCst);
         let entered = enable_raw_mode()
-            .and_then(|()| execute!(stdout(), EnterAlternateScreen, EnableWheel))
+            .and_then(|()| {
+                execute!(
+                    stdout(),
+                    EnterAlternateScreen,
+                    EnableWheel,
+                    EnableBracketedPaste
+                )
+            })
             .and_then(|()| Terminal::new(CrosstermBackend::new(stdout())));
         match entered {
             Ok(terminal) => Ok(Guard {
@@ -96,7 +106,13 @@ pub(super) fn restore() -> io::Result<()> {
         return Ok(());
     }
     let raw = disable_raw_mode();
-    let screen = execute!(stdout(), DisableWheel, LeaveAlternateScreen, Show);
+    let screen = execute!(
+        stdout(),
+        DisableBracketedPaste,
+        DisableWheel,
+        LeaveAlternateScreen,
+        Show
+    );
     raw.and(screen)
 }
 

@@ -17,6 +17,10 @@ use super::state::{
 };
 use crate::report::{Gpu, Report};
 
+/// The most text the explain box takes (a pasted log beyond it is cut; `gpu-doctor explain
+/// --log` reads any size).
+pub const EXPLAIN_LIMIT: usize = 1 << 20;
+
 /// Default file names offered when saving, in the current folder.
 pub const PLAN_FILE: &str = "gpu-doctor-plan.sh";
 pub const REPORT_FILE: &str = "gpu-doctor-report.txt";
@@ -34,13 +38,17 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Cmd> {
             state.last_input = state.now;
             key_press(state, &key)
         }
+        Msg::Paste(text) => {
+            pasted(state, &text);
+            Vec::new()
+        }
         Msg::Mouse(mouse) => {
             let action = match mouse.kind {
                 MouseEventKind::ScrollDown => Action::Down,
                 MouseEventKind::ScrollUp => Action::Up,
                 _ => return Vec::new(),
             };
-            if !matches!(state.mode, Mode::Normal | Mode::Help) {
+            if !matches!(state.mode, Mode::Normal | Mode::Help | Mode::Explained) {
                 return Vec::new();
             }
             state.dirty = true;
@@ -96,11 +104,62 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Cmd> {
             state.dirty = true;
             Vec::new()
         }
+        Msg::Explained(answer) => {
+            explained(state, *answer);
+            Vec::new()
+        }
         Msg::InputClosed => {
             state.quit = true;
             Vec::new()
         }
     }
+}
+
+/// A paste: the whole text into the explain box; the first line of it into a filter or a file
+/// name.
+fn pasted(state: &mut State, text: &str) {
+    state.dirty = true;
+    state.last_input = state.now;
+    match state.mode {
+        Mode::ExplainInput => {
+            let room = EXPLAIN_LIMIT.saturating_sub(state.explain_text.len());
+            let mut end = text.len().min(room);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            state.explain_text.push_str(&text[..end]);
+        }
+        Mode::Filter | Mode::SavePath => {
+            let line: String = text
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_control())
+                .collect();
+            for c in line.chars() {
+                type_char(state, c);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The answer arrived: shown from its top, and the finding it names selected on Diagnosis.
+fn explained(state: &mut State, answer: crate::report::explain::Explain) {
+    if let Some(cause) = &answer.cause {
+        let index = model::visible_findings(state)
+            .iter()
+            .position(|f| &f.id == cause);
+        if let Some(index) = index {
+            let cursor = &mut state.cursors[Tab::Diagnosis.index()];
+            cursor.selected = index;
+            cursor.scroll = 0;
+        }
+    }
+    state.explanation = Some(answer);
+    state.explain_scroll = 0;
+    state.dirty = true;
 }
 
 fn start_scan(state: &mut State) -> Vec<Cmd> {
@@ -260,6 +319,9 @@ fn type_char(state: &mut State, c: char) {
             clamp_selection(state, tab);
         }
         Mode::SavePath => state.input.push(c),
+        Mode::ExplainInput if state.explain_text.len() < EXPLAIN_LIMIT => {
+            state.explain_text.push(c);
+        }
         _ => {}
     }
 }
@@ -316,6 +378,17 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
             state.focus = Focus::List;
             Vec::new()
         }
+        Action::Explain => {
+            if state.report.is_some() {
+                state.mode = Mode::ExplainInput;
+                state.explain_text.clear();
+            }
+            Vec::new()
+        }
+        Action::CloseExplain => {
+            state.mode = Mode::Normal;
+            Vec::new()
+        }
         Action::Rescan => start_scan(state),
         Action::Save => start_save(state),
         Action::Accept => accept(state),
@@ -331,6 +404,7 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
                         text: "Not saved.".to_string(),
                     });
                 }
+                Mode::ExplainInput => state.explain_text.clear(),
                 _ => {}
             }
             state.mode = Mode::Normal;
@@ -343,6 +417,9 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
                 }
                 Mode::SavePath => {
                     state.input.pop();
+                }
+                Mode::ExplainInput => {
+                    state.explain_text.pop();
                 }
                 _ => {}
             }
@@ -387,6 +464,14 @@ fn page(state: &State) -> isize {
 }
 
 fn move_by(state: &mut State, delta: isize) -> Vec<Cmd> {
+    if state.mode == Mode::Explained {
+        state.explain_scroll = step(
+            state.explain_scroll.into(),
+            delta,
+            super::view::explain_max_scroll(state),
+        );
+        return Vec::new();
+    }
     if state.mode == Mode::Help {
         state.help_scroll = step(
             state.help_scroll.into(),
@@ -543,6 +628,19 @@ fn accept(state: &mut State) -> Vec<Cmd> {
             let path = PathBuf::from(name);
             pending.path = Some(path.clone());
             vec![Cmd::Save(pending.request(path, false))]
+        }
+        Mode::ExplainInput => {
+            if state.explain_text.trim().is_empty() {
+                state.status = Some(Status {
+                    error: true,
+                    text: "Paste the error message first, or Esc to cancel.".to_string(),
+                });
+                return Vec::new();
+            }
+            state.mode = Mode::Explained;
+            state.explanation = None;
+            state.explain_scroll = 0;
+            vec![Cmd::Explain(state.explain_text.clone())]
         }
         _ => Vec::new(),
     }

@@ -305,7 +305,10 @@ fn an_older_nvjitlink_on_ld_library_path_under_the_wheels_cusparse_is_the_root_c
         &[("LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64")],
         "ImportError: /home/ubuntu/venv/lib/python3.10/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
     )["explain"];
-    assert_eq!(e["signatures"][0]["id"], "loader-undefined-symbol-versioned");
+    assert_eq!(
+        e["signatures"][0]["id"],
+        "loader-undefined-symbol-versioned"
+    );
     assert_eq!(e["cause"], "library-path-shadowing");
 }
 

@@ -996,3 +996,68 @@ fn only_the_services_seam_touches_the_machine() {
         }
     }
 }
+
+#[test]
+fn on_diagnosis_e_takes_a_pasted_error_and_shows_the_finding_that_explains_it() {
+    let mut app = app(Fixture::new(TWO_FINDINGS), 100, 30);
+    go(&mut app, Tab::Diagnosis);
+    // Enter on an empty box asks for the text.
+    app.press(KeyCode::Char('e'));
+    assert_eq!(app.state.mode, Mode::ExplainInput);
+    app.press(KeyCode::Enter);
+    assert_eq!(app.state.mode, Mode::ExplainInput);
+    assert!(app.state.status.as_ref().is_some_and(|s| s.error));
+    // A paste arrives in one piece: its newlines are text, not Enter.
+    app.dispatch(Msg::Paste(
+        "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n\
+         cupy.cuda.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is \
+         insufficient for CUDA runtime version\n"
+            .to_string(),
+    ));
+    assert_eq!(app.state.mode, Mode::ExplainInput);
+    insta::assert_snapshot!("explain_input_100x30", text(&app));
+    app.press(KeyCode::Enter);
+    assert_eq!(app.state.mode, Mode::Explained);
+    let answer = app.state.explanation.clone().expect("answered");
+    assert_eq!(answer.cause.as_deref(), Some("toolkit-newer-than-driver"));
+    insta::assert_snapshot!("explain_answer_100x30", text(&app));
+    let (x, y) = find(&buffer(&app), "Cause:").expect("the answer leads with the cause");
+    assert_eq!(buffer(&app)[(x, y)].fg, Color::Red);
+    // The answer scrolls (on a terminal too small for it), and Esc leaves the finding it
+    // names selected on Diagnosis.
+    app.press(KeyCode::Down);
+    assert_eq!(app.state.explain_scroll, 0, "it fits: nothing to scroll");
+    app.dispatch(Msg::Resize(100, 16));
+    app.press(KeyCode::Down);
+    assert_eq!(app.state.explain_scroll, 1);
+    app.press(KeyCode::End);
+    assert!(app.state.explain_scroll > 1);
+    app.press(KeyCode::Esc);
+    assert_eq!(app.state.mode, Mode::Normal);
+    let findings = model::visible_findings(&app.state);
+    assert_eq!(
+        findings[app.state.cursor().selected].id,
+        "toolkit-newer-than-driver"
+    );
+    // Typed text works too; Esc abandons it.
+    app.press(KeyCode::Char('e'));
+    app.type_text("hello");
+    assert_eq!(app.state.explain_text, "hello");
+    app.press(KeyCode::Backspace);
+    assert_eq!(app.state.explain_text, "hell");
+    app.press(KeyCode::Esc);
+    assert_eq!(app.state.mode, Mode::Normal);
+    assert!(app.state.explain_text.is_empty());
+}
+
+#[test]
+fn the_explain_key_is_only_offered_on_diagnosis_with_a_report() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    app.press(KeyCode::Char('e'));
+    assert_eq!(app.state.mode, Mode::Normal);
+    go(&mut app, Tab::Diagnosis);
+    let footer = rows(&buffer(&app)).pop().unwrap_or_default();
+    assert!(footer.contains("e explain"), "{footer}");
+    app.press(KeyCode::Char('e'));
+    assert_eq!(app.state.mode, Mode::ExplainInput);
+}

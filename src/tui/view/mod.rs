@@ -6,6 +6,7 @@
 
 mod diagnosis;
 mod drivers;
+mod explain;
 mod frameworks;
 mod gpus;
 mod overview;
@@ -68,6 +69,7 @@ impl Widget for &Screen<'_> {
         if self.state.mode == Mode::Help {
             self.help(body, buf);
         }
+        explain::draw(self, body, buf);
     }
 }
 
@@ -170,7 +172,14 @@ impl Screen<'_> {
                     keys::hints(s),
                 )
             }
-            Mode::Normal | Mode::Help => match &s.status {
+            Mode::ExplainInput => (
+                vec![
+                    Span::styled(format!("{} bytes pasted ", s.explain_text.len()), t.key()),
+                    Span::raw(" "),
+                ],
+                keys::hints(s),
+            ),
+            Mode::Normal | Mode::Help | Mode::Explained => match &s.status {
                 Some(status) => {
                     let style = if status.error { t.bad() } else { t.good() };
                     Line::styled(clean(&status.text), style).render(area, buf);
@@ -312,6 +321,12 @@ pub fn help_max_scroll(state: &State) -> u16 {
     let inner = Block::bordered().inner(help_area(body));
     let lines = help_content(Theme::new(false), inner.width).len();
     u16::try_from(lines.saturating_sub(usize::from(inner.height))).unwrap_or(u16::MAX)
+}
+
+/// How far the explanation can scroll at the current size.
+#[must_use]
+pub fn explain_max_scroll(state: &State) -> u16 {
+    explain::max_scroll(state)
 }
 
 /// How far the current screen's detail pane can scroll at the current size.
