@@ -42,40 +42,64 @@ pub(crate) fn decode(bytes: &[u8]) -> String {
 /// Removes escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ESC \`, the other
 /// `ESC X` forms and the C1 introducers), drops the other control characters except tab and
 /// newline, and turns `\r\n` and lone `\r` into `\n`.
+///
+/// Byte by byte, copying runs of ordinary text whole: a 10 MB log is one pass (the release
+/// build is optimised for size, so iterator adaptors here would cost tenfold). Everything
+/// removed is a whole ASCII byte or a whole two- or three-byte character, so the result stays
+/// UTF-8.
 #[must_use]
 pub(crate) fn clean(text: &str) -> Cleaned {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    skip_csi(&mut chars);
-                }
-                Some(']' | 'P' | 'X' | '^' | '_') => {
-                    chars.next();
-                    skip_string(&mut chars);
-                }
-                Some(c) if ('\u{40}'..='\u{7e}').contains(c) => {
-                    chars.next();
-                }
-                _ => {}
-            },
-            '\u{9b}' => skip_csi(&mut chars),
-            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
-            '\r' => {
-                if chars.peek() != Some(&'\n') {
-                    out.push('\n');
-                }
-            }
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            // Bidirectional overrides make text read otherwise than it is.
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
-            c => out.push(c),
+    let b = text.as_bytes();
+    let n = b.len();
+    let mut out: Vec<u8> = Vec::with_capacity(n);
+    let mut run = 0;
+    let mut i = 0;
+    while i < n {
+        let c = b[i];
+        let special = c < 0x20 && c != b'\n' && c != b'\t' || c == 0x7f || c == 0xc2 || c == 0xe2;
+        if !special {
+            i += 1;
+            continue;
         }
+        out.extend_from_slice(&b[run..i]);
+        let at = |k: usize| b.get(k).copied().unwrap_or(0);
+        i = match c {
+            0x1b => match at(i + 1) {
+                b'[' => skip_csi(b, i + 2),
+                b']' | b'P' | b'X' | b'^' | b'_' => skip_string(b, i + 2),
+                0x40..=0x7e => i + 2,
+                _ => i + 1,
+            },
+            b'\r' => {
+                if at(i + 1) != b'\n' {
+                    out.push(b'\n');
+                }
+                i + 1
+            }
+            0xc2 => match at(i + 1) {
+                0x9b => skip_csi(b, i + 2),
+                0x90 | 0x98 | 0x9d | 0x9e | 0x9f => skip_string(b, i + 2),
+                0x80..=0x9f => i + 2,
+                _ => {
+                    out.push(c);
+                    i + 1
+                }
+            },
+            0xe2 => match (at(i + 1), at(i + 2)) {
+                // Bidirectional overrides make text read otherwise than it is.
+                (0x80, 0xaa..=0xae) | (0x81, 0xa6..=0xa9) => i + 3,
+                _ => {
+                    out.push(c);
+                    i + 1
+                }
+            },
+            _ => i + 1,
+        };
+        run = i;
     }
+    out.extend_from_slice(&b[run.min(n)..]);
+    let out = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     let wrap_width = wrap_width(&out);
     Cleaned {
         text: out,
@@ -83,41 +107,38 @@ pub(crate) fn clean(text: &str) -> Cleaned {
     }
 }
 
-/// Parameters and intermediates, then one final byte; a broken sequence ends at the line.
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while let Some(&c) = chars.peek() {
-        if c == '\n' {
-            return;
-        }
-        chars.next();
-        if ('\u{40}'..='\u{7e}').contains(&c) {
-            return;
+/// After `ESC [`: parameters (0x30-0x3f) and intermediates (0x20-0x2f), then one final byte
+/// (0x40-0x7e); a broken sequence ends at the first other byte, which is kept.
+fn skip_csi(b: &[u8], mut i: usize) -> usize {
+    while let Some(&c) = b.get(i) {
+        match c {
+            0x20..=0x3f => i += 1,
+            0x40..=0x7e => return i + 1,
+            _ => return i,
         }
     }
+    i
 }
 
-/// A string sequence (OSC, DCS, ...) up to BEL or `ESC \`; an unterminated one ends at the
-/// line, so a stray introducer cannot swallow the rest of a log.
-fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while let Some(&c) = chars.peek() {
+/// A string sequence (OSC, DCS, ...) up to BEL, `ESC \` or C1 ST; an unterminated one ends
+/// at the line, so a stray introducer cannot swallow the rest of a log.
+fn skip_string(b: &[u8], mut i: usize) -> usize {
+    while let Some(&c) = b.get(i) {
         match c {
-            '\n' => return,
-            '\u{7}' | '\u{9c}' => {
-                chars.next();
-                return;
+            b'\n' => return i,
+            0x07 => return i + 1,
+            0x1b => {
+                return if b.get(i + 1) == Some(&b'\\') {
+                    i + 2
+                } else {
+                    i + 1
+                };
             }
-            '\u{1b}' => {
-                chars.next();
-                if chars.peek() == Some(&'\\') {
-                    chars.next();
-                }
-                return;
-            }
-            _ => {
-                chars.next();
-            }
+            0xc2 if b.get(i + 1) == Some(&0x9c) => return i + 2,
+            _ => i += 1,
         }
     }
+    i
 }
 
 /// The width a terminal hard-wrapped the text at: the length of the longest lines, when at

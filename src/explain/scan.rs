@@ -27,8 +27,9 @@ pub(crate) struct Index<'t> {
     entries: Vec<(Pattern, Target)>,
     /// Anchor grams to the entries whose anchor starts with them.
     grams: HashMap<u32, Vec<usize>>,
-    /// Which first two (folded) bytes start some anchor: 65,536 bits.
-    pairs: Vec<u64>,
+    /// A Bloom filter of the grams: [`BLOOM_BITS`] bits, so most positions of a text cost one
+    /// shift, one multiply and one bit test.
+    bloom: Vec<u64>,
     codes: HashMap<u32, usize>,
     xids: HashMap<u32, usize>,
 }
@@ -53,19 +54,37 @@ pub(crate) struct RowHits {
     pub count: u32,
 }
 
-fn fold(b: u8) -> u8 {
-    b.to_ascii_lowercase()
-}
+/// ASCII case folded by table: one load per byte in the scan's loop.
+const FOLD: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = (i as u8).to_ascii_lowercase();
+        i += 1;
+    }
+    t
+};
 
+/// log2 of the Bloom filter's size in bits (2^20 bits, 128 KiB).
+const BLOOM_LOG: u32 = 20;
+const BLOOM_BITS: usize = 1 << BLOOM_LOG;
+
+/// The folded 4-byte gram at the start of `bytes`, first byte highest (as the scan rolls it).
 fn gram(bytes: &[u8]) -> Option<u32> {
     match bytes {
-        [a, b, c, d, ..] => Some(u32::from_le_bytes([fold(*a), fold(*b), fold(*c), fold(*d)])),
+        [a, b, c, d, ..] => Some(
+            u32::from(FOLD[usize::from(*a)]) << 24
+                | u32::from(FOLD[usize::from(*b)]) << 16
+                | u32::from(FOLD[usize::from(*c)]) << 8
+                | u32::from(FOLD[usize::from(*d)]),
+        ),
         _ => None,
     }
 }
 
-fn pair(a: u8, b: u8) -> usize {
-    usize::from(fold(a)) << 8 | usize::from(fold(b))
+/// The gram's bit in the Bloom filter.
+fn bloom_bit(gram: u32) -> usize {
+    (gram.wrapping_mul(0x9e37_79b1) >> (32 - BLOOM_LOG)) as usize
 }
 
 impl<'t> Index<'t> {
@@ -92,13 +111,12 @@ impl<'t> Index<'t> {
             }
         }
         let mut grams: HashMap<u32, Vec<usize>> = HashMap::new();
-        let mut pairs = vec![0u64; 65_536 / 64];
+        let mut bloom = vec![0u64; BLOOM_BITS / 64];
         for (i, (p, _)) in entries.iter().enumerate() {
-            let anchor = p.anchor_text().as_bytes();
-            if let (Some(g), [a, b, ..]) = (gram(anchor), anchor) {
+            if let Some(g) = gram(p.anchor_text().as_bytes()) {
                 grams.entry(g).or_default().push(i);
-                let k = pair(*a, *b);
-                pairs[k / 64] |= 1 << (k % 64);
+                let k = bloom_bit(g);
+                bloom[k / 64] |= 1 << (k % 64);
             }
         }
         let numbers = |pick: fn(&KnownError) -> &[u32]| -> HashMap<u32, usize> {
@@ -113,7 +131,7 @@ impl<'t> Index<'t> {
             table,
             entries,
             grams,
-            pairs,
+            bloom,
             codes: numbers(|row| &row.cuda_codes),
             xids: numbers(|row| &row.xids),
         }
@@ -128,15 +146,18 @@ impl<'t> Index<'t> {
         // Hits per row and pattern: a message two patterns of its row both match (a warning
         // and the line after it) is still one message.
         let mut counts: HashMap<(usize, usize), (u32, usize)> = HashMap::new();
-        let end = bytes.len().saturating_sub(3);
-        for i in 0..end {
-            let k = pair(bytes[i], bytes[i + 1]);
-            if self.pairs[k / 64] & (1 << (k % 64)) == 0 {
+        // The gram of the four bytes ending at `i`, rolled one byte at a time.
+        let mut rolling: u32 = 0;
+        for (i, &byte) in bytes.iter().enumerate() {
+            rolling = rolling << 8 | u32::from(FOLD[usize::from(byte)]);
+            let k = bloom_bit(rolling);
+            if i < 3 || self.bloom[k / 64] & (1 << (k % 64)) == 0 {
                 continue;
             }
-            let Some(candidates) = gram(&bytes[i..]).and_then(|g| self.grams.get(&g)) else {
+            let Some(candidates) = self.grams.get(&rolling) else {
                 continue;
             };
+            let i = i - 3;
             for &e in candidates {
                 let Some((pattern, target)) = self.entries.get(e) else {
                     continue;

@@ -16,6 +16,8 @@
 //! `.bandwidth.device_to_device_gbs`; and which copy of each CUDA library a framework loads:
 //! `libraries.loads[].env`, `.framework`, `.libraries[].family`, `.soname`, `.path` (null: not
 //! found), `.via`, `.version`, `.owner.kind`, `.owner.package`, `.others[].path`, `.others[].why`.
+//! `gpu-doctor explain` adds `explain.text`, `explain.signatures[].id`, `.matched` and
+//! `explain.cause` (documented in [`explain`]); the key is absent from every other report.
 //! Under `--host-root DIR` (a node's `/` mounted in a container) `tool.host_root` names DIR and
 //! each `probes[].source` says whose facts a probe gave: `host-root:DIR` or `container`; both
 //! keys are absent from other reports.

@@ -191,6 +191,7 @@ fn man_pages_are_written_per_command_and_render_without_warnings() {
         "gpu-doctor-check.1",
         "gpu-doctor-report-merge.1",
         "gpu-doctor-completions.1",
+        "gpu-doctor-explain.1",
     ] {
         assert!(names.iter().any(|n| n == page), "{page} in {names:?}");
     }

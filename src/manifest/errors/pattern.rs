@@ -25,8 +25,9 @@
 //!
 //! Matching starts from the anchor, the longest run of literal text (at least four bytes):
 //! the pieces before it are matched backwards from there and those after it forwards, each
-//! possessively (a placeholder takes the longest run it can and never gives any back), so a
-//! match costs the length of the text it covers and nothing can backtrack.
+//! possessively (a placeholder takes the longest run it can and never gives any back); only a
+//! `{*}` retries, within its line and its bound, so a match costs little more than the text it
+//! covers.
 
 use std::fmt;
 
@@ -145,6 +146,10 @@ impl fmt::Display for PatternError {
 
 /// The shortest anchor a pattern may have: shorter ones would stop the scan too often.
 pub const MIN_ANCHOR: usize = 4;
+
+/// The most text a `{*}` takes, so a log of one endless line costs a bounded search per
+/// candidate.
+pub const LAZY_MAX: usize = 512;
 
 impl Pattern {
     /// Parses a pattern.
@@ -283,18 +288,11 @@ impl Pattern {
         }
         let mut spans = vec![(0, 0); self.pieces.len()];
         spans[self.anchor] = (at, at + anchor.len());
-        let mut start = at;
-        for i in (0..self.anchor).rev() {
-            let s = self.back(bytes, start, i)?;
-            spans[i] = (s, start);
-            start = s;
-        }
-        let mut end = at + anchor.len();
-        for i in self.anchor + 1..self.pieces.len() {
-            let e = self.forward(bytes, end, i)?;
-            spans[i] = (end, e);
-            end = e;
-        }
+        let start = match self.anchor.checked_sub(1) {
+            Some(i) => self.backward_from(bytes, at, i, &mut spans)?,
+            None => at,
+        };
+        let end = self.forward_from(bytes, at + anchor.len(), self.anchor + 1, &mut spans)?;
         // Not inside a longer number or word.
         let first = self.pieces.first()?;
         let last = self.pieces.last()?;
@@ -400,6 +398,83 @@ impl Pattern {
         }
     }
 
+    /// Matches pieces `i` and before, backwards from `end`; returns where piece 0 starts. A
+    /// `{*}` tries the occurrences of the literal before it from the nearest on, so a later
+    /// piece that does not fit makes it try the next.
+    fn backward_from(
+        &self,
+        bytes: &[u8],
+        end: usize,
+        i: usize,
+        spans: &mut [(usize, usize)],
+    ) -> Option<usize> {
+        let next = |s: usize, spans: &mut [(usize, usize)]| match i.checked_sub(1) {
+            Some(p) => self.backward_from(bytes, s, p, spans),
+            None => Some(s),
+        };
+        if let Some(Piece::Lazy(_)) = self.pieces.get(i) {
+            let prev = self.literal_before(i)?;
+            let floor = end.saturating_sub(LAZY_MAX);
+            let mut at = end;
+            while at >= prev.len() && at >= floor {
+                if self.literal_at(bytes, at - prev.len(), prev) {
+                    spans[i] = (at, end);
+                    if let Some(start) = next(at, spans) {
+                        return Some(start);
+                    }
+                }
+                if at == 0 || bytes.get(at - 1) == Some(&b'\n') {
+                    return None;
+                }
+                at -= 1;
+            }
+            return None;
+        }
+        let s = self.back(bytes, end, i)?;
+        spans[i] = (s, end);
+        next(s, spans)
+    }
+
+    /// Matches pieces `i` and after, forwards from `start`; returns where the last ends. A
+    /// `{*}` tries the occurrences of the literal after it from the nearest on.
+    fn forward_from(
+        &self,
+        bytes: &[u8],
+        start: usize,
+        i: usize,
+        spans: &mut [(usize, usize)],
+    ) -> Option<usize> {
+        let Some(piece) = self.pieces.get(i) else {
+            return Some(start);
+        };
+        if let Piece::Lazy(_) = piece {
+            let line_end = bytes
+                .get(start..)?
+                .iter()
+                .take(LAZY_MAX)
+                .position(|&b| b == b'\n')
+                .map_or((start + LAZY_MAX).min(bytes.len()), |p| start + p);
+            let Some(next) = self.literal_after(i) else {
+                spans[i] = (start, line_end);
+                return Some(line_end);
+            };
+            let mut at = start;
+            while at + next.len() <= line_end {
+                if self.literal_at(bytes, at, next) {
+                    spans[i] = (start, at);
+                    if let Some(end) = self.forward_from(bytes, at, i + 1, spans) {
+                        return Some(end);
+                    }
+                }
+                at += 1;
+            }
+            return None;
+        }
+        let e = self.forward(bytes, start, i)?;
+        spans[i] = (start, e);
+        self.forward_from(bytes, e, i + 1, spans)
+    }
+
     /// Matches piece `i` backwards, ending at `end`; returns where it starts.
     fn back(&self, bytes: &[u8], end: usize, i: usize) -> Option<usize> {
         match self.pieces.get(i)? {
@@ -437,24 +512,8 @@ impl Pattern {
                 }
                 Some(start)
             }
-            Piece::Lazy(_) => {
-                // The nearest occurrence of the literal before it, on the same line.
-                let prev = self.literal_before(i)?;
-                let mut at = end;
-                loop {
-                    if at < prev.len() {
-                        return None;
-                    }
-                    if self.literal_at(bytes, at - prev.len(), prev) {
-                        break;
-                    }
-                    if bytes.get(at - 1) == Some(&b'\n') {
-                        return None;
-                    }
-                    at -= 1;
-                }
-                Some(at)
-            }
+            // Handled with its alternatives by `backward_from`.
+            Piece::Lazy(_) => None,
         }
     }
 
@@ -491,28 +550,8 @@ impl Pattern {
                 }
                 (end > start).then_some(end)
             }
-            Piece::Lazy(_) => {
-                let line_end = bytes
-                    .get(start..)?
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |p| start + p);
-                match self.literal_after(i) {
-                    Some(next) => {
-                        let mut at = start;
-                        loop {
-                            if at + next.len() > line_end {
-                                return None;
-                            }
-                            if self.literal_at(bytes, at, next) {
-                                break Some(at);
-                            }
-                            at += 1;
-                        }
-                    }
-                    None => Some(line_end),
-                }
-            }
+            // Handled with its alternatives by `forward_from`.
+            Piece::Lazy(_) => None,
         }
     }
 }
@@ -586,6 +625,14 @@ mod tests {
             ["NVRM: Xid (PCI:0000:3b:00): 79,"]
         );
         assert!(matched("NVRM: Xid ({*}): 79,", "NVRM: Xid (PCI:0000:3b:00\n): 79,").is_empty());
+        // The literal after `{*}` occurs earlier than where the rest fits: the next is tried.
+        assert_eq!(
+            matched(
+                "device handle for GPU{*}: Unknown Error",
+                "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error"
+            ),
+            ["device handle for GPU 0000:0B:00.0: Unknown Error"]
+        );
         assert_eq!(
             matched(
                 "Unable to load any of {{{*}}}",
