@@ -44,7 +44,8 @@ pub(crate) fn explain(
     let index = scan::Index::new(table);
     let view = joined.as_ref().map_or(text.as_str(), |j| j.text.as_str());
     let lines = LineIndex::new(&text);
-    let mut found: Vec<(Signature, usize, Vec<(usize, usize)>)> = Vec::new();
+    // Each signature with its row (to order signatures found on one line) and its span.
+    let mut found: Vec<(Signature, usize, (usize, usize))> = Vec::new();
     for hits in index.scan(view) {
         let Some(row) = index.row(hits.row) else {
             continue;
@@ -90,7 +91,7 @@ pub(crate) fn explain(
             checks: row.checks.clone(),
             fix: row.fix.clone(),
         };
-        found.push((signature, hits.row, vec![(start, end)]));
+        found.push((signature, hits.row, (start, end)));
     }
     // The first fatal message (by line, the more specific row first on one line) leads;
     // the rest follow in the order of the text.
@@ -101,7 +102,7 @@ pub(crate) fn explain(
         let lead = found.remove(first);
         found.insert(0, lead);
     }
-    let spans: Vec<(usize, usize)> = found.iter().flat_map(|(_, _, s)| s.clone()).collect();
+    let spans: Vec<(usize, usize)> = found.iter().map(|(_, _, span)| *span).collect();
     let signatures: Vec<Signature> = found.into_iter().map(|(s, _, _)| s).collect();
     let (cause, cause_for) = signatures
         .iter()

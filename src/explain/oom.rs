@@ -125,10 +125,7 @@ pub(crate) fn notes(report: &Report, text: &str) -> Vec<String> {
             .parts
             .model_state;
             let room = total.checked_sub(memory::CONTEXT_BYTES)?;
-            Some(
-                u64::try_from(u128::from(room) * 1_000_000_000 / u128::from(per_billion.max(1)))
-                    .ok()?,
-            )
+            u64::try_from(u128::from(room) * 1_000_000_000 / u128::from(per_billion.max(1))).ok()
         };
         if let (Some(train), Some(infer)) = (fits(Mode::Train), fits(Mode::Infer)) {
             out.push(format!(

@@ -403,6 +403,10 @@ fn a_ten_megabyte_log_is_explained_within_a_cpu_time_bound() {
     .unwrap();
     drop(file);
     let out_path = dir.path().join("out.json");
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 below, which also gives its CPU time"
+    )]
     let child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
         .env_clear()
         .envs(fixture_env("rtx5090-torch-cu126"))
