@@ -17,6 +17,7 @@
 //!
 //! Depends on: serde/toml, [`crate::version`]. Pure after load: no I/O here.
 
+mod amd_gpu_ids;
 mod arch_support;
 mod cuda;
 mod cudnn;
@@ -26,6 +27,7 @@ mod gpu_ids;
 mod gpus;
 mod install;
 mod matching;
+mod rocm;
 mod validate;
 
 #[cfg(test)]
@@ -37,6 +39,7 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use amd_gpu_ids::{AmdDeviceRow, AmdGpuIdTable, AmdGpuIds, AmdIdentity, AmdTarget};
 pub use arch_support::{ArchSupport, Targeting};
 pub use cuda::{
     ComputeCapabilityInfo, CudaMajor, CudaRelease, CudaTable, DriverBranch, DriverLifecycle,
@@ -55,6 +58,7 @@ pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,
 };
+pub use rocm::{Carried, OverrideGroup, RocmTable, TorchTargets};
 pub use validate::{ManifestProblem, ProblemKind, validate};
 
 /// The manifest format this build reads. A file with another `schema` is refused with
@@ -85,6 +89,10 @@ pub struct Manifests {
     pub install: InstallTable,
     pub errors: ErrorTable,
     pub gpu_ids: GpuIds,
+    /// AMD GPUs by PCI id: name, gfx target, family (`amd-gpu-ids.toml`).
+    pub amd_gpu_ids: AmdGpuIds,
+    /// ROCm releases, torch ROCm wheels and gfx targets (`rocm.toml`).
+    pub rocm: RocmTable,
 }
 
 /// Why a manifest set could not be loaded.
@@ -105,7 +113,7 @@ pub enum ManifestError {
 }
 
 /// The file names of a manifest set, in the order [`Manifests`] holds them.
-pub const FILE_NAMES: [&str; 7] = [
+pub const FILE_NAMES: [&str; 9] = [
     CudaTable::FILE,
     GpuTable::FILE,
     FrameworkTable::FILE,
@@ -113,10 +121,12 @@ pub const FILE_NAMES: [&str; 7] = [
     InstallTable::FILE,
     ErrorTable::FILE,
     GpuIdTable::FILE,
+    AmdGpuIdTable::FILE,
+    RocmTable::FILE,
 ];
 
 /// The set compiled into the binary.
-const EMBEDDED: [(&str, &str); 7] = [
+const EMBEDDED: [(&str, &str); 9] = [
     (CudaTable::FILE, include_str!("../../manifests/cuda.toml")),
     (GpuTable::FILE, include_str!("../../manifests/gpus.toml")),
     (
@@ -136,6 +146,11 @@ const EMBEDDED: [(&str, &str); 7] = [
         GpuIdTable::FILE,
         include_str!("../../manifests/gpu-ids.toml"),
     ),
+    (
+        AmdGpuIdTable::FILE,
+        include_str!("../../manifests/amd-gpu-ids.toml"),
+    ),
+    (RocmTable::FILE, include_str!("../../manifests/rocm.toml")),
 ];
 
 /// The manifest set built into the binary, parsed on first use and shared afterwards.
@@ -153,16 +168,25 @@ const EMBEDDED: [(&str, &str); 7] = [
 pub fn embedded() -> &'static Manifests {
     static PARSED: OnceLock<Manifests> = OnceLock::new();
     PARSED.get_or_init(|| {
-        // The GPU id table (the one large file) is parsed when a GPU is first looked up.
-        let (ids, rest): (Vec<_>, Vec<_>) = EMBEDDED
-            .iter()
-            .partition(|(name, _)| *name == GpuIdTable::FILE);
+        // The GPU id tables (the large files) are parsed when a GPU is first looked up.
+        let lazy = [GpuIdTable::FILE, AmdGpuIdTable::FILE];
+        let (ids, rest): (Vec<_>, Vec<_>) =
+            EMBEDDED.iter().partition(|(name, _)| lazy.contains(name));
+        let text = |file: &str| {
+            ids.iter()
+                .find(|(name, _)| *name == file)
+                .map(|(_, text)| *text)
+                .unwrap_or_default()
+        };
+        let unparsed = |file: &'static str| ManifestError::Parse {
+            file,
+            message: "its [meta] table does not parse".to_string(),
+        };
         let loaded = from_texts(&rest, |_| {
-            let text = ids.first().map(|(_, text)| *text).unwrap_or_default();
-            GpuIds::lazy(text).ok_or(ManifestError::Parse {
-                file: GpuIdTable::FILE,
-                message: "its [meta] table does not parse".to_string(),
-            })
+            Ok((
+                GpuIds::lazy(text(GpuIdTable::FILE)).ok_or(unparsed(GpuIdTable::FILE))?,
+                AmdGpuIds::lazy(text(AmdGpuIdTable::FILE)).ok_or(unparsed(AmdGpuIdTable::FILE))?,
+            ))
         });
         match loaded {
             Ok(manifests) => manifests,
@@ -174,7 +198,7 @@ pub fn embedded() -> &'static Manifests {
 /// Parses a manifest set from `(file name, TOML text)` pairs.
 ///
 /// File names are matched on their last path component, so `manifests/cuda.toml` works too.
-/// All seven files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
+/// All nine files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
 /// Content is not checked here; run [`validate()`] on the result before trusting a set that did
 /// not come with the binary.
 ///
@@ -182,14 +206,19 @@ pub fn embedded() -> &'static Manifests {
 ///
 /// [`ManifestError`] naming the file (and, for TOML errors, the line) of the first problem.
 pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
-    from_texts(files, |texts| Ok(GpuIds::parsed(parse_table(texts)?)))
+    from_texts(files, |texts| {
+        Ok((
+            GpuIds::parsed(parse_table(texts)?),
+            AmdGpuIds::parsed(parse_table(texts)?),
+        ))
+    })
 }
 
-/// [`from_sources`] with the GPU id table made by `gpu_ids` (at once, or lazily for the
-/// built-in set, whose id file is left out of `files`).
+/// [`from_sources`] with the GPU id tables made by `gpu_ids` (at once, or lazily for the
+/// built-in set, whose id files are left out of `files`).
 fn from_texts(
     files: &[(&str, &str)],
-    gpu_ids: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<GpuIds, ManifestError>,
+    gpu_ids: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<(GpuIds, AmdGpuIds), ManifestError>,
 ) -> Result<Manifests, ManifestError> {
     let mut texts: BTreeMap<&'static str, &str> = BTreeMap::new();
     for &(name, text) in files {
@@ -203,6 +232,7 @@ fn from_texts(
             return Err(ManifestError::DuplicateFile { file });
         }
     }
+    let (gpu_ids, amd_gpu_ids) = gpu_ids(&texts)?;
     Ok(Manifests {
         cuda: parse_table(&texts)?,
         gpus: parse_table(&texts)?,
@@ -210,7 +240,9 @@ fn from_texts(
         cudnn: parse_table(&texts)?,
         install: parse_table(&texts)?,
         errors: parse_table(&texts)?,
-        gpu_ids: gpu_ids(&texts)?,
+        gpu_ids,
+        amd_gpu_ids,
+        rocm: parse_table(&texts)?,
     })
 }
 

@@ -82,12 +82,12 @@ pub struct Machine {
 
 impl Machine {
     /// The facts of a report. GPUs whose compute capability the report lacks are looked up in
-    /// the GPU table by PCI id, as the report's own fill step does.
+    /// the GPU table by PCI id, as the report's own fill step does. Only NVIDIA GPUs: the CUDA
+    /// stack is planned for them (an AMD GPU sets `amd_gpu`).
     #[must_use]
     pub fn from_report(report: &Report, manifests: &Manifests) -> Machine {
         let gpus = report
-            .gpus
-            .iter()
+            .nvidia_gpus()
             .map(|g| {
                 let row = g
                     .pci_device_id
