@@ -27,7 +27,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 /// the amdgpu module, a KFD GPU node, `/dev/kfd`, or WSL's `/dev/dxg` with a ROCm install or
 /// a ROCm framework build (under WSL the GPU is reached through the Windows driver, off the
 /// PCI bus). `no-gpu` must never fire when one is there.
-pub(super) fn amd_gpu_evidence(report: &Report) -> bool {
+pub(crate) fn amd_gpu_evidence(report: &Report) -> bool {
     let rocm = report.rocm.as_ref();
     report.pci_devices.iter().any(|d| d.vendor == "amd")
         || report.kernel.amdgpu_loaded

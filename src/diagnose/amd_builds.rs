@@ -11,7 +11,7 @@
 use super::FindingBuilder;
 use super::amd::{gpu_label, kfd_gpus};
 use crate::framework::FrameworkName;
-use crate::manifest::{Carried, Manifests, TorchTargets};
+use crate::manifest::{Manifests, TorchTargets};
 use crate::report::{Finding, Framework, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::GfxTarget;
 
@@ -57,66 +57,17 @@ fn target_gpus(report: &Report) -> Vec<&Gpu> {
         .collect()
 }
 
-/// The PyTorch ROCm index to install from for a GPU target: the newest ROCm variant of the
-/// user's torch release when its wheels carry the target, else the newest release whose wheels
-/// do and that publishes wheels for the environment's Python. `(release to install, variant)`.
-pub(super) fn torch_for(
+/// The PyTorch ROCm index to install from for a GPU target (`rocm.toml`): `(release, variant)`.
+fn torch_for(
     manifests: &Manifests,
     torch: Option<&str>,
     gfx: &str,
     python: Option<&str>,
 ) -> Option<(String, String)> {
-    let newest_rocm = |version: &str| {
-        manifests
-            .frameworks
-            .torch_release(version)?
-            .builds
-            .iter()
-            .filter(|b| b.variant.starts_with("rocm"))
-            .max_by(|a, b| {
-                crate::version::compare(
-                    a.variant.trim_start_matches("rocm"),
-                    b.variant.trim_start_matches("rocm"),
-                )
-            })
-            .map(|b| b.variant.clone())
-    };
-    if let Some(v) = torch
-        && matches!(manifests.rocm.torch_carries(v, gfx), Carried::Yes(_))
-        && let Some(variant) = newest_rocm(v)
-    {
-        return Some((v.split('+').next().unwrap_or(v).to_string(), variant));
-    }
-    // The newest release, over every row that carries the target, that serves this Python.
-    let serves = |r: &crate::manifest::TorchRelease| {
-        python
-            .and_then(crate::version::Version::parse)
-            .is_none_or(|p| {
-                let Some(mm) = crate::version::Version::parse(&p.major_minor()) else {
-                    return true;
-                };
-                crate::version::Version::parse(&r.python_min).is_none_or(|m| mm >= m)
-                    && r.python_max
-                        .as_deref()
-                        .and_then(crate::version::Version::parse)
-                        .is_none_or(|m| mm <= m)
-            })
-    };
     manifests
         .rocm
-        .torch_targets
-        .iter()
-        .rev()
-        .filter(|row| row.targets.iter().any(|t| t == gfx))
-        .find_map(|row| {
-            let rel = manifests.frameworks.torch.iter().rev().find(|r| {
-                crate::version::compare(&r.version, &row.first).is_ge()
-                    && crate::version::compare(&r.version, &row.last).is_le()
-                    && serves(r)
-                    && r.builds.iter().any(|b| b.variant.starts_with("rocm"))
-            })?;
-            Some((format!("{}.*", rel.version), newest_rocm(&rel.version)?))
-        })
+        .torch_wheel(&manifests.frameworks, torch, gfx, python)
+        .map(|w| (w.release, w.variant))
 }
 
 /// Why no release was found for a target that some torch release carries: the environment's

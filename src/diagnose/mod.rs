@@ -6,6 +6,8 @@
 //! wall of symptoms.
 
 mod amd;
+
+pub(crate) use amd::amd_gpu_evidence;
 mod amd_builds;
 mod amd_env;
 mod arch_notes;

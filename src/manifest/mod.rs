@@ -58,7 +58,9 @@ pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,
 };
-pub use rocm::{Carried, OverrideGroup, RocmTable, TorchTargets};
+pub use rocm::{
+    AmdgpuInstall, Carried, OverrideGroup, RocmInstallFacts, RocmTable, TorchTargets, TorchWheel,
+};
 pub use validate::{ManifestProblem, ProblemKind, validate};
 
 /// The manifest format this build reads. A file with another `schema` is refused with

@@ -26,6 +26,64 @@ pub struct RocmTable {
     pub override_groups: Vec<OverrideGroup>,
     #[serde(rename = "no_override")]
     pub no_overrides: Vec<NoOverride>,
+    /// AMD's installer package per ROCm release, ascending.
+    #[serde(rename = "amdgpu_install")]
+    pub installers: Vec<AmdgpuInstall>,
+    pub install: RocmInstallFacts,
+}
+
+/// The `amdgpu-install` package of one ROCm release.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AmdgpuInstall {
+    pub rocm: String,
+    /// Ubuntu release code names the package is published for (`jammy`, `noble`).
+    pub codenames: Vec<String>,
+    /// The package file (`amdgpu-install_6.4.60401-1_all.deb`).
+    pub deb: String,
+    /// The folder it is in, with `{codename}`.
+    pub url: String,
+    pub source: String,
+    pub checked: String,
+}
+
+impl AmdgpuInstall {
+    /// The package's version as dpkg records it (`6.4.60401-1` of `amdgpu-install_6.4.60401-1_all.deb`).
+    #[must_use]
+    pub fn version(&self) -> Option<&str> {
+        self.deb
+            .strip_prefix("amdgpu-install_")?
+            .strip_suffix("_all.deb")
+    }
+
+    /// The folder for one Ubuntu release.
+    #[must_use]
+    pub fn url_for(&self, codename: &str) -> String {
+        self.url.replace("{codename}", codename)
+    }
+}
+
+/// What the installer is run with, and what follows it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RocmInstallFacts {
+    /// apt packages AMD's steps install beside ROCm.
+    pub prerequisites: Vec<String>,
+    /// The groups a user needs for /dev/kfd and the render nodes.
+    pub groups: Vec<String>,
+    /// `--usecase` for a Radeon (a display GPU), an Instinct, and WSL.
+    pub usecase_radeon: String,
+    pub usecase_instinct: String,
+    pub usecase_wsl: String,
+    pub source: String,
+    pub checked: String,
+}
+
+/// A PyTorch ROCm wheel to install: the release (`2.7.1` or a series `2.7.*`) and its index tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TorchWheel {
+    pub release: String,
+    pub variant: String,
 }
 
 /// The first ROCm release that supports a target.
@@ -146,6 +204,87 @@ impl RocmTable {
             .find(|g| g.targets.iter().any(|t| t == gfx))
     }
 
+    /// The PyTorch ROCm wheel to install for a GPU target: the newest ROCm variant of the torch
+    /// release `torch` when its wheels carry the target, else the newest release whose wheels
+    /// do and that publishes wheels for `python` (`3.12`, from the environment).
+    #[must_use]
+    pub fn torch_wheel(
+        &self,
+        frameworks: &super::FrameworkTable,
+        torch: Option<&str>,
+        gfx: &str,
+        python: Option<&str>,
+    ) -> Option<TorchWheel> {
+        let newest_rocm = |version: &str| {
+            frameworks
+                .torch_release(version)?
+                .builds
+                .iter()
+                .filter(|b| b.variant.starts_with("rocm"))
+                .max_by(|a, b| {
+                    compare(
+                        a.variant.trim_start_matches("rocm"),
+                        b.variant.trim_start_matches("rocm"),
+                    )
+                })
+                .map(|b| b.variant.clone())
+        };
+        if let Some(v) = torch
+            && matches!(self.torch_carries(v, gfx), Carried::Yes(_))
+            && let Some(variant) = newest_rocm(v)
+        {
+            let public = v.split('+').next().unwrap_or(v);
+            return Some(TorchWheel {
+                release: if public.split('.').count() >= 3 {
+                    public.to_string()
+                } else {
+                    format!("{public}.*")
+                },
+                variant,
+            });
+        }
+        let serves = |r: &super::TorchRelease| {
+            let Some(mm) = python
+                .and_then(crate::version::Version::parse)
+                .and_then(|p| crate::version::Version::parse(&p.major_minor()))
+            else {
+                return true;
+            };
+            crate::version::Version::parse(&r.python_min).is_none_or(|m| mm >= m)
+                && r.python_max
+                    .as_deref()
+                    .and_then(crate::version::Version::parse)
+                    .is_none_or(|m| mm <= m)
+        };
+        self.torch_targets
+            .iter()
+            .rev()
+            .filter(|row| row.targets.iter().any(|t| t == gfx))
+            .find_map(|row| {
+                let rel = frameworks.torch.iter().rev().find(|r| {
+                    compare(&r.version, &row.first).is_ge()
+                        && compare(&r.version, &row.last).is_le()
+                        && serves(r)
+                        && r.builds.iter().any(|b| b.variant.starts_with("rocm"))
+                })?;
+                Some(TorchWheel {
+                    release: format!("{}.*", rel.version),
+                    variant: newest_rocm(&rel.version)?,
+                })
+            })
+    }
+
+    /// The newest installer for an Ubuntu release whose ROCm lists `gfx` officially.
+    #[must_use]
+    pub fn installer_for(&self, codename: &str, gfx: &str) -> Option<&AmdgpuInstall> {
+        self.installers.iter().rev().find(|i| {
+            i.codenames.iter().any(|c| c == codename)
+                && self
+                    .release(&i.rocm)
+                    .is_some_and(|r| r.targets.iter().any(|t| t == gfx))
+        })
+    }
+
     /// Why an override is no fix for `gfx`, when the sources say so.
     #[must_use]
     pub fn no_override(&self, gfx: &str) -> Option<&NoOverride> {
@@ -241,6 +380,36 @@ impl RocmTable {
                     .map(move |t| (format!("override_group {}", g.family), t.as_str()))
             }),
         );
+        let mut previous: Option<&str> = None;
+        for i in &self.installers {
+            let label = format!("amdgpu_install {}", i.rocm);
+            c.provenance(&label, &i.source, &i.checked);
+            c.version(&label, "rocm", &i.rocm);
+            if previous.is_some_and(|p| compare(p, &i.rocm).is_ge()) {
+                c.report(&label, ProblemKind::NotSorted, "releases are not ascending");
+            }
+            previous = Some(&i.rocm);
+            if i.version()
+                .is_none_or(|v| !v.starts_with(i.rocm.get(..3).unwrap_or("")))
+            {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    format!(
+                        "`{}` is not amdgpu-install_<version>_all.deb of this release",
+                        i.deb
+                    ),
+                );
+            }
+            if !i.url.starts_with("https://repo.radeon.com/") || !i.url.contains("{codename}") {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    "url is not a repo.radeon.com folder with {codename}",
+                );
+            }
+        }
+        c.provenance("install", &self.install.source, &self.install.checked);
         for n in &self.no_overrides {
             let label = format!("no_override {}", n.targets.join(","));
             c.provenance(&label, &n.source, &n.checked);
