@@ -12,6 +12,10 @@ use crate::report::{Gpu, Report};
 /// GPU how its compute capability is known, and when it is not, what is.
 pub fn fill_gpus(report: &mut Report, manifests: &Manifests) {
     for gpu in &mut report.gpus {
+        if gpu.is_amd() {
+            fill_amd(gpu, &report.pci_devices, manifests);
+            continue;
+        }
         // nvidia-smi printed no usable id (`000000DE` on some AWS A10G): the bus has it.
         if gpu.pci_device_id.is_none()
             && let Some(bus) = gpu.pci_bus_id.as_deref()
@@ -133,6 +137,83 @@ fn fill_from_models(gpu: &mut Gpu, manifests: &Manifests) {
     }
 }
 
+/// An AMD GPU's name, gfx target, family and APU flag from the AMD GPU table by PCI id and
+/// revision. The KFD node's target, when there is one, is what the runtime uses and stays; the
+/// table's is filled only without it.
+fn fill_amd(gpu: &mut Gpu, pci: &[crate::report::PciDevice], manifests: &Manifests) {
+    let device = gpu
+        .pci_device_id
+        .as_deref()
+        .and_then(crate::manifest::device_id)
+        .filter(|d| *d != 0);
+    let revision = gpu
+        .pci_bus_id
+        .as_deref()
+        .and_then(|bus| pci.iter().find(|d| same_address(&d.address, bus)))
+        .and_then(|d| d.revision.as_deref())
+        .and_then(|r| u8::from_str_radix(r.trim_start_matches("0x"), 16).ok());
+    let table = manifests.amd_gpu_ids.table();
+    let identity = device.and_then(|d| table.identify(d, revision));
+    let from_kfd = gpu.gfx_target.is_some();
+    if let Some(id) = &identity {
+        if gpu.name.is_none()
+            && let Some(name) = id.name
+        {
+            gpu.name = Some(name.to_string());
+            let how = if id.by_revision {
+                "PCI device id and revision"
+            } else {
+                "PCI device id"
+            };
+            gpu.filled_from
+                .push(format!("name: manifest amd-gpu-ids.toml by {how}"));
+        }
+        if gpu.gfx_target.is_none()
+            && let Some(t) = id.target
+        {
+            gpu.gfx_target = Some(t.gfx.clone());
+            gpu.filled_from
+                .push("gfx_target: manifest amd-gpu-ids.toml by PCI device id".to_string());
+        }
+        if let Some(apu) = id.apu
+            && gpu.integrated != Some(apu)
+        {
+            gpu.integrated = Some(apu);
+            gpu.filled_from
+                .push("integrated: manifest amd-gpu-ids.toml by PCI device id".to_string());
+        }
+    }
+    // The family follows the target the GPU has, whichever source named it.
+    if gpu.architecture.is_none()
+        && let Some(t) = gpu.gfx_target.as_deref().and_then(|g| table.target(g))
+    {
+        gpu.architecture = Some(t.family.clone());
+        if gpu.integrated.is_none() {
+            gpu.integrated = Some(t.apu);
+        }
+    }
+    gpu.identified_by = if from_kfd {
+        Some("kfd".to_string())
+    } else if gpu.gfx_target.is_some() {
+        Some("table".to_string())
+    } else {
+        None
+    };
+    if gpu.gfx_target.is_none() {
+        gpu.identity_note = Some(match (device, identity.is_some()) {
+            (Some(d), true) => format!(
+                "AMD GPU {d:#06x}: its gfx target is not in gpu-doctor's AMD table and no KFD node names it (amdgpu not loaded, or no /sys/class/kfd); with the driver loaded `rocminfo | grep gfx` shows it"
+            ),
+            (Some(d), false) => format!(
+                "AMD GPU {d:#06x} is not in gpu-doctor's AMD table and no KFD node names its gfx target; with the driver loaded `rocminfo | grep gfx` shows it, or run `gpu-doctor manifest update`"
+            ),
+            (None, _) => {
+                "AMD GPU without a PCI id or KFD node: its gfx target is unknown".to_string()
+            }
+        });
+    }
+}
+
 /// How a GPU was identified, in words for the text report and the TUI: "the driver", "the GPU
 /// id table (chip AD102)", "its PCI id block, inferred (chip GB202)", an override,
 /// or, when nothing placed it, what is known.
@@ -147,6 +228,10 @@ pub fn identified_by_words(gpu: &Gpu) -> String {
         Some("table") => format!("the GPU id table{chip}"),
         Some("id-block") => format!("its PCI id block, inferred{chip}"),
         Some("override") => "an override (GPU_DOCTOR_GPU_CC)".to_string(),
+        Some("kfd") => format!(
+            "the KFD topology ({})",
+            gpu.gfx_target.as_deref().unwrap_or("gfx unknown")
+        ),
         Some(other) => other.to_string(),
         None => gpu
             .identity_note

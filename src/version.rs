@@ -1,7 +1,8 @@
 //! Ordered version numbers for the things `semver` rejects: NVIDIA driver versions
 //! (`550.144.03`, with a leading zero), CUDA's two-part `12.4`, compute capabilities (`9.0`).
 //!
-//! The original text is kept so a report shows exactly what the machine said.
+//! The original text is kept so a report shows exactly what the machine said. AMD's gfx
+//! targets (`gfx1100`), which three facts of a machine spell differently, are [`GfxTarget`].
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -121,6 +122,129 @@ pub fn compare(a: &str, b: &str) -> Ordering {
         (Some(_), None) => Ordering::Greater,
         (None, Some(_)) => Ordering::Less,
         (None, None) => a.cmp(b),
+    }
+}
+
+/// An AMD GPU's ISA target, `gfx` then the major in decimal and the minor and stepping as one
+/// hex digit each (`gfx1100`, `gfx90a`, `gfx942`). The machine spells it three ways: the KFD
+/// node's `gfx_target_version` (`110000`, `90010`), `HSA_OVERRIDE_GFX_VERSION` (`11.0.0`,
+/// `9.0.10`) and the name itself (library file names, rocminfo). One value for all three keeps
+/// "is this the same target" a comparison, as rocm_agent_enumerator and ollama compute it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GfxTarget {
+    pub major: u8,
+    pub minor: u8,
+    pub stepping: u8,
+}
+
+impl GfxTarget {
+    /// `gfx1100`, `gfx90a`, `gfx942`; a feature suffix (`gfx90a:xnack-`) is ignored. The
+    /// major is every digit but the last two characters, which are one hex digit each.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<GfxTarget> {
+        let name = text.trim().split(':').next()?.strip_prefix("gfx")?;
+        if !(3..=4).contains(&name.len()) || !name.is_ascii() {
+            return None;
+        }
+        let (major, rest) = name.split_at(name.len() - 2);
+        if major.starts_with('0') {
+            return None;
+        }
+        let hex = |i: usize| rest.get(i..=i).and_then(|d| u8::from_str_radix(d, 16).ok());
+        Some(GfxTarget {
+            major: major.parse().ok().filter(|m| *m > 0)?,
+            minor: hex(0)?,
+            stepping: hex(1)?,
+        })
+    }
+
+    /// From a KFD node's `gfx_target_version` (`major * 10000 + minor * 100 + stepping`, in
+    /// decimal). `None` for 0 (a CPU node) and values whose minor or stepping is above 0xf.
+    #[must_use]
+    pub fn from_kfd(version: u64) -> Option<GfxTarget> {
+        let (major, minor, stepping) = (version / 10000, (version / 100) % 100, version % 100);
+        (version != 0 && major > 0 && major < 100 && minor <= 0xf && stepping <= 0xf).then(|| {
+            GfxTarget {
+                major: u8::try_from(major).unwrap_or(0),
+                minor: u8::try_from(minor).unwrap_or(0),
+                stepping: u8::try_from(stepping).unwrap_or(0),
+            }
+        })
+    }
+
+    /// From `HSA_OVERRIDE_GFX_VERSION`: exactly three dot-separated decimal numbers, the
+    /// major at most 63 and the others at most 255 (rocm_agent_enumerator's bounds), each of
+    /// the last two printable as one hex digit. `None` for anything else: the runtime ignores
+    /// or rejects such a value.
+    #[must_use]
+    pub fn from_override(text: &str) -> Option<GfxTarget> {
+        let parts: Vec<&str> = text.trim().split('.').collect();
+        let [major, minor, stepping] = parts.as_slice() else {
+            return None;
+        };
+        let number = |p: &str| -> Option<u8> {
+            (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse().ok())
+                .flatten()
+        };
+        let (major, minor, stepping) = (number(major)?, number(minor)?, number(stepping)?);
+        (major > 0 && major <= 63 && minor <= 0xf && stepping <= 0xf).then_some(GfxTarget {
+            major,
+            minor,
+            stepping,
+        })
+    }
+
+    /// The override value that names this target (`11.0.0` for gfx1100).
+    #[must_use]
+    pub fn override_value(self) -> String {
+        format!("{}.{}.{}", self.major, self.minor, self.stepping)
+    }
+}
+
+impl fmt::Display for GfxTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "gfx{}{:x}{:x}", self.major, self.minor, self.stepping)
+    }
+}
+
+#[cfg(test)]
+mod gfx_tests {
+    use super::GfxTarget;
+
+    #[test]
+    fn the_three_spellings_of_a_target_agree() {
+        for (name, kfd, over) in [
+            ("gfx1100", 110_000, "11.0.0"),
+            ("gfx90a", 90_010, "9.0.10"),
+            ("gfx942", 90_402, "9.4.2"),
+            ("gfx1030", 100_300, "10.3.0"),
+            ("gfx1151", 110_501, "11.5.1"),
+            ("gfx803", 80_003, "8.0.3"),
+        ] {
+            let t = GfxTarget::parse(name).expect(name);
+            assert_eq!(t.to_string(), name);
+            assert_eq!(GfxTarget::from_kfd(kfd), Some(t), "{kfd}");
+            assert_eq!(GfxTarget::from_override(over), Some(t), "{over}");
+            assert_eq!(GfxTarget::from_override(&t.override_value()), Some(t));
+        }
+    }
+
+    #[test]
+    fn malformed_values_are_refused() {
+        assert_eq!(GfxTarget::from_kfd(0), None, "a CPU node");
+        for bad in [
+            "11.0", "11.0.0.0", "gfx1100", "10.3.O", "", "11.0.16", "64.0.0", "0.0.0", " 1 1.0.0",
+        ] {
+            assert_eq!(GfxTarget::from_override(bad), None, "{bad:?}");
+        }
+        for bad in ["gfx", "gfx1", "1100", "gfx11000", "gfxé00", "gfx0100"] {
+            assert_eq!(GfxTarget::parse(bad), None, "{bad:?}");
+        }
+        assert_eq!(
+            GfxTarget::parse("gfx90a:sramecc+:xnack-").map(|t| t.to_string()),
+            Some("gfx90a".to_string())
+        );
     }
 }
 

@@ -24,6 +24,14 @@ pub(crate) enum Subject {
     GpuMemory,
     /// Compute capability of every GPU.
     GpuCc,
+    /// Who made every GPU (`gpu.vendor==amd`).
+    GpuVendor,
+    /// The gfx target of every AMD GPU (`gpu.gfx==gfx1100`).
+    GpuGfx,
+    /// The ROCm `/opt/rocm` points at (`rocm>=6.2`).
+    Rocm,
+    /// A ROCm build that can use this machine's AMD GPU (`torch.rocm`).
+    FrameworkRocm(FrameworkName),
     /// A framework's version (`torch>=2.4`) or mere presence (`torch`).
     Framework(FrameworkName),
     /// A framework build that can use this machine's GPU (`torch.cuda`, `tensorflow.gpu`).
@@ -77,6 +85,8 @@ pub(crate) enum Value {
     Package(pep440_rs::Version),
     Count(u64),
     MiB(u64),
+    /// A word compared for equality only (`amd`, `gfx1100`), lower-cased.
+    Word(String),
 }
 
 /// One parsed requirement.
@@ -104,7 +114,7 @@ impl fmt::Display for ExprError {
 impl std::error::Error for ExprError {}
 
 /// The subjects a user can name, for the error message.
-const KNOWN: &str = "driver, cuda, toolkit, cudnn, gpu.count, gpu.memory, gpu.cc, torch, tensorflow, jax, cupy, torch.cuda, tensorflow.gpu, jax.gpu, cupy.gpu";
+const KNOWN: &str = "driver, cuda, toolkit, cudnn, rocm, gpu.count, gpu.memory, gpu.cc, gpu.vendor, gpu.gfx, torch, tensorflow, jax, cupy, torch.cuda, tensorflow.gpu, jax.gpu, cupy.gpu, torch.rocm, tensorflow.rocm, jax.rocm, cupy.rocm";
 
 /// Parses one `--require` expression.
 ///
@@ -135,7 +145,17 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
         "gpu.count" | "gpus" => Subject::GpuCount,
         "gpu.memory" | "gpu.mem" => Subject::GpuMemory,
         "gpu.cc" | "gpu.compute_capability" => Subject::GpuCc,
+        "gpu.vendor" => Subject::GpuVendor,
+        "gpu.gfx" | "gpu.gfx_target" => Subject::GpuGfx,
+        "rocm" => Subject::Rocm,
         other => match other.split_once('.') {
+            Some((fw, "rocm")) => {
+                Subject::FrameworkRocm(FrameworkName::parse(fw).ok_or_else(|| {
+                    err(format!(
+                        "unknown framework '{fw}' (known: torch, tensorflow, jax, cupy)"
+                    ))
+                })?)
+            }
             Some((fw, "cuda" | "gpu")) => {
                 Subject::FrameworkGpu(FrameworkName::parse(fw).ok_or_else(|| {
                     err(format!(
@@ -155,15 +175,20 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
     };
     let Some(rest) = rest else {
         return match subject {
-            Subject::Framework(_) | Subject::FrameworkGpu(_) => Ok(Requirement {
-                text: expr.to_string(),
-                subject,
-                comparison: None,
-            }),
+            Subject::Framework(_) | Subject::FrameworkGpu(_) | Subject::FrameworkRocm(_) => {
+                Ok(Requirement {
+                    text: expr.to_string(),
+                    subject,
+                    comparison: None,
+                })
+            }
             _ => Err(err(format!("'{name}' needs a comparison, e.g. {name}>=1"))),
         };
     };
-    if matches!(subject, Subject::FrameworkGpu(_)) {
+    if matches!(
+        subject,
+        Subject::FrameworkGpu(_) | Subject::FrameworkRocm(_)
+    ) {
         return Err(err(format!(
             "'{name}' takes no comparison; use '{}>=VERSION' for a version",
             name.split('.').next().unwrap_or(name)
@@ -182,7 +207,26 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
         return Err(err(format!("nothing after '{}'", op.as_str())));
     }
     let value = match subject {
-        Subject::Driver | Subject::Cuda | Subject::Toolkit | Subject::Cudnn | Subject::GpuCc => {
+        Subject::GpuVendor | Subject::GpuGfx if !matches!(op, Op::Eq | Op::Ne) => {
+            return Err(err(format!(
+                "'{name}' is compared with == or != only (a vendor or a target has no order)"
+            )));
+        }
+        Subject::GpuVendor => match value_text.to_ascii_lowercase().as_str() {
+            v @ ("amd" | "nvidia") => Value::Word(v.to_string()),
+            other => return Err(err(format!("'{other}' is not a GPU vendor (amd, nvidia)"))),
+        },
+        Subject::GpuGfx => {
+            let target = crate::version::GfxTarget::parse(value_text)
+                .ok_or_else(|| err(format!("'{value_text}' is not a gfx target like gfx1100")))?;
+            Value::Word(target.to_string())
+        }
+        Subject::Driver
+        | Subject::Cuda
+        | Subject::Toolkit
+        | Subject::Cudnn
+        | Subject::GpuCc
+        | Subject::Rocm => {
             Value::Version(
                 strict_version(value_text)
                     .ok_or_else(|| err(format!("'{value_text}' is not a version number")))?,
@@ -199,7 +243,7 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
                 "'{value_text}' is not a Python package version (PEP 440: 2.4, 2.4.0rc1, 2.4.0+cu121)"
             ))
         })?),
-        Subject::FrameworkGpu(_) => unreachable_value(),
+        Subject::FrameworkGpu(_) | Subject::FrameworkRocm(_) => unreachable_value(),
     };
     Ok(Requirement {
         text: expr.to_string(),

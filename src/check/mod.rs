@@ -173,6 +173,55 @@ pub(crate) fn evaluate(report: &Report, req: &Requirement, env: Option<&str>) ->
                 ),
             )
         }
+        (Subject::Rocm, Some((op, Value::Version(want)))) => compare_version(
+            req,
+            "ROCm",
+            report.kernel.rocm_version.as_deref(),
+            *op,
+            want,
+        ),
+        (Subject::GpuVendor, Some((op, Value::Word(want)))) => {
+            let all: Vec<&str> = report.gpus.iter().map(|g| g.vendor.as_str()).collect();
+            let matching = all.iter().filter(|v| *v == want).count();
+            let met = match op {
+                Op::Ne => matching == 0,
+                _ => !all.is_empty() && matching == all.len(),
+            };
+            let actual = (!all.is_empty()).then(|| {
+                let mut v = all.clone();
+                v.dedup();
+                v.join(", ")
+            });
+            outcome(
+                met,
+                actual.clone(),
+                match actual {
+                    Some(a) => format!("the GPUs are {a}"),
+                    None => "no GPU found".to_string(),
+                },
+            )
+        }
+        (Subject::GpuGfx, Some((op, Value::Word(want)))) => {
+            let targets: Vec<Option<&str>> =
+                report.amd_gpus().map(|g| g.gfx_target.as_deref()).collect();
+            if targets.is_empty() || targets.iter().any(Option::is_none) {
+                return outcome(
+                    false,
+                    None,
+                    "gfx target is unknown (no AMD GPU, or neither KFD nor the AMD table names it)"
+                        .into(),
+                );
+            }
+            let targets: Vec<&str> = targets.into_iter().flatten().collect();
+            let matching = targets.iter().filter(|t| **t == want.as_str()).count();
+            let met = match op {
+                Op::Ne => matching == 0,
+                _ => matching == targets.len(),
+            };
+            let list = targets.join(", ");
+            outcome(met, Some(list.clone()), format!("the AMD GPUs are {list}"))
+        }
+        (Subject::FrameworkRocm(name), _) => framework_rocm(report, req, name, env),
         (Subject::Framework(name), comparison) => {
             framework_version(report, req, name, comparison.as_ref(), env)
         }
@@ -338,6 +387,79 @@ fn framework_gpu(
             met: true,
             actual: Some(label.clone()),
             message: format!("{label}, CUDA {cuda}"),
+        };
+    }
+    if found.is_empty() {
+        reasons.push(format!(
+            "{} is not installed in any environment found",
+            name.as_str()
+        ));
+    }
+    Outcome {
+        requirement: req.text.clone(),
+        met: false,
+        actual: None,
+        message: reasons.join("; "),
+    }
+}
+
+/// AMD findings that keep every ROCm build off the GPU, whatever their subjects.
+const MACHINE_WIDE_AMD: [&str; 7] = [
+    "amdgpu-not-loaded",
+    "kfd-missing",
+    "rocm-gpu-unsupported",
+    "rocm-device-permission",
+    "hsa-override-mismatch",
+    "visible-devices-hides-gpus",
+    "rocm-too-old-for-gpu",
+];
+
+/// A ROCm build that can use this machine's AMD GPU: a ROCm build, an AMD GPU ROCm reaches (a
+/// KFD node and `/dev/kfd`, or WSL's `/dev/dxg`), and no error finding about the framework.
+fn framework_rocm(
+    report: &Report,
+    req: &Requirement,
+    name: FrameworkName,
+    env: Option<&str>,
+) -> Outcome {
+    let found = frameworks(report, name, env);
+    let nodes = &report.kernel.device_nodes;
+    let reachable = (report.amd_gpus().any(|g| g.source == "kfd")
+        && nodes.iter().any(|n| n == "/dev/kfd"))
+        || (report.host.wsl && nodes.iter().any(|n| n == "/dev/dxg"));
+    let mut reasons = Vec::new();
+    for (env_path, fw) in &found {
+        let label = format!(
+            "{} {} in {env_path}",
+            fw.name,
+            fw.version.as_deref().unwrap_or("?")
+        );
+        if fw.variant.as_deref() != Some("rocm") && fw.rocm.is_none() {
+            reasons.push(format!(
+                "{label} is a {} build",
+                fw.variant.as_deref().unwrap_or("non-ROCm")
+            ));
+            continue;
+        }
+        if !reachable {
+            reasons.push(format!(
+                "{label}: no AMD GPU that ROCm can reach (no KFD node or no /dev/kfd)"
+            ));
+            continue;
+        }
+        let subject = crate::report::framework_subject(env_path, &fw.name);
+        if let Some(f) = report.findings.iter().find(|f| {
+            f.severity == Severity::Error
+                && (f.subjects.contains(&subject) || MACHINE_WIDE_AMD.contains(&f.id.as_str()))
+        }) {
+            reasons.push(format!("{label}: {} ({})", f.title, f.id));
+            continue;
+        }
+        return Outcome {
+            requirement: req.text.clone(),
+            met: true,
+            actual: Some(label.clone()),
+            message: format!("{label}, ROCm {}", fw.rocm.as_deref().unwrap_or("?")),
         };
     }
     if found.is_empty() {

@@ -13,7 +13,8 @@ use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_s
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    let gpus: Vec<&crate::report::Gpu> = report.gpus.iter().filter(|g| g.source != "pci").collect();
+    let gpus: Vec<&crate::report::Gpu> =
+        report.nvidia_gpus().filter(|g| g.source != "pci").collect();
     if gpus.is_empty() {
         return Vec::new();
     }

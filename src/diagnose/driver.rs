@@ -41,6 +41,7 @@ fn no_gpu(report: &Report) -> Option<Finding> {
         || driver_answers
         || report.kernel.nvidia_loaded
         || wsl_driver(report).is_some()
+        || super::amd::amd_gpu_evidence(report)
     {
         return None;
     }

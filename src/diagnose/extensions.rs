@@ -62,7 +62,7 @@ fn cannot_target(report: &Report, manifests: &Manifests, toolkit: &Toolkit) -> O
     let version = compiler_version(toolkit)?;
     let mut f: Option<FindingBuilder> = None;
     let mut fix_floor: Option<String> = None;
-    for gpu in report.gpus.iter().filter(|g| g.source != "pci") {
+    for gpu in report.nvidia_gpus().filter(|g| g.source != "pci") {
         let Some(cc) = gpu.compute_capability.as_deref() else {
             continue;
         };

@@ -27,10 +27,10 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out
 }
 
-/// GPUs a framework could use: reported by a driver (or stated by an override), not merely
-/// seen on the PCI bus.
+/// NVIDIA GPUs a CUDA framework could use: reported by a driver (or stated by an override),
+/// not merely seen on the PCI bus. AMD GPUs are the ROCm rules' (`amd_builds.rs`).
 fn usable_gpus(report: &Report) -> impl Iterator<Item = &crate::report::Gpu> {
-    report.gpus.iter().filter(|g| g.source != "pci")
+    report.nvidia_gpus().filter(|g| g.source != "pci")
 }
 
 fn label(fw: &Framework) -> String {

@@ -30,8 +30,7 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
     let (driver, driver_text) = driver_version(report)?;
     // Overridden GPUs describe another machine; the driver cannot be judged against them.
     let unknown: Vec<(&Gpu, Version)> = report
-        .gpus
-        .iter()
+        .nvidia_gpus()
         .filter(|g| g.source != "override")
         .filter_map(|g| {
             let first = Version::parse(g.first_driver.as_deref()?)?;

@@ -608,8 +608,7 @@ fn below_cuda12(gpu: &Gpu, manifests: &Manifests) -> bool {
 /// UUID that are all one model: then programs see only one model.
 fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let all: Vec<(&Gpu, String)> = report
-        .gpus
-        .iter()
+        .nvidia_gpus()
         .filter(|g| g.source != "override")
         .filter_map(|g| model(g, manifests).map(|m| (g, m)))
         .collect();

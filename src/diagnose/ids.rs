@@ -30,6 +30,31 @@ pub const KINDS: &[Kind] = &[
         title: "an NVIDIA GPU is on the bus but the nvidia module is not loaded",
     },
     Kind {
+        id: "amdgpu-not-loaded",
+        severities: &[Severity::Error],
+        title: "an AMD GPU is on the bus but the amdgpu module is not loaded",
+    },
+    Kind {
+        id: "kfd-missing",
+        severities: &[Severity::Error],
+        title: "amdgpu drives the GPU but /dev/kfd is missing (a container started without it, or a kernel without KFD)",
+    },
+    Kind {
+        id: "rocm-gpu-unsupported",
+        severities: &[Severity::Error, Severity::Warning],
+        title: "no ROCm release can run on the AMD GPU (GCN 1 to 4, or not taken by KFD)",
+    },
+    Kind {
+        id: "rocm-device-permission",
+        severities: &[Severity::Error],
+        title: "the user may not open /dev/kfd or the GPU's render node (not in the render / video group)",
+    },
+    Kind {
+        id: "rocm-too-old-for-gpu",
+        severities: &[Severity::Error, Severity::Warning],
+        title: "the installed ROCm predates the AMD GPU's gfx target",
+    },
+    Kind {
         id: "nouveau-loaded",
         severities: &[Severity::Error],
         title: "the nouveau driver holds the GPU",
@@ -67,7 +92,27 @@ pub const KINDS: &[Kind] = &[
     Kind {
         id: "arch-not-in-build",
         severities: &[Severity::Error],
-        title: "the GPU's compute capability has neither SASS nor PTX in the build",
+        title: "the GPU's compute capability has neither SASS nor PTX in the build (AMD: its gfx target has no code in the ROCm build)",
+    },
+    Kind {
+        id: "cuda-build-on-amd-gpu",
+        severities: &[Severity::Error],
+        title: "a framework's CUDA build on a machine whose GPUs are AMD",
+    },
+    Kind {
+        id: "hsa-override-mismatch",
+        severities: &[Severity::Error, Severity::Warning],
+        title: "HSA_OVERRIDE_GFX_VERSION is malformed, names another family's target, or is needless",
+    },
+    Kind {
+        id: "rocm-igpu-visible",
+        severities: &[Severity::Warning],
+        title: "ROCm sees an APU's integrated GPU beside the discrete one",
+    },
+    Kind {
+        id: "wsl-rocm-runtime-bundled",
+        severities: &[Severity::Error],
+        title: "a ROCm torch under WSL2 loads its own HSA runtime instead of WSL's",
     },
     Kind {
         id: "cudnn-missing",
@@ -147,7 +192,7 @@ pub const KINDS: &[Kind] = &[
     Kind {
         id: "visible-devices-hides-gpus",
         severities: &[Severity::Error],
-        title: "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES hide the GPUs",
+        title: "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES (AMD: HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES) hide the GPUs",
     },
     Kind {
         id: "wsl-driver-in-guest",

@@ -17,7 +17,7 @@ use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
-    let has_gpu = report.gpus.iter().any(|g| g.source != "pci");
+    let has_gpu = report.nvidia_gpus().any(|g| g.source != "pci");
     for env in &report.python_envs {
         // A framework whose cuDNN wheel another framework here pins differently has that
         // conflict as its root cause; its own cuDNN finding would only send the user in circles.

@@ -5,6 +5,11 @@
 //! their IDs in `explains` and [`diagnose`] drops them: the user sees the root cause, not a
 //! wall of symptoms.
 
+mod amd;
+
+pub(crate) use amd::amd_gpu_evidence;
+mod amd_builds;
+mod amd_env;
 mod arch_notes;
 mod capabilities;
 mod driver;
@@ -34,6 +39,9 @@ type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 /// Every rule family, in the order their findings are produced.
 const RULES: &[Rule] = &[
     driver::findings,
+    amd::findings,
+    amd_builds::findings,
+    amd_env::findings,
     capabilities::findings,
     gpu_support::findings,
     frameworks::findings,

@@ -95,12 +95,12 @@ fn cuda_frameworks(report: &Report) -> Vec<(&str, &Framework)> {
         .collect()
 }
 
-/// GPUs the report knows of on this machine (from the driver or the PCI bus), leaving out the
-/// ones `GPU_DOCTOR_*` overrides described: those are another machine's.
+/// NVIDIA GPUs the report knows of on this machine (from the driver or the PCI bus), leaving
+/// out the ones `GPU_DOCTOR_*` overrides described: those are another machine's. CUDA numbers
+/// only NVIDIA GPUs; AMD GPUs and their masks are `amd_env.rs`'s.
 fn machine_gpus(report: &Report) -> Vec<&Gpu> {
     report
-        .gpus
-        .iter()
+        .nvidia_gpus()
         .filter(|g| g.source != "override")
         .collect()
 }

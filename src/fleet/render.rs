@@ -125,6 +125,7 @@ fn field_label(field: &str) -> String {
         "toolkits" => "toolkits".to_string(),
         "cudnn" => "cuDNN".to_string(),
         "nccl" => "NCCL".to_string(),
+        "rocm" => "ROCm".to_string(),
         other => match other
             .strip_prefix("framework:")
             .and_then(|rest| rest.rsplit_once(':'))
@@ -265,6 +266,9 @@ fn text_stack(out: &mut String, s: &Stack) {
     let _ = writeln!(out, "    toolkits    {}", versions(&s.toolkits));
     let _ = writeln!(out, "    cuDNN       {}", versions(&s.cudnn));
     let _ = writeln!(out, "    NCCL        {}", versions(&s.nccl));
+    if let Some(rocm) = &s.rocm {
+        let _ = writeln!(out, "    ROCm        {rocm}");
+    }
     let lines = framework_lines(&s.frameworks);
     if lines.is_empty() {
         let _ = writeln!(out, "    frameworks  none");

@@ -105,6 +105,9 @@ pub(crate) struct Stack {
     /// at the first collective.
     pub nccl: Vec<Option<String>>,
     pub frameworks: Vec<FrameworkBuild>,
+    /// The ROCm `/opt/rocm` points at (`kernel.rocm_version`); absent on nodes without ROCm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<String>,
 }
 
 /// One framework build in one Python environment.
@@ -115,6 +118,9 @@ pub(crate) struct FrameworkBuild {
     pub version: Option<String>,
     /// The CUDA it was built for; null for a CPU or ROCm build.
     pub cuda: Option<String>,
+    /// The ROCm a ROCm build was made with; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rocm: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -357,6 +363,7 @@ pub(crate) fn stack(report: &NodeReport) -> Stack {
                 name: f.name.clone(),
                 version: f.version.clone(),
                 cuda: f.cuda.clone(),
+                rocm: f.rocm.clone(),
             })
         })
         .collect();
@@ -367,6 +374,7 @@ pub(crate) fn stack(report: &NodeReport) -> Stack {
         cudnn: versions(report.libraries.cudnn.iter().map(|l| &l.version)),
         nccl: versions(report.libraries.nccl.iter().map(|l| &l.version)),
         frameworks: frameworks.into_iter().collect(),
+        rocm: report.kernel.rocm_version.clone(),
     }
 }
 
@@ -450,6 +458,7 @@ pub(crate) fn differences(node: &Stack, majority: &Stack) -> Vec<Difference> {
     field("toolkits", list(&node.toolkits), list(&majority.toolkits));
     field("cudnn", list(&node.cudnn), list(&majority.cudnn));
     field("nccl", list(&node.nccl), list(&majority.nccl));
+    field("rocm", node.rocm.clone(), majority.rocm.clone());
     let (n, m) = (builds(&node.frameworks), builds(&majority.frameworks));
     let keys: BTreeSet<&(String, String)> = n.keys().chain(m.keys()).collect();
     for key in keys {
@@ -489,9 +498,10 @@ fn builds(frameworks: &[FrameworkBuild]) -> BTreeMap<(String, String), String> {
 #[must_use]
 pub(crate) fn build_text(f: &FrameworkBuild) -> String {
     let version = f.version.as_deref().unwrap_or("unknown version");
-    match &f.cuda {
-        Some(cuda) => format!("{version} (CUDA {cuda})"),
-        None => format!("{version} (no CUDA)"),
+    match (&f.cuda, &f.rocm) {
+        (Some(cuda), _) => format!("{version} (CUDA {cuda})"),
+        (None, Some(rocm)) => format!("{version} (ROCm {rocm})"),
+        (None, None) => format!("{version} (no CUDA)"),
     }
 }
 
@@ -607,6 +617,7 @@ mod tests {
                     name: "torch".into(),
                     version: Some(torch.to_string()),
                     cuda: Some("13.0".into()),
+                    rocm: None,
                 }],
             }],
             ..NodeReport::default()

@@ -19,6 +19,8 @@ pub(crate) struct NodeReport {
     pub generated_at: Option<String>,
     pub host: Host,
     pub driver: Driver,
+    /// `rocm_version` only: an AMD node's ROCm is part of its stack.
+    pub kernel: Kernel,
     pub gpus: Vec<Gpu>,
     pub toolkits: Vec<Versioned>,
     pub libraries: Libraries,
@@ -45,6 +47,12 @@ pub(crate) struct Host {
 pub(crate) struct Driver {
     pub version: Option<String>,
     pub cuda_version: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub(crate) struct Kernel {
+    pub rocm_version: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -81,6 +89,8 @@ pub(crate) struct Framework {
     pub name: String,
     pub version: Option<String>,
     pub cuda: Option<String>,
+    /// A ROCm build's ROCm/HIP version.
+    pub rocm: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

@@ -30,6 +30,17 @@ pub const MAX_DIR_ENTRIES: usize = 20_000;
 /// How many notes about refused or cut files one scan keeps.
 const MAX_NOTES: usize = 50;
 
+/// A device node's permission bits, owner and group ([`RootFs::node_attrs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeAttrs {
+    /// The permission bits (`0o660`).
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    /// Whether a POSIX ACL is set; `None` when that could not be asked.
+    pub acl: Option<bool>,
+}
+
 /// A filesystem rooted at a folder. Every path given to it is absolute as seen by the machine.
 #[derive(Debug, Clone)]
 pub struct RootFs {
@@ -303,6 +314,48 @@ impl RootFs {
     pub fn is_executable(&self, path: impl AsRef<Path>) -> bool {
         self.metadata(path.as_ref())
             .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+
+    /// Permission bits, owner, group and whether a POSIX ACL is set, of a device node such as
+    /// `/dev/kfd`: what `stat` and `ls -l` show. A real character device is read with `stat`.
+    /// A fixture's stand-in (a plain file: git keeps no modes, owners or groups) takes them from
+    /// the root's `/dev/.stat`, one `PATH MODE UID GID [acl]` line per node as `stat -c '%n %a
+    /// %u %g'` prints them; `None` when neither says.
+    #[must_use]
+    pub fn node_attrs(&self, path: &Path) -> Option<NodeAttrs> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let meta = self.metadata(path).ok()?;
+        if meta.file_type().is_char_device() {
+            let acl = self.real_path(path).ok().and_then(|real| {
+                match rustix::fs::getxattr_query(&real, "system.posix_acl_access") {
+                    Ok(_) => Some(true),
+                    Err(e) if e == rustix::io::Errno::NODATA || e == rustix::io::Errno::NOTSUP => {
+                        Some(false)
+                    }
+                    Err(_) => None,
+                }
+            });
+            return Some(NodeAttrs {
+                mode: meta.mode() & 0o7777,
+                uid: meta.uid(),
+                gid: meta.gid(),
+                acl,
+            });
+        }
+        let table = self.read_opt("/dev/.stat")?;
+        let wanted = path.to_str()?;
+        table.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            match fields.as_slice() {
+                [name, mode, uid, gid, rest @ ..] if *name == wanted => Some(NodeAttrs {
+                    mode: u32::from_str_radix(mode, 8).ok().filter(|m| *m <= 0o7777)?,
+                    uid: uid.parse().ok()?,
+                    gid: gid.parse().ok()?,
+                    acl: Some(rest.first() == Some(&"acl")),
+                }),
+                _ => None,
+            }
+        })
     }
 
     /// The target of a link as written in it, or `None` when `path` is not a link.

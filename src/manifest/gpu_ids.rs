@@ -399,7 +399,7 @@ fn non_empty(text: &str) -> Option<&str> {
 }
 
 /// `0x` and four lowercase hex digits, as the table stores ids.
-fn parse_id(text: &str) -> Option<u16> {
+pub(super) fn parse_id(text: &str) -> Option<u16> {
     let hex = text.strip_prefix("0x")?;
     (hex.len() == 4
         && hex

@@ -17,6 +17,7 @@
 //!
 //! Depends on: serde/toml, [`crate::version`]. Pure after load: no I/O here.
 
+mod amd_gpu_ids;
 mod arch_support;
 mod cuda;
 mod cudnn;
@@ -26,6 +27,7 @@ mod gpu_ids;
 mod gpus;
 mod install;
 mod matching;
+mod rocm;
 mod validate;
 
 #[cfg(test)]
@@ -37,6 +39,7 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use amd_gpu_ids::{AmdDeviceRow, AmdGpuIdTable, AmdGpuIds, AmdIdentity, AmdTarget};
 pub use arch_support::{ArchSupport, Targeting};
 pub use cuda::{
     ComputeCapabilityInfo, CudaMajor, CudaRelease, CudaTable, DriverBranch, DriverLifecycle,
@@ -54,6 +57,9 @@ pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,
+};
+pub use rocm::{
+    AmdgpuInstall, Carried, OverrideGroup, RocmInstallFacts, RocmTable, TorchTargets, TorchWheel,
 };
 pub use validate::{ManifestProblem, ProblemKind, validate};
 
@@ -85,6 +91,10 @@ pub struct Manifests {
     pub install: InstallTable,
     pub errors: Errors,
     pub gpu_ids: GpuIds,
+    /// AMD GPUs by PCI id: name, gfx target, family (`amd-gpu-ids.toml`).
+    pub amd_gpu_ids: AmdGpuIds,
+    /// ROCm releases, torch ROCm wheels and gfx targets (`rocm.toml`).
+    pub rocm: RocmTable,
 }
 
 /// Why a manifest set could not be loaded.
@@ -105,7 +115,7 @@ pub enum ManifestError {
 }
 
 /// The file names of a manifest set, in the order [`Manifests`] holds them.
-pub const FILE_NAMES: [&str; 7] = [
+pub const FILE_NAMES: [&str; 9] = [
     CudaTable::FILE,
     GpuTable::FILE,
     FrameworkTable::FILE,
@@ -113,10 +123,12 @@ pub const FILE_NAMES: [&str; 7] = [
     InstallTable::FILE,
     ErrorTable::FILE,
     GpuIdTable::FILE,
+    AmdGpuIdTable::FILE,
+    RocmTable::FILE,
 ];
 
 /// The set compiled into the binary.
-const EMBEDDED: [(&str, &str); 7] = [
+const EMBEDDED: [(&str, &str); 9] = [
     (CudaTable::FILE, include_str!("../../manifests/cuda.toml")),
     (GpuTable::FILE, include_str!("../../manifests/gpus.toml")),
     (
@@ -136,6 +148,11 @@ const EMBEDDED: [(&str, &str); 7] = [
         GpuIdTable::FILE,
         include_str!("../../manifests/gpu-ids.toml"),
     ),
+    (
+        AmdGpuIdTable::FILE,
+        include_str!("../../manifests/amd-gpu-ids.toml"),
+    ),
+    (RocmTable::FILE, include_str!("../../manifests/rocm.toml")),
 ];
 
 /// The manifest set built into the binary, parsed on first use and shared afterwards.
@@ -153,35 +170,29 @@ const EMBEDDED: [(&str, &str); 7] = [
 pub fn embedded() -> &'static Manifests {
     static PARSED: OnceLock<Manifests> = OnceLock::new();
     PARSED.get_or_init(|| {
-        // The GPU id table (the one large file) is parsed when a GPU is first looked up, the
-        // error table when `explain` first asks.
-        let text_of = |file: &str| {
-            EMBEDDED
-                .iter()
+        // The large or rarely needed tables are parsed on first use: the GPU id tables when a
+        // GPU is first looked up, the error table when `explain` first asks.
+        let lazy = [GpuIdTable::FILE, AmdGpuIdTable::FILE, ErrorTable::FILE];
+        let (held, rest): (Vec<_>, Vec<_>) =
+            EMBEDDED.iter().partition(|(name, _)| lazy.contains(name));
+        let text = |file: &str| {
+            held.iter()
                 .find(|(name, _)| *name == file)
                 .map(|(_, text)| *text)
                 .unwrap_or_default()
         };
-        let rest: Vec<(&str, &str)> = EMBEDDED
-            .iter()
-            .filter(|(name, _)| *name != GpuIdTable::FILE && *name != ErrorTable::FILE)
-            .copied()
-            .collect();
-        let loaded = from_texts(
-            &rest,
-            |_| {
-                Errors::lazy(text_of(ErrorTable::FILE)).ok_or(ManifestError::Parse {
-                    file: ErrorTable::FILE,
-                    message: "its [meta] table does not parse".to_string(),
-                })
-            },
-            |_| {
-                GpuIds::lazy(text_of(GpuIdTable::FILE)).ok_or(ManifestError::Parse {
-                    file: GpuIdTable::FILE,
-                    message: "its [meta] table does not parse".to_string(),
-                })
-            },
-        );
+        let unparsed = |file: &'static str| ManifestError::Parse {
+            file,
+            message: "its [meta] table does not parse".to_string(),
+        };
+        let loaded = from_texts(&rest, |_| {
+            Ok(Deferred {
+                errors: Errors::lazy(text(ErrorTable::FILE)).ok_or(unparsed(ErrorTable::FILE))?,
+                gpu_ids: GpuIds::lazy(text(GpuIdTable::FILE)).ok_or(unparsed(GpuIdTable::FILE))?,
+                amd_gpu_ids: AmdGpuIds::lazy(text(AmdGpuIdTable::FILE))
+                    .ok_or(unparsed(AmdGpuIdTable::FILE))?,
+            })
+        });
         match loaded {
             Ok(manifests) => manifests,
             Err(error) => panic!("the manifests built into gpu-doctor do not load: {error}"),
@@ -192,7 +203,7 @@ pub fn embedded() -> &'static Manifests {
 /// Parses a manifest set from `(file name, TOML text)` pairs.
 ///
 /// File names are matched on their last path component, so `manifests/cuda.toml` works too.
-/// All seven files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
+/// All nine files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
 /// Content is not checked here; run [`validate()`] on the result before trusting a set that did
 /// not come with the binary.
 ///
@@ -200,19 +211,27 @@ pub fn embedded() -> &'static Manifests {
 ///
 /// [`ManifestError`] naming the file (and, for TOML errors, the line) of the first problem.
 pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
-    from_texts(
-        files,
-        |texts| Ok(Errors::parsed(parse_table(texts)?)),
-        |texts| Ok(GpuIds::parsed(parse_table(texts)?)),
-    )
+    from_texts(files, |texts| {
+        Ok(Deferred {
+            errors: Errors::parsed(parse_table(texts)?),
+            gpu_ids: GpuIds::parsed(parse_table(texts)?),
+            amd_gpu_ids: AmdGpuIds::parsed(parse_table(texts)?),
+        })
+    })
 }
 
-/// [`from_sources`] with the error and GPU id tables made by `errors` and `gpu_ids` (at once,
-/// or lazily for the built-in set, whose two files are left out of `files`).
+/// The tables the built-in set parses on first use (see [`embedded`]).
+struct Deferred {
+    errors: Errors,
+    gpu_ids: GpuIds,
+    amd_gpu_ids: AmdGpuIds,
+}
+
+/// [`from_sources`] with the deferred tables made by `deferred` (at once, or lazily for the
+/// built-in set, whose deferred files are left out of `files`).
 fn from_texts(
     files: &[(&str, &str)],
-    errors: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<Errors, ManifestError>,
-    gpu_ids: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<GpuIds, ManifestError>,
+    deferred: impl FnOnce(&BTreeMap<&'static str, &str>) -> Result<Deferred, ManifestError>,
 ) -> Result<Manifests, ManifestError> {
     let mut texts: BTreeMap<&'static str, &str> = BTreeMap::new();
     for &(name, text) in files {
@@ -226,14 +245,21 @@ fn from_texts(
             return Err(ManifestError::DuplicateFile { file });
         }
     }
+    let Deferred {
+        errors,
+        gpu_ids,
+        amd_gpu_ids,
+    } = deferred(&texts)?;
     Ok(Manifests {
         cuda: parse_table(&texts)?,
         gpus: parse_table(&texts)?,
         frameworks: parse_table(&texts)?,
         cudnn: parse_table(&texts)?,
         install: parse_table(&texts)?,
-        errors: errors(&texts)?,
-        gpu_ids: gpu_ids(&texts)?,
+        errors,
+        gpu_ids,
+        amd_gpu_ids,
+        rocm: parse_table(&texts)?,
     })
 }
 

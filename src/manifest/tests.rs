@@ -658,6 +658,8 @@ fn tables_round_trip_through_toml() {
         (InstallTable::FILE, toml::to_string(&m.install)),
         (ErrorTable::FILE, toml::to_string(&m.errors)),
         (GpuIdTable::FILE, toml::to_string(&m.gpu_ids)),
+        (AmdGpuIdTable::FILE, toml::to_string(&m.amd_gpu_ids)),
+        (RocmTable::FILE, toml::to_string(&m.rocm)),
     ]
     .map(|(file, text)| (file, text.unwrap_or_else(|e| panic!("{file}: {e}"))));
     let again = load(&texts).expect("serialized set loads");
@@ -668,6 +670,11 @@ fn tables_round_trip_through_toml() {
         again.gpu_ids.devices.rows.len(),
         m.gpu_ids.devices.rows.len()
     );
+    assert_eq!(
+        again.amd_gpu_ids.devices.rows.len(),
+        m.amd_gpu_ids.devices.rows.len()
+    );
+    assert_eq!(again.rocm.torch_targets, m.rocm.torch_targets);
     let before: usize = m.frameworks.torch.iter().map(|r| r.builds.len()).sum();
     let after: usize = again.frameworks.torch.iter().map(|r| r.builds.len()).sum();
     assert_eq!(before, after);

@@ -66,6 +66,8 @@ pub fn validate(manifests: &Manifests) -> Vec<ManifestProblem> {
     manifests.install.check(&mut checker);
     manifests.errors.check(&mut checker);
     manifests.gpu_ids.check(&mut checker);
+    manifests.amd_gpu_ids.check(&mut checker);
+    manifests.rocm.check(&mut checker);
     checker.problems
 }
 

@@ -3,9 +3,11 @@
 // whatever a broken machine holds, so here indexing that could panic is denied too.
 #![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 
+pub mod accounts;
 pub mod cuda_files;
 pub mod elf;
 pub mod kernel;
+pub mod kfd;
 pub mod ld_cache;
 pub mod libfamily;
 pub mod libname;
@@ -17,5 +19,6 @@ pub mod proc_nvidia;
 mod props;
 mod pyliteral;
 pub mod python_pkg;
+pub mod rocm_files;
 mod text;
 pub mod visible_devices;

@@ -17,6 +17,9 @@ pub struct GpuFact {
     pub compute_capability: Option<String>,
     pub architecture: Option<String>,
     pub pci_device_id: Option<String>,
+    /// An AMD GPU's gfx target (`gfx1100`); absent for NVIDIA GPUs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gfx_target: Option<String>,
     /// The oldest driver release that lists this GPU: older drivers do not know it.
     pub first_driver: Option<String>,
     /// What is known when the compute capability is not ("Turing or newer").
@@ -64,6 +67,10 @@ pub struct Machine {
     /// module must match.
     pub library_version: Option<String>,
     pub nouveau_loaded: bool,
+    /// For a plan for AMD GPUs (`plan::rocm`): the amdgpu driver and ROCm in words, which the
+    /// header shows as the driver; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amd_driver: Option<String>,
     pub os_id: Option<String>,
     pub os_version: Option<String>,
     pub os_pretty_name: Option<String>,
@@ -82,12 +89,12 @@ pub struct Machine {
 
 impl Machine {
     /// The facts of a report. GPUs whose compute capability the report lacks are looked up in
-    /// the GPU table by PCI id, as the report's own fill step does.
+    /// the GPU table by PCI id, as the report's own fill step does. Only NVIDIA GPUs: the CUDA
+    /// stack is planned for them (an AMD GPU sets `amd_gpu`).
     #[must_use]
     pub fn from_report(report: &Report, manifests: &Manifests) -> Machine {
         let gpus = report
-            .gpus
-            .iter()
+            .nvidia_gpus()
             .map(|g| {
                 let row = g
                     .pci_device_id
@@ -105,6 +112,7 @@ impl Machine {
                         .clone()
                         .or_else(|| row.and_then(|r| r.architecture.clone())),
                     pci_device_id: g.pci_device_id.clone(),
+                    gfx_target: None,
                     first_driver: g.first_driver.clone(),
                     identity_note: g.identity_note.clone(),
                 }
@@ -146,6 +154,7 @@ impl Machine {
                 .filter(|l| l.kind == "driver")
                 .find_map(|l| l.version.clone()),
             nouveau_loaded: report.kernel.nouveau_loaded,
+            amd_driver: None,
             os_id: report.host.os_id.clone(),
             os_version: report.host.os_version.clone(),
             os_pretty_name: report.host.os_pretty_name.clone(),
@@ -222,6 +231,12 @@ impl Machine {
             .iter()
             .map(|g| {
                 let name = g.name.as_deref().unwrap_or("unknown model");
+                if let Some(gfx) = &g.gfx_target {
+                    return match &g.architecture {
+                        Some(arch) => format!("GPU {}: {name} ({gfx}, {arch})", g.index),
+                        None => format!("GPU {}: {name} ({gfx})", g.index),
+                    };
+                }
                 let cc = g.compute_capability.as_deref().map_or_else(
                     || "compute capability unknown".to_string(),
                     |c| format!("compute capability {c}"),
@@ -237,6 +252,9 @@ impl Machine {
     /// The driver in words for the header.
     #[must_use]
     pub fn driver_line(&self) -> String {
+        if let (None, Some(amd)) = (&self.driver_version, &self.amd_driver) {
+            return amd.clone();
+        }
         match (&self.driver_version, &self.driver_cuda) {
             _ if self.nouveau_loaded => "none: nouveau holds the GPU".to_string(),
             (Some(v), Some(c)) if self.working_driver().is_some() => {

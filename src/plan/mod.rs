@@ -20,6 +20,7 @@ pub mod frameworks;
 pub mod json;
 pub mod machine;
 mod python;
+mod rocm;
 pub mod shell;
 pub mod target;
 
@@ -131,6 +132,10 @@ impl Refusal {
 /// # Errors
 /// A [`Refusal`] with the reason and the machine facts when the target cannot work here.
 pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<Plan, Refusal> {
+    // A machine whose GPUs are AMD gets a ROCm plan; the CUDA planner below is NVIDIA's.
+    if rocm::applies(report) {
+        return rocm::plan(report, manifests, target);
+    }
     let machine = Machine::from_report(report, manifests);
     let decision = decide::decide(&machine, manifests, target).map_err(|mut refusal| {
         refusal.facts = machine_facts(&machine);

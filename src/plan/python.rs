@@ -160,7 +160,7 @@ fn conda_cuda(m: &Manifests, d: &Decision<'_>, name: &str) -> Option<Step> {
     })
 }
 
-fn venv(path: &str, python: &str) -> Step {
+pub(super) fn venv(path: &str, python: &str) -> Step {
     let interpreter = format!("{}/bin/python", path.trim_end_matches('/'));
     Step {
         id: "venv".to_string(),

@@ -63,6 +63,7 @@ pub fn render(report: &Report) -> String {
     tool(&mut out, report);
     findings(&mut out, report);
     driver(&mut out, report);
+    rocm(&mut out, report);
     gpus(&mut out, report);
     software(&mut out, report);
     smoke(&mut out, report);
@@ -188,6 +189,30 @@ fn driver(out: &mut Exposition, report: &Report) {
     out.push(info);
 }
 
+/// The AMD ROCm stack, when the machine has one: its version, where `/opt/rocm` points, and the
+/// amdgpu module's kind ("dkms", "inbox", empty when not loaded) and version. No series on a
+/// machine without ROCm, as `rocm` is null in the report.
+fn rocm(out: &mut Exposition, report: &Report) {
+    let Some(stack) = &report.rocm else {
+        return;
+    };
+    let mut info = Family::new(
+        "gpu_doctor_rocm_info",
+        "The AMD ROCm stack: the ROCm version /opt/rocm points at, its folder, and the amdgpu kernel module's kind (dkms, inbox) and version (empty when unknown).",
+        ["version", "path", "amdgpu", "amdgpu_version"],
+    );
+    info.set(
+        [
+            report.kernel.rocm_version.as_deref().unwrap_or(""),
+            stack.default_install.as_deref().unwrap_or(""),
+            stack.amdgpu.kind.as_deref().unwrap_or(""),
+            stack.amdgpu.version.as_deref().unwrap_or(""),
+        ],
+        1.0,
+    );
+    out.push(info);
+}
+
 /// The model name of GPU `index`: from the driver, else from the smoke test, else empty.
 fn gpu_name(report: &Report, index: u32) -> &str {
     report
@@ -232,7 +257,7 @@ fn gpus(out: &mut Exposition, report: &Report) {
 
     let mut info = Family::new(
         "gpu_doctor_gpu_info",
-        "One series per GPU: model, UUID, PCI bus ID, compute capability and architecture (empty when unknown).",
+        "One series per GPU: model, UUID, PCI bus ID, compute capability and architecture, vendor (nvidia, amd) and an AMD GPU's gfx target (empty when unknown).",
         [
             "gpu",
             "name",
@@ -240,6 +265,8 @@ fn gpus(out: &mut Exposition, report: &Report) {
             "pci_bus_id",
             "compute_capability",
             "architecture",
+            "vendor",
+            "gfx_target",
         ],
     );
     for g in &report.gpus {
@@ -251,6 +278,8 @@ fn gpus(out: &mut Exposition, report: &Report) {
                 g.pci_bus_id.as_deref().unwrap_or(""),
                 g.compute_capability.as_deref().unwrap_or(""),
                 g.architecture.as_deref().unwrap_or(""),
+                g.vendor.as_str(),
+                g.gfx_target.as_deref().unwrap_or(""),
             ],
             1.0,
         );
@@ -895,7 +924,7 @@ mod tests {
         let text = render(&r);
         assert!(text.contains(r#"gpu_doctor_driver_info{version="",cuda=""} 1"#));
         assert!(text.contains(
-            r#"gpu_doctor_gpu_info{gpu="0",name="",uuid="",pci_bus_id="",compute_capability="",architecture=""} 1"#
+            r#"gpu_doctor_gpu_info{gpu="0",name="",uuid="",pci_bus_id="",compute_capability="",architecture="",vendor="nvidia",gfx_target=""} 1"#
         ));
         assert!(
             !text.contains("gpu_doctor_gpu_memory_total_bytes"),

@@ -20,6 +20,7 @@ pub fn render_with(report: &Report, paint: Paint) -> String {
     header(&mut out, report);
     gpus(&mut out, report);
     driver(&mut out, report);
+    rocm(&mut out, report);
     toolkits(&mut out, report);
     libraries(&mut out, report);
     python(&mut out, report);
@@ -112,6 +113,15 @@ fn gpus(out: &mut String, r: &Report) {
         if let Some(cc) = &g.compute_capability {
             let _ = write!(out, "  cc {}", clean(cc));
         }
+        if let Some(gfx) = &g.gfx_target {
+            let _ = write!(out, "  {}", clean(gfx));
+            if let Some(family) = &g.architecture {
+                let _ = write!(out, " ({})", clean(family));
+            }
+        }
+        if g.integrated == Some(true) {
+            out.push_str("  integrated");
+        }
         if let Some(m) = g.memory_total_mib {
             let _ = write!(out, "  {m} MiB");
         }
@@ -124,7 +134,11 @@ fn gpus(out: &mut String, r: &Report) {
         if let (Some(p), Some(l)) = (g.power_draw_w, g.power_limit_w) {
             let _ = write!(out, "  {p:.0}/{l:.0} W");
         }
-        let _ = writeln!(out, "  ({})", clean(&g.source));
+        let _ = write!(out, "  ({})", clean(&g.source));
+        if let Some(i) = g.rocm_index {
+            let _ = write!(out, "  ROCm device {i}");
+        }
+        out.push('\n');
         if g.identified_by.as_deref() != Some("driver") {
             let _ = writeln!(
                 out,
@@ -185,6 +199,75 @@ fn driver(out: &mut String, r: &Report) {
             opt(lib.version.as_deref()),
             clean(&lib.kind),
             clean(&lib.origin)
+        );
+    }
+}
+
+/// The AMD stack: the amdgpu module, ROCm installs, KFD, the device nodes ROCm opens and who
+/// may open them.
+fn rocm(out: &mut String, r: &Report) {
+    let Some(s) = &r.rocm else {
+        return;
+    };
+    section(out, "AMD ROCm");
+    let module = match (s.amdgpu.loaded, s.amdgpu.kind.as_deref(), &s.amdgpu.version) {
+        (false, _, _) => "amdgpu not loaded".to_string(),
+        (true, Some("dkms"), Some(v)) => format!("amdgpu-dkms {}", clean(v)),
+        (true, _, _) => "amdgpu (the kernel's own)".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "  kernel module: {module}; KFD: {}",
+        if s.kfd_topology {
+            format!("{} GPU node(s)", s.kfd_nodes.len())
+        } else {
+            "no topology".to_string()
+        }
+    );
+    if s.installs.is_empty() {
+        out.push_str("  ROCm: none installed under /opt\n");
+    }
+    for i in &s.installs {
+        let default = s.default_install.as_deref() == Some(i.path.as_str());
+        let _ = write!(
+            out,
+            "  ROCm {}  {}{}",
+            opt(i.version.as_deref()),
+            clean(&i.path),
+            if default { " (/opt/rocm)" } else { "" }
+        );
+        if let Some(h) = &i.hip_version {
+            let _ = write!(out, "  HIP {}", clean(h));
+        }
+        if !i.rocblas_targets.is_empty() {
+            let _ = write!(out, "  rocBLAS: {}", clean(&i.rocblas_targets.join(" ")));
+        }
+        out.push('\n');
+    }
+    for n in &s.device_nodes {
+        let access = match n.accessible {
+            Some(true) => "can open",
+            Some(false) => "CANNOT open",
+            None => "access unknown",
+        };
+        let _ = writeln!(
+            out,
+            "  {}  {} {}  ({access})",
+            clean(&n.path),
+            opt(n.mode.as_deref()),
+            n.group
+                .as_deref()
+                .map(clean)
+                .or_else(|| n.gid.map(|g| format!("gid {g}")))
+                .unwrap_or_else(|| "?".to_string())
+        );
+    }
+    if let Some(u) = &s.user {
+        let _ = writeln!(
+            out,
+            "  user {}: groups {}",
+            opt(u.name.as_deref()),
+            clean(&u.groups.join(", "))
         );
     }
 }
@@ -277,6 +360,9 @@ fn python(out: &mut String, r: &Report) {
             );
             if let Some(c) = &fw.cudnn {
                 let _ = write!(out, ", cuDNN {}", clean(c));
+            }
+            if !fw.gfx_targets.is_empty() {
+                let _ = write!(out, ", gfx: {}", clean(&fw.gfx_targets.join(" ")));
             }
             // JAX's jaxlib and plugins carry their own versions, and the build facts.
             for c in &fw.components {

@@ -246,5 +246,6 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
         } else {
             Vec::new()
         },
+        ..Gpu::default()
     }
 }

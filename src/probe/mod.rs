@@ -4,6 +4,7 @@
 //! Probes never fail: what they cannot learn is `null` in the report, and why is a fact in
 //! `probes[]` or in the outcome of the source that failed.
 
+pub(crate) mod amd;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
 pub(crate) mod kernel;
@@ -17,6 +18,8 @@ pub(crate) mod overrides;
 pub(crate) mod pci;
 pub(crate) mod python;
 pub(crate) mod python_managers;
+pub(crate) mod rocm;
+pub(crate) mod rocm_wheels;
 pub(crate) mod services;
 pub(crate) mod system;
 pub(crate) mod toolkit;
@@ -28,7 +31,7 @@ use crate::host::Host;
 use crate::report::{EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 17] = [
+const REPORTED_VARS: [&str; 22] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -46,6 +49,11 @@ const REPORTED_VARS: [&str; 17] = [
     "NCCL_SOCKET_IFNAME",
     "NCCL_IB_HCA",
     "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL",
+    "HSA_OVERRIDE_GFX_VERSION",
+    "ROCM_PATH",
+    "HIP_PATH",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
@@ -86,7 +94,7 @@ pub(crate) fn gather(host: &Host) -> Report {
     let (kernel, kernel_rec) = kernel.unwrap_or_else(|_| panicked("kernel"));
     let (mut driver, driver_rec) = driver.unwrap_or_else(|_| panicked("driver"));
     let (loader, loader_rec) = loader.unwrap_or_else(|_| panicked("loader-path"));
-    let (python_envs, python_rec) = python;
+    let (mut python_envs, python_rec) = python;
     records.extend([
         system_rec, pci_rec, kernel_rec, driver_rec, loader_rec, python_rec,
     ]);
@@ -124,11 +132,23 @@ pub(crate) fn gather(host: &Host) -> Report {
     libraries.loader_table = table;
     records.push(rec);
 
+    let ((rocm, amd_gpus), rec) = timed("rocm", || {
+        let topology = amd::topology(host);
+        let gpus = amd::gpus(host, &pci, &topology);
+        (rocm::probe(host, &kernel, &pci, &topology), gpus)
+    });
+    records.push(rec);
+    if let Some(version) = rocm.as_ref().and_then(rocm::main_version) {
+        kernel.rocm_version = Some(version);
+    }
+    rocm_wheels::enrich(host, &mut python_envs);
+
     let smi_from_node = driver.smi_from_node;
     let mut gpus = driver.gpus;
     if gpus.is_empty() {
         gpus = gpus_from_pci(host, &pci);
     }
+    let gpus = with_amd(gpus, amd_gpus);
     records.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(node) = host.host_root_source() {
         for record in &mut records {
@@ -163,6 +183,7 @@ pub(crate) fn gather(host: &Host) -> Report {
         toolkits,
         libraries,
         python_envs,
+        rocm,
         environment: REPORTED_VARS
             .iter()
             .filter_map(|k| {
@@ -252,6 +273,29 @@ fn gpus_from_pci(host: &Host, pci: &[crate::report::PciDevice]) -> Vec<crate::re
             ..crate::report::Gpu::default()
         })
         .collect()
+}
+
+/// NVIDIA's GPUs and AMD's in one list. With no AMD GPU the NVIDIA list is kept as the driver
+/// gave it; with both, every GPU takes its place in PCI bus order and `index` is renumbered.
+fn with_amd(
+    nvidia: Vec<crate::report::Gpu>,
+    amd: Vec<crate::report::Gpu>,
+) -> Vec<crate::report::Gpu> {
+    if amd.is_empty() {
+        return nvidia;
+    }
+    let mut all: Vec<crate::report::Gpu> = nvidia.into_iter().chain(amd).collect();
+    // A GPU without a bus id (an override) goes last.
+    all.sort_by(|a, b| match (&a.pci_bus_id, &b.pci_bus_id) {
+        (Some(x), Some(y)) => x.to_ascii_lowercase().cmp(&y.to_ascii_lowercase()),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    for (i, gpu) in all.iter_mut().enumerate() {
+        gpu.index = u32::try_from(i).unwrap_or(u32::MAX);
+    }
+    all
 }
 
 /// sysfs names a device `0000:01:00.0`; NVML and nvidia-smi use an 8-digit domain,

@@ -48,6 +48,12 @@ pub(crate) fn probe(host: &Host) -> Vec<PciDevice> {
             vendor_id: format!("0x{vendor_id:04x}"),
             device_id: device_id.map(|d| format!("0x{d:04x}")).unwrap_or_default(),
             class: format!("0x{class:06x}"),
+            // One AMD id is several products told apart by revision (0x744c: 7900 XTX, XT, GRE).
+            revision: (vendor_id == AMD)
+                .then(|| read("revision").and_then(|r| parse_hex_id(&r)))
+                .flatten()
+                .filter(|r| *r <= 0xff)
+                .map(|r| format!("0x{r:02x}")),
             subsystem_id,
             bound_driver: host
                 .fs

@@ -246,6 +246,8 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
         found_via: cand.found_via.clone(),
         frameworks,
         nvidia_wheels: wheels,
+        // Filled by `probe::rocm_wheels`, which reads ROCm builds' own files.
+        rocm_wheels: Vec::new(),
     })
 }
 
@@ -401,16 +403,20 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) ->
         source: source.display().to_string(),
         distribution: None,
         runtime: None,
+        gfx_targets: Vec::new(),
+        gfx_targets_source: None,
+        bundled_runtime: Vec::new(),
     })
 }
 
 /// TensorFlow publishes under several names; the build facts are in one file for all of them.
-const TF_DISTS: [&str; 5] = [
+const TF_DISTS: [&str; 6] = [
     "tensorflow",
     "tensorflow-cpu",
     "tensorflow-gpu",
     "tf-nightly",
     "tensorflow-intel",
+    "tensorflow-rocm",
 ];
 
 fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option<Framework> {
@@ -427,9 +433,12 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
     let info = info.unwrap_or_default();
     let cuda_build = info.is_cuda_build == Some(true)
         || (info.is_cuda_build.is_none() && info.cuda_version.is_some());
+    let rocm_dist = dist.is_some_and(|d| d.name == "tensorflow-rocm");
     let variant = match (cuda_build, info.is_rocm_build) {
         (true, _) => Some("cuda"),
         (false, Some(true)) => Some("rocm"),
+        // AMD's `tensorflow-rocm` is a ROCm build by its name, whatever build_info holds.
+        (false, None) if rocm_dist => Some("rocm"),
         (false, _) if host.fs.exists(&build_info) => Some("cpu"),
         _ => None,
     };
@@ -459,6 +468,9 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
         },
         distribution: dist.map(|d| d.name.clone()).filter(|n| n.ends_with("-cpu")),
         runtime: None,
+        gfx_targets: Vec::new(),
+        gfx_targets_source: None,
+        bundled_runtime: Vec::new(),
     })
 }
 
@@ -535,6 +547,9 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
         source: source.display().to_string(),
         distribution: None,
         runtime: None,
+        gfx_targets: Vec::new(),
+        gfx_targets_source: None,
+        bundled_runtime: Vec::new(),
     })
 }
 
@@ -568,6 +583,9 @@ fn cupy(dists: &[Dist]) -> Vec<Framework> {
                 source: d.dir.display().to_string(),
                 distribution: None,
                 runtime: None,
+                gfx_targets: Vec::new(),
+                gfx_targets_source: None,
+                bundled_runtime: Vec::new(),
             }
         })
         .collect()

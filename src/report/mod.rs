@@ -24,8 +24,15 @@
 //! A value that could not be learned is `null`, never a guess; `0` is a real reading. Lists are
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types by the test in `src/schema.rs`; `gpu-doctor schema` prints it.
+//!
+//! AMD GPUs are in `gpus[]` too (`gpus[].vendor` is "amd"), with `gfx_target`, `integrated`,
+//! `bound_driver`, `kfd_node`, `rocm_index`, `render_node` and `gtt_total_mib`; their
+//! `compute_capability` is null. The ROCm stack is `rocm` (see [`rocm`]); a framework's ROCm
+//! build lists the gfx targets its files carry in `gfx_targets` and the runtime libraries it
+//! bundles in `bundled_runtime`; TheRock's ROCm wheels are `python_envs[].rocm_wheels`.
 
 pub mod explain;
+pub mod rocm;
 pub mod runtime;
 pub mod smoke;
 
@@ -54,12 +61,18 @@ pub struct Report {
     pub pci_devices: Vec<PciDevice>,
     pub kernel: KernelInfo,
     pub driver: DriverInfo,
+    /// NVIDIA and AMD GPUs. With an AMD GPU present they are in PCI bus order; otherwise in the
+    /// NVIDIA driver's order (which is bus order unless `CUDA_DEVICE_ORDER` says otherwise).
     pub gpus: Vec<Gpu>,
     /// Every libcuda / libnvidia-ml the dynamic loader could find, in the order it would try them.
     pub driver_libraries: Vec<DriverLibrary>,
     pub toolkits: Vec<Toolkit>,
     pub libraries: Libraries,
     pub python_envs: Vec<PythonEnv>,
+    /// The AMD ROCm stack (installs, amdgpu module, KFD, device nodes and groups); null when
+    /// the machine shows none of it.
+    #[serde(default)]
+    pub rocm: Option<crate::report::rocm::RocmStack>,
     /// GPU-related environment variables as they were set (`CUDA_VISIBLE_DEVICES`, ...).
     pub environment: Vec<EnvVar>,
     /// Facts replaced by `GPU_DOCTOR_*` variables.
@@ -161,6 +174,10 @@ pub struct PciDevice {
     pub device_id: String,
     /// "0x030200".
     pub class: String,
+    /// The PCI revision ("0xc8"), read for AMD devices only: one AMD device id is several
+    /// products told apart by it (0x744c: 0xc8 RX 7900 XTX, 0xcc RX 7900 XT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
     /// "0x14a910de": subsystem device id then subsystem vendor id (nvidia-smi's form); null
     /// when sysfs does not say.
     pub subsystem_id: Option<String>,
@@ -188,7 +205,8 @@ pub struct KernelInfo {
     pub amdgpu_loaded: bool,
     /// `/dev/nvidia*`, `/dev/kfd`, `/dev/dxg` nodes present.
     pub device_nodes: Vec<String>,
-    /// ROCm version from `/opt/rocm*/.info/version`.
+    /// ROCm version from `.info/version`: of the install `/opt/rocm` points at, else the newest
+    /// `/opt/rocm*` (every install is in `rocm.installs`).
     pub rocm_version: Option<String>,
     pub source: Option<String>,
     /// GPU daemons found running in `/proc` (`nv-fabricmanager`, `nvidia-persistenced`);
@@ -279,12 +297,36 @@ impl ProbeOutcome {
     }
 }
 
-/// One GPU as the driver reports it (NVML or nvidia-smi), or as the PCI bus shows it when no
-/// driver answers.
+/// Who made a GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuVendor {
+    /// The default: reports from before AMD GPUs were listed hold only NVIDIA GPUs.
+    #[default]
+    Nvidia,
+    Amd,
+}
+
+impl GpuVendor {
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuVendor::Nvidia => "nvidia",
+            GpuVendor::Amd => "amd",
+        }
+    }
+}
+
+/// One GPU as the driver reports it (NVML or nvidia-smi; for AMD the KFD topology and sysfs),
+/// or as the PCI bus shows it when no driver answers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
+    /// Its position in `gpus[]`. For NVIDIA on a machine without AMD GPUs, also NVML's index.
     pub index: u32,
+    /// "nvidia" or "amd".
+    #[serde(default)]
+    pub vendor: GpuVendor,
     pub name: Option<String>,
     pub uuid: Option<String>,
     /// "00000000:00:06.0".
@@ -330,10 +372,48 @@ pub struct Gpu {
     /// When the compute capability is unknown: what is known ("Turing or newer") and how to
     /// state it.
     pub identity_note: Option<String>,
-    /// "nvml", "nvidia-smi", "pci", "override": where this GPU's facts came from.
+    /// "nvml", "nvidia-smi", "pci", "override"; for AMD "kfd" (a KFD topology node: the
+    /// kernel's compute driver sees it) or "pci" (the bus only): where this GPU's facts came
+    /// from.
     pub source: String,
     /// Fields filled from other places than `source` ("compute_capability: manifest").
     pub filled_from: Vec<String>,
+    /// AMD: the ISA target ROCm code must be built for ("gfx1100"): the KFD node's
+    /// `gfx_target_version`, else the AMD GPU table by PCI id; null when neither says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gfx_target: Option<String>,
+    /// AMD: an APU's integrated GPU sharing system memory (true) or a card (false): the AMD GPU
+    /// table, else sysfs (small VRAM with a large GTT, as ollama tells them); null when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrated: Option<bool>,
+    /// AMD: the kernel driver bound to its PCI function ("amdgpu", "vfio-pci"); null when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_driver: Option<String>,
+    /// AMD: its KFD topology node (`/sys/class/kfd/kfd/topology/nodes/<n>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kfd_node: Option<u32>,
+    /// AMD: its number as ROCm counts devices (`HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`):
+    /// the KFD GPU nodes in node order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rocm_index: Option<u32>,
+    /// AMD: its render node ("/dev/dri/renderD128"), which ROCm opens besides `/dev/kfd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render_node: Option<String>,
+    /// AMD: the GTT size in MiB (system memory the GPU maps; an APU's working memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gtt_total_mib: Option<u64>,
+}
+
+impl Gpu {
+    #[must_use]
+    pub fn is_amd(&self) -> bool {
+        self.vendor == GpuVendor::Amd
+    }
+
+    #[must_use]
+    pub fn is_nvidia(&self) -> bool {
+        self.vendor == GpuVendor::Nvidia
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -527,6 +607,10 @@ pub struct PythonEnv {
     pub frameworks: Vec<Framework>,
     /// `nvidia-*` pip wheels (cuDNN, NCCL, cuBLAS, ...).
     pub nvidia_wheels: Vec<Wheel>,
+    /// ROCm runtime wheels (TheRock's `rocm`, `rocm-sdk-core`, `rocm-sdk-libraries-<family>`);
+    /// absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rocm_wheels: Vec<Wheel>,
 }
 
 /// A framework build found in an environment's files.
@@ -566,6 +650,20 @@ pub struct Framework {
     /// that interpreter imports.
     #[serde(default)]
     pub runtime: Option<crate::report::runtime::FrameworkRuntime>,
+    /// A ROCm build: the gfx targets its own files carry ("gfx1100"), sorted; absent when its
+    /// files do not say (see `gfx_targets_source`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gfx_targets: Vec<String>,
+    /// Where `gfx_targets` came from ("torch/lib/rocblas/library: 11 TensileLibrary_lazy_gfx*
+    /// files"); absent with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gfx_targets_source: Option<String>,
+    /// A ROCm build: the ROCm runtime libraries it ships inside its own folder
+    /// ("torch/lib/libamdhip64.so", "torch/lib/libhsa-runtime64.so"), as paths; absent when none.
+    /// A `libhsa-runtime64.so` that links to, or is a same-size copy of, `/opt/rocm`'s (the step
+    /// AMD's ROCm-on-WSL guide gives) is the system's, not listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bundled_runtime: Vec<String>,
 }
 
 /// One package of a framework split into several, or one component of a toolkit.
@@ -672,11 +770,27 @@ impl Report {
     /// Whether any NVIDIA GPU is known, from the driver or the PCI bus.
     #[must_use]
     pub fn has_nvidia_gpu(&self) -> bool {
-        !self.gpus.is_empty()
+        self.gpus.iter().any(Gpu::is_nvidia)
             || self
                 .pci_devices
                 .iter()
                 .any(|d| d.vendor == "nvidia" && !d.nvswitch)
+    }
+
+    /// Whether any GPU is known, NVIDIA or AMD, from a driver or the PCI bus.
+    #[must_use]
+    pub fn has_gpu(&self) -> bool {
+        !self.gpus.is_empty() || self.pci_devices.iter().any(|d| !d.nvswitch)
+    }
+
+    /// The NVIDIA GPUs, in order: the ones CUDA and NVML number.
+    pub fn nvidia_gpus(&self) -> impl Iterator<Item = &Gpu> {
+        self.gpus.iter().filter(|g| g.is_nvidia())
+    }
+
+    /// The AMD GPUs, in order.
+    pub fn amd_gpus(&self) -> impl Iterator<Item = &Gpu> {
+        self.gpus.iter().filter(|g| g.is_amd())
     }
 }
 

@@ -12,11 +12,12 @@ use crate::report::{Finding, Gpu, Report, Severity};
 /// well below.
 pub(crate) const UNDERPERFORMING: f64 = 0.70;
 
-/// Fills each device's expected figures from the GPU table (via the report's GPU of the same
-/// index: the child runs with CUDA_DEVICE_ORDER=PCI_BUS_ID, NVML's order).
+/// Fills each device's expected figures from the GPU table (via the report's NVIDIA GPU of the
+/// same CUDA index: the child runs with CUDA_DEVICE_ORDER=PCI_BUS_ID, NVML's order).
 pub(crate) fn fill_expected(run: &mut SmokeRun, report: &Report, manifests: &Manifests) {
     for d in &mut run.devices {
-        let Some(row) = manifest_row(report.gpus.get(d.index as usize), d, manifests) else {
+        let Some(row) = manifest_row(report.nvidia_gpus().nth(d.index as usize), d, manifests)
+        else {
             continue;
         };
         if let Some(b) = &mut d.bandwidth {
@@ -110,7 +111,7 @@ pub(crate) fn findings(run: &SmokeRun, report: &Report) -> Vec<Finding> {
         }
         out.extend(underperforming(
             d,
-            report.gpus.get(d.index as usize),
+            report.nvidia_gpus().nth(d.index as usize),
             &label,
         ));
     }

@@ -46,7 +46,14 @@ pub(crate) fn test(
     devices: Option<Vec<u32>>,
     bench: bool,
 ) -> SmokeRun {
-    let mut run = if host.live() {
+    let mut run = if let Some(why) = amd_only(report) {
+        SmokeRun {
+            status: SmokeStatus::CouldNotRun,
+            error: Some(why),
+            bench,
+            ..SmokeRun::default()
+        }
+    } else if host.live() {
         spawn_child(host, report, devices, bench)
     } else {
         SmokeRun {
@@ -74,6 +81,28 @@ pub(crate) fn test(
         .findings
         .sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
     run
+}
+
+/// Why the smoke test cannot run on a machine whose GPUs are AMD only: it drives the GPU
+/// through NVIDIA's CUDA driver API, which an AMD GPU does not have. Said plainly, never a pass.
+#[must_use]
+pub(crate) fn amd_only(report: &Report) -> Option<String> {
+    if report.nvidia_gpus().next().is_some() {
+        return None;
+    }
+    let amd: Vec<String> = report
+        .amd_gpus()
+        .map(|g| format!("GPU {} {}", g.index, g.name.as_deref().unwrap_or("AMD GPU")))
+        .collect();
+    (!amd.is_empty()).then(|| {
+        format!(
+            "this machine's GPUs are AMD ({}); the smoke test runs its kernels through NVIDIA's \
+             CUDA driver API and cannot test an AMD GPU. For ROCm, `rocminfo` and `rocm-smi` \
+             show what the runtime sees, and `gpu-doctor smoke --frameworks` runs a matmul \
+             through the ROCm build of PyTorch",
+            amd.join(", ")
+        )
+    })
 }
 
 /// Whether a finished run passed: the checks passed and no GPU has an error finding.

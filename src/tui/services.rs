@@ -175,6 +175,10 @@ impl Services for AppServices {
             ));
             return;
         }
+        if let Some(why) = report.and_then(crate::smoke::amd_only) {
+            progress(SmokeEvent::Unavailable(why));
+            return;
+        }
         if report.is_some_and(|r| r.gpus.iter().all(|g| g.source == "pci")) {
             progress(SmokeEvent::Unavailable(
                 "no GPU answers through the driver, so there is nothing to run on".to_string(),

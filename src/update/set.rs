@@ -20,7 +20,7 @@ use crate::manifest::{
 
 /// The manifest files built into the binary, as bytes: the same files `manifest::embedded()`
 /// parses, needed here for their digests (`include_str!` of one file twice is stored once).
-const EMBEDDED_FILES: [(&str, &str); 7] = [
+const EMBEDDED_FILES: [(&str, &str); 9] = [
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     (
@@ -31,6 +31,11 @@ const EMBEDDED_FILES: [(&str, &str); 7] = [
     ("install.toml", include_str!("../../manifests/install.toml")),
     ("errors.toml", include_str!("../../manifests/errors.toml")),
     ("gpu-ids.toml", include_str!("../../manifests/gpu-ids.toml")),
+    (
+        "amd-gpu-ids.toml",
+        include_str!("../../manifests/amd-gpu-ids.toml"),
+    ),
+    ("rocm.toml", include_str!("../../manifests/rocm.toml")),
 ];
 
 /// One file of a set.
@@ -163,7 +168,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Each table's `[meta]`, in [`FILE_NAMES`] order.
 #[must_use]
-pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 7] {
+pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 9] {
     [
         (FILE_NAMES[0], &m.cuda.meta),
         (FILE_NAMES[1], &m.gpus.meta),
@@ -172,6 +177,8 @@ pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 7] {
         (FILE_NAMES[4], &m.install.meta),
         (FILE_NAMES[5], &m.errors.meta),
         (FILE_NAMES[6], &m.gpu_ids.meta),
+        (FILE_NAMES[7], &m.amd_gpu_ids.meta),
+        (FILE_NAMES[8], &m.rocm.meta),
     ]
 }
 

@@ -739,7 +739,14 @@ fn amd_rocm() {
     assert_eq!(r["kernel"]["nvidia_loaded"], false);
     assert_eq!(r["kernel"]["device_nodes"], json!(["/dev/kfd"]));
     assert_eq!(r["kernel"]["rocm_version"], "6.2.0-66");
-    assert_eq!(r["gpus"], json!([]), "gpus[] lists NVIDIA GPUs only");
+    let gpus = array(&r, "gpus");
+    assert_eq!(gpus.len(), 1, "the MI300X, from its KFD node");
+    assert_eq!(gpus[0]["vendor"], "amd");
+    assert_eq!(gpus[0]["pci_device_id"], "0x74a1");
+    assert_eq!(gpus[0]["gfx_target"], "gfx942");
+    assert_eq!(gpus[0]["architecture"], "CDNA 3");
+    assert_eq!(gpus[0]["source"], "kfd");
+    assert_eq!(gpus[0]["memory_total_mib"], 192 * 1024);
     assert_eq!(r["driver"]["version"], Value::Null);
     assert_eq!(r["driver_libraries"], json!([]));
     let torch = framework(&r, "/opt/venv", "torch");
@@ -749,7 +756,8 @@ fn amd_rocm() {
     assert_eq!(torch["variant"], "rocm");
     assert_subset(
         &r["environment"],
-        &json!([{"name": "VIRTUAL_ENV", "value": "/opt/venv"}, {"name": "HIP_VISIBLE_DEVICES", "value": "0"}]),
+        &json!([{"name": "VIRTUAL_ENV", "value": "/opt/venv"}, {"name": "HIP_VISIBLE_DEVICES", "value": "0"},
+                {"name": "ROCM_PATH", "value": "/opt/rocm"}]),
     );
 }
 

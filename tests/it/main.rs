@@ -6,6 +6,7 @@
 // One test binary whose modules share helpers with `pub`: nothing here is reached from outside.
 #![allow(unreachable_pub)]
 
+mod amd;
 mod build_facts;
 mod check;
 mod ci_examples;

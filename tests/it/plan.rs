@@ -344,12 +344,136 @@ fn json_plan() {
     insta::assert_snapshot!("json_plan", out.stdout);
 }
 
+// --- AMD GPUs: ROCm plans ------------------------------------------------------------------------
+
+/// A CUDA torch in ComfyUI's venv on an RX 6750 XT (gfx1031): the same release's ROCm build
+/// (rocm5.6, which carries the RDNA 2 sibling gfx1030) after uninstalling the CUDA build and its
+/// nvidia wheels, and HSA_OVERRIDE_GFX_VERSION=10.3.0 for every login. No system ROCm: the
+/// wheel brings its own runtime.
+#[test]
+fn amd_cuda_torch_becomes_rocm_with_override() {
+    let script = snapshot_plan(
+        "amd_cuda_torch_becomes_rocm_with_override",
+        "amd-cuda-torch-comfyui",
+        &[],
+        &[],
+    );
+    assert!(script.contains("-m pip uninstall -y torch nvidia-cublas-cu12 nvidia-cudnn-cu12"));
+    assert!(script.contains(
+        "-m pip install torch==2.1.1 --index-url https://download.pytorch.org/whl/rocm5.6"
+    ));
+    assert!(script.contains("'export HSA_OVERRIDE_GFX_VERSION=10.3.0'"));
+    assert!(!script.contains("amdgpu-install"), "torch alone fixes it");
+}
+
+/// ROCm 6.2 on an RX 9070 XT (gfx1201, first listed in 6.4.1): the newest amdgpu-install for
+/// noble whose release lists gfx1201, with --no-dkms because amdgpu and /dev/kfd work.
+#[test]
+fn amd_rocm_upgrade_for_rdna4() {
+    let script = snapshot_plan(
+        "amd_rocm_upgrade_for_rdna4",
+        "amd-rx9070xt-rocm62",
+        &[],
+        &[],
+    );
+    assert!(script.contains(
+        "https://repo.radeon.com/amdgpu-install/7.1.1/ubuntu/noble/amdgpu-install_7.1.1.70101-1_all.deb"
+    ));
+    assert!(script.contains("sudo amdgpu-install -y --usecase=graphics,rocm --no-dkms"));
+    assert!(!script.contains("--extra-index-url"));
+}
+
+/// A user outside render: usermod, nothing else (the ROCm there lists the GPU).
+#[test]
+fn amd_render_group() {
+    let out = plan_on("amd-render-group-missing", &["--json"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let ids: Vec<&str> = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["groups", "verify"]);
+    assert_eq!(plan["addresses"][0]["id"], "rocm-device-permission");
+    assert!(
+        out.stdout.contains("usermod -a -G render,video bd4"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// torch 2.5.1+rocm6.2 on an RX 6700 XT (gfx1031): the build carries gfx1030, so it stays and
+/// the override is the whole fix. A nightly without gfx900 on a Vega 56: torch 2.7, the last
+/// release whose wheels carry gfx900 (rocm6.3).
+#[test]
+fn amd_least_change_for_torch() {
+    let out = plan_on("amd-rx6700xt-no-gfx1031", &["--json"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let ids: Vec<&str> = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["hsa-override", "verify"]);
+    assert_eq!(plan["addresses"][0]["id"], "arch-not-in-build");
+
+    let out = plan_on("amd-vega56-nightly-no-gfx900", &[], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    lint("amd_vega56", &out.stdout);
+    assert!(out.stdout.contains(
+        "-m pip install 'torch==2.7.*' --index-url https://download.pytorch.org/whl/rocm6.3"
+    ));
+    assert!(!out.stdout.contains("HSA_OVERRIDE_GFX_VERSION"));
+}
+
+/// Healthy AMD machines: nothing to change, the torch there kept; a named older torch goes into
+/// a new venv from its ROCm index.
+#[test]
+fn amd_healthy_and_named() {
+    for fixture in [
+        "amd-rocm",
+        "amd-rx7900xtx-workstation",
+        "amd-igpu-dgpu-masked",
+    ] {
+        let out = plan_on(fixture, &[], &[]);
+        assert_eq!(out.code, 0, "{fixture}: {}", out.stderr);
+        lint(fixture, &out.stdout);
+        assert!(
+            out.stdout.contains("steps=(verify)"),
+            "{fixture}: {}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains("# Findings it fixes"), "{fixture}");
+    }
+    let script = snapshot_plan(
+        "amd_named_torch_in_new_venv",
+        "amd-rx7900xtx-workstation",
+        &[
+            "--framework",
+            "torch==2.4",
+            "--env",
+            "/srv/new",
+            "--python",
+            "3.11",
+        ],
+        &[],
+    );
+    assert!(script.contains("python3.11 -m venv"));
+    assert!(script.contains(
+        "-m pip install 'torch==2.4.*' --index-url https://download.pytorch.org/whl/rocm6.1"
+    ));
+}
+
 // --- Refusals and usage errors -----------------------------------------------------------------
 
 /// Targets that cannot work are refused with exit 1, the reason and the machine facts.
 #[test]
 fn refusals() {
-    let cases: [(&str, &str, &[&str]); 8] = [
+    let cases: [(&str, &str, &[&str]); 16] = [
         ("cuda_13_on_pascal", "nouveau-loaded", &["--cuda", "13.0"]),
         (
             "tensorflow_with_cudnn_9",
@@ -372,7 +496,31 @@ fn refusals() {
             "healthy-driver-toolkit",
             &["--driver", "535"],
         ),
-        ("no_nvidia_gpu", "amd-rocm", &[]),
+        ("no_nvidia_gpu", "no-gpu", &[]),
+        ("amd_gcn1_no_rocm", "amd-pitcairn-unsupported", &[]),
+        ("amd_780m_gfx1103", "amd-780m-override-11", &[]),
+        (
+            "amd_780m_torch",
+            "amd-780m-override-11",
+            &["--framework", "torch"],
+        ),
+        ("amd_wsl", "amd-wsl-torch-own-hsa", &[]),
+        (
+            "amd_cuda_option",
+            "amd-rx7900xtx-workstation",
+            &["--cuda", "12.4"],
+        ),
+        (
+            "amd_conda",
+            "amd-rx7900xtx-workstation",
+            &["--via", "conda"],
+        ),
+        (
+            "amd_jax",
+            "amd-rx7900xtx-workstation",
+            &["--framework", "jax"],
+        ),
+        ("amd_python37", "amd-torch-cpu-build", &[]),
         ("unknown_compute_capability", "no-driver-unknown-block", &[]),
     ];
     let mut all = String::new();
@@ -519,6 +667,8 @@ esac"#,
         ),
         ("wget", with_log(r#"[ "$1" = -qO ] && : >"$2"; exit 0"#)),
         ("update-initramfs", with_log("exit 0")),
+        ("amdgpu-install", with_log("exit 0")),
+        ("usermod", with_log("exit 0")),
         ("gpu-doctor", with_log("exit 0")),
         (
             "conda",
@@ -964,4 +1114,44 @@ fn hostile_names_cannot_inject_commands() {
         );
         assert!(!pwned.exists(), "{name:?} ran a command");
     }
+}
+
+/// AMD plans run: ROCm 7.1.1 for an RX 9070 XT (installer package, use case, --no-dkms, then
+/// rocminfo), and the override for an RX 6700 XT written below the root.
+#[test]
+fn execute_amd_plans() {
+    let sandbox = Sandbox::new("amd-rx9070xt-rocm62");
+    let rocminfo = sandbox.root().join("opt/rocm/bin/rocminfo");
+    std::fs::create_dir_all(rocminfo.parent().expect("bin")).expect("mkdir");
+    write_exec(&rocminfo, &format!("#!/bin/sh\n{LOG}\n"));
+    let out = sandbox.execute(&[]);
+    assert_eq!(out.code, 0, "{}", out.block());
+    let calls = sandbox.calls();
+    assert!(
+        calls.contains(
+            "/amdgpu-install_7.1.1.70101-1_all.deb] [https://repo.radeon.com/amdgpu-install/\
+             7.1.1/ubuntu/noble/amdgpu-install_7.1.1.70101-1_all.deb]"
+        ),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("sudo [amdgpu-install] [-y] [--usecase=graphics,rocm] [--no-dkms]"),
+        "{calls}"
+    );
+    assert!(calls.contains("rocminfo"), "{calls}");
+
+    let sandbox = Sandbox::new("amd-rx6700xt-no-gfx1031");
+    let out = sandbox.execute(&[]);
+    assert_eq!(out.code, 0, "{}", out.block());
+    let written = std::fs::read_to_string(
+        sandbox
+            .root()
+            .join("etc/profile.d/gpu-doctor-hsa-override.sh"),
+    )
+    .expect("override written inside the copy");
+    assert!(
+        written.ends_with("export HSA_OVERRIDE_GFX_VERSION=10.3.0\n"),
+        "{written}"
+    );
+    assert!(!sandbox.calls().contains("pip"), "the torch there stays");
 }

@@ -16,6 +16,7 @@ fn gpu(cc: &str) -> GpuFact {
         compute_capability: Some(cc.to_string()),
         architecture: None,
         pci_device_id: None,
+        gfx_target: None,
         first_driver: None,
         identity_note: None,
     }
@@ -32,6 +33,7 @@ fn machine(ccs: &[&str]) -> Machine {
         driver_open: None,
         library_version: None,
         nouveau_loaded: false,
+        amd_driver: None,
         os_id: Some("ubuntu".to_string()),
         os_version: Some("22.04".to_string()),
         os_pretty_name: None,

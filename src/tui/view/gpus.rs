@@ -71,11 +71,23 @@ impl Widget for &View<'_> {
 
 fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
     let wide = area.width >= 100;
-    let mut header = vec!["#", "Name", "CC", "Memory", "Temp", "Power"];
+    // AMD GPUs name their target (gfx1100) where NVIDIA's have a compute capability.
+    let amd = s
+        .report
+        .as_ref()
+        .is_some_and(|r| r.amd_gpus().next().is_some());
+    let mut header = vec![
+        "#",
+        "Name",
+        if amd { "Target" } else { "CC" },
+        "Memory",
+        "Temp",
+        "Power",
+    ];
     let mut widths = vec![
         Constraint::Length(2),
         Constraint::Fill(1),
-        Constraint::Length(4),
+        Constraint::Length(if amd { 7 } else { 4 }),
         Constraint::Length(14),
         Constraint::Length(6),
         Constraint::Length(9),
@@ -102,6 +114,7 @@ fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
                 Cell::from(
                     g.compute_capability
                         .as_deref()
+                        .or(g.gfx_target.as_deref())
                         .map(clean)
                         .unwrap_or_default(),
                 ),
@@ -221,13 +234,34 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
     row("Bus", bus);
     row(
         "Arch",
-        match (&g.architecture, &g.compute_capability) {
-            (Some(a), Some(cc)) => format!("{} · cc {}", clean(a), clean(cc)),
-            (None, Some(cc)) => format!("cc {}", clean(cc)),
-            (Some(a), None) => clean(a),
-            (None, None) => "unknown".to_string(),
+        match (&g.architecture, &g.compute_capability, &g.gfx_target) {
+            (Some(a), Some(cc), _) => format!("{} · cc {}", clean(a), clean(cc)),
+            (None, Some(cc), _) => format!("cc {}", clean(cc)),
+            (Some(a), None, Some(gfx)) => format!("{} · {}", clean(a), clean(gfx)),
+            (None, None, Some(gfx)) => clean(gfx),
+            (Some(a), None, None) => clean(a),
+            (None, None, None) => "unknown".to_string(),
         },
     );
+    if g.is_amd() {
+        let mut rocm = vec!["AMD".to_string()];
+        if let Some(i) = g.rocm_index {
+            rocm.push(format!("ROCm device {i}"));
+        }
+        if let Some(n) = g.kfd_node {
+            rocm.push(format!("KFD node {n}"));
+        }
+        if let Some(r) = &g.render_node {
+            rocm.push(clean(r));
+        }
+        if let Some(d) = &g.bound_driver {
+            rocm.push(format!("driver {}", clean(d)));
+        }
+        if g.integrated == Some(true) {
+            rocm.push("integrated (APU)".to_string());
+        }
+        row("Vendor", rocm.join(" · "));
+    }
     row("Known by", clean(&crate::fill::identified_by_words(g)));
     row(
         "Memory",
@@ -305,11 +339,28 @@ fn live(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
     let block = pane(title, false, t);
     let inner = block.inner(area);
     block.render(area, buf);
+    let selected = selected_index(s).and_then(|i| current(s, i));
+    if selected.is_some_and(Gpu::is_amd) {
+        let text = "Live readings come from NVML, which reads NVIDIA GPUs only. This AMD GPU's \
+                    use, memory, temperature and power above are the scan's, from amdgpu's sysfs \
+                    files (r rescans; `watch rocm-smi` follows them live).";
+        let lines: Vec<Line> = super::text::wrap(text, usize::from(inner.width))
+            .into_iter()
+            .map(|l| Line::styled(l, t.dim()))
+            .collect();
+        Paragraph::new(lines).render(inner, buf);
+        return;
+    }
     let message = match &s.live {
         Live::Unavailable(why) => format!("No live readings: {}", clean(why)),
         Live::Off | Live::Waiting => format!("{} reading the GPU sensors…", spinner(s)),
         Live::On(histories) => {
-            if let Some(h) = selected_index(s).and_then(|i| histories.get(i)) {
+            // NVML numbers NVIDIA GPUs only: the selected GPU's place among them.
+            let nvml_index = selected_index(s).and_then(|i| {
+                let gpus = &s.report.as_ref()?.gpus;
+                Some(gpus.get(..i)?.iter().filter(|g| g.is_nvidia()).count())
+            });
+            if let Some(h) = nvml_index.and_then(|i| histories.get(i)) {
                 sparklines(h, t, inner, buf);
             }
             return;

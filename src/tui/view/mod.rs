@@ -215,7 +215,7 @@ impl Screen<'_> {
 /// The health verdict as the header and Overview show it.
 fn verdict(state: &State, t: Theme) -> Vec<Span<'static>> {
     let d = &state.derived;
-    let has_gpu = state.report.as_ref().is_some_and(Report::has_nvidia_gpu);
+    let has_gpu = state.report.as_ref().is_some_and(Report::has_gpu);
     let mut spans = Vec::new();
     if d.errors > 0 {
         spans.push(Span::styled(
@@ -236,7 +236,7 @@ fn verdict(state: &State, t: Theme) -> Vec<Span<'static>> {
         if has_gpu {
             spans.push(Span::styled("✓ healthy", t.good()));
         } else {
-            spans.push(Span::styled("· no NVIDIA GPU", t.dim()));
+            spans.push(Span::styled("· no GPU", t.dim()));
         }
     }
     spans

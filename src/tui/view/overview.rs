@@ -129,7 +129,7 @@ fn health_words(s: &State) -> String {
     let d = &s.derived;
     if d.errors + d.warnings > 0 {
         "  (details on the Diagnosis screen, 5)".to_string()
-    } else if s.report.as_ref().is_some_and(Report::has_nvidia_gpu) {
+    } else if s.report.as_ref().is_some_and(Report::has_gpu) {
         "  no problems found".to_string()
     } else {
         "  nothing to diagnose".to_string()
@@ -246,6 +246,9 @@ pub(super) fn gpu_summary(g: &Gpu) -> String {
     }
     if let Some(cc) = &g.compute_capability {
         parts.push(format!("cc {}", clean(cc)));
+    }
+    if let Some(gfx) = &g.gfx_target {
+        parts.push(clean(gfx));
     }
     if let Some(m) = g.memory_total_mib {
         parts.push(gib(m));

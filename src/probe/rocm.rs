@@ -1,0 +1,308 @@
+//! The ROCm stack as files show it: every install under `/opt` and the one `/opt/rocm` points
+//! at, their HIP version and rocBLAS targets; the amdgpu module (the kernel's own, or AMD's
+//! amdgpu-dkms, which alone has `/sys/module/amdgpu/version`); `/dev/kfd` and the render nodes
+//! with their mode and group; and the user's groups.
+
+use std::path::Path;
+
+use crate::host::Host;
+use crate::parse::{accounts, rocm_files};
+use crate::report::rocm::{AmdgpuModule, DeviceNode, RocmInstall, RocmStack, UserGroups};
+use crate::report::{KernelInfo, PciDevice};
+
+/// Reads the stack. `None` on a machine that shows nothing of it: no AMD GPU on the bus, no
+/// amdgpu module, no KFD topology, no `/dev/kfd` and no ROCm install.
+#[must_use]
+pub(crate) fn probe(
+    host: &Host,
+    kernel: &KernelInfo,
+    pci: &[PciDevice],
+    topology: &super::amd::Topology,
+) -> Option<RocmStack> {
+    let installs = installs(host);
+    let default_install = host
+        .fs
+        .exists("/opt/rocm")
+        .then(|| host.fs.canonical(Path::new("/opt/rocm"), true).ok())
+        .flatten()
+        .map(|p| p.display().to_string());
+    let kfd = host.fs.exists("/dev/kfd");
+    let amd_on_bus = pci.iter().any(|d| d.vendor == "amd");
+    if installs.is_empty() && !kernel.amdgpu_loaded && !topology.listed && !kfd && !amd_on_bus {
+        return None;
+    }
+    let version = host
+        .fs
+        .read_opt("/sys/module/amdgpu/version")
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty());
+    let amdgpu = AmdgpuModule {
+        loaded: kernel.amdgpu_loaded,
+        kind: kernel
+            .amdgpu_loaded
+            .then(|| if version.is_some() { "dkms" } else { "inbox" }.to_string()),
+        version,
+        cmdline: cmdline(host),
+        blacklisted: blacklisted(host),
+    };
+    let user = user(host);
+    let device_nodes = device_nodes(host, user.as_ref());
+    Some(RocmStack {
+        installs,
+        default_install,
+        amdgpu,
+        kfd_topology: topology.listed,
+        kfd_nodes: topology.gpus.clone(),
+        device_nodes,
+        user,
+    })
+}
+
+/// The ROCm version the machine's "ROCm" is: `/opt/rocm`'s install, else the newest.
+#[must_use]
+pub(crate) fn main_version(stack: &RocmStack) -> Option<String> {
+    let by_default = stack
+        .default_install
+        .as_deref()
+        .and_then(|d| stack.installs.iter().find(|i| i.path == d))
+        .and_then(|i| i.version.clone());
+    by_default.or_else(|| {
+        stack
+            .installs
+            .iter()
+            .filter_map(|i| i.version.clone())
+            .max_by(|a, b| crate::version::compare(a, b))
+    })
+}
+
+/// `/opt/rocm*` folders, each once (`/opt/rocm` is usually a link to one of them).
+fn installs(host: &Host) -> Vec<RocmInstall> {
+    let mut out: Vec<RocmInstall> = Vec::new();
+    for entry in host.fs.read_dir("/opt") {
+        if !entry.name.starts_with("rocm") || !host.fs.is_dir(&entry.path) {
+            continue;
+        }
+        let Ok(real) = host.fs.canonical(&entry.path, true) else {
+            continue;
+        };
+        let path = real.display().to_string();
+        if out.iter().any(|i| i.path == path) {
+            continue;
+        }
+        let has_rocm = host.fs.exists(real.join(".info/version"))
+            || host.fs.is_dir(real.join("lib"))
+            || host.fs.is_dir(real.join("bin"));
+        if !has_rocm {
+            continue;
+        }
+        out.push(install(host, &real));
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+fn install(host: &Host, dir: &Path) -> RocmInstall {
+    let version = host
+        .fs
+        .read_opt(dir.join(".info/version"))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .or_else(|| {
+            let name = dir.file_name()?.to_str()?;
+            let v = name.strip_prefix("rocm-")?;
+            crate::version::Version::parse(v).map(|_| v.to_string())
+        });
+    let hip_version = host
+        .fs
+        .read_dir(dir.join("lib"))
+        .iter()
+        .find_map(|e| rocm_files::hip_version_from_name(&e.name))
+        .or_else(|| {
+            host.fs
+                .read_opt(dir.join("bin/.hipVersion"))
+                .and_then(|t| rocm_files::hip_version_file(&t))
+        });
+    RocmInstall {
+        path: dir.display().to_string(),
+        version,
+        hip_version,
+        rocblas_targets: kernel_targets(host, &dir.join("lib/rocblas/library")),
+    }
+}
+
+/// The gfx targets a rocBLAS (or hipBLASLt) kernel folder has files for, sorted.
+#[must_use]
+pub(crate) fn kernel_targets(host: &Host, dir: &Path) -> Vec<String> {
+    let mut out: Vec<crate::version::GfxTarget> = host
+        .fs
+        .read_dir(dir)
+        .iter()
+        .filter(|e| e.name.starts_with("TensileLibrary") || e.name.contains("gfx"))
+        .filter_map(|e| rocm_files::gfx_in_file_name(&e.name))
+        .collect();
+    out.sort();
+    out.dedup();
+    out.into_iter().map(|t| t.to_string()).collect()
+}
+
+/// Kernel command-line words that keep amdgpu off a GPU or select which driver takes it.
+fn cmdline(host: &Host) -> Vec<String> {
+    host.fs
+        .read_opt("/proc/cmdline")
+        .map(|t| {
+            t.split_whitespace()
+                .filter(|w| {
+                    *w == "nomodeset"
+                        || w.starts_with("amdgpu.")
+                        || w.starts_with("radeon.si_support")
+                        || w.starts_with("radeon.cik_support")
+                        || (w.starts_with("modprobe.blacklist=") && w.contains("amdgpu"))
+                })
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `blacklist amdgpu` in the modprobe configuration folders.
+fn blacklisted(host: &Host) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["/etc/modprobe.d", "/lib/modprobe.d", "/usr/lib/modprobe.d"] {
+        for entry in host.fs.read_dir(dir) {
+            if !entry.name.ends_with(".conf") {
+                continue;
+            }
+            let Some(text) = host.fs.read_opt(&entry.path) else {
+                continue;
+            };
+            for line in text.lines() {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                if words.as_slice() == ["blacklist", "amdgpu"]
+                    || (words.first() == Some(&"install")
+                        && words.get(1) == Some(&"amdgpu")
+                        && line.contains("/bin/false"))
+                {
+                    out.push(format!("{}: {}", entry.path.display(), line.trim()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The user's ids and group names.
+fn user(host: &Host) -> Option<UserGroups> {
+    let ids = host
+        .fs
+        .read_opt("/proc/self/status")
+        .map(|t| accounts::process_ids(&t))?;
+    let groups = host
+        .fs
+        .read_opt("/etc/group")
+        .map(|t| accounts::id_names(&t))
+        .unwrap_or_default();
+    let name = ids.uid.and_then(|uid| {
+        host.fs
+            .read_opt("/etc/passwd")
+            .map(|t| accounts::id_names(&t))
+            .and_then(|users| users.into_iter().find(|(_, id)| *id == uid).map(|(n, _)| n))
+    });
+    let mut gids: Vec<u32> = ids.gid.into_iter().chain(ids.groups).collect();
+    gids.dedup();
+    let mut seen = Vec::new();
+    gids.retain(|g| {
+        let new = !seen.contains(g);
+        seen.push(*g);
+        new
+    });
+    let names = gids
+        .iter()
+        .map(|gid| {
+            groups
+                .iter()
+                .find(|(_, id)| id == gid)
+                .map_or_else(|| gid.to_string(), |(n, _)| n.clone())
+        })
+        .collect();
+    let group_text = host.fs.read_opt("/etc/group").unwrap_or_default();
+    let pending_groups = name
+        .as_deref()
+        .map(|user| {
+            groups
+                .iter()
+                .filter(|(g, gid)| {
+                    !gids.contains(gid)
+                        && crate::parse::accounts::group_members(&group_text, g)
+                            .iter()
+                            .any(|m| m == user)
+                })
+                .map(|(g, _)| g.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(UserGroups {
+        uid: ids.uid,
+        name,
+        gids,
+        groups: names,
+        pending_groups,
+    })
+}
+
+/// `/dev/kfd` and `/dev/dri/renderD*`, with who may open them.
+fn device_nodes(host: &Host, user: Option<&UserGroups>) -> Vec<DeviceNode> {
+    let group_names = host
+        .fs
+        .read_opt("/etc/group")
+        .map(|t| accounts::id_names(&t))
+        .unwrap_or_default();
+    let mut paths: Vec<String> = Vec::new();
+    if host.fs.exists("/dev/kfd") {
+        paths.push("/dev/kfd".to_string());
+    }
+    paths.extend(
+        host.fs
+            .read_dir("/dev/dri")
+            .into_iter()
+            .filter(|e| e.name.starts_with("renderD"))
+            .map(|e| format!("/dev/dri/{}", e.name)),
+    );
+    paths
+        .into_iter()
+        .map(|path| {
+            let attrs = host.fs.node_attrs(Path::new(&path));
+            let group = attrs.and_then(|a| {
+                group_names
+                    .iter()
+                    .find(|(_, id)| *id == a.gid)
+                    .map(|(n, _)| n.clone())
+            });
+            DeviceNode {
+                accessible: attrs.and_then(|a| accessible(a, user)),
+                mode: attrs.map(|a| format!("{:04o}", a.mode)),
+                uid: attrs.map(|a| a.uid),
+                gid: attrs.map(|a| a.gid),
+                group,
+                acl: attrs.and_then(|a| a.acl),
+                path,
+            }
+        })
+        .collect()
+}
+
+/// Whether the user may open the node read-write, by its bits. Unknown (`None`) without a
+/// user, or when a POSIX ACL may grant more than the bits show.
+fn accessible(a: crate::host::fs::NodeAttrs, user: Option<&UserGroups>) -> Option<bool> {
+    let user = user?;
+    let uid = user.uid?;
+    if uid == 0 {
+        return Some(true);
+    }
+    let rw = |shift: u32| (a.mode >> shift) & 0o6 == 0o6;
+    let by_bits = rw(0) || (uid == a.uid && rw(6)) || (user.gids.contains(&a.gid) && rw(3));
+    match (by_bits, a.acl) {
+        (true, _) => Some(true),
+        (false, Some(false)) => Some(false),
+        (false, _) => None,
+    }
+}
