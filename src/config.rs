@@ -335,7 +335,9 @@ pub(crate) fn check_seconds(value: f64) -> Result<f64, String> {
     if value.is_finite() && value > 0.0 && value <= 3600.0 {
         Ok(value)
     } else {
-        Err(format!("must be between 0 and 3600 seconds, not {value}"))
+        Err(format!(
+            "must be more than 0 and at most 3600 seconds, not {value}"
+        ))
     }
 }
 
@@ -442,7 +444,7 @@ mod tests {
         );
         assert_eq!(
             message("timeout = 0"),
-            "config file /c/config.toml: `timeout` must be between 0 and 3600 seconds, not 0"
+            "config file /c/config.toml: `timeout` must be more than 0 and at most 3600 seconds, not 0"
         );
         assert_eq!(
             message("timeout = \"5\""),

@@ -79,10 +79,17 @@ fn text(v: &Verdict, paint: Paint) -> String {
             let _ = writeln!(out, "     fix: {}", clean(fix));
         }
     }
+    if v.requirements.is_empty() {
+        out.push_str(NO_REQUIREMENTS);
+    }
     let (passed, failed) = counts(v);
     let _ = writeln!(out, "check: {passed} passed, {failed} failed");
     out
 }
+
+/// Said when no `--require` was given: what the verdict then rests on (README, check).
+const NO_REQUIREMENTS: &str = "check: no requirement given (--require EXPR): only the doctor's \
+                               findings at or above --fail-on decide\n";
 
 fn json(v: &Verdict) -> String {
     match serde_json::to_string_pretty(v) {
@@ -133,6 +140,9 @@ fn github(v: &Verdict) -> String {
             gh_prop(&format!("gpu-doctor {}", f.id)),
             gh_data(&body)
         );
+    }
+    if v.requirements.is_empty() {
+        out.push_str(NO_REQUIREMENTS);
     }
     let (passed, failed) = counts(v);
     let _ = writeln!(out, "check: {passed} passed, {failed} failed");

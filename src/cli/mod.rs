@@ -26,12 +26,16 @@ pub(crate) fn command() -> clap::Command {
 }
 
 /// Finds out why a GPU does not work with an ML framework, and what to install to fix it.
+/// The `--help` heading of the options every subcommand takes, so a subcommand's own options
+/// stand apart from them.
+const GLOBAL: &str = "Global options";
+
 #[derive(Debug, Parser)]
 #[command(name = "gpu-doctor", version, about, long_about = None)]
 pub(crate) struct Cli {
     /// Examine DIR as if it were `/` (fixtures and tests): files, PATH look-ups and commands
     /// stay inside DIR; NVML and libcuda are not loaded and interpreters are not run.
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, value_name = "DIR", help_heading = GLOBAL)]
     pub root: Option<PathBuf>,
 
     /// Examine the node whose `/` is mounted at DIR (a container's read-only hostPath, such as
@@ -39,28 +43,28 @@ pub(crate) struct Cli {
     /// NVML and libcuda are this container's, so GPU readings stay live. The node's python and
     /// nvcc are not run (versions come from files); nvidia-smi is this container's, else the
     /// node's. The report's `tool.host_root` and each `probes[].source` say what came from where.
-    #[arg(long, global = true, value_name = "DIR", conflicts_with = "root")]
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "root", help_heading = GLOBAL)]
     pub host_root: Option<PathBuf>,
 
     /// Seconds any one command (nvidia-smi, nvcc, python) may run before it is stopped.
-    #[arg(long, global = true, value_name = "SECS")]
+    #[arg(long, global = true, value_name = "SECS", help_heading = GLOBAL)]
     pub timeout: Option<f64>,
 
     /// Read settings from FILE instead of ~/.config/gpu-doctor/config.toml.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,
 
     /// When to colour the output; `NO_COLOR` set means never unless this says always.
-    #[arg(long, global = true, value_enum, value_name = "WHEN")]
+    #[arg(long, global = true, value_enum, value_name = "WHEN", help_heading = GLOBAL)]
     pub color: Option<ColorChoice>,
 
     /// Say less on stderr: -q drops notes and warnings (errors stay).
-    #[arg(long, short = 'q', global = true, action = clap::ArgAction::Count, conflicts_with = "verbose")]
+    #[arg(long, short = 'q', global = true, action = clap::ArgAction::Count, conflicts_with = "verbose", help_heading = GLOBAL)]
     pub quiet: u8,
 
     /// Say more on stderr: -v what was read and decided (config, manifests, each probe's time),
     /// -vv also every command run.
-    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
 
     #[command(subcommand)]
@@ -190,7 +194,8 @@ fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish"
 /// `gpu-doctor check` options.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct CheckArgs {
-    /// A requirement such as `driver>=535` or `torch.cuda` (repeatable).
+    /// A requirement such as `driver>=535` or `torch.cuda` (repeatable). At least one is
+    /// needed, unless --fail-on asks for the findings gate alone.
     #[arg(long = "require", short = 'r', value_name = "EXPR")]
     pub require: Vec<String>,
     /// Findings of this severity or worse fail the check.
@@ -212,50 +217,52 @@ pub(crate) struct CheckArgs {
 pub(crate) struct PlanArgs {
     /// How to install: NVIDIA's apt repository, a conda environment, or pip in a virtual
     /// environment [default: pip with --framework, else apt].
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Target")]
     pub via: Option<crate::plan::Via>,
     /// Target CUDA version (12.4).
-    #[arg(long, value_name = "X.Y")]
+    #[arg(long, value_name = "X.Y", help_heading = "Target")]
     pub cuda: Option<String>,
-    /// Driver branch to install, or auto (the one the target needs).
-    #[arg(long, value_name = "BRANCH|auto")]
+    /// Driver branch to install, or auto (the branch the target needs). Without it a working
+    /// driver stays, and a target it cannot run is refused with the branch that would.
+    #[arg(long, value_name = "BRANCH|auto", help_heading = "Target")]
     pub driver: Option<String>,
     /// cuDNN major version.
-    #[arg(long, value_name = "MAJOR")]
+    #[arg(long, value_name = "MAJOR", help_heading = "Target")]
     pub cudnn: Option<String>,
     /// torch==2.5.1, tensorflow==2.17, `jax[cuda12]`, cupy.
-    #[arg(long, value_name = "NAME[==VERSION]")]
+    #[arg(long, value_name = "NAME[==VERSION]", help_heading = "Target")]
     pub framework: Option<String>,
     /// Python version for a new environment (3.11).
-    #[arg(long, value_name = "X.Y")]
+    #[arg(long, value_name = "X.Y", help_heading = "Target")]
     pub python: Option<String>,
     /// conda environment name, or the virtual environment's folder for pip.
-    #[arg(long, value_name = "NAME|DIR")]
+    #[arg(long, value_name = "NAME|DIR", help_heading = "Target")]
     pub env: Option<String>,
     /// The system to plan for: ubuntu-22.04 or ubuntu-24.04 [default: this machine's].
-    #[arg(long, value_name = "OS")]
+    #[arg(long, value_name = "OS", help_heading = "Target")]
     pub os: Option<String>,
     /// Write the plan to FILE (and a conda plan's environment.yml next to it).
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
     pub output: Option<PathBuf>,
     /// Overwrite FILE if it exists.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub force: bool,
     /// Print the plan as JSON instead of a script.
-    #[arg(long, conflicts_with = "execute")]
+    #[arg(long, conflicts_with = "execute", help_heading = "Output")]
     pub json: bool,
     /// Show the plan, ask, then run it step by step, logging to --log.
-    #[arg(long)]
+    #[arg(long, help_heading = "Running it")]
     pub execute: bool,
     /// With --execute: do not ask (needed without a terminal).
-    #[arg(long, requires = "execute")]
+    #[arg(long, requires = "execute", help_heading = "Running it")]
     pub yes: bool,
     /// With --execute: the log file (appended to).
     #[arg(
         long,
         value_name = "FILE",
         requires = "execute",
-        default_value = "gpu-doctor-plan.log"
+        default_value = "gpu-doctor-plan.log",
+        help_heading = "Running it"
     )]
     pub log: PathBuf,
 }

@@ -24,7 +24,7 @@ fn target(args: &PlanArgs) -> Result<Target, target::UsageError> {
             .as_deref()
             .map(target::parse_driver)
             .transpose()?
-            .unwrap_or(target::DriverChoice::Auto),
+            .unwrap_or(target::DriverChoice::Keep),
         cudnn: args.cudnn.as_deref().map(target::parse_cudnn).transpose()?,
         framework: args
             .framework

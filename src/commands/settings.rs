@@ -168,7 +168,7 @@ mod tests {
         let e = seconds("--deep-timeout", Some(0.0)).expect_err("zero");
         assert_eq!(
             e,
-            CliError::usage("--deep-timeout must be between 0 and 3600 seconds, not 0")
+            CliError::usage("--deep-timeout must be more than 0 and at most 3600 seconds, not 0")
         );
     }
 }

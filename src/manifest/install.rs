@@ -105,6 +105,13 @@ pub struct DriverFlavor {
     pub packages: Vec<String>,
     /// Lowest compute capability it drives; `None` = every GPU the branch supports.
     pub min_sm: Option<String>,
+    /// From this compute capability on, NVIDIA supports the GPU with this flavour only
+    /// (Blackwell: the open modules).
+    pub required_from_sm: Option<String>,
+    /// GPUs whose name contains one of these need this flavour whatever their compute
+    /// capability (Grace Hopper, `GH200`, is compute capability 9.0 like the H100).
+    #[serde(default)]
+    pub required_for_names: Vec<String>,
     pub default_since_branch: Option<u64>,
     pub note: Option<String>,
     pub source: String,

@@ -27,6 +27,8 @@ mod gpu_ids;
 mod gpus;
 mod install;
 mod matching;
+mod pypi;
+mod repos;
 mod rocm;
 mod validate;
 
@@ -58,8 +60,11 @@ pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,
 };
+pub use pypi::{PypiRelease, PypiTable, python_satisfies};
+pub use repos::{Carried, Repo, RepoPackage, RepoTable};
 pub use rocm::{
-    AmdgpuInstall, Carried, OverrideGroup, RocmInstallFacts, RocmTable, TorchTargets, TorchWheel,
+    AmdgpuInstall, OverrideGroup, RocmInstallFacts, RocmTable, TargetCarried, TorchTargets,
+    TorchWheel,
 };
 pub use validate::{ManifestProblem, ProblemKind, validate};
 
@@ -95,6 +100,10 @@ pub struct Manifests {
     pub amd_gpu_ids: AmdGpuIds,
     /// ROCm releases, torch ROCm wheels and gfx targets (`rocm.toml`).
     pub rocm: RocmTable,
+    /// What each repository a plan installs from carries (`repos.toml`).
+    pub repos: RepoTable,
+    /// What PyPI serves of the packages plans pip-install (`pypi.toml`, generated).
+    pub pypi: PypiTable,
 }
 
 /// Why a manifest set could not be loaded.
@@ -115,7 +124,7 @@ pub enum ManifestError {
 }
 
 /// The file names of a manifest set, in the order [`Manifests`] holds them.
-pub const FILE_NAMES: [&str; 9] = [
+pub const FILE_NAMES: [&str; 11] = [
     CudaTable::FILE,
     GpuTable::FILE,
     FrameworkTable::FILE,
@@ -125,10 +134,12 @@ pub const FILE_NAMES: [&str; 9] = [
     GpuIdTable::FILE,
     AmdGpuIdTable::FILE,
     RocmTable::FILE,
+    RepoTable::FILE,
+    PypiTable::FILE,
 ];
 
 /// The set compiled into the binary.
-const EMBEDDED: [(&str, &str); 9] = [
+const EMBEDDED: [(&str, &str); 11] = [
     (CudaTable::FILE, include_str!("../../manifests/cuda.toml")),
     (GpuTable::FILE, include_str!("../../manifests/gpus.toml")),
     (
@@ -153,6 +164,8 @@ const EMBEDDED: [(&str, &str); 9] = [
         include_str!("../../manifests/amd-gpu-ids.toml"),
     ),
     (RocmTable::FILE, include_str!("../../manifests/rocm.toml")),
+    (RepoTable::FILE, include_str!("../../manifests/repos.toml")),
+    (PypiTable::FILE, include_str!("../../manifests/pypi.toml")),
 ];
 
 /// The manifest set built into the binary, parsed on first use and shared afterwards.
@@ -203,7 +216,7 @@ pub fn embedded() -> &'static Manifests {
 /// Parses a manifest set from `(file name, TOML text)` pairs.
 ///
 /// File names are matched on their last path component, so `manifests/cuda.toml` works too.
-/// All nine files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
+/// All eleven files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
 /// Content is not checked here; run [`validate()`] on the result before trusting a set that did
 /// not come with the binary.
 ///
@@ -260,6 +273,8 @@ fn from_texts(
         gpu_ids,
         amd_gpu_ids,
         rocm: parse_table(&texts)?,
+        repos: parse_table(&texts)?,
+        pypi: parse_table(&texts)?,
     })
 }
 

@@ -146,7 +146,7 @@ pub struct NoOverride {
 
 /// Whether the torch wheels of a release carry a target, by the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Carried<'a> {
+pub enum TargetCarried<'a> {
     Yes(&'a TorchTargets),
     No(&'a TorchTargets),
     /// No row for the release, or the row marks the target uncertain.
@@ -178,12 +178,12 @@ impl RocmTable {
 
     /// Whether the ROCm wheels of `torch` carry `gfx`, by the table.
     #[must_use]
-    pub fn torch_carries(&self, torch: &str, gfx: &str) -> Carried<'_> {
+    pub fn torch_carries(&self, torch: &str, gfx: &str) -> TargetCarried<'_> {
         match self.torch_row(torch) {
-            Some(row) if row.uncertain.iter().any(|t| t == gfx) => Carried::Unknown,
-            Some(row) if row.targets.iter().any(|t| t == gfx) => Carried::Yes(row),
-            Some(row) => Carried::No(row),
-            None => Carried::Unknown,
+            Some(row) if row.uncertain.iter().any(|t| t == gfx) => TargetCarried::Unknown,
+            Some(row) if row.targets.iter().any(|t| t == gfx) => TargetCarried::Yes(row),
+            Some(row) => TargetCarried::No(row),
+            None => TargetCarried::Unknown,
         }
     }
 
@@ -230,7 +230,7 @@ impl RocmTable {
                 .map(|b| b.variant.clone())
         };
         if let Some(v) = torch
-            && matches!(self.torch_carries(v, gfx), Carried::Yes(_))
+            && matches!(self.torch_carries(v, gfx), TargetCarried::Yes(_))
             && let Some(variant) = newest_rocm(v)
         {
             let public = v.split('+').next().unwrap_or(v);

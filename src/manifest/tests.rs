@@ -660,6 +660,8 @@ fn tables_round_trip_through_toml() {
         (GpuIdTable::FILE, toml::to_string(&m.gpu_ids)),
         (AmdGpuIdTable::FILE, toml::to_string(&m.amd_gpu_ids)),
         (RocmTable::FILE, toml::to_string(&m.rocm)),
+        (RepoTable::FILE, toml::to_string(&m.repos)),
+        (PypiTable::FILE, toml::to_string(&m.pypi)),
     ]
     .map(|(file, text)| (file, text.unwrap_or_else(|e| panic!("{file}: {e}"))));
     let again = load(&texts).expect("serialized set loads");

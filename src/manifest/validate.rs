@@ -68,6 +68,8 @@ pub fn validate(manifests: &Manifests) -> Vec<ManifestProblem> {
     manifests.gpu_ids.check(&mut checker);
     manifests.amd_gpu_ids.check(&mut checker);
     manifests.rocm.check(&mut checker);
+    manifests.repos.check(&mut checker);
+    manifests.pypi.check(&mut checker);
     checker.problems
 }
 

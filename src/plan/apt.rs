@@ -81,22 +81,24 @@ pub(super) fn steps(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<S
         }],
         needs_root: true,
         reboot: false,
+        serves: Vec::new(),
     });
     if let DriverPlan::Install {
         row,
         open,
         replaces,
         why,
+        flavour_why,
     } = &d.driver
     {
-        out.extend(prerequisites(machine, m));
+        out.extend(prerequisites(machine, m, &apt.os));
         out.extend(driver_step(
             machine,
             m,
             row.branch,
             *open,
             replaces.as_deref(),
-            why,
+            &format!("{why}. It uses {}", flavour_why.trim_end_matches('.')),
         ));
     }
     if system_stack && let Some(cuda) = &d.toolkit {
@@ -150,6 +152,7 @@ fn nouveau(m: &Manifests) -> Step {
         ],
         needs_root: true,
         reboot: true,
+        serves: Vec::new(),
     }
 }
 
@@ -194,35 +197,87 @@ fn keyring(m: &Manifests, repo_url: &str) -> Step {
         ],
         needs_root: true,
         reboot: false,
+        serves: Vec::new(),
     }
 }
 
-/// Kernel headers and a compiler: DKMS builds the driver's modules with them.
-fn prerequisites(machine: &Machine, m: &Manifests) -> Option<Step> {
-    let kernel = machine.kernel_release.as_deref()?;
-    let packages = vec![
-        package(m, "linux-headers", &[("kernel", kernel)])?,
-        package(m, "build-essential", &[])?,
-    ];
+/// Kernel headers and a compiler: DKMS builds the driver's modules with them. The headers are
+/// the running kernel's: named when this machine runs the planned Ubuntu release with an Ubuntu
+/// kernel, else taken from `uname -r` when the script runs (as NVIDIA's guide writes it), so
+/// no plan names the kernel of another distribution.
+fn prerequisites(machine: &Machine, m: &Manifests, os: &str) -> Option<Step> {
+    let this_system = machine
+        .os_id
+        .as_deref()
+        .zip(machine.os_version.as_deref())
+        .is_some_and(|(id, v)| format!("{id}-{v}") == os);
+    let kernel = machine
+        .kernel_release
+        .as_deref()
+        .filter(|k| this_system && ubuntu_kernel(k));
+    let tools = package(m, "build-essential", &[])?;
+    let (title, headers, installed) = match kernel {
+        Some(kernel) => {
+            let headers = package(m, "linux-headers", &[("kernel", kernel)])?;
+            (
+                format!("Kernel headers for {kernel} and build tools"),
+                Word::lit(headers.clone()),
+                Check::DpkgInstalled(headers),
+            )
+        }
+        None => {
+            // The pattern is checked with a placeholder kernel; the script fills in its own.
+            let pattern = package(m, "linux-headers", &[("kernel", "")])?;
+            (
+                "Kernel headers for the running kernel and build tools".to_string(),
+                Word::Join(vec![Word::lit(pattern), Word::Var("kernel")]),
+                Check::RunningKernelHeaders,
+            )
+        }
+    };
+    let mut argv = words(["apt-get", "install", "-y"]);
+    argv.push(headers);
+    argv.push(Word::lit(tools.clone()));
     Some(Step {
         id: "driver-prerequisites".to_string(),
-        title: format!("Kernel headers for {kernel} and build tools"),
+        title,
         why: "DKMS compiles the driver's kernel modules for the running kernel with these \
               (install.toml; compat-cuda.md 5.2)."
             .to_string(),
         guards: vec![Guard::skip(
-            installed_all(&packages),
+            Check::All(vec![installed, Check::DpkgInstalled(tools)]),
             "the headers and build tools are installed",
         )],
-        commands: vec![apt_install(&packages)],
+        commands: vec![Command::Run { argv, sudo: true }],
         needs_root: true,
         reboot: false,
+        serves: Vec::new(),
     })
+}
+
+/// Whether a kernel release is one of Ubuntu's (`6.8.0-48-generic`, `5.15.0-1063-aws`):
+/// `X.Y.Z-N-flavour`. A Fedora (`6.8.9-300.fc40.x86_64`) or WSL kernel is not.
+fn ubuntu_kernel(release: &str) -> bool {
+    let mut parts = release.splitn(3, '-');
+    let (Some(version), Some(abi), Some(flavour)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    version.split('.').count() == 3
+        && version
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && !abi.is_empty()
+        && abi.bytes().all(|b| b.is_ascii_digit())
+        && !flavour.is_empty()
+        && flavour
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
 /// The driver packages for a branch and flavour: the pinning package first from 580 on, then
 /// the branch's meta-package (or the unversioned one the pin holds, after 580).
-fn driver_packages(m: &Manifests, branch: u64, open: bool) -> Option<Vec<String>> {
+pub(super) fn driver_packages(m: &Manifests, branch: u64, open: bool) -> Option<Vec<String>> {
     let b = branch.to_string();
     let values = [("branch", b.as_str())];
     let mut out = Vec::new();
@@ -246,15 +301,6 @@ fn driver_packages(m: &Manifests, branch: u64, open: bool) -> Option<Vec<String>
     }
     out.push(package(m, id, &values)?);
     Some(out)
-}
-
-/// The compute capabilities the machine's GPUs report.
-fn machine_ccs(machine: &Machine) -> Vec<String> {
-    machine
-        .gpus
-        .iter()
-        .filter_map(|g| g.compute_capability.clone())
-        .collect()
 }
 
 /// Ubuntu-archive driver packages of the working branch: mixing them with NVIDIA's repository
@@ -283,30 +329,9 @@ fn driver_step(
     why: &str,
 ) -> Option<Step> {
     let packages = driver_packages(m, branch, open)?;
-    let flavour_row = m
-        .install
+    // The flavour row must exist: install.toml is the authority on which is which.
+    m.install
         .driver_flavor(if open { "open" } else { "proprietary" })?;
-    let note = flavour_row
-        .note
-        .as_deref()
-        .unwrap_or("")
-        .trim_end_matches('.');
-    let min_sm = m
-        .install
-        .driver_flavor("open")
-        .and_then(|f| f.min_sm.as_deref())
-        .unwrap_or_default();
-    let flavour = if open {
-        format!(
-            "open kernel modules (every GPU here is compute capability {min_sm} or newer; {note})"
-        )
-    } else if super::decide::open_modules(m, &machine_ccs(machine)) {
-        "proprietary kernel modules, as the working driver does: open ones would serve these \
-         GPUs too, but switching flavours is a change of its own"
-            .to_string()
-    } else {
-        format!("proprietary kernel modules ({note})")
-    };
     let pin = match (branch >= PINNING_FROM, branch > BRANCH_METAS_UNTIL) {
         (true, true) => format!(
             " The pinning package keeps apt on R{branch}; install it before the driver. \
@@ -342,7 +367,7 @@ fn driver_step(
         id: "driver".to_string(),
         title: format!("NVIDIA driver R{branch} ({})", packages.join(", ")),
         why: format!(
-            "{why}. R{branch} runs what this plan installs; it uses {flavour}.{pin}{replacing} \
+            "R{branch} runs what this plan installs: {why}.{pin}{replacing} \
              The new driver loads after a reboot (cuda.toml driver_branch; install.toml \
              driver_flavor)."
         ),
@@ -353,6 +378,7 @@ fn driver_step(
             .collect(),
         needs_root: true,
         reboot: true,
+        serves: Vec::new(),
     })
 }
 
@@ -374,6 +400,7 @@ fn toolkit(m: &Manifests, values: &[(&str, &str)], cuda: &str) -> Option<Step> {
         commands: vec![apt_install(&[name])],
         needs_root: true,
         reboot: false,
+        serves: Vec::new(),
     })
 }
 
@@ -412,6 +439,7 @@ fn profile(m: &Manifests, values: &[(&str, &str)]) -> Option<Step> {
         }],
         needs_root: true,
         reboot: false,
+        serves: Vec::new(),
     })
 }
 
@@ -453,6 +481,7 @@ fn cudnn_step(m: &Manifests, values: &[(&str, &str)], pin: Option<&str>) -> Opti
         commands: vec![command],
         needs_root: true,
         reboot: false,
+        serves: Vec::new(),
     })
 }
 
@@ -489,5 +518,6 @@ fn nccl(m: &Manifests, values: &[(&str, &str)], cuda: &str) -> Option<Step> {
         }],
         needs_root: true,
         reboot: false,
+        serves: Vec::new(),
     })
 }

@@ -445,12 +445,15 @@ pub fn newest_torch<'t>(
     cuda: Option<&Version>,
     python: Option<&str>,
     fixed_driver: Option<&DriverCap>,
+    accept: &dyn Fn(&TorchRelease) -> bool,
 ) -> Option<&'t TorchRelease> {
     frameworks.torch.iter().rev().find(|release| {
         let python_ok = python
             .is_none_or(|p| python_fits(p, &release.python_min, release.python_max.as_deref()));
         let build = torch_build(cuda_table, release, ccs, cuda, fixed_driver);
-        python_ok && build.is_ok_and(|pick| fixed_driver.is_none() || pick.driver_runs)
+        python_ok
+            && build.is_ok_and(|pick| fixed_driver.is_none() || pick.driver_runs)
+            && accept(release)
     })
 }
 
@@ -674,8 +677,16 @@ mod tests {
     #[test]
     fn pascal_gets_cu126_from_the_newest_release_that_has_it() {
         let m = embedded();
-        let release =
-            newest_torch(&m.cuda, &m.frameworks, &ccs(&["6.1"]), None, None, None).unwrap();
+        let release = newest_torch(
+            &m.cuda,
+            &m.frameworks,
+            &ccs(&["6.1"]),
+            None,
+            None,
+            None,
+            &|_| true,
+        )
+        .unwrap();
         let pick = torch_build(&m.cuda, release, &ccs(&["6.1"]), None, None).unwrap();
         assert_eq!(pick.build.variant, "cu126");
         assert_eq!(release.version, "2.14");

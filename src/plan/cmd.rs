@@ -14,7 +14,8 @@ pub enum Word {
     /// A machine path. Absolute paths are written below the script's `$root` (empty on a real
     /// run, the fixture under `--root`), so the same plan can run against a fixture tree.
     Path(String),
-    /// A script variable (`"$tmp"`); only names gpu-doctor's own code chooses.
+    /// A script variable (`"$tmp"`, `"$kernel"`: the running kernel's release); only names
+    /// gpu-doctor's own code chooses.
     Var(&'static str),
     /// Every element of a script array (`"${python[@]}"`).
     Splat(&'static str),
@@ -67,10 +68,33 @@ pub enum Command {
         prefix: String,
         suffix: String,
     },
-    /// Runs Python's pip (`python -m pip ARGS`) in the step's environment.
-    Pip { python: Python, args: Vec<Word> },
+    /// Runs Python's pip (`python -m pip ARGS`) in the step's environment. `version`: the
+    /// `major.minor` of that environment's Python when known, which the requirement was
+    /// checked against (and [`super::lines`] checks it again).
+    Pip {
+        python: Python,
+        args: Vec<Word>,
+        version: Option<String>,
+    },
     /// Prints a line for the person running the plan.
     Say(String),
+    /// After pip: checks in the step's Python that the GPU build landed, and stops the plan
+    /// with `message` when it did not (pip exits 0 after settling on a CPU-only build).
+    Landed {
+        python: Python,
+        check: Landed,
+        message: String,
+    },
+}
+
+/// What shows that a GPU build landed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Landed {
+    /// `import torch` reports a CUDA version (`torch.version.cuda` is not None).
+    TorchCuda,
+    /// Every requirement the extra adds to the distribution is installed (`jax[cuda13]` pulls
+    /// `jax-cuda13-plugin`, `tensorflow[and-cuda]` the `nvidia-*` wheels).
+    ExtraWheels { dist: String, extra: String },
 }
 
 /// A condition checked on the machine when the step runs.
@@ -111,6 +135,9 @@ pub enum Check {
     },
     /// An earlier step changed the driver or the initramfs, so a reboot comes first.
     RebootPending,
+    /// The headers of the kernel running when the script runs are installed
+    /// (`linux-headers-$(uname -r)`).
+    RunningKernelHeaders,
     /// Any of these holds.
     Any(Vec<Check>),
     /// All of these hold.

@@ -15,6 +15,9 @@ use super::frameworks::{self, FrameworkPlan};
 use super::machine::{InstalledFramework, Machine};
 use super::target::{DriverChoice, FrameworkName, Target, Via};
 
+/// The Pythons a new environment may be made with, oldest first.
+const PYTHONS: [&str; 7] = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
+
 /// The Ubuntu release and NVIDIA repository the apt steps are for.
 #[derive(Debug, Clone)]
 pub struct AptTarget<'m> {
@@ -23,6 +26,11 @@ pub struct AptTarget<'m> {
     /// NVIDIA's tag, `ubuntu2204`.
     pub distro: String,
     pub repo: &'m AptRepo,
+    /// The repositories (repos.toml ids) the apt lines are checked against: NVIDIA's and the
+    /// release's own archive.
+    pub repo_ids: Vec<String>,
+    /// NVIDIA's repository among them.
+    pub nvidia_repo: String,
 }
 
 /// What happens to the driver.
@@ -38,6 +46,8 @@ pub enum DriverPlan<'m> {
         replaces: Option<String>,
         /// Why the driver changes, for the step's comment.
         why: String,
+        /// Why this kernel-module flavour.
+        flavour_why: String,
     },
     /// A driver is needed that this plan cannot install here (WSL, container, not Ubuntu);
     /// the plan says so first and points to where it is done.
@@ -67,6 +77,8 @@ pub struct EnvFix {
     /// The environment's prefix.
     pub env: String,
     pub framework: FrameworkPlan,
+    /// The finding it fixes.
+    pub serves: String,
 }
 
 /// Everything the plan will do, decided.
@@ -89,6 +101,16 @@ pub struct Decision<'m> {
     /// Finding ids this plan fixes.
     pub addresses: Vec<String>,
     pub notes: Vec<String>,
+    /// What the driver change (if any) is for: finding ids, or the request.
+    pub driver_serves: Vec<String>,
+    /// The request the stack steps serve (`request: --framework torch`), when one was made.
+    pub request: Option<String>,
+    /// Changes this plan leaves out on purpose, each with the command that plans it
+    /// (a newer build a driver upgrade would unlock).
+    pub options: Vec<String>,
+    /// The Python a new environment is made with because the one it would get does not fit
+    /// the framework (pypi.toml).
+    pub env_python: Option<String>,
 }
 
 /// What something the plan installs or keeps needs of the driver.
@@ -101,6 +123,10 @@ struct Need {
     /// A framework's own driver minimum (JAX, TensorFlow).
     floor: Option<Version>,
     what: String,
+    /// Asked for now (a request), rather than already installed.
+    requested: bool,
+    /// The finding id (or request) a driver change for it serves.
+    serves: String,
 }
 
 impl Need {
@@ -144,9 +170,10 @@ pub(super) fn decide<'m>(
         DriverChoice::Branch(b) => {
             Some(choose::named_branch(&m.cuda, b, None, &ccs).map_err(Refusal::new)?)
         }
-        DriverChoice::Auto => None,
+        DriverChoice::Auto | DriverChoice::Keep => None,
     };
-    let working = working_cap(machine);
+    let keep = target.driver == DriverChoice::Keep;
+    let working = working_cap(machine, keep);
     let mut d = Decision {
         via,
         apt,
@@ -162,6 +189,12 @@ pub(super) fn decide<'m>(
         reboot_for_mismatch: false,
         addresses: Vec::new(),
         notes: Vec::new(),
+        driver_serves: Vec::new(),
+        request: target
+            .names_a_stack()
+            .then(|| format!("request: {}", super::shell::flags(target))),
+        options: Vec::new(),
+        env_python: None,
     };
     if d.nouveau {
         d.addresses.push("nouveau-loaded".to_string());
@@ -170,16 +203,38 @@ pub(super) fn decide<'m>(
     let mut needs = installed_needs(machine, m);
     let fixing = !target.names_a_stack() && has_fix(machine, &needs, m, &ccs, working.as_ref());
     if fixing {
-        plan_fixes(machine, m, target, &ccs, working.as_ref(), &mut d)?;
+        plan_fixes(
+            machine,
+            m,
+            target,
+            &ccs,
+            working.as_ref(),
+            &mut d,
+            &mut needs,
+        )?;
+    } else if !target.names_a_stack() && !healthy(machine) {
+        // Something is wrong that no step of a plan fixes in its own scope (a cuDNN clash
+        // inside one environment, a shadowing LD_LIBRARY_PATH): changing the system would not
+        // fix it, so the plan changes nothing and lists each finding with its own fix.
+        d.notes.push(
+            "Nothing this plan could install fixes the findings below in their own scope (each \
+             lists its own fix), so it changes nothing on the system. Name a target (--cuda, \
+             --framework) to plan one anyway."
+                .to_string(),
+        );
     } else {
+        // What the picks must run on: the named branch, else a driver that stays (no
+        // --driver, or one that cannot change here); under --driver auto the newest builds,
+        // with the driver they need.
         let cap_for_choice = named
             .and_then(DriverCap::planned)
-            .or_else(|| working.clone());
-        // A driver that cannot change here, or the one named with --driver, caps the CUDA
-        // the plan picks when none is named.
-        let ceiling = machine
-            .driver_fixed()
-            .and(working.as_ref().map(|c| c.max_cuda.clone()))
+            .or_else(|| working.clone().filter(|c| c.fixed));
+        // A driver that stays (a working one without --driver, or one that cannot change
+        // here), or the one named with --driver, caps the CUDA the plan picks when none is named.
+        let ceiling = working
+            .as_ref()
+            .filter(|c| c.fixed)
+            .map(|c| c.max_cuda.clone())
             .or_else(|| named.and_then(|row| Version::parse(&row.max_cuda)));
         plan_stack(
             machine,
@@ -192,20 +247,30 @@ pub(super) fn decide<'m>(
             &mut d,
             &mut needs,
         )?;
+        if keep && working.is_some() && machine.driver_fixed().is_none() {
+            d.options
+                .extend(upgrade_options(machine, m, target, &ccs, &as_of, &d));
+        }
     }
-    d.driver = decide_driver(machine, m, &d, named, working.as_ref(), &needs, &as_of)?;
+    let (driver, serves) = decide_driver(
+        machine,
+        m,
+        &d,
+        named,
+        working.as_ref(),
+        &needs,
+        &as_of,
+        keep && !fixing,
+    )?;
+    d.driver = driver;
+    d.driver_serves = serves;
     if let Some(note) = legacy_note(machine, m, &ccs) {
         d.notes.push(note);
     }
     if let DriverPlan::Install { .. } = d.driver {
-        for id in [
-            "no-driver",
-            "driver-too-old-for-framework",
-            "driver-too-old-for-gpu",
-            "toolkit-newer-than-driver",
-        ] {
-            if machine.finding(id).is_some() {
-                push_unique(&mut d.addresses, id);
+        for id in d.driver_serves.clone() {
+            if machine.finding(&id).is_some() {
+                push_unique(&mut d.addresses, &id);
             }
         }
     }
@@ -267,7 +332,13 @@ fn gpu_ccs(machine: &Machine) -> Result<Vec<String>, Refusal> {
         } else {
             "no NVIDIA GPU on this machine: there is nothing for a CUDA stack to run on"
         };
-        return Err(Refusal::new(reason));
+        return Err(Refusal::new(format!(
+            "{reason}. To plan for another machine from here (a build container, a CI runner), \
+             state its GPU and driver: GPU_DOCTOR_GPU_CC=8.9 (required), GPU_DOCTOR_GPU_NAME, \
+             GPU_DOCTOR_DRIVER_VERSION=550.54.15 and GPU_DOCTOR_CUDA_VERSION=12.4 (leave both \
+             out for a machine without a driver), GPU_DOCTOR_GPU_MEMORY_MIB; and --os \
+             ubuntu-22.04|ubuntu-24.04 for its system"
+        )));
     }
     let mut ccs: Vec<String> = Vec::new();
     for gpu in &machine.gpus {
@@ -345,17 +416,107 @@ fn apt_target<'m>(
         .install
         .apt_repo(&distro, ARCH)
         .ok_or_else(|| format!("no NVIDIA repository for {distro}/{ARCH} in the manifests"))?;
-    Ok(AptTarget { os, distro, repo })
+    let repo_ids: Vec<String> = m
+        .repos
+        .for_system(&os, ARCH)
+        .filter(|r| r.kind == "apt")
+        .map(|r| r.id.clone())
+        .collect();
+    let nvidia_repo = m
+        .repos
+        .serving("nvidia", &os, ARCH)
+        .map(|r| r.id.clone())
+        .next()
+        .ok_or_else(|| format!("repos.toml has no NVIDIA repository for {os} ({ARCH})"))?;
+    Ok(AptTarget {
+        os,
+        distro,
+        repo,
+        repo_ids,
+        nvidia_repo,
+    })
 }
 
-/// What the working driver can run, when there is one.
-fn working_cap(machine: &Machine) -> Option<DriverCap> {
+/// What the working driver can run, when there is one. `keep`: it stays (no `--driver`), so
+/// what the plan picks must run on it, as on a driver that cannot change here.
+fn working_cap(machine: &Machine, keep: bool) -> Option<DriverCap> {
     Some(DriverCap {
         version: machine.working_driver()?,
         max_cuda: machine.working_driver_cuda()?,
         planned: false,
-        fixed: machine.driver_fixed().is_some(),
+        fixed: keep || machine.driver_fixed().is_some(),
     })
+}
+
+/// No error or warning finding: a plan with nothing named sets up the newest stable stack.
+fn healthy(machine: &Machine) -> bool {
+    machine
+        .findings
+        .iter()
+        .all(|f| f.severity == crate::report::Severity::Info)
+}
+
+/// What a driver upgrade would unlock beyond what the plan picked for the working driver, as
+/// options with the command that plans them: a newer framework build, a newer toolkit.
+fn upgrade_options(
+    machine: &Machine,
+    m: &Manifests,
+    target: &Target,
+    ccs: &[String],
+    as_of: &str,
+    d: &Decision<'_>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let driver = machine.driver_version.as_deref().unwrap_or("");
+    if let (Some(fw), Some(spec)) = (&d.framework, &target.framework) {
+        let python = match &d.env {
+            Some(EnvPlan::Conda { python, .. }) => Some(python.clone()),
+            _ => target
+                .python
+                .clone()
+                .or_else(|| machine.system_python.clone()),
+        };
+        if let Ok(free) = frameworks::resolve(
+            m,
+            spec,
+            ccs,
+            None,
+            None,
+            python.as_deref(),
+            target.cudnn,
+            d.via == Via::Pip,
+        ) && free.label != fw.label
+            && let Some(row) = choose::lowest_branch_for(&m.cuda, &free.cuda)
+                .and_then(|_| choose::auto_branch(&m.cuda, &free.cuda, ccs, as_of).ok())
+        {
+            out.push(format!(
+                "{} needs a newer driver than the working {driver} (R{} or newer): \
+                 `gpu-doctor plan {} --driver auto` plans it with the driver upgrade and a reboot.",
+                free.label,
+                row.branch,
+                super::shell::flags(target)
+            ));
+        }
+    }
+    if target.framework.is_none()
+        && let Some(t) = &d.toolkit
+        && let Some(newest) = choose::newest_stable_cuda(&m.cuda, ccs, as_of, None)
+        && &newest > t
+        && let Ok(row) = choose::auto_branch(&m.cuda, &newest, ccs, as_of)
+    {
+        let flags = super::shell::flags(target);
+        let asked = if flags.is_empty() {
+            String::new()
+        } else {
+            format!("{flags} ")
+        };
+        out.push(format!(
+            "CUDA {newest} needs driver R{} or newer (the working {driver} runs CUDA up to {t}): \
+             `gpu-doctor plan {asked}--driver auto` plans it with the driver upgrade and a reboot.",
+            row.branch,
+        ));
+    }
+    out
 }
 
 /// What the frameworks and toolkits already on the machine need of the driver.
@@ -378,12 +539,9 @@ fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
             cuda,
             native: false,
             floor,
-            what: format!(
-                "{} {} in {}",
-                fw.name,
-                fw.version.as_deref().unwrap_or("(version unknown)"),
-                fw.env
-            ),
+            what: installed_what(fw),
+            requested: false,
+            serves: "driver-too-old-for-framework".to_string(),
         });
     }
     for (path, version) in &machine.toolkits {
@@ -397,6 +555,8 @@ fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
                 native: true,
                 floor: None,
                 what: format!("the CUDA toolkit in {path}"),
+                requested: false,
+                serves: "toolkit-newer-than-driver".to_string(),
             });
         }
     }
@@ -448,8 +608,11 @@ fn torch_rebuild(m: &Manifests, fw: &InstalledFramework, ccs: &[String]) -> Opti
         .then_some("arch-not-in-build")
 }
 
-/// The fixes for what is wrong: the driver the installed software needs (decided later from
-/// the needs), CPU-only torch builds reinstalled with CUDA.
+/// The fixes for what is wrong, each in its own scope: a torch build that is CPU-only, lacks
+/// code for these GPUs, or needs more than the working driver runs is replaced in its own
+/// environment by a build of the same release this driver runs; only what no environment step
+/// can fix (no driver, a driver that predates the GPU, a toolkit newer than the driver) is
+/// left in `needs` for the driver decision.
 fn plan_fixes(
     machine: &Machine,
     m: &Manifests,
@@ -457,10 +620,23 @@ fn plan_fixes(
     ccs: &[String],
     working: Option<&DriverCap>,
     d: &mut Decision<'_>,
+    needs: &mut Vec<Need>,
 ) -> Result<(), Refusal> {
     for fw in &machine.frameworks {
-        let Some(finding) = torch_rebuild(m, fw, ccs) else {
-            continue;
+        let rebuild = torch_rebuild(m, fw, ccs);
+        let what = installed_what(fw);
+        // Under --driver auto (or a branch) the driver changes instead.
+        let too_old = fw.name == FrameworkName::Torch
+            && target.driver == DriverChoice::Keep
+            && working.is_some_and(|cap| {
+                needs
+                    .iter()
+                    .any(|n| !n.requested && n.what == what && !n.met_by(m, cap))
+            });
+        let finding = match rebuild {
+            Some(finding) => finding,
+            None if too_old => "driver-too-old-for-framework",
+            None => continue,
         };
         if fw.env_kind == "system" {
             d.notes.push(format!(
@@ -482,19 +658,73 @@ fn plan_fixes(
             version,
         };
         let python = target.python.clone().or_else(|| fw.env_python.clone());
-        let plan =
-            frameworks::resolve(m, &spec, ccs, None, working, python.as_deref(), None, false)
-                .map_err(Refusal::new)?;
+        // The build must run on the driver that is there: the fix stays in the environment.
+        let fixed = working.map(|cap| DriverCap {
+            fixed: true,
+            ..cap.clone()
+        });
+        let plan = match frameworks::resolve(
+            m,
+            &spec,
+            ccs,
+            None,
+            fixed.as_ref(),
+            python.as_deref(),
+            None,
+            false,
+        ) {
+            Ok(plan) => plan,
+            Err(why) if rebuild.is_none() => {
+                // No build of this release runs on the driver: the driver has to change.
+                d.notes.push(format!("{what}: {why}"));
+                continue;
+            }
+            Err(why) => return Err(Refusal::new(why)),
+        };
+        let runs = working.is_none_or(|cap| {
+            Need {
+                cuda: plan.cuda.clone(),
+                native: false,
+                floor: None,
+                what: String::new(),
+                requested: false,
+                serves: String::new(),
+            }
+            .met_by(m, cap)
+        });
+        if rebuild.is_none() && !runs {
+            continue;
+        }
+        if too_old {
+            // This environment no longer needs more than the working driver runs.
+            needs.retain(|n| n.what != what);
+            d.options.push(format!(
+                "{what} can stay as it is with a newer driver instead: `gpu-doctor plan \
+                 --driver auto` plans the driver upgrade (and a reboot) rather than another \
+                 torch build."
+            ));
+        }
         d.fixes.push(EnvFix {
             env: fw.env.clone(),
             framework: FrameworkPlan {
                 replace: true,
                 ..plan
             },
+            serves: finding.to_string(),
         });
         push_unique(&mut d.addresses, finding);
     }
     Ok(())
+}
+
+/// How an installed framework is named in needs and notes.
+fn installed_what(fw: &InstalledFramework) -> String {
+    format!(
+        "{} {} in {}",
+        fw.name,
+        fw.version.as_deref().unwrap_or("(version unknown)"),
+        fw.env
+    )
 }
 
 /// The stack the target names (or, with nothing named and nothing to fix, the newest stable
@@ -518,9 +748,14 @@ fn plan_stack(
         Some(text) => Some(checked_cuda(m, text, ccs)?),
         None => None,
     };
-    let env_python = default_env(machine, target)
-        .and_then(|(path, _)| machine.frameworks.iter().find(|f| f.env == path))
-        .and_then(|f| f.env_python.clone());
+    // The environment the framework goes into, when it exists already, and its Python.
+    let existing = default_env(machine, target).and_then(|(path, _)| {
+        machine
+            .python_envs
+            .iter()
+            .find(|e| e.path.trim_end_matches('/') == path.trim_end_matches('/'))
+    });
+    let env_python = existing.and_then(|e| e.python.clone());
     let python = target.python.clone().or(env_python).or_else(|| {
         // A new venv made with `python3` gets the system's Python.
         (d.via != Via::Conda)
@@ -535,29 +770,87 @@ fn plan_stack(
         })
     });
     if let Some(spec) = &spec {
-        let fw = frameworks::resolve(
-            m,
-            spec,
-            ccs,
-            user_cuda.as_ref(),
-            cap,
-            python.as_deref(),
-            target.cudnn,
-            d.via == Via::Pip,
-        )
-        .map_err(Refusal::new)?;
+        let resolve = |python: Option<&str>| {
+            frameworks::resolve(
+                m,
+                spec,
+                ccs,
+                user_cuda.as_ref(),
+                cap,
+                python,
+                target.cudnn,
+                d.via == Via::Pip,
+            )
+        };
+        // A conda environment gets the framework's own default Python unless one is named:
+        // check the pip line against that one.
+        let python = python.clone().or_else(|| {
+            resolve(None)
+                .ok()
+                .and_then(|fw| fw.python_default)
+                .filter(|_| d.via == Via::Conda)
+        });
+        let fw = match resolve(python.as_deref()) {
+            Ok(fw) => fw,
+            Err(why) => {
+                // Would another Python do? The newest that does, for a new environment.
+                let fitting = PYTHONS
+                    .iter()
+                    .rev()
+                    .find_map(|p| resolve(Some(p)).ok().map(|fw| (*p, fw)));
+                match (fitting, existing, &target.python) {
+                    (Some((p, fw)), None, None) => {
+                        d.notes.push(format!(
+                            "{why}. So the plan makes the new environment with Python {p} \
+                             (python{p} must be on PATH; the venv step stops if it is not)."
+                        ));
+                        d.env_python = Some(p.to_string());
+                        fw
+                    }
+                    (Some((p, _)), Some(env), _) => {
+                        return Err(Refusal::new(format!(
+                            "{why}: {} has Python {}. A new environment can have it: \
+                             `gpu-doctor plan {} --env DIR --python {p}` with a DIR that does not \
+                             exist yet",
+                            env.path,
+                            env.python.as_deref().unwrap_or("(unknown)"),
+                            super::shell::flags(&Target {
+                                env: None,
+                                python: None,
+                                ..target.clone()
+                            })
+                        )));
+                    }
+                    (Some((p, _)), None, Some(_)) => {
+                        return Err(Refusal::new(format!("{why} (--python {p} would do)")));
+                    }
+                    (None, ..) => return Err(Refusal::new(why)),
+                }
+            }
+        };
         needs.push(Need {
             cuda: fw.cuda.clone(),
             native: false,
             floor: fw.driver_floor.clone(),
             what: fw.label.clone(),
+            requested: true,
+            serves: d.request.clone().unwrap_or_default(),
         });
         d.framework = Some(fw);
     }
     if d.via != Via::Pip {
         let toolkit = match (&user_cuda, &d.framework) {
             (Some(c), _) => c.clone(),
-            (None, Some(fw)) if fw.cuda_is_minor => fw.cuda.clone(),
+            // A toolkit runs natively only: under a driver that stays, the newest of the
+            // build's major that driver runs (the wheels themselves run through minor-version
+            // compatibility).
+            (None, Some(fw)) if fw.cuda_is_minor => match ceiling {
+                Some(c) if &fw.cuda > c && fw.cuda.major() == c.major() => {
+                    newest_in_major(m, ccs, as_of, Some(c), c.major())
+                        .unwrap_or_else(|| fw.cuda.clone())
+                }
+                _ => fw.cuda.clone(),
+            },
             (None, Some(fw)) => newest_in_major(m, ccs, as_of, ceiling, fw.cuda.major())
                 .ok_or_else(|| {
                     Refusal::new(format!(
@@ -582,11 +875,18 @@ fn plan_stack(
                  and newer (split packages pinned with cuda-version)"
             )));
         }
+        let toolkit = if d.via == Via::Apt {
+            carried_toolkit(m, d, ccs, ceiling, toolkit, user_cuda.is_some())?
+        } else {
+            toolkit
+        };
         needs.push(Need {
             cuda: toolkit.clone(),
             native: true,
             floor: None,
             what: format!("the CUDA {toolkit} toolkit"),
+            requested: true,
+            serves: d.request.clone().unwrap_or_default(),
         });
         d.cudnn = Some(cudnn_plan(
             m,
@@ -597,6 +897,32 @@ fn plan_stack(
             d.framework.as_ref(),
         )?);
         d.nccl = true;
+        if d.via == Via::Apt
+            && let Some(apt) = &d.apt
+        {
+            let ids: Vec<&str> = apt.repo_ids.iter().map(String::as_str).collect();
+            let nccl = format!("-1+cuda{}", toolkit.major_minor());
+            if let crate::manifest::Carried::No(why) =
+                m.repos.lookup(&ids, "libnccl2", Some(&nccl), &[])
+            {
+                d.nccl = false;
+                d.notes.push(format!(
+                    "No NCCL step: NVIDIA's {} repository has no NCCL built for CUDA {toolkit} \
+                     ({why}). pip frameworks bring their own NCCL.",
+                    apt.distro
+                ));
+            }
+            let cudnn = format!("libcudnn9-cuda-{}", toolkit.major());
+            if d.cudnn.is_some()
+                && let crate::manifest::Carried::No(why) = m.repos.lookup(&ids, &cudnn, None, &[])
+            {
+                d.cudnn = None;
+                d.notes.push(format!(
+                    "No cuDNN step: NVIDIA's {} repository has no {cudnn} ({why}).",
+                    apt.distro
+                ));
+            }
+        }
         d.toolkit = Some(toolkit);
     } else if target.cudnn.is_some() && d.framework.as_ref().is_some_and(|f| f.cudnn.is_none()) {
         d.notes.push(
@@ -607,6 +933,93 @@ fn plan_stack(
         d.env = Some(env_plan(machine, m, target, d, python)?);
     }
     Ok(())
+}
+
+/// The toolkit as NVIDIA's repository for the target release carries it (repos.toml). A
+/// release it lacks is refused when asked for with `--cuda` (with the nearest it has and the
+/// other ways to get that CUDA); one the plan chose itself gives way to the newest carried
+/// release of the same major that serves these GPUs within `ceiling`.
+fn carried_toolkit(
+    m: &Manifests,
+    d: &Decision<'_>,
+    ccs: &[String],
+    ceiling: Option<&Version>,
+    toolkit: Version,
+    asked: bool,
+) -> Result<Version, Refusal> {
+    let Some(apt) = &d.apt else {
+        return Ok(toolkit);
+    };
+    let ids: Vec<&str> = apt.repo_ids.iter().map(String::as_str).collect();
+    const PATTERN: &str = "cuda-toolkit-{major}-{minor}";
+    let carries = |v: &Version| m.repos.carries_cuda(&ids, PATTERN, &v.major_minor());
+    if carries(&toolkit) {
+        return Ok(toolkit);
+    }
+    let mut series: Vec<Version> = m
+        .cuda
+        .releases
+        .iter()
+        .filter(|r| r.verified)
+        .filter_map(|r| Version::parse(&Version::parse(&r.version)?.major_minor()))
+        .collect();
+    series.dedup();
+    let carried: Vec<&Version> = series.iter().filter(|v| carries(v)).collect();
+    let serves = |v: &Version| choose::cuda_refuses_gpus(&m.cuda, v, ccs).is_none();
+    if !asked
+        && let Some(v) = carried.iter().rev().find(|v| {
+            v.major() == toolkit.major()
+                && **v < &toolkit
+                && serves(v)
+                && ceiling.is_none_or(|c| **v <= c)
+        })
+    {
+        return Ok((*v).clone());
+    }
+    let name = format!("cuda-toolkit-{}-{}", toolkit.major(), toolkit.minor());
+    let why = match m.repos.lookup(&ids, &name, None, &[]) {
+        crate::manifest::Carried::No(why) => why,
+        crate::manifest::Carried::Yes(_) => String::new(),
+    };
+    let nearest = carried
+        .iter()
+        .filter(|v| serves(v))
+        .min_by_key(|v| {
+            let (a, b) = (
+                v.major() * 100 + v.minor(),
+                toolkit.major() * 100 + toolkit.minor(),
+            );
+            a.abs_diff(b)
+        })
+        .map(|v| {
+            let branch = choose::lowest_branch_for(&m.cuda, v).map_or_else(String::new, |b| {
+                format!(", which needs driver R{} or newer", b.branch)
+            });
+            format!(
+                " The nearest it carries for these GPUs is cuda-toolkit-{}-{}{branch}.",
+                v.major(),
+                v.minor()
+            )
+        })
+        .unwrap_or_else(|| " It carries no toolkit these GPUs can use.".to_string());
+    let limit = ceiling.map_or_else(String::new, |c| {
+        format!(" (the driver that stays runs CUDA up to {c})")
+    });
+    let conda = if toolkit.major() >= 12 {
+        format!(
+            " `--via conda --cuda {}` (conda-forge's cuda-version),",
+            toolkit.major_minor()
+        )
+    } else {
+        String::new()
+    };
+    Err(Refusal::new(format!(
+        "NVIDIA's {} repository has no {name}{limit}: {why}.{nearest} Other ways to CUDA {}:{conda} \
+         `--via pip --framework ...` (the framework's wheels bring their own CUDA libraries), or \
+         a release whose repository has it (`--os`).",
+        apt.distro,
+        toolkit.major_minor()
+    )))
 }
 
 /// A `--cuda` value checked against the manifests and the GPUs.
@@ -709,7 +1122,10 @@ fn env_plan(
     python: Option<String>,
 ) -> Result<EnvPlan, Refusal> {
     // Without a framework, the newest Python the newest PyTorch supports, so one fits later.
-    let python = python
+    let python = d
+        .env_python
+        .clone()
+        .or(python)
         .or_else(|| d.framework.as_ref().and_then(|f| f.python_default.clone()))
         .or_else(|| {
             m.frameworks
@@ -740,6 +1156,7 @@ fn env_plan(
             let python = target
                 .python
                 .as_ref()
+                .or(d.env_python.as_ref())
                 .map_or_else(|| "python3".to_string(), |p| format!("python{p}"));
             Ok(EnvPlan::Venv { path, python })
         }
@@ -765,6 +1182,15 @@ fn default_env(machine: &Machine, target: &Target) -> Option<(String, String)> {
 }
 
 /// Keep the working driver, install a branch, or say where the driver has to come from.
+///
+/// `keep_request`: a request made without `--driver` on a machine whose driver works: what
+/// was asked must run on that driver (else a refusal naming the branch `--driver auto` would
+/// install), and what is already installed is not this plan's business. Also says what the
+/// driver change serves (finding ids, or the request).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; each is one fact the choice depends on"
+)]
 fn decide_driver<'m>(
     machine: &Machine,
     m: &'m Manifests,
@@ -773,15 +1199,20 @@ fn decide_driver<'m>(
     working: Option<&DriverCap>,
     needs: &[Need],
     as_of: &str,
-) -> Result<DriverPlan<'m>, Refusal> {
+    keep_request: bool,
+) -> Result<(DriverPlan<'m>, Vec<String>), Refusal> {
     let unmet: Vec<&Need> = match working {
-        Some(cap) => needs.iter().filter(|n| !n.met_by(m, cap)).collect(),
+        Some(cap) => needs
+            .iter()
+            .filter(|n| !n.met_by(m, cap))
+            .filter(|n| !keep_request || n.requested)
+            .collect(),
         None => needs.iter().collect(),
     };
     let working_branch = working.map(|c| c.version.major());
     if let (Some(row), Some(branch)) = (named, working_branch) {
         if row.branch == branch {
-            return keep_or_refuse(&unmet, row.branch);
+            return keep_or_refuse(&unmet, row.branch).map(|p| (p, Vec::new()));
         }
         if row.branch < branch {
             return Err(Refusal::new(format!(
@@ -811,7 +1242,28 @@ fn decide_driver<'m>(
     }
     let change = named.is_some() || working.is_none() || !unmet.is_empty() || gpu_unknown_to_driver;
     if !change {
-        return Ok(DriverPlan::Keep);
+        return Ok((DriverPlan::Keep, Vec::new()));
+    }
+    let mut serves: Vec<String> = Vec::new();
+    if working.is_none() {
+        for id in ["no-driver", "nouveau-loaded", "driver-too-old-for-gpu"] {
+            if machine.finding(id).is_some() {
+                push_unique(&mut serves, id);
+            }
+        }
+    }
+    if gpu_unknown_to_driver {
+        push_unique(&mut serves, "driver-too-old-for-gpu");
+    }
+    for need in &unmet {
+        if !need.serves.is_empty() {
+            push_unique(&mut serves, &need.serves);
+        }
+    }
+    if named.is_some()
+        && let Some(request) = &d.request
+    {
+        push_unique(&mut serves, request);
     }
     let hardest = unmet
         .iter()
@@ -839,8 +1291,26 @@ fn decide_driver<'m>(
                         || Refusal::new("no CUDA release in the manifests serves these GPUs"),
                     )?,
                 };
-            let mut row =
-                choose::auto_branch(&m.cuda, &cuda, &d.ccs, as_of).map_err(Refusal::new)?;
+            let mut row = match choose::auto_branch(&m.cuda, &cuda, &d.ccs, as_of) {
+                Ok(row) => row,
+                // Wheels run through minor-version compatibility: a branch that does not run
+                // their CUDA natively can still run them (Kepler's R470 and cu118 wheels). The
+                // newest such branch these GPUs still have, supported or their last.
+                Err(why) => {
+                    let last = choose::last_branch(&m.cuda, &d.ccs);
+                    m.cuda
+                        .driver_branches
+                        .iter()
+                        .rev()
+                        .filter(|b| b.verified && last.is_none_or(|l| b.branch <= l))
+                        .filter(|b| choose::in_support(&m.cuda, b, as_of) || Some(b.branch) == last)
+                        .find(|b| {
+                            DriverCap::planned(b)
+                                .is_some_and(|c| needs.iter().all(|n| n.met_by(m, &c)))
+                        })
+                        .ok_or_else(|| Refusal::new(why))?
+                }
+            };
             // A GPU newer than the branch (an RTX 5090 on R550): the lowest supported branch
             // that knows it, designated ones first, as auto_branch prefers.
             if let Some(first) = floor_branch
@@ -909,32 +1379,169 @@ fn decide_driver<'m>(
     } else {
         format!("--driver {} was asked for", row.branch)
     };
+    if keep_request
+        && !gpu_unknown_to_driver
+        && machine.driver_fixed().is_none()
+        && let (Some(cap), Some(need)) = (working, unmet.first())
+    {
+        let floor = need
+            .floor
+            .as_ref()
+            .map_or_else(String::new, |f| format!(" and driver {f} or newer"));
+        return Err(Refusal::new(format!(
+            "{} needs CUDA {}{floor}, and the working driver {} runs CUDA up to {}. Plans keep \
+             a working driver unless asked: `gpu-doctor plan {} --driver auto` plans the upgrade \
+             to R{} (and a reboot); leave out the version, extra or --cuda that asks for more, \
+             and the plan picks what this driver runs.",
+            need.what,
+            need.cuda,
+            cap.version,
+            cap.max_cuda,
+            d.request
+                .as_deref()
+                .and_then(|r| r.strip_prefix("request: "))
+                .unwrap_or_default(),
+            row.branch
+        )));
+    }
     if let Some(reason) = machine.driver_fixed() {
-        return Ok(DriverPlan::Elsewhere {
-            needed: format!("R{} or newer", row.branch),
-            reason: format!("{why}; {reason}"),
-        });
+        return Ok((
+            DriverPlan::Elsewhere {
+                needed: format!("R{} or newer", row.branch),
+                reason: format!("{why}; {reason}"),
+            },
+            serves,
+        ));
     }
     if d.apt.is_none() {
-        return Ok(DriverPlan::Elsewhere {
-            needed: format!("R{} or newer", row.branch),
-            reason: format!(
-                "{why}; this plan has apt steps only for Ubuntu 22.04 and 24.04: install it by \
-                 NVIDIA's driver installation guide for this system"
-            ),
-        });
+        return Ok((
+            DriverPlan::Elsewhere {
+                needed: format!("R{} or newer", row.branch),
+                reason: format!(
+                    "{why}; this plan has apt steps only for Ubuntu 22.04 and 24.04: install it \
+                     by NVIDIA's driver installation guide for this system"
+                ),
+            },
+            serves,
+        ));
     }
-    // Keep the flavour of a working driver (switching flavours is a change of its own);
-    // otherwise open modules where every GPU takes them.
-    let open = match (machine.working_driver(), machine.driver_open) {
-        (Some(_), Some(open)) => open && open_modules(m, &d.ccs),
-        _ => open_modules(m, &d.ccs),
-    };
-    Ok(DriverPlan::Install {
-        row,
-        open,
-        replaces: machine.working_driver().map(|v| v.as_str().to_string()),
-        why,
+    let (open, flavour_why) = flavour(machine, m, &d.ccs, row.branch)?;
+    if let Some(apt) = &d.apt {
+        let ids = [apt.nvidia_repo.as_str()];
+        for package in super::apt::driver_packages(m, row.branch, open).unwrap_or_default() {
+            if let crate::manifest::Carried::No(why) = m.repos.lookup(&ids, &package, None, &[]) {
+                return Err(Refusal::new(format!(
+                    "driver R{} for {}: NVIDIA's {} repository has no {package} ({why})",
+                    row.branch, apt.os, apt.distro
+                )));
+            }
+        }
+    }
+    Ok((
+        DriverPlan::Install {
+            row,
+            open,
+            replaces: machine.working_driver().map(|v| v.as_str().to_string()),
+            why,
+            flavour_why,
+        },
+        serves,
+    ))
+}
+
+/// The kernel-module flavour for these GPUs on `branch`, and why (install.toml driver_flavor,
+/// from NVIDIA's driver installation guide): open where NVIDIA supports the GPU only with them
+/// (Blackwell, Grace Hopper); proprietary where the open ones cannot drive it (before Turing);
+/// otherwise the installed driver's flavour, which drives these GPUs, and with no driver the
+/// branch's default (open from R560 on).
+///
+/// # Errors
+/// GPUs that need different flavours (a Blackwell next to a Pascal): one driver cannot serve
+/// both.
+pub(super) fn flavour(
+    machine: &Machine,
+    m: &Manifests,
+    ccs: &[String],
+    branch: u64,
+) -> Result<(bool, String), Refusal> {
+    let row = m.install.driver_flavor("open");
+    let min = row.and_then(|f| f.min_sm.as_deref()).unwrap_or("7.5");
+    let from = row.and_then(|f| f.required_from_sm.as_deref());
+    let names = row
+        .map(|f| f.required_for_names.as_slice())
+        .unwrap_or_default();
+    let takes_open = open_modules(m, ccs);
+    let needs_open = machine.gpus.iter().find(|g| {
+        let by_cc = from
+            .zip(g.compute_capability.as_deref())
+            .is_some_and(|(from, cc)| crate::version::compare(cc, from).is_ge());
+        let by_name = g
+            .name
+            .as_deref()
+            .is_some_and(|n| names.iter().any(|w| n.contains(w.as_str())));
+        by_cc || by_name
+    });
+    let source = "install.toml driver_flavor; NVIDIA driver installation guide, kernel modules";
+    if let Some(gpu) = needs_open {
+        let name = gpu.name.as_deref().unwrap_or("this GPU");
+        if !takes_open {
+            return Err(Refusal::new(format!(
+                "{name} is supported only with NVIDIA's open kernel modules, and another GPU here \
+                 (compute capability below {min}) only with the proprietary ones: one driver \
+                 cannot load both ({source})"
+            )));
+        }
+        let replacing = match (machine.working_driver(), machine.driver_open) {
+            (Some(_), Some(false)) => {
+                " The working driver uses the proprietary modules, which cannot drive it: this \
+                 switches flavour."
+            }
+            _ => "",
+        };
+        return Ok((
+            true,
+            format!(
+                "open kernel modules: NVIDIA supports {name} only with them ({source}).{replacing}"
+            ),
+        ));
+    }
+    if !takes_open {
+        return Ok((
+            false,
+            format!(
+                "proprietary kernel modules: the open ones drive compute capability {min} \
+                 (Turing) and newer only, and a GPU here is older ({source})"
+            ),
+        ));
+    }
+    if machine.working_driver().is_some()
+        && let Some(open) = machine.driver_open
+    {
+        let which = if open { "open" } else { "proprietary" };
+        return Ok((
+            open,
+            format!(
+                "{which} kernel modules, as the working driver has: they drive these GPUs, and \
+                 switching flavours is a change of its own ({source})"
+            ),
+        ));
+    }
+    let since = row.and_then(|f| f.default_since_branch).unwrap_or(560);
+    Ok(if branch >= since {
+        (
+            true,
+            format!(
+                "open kernel modules: every GPU here is compute capability {min} or newer, and \
+                 they are the default from R{since} on ({source})"
+            ),
+        )
+    } else {
+        (
+            false,
+            format!(
+                "proprietary kernel modules, the default of branches before R{since} ({source})"
+            ),
+        )
     })
 }
 

@@ -39,6 +39,65 @@ pub struct FrameworkPlan {
     pub replace: bool,
     /// Why this build, for the step's comment.
     pub why: String,
+    /// The Python the requirement was checked against (pypi.toml: Requires-Python, wheels,
+    /// extras), when known.
+    pub python: Option<String>,
+    /// The distribution and extra whose wheels must be installed after pip ran
+    /// (`jax`, `cuda13`), for the step's check that the GPU build landed.
+    pub extra_dist: Option<(String, String)>,
+}
+
+/// What pip would land: the newest release of `package` (matching `version`, a release or a
+/// series) that installs on `python` and declares `extra`, from pypi.toml. `Ok(None)`: the
+/// newest release overall fits, so pip needs no pin; `Ok(Some(v))`: pin `==v`, because pip
+/// would otherwise fall back to an older release without the extra (or no wheel at all);
+/// `Err`: nothing fits, with the Pythons that would.
+pub(super) fn land(
+    m: &Manifests,
+    package: &str,
+    version: Option<&str>,
+    extra: Option<&str>,
+    python: &str,
+) -> Result<Option<String>, String> {
+    const ARCH: &str = "x86_64";
+    if !m.pypi.knows(package) {
+        return Ok(None);
+    }
+    let python = short_python(python);
+    let python = python.as_str();
+    let with_extra = extra.map_or_else(String::new, |e| format!("[{e}]"));
+    let asked = version.map_or_else(String::new, |v| format!(" {v}"));
+    let Some(fits) = m.pypi.newest(package, version, python, ARCH, extra) else {
+        let pythons = m.pypi.pythons_for(package, version, ARCH, extra);
+        let known = m.pypi.releases(package).any(|r| {
+            version.is_none_or(|v| r.version == v || r.version.starts_with(&format!("{v}.")))
+        });
+        return Err(if !known {
+            format!("PyPI has no {package}{asked} (pypi.toml)")
+        } else if pythons.is_empty() {
+            format!(
+                "no {package}{with_extra}{asked} release on PyPI installs on Linux x86_64 (pypi.toml)"
+            )
+        } else {
+            format!(
+                "{package}{with_extra}{asked} has no release for Python {python}: its wheels and \
+                 Requires-Python fit Python {} (pypi.toml)",
+                pythons.join(", ")
+            )
+        });
+    };
+    let newest = m.pypi.releases(package).rev().find(|r| {
+        version.is_none_or(|v| r.version == v || r.version.starts_with(&format!("{v}.")))
+    });
+    Ok(match newest {
+        Some(n) if n.version == fits.version => None,
+        _ => Some(fits.version.clone()),
+    })
+}
+
+/// The Python a planned environment will have (`3.12` of `3.12.3`).
+fn short_python(python: &str) -> String {
+    Version::parse(python).map_or_else(|| python.to_string(), |v| v.major_minor())
 }
 
 /// Resolves a framework for these GPUs and (when known) this driver.
@@ -67,8 +126,8 @@ pub fn resolve(
     match spec.name {
         FrameworkName::Torch => torch(m, spec, ccs, cuda, driver, python),
         FrameworkName::Tensorflow => tensorflow(m, spec, ccs, cuda, python, cudnn),
-        FrameworkName::Jax => jax(m, spec, ccs, cuda, driver),
-        FrameworkName::Cupy => cupy(m, spec, ccs, cuda, driver, with_ctk),
+        FrameworkName::Jax => jax(m, spec, ccs, cuda, driver, python),
+        FrameworkName::Cupy => cupy(m, spec, ccs, cuda, driver, python, with_ctk),
     }
 }
 
@@ -114,8 +173,13 @@ fn torch(
         })?,
         None => {
             let fixed = driver.filter(|d| d.fixed);
-            choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, fixed)
-                .or_else(|| choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, None))
+            let lands = |r: &crate::manifest::TorchRelease| {
+                python.is_none_or(|py| land(m, "torch", Some(&r.version), None, py).is_ok())
+            };
+            choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, fixed, &lands)
+                .or_else(|| {
+                    choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, None, &lands)
+                })
                 .ok_or_else(|| {
                     let py = python
                         .map(|p| format!(" and Python {p}"))
@@ -136,6 +200,9 @@ fn torch(
             release.version,
             python_range(&release.python_min, release.python_max.as_deref())
         ));
+    }
+    if let Some(py) = python {
+        land(m, "torch", Some(&release.version), None, py)?;
     }
     let pick = choose::torch_build(&m.cuda, release, ccs, cuda, driver)?;
     let variant = pick.build.variant.clone();
@@ -177,6 +244,8 @@ fn torch(
                 .unwrap_or_else(|| release.python_min.clone()),
         ),
         replace: false,
+        python: python.map(short_python),
+        extra_dist: None,
         why: format!(
             "PyTorch's {variant} wheels bundle CUDA {cuda_v}, cuDNN and NCCL; {arch}; \
              {driver_note}. PyTorch's own index serves each CUDA variant \
@@ -249,6 +318,9 @@ fn tensorflow(
     if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &built_cuda, ccs) {
         return Err(format!("TensorFlow {series} cannot work here: {why}"));
     }
+    if let Some(py) = python {
+        land(m, "tensorflow", Some(&series), Some("and-cuda"), py)?;
+    }
     let pulls = tf
         .tensorflow_and_cuda(&config.version)
         .map_or_else(String::new, |row| {
@@ -272,6 +344,8 @@ fn tensorflow(
         cudnn: Some(built_cudnn.major()),
         python_default: Some(config.python_max.clone()),
         replace: false,
+        python: python.map(short_python),
+        extra_dist: Some(("tensorflow".to_string(), "and-cuda".to_string())),
         why: format!(
             "TensorFlow {series} is built with CUDA {built_cuda} and cuDNN {built_cudnn}; the \
              [and-cuda] extra installs matching NVIDIA wheels{pulls}, so no system CUDA is needed \
@@ -316,6 +390,7 @@ fn jax(
     ccs: &[String],
     cuda: Option<&Version>,
     driver: Option<&DriverCap>,
+    python: Option<&str>,
 ) -> Result<FrameworkPlan, String> {
     let major = match spec.extra.as_deref() {
         Some("cuda12" | "cuda") => 12,
@@ -384,11 +459,34 @@ fn jax(
             .filter_map(|r| r.python_min.clone())
             .last()
     });
-    let version_pin = spec
+    let mut version_pin = spec
         .version
         .as_deref()
         .map(|v| pin(v, None))
         .unwrap_or_default();
+    let mut landed = String::new();
+    if let Some(py) = python {
+        let pinned = land(m, "jax", spec.version.as_deref(), Some(&extra), py)?;
+        let release = pinned.clone().or_else(|| {
+            m.pypi
+                .newest("jax", spec.version.as_deref(), py, "x86_64", Some(&extra))
+                .map(|r| r.version.clone())
+        });
+        // The plugin is what makes it a GPU JAX: it must have a wheel for this Python too.
+        if let Some(release) = &release {
+            let plugin = format!("jax-cuda{major}-plugin");
+            land(m, &plugin, Some(release), None, py)
+                .map_err(|why| format!("jax[{extra}] {release}: {why}"))?;
+        }
+        if let Some(v) = pinned {
+            landed = format!(
+                " Pinned to {v}: newer JAX releases do not install on Python {py}, and pip \
+                 would otherwise settle on an old release without the [{extra}] extra, a \
+                 CPU-only JAX (pypi.toml)."
+            );
+            version_pin = format!("=={v}");
+        }
+    }
     let floor_text = floor
         .as_ref()
         .map_or_else(String::new, |f| format!("; JAX wants driver {f} or newer"));
@@ -416,8 +514,10 @@ fn jax(
         cudnn: None,
         python_default,
         replace: false,
+        python: python.map(short_python),
+        extra_dist: Some(("jax".to_string(), extra.clone())),
         why: format!(
-            "jax[{extra}] pulls {}{floor_text} (frameworks.toml jax_extra, jax).",
+            "jax[{extra}] pulls {}{floor_text} (frameworks.toml jax_extra, jax).{landed}",
             row.pulls
         ),
     })
@@ -429,6 +529,7 @@ fn cupy(
     ccs: &[String],
     cuda: Option<&Version>,
     driver: Option<&DriverCap>,
+    python: Option<&str>,
     with_ctk: bool,
 ) -> Result<FrameworkPlan, String> {
     let major = pick_major(&m.cuda, ccs, cuda, driver);
@@ -468,11 +569,16 @@ fn cupy(
     // The [ctk] extra (CuPy 14.2: "pulls the CUDA wheels") stands in for a system toolkit.
     let ctk = with_ctk && spec.version.is_none();
     let extra = if ctk { "[ctk]" } else { "" };
-    let version_pin = spec
+    let mut version_pin = spec
         .version
         .as_deref()
         .map(|v| pin(v, None))
         .unwrap_or_default();
+    if let Some(py) = python
+        && let Some(v) = land(m, &name, spec.version.as_deref(), ctk.then_some("ctk"), py)?
+    {
+        version_pin = format!("=={v}");
+    }
     let libs = if ctk {
         "its [ctk] extra brings the CUDA libraries as wheels"
     } else {
@@ -496,6 +602,8 @@ fn cupy(
         cudnn: None,
         python_default: release.and_then(|r| r.python_min.clone()),
         replace: false,
+        python: python.map(short_python),
+        extra_dist: ctk.then(|| (name.clone(), "ctk".to_string())),
         why: format!(
             "{name} is CuPy's wheel for CUDA {major}.x (install exactly one CuPy package per \
              environment); {libs}{} (frameworks.toml cupy_package).",

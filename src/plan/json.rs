@@ -24,6 +24,7 @@ struct JsonPlan<'a> {
     leaves: &'a [FindingNote],
     untouched: &'a [String],
     notes: &'a [String],
+    options: &'a [String],
     reboot: bool,
     steps: Vec<JsonStep<'a>>,
     files: &'a [PlanFile],
@@ -36,6 +37,8 @@ struct JsonStep<'a> {
     why: &'a str,
     needs_root: bool,
     reboot: bool,
+    /// The finding ids the step fixes, or `request: ...`.
+    serves: &'a [String],
     guards: Vec<JsonGuard<'a>>,
     /// Shell lines, in order.
     commands: Vec<String>,
@@ -62,6 +65,7 @@ pub fn render(plan: &Plan) -> String {
             why: &s.why,
             needs_root: s.needs_root,
             reboot: s.reboot,
+            serves: &s.serves,
             guards: s
                 .guards
                 .iter()
@@ -90,6 +94,7 @@ pub fn render(plan: &Plan) -> String {
         leaves: &plan.leaves,
         untouched: &plan.untouched,
         notes: &plan.notes,
+        options: &plan.options,
         reboot: plan.reboots(),
         steps,
         files: &plan.files,

@@ -41,6 +41,15 @@ pub struct InstalledFramework {
     pub variant: Option<String>,
 }
 
+/// A Python environment: where, what kind, which Python.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvFact {
+    pub path: String,
+    /// `venv`, `conda`, `system`.
+    pub kind: String,
+    pub python: Option<String>,
+}
+
 /// A finding, as far as a plan cares: which, how bad, what it says to do.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FindingFact {
@@ -82,6 +91,8 @@ pub struct Machine {
     /// `/usr/local/cuda-12.4` and the like, with their versions.
     pub toolkits: Vec<(String, Option<String>)>,
     pub frameworks: Vec<InstalledFramework>,
+    /// Every Python environment found, with its Python: what a pip line is checked against.
+    pub python_envs: Vec<EnvFact>,
     /// The Python of the system environment (`/usr`), which `python3 -m venv` copies.
     pub system_python: Option<String>,
     pub findings: Vec<FindingFact>,
@@ -169,6 +180,15 @@ impl Machine {
                 .map(|t| (t.path.clone(), t.version.clone()))
                 .collect(),
             frameworks,
+            python_envs: report
+                .python_envs
+                .iter()
+                .map(|e| EnvFact {
+                    path: e.path.clone(),
+                    kind: e.kind.clone(),
+                    python: e.python_version.clone(),
+                })
+                .collect(),
             system_python: report
                 .python_envs
                 .iter()

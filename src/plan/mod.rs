@@ -18,6 +18,7 @@ mod decide;
 pub mod execute;
 pub mod frameworks;
 pub mod json;
+pub mod lines;
 pub mod machine;
 mod python;
 mod rocm;
@@ -51,6 +52,10 @@ pub struct Step {
     pub needs_root: bool,
     /// The machine must reboot before the change takes effect.
     pub reboot: bool,
+    /// What the step is there for: the finding ids it fixes, or `request: ...` for what was
+    /// asked (`request: --framework torch`), so nobody has to guess why a step changes the
+    /// machine. Filled by [`plan`] from the decision.
+    pub serves: Vec<String>,
 }
 
 /// A file that goes with the plan (`environment.yml`).
@@ -85,8 +90,13 @@ pub struct Plan {
     pub untouched: Vec<String>,
     /// Said first: things the plan cannot do itself, Secure Boot, and the like.
     pub notes: Vec<String>,
+    /// Changes left out on purpose (a driver upgrade and what it would unlock), each with the
+    /// command that plans it.
+    pub options: Vec<String>,
     pub steps: Vec<Step>,
     pub files: Vec<PlanFile>,
+    /// The repositories (repos.toml ids) its apt lines come from.
+    pub apt_repos: Vec<String>,
 }
 
 impl Plan {
@@ -136,7 +146,15 @@ pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<P
     if rocm::applies(report) {
         return rocm::plan(report, manifests, target);
     }
-    let machine = Machine::from_report(report, manifests);
+    plan_for_machine(Machine::from_report(report, manifests), manifests, target)
+}
+
+/// [`plan`] for a machine's facts already gathered (the unit tests build them by hand).
+pub(crate) fn plan_for_machine(
+    machine: Machine,
+    manifests: &Manifests,
+    target: &Target,
+) -> Result<Plan, Refusal> {
     let decision = decide::decide(&machine, manifests, target).map_err(|mut refusal| {
         refusal.facts = machine_facts(&machine);
         refusal
@@ -148,6 +166,9 @@ pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<P
         steps.push(reboot_step(&machine));
     }
     steps.push(verify_step());
+    for step in &mut steps {
+        step.serves = serves(step, &decision);
+    }
     let files = match (&decision.env, decision.via) {
         (Some(EnvPlan::Conda { .. }), Via::Conda) => vec![PlanFile {
             name: "environment.yml".to_string(),
@@ -156,18 +177,85 @@ pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<P
         _ => Vec::new(),
     };
     let (addresses, leaves) = findings(&machine, &decision);
-    Ok(Plan {
+    let apt_repos = decision
+        .apt
+        .as_ref()
+        .map(|a| a.repo_ids.clone())
+        .unwrap_or_default();
+    let plan = Plan {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         summary: summary(&decision),
         untouched: untouched(&machine, &decision),
         notes: notes(&machine, manifests, &decision),
+        options: decision.options.clone(),
         addresses,
         leaves,
         machine,
         target: target.clone(),
         steps,
         files,
-    })
+        apt_repos,
+    };
+    // The last word: no line the tables contradict reaches a script.
+    let wrong: Vec<String> = lines::check(&plan, manifests)
+        .into_iter()
+        .filter_map(|l| l.verdict.err().map(|why| format!("{}: {why}", l.text)))
+        .collect();
+    if !wrong.is_empty() {
+        return Err(Refusal {
+            reason: format!(
+                "the plan would install what its source does not carry: {}",
+                wrong.join("; ")
+            ),
+            facts: machine_facts(&plan.machine),
+        });
+    }
+    Ok(plan)
+}
+
+/// What a step is there for, from the decision: the findings a fix serves, the request a
+/// stack step serves, and for the steps that prepare others (the keyring, the package lists,
+/// the kernel headers) whatever the steps after them serve.
+fn serves(step: &Step, d: &Decision<'_>) -> Vec<String> {
+    let request = || d.request.clone().into_iter().collect::<Vec<_>>();
+    let stack = || {
+        d.request.clone().map_or_else(
+            || vec!["request: the newest stable stack (nothing named, nothing to fix)".to_string()],
+            |r| vec![r],
+        )
+    };
+    let mut out = match step.id.as_str() {
+        "nouveau-off" => vec!["nouveau-loaded".to_string()],
+        "driver" | "driver-prerequisites" => d.driver_serves.clone(),
+        "reboot" => vec!["driver-library-mismatch".to_string()],
+        "verify" => vec!["every step above".to_string()],
+        "cuda-keyring" | "apt-update" => {
+            let mut all = Vec::new();
+            if matches!(d.driver, DriverPlan::Install { .. }) {
+                all.extend(d.driver_serves.iter().cloned());
+            }
+            if d.toolkit.is_some() && d.via == Via::Apt {
+                all.extend(stack());
+            }
+            all
+        }
+        "cuda-toolkit" | "cuda-environment" | "cudnn" | "nccl" | "conda-env" | "conda-cuda"
+        | "venv" => stack(),
+        id if id.starts_with("reinstall-") => {
+            let n = id
+                .rsplit('-')
+                .next()
+                .and_then(|n| n.parse::<usize>().ok())
+                .map_or(0, |n| n - 1);
+            d.fixes
+                .get(n)
+                .map(|f| vec![f.serves.clone()])
+                .unwrap_or_default()
+        }
+        _ => request(),
+    };
+    out.dedup();
+    out
 }
 
 /// The machine in a few lines: what a refusal rests on and what a header starts with.
@@ -450,6 +538,7 @@ fn reboot_step(machine: &Machine) -> Step {
         commands: Vec::new(),
         needs_root: false,
         reboot: true,
+        serves: Vec::new(),
     }
 }
 
@@ -483,5 +572,6 @@ fn verify_step() -> Step {
         ],
         needs_root: false,
         reboot: false,
+        serves: Vec::new(),
     }
 }

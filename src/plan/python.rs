@@ -4,7 +4,7 @@
 use crate::manifest::Manifests;
 
 use super::Step;
-use super::cmd::{Check, Command, Guard, Python, Word, words};
+use super::cmd::{Check, Command, Guard, Landed, Python, Word, words};
 use super::decide::{Decision, EnvPlan};
 use super::frameworks::FrameworkPlan;
 
@@ -77,6 +77,7 @@ fn conda_env(m: &Manifests, name: &str, python: &str) -> Step {
         }],
         needs_root: false,
         reboot: false,
+        serves: Vec::new(),
     }
 }
 
@@ -157,6 +158,7 @@ fn conda_cuda(m: &Manifests, d: &Decision<'_>, name: &str) -> Option<Step> {
         commands: vec![Command::Run { argv, sudo: false }],
         needs_root: false,
         reboot: false,
+        serves: Vec::new(),
     })
 }
 
@@ -189,7 +191,38 @@ pub(super) fn venv(path: &str, python: &str) -> Step {
         }],
         needs_root: false,
         reboot: false,
+        serves: Vec::new(),
     }
+}
+
+/// The check after pip that the GPU build landed: torch reports a CUDA version; a framework
+/// installed with an extra has every wheel the extra adds.
+/// CuPy without an extra has nothing to check beyond the install: its `cupy-cudaNNx` wheel
+/// is the CUDA build.
+fn landed(fw: &FrameworkPlan, python: &Python) -> Option<Command> {
+    let (check, what) = match (&fw.extra_dist, fw.name) {
+        (Some((dist, extra)), _) => (
+            Landed::ExtraWheels {
+                dist: dist.clone(),
+                extra: extra.clone(),
+            },
+            format!("the wheels of {dist}[{extra}] are not all installed"),
+        ),
+        (None, super::FrameworkName::Torch) => (
+            Landed::TorchCuda,
+            "torch.version.cuda is None: this torch is a CPU-only build".to_string(),
+        ),
+        (None, _) => return None,
+    };
+    Some(Command::Landed {
+        python: python.clone(),
+        check,
+        message: format!(
+            "pip finished, but the GPU build of {} did not land: {what}. pip may have settled on \
+             another release; see its output above.",
+            fw.label
+        ),
+    })
 }
 
 /// pip-installs a framework into an environment (replacing another build of it when asked).
@@ -203,12 +236,15 @@ fn framework(fw: &FrameworkPlan, python: &Python, where_: &str) -> Step {
         commands.push(Command::Pip {
             python: python.clone(),
             args: words(["uninstall", "-y", fw.dist.as_str()]),
+            version: fw.python.clone(),
         });
     }
     commands.push(Command::Pip {
         python: python.clone(),
         args: install,
+        version: fw.python.clone(),
     });
+    commands.extend(landed(fw, python));
     let replace = if fw.replace {
         " Another build is installed there; pip would take it as satisfying the version, so it \
          is uninstalled first."
@@ -231,5 +267,6 @@ fn framework(fw: &FrameworkPlan, python: &Python, where_: &str) -> Step {
         commands,
         needs_root: false,
         reboot: false,
+        serves: Vec::new(),
     }
 }

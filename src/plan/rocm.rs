@@ -8,7 +8,7 @@
 //! Least change: a ROCm that already lists the GPU is kept; a working amdgpu driver is kept
 //! (`--no-dkms`); a torch build that already carries the GPU's target is left alone.
 
-use crate::manifest::{AmdgpuInstall, Carried, Manifests, TorchWheel};
+use crate::manifest::{AmdgpuInstall, Manifests, TargetCarried, TorchWheel};
 use crate::report::{Gpu, Report};
 use crate::version::GfxTarget;
 
@@ -292,6 +292,26 @@ pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Pl
                 .to_string(),
         );
     }
+    let request = target
+        .names_a_stack()
+        .then(|| format!("request: {}", super::shell::flags(target)));
+    for step in &mut steps {
+        step.serves = serves(&step.id, &fixes, request.as_deref(), found);
+    }
+    let apt_repos = codename
+        .as_deref()
+        .map(|c| {
+            let os = if c == "jammy" {
+                "ubuntu-22.04"
+            } else {
+                "ubuntu-24.04"
+            };
+            m.repos
+                .serving("ubuntu", os, "x86_64")
+                .map(|r| r.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
     let (addresses, leaves) = findings(&machine, &fixes);
     Ok(Plan {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -304,7 +324,39 @@ pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Pl
         target: target.clone(),
         steps,
         files: Vec::new(),
+        options: Vec::new(),
+        apt_repos,
     })
+}
+
+/// What a step of an AMD plan is there for: the findings it fixes that the report has, else
+/// the request (or the newest stack, when nothing was named).
+fn serves(
+    id: &str,
+    fixes: &[&str],
+    request: Option<&str>,
+    found: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let ours: &[&str] = match id {
+        "amdgpu-install" | "rocm" => &["rocm-too-old-for-gpu", "kfd-missing", "amdgpu-not-loaded"],
+        "groups" => &["rocm-device-permission"],
+        "venv" | "torch" => &TORCH_FINDINGS,
+        "hsa-override" => &["arch-not-in-build", "hsa-override-mismatch"],
+        "verify" => return vec!["every step above".to_string()],
+        _ => &[],
+    };
+    let mut out: Vec<String> = ours
+        .iter()
+        .filter(|f| fixes.contains(f) && found(f))
+        .map(|f| (*f).to_string())
+        .collect();
+    if out.is_empty() {
+        out.push(request.map_or_else(
+            || "request: the newest stable stack (nothing named, nothing to fix)".to_string(),
+            str::to_string,
+        ));
+    }
+    out
 }
 
 /// The plan's view of the machine: its AMD GPUs with their targets, the driver in words.
@@ -557,9 +609,9 @@ fn choose_torch(
         let carries = |t: &str| {
             f.gfx_targets.iter().any(|x| x == t)
                 || (f.gfx_targets.is_empty()
-                    && f.version
-                        .as_deref()
-                        .is_some_and(|v| matches!(m.rocm.torch_carries(v, t), Carried::Yes(_))))
+                    && f.version.as_deref().is_some_and(|v| {
+                        matches!(m.rocm.torch_carries(v, t), TargetCarried::Yes(_))
+                    }))
         };
         if carries(gfx) {
             return Ok(Some(TorchChoice {
@@ -676,6 +728,7 @@ fn same_release(a: &str, b: &str) -> bool {
 fn override_step(value: &str, family: &str) -> Step {
     let line = format!("export HSA_OVERRIDE_GFX_VERSION={value}");
     Step {
+        serves: Vec::new(),
         id: "hsa-override".to_string(),
         title: format!("HSA_OVERRIDE_GFX_VERSION={value} for every login"),
         why: format!(
@@ -716,6 +769,7 @@ fn installer_step(choice: &RocmChoice<'_>, codename: &str) -> Step {
     let url = format!("{}{}", i.url_for(codename), i.deb);
     let file = Word::Join(vec![Word::Var("tmp"), Word::lit(format!("/{}", i.deb))]);
     Step {
+        serves: Vec::new(),
         id: "amdgpu-install".to_string(),
         title: format!("AMD's installer for ROCm {} ({})", i.rocm, i.deb),
         why: format!(
@@ -777,6 +831,7 @@ fn rocm_step(m: &Manifests, choice: &RocmChoice<'_>) -> Step {
         argv.push(Word::lit("--no-dkms"));
     }
     Step {
+        serves: Vec::new(),
         id: "rocm".to_string(),
         title: format!("ROCm {rocm} (amdgpu-install --usecase={})", choice.usecase),
         why: format!(
@@ -831,6 +886,7 @@ fn groups_step(report: &Report, m: &Manifests) -> Option<Step> {
     }
     let groups = m.rocm.install.groups.join(",");
     Some(Step {
+        serves: Vec::new(),
         id: "groups".to_string(),
         title: format!("Add {name} to the {groups} groups"),
         why: format!(
@@ -876,11 +932,13 @@ fn torch_step(m: &Manifests, t: &TorchChoice, wheel: &TorchWheel) -> Step {
         commands.push(Command::Pip {
             python: python.clone(),
             args,
+            version: None,
         });
     }
     commands.push(Command::Pip {
         python: python.clone(),
         args: words(["install", requirement.as_str(), "--index-url", url.as_str()]),
+        version: None,
     });
     let prefix = wheel.release.trim_end_matches('*').to_string();
     let prefix = if prefix.ends_with('.') {
@@ -889,6 +947,7 @@ fn torch_step(m: &Manifests, t: &TorchChoice, wheel: &TorchWheel) -> Step {
         format!("{prefix}.")
     };
     Step {
+        serves: Vec::new(),
         id: "torch".to_string(),
         title: format!(
             "PyTorch {} ({}) in {}",
@@ -961,6 +1020,7 @@ fn verify_step(rocminfo: bool, torch: Option<&TorchChoice>) -> Step {
         });
     }
     Step {
+        serves: Vec::new(),
         id: "verify".to_string(),
         title: if rocminfo {
             "Check the result with gpu-doctor and rocminfo"

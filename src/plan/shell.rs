@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::cmd::{Check, Command, Guard, Outcome, Python, Word};
+use super::cmd::{Check, Command, Guard, Landed, Outcome, Python, Word};
 use super::{Plan, Step, Target};
 
 /// How to render: the folder machine paths are written below (`--root`; empty for `/`).
@@ -165,13 +165,32 @@ pub fn command_lines(command: &Command) -> Vec<String> {
                 format!("sudo apt-get install -y {}", line(&pinned)),
             ]
         }
-        Command::Pip { python, args } => {
+        Command::Pip { python, args, .. } => {
             let mut all = python_words(python);
             all.extend([Word::lit("-m"), Word::lit("pip")]);
             all.extend(args.iter().cloned());
             vec![line(&all)]
         }
         Command::Say(text) => vec![format!("say {}", shell_quote(text))],
+        Command::Landed {
+            python,
+            check,
+            message,
+        } => {
+            let py = line(&python_words(python));
+            let test = match check {
+                Landed::TorchCuda => format!(
+                    "{py} -c {} >/dev/null 2>&1",
+                    shell_quote("import sys, torch; sys.exit(0 if torch.version.cuda else 1)")
+                ),
+                Landed::ExtraWheels { dist, extra } => format!(
+                    "has_extra_wheels {} {} {py}",
+                    shell_quote(dist),
+                    shell_quote(extra)
+                ),
+            };
+            vec![format!("{test} || fail {}", shell_quote(message))]
+        }
     }
 }
 
@@ -228,6 +247,7 @@ pub fn check_text(check: &Check) -> String {
             shell_quote(version)
         ),
         Check::RebootPending => "[ \"$reboot_needed\" = 1 ]".to_string(),
+        Check::RunningKernelHeaders => "has_package \"linux-headers-$kernel\"".to_string(),
         Check::Any(list) => group(list, " || "),
         Check::All(list) => group(list, " && "),
         Check::Not(inner) => format!("! {{ {}; }}", check_text(inner)),
@@ -256,6 +276,10 @@ impl Uses {
             Check::DpkgInstalled(_) => {
                 self.0.insert("has_package");
             }
+            Check::RunningKernelHeaders => {
+                self.0.insert("has_package");
+                self.0.insert("kernel");
+            }
             Check::DpkgVersion { .. } => {
                 self.0.insert("has_package");
                 self.0.insert("has_version");
@@ -276,13 +300,65 @@ impl Uses {
     }
 
     fn command(&mut self, command: &Command) {
-        if let Command::AptInstallMatching { .. } = command {
-            self.0.insert("newest_version");
+        fn has_kernel(w: &Word) -> bool {
+            match w {
+                Word::Var("kernel") => true,
+                Word::Join(parts) => parts.iter().any(has_kernel),
+                _ => false,
+            }
+        }
+        match command {
+            Command::AptInstallMatching { .. } => {
+                self.0.insert("newest_version");
+            }
+            Command::Run { argv, .. } if argv.iter().any(has_kernel) => {
+                self.0.insert("kernel");
+            }
+            Command::Landed {
+                check: Landed::ExtraWheels { .. },
+                ..
+            } => {
+                self.0.insert("has_extra_wheels");
+            }
+            _ => {}
         }
     }
 }
 
-const HELPERS: [(&str, &str); 6] = [
+const HELPERS: [(&str, &str); 8] = [
+    (
+        "has_extra_wheels",
+        r#"# Whether every requirement extra $2 of distribution $1 adds is installed, for the Python the
+# remaining arguments run: what shows that pip landed the GPU build, not an old release
+# without the extra.
+has_extra_wheels() {
+  local dist=$1 extra=$2
+  shift 2
+  "$@" -c 'import re, sys
+from importlib.metadata import PackageNotFoundError, requires, version
+dist, extra = sys.argv[1], sys.argv[2]
+try:
+    reqs = requires(dist) or []
+except PackageNotFoundError:
+    sys.exit(1)
+wanted = [r for r in reqs if re.search(r"extra\s*==\s*.%s." % re.escape(extra), r)]
+missing = []
+for r in wanted:
+    name = re.split(r"[\s;<>=!~\[(]", r, maxsplit=1)[0]
+    try:
+        version(name)
+    except PackageNotFoundError:
+        missing.append(name)
+sys.exit(1 if missing or not wanted else 0)' "$dist" "$extra" >/dev/null 2>&1
+}
+"#,
+    ),
+    (
+        "kernel",
+        r#"# The release of the kernel this script runs on: its headers are the ones DKMS needs.
+kernel="$(uname -r)"
+"#,
+    ),
     (
         "has_package",
         r#"# Whether a package is installed (a removed one keeps a status entry, so `dpkg -s` is not enough).
@@ -382,6 +458,17 @@ trap on_exit EXIT
 
 /// The target as it was asked, in the CLI's words.
 fn asked(target: &Target) -> String {
+    let flags = flags(target);
+    if flags.is_empty() {
+        "nothing named: fix what the doctor found, else the newest stable stack".to_string()
+    } else {
+        flags
+    }
+}
+
+/// The options that name the target (`--via pip --framework torch`), empty for none.
+#[must_use]
+pub fn flags(target: &Target) -> String {
     let mut parts = Vec::new();
     if let Some(via) = target.via {
         parts.push(format!("--via {}", via.as_str()));
@@ -389,8 +476,10 @@ fn asked(target: &Target) -> String {
     if let Some(cuda) = &target.cuda {
         parts.push(format!("--cuda {cuda}"));
     }
-    if let super::DriverChoice::Branch(b) = target.driver {
-        parts.push(format!("--driver {b}"));
+    match target.driver {
+        super::DriverChoice::Branch(b) => parts.push(format!("--driver {b}")),
+        super::DriverChoice::Auto => parts.push("--driver auto".to_string()),
+        super::DriverChoice::Keep => {}
     }
     if let Some(c) = target.cudnn {
         parts.push(format!("--cudnn {c}"));
@@ -406,7 +495,10 @@ fn asked(target: &Target) -> String {
             .as_deref()
             .map(|v| format!("=={v}"))
             .unwrap_or_default();
-        parts.push(format!("--framework {}{extra}{version}", fw.name.as_str()));
+        parts.push(format!(
+            "--framework {}",
+            shell_quote(&format!("{}{extra}{version}", fw.name.as_str()))
+        ));
     }
     if let Some(p) = &target.python {
         parts.push(format!("--python {p}"));
@@ -417,11 +509,7 @@ fn asked(target: &Target) -> String {
     if let Some(os) = &target.os {
         parts.push(format!("--os {os}"));
     }
-    if parts.is_empty() {
-        "nothing named: fix what the doctor found, else the newest stable stack".to_string()
-    } else {
-        parts.join(" ")
-    }
+    parts.join(" ")
 }
 
 fn push_comments(out: &mut String, text: &str, indent: &str) {
@@ -487,6 +575,12 @@ fn header(plan: &Plan) -> String {
             push_comments(&mut out, l, "   ");
         }
     }
+    if !plan.options.is_empty() {
+        out.push_str("#\n# Options it leaves out (run the command to plan one)\n");
+        for l in &plan.options {
+            push_comments(&mut out, l, "   ");
+        }
+    }
     out.push_str("#\n# Steps\n");
     for (n, s) in plan.steps.iter().enumerate() {
         let mut flags = Vec::new();
@@ -522,6 +616,9 @@ fn step_block(out: &mut String, n: usize, step: &Step) {
     let _ = writeln!(out, "\n# {rule}");
     push_comments(out, &format!("Step {n}: {} ({})", step.title, step.id), " ");
     push_comments(out, &format!("Why: {}", step.why), " ");
+    if !step.serves.is_empty() {
+        push_comments(out, &format!("Serves: {}", step.serves.join(", ")), " ");
+    }
     let _ = writeln!(
         out,
         "step {n} {} {}",

@@ -49,10 +49,15 @@ impl crate::choice::Choice for Via {
     }
 }
 
-/// `--driver`: a branch, or the one the target needs.
+/// `--driver`: keep the working driver (the default), the branch the target needs, or a branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DriverChoice {
+    /// No `--driver`: a working driver stays. A target it cannot run is refused with the
+    /// branch that would run it (`--driver auto` plans that change); a machine without a
+    /// working driver gets one.
+    Keep,
+    /// `--driver auto`: change the driver when the target needs a newer one.
     Auto,
     Branch(u64),
 }
@@ -92,7 +97,7 @@ impl Default for Target {
         Target {
             via: None,
             cuda: None,
-            driver: DriverChoice::Auto,
+            driver: DriverChoice::Keep,
             cudnn: None,
             framework: None,
             python: None,
@@ -109,7 +114,7 @@ impl Target {
         self.cuda.is_some()
             || self.cudnn.is_some()
             || self.framework.is_some()
-            || self.driver != DriverChoice::Auto
+            || matches!(self.driver, DriverChoice::Branch(_))
     }
 
     /// The `via` in effect: pip for a named framework (how the frameworks ship today), else apt.

@@ -8,6 +8,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::edit::Edit;
 use super::state::{Focus, Mode, State, Tab};
 
 /// What a key asks for; [`super::update`] gives it meaning.
@@ -40,7 +41,8 @@ pub enum Action {
     Accept,
     /// Abandon typing.
     Cancel,
-    DeleteChar,
+    /// Edit the text being typed (Backspace, Ctrl-U, the cursor keys of the save prompt).
+    Edit(super::edit::Edit),
     /// Replace the existing file.
     Overwrite,
     /// Keep it.
@@ -132,6 +134,9 @@ fn scrolls(s: &State) -> bool {
 fn diagnosis(s: &State) -> bool {
     normal(s) && s.tab == Tab::Diagnosis && s.report.is_some()
 }
+fn saving_path(s: &State) -> bool {
+    s.mode == Mode::SavePath
+}
 fn confirming(s: &State) -> bool {
     s.mode == Mode::ConfirmOverwrite
 }
@@ -214,12 +219,82 @@ pub const KEYMAP: &[Binding] = &[
     Binding {
         keys: &[Key::code(KeyCode::Backspace)],
         label: "Backspace",
-        action: Action::DeleteChar,
-        help: "delete the last character",
+        action: Action::Edit(Edit::Backspace),
+        help: "delete the character before the cursor",
         hint: None,
         section: "Typing",
         listed: true,
         when: typing,
+    },
+    Binding {
+        keys: &[Key::ctrl('u')],
+        label: "Ctrl-U",
+        action: Action::Edit(Edit::KillToStart),
+        help: "delete up to the cursor (all of a filter)",
+        hint: None,
+        section: "Typing",
+        listed: true,
+        when: typing,
+    },
+    Binding {
+        keys: &[Key::ctrl('w')],
+        label: "Ctrl-W",
+        action: Action::Edit(Edit::KillWord),
+        help: "delete the word (or path component) before the cursor",
+        hint: None,
+        section: "Typing",
+        listed: true,
+        when: typing,
+    },
+    Binding {
+        keys: &[Key::code(KeyCode::Delete), Key::ctrl('d')],
+        label: "Delete Ctrl-D",
+        action: Action::Edit(Edit::Delete),
+        help: "delete the character under the cursor (file name)",
+        hint: None,
+        section: "Typing",
+        listed: true,
+        when: saving_path,
+    },
+    Binding {
+        keys: &[Key::code(KeyCode::Left), Key::ctrl('b')],
+        label: "← Ctrl-B",
+        action: Action::Edit(Edit::Left),
+        help: "move the cursor left (file name)",
+        hint: None,
+        section: "Typing",
+        listed: true,
+        when: saving_path,
+    },
+    Binding {
+        keys: &[Key::code(KeyCode::Right), Key::ctrl('f')],
+        label: "→ Ctrl-F",
+        action: Action::Edit(Edit::Right),
+        help: "move the cursor right (file name)",
+        hint: None,
+        section: "Typing",
+        listed: true,
+        when: saving_path,
+    },
+    Binding {
+        keys: &[Key::code(KeyCode::Home), Key::ctrl('a')],
+        label: "Home Ctrl-A",
+        action: Action::Edit(Edit::Home),
+        help: "to the start of the file name",
+        hint: None,
+        section: "Typing",
+        listed: true,
+        when: saving_path,
+    },
+    Binding {
+        keys: &[Key::code(KeyCode::End), Key::ctrl('e')],
+        label: "End Ctrl-E",
+        action: Action::Edit(Edit::End),
+        help: "to the end of the file name",
+        hint: None,
+        section: "Typing",
+        listed: true,
+        when: saving_path,
     },
     Binding {
         keys: &[Key::ch('y')],

@@ -14,6 +14,7 @@
 //! showing and once a second only while the GPUs screen shows live readings, and it redraws
 //! only when something changed, so an idle app costs no CPU.
 
+pub mod edit;
 pub mod keys;
 pub mod model;
 pub mod msg;

@@ -467,7 +467,7 @@ pub struct State {
     pub cursors: [Cursor; 7],
     pub help_scroll: u16,
     /// The file name being typed.
-    pub input: String,
+    pub input: super::edit::LineEdit,
     pub pending_save: Option<PendingSave>,
     /// The error text being pasted into the explain box.
     pub explain_text: String,
@@ -503,7 +503,7 @@ impl Default for State {
             last_input: Duration::ZERO,
             cursors: Default::default(),
             help_scroll: 0,
-            input: String::new(),
+            input: super::edit::LineEdit::default(),
             pending_save: None,
             explain_text: String::new(),
             explanation: None,

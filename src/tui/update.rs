@@ -318,7 +318,7 @@ fn type_char(state: &mut State, c: char) {
             let tab = state.tab;
             clamp_selection(state, tab);
         }
-        Mode::SavePath => state.input.push(c),
+        Mode::SavePath => state.input.insert(c),
         Mode::ExplainInput if state.explain_text.len() < EXPLAIN_LIMIT => {
             state.explain_text.push(c);
         }
@@ -410,16 +410,23 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
             state.mode = Mode::Normal;
             Vec::new()
         }
-        Action::DeleteChar => {
+        Action::Edit(edit) => {
             match state.mode {
                 Mode::Filter => {
-                    state.cursor_mut().filter.pop();
+                    // The filter is edited at its end: the keys that delete apply.
+                    let mut line = super::edit::LineEdit::new(state.cursor().filter.clone());
+                    line.apply(edit);
+                    state.cursor_mut().filter = line.text;
+                    let tab = state.tab;
+                    clamp_selection(state, tab);
                 }
-                Mode::SavePath => {
-                    state.input.pop();
-                }
+                Mode::SavePath => state.input.apply(edit),
                 Mode::ExplainInput => {
-                    state.explain_text.pop();
+                    // A pasted text is edited at its end, as the filter is.
+                    let mut text =
+                        super::edit::LineEdit::new(std::mem::take(&mut state.explain_text));
+                    text.apply(edit);
+                    state.explain_text = text.text;
                 }
                 _ => {}
             }
@@ -595,12 +602,11 @@ fn start_save(state: &mut State) -> Vec<Cmd> {
             }
         }
     };
-    state.input = if pending.what == "plan" {
+    state.input = super::edit::LineEdit::new(if pending.what == "plan" {
         PLAN_FILE
     } else {
         REPORT_FILE
-    }
-    .to_string();
+    });
     state.pending_save = Some(pending);
     state.mode = Mode::SavePath;
     Vec::new()
@@ -613,7 +619,7 @@ fn accept(state: &mut State) -> Vec<Cmd> {
             Vec::new()
         }
         Mode::SavePath => {
-            let name = state.input.trim().to_string();
+            let name = state.input.text.trim().to_string();
             if name.is_empty() {
                 state.status = Some(Status {
                     error: true,

@@ -34,7 +34,7 @@ pub enum UpdateError {
     NoTrustedKey,
     #[error("cannot tell where gpu-doctor keeps its data: neither XDG_DATA_HOME nor HOME is set")]
     NoDataDir,
-    #[error("{option} must be a number of seconds between 0 and 3600, not {value}")]
+    #[error("{option} must be a number of seconds more than 0 and at most 3600, not {value}")]
     BadDuration { option: &'static str, value: f64 },
 
     // The download or the installed set is refused, or cannot be read or written (exit 1).

@@ -20,7 +20,7 @@ use crate::manifest::{
 
 /// The manifest files built into the binary, as bytes: the same files `manifest::embedded()`
 /// parses, needed here for their digests (`include_str!` of one file twice is stored once).
-const EMBEDDED_FILES: [(&str, &str); 9] = [
+const EMBEDDED_FILES: [(&str, &str); 11] = [
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     (
@@ -36,6 +36,8 @@ const EMBEDDED_FILES: [(&str, &str); 9] = [
         include_str!("../../manifests/amd-gpu-ids.toml"),
     ),
     ("rocm.toml", include_str!("../../manifests/rocm.toml")),
+    ("repos.toml", include_str!("../../manifests/repos.toml")),
+    ("pypi.toml", include_str!("../../manifests/pypi.toml")),
 ];
 
 /// One file of a set.
@@ -168,7 +170,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Each table's `[meta]`, in [`FILE_NAMES`] order.
 #[must_use]
-pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 9] {
+pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 11] {
     [
         (FILE_NAMES[0], &m.cuda.meta),
         (FILE_NAMES[1], &m.gpus.meta),
@@ -179,6 +181,8 @@ pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 9] {
         (FILE_NAMES[6], &m.gpu_ids.meta),
         (FILE_NAMES[7], &m.amd_gpu_ids.meta),
         (FILE_NAMES[8], &m.rocm.meta),
+        (FILE_NAMES[9], &m.repos.meta),
+        (FILE_NAMES[10], &m.pypi.meta),
     ]
 }
 

@@ -27,6 +27,7 @@ mod leads;
 mod linkmap;
 mod mutants;
 mod plan;
+mod plan_sweep;
 mod prometheus;
 mod real;
 mod regressions;

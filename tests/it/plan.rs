@@ -133,8 +133,10 @@ fn fix_arch_missing_on_p100() {
     );
 }
 
-/// torch cu130 on driver 550: the driver must run CUDA 13.0, so R580 (LTS), with the
-/// proprietary modules the working driver uses.
+/// torch cu130 on driver 550: the finding is inside one venv, so the fix is too: the same
+/// release's cu126 build, which driver 550 runs, replaces it there; no driver step, no reboot.
+/// The driver upgrade that would keep cu130 is named as an option, and `--driver auto` plans
+/// it: R580 (LTS), with the proprietary modules the working driver uses.
 #[test]
 fn fix_driver_too_old_for_torch() {
     let script = snapshot_plan(
@@ -143,7 +145,21 @@ fn fix_driver_too_old_for_torch() {
         &[],
         &[],
     );
-    assert!(script.contains("sudo apt-get install -y cuda-drivers-580"));
+    assert!(script.contains("install torch==2.11.0+cu126 --index-url"));
+    assert!(!script.contains("apt-get") && !script.contains("reboot_needed=1"));
+    assert!(script.contains("# Serves: driver-too-old-for-framework"));
+    assert!(script.contains("`gpu-doctor plan --driver auto` plans the driver upgrade"));
+    let auto = plan_on("torch-cu130-on-driver-550", &["--driver", "auto"], &[]);
+    assert_eq!(auto.code, 0, "{}", auto.stderr);
+    lint("fix_driver_too_old_for_torch_auto", &auto.stdout);
+    assert!(
+        auto.stdout
+            .contains("sudo apt-get install -y cuda-drivers-580")
+    );
+    assert!(
+        !auto.stdout.contains("pip install"),
+        "the venv stays as it is"
+    );
 }
 
 /// Driver/library mismatch: nothing to install, a reboot.
@@ -158,9 +174,10 @@ fn fix_library_mismatch_by_reboot() {
     assert!(!script.contains("apt-get"));
 }
 
-/// Nothing wrong on an RTX 4090 with driver 550: the newest stable stack is CUDA 13.2 on R595
-/// (Production Branch; the plain meta-package held by the pin), the working driver's
-/// proprietary modules, cuDNN and NCCL for CUDA 13.
+/// Nothing wrong on an RTX 4090 with driver 550: the newest stable stack that driver runs,
+/// CUDA 12.4 with cuDNN and NCCL for it, and the driver stays; CUDA 13.2 on R595 is the option
+/// it names, which `--driver auto` plans (Production Branch; the plain meta-package held by the
+/// pin, the working driver's proprietary modules, cuDNN and NCCL for CUDA 13).
 #[test]
 fn newest_stable_stack_on_ada() {
     let script = snapshot_plan(
@@ -169,13 +186,19 @@ fn newest_stable_stack_on_ada() {
         &[],
         &[],
     );
+    assert!(script.contains("sudo apt-get install -y cuda-toolkit-12-4"));
+    assert!(!script.contains("cuda-drivers") && !script.contains("nvidia-driver-pinning"));
+    assert!(script.contains("CUDA 13.2 needs driver R595 or newer"));
+    let auto = plan_on("healthy-driver-toolkit", &["--driver", "auto"], &[]);
+    assert_eq!(auto.code, 0, "{}", auto.stderr);
+    lint("newest_stable_stack_auto", &auto.stdout);
     for package in [
         "sudo apt-get install -y nvidia-driver-pinning-595",
         "sudo apt-get install -y cuda-drivers\n",
         "cuda-toolkit-13-2",
         "libcudnn9-cuda-13",
     ] {
-        assert!(script.contains(package), "{package}");
+        assert!(auto.stdout.contains(package), "{package}");
     }
 }
 
@@ -263,16 +286,21 @@ fn pip_tensorflow_2_17() {
     assert!(script.contains("'tensorflow[and-cuda]==2.17.*'"));
 }
 
-/// pip, jax[cuda13] on driver 550: CUDA 13 needs R580.
+/// pip, jax[cuda13] on driver 550 with `--driver auto`: CUDA 13 needs R580. (Without
+/// `--driver`, the same request is refused with this command: see `refusals`.)
 #[test]
 fn pip_jax_cuda13_upgrades_the_driver() {
     let script = snapshot_plan(
         "pip_jax_cuda13_upgrades_the_driver",
         "jax-pip-cuda-plugin",
-        &["--framework", "jax[cuda13]"],
+        &["--framework", "jax[cuda13]", "--driver", "auto"],
         &[],
     );
-    assert!(script.contains("'jax[cuda13]'") && script.contains("cuda-drivers-580"));
+    assert!(script.contains("jax[cuda13]") && script.contains("cuda-drivers-580"));
+    assert!(
+        script.contains("has_extra_wheels jax cuda13"),
+        "the plugin must land"
+    );
 }
 
 /// pip, CuPy in the H200 container: cupy-cuda13x for the host's R580, no driver step (the
@@ -473,7 +501,32 @@ fn amd_healthy_and_named() {
 /// Targets that cannot work are refused with exit 1, the reason and the machine facts.
 #[test]
 fn refusals() {
-    let cases: [(&str, &str, &[&str]); 16] = [
+    let cases: [(&str, &str, &[&str]); 20] = [
+        (
+            "jax_cuda12_into_python_3_8",
+            "jax-cudnn86-torch-cudnn85",
+            &["--framework", "jax[cuda12]"],
+        ),
+        (
+            "tensorflow_2_15_into_python_3_12",
+            "torch-cpu-build",
+            &[
+                "--framework",
+                "tensorflow==2.15",
+                "--env",
+                "/home/bob/proj/.venv",
+            ],
+        ),
+        (
+            "cuda_12_4_on_ubuntu_24_04",
+            "torch-cpu-build",
+            &["--via", "apt", "--cuda", "12.4"],
+        ),
+        (
+            "jax_cuda13_keeps_driver_550",
+            "jax-pip-cuda-plugin",
+            &["--framework", "jax[cuda13]"],
+        ),
         ("cuda_13_on_pascal", "nouveau-loaded", &["--cuda", "13.0"]),
         (
             "tensorflow_with_cudnn_9",
@@ -676,7 +729,8 @@ esac"#,
                 r#"case "$1" in
   list) grep -sqxF -- "$3" "$STUB_STATE/conda-envs" ;;
   create) printf '%s\n' "$4" >>"$STUB_STATE/conda-envs" ;;
-  run) case " $* " in *" -c "*) exit 1 ;; esac ;;
+  run) case "$*" in *torch.version.cuda*|*'requires(dist)'*) exit "${STUB_LANDED:-0}" ;; esac
+       case " $* " in *" -c "*) exit 1 ;; esac ;;
 esac"#,
             ),
         ),
@@ -685,7 +739,7 @@ esac"#,
             with_log(
                 r#"if [ "$1" = -m ] && [ "$2" = venv ]; then
   mkdir -p -- "$3/bin"
-  printf '#!/bin/sh\n%s\ncase "$1" in -c) exit 1 ;; esac\n' "$STUB_VENV_PYTHON" >"$3/bin/python"
+  printf '#!/bin/sh\n%s\n%s\n' "$STUB_VENV_PYTHON" "$STUB_VENV_CHECKS" >"$3/bin/python"
   chmod +x "$3/bin/python"
 fi"#,
             ),
@@ -771,6 +825,13 @@ impl Sandbox {
             (
                 "STUB_VENV_PYTHON".to_string(),
                 LOG.replace("${0##*/}", "venv-python"),
+            ),
+            // The venv's python: the plan's checks that a GPU build landed pass (or fail, with
+            // STUB_LANDED=1); any other `-c` (the has_dist guard) finds nothing installed.
+            (
+                "STUB_VENV_CHECKS".to_string(),
+                r#"case "$1" in -c) case "$2" in *torch.version.cuda*|*'requires(dist)'*) exit "${STUB_LANDED:-0}" ;; esac; exit 1 ;; esac"#
+                    .to_string(),
             ),
         ]);
         Sandbox { dir, env }
@@ -1154,4 +1215,161 @@ fn execute_amd_plans() {
         "{written}"
     );
     assert!(!sandbox.calls().contains("pip"), "the torch there stays");
+}
+
+/// manifests/pypi.toml is what scripts/gen-pypi-meta.py makes of the vendored PyPI answers in
+/// scripts/pypi-data/, offline.
+#[test]
+fn the_pypi_generator_reproduces_the_checked_in_table() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let Ok(out) = Command::new("python3")
+        .arg(format!("{root}/scripts/gen-pypi-meta.py"))
+        .arg("--check")
+        .output()
+    else {
+        eprintln!("python3 is not installed: generator check skipped");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "scripts/gen-pypi-meta.py --check failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The plan stops when pip "succeeds" without the GPU build: the check after pip fails and
+/// says so (here the stand-in python reports no CUDA in torch).
+#[test]
+fn execute_stops_when_the_gpu_build_did_not_land() {
+    let sandbox = Sandbox::new("torch-cuda-venv").with("STUB_LANDED", "1");
+    let out = sandbox.execute(&["--via", "pip", "--framework", "torch==2.5.1", "--env", "v"]);
+    assert_eq!(out.code, 3, "{}", out.block());
+    let said = format!("{}{}", out.stdout, sandbox.log());
+    assert!(
+        said.contains("did not land: torch.version.cuda is None")
+            && said.contains("FAILED in step torch"),
+        "{said}"
+    );
+}
+
+// --- Issue #23: the machines of the report -------------------------------------------------------
+
+/// A working 550 host asking for torch: the newest build 550 runs (cu126 through minor-version
+/// compatibility), the driver stays, and the newer build an upgrade would unlock is an option.
+#[test]
+fn pip_torch_keeps_a_working_driver() {
+    let script = snapshot_plan(
+        "pip_torch_keeps_a_working_driver",
+        "healthy-torch-cu124-driver-550",
+        &["--framework", "torch"],
+        &[],
+    );
+    assert!(script.contains("--index-url https://download.pytorch.org/whl/cu126"));
+    assert!(!script.contains("apt-get") && !script.contains("reboot_needed=1"));
+    assert!(script.contains("--framework torch --driver auto` plans it"));
+}
+
+/// An RTX 5090 on a driver that predates it: the new driver uses the open kernel modules (NVIDIA
+/// supports Blackwell only with them), although the working one is proprietary.
+#[test]
+fn rtx5090_gets_the_open_modules() {
+    let out = plan_on("driver-535-on-rtx5090", &[], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    lint("rtx5090_gets_the_open_modules", &out.stdout);
+    assert!(out.stdout.contains("sudo apt-get install -y nvidia-open"));
+    assert!(!out.stdout.contains("install -y cuda-drivers"));
+    let json = plan_on("driver-535-on-rtx5090", &["--json"], &[]);
+    let plan: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let driver = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["id"] == "driver")
+        .expect("a driver step");
+    let why = driver["why"].as_str().expect("why");
+    assert!(
+        why.contains("NVIDIA supports NVIDIA GeForce RTX 5090 only with them")
+            && why.contains("switches flavour"),
+        "{why}"
+    );
+    assert_eq!(driver["serves"][0], "driver-too-old-for-gpu");
+}
+
+/// A Fedora machine planned for Ubuntu 24.04: no Fedora kernel string in any apt line; the
+/// headers come from `uname -r` when the script runs there.
+#[test]
+fn another_system_gets_the_headers_of_its_own_kernel() {
+    let out = plan_on("fedora-akmods-secure-boot", &["--os", "ubuntu-24.04"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    lint("another_system_headers", &out.stdout);
+    let code: Vec<&str> = out.stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(code.iter().all(|l| !l.contains(".fc")), "{}", out.stdout);
+    assert!(code.iter().any(|l| l.contains("linux-headers-\"$kernel\"")));
+}
+
+/// A 24.04 container on a driver-550 host: the toolkit that driver runs (12.4) is not in
+/// NVIDIA's ubuntu2404 repository, so no apt line names it; torch comes as wheels instead.
+#[test]
+fn ubuntu_24_04_has_no_toolkit_before_12_5() {
+    let out = plan_on("container-ubuntu2404-driver-550", &[], &[]);
+    assert_eq!(out.code, 1, "{}", out.block());
+    assert!(
+        out.stderr.contains("no cuda-toolkit-12-4")
+            && out.stderr.contains("--via conda --cuda 12.4"),
+        "{}",
+        out.stderr
+    );
+    let torch = plan_on(
+        "container-ubuntu2404-driver-550",
+        &["--framework", "torch"],
+        &[],
+    );
+    assert_eq!(torch.code, 0, "{}", torch.stderr);
+    assert!(torch.stdout.contains("whl/cu126") && !torch.stdout.contains("apt-get"));
+}
+
+/// Kepler on 22.04: R470 is its last driver and NVIDIA's ubuntu2204 repository starts at CUDA
+/// 11.7, which R470 cannot run, so a toolkit is refused; torch's cu118 wheels run there.
+#[test]
+fn kepler_on_22_04_gets_wheels_not_a_toolkit() {
+    let out = plan_on(
+        "no-driver-kepler-k80",
+        &["--via", "apt", "--cuda", "11.4"],
+        &[],
+    );
+    assert_eq!(out.code, 1, "{}", out.block());
+    assert!(
+        out.stderr.contains("no cuda-toolkit-11-4"),
+        "{}",
+        out.stderr
+    );
+    let wheels = plan_on("no-driver-kepler-k80", &["--framework", "torch"], &[]);
+    assert_eq!(wheels.code, 0, "{}", wheels.stderr);
+    assert!(wheels.stdout.contains("cuda-drivers-470") && wheels.stdout.contains("whl/cu118"));
+    assert!(!wheels.stdout.contains("cuda-toolkit-11-4") && !wheels.stdout.contains("+cuda11.4"));
+}
+
+/// jax[cuda13] for a new environment on a system whose Python (3.10) no release with that
+/// extra supports: the new venv gets a Python that has one, and the plan says which.
+#[test]
+fn a_new_environment_gets_a_python_the_extra_supports() {
+    let out = plan_on(
+        "healthy-torch-cu124-driver-550",
+        &[
+            "--framework",
+            "jax[cuda13]",
+            "--driver",
+            "auto",
+            "--env",
+            "jaxenv",
+        ],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    lint("a_new_environment_gets_a_python", &out.stdout);
+    assert!(
+        out.stdout
+            .contains("So the plan makes the new environment with Python 3.")
+    );
+    assert!(out.stdout.contains("has_extra_wheels jax cuda13"));
 }

@@ -559,11 +559,30 @@ fn saving_asks_for_a_name_and_never_overwrites_silently() {
     go(&mut app, Tab::Plan);
     app.press(KeyCode::Char('s'));
     assert_eq!(app.state.mode, Mode::SavePath);
-    assert_eq!(app.state.input, "gpu-doctor-plan.sh", "a name is offered");
+    assert_eq!(
+        app.state.input.text, "gpu-doctor-plan.sh",
+        "a name is offered"
+    );
     assert!(text(&app).contains("Save the plan to: gpu-doctor-plan.sh"));
-    for _ in 0..app.state.input.len() {
-        app.press(KeyCode::Backspace);
-    }
+    // The shell's editing keys: Home, then "x" in front, End, Ctrl-W takes the name back to
+    // the last separator, Ctrl-U the rest; then the real name.
+    app.press(KeyCode::Home);
+    app.type_text("x");
+    assert_eq!(app.state.input.text, "xgpu-doctor-plan.sh");
+    app.press(KeyCode::End);
+    app.press_with(KeyCode::Char('w'), KeyModifiers::CONTROL);
+    assert_eq!(
+        app.state.input.text, "",
+        "one word, no separator: all of it"
+    );
+    app.type_text("dir/name.sh");
+    app.press_with(KeyCode::Char('w'), KeyModifiers::CONTROL);
+    assert_eq!(app.state.input.text, "dir/");
+    app.press(KeyCode::Left);
+    app.press(KeyCode::Delete);
+    assert_eq!(app.state.input.text, "dir");
+    app.press_with(KeyCode::Char('u'), KeyModifiers::CONTROL);
+    assert_eq!(app.state.input.text, "");
     app.type_text(&path.display().to_string());
     app.press(KeyCode::Enter);
     let written = std::fs::read_to_string(&path).expect("saved");
@@ -581,7 +600,7 @@ fn saving_asks_for_a_name_and_never_overwrites_silently() {
     std::fs::write(&path, "mine\n").expect("write");
     let save_again = |app: &mut App| {
         app.press(KeyCode::Char('s'));
-        for _ in 0..app.state.input.len() {
+        for _ in 0..app.state.input.text.len() {
             app.press(KeyCode::Backspace);
         }
         app.type_text(&path.display().to_string());
@@ -613,8 +632,8 @@ fn saving_asks_for_a_name_and_never_overwrites_silently() {
     // Other screens save the text report.
     go(&mut app, Tab::Overview);
     app.press(KeyCode::Char('s'));
-    assert_eq!(app.state.input, "gpu-doctor-report.txt");
-    for _ in 0..app.state.input.len() {
+    assert_eq!(app.state.input.text, "gpu-doctor-report.txt");
+    for _ in 0..app.state.input.text.len() {
         app.press(KeyCode::Backspace);
     }
     let report = dir.path().join("report.txt");

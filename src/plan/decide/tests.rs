@@ -44,6 +44,7 @@ fn machine(ccs: &[&str]) -> Machine {
         wsl: false,
         toolkits: Vec::new(),
         frameworks: Vec::new(),
+        python_envs: Vec::new(),
         system_python: Some("3.10".to_string()),
         findings: Vec::new(),
     }
@@ -237,12 +238,23 @@ fn a_working_driver_that_runs_the_stack_is_kept() {
 fn a_working_driver_too_old_for_the_stack_is_replaced_keeping_its_flavour() {
     let m = embedded();
     let old = with_driver(machine(&["8.6"]), "550.54.15", "12.4");
-    let d = decide(&old, m, &target_cuda("12.8")).unwrap();
+    // Without --driver the working driver stays: the target is refused with the way to get it.
+    let why = decide(&old, m, &target_cuda("12.8")).unwrap_err().reason;
+    assert!(
+        why.contains("--cuda 12.8 --driver auto") && why.contains("R580"),
+        "{why}"
+    );
+    let auto = Target {
+        driver: DriverChoice::Auto,
+        ..target_cuda("12.8")
+    };
+    let d = decide(&old, m, &auto).unwrap();
     let DriverPlan::Install {
         row,
         open,
         replaces,
         why,
+        ..
     } = &d.driver
     else {
         panic!("{:?}", d.driver);
@@ -736,4 +748,223 @@ fn conda_environments_are_named_after_the_framework_or_the_cuda_stack() {
     };
     let why = refusal(decide(&machine, m, &old));
     assert!(why.contains("CUDA 11.8 on conda"), "{why}");
+}
+
+// --- Issue #23: the least change, repository truth, module flavour, pip lines that land ------
+
+/// A Ubuntu 24.04 machine with these GPUs and no driver.
+fn noble(ccs: &[&str]) -> Machine {
+    let mut m = machine(ccs);
+    m.os_version = Some("24.04".to_string());
+    m.system_python = Some("3.12".to_string());
+    m
+}
+
+#[test]
+fn a_framework_request_picks_the_build_the_working_driver_runs_and_names_the_upgrade() {
+    let m = embedded();
+    let host = with_driver(machine(&["8.9"]), "550.54.15", "12.4");
+    let d = decide(&host, m, &target_framework(FrameworkName::Torch)).unwrap();
+    assert!(matches!(d.driver, DriverPlan::Keep), "{:?}", d.driver);
+    let fw = d.framework.as_ref().unwrap();
+    assert!(
+        fw.cuda.major() == 12,
+        "a build driver 550 runs: {}",
+        fw.label
+    );
+    assert!(
+        d.options.iter().any(|o| o.contains("--driver auto")),
+        "{:?}",
+        d.options
+    );
+    // With --driver auto the newest build and the driver that runs it.
+    let auto = Target {
+        driver: DriverChoice::Auto,
+        ..target_framework(FrameworkName::Torch)
+    };
+    let d = decide(&host, m, &auto).unwrap();
+    assert!(
+        matches!(d.driver, DriverPlan::Install { .. }),
+        "{:?}",
+        d.driver
+    );
+}
+
+#[test]
+fn a_finding_inside_one_environment_changes_that_environment_only() {
+    let m = embedded();
+    let mut host = with_driver(machine(&["8.9"]), "550.54.15", "12.4");
+    host.findings = vec![FindingFact {
+        severity: Severity::Error,
+        ..finding("cudnn-version-mismatch")
+    }];
+    let d = decide(&host, m, &Target::default()).unwrap();
+    assert!(matches!(d.driver, DriverPlan::Keep));
+    assert!(d.toolkit.is_none() && d.framework.is_none() && d.fixes.is_empty());
+    assert!(
+        d.notes.iter().any(|n| n.contains("changes nothing")),
+        "{:?}",
+        d.notes
+    );
+}
+
+#[test]
+fn blackwell_gets_the_open_modules_pre_turing_the_proprietary_ones_and_both_are_refused() {
+    let m = embedded();
+    let mut rtx5090 = with_driver(machine(&["12.0"]), "575.57.08", "12.9");
+    rtx5090.gpus[0].name = Some("NVIDIA GeForce RTX 5090".to_string());
+    let (open, why) = flavour(&rtx5090, m, &ccs(&["12.0"]), 580).unwrap();
+    assert!(open, "Blackwell is supported with the open modules only");
+    assert!(why.contains("switches flavour"), "{why}");
+    let pascal = with_driver(machine(&["6.1"]), "550.54.15", "12.4");
+    assert!(!flavour(&pascal, m, &ccs(&["6.1"]), 580).unwrap().0);
+    // An Ada card on a working proprietary driver stays proprietary; with no driver, R560 and
+    // later default to open, earlier branches to proprietary.
+    let ada = with_driver(machine(&["8.9"]), "550.54.15", "12.4");
+    assert!(!flavour(&ada, m, &ccs(&["8.9"]), 580).unwrap().0);
+    assert!(
+        flavour(&machine(&["8.9"]), m, &ccs(&["8.9"]), 580)
+            .unwrap()
+            .0
+    );
+    assert!(
+        !flavour(&machine(&["8.9"]), m, &ccs(&["8.9"]), 550)
+            .unwrap()
+            .0
+    );
+    let mut mixed = machine(&["6.1", "12.0"]);
+    mixed.gpus[1].name = Some("NVIDIA RTX PRO 6000 Blackwell".to_string());
+    let why = refusal(flavour(&mixed, m, &ccs(&["6.1", "12.0"]), 580));
+    assert!(why.contains("one driver cannot load both"), "{why}");
+}
+
+#[test]
+fn toolkits_the_target_repository_lacks_are_refused_with_the_nearest() {
+    let m = embedded();
+    // ubuntu2404 starts at CUDA 12.5.
+    let why = refusal(decide(&noble(&["8.9"]), m, &target_cuda("12.4")));
+    assert!(
+        why.contains("ubuntu2404 repository has no cuda-toolkit-12-4")
+            && why.contains("cuda-toolkit-12-5")
+            && why.contains("--via conda --cuda 12.4"),
+        "{why}"
+    );
+    // The same on 22.04 is carried.
+    assert!(decide(&machine(&["8.9"]), m, &target_cuda("12.4")).is_ok());
+    // A 24.04 container on a driver-550 host: the toolkit the driver runs is not carried.
+    let mut container = with_driver(noble(&["8.9"]), "550.54.15", "12.4");
+    container.container = Some("docker".to_string());
+    let why = refusal(decide(&container, m, &Target::default()));
+    assert!(why.contains("has no cuda-toolkit-12-4"), "{why}");
+}
+
+#[test]
+fn pip_lines_fit_the_environments_python_or_get_a_new_environment() {
+    let m = embedded();
+    // tensorflow[and-cuda]==2.15 has no wheel for Python 3.12 (24.04's): a new venv with a
+    // Python that has one.
+    let spec = FrameworkSpec {
+        name: FrameworkName::Tensorflow,
+        extra: None,
+        version: Some("2.15".to_string()),
+    };
+    let t = Target {
+        framework: Some(spec.clone()),
+        ..Target::default()
+    };
+    let d = decide(&noble(&["8.9"]), m, &t).unwrap();
+    assert_eq!(d.env_python.as_deref(), Some("3.11"), "{:?}", d.notes);
+    let Some(EnvPlan::Venv { python, .. }) = &d.env else {
+        panic!("{:?}", d.env);
+    };
+    assert_eq!(python, "python3.11");
+    // ... but into an existing 3.12 environment it is refused, with the way out.
+    let mut host = noble(&["8.9"]);
+    host.python_envs.push(crate::plan::machine::EnvFact {
+        path: "/opt/venv".to_string(),
+        kind: "venv".to_string(),
+        python: Some("3.12.3".to_string()),
+    });
+    let t = Target {
+        framework: Some(spec),
+        env: Some("/opt/venv".to_string()),
+        ..Target::default()
+    };
+    let why = refusal(decide(&host, m, &t));
+    assert!(
+        why.contains("not 3.12") && why.contains("--python 3.11"),
+        "{why}"
+    );
+    // jax[cuda13] for Python 3.11: pinned to the newest release that has the extra there (later
+    // ones need 3.12, and pip would settle on one without [cuda13]).
+    let jax = |python: Option<&str>| Target {
+        framework: Some(FrameworkSpec {
+            name: FrameworkName::Jax,
+            extra: Some("cuda13".to_string()),
+            version: None,
+        }),
+        driver: DriverChoice::Auto,
+        python: python.map(str::to_string),
+        ..Target::default()
+    };
+    let d = decide(&machine(&["8.9"]), m, &jax(Some("3.11"))).unwrap();
+    let fw = d.framework.unwrap();
+    assert!(
+        fw.requirement.starts_with("jax[cuda13]=="),
+        "{}",
+        fw.requirement
+    );
+    let pinned = fw.requirement.trim_start_matches("jax[cuda13]==");
+    let release = m
+        .pypi
+        .releases("jax")
+        .find(|r| r.version == pinned)
+        .unwrap();
+    assert!(release.installs_on("3.11", "x86_64") && release.has_extra("cuda13") == Some(true));
+    let newest = m.pypi.releases("jax").last().unwrap();
+    assert!(!newest.installs_on("3.11", "x86_64"), "the pin is needed");
+    // For the system's Python 3.10 no release with [cuda13] installs: a new environment with
+    // a Python that has one, said in a note.
+    let d = decide(&machine(&["8.9"]), m, &jax(None)).unwrap();
+    let python = d.env_python.clone().unwrap();
+    assert!(
+        m.pypi
+            .newest("jax", None, &python, "x86_64", Some("cuda13"))
+            .is_some(),
+        "{python}"
+    );
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains(&format!("Python {python}"))),
+        "{:?}",
+        d.notes
+    );
+}
+
+#[test]
+fn kernel_headers_never_name_another_distributions_kernel() {
+    let m = embedded();
+    let mut fedora = machine(&["8.9"]);
+    fedora.os_id = Some("fedora".to_string());
+    fedora.os_version = Some("40".to_string());
+    fedora.kernel_release = Some("6.8.9-300.fc40.x86_64".to_string());
+    let t = Target {
+        os: Some("ubuntu-24.04".to_string()),
+        ..Target::default()
+    };
+    let plan = crate::plan::plan_for_machine(fedora, m, &t).unwrap();
+    let script = crate::plan::shell::render(&plan, &crate::plan::shell::Options::default());
+    assert!(
+        script
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .all(|l| !l.contains("fc40")),
+        "{script}"
+    );
+    assert!(
+        script.contains("linux-headers-\"$kernel\" build-essential"),
+        "{script}"
+    );
+    assert!(script.contains("kernel=\"$(uname -r)\""), "{script}");
 }

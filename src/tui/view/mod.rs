@@ -150,8 +150,9 @@ impl Screen<'_> {
                 (
                     vec![
                         Span::styled(format!("Save the {what} to: "), t.key()),
-                        Span::raw(clean(&s.input)),
+                        Span::raw(clean(s.input.split().0)),
                         Span::styled("█", t.dim()),
+                        Span::raw(clean(s.input.split().1)),
                         Span::raw("  "),
                     ],
                     keys::hints(s),
