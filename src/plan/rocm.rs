@@ -74,7 +74,9 @@ pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Pl
         reason,
         facts: super::machine_facts(&machine),
     };
-    if target.cuda.is_some() || target.cudnn.is_some() || target.driver != super::DriverChoice::Auto
+    if target.cuda.is_some()
+        || target.cudnn.is_some()
+        || matches!(target.driver, super::DriverChoice::Branch(_))
     {
         return Err(refuse(
             "--cuda, --cudnn and --driver choose NVIDIA's CUDA stack, and this machine's GPUs are \
@@ -341,7 +343,13 @@ fn serves(
         "amdgpu-install" | "rocm" => &["rocm-too-old-for-gpu", "kfd-missing", "amdgpu-not-loaded"],
         "groups" => &["rocm-device-permission"],
         "venv" | "torch" => &TORCH_FINDINGS,
-        "hsa-override" => &["arch-not-in-build", "hsa-override-mismatch"],
+        // The override is what lets a new or kept build run on the GPU: it serves the same.
+        "hsa-override" => &[
+            "arch-not-in-build",
+            "hsa-override-mismatch",
+            "cuda-build-on-amd-gpu",
+            "cpu-only-framework-build",
+        ],
         "verify" => return vec!["every step above".to_string()],
         _ => &[],
     };

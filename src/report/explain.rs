@@ -11,11 +11,11 @@
 //! `text`. `cause` is a finding ID of this report's `findings`, or null when no finding on
 //! this machine explains the text.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The answer to one error text.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Explain {
     /// The text as read and cleaned: escape sequences (colours), carriage returns and other
@@ -43,7 +43,8 @@ pub struct Explain {
 }
 
 /// One recognised message.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Signature {
     /// The row of `manifests/errors.toml` ("cuda-no-kernel-image").
@@ -81,7 +82,8 @@ pub struct Signature {
 }
 
 /// A cause beyond this machine's files.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Elsewhere {
     /// "another machine or node", "another Python environment, container image or install",

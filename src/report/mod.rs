@@ -36,14 +36,14 @@ pub mod rocm;
 pub mod runtime;
 pub mod smoke;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a key path above changes meaning or disappears; additions keep the number.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Everything known about one machine.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Report {
     pub schema_version: u32,
@@ -91,7 +91,8 @@ pub struct Report {
     pub explain: Option<crate::report::explain::Explain>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ToolInfo {
     pub name: String,
@@ -108,7 +109,8 @@ pub struct ToolInfo {
 
 /// The manifest set (compatibility tables) a report was diagnosed with: the one built into
 /// gpu-doctor, or one installed by `gpu-doctor manifest update`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ManifestSet {
     /// "embedded" (built into gpu-doctor) or "installed" (downloaded and verified).
@@ -125,7 +127,8 @@ pub struct ManifestSet {
 }
 
 /// The operating system and what kind of machine this is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HostInfo {
     pub hostname: Option<String>,
@@ -147,7 +150,8 @@ pub struct HostInfo {
 }
 
 /// A network interface as `/sys/class/net/<name>` describes it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NetInterface {
     /// "eth0", "ib0".
@@ -162,7 +166,8 @@ pub struct NetInterface {
 }
 
 /// A GPU on the PCI bus.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PciDevice {
     /// "0000:00:06.0".
@@ -192,7 +197,8 @@ pub struct PciDevice {
 }
 
 /// Kernel modules and device nodes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct KernelInfo {
     pub nvidia_loaded: bool,
@@ -227,7 +233,8 @@ pub struct KernelInfo {
 }
 
 /// A GPU service as files, packages and processes show it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Service {
     /// The systemd unit's name without `.service` ("nvidia-fabricmanager").
@@ -245,7 +252,8 @@ pub struct Service {
 }
 
 /// The NVIDIA driver as user space sees it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DriverInfo {
     /// "580.159.04".
@@ -263,7 +271,8 @@ pub struct DriverInfo {
 }
 
 /// How a source of facts went, with its error text kept as a fact.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ProbeOutcome {
     pub status: ProbeStatus,
@@ -271,7 +280,8 @@ pub struct ProbeOutcome {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProbeStatus {
     /// Answered.
@@ -298,7 +308,8 @@ impl ProbeOutcome {
 }
 
 /// Who made a GPU.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum GpuVendor {
     /// The default: reports from before AMD GPUs were listed hold only NVIDIA GPUs.
@@ -319,7 +330,8 @@ impl GpuVendor {
 
 /// One GPU as the driver reports it (NVML or nvidia-smi; for AMD the KFD topology and sysfs),
 /// or as the PCI bus shows it when no driver answers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
     /// Its position in `gpus[]`. For NVIDIA on a machine without AMD GPUs, also NVML's index.
@@ -416,7 +428,8 @@ impl Gpu {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EccCounts {
     pub enabled: Option<bool>,
@@ -432,7 +445,8 @@ pub struct EccCounts {
 }
 
 /// A user-space driver library (libcuda, libnvidia-ml) the loader can find.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DriverLibrary {
     /// "libcuda" or "libnvidia-ml".
@@ -454,7 +468,8 @@ pub struct DriverLibrary {
 }
 
 /// A CUDA toolkit installation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Toolkit {
     /// The toolkit folder after links ("/usr/local/cuda-13.0").
@@ -481,7 +496,8 @@ pub struct Toolkit {
 }
 
 /// CUDA libraries outside the driver: each list is sorted by path.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Libraries {
     pub cudnn: Vec<Library>,
@@ -501,7 +517,8 @@ pub struct Libraries {
 }
 
 /// The CUDA libraries one framework's process loads.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FrameworkLoads {
     /// The Python environment's prefix.
@@ -516,7 +533,8 @@ pub struct FrameworkLoads {
 }
 
 /// One soname a framework needs and the file the loader would map for it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LibraryLoad {
     /// "cudart", "cublas", "cudnn", "nccl", "nvjitlink", "nvrtc", "cusparse", "cusparselt",
@@ -545,7 +563,8 @@ pub struct LibraryLoad {
 }
 
 /// Who installed a library file, whatever the loader does with it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LibraryOwner {
     /// "pip", "conda", "toolkit", "bundled" (inside a framework's own folder), "dpkg",
@@ -559,7 +578,8 @@ pub struct LibraryOwner {
 }
 
 /// A copy of a soname that the loader does not pick.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LosingCopy {
     pub path: String,
@@ -571,7 +591,8 @@ pub struct LosingCopy {
 }
 
 /// One copy of a library.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Library {
     pub version: Option<String>,
@@ -592,7 +613,8 @@ pub struct Library {
 }
 
 /// A Python environment and the GPU frameworks installed in it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PythonEnv {
     /// The environment's prefix ("/opt/torch/.venv", "/usr").
@@ -614,7 +636,8 @@ pub struct PythonEnv {
 }
 
 /// A framework build found in an environment's files.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Framework {
     /// "torch", "tensorflow", "jax", "cupy".
@@ -667,7 +690,8 @@ pub struct Framework {
 }
 
 /// One package of a framework split into several, or one component of a toolkit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Component {
     /// "jaxlib", "jax-cuda13-plugin"; a toolkit's "cuda_nvcc", "cuda_cudart".
@@ -677,7 +701,8 @@ pub struct Component {
 }
 
 /// An installed pip wheel.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Wheel {
     pub name: String,
@@ -686,7 +711,8 @@ pub struct Wheel {
     pub lib_dir: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EnvVar {
     pub name: String,
@@ -694,7 +720,8 @@ pub struct EnvVar {
 }
 
 /// A fact replaced by a `GPU_DOCTOR_*` variable (for build machines without a GPU).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Override {
     /// The report field replaced ("driver.version").
@@ -705,7 +732,8 @@ pub struct Override {
     pub detected: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ProbeRecord {
     pub name: String,
@@ -718,9 +746,8 @@ pub struct ProbeRecord {
     pub source: Option<String>,
 }
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -740,7 +767,8 @@ impl Severity {
 }
 
 /// A diagnosis: what is wrong (or worth knowing), why, the proof, and the fix.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
     /// Stable identifier ("driver-library-mismatch").

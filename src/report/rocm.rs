@@ -8,11 +8,11 @@
 //! `.version`; `rocm.kfd_nodes[]`; `rocm.device_nodes[].path`, `.mode`, `.group`,
 //! `.accessible`; `rocm.user.groups`. A value that could not be read is null, never a guess.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What the machine shows of AMD's compute stack.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RocmStack {
     /// Every ROCm install under `/opt` (`/opt/rocm-6.2.0`, `/opt/rocm` when it is a folder of
@@ -36,7 +36,8 @@ pub struct RocmStack {
 }
 
 /// One ROCm install.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RocmInstall {
     /// The folder ("/opt/rocm-6.2.0").
@@ -52,7 +53,8 @@ pub struct RocmInstall {
 }
 
 /// The amdgpu kernel module.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AmdgpuModule {
     /// In `/proc/modules` or `/sys/module/amdgpu` (built in, or loaded).
@@ -74,7 +76,8 @@ pub struct AmdgpuModule {
 }
 
 /// A KFD topology node that is a GPU.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct KfdNode {
     /// The node number (`/sys/class/kfd/kfd/topology/nodes/<node>`); CPU nodes come first.
@@ -96,7 +99,8 @@ pub struct KfdNode {
 }
 
 /// A device node ROCm opens.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DeviceNode {
     /// "/dev/kfd", "/dev/dri/renderD128".
@@ -117,7 +121,8 @@ pub struct DeviceNode {
 }
 
 /// The user gpu-doctor ran as.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UserGroups {
     pub uid: Option<u32>,

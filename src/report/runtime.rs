@@ -9,13 +9,13 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::report::ProbeStatus;
 
 /// One framework, imported by one environment's interpreter (`python -I`, in an empty folder).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FrameworkRuntime {
     /// `ok`: imported and answered; `failed`: the import raised (see `import_error`) or the
@@ -88,7 +88,8 @@ pub struct FrameworkRuntime {
 }
 
 /// A GPU as a framework sees it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeDevice {
     /// The framework's device number (`cuda:0`, `GPU:0`, JAX's device id).
@@ -103,7 +104,8 @@ pub struct RuntimeDevice {
 }
 
 /// A small real computation through the framework (`smoke --frameworks`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FrameworkSmoke {
     /// One fp32 matmul on each GPU the framework sees, checked against a float64 CPU result.
@@ -116,7 +118,8 @@ pub struct FrameworkSmoke {
 }
 
 /// One matmul on one GPU.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FrameworkMatmul {
     /// The framework's device number.
@@ -133,7 +136,8 @@ pub struct FrameworkMatmul {
 }
 
 /// The NCCL all-reduce through `torch.distributed`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AllReduceCheck {
     pub passed: bool,

@@ -1,15 +1,15 @@
 //! What the smoke test measured: per GPU, the matmul check, the memory check, bandwidth, and
 //! with `--bench` throughput against the card's figures. Joins the report as `smoke`.
 
-use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The whole smoke run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SmokeRun {
     /// "passed", "failed", or "could_not_run".
-    #[schemars(with = "String")]
+    #[cfg_attr(test, schemars(with = "String"))]
     pub status: SmokeStatus,
     /// Why it could not run (no driver library, no device, the test process crashed).
     pub error: Option<String>,
@@ -73,7 +73,8 @@ impl From<&str> for SmokeStatus {
 }
 
 /// One GPU's results.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DeviceResult {
     /// CUDA ordinal in PCI bus order, the same as `gpus[].index`.
@@ -95,7 +96,8 @@ pub struct DeviceResult {
     pub error: Option<DriverError>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DriverError {
     pub call: String,
@@ -104,7 +106,8 @@ pub struct DriverError {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MatmulCheck {
     pub passed: bool,
@@ -116,7 +119,8 @@ pub struct MatmulCheck {
     pub unwritten_elements: usize,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MemoryCheck {
     pub passed: bool,
@@ -127,7 +131,8 @@ pub struct MemoryCheck {
 
 /// GB/s (10^9 bytes); device-to-device counts bytes read plus written, as PyTorch's copy
 /// benchmark and vendor figures of memory bandwidth do.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Bandwidth {
     pub host_to_device_gbs: Option<f64>,
@@ -138,7 +143,8 @@ pub struct Bandwidth {
     pub expected_gbs: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Throughput {
     /// The shipped PTX kernel's fp32 rate (no tensor cores).
@@ -155,7 +161,8 @@ pub struct Throughput {
     pub expected_bf16_tflops: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PeerAccess {
     pub from: u32,
