@@ -2,12 +2,11 @@
 # Reports the items the gpu-doctor binary never uses.
 #
 # The library is `pub` for main.rs and the integration tests, so rustc's dead-code lint cannot
-# see an item that only a test (or nothing) calls. This script compiles the same sources as one
-# binary crate: a copy of src/lib.rs with main() appended, as a hidden sibling in src/ (so every
-# `mod` and include_str! path resolves as in the library). In a binary every item is private to
-# the crate, and each warning is an item no path from main() reaches.
+# see an item that only a test (or nothing) calls. This script compiles a copy of the same
+# sources, under target/dead-code/, as one binary crate: src/lib.rs with main() appended, every
+# `pub` made `pub(crate)`. Each dead-code warning is then an item no path from main() reaches.
 #
-# Usage: scripts/dead-code.sh            list them; exit 1 when there are any
+# Usage: scripts/dead-code.sh            list them; exit 1 when one is not in dead-code.allow
 #        scripts/dead-code.sh --report   list them; exit 0
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,15 +14,19 @@ cd "$(dirname "$0")/.."
 report_only=0
 [ "${1:-}" = "--report" ] && report_only=1
 
-root=src/.dead-code-root.rs
 work=target/dead-code
-trap 'rm -f "$root"' EXIT
+rm -rf "$work/src"
 mkdir -p "$work"
+cp -R src "$work/src"
+# Every `pub` becomes `pub(crate)`: rustc counts a binary's `pub` items as used.
+find "$work/src" -name '*.rs' -exec perl -pi -e 's/\bpub(?=\s)/pub(crate)/g' {} +
 {
-  # Inner attributes and docs of the library root first, then its modules, then main().
-  cat src/lib.rs
+  cat src/lib.rs | perl -pe 's/\bpub(?=\s)/pub(crate)/g'
   printf '\nfn main() -> std::process::ExitCode {\n    commands::main()\n}\n'
-} >"$root"
+} >"$work/src/main.rs"
+rm -f "$work/src/lib.rs"
+# What include_str! reaches above src/.
+for d in manifests schema tests README.md; do ln -sfn "../../$d" "$work/$d"; done
 
 # The package of Cargo.toml as a binary of that root: same dependencies, features and lints.
 awk '
@@ -38,7 +41,7 @@ cat >>"$work/Cargo.toml" <<TOML
 
 [[bin]]
 name = "gpu-doctor-dead-code"
-path = "../../$root"
+path = "src/main.rs"
 
 [workspace]
 TOML
@@ -46,8 +49,10 @@ cp Cargo.lock "$work/Cargo.lock"
 
 out=$(CARGO_TARGET_DIR="$PWD/target" cargo check --quiet --manifest-path "$work/Cargo.toml" \
   --message-format short 2>&1 || true)
+# One line per item, without line numbers: `src/date.rs: method `next_day``.
 dead=$(printf '%s\n' "$out" | grep -E 'warning: .*(never used|never read|never constructed)' \
-  | sed "s#^src/#src/#" | sort -u || true)
+  | sed -E "s#^$work/##; s#^(src/[^:]+):[0-9]+:[0-9]+: warning: (.*) (is|are) never (used|read|constructed)#\1: \2#" \
+  | sort -u || true)
 if [ -z "$dead" ]; then
   echo "dead code: none (every item is reached from main)"
   exit 0
@@ -55,4 +60,11 @@ fi
 printf '%s\n' "$dead"
 echo "dead code: $(printf '%s\n' "$dead" | wc -l) items the binary never uses" >&2
 [ "$report_only" -eq 1 ] && exit 0
-exit 1
+# Items kept on purpose (each with its reason) are listed in scripts/dead-code.allow; any other
+# fails the check.
+new=$(printf '%s\n' "$dead" | grep -vxF -f <(grep -v '^#' scripts/dead-code.allow | sed '/^$/d') || true)
+if [ -n "$new" ]; then
+  echo "dead code not in scripts/dead-code.allow (delete it, use it, or list it there with why):" >&2
+  printf '%s\n' "$new" >&2
+  exit 1
+fi

@@ -188,14 +188,9 @@ fn write_into(f: &OutFile, path: &Path) -> Result<(), String> {
 
 /// Clears `O_NONBLOCK` so writes wait for a slow reader instead of failing with `EAGAIN`.
 fn set_blocking(file: &fs::File) {
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on a descriptor this function's caller owns; no memory is passed.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags >= 0 {
-            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
-        }
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    if let Ok(flags) = fcntl_getfl(file) {
+        let _ = fcntl_setfl(file, flags - OFlags::NONBLOCK);
     }
 }
 
@@ -366,9 +361,14 @@ mod tests {
     fn a_fifo_is_written_into_when_read_and_never_replaced() {
         let d = dir();
         let fifo = d.join("pipe");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo with a valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || fs::read_to_string(fifo).unwrap())

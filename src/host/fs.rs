@@ -429,9 +429,14 @@ mod tests {
     fn fifos_and_devices_are_refused_not_waited_for_and_long_files_cut() {
         let (dir, fs) = tree();
         let fifo = dir.path().join("etc/pipe");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo with a valid C string.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
         let started = std::time::Instant::now();
         assert!(fs.read_opt("/etc/pipe").is_none());
         assert!(started.elapsed() < std::time::Duration::from_secs(1));

@@ -6,6 +6,9 @@
 //! [`GpuSnapshot`] and exits. It does not inherit `CUDA_VISIBLE_DEVICES`, so the driver-level view
 //! sees every GPU.
 
+// FFI: libcuda through libloading (cuDriverGetVersion): a foreign call.
+#![allow(unsafe_code)]
+
 use std::time::Duration;
 
 use nvml_wrapper::Nvml;

@@ -13,6 +13,10 @@
 //! library (the tests, which start their own daemons such as a tmux server) is not made a
 //! subreaper and never sweeps: its commands' groups are still killed when they end.
 
+// FFI: The signal handler is installed with libc::signal: std and rustix have no safe way that
+// keeps a handler someone else chose (nohup's SIG_IGN).
+#![allow(unsafe_code)]
+
 use std::sync::Mutex;
 
 use rustix::process::{self, Pid, Signal};

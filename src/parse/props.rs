@@ -136,8 +136,6 @@ fn every_parser(text: &str) {
     let _ = nvidia_smi::parse_xml(text);
     let rows = nvidia_smi::parse_query_csv(text);
     assert!(rows.len() <= text.lines().count());
-    let _ = nvidia_smi::parse_summary_table(text);
-    let _ = nvidia_smi::failure_kind(text, text);
     let _ = super::nvcc::parse_version(text);
     let _ = super::proc_nvidia::parse_driver_version(text);
     let _ = super::proc_nvidia::parse_gpu_information(text);

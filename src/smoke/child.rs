@@ -2,6 +2,9 @@
 //! with [`CHILD_ARG`]): a driver that hangs, crashes or panics a binding takes only this
 //! process down, and the parent reports it. Prints one JSON [`SmokeRun`].
 
+// FFI: Kernel launches through the driver API (raw argument pointers).
+#![allow(unsafe_code)]
+
 use std::ffi::c_void;
 use std::time::Instant;
 

@@ -2,6 +2,9 @@
 //! with what it should reach. cuBLASLt picks the kernel (its heuristic, with a workspace), the
 //! way PyTorch does, so the figure is the card's, not our kernel's.
 
+// FFI: cuBLASLt through dlopen: foreign calls, each with its SAFETY note.
+#![allow(unsafe_code)]
+
 use std::ffi::c_void;
 
 use libloading::Library;
@@ -48,8 +51,8 @@ pub(crate) struct GemmResult {
 
 macro_rules! sym {
     ($lib:expr, $name:literal, $ty:ty) => {{
-        // SAFETY: the symbol is cuBLASLt's, with the C signature spelled in `$ty` (cublasLt.h).
         let s: libloading::Symbol<'_, $ty> =
+            // SAFETY: the symbol is cuBLASLt's, with the C signature spelled in `$ty` (cublasLt.h).
             unsafe { $lib.get(concat!($name, "\0").as_bytes()) }
                 .map_err(|e| format!("{} lacks {}: {e}", "libcublasLt", $name))?;
         *s

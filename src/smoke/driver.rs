@@ -5,6 +5,9 @@
 //! keeps the driver's own error name and text. This runs in the smoke child process, so a
 //! driver that crashes or hangs takes only that process down.
 
+// FFI: The CUDA driver API through dlopen: foreign calls, each with its SAFETY note.
+#![allow(unsafe_code)]
+
 use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::fmt;
 
@@ -67,8 +70,8 @@ macro_rules! api {
             unsafe fn resolve(lib: &Library) -> Result<Api, String> {
                 Ok(Api {
                     $($field: {
-                        // SAFETY: the caller vouches for the library; the type is cuda.h's.
                         let sym: libloading::Symbol<'_, unsafe extern "C" fn($($arg),*) -> CuResult> =
+                            // SAFETY: the caller vouches for the library; the type is cuda.h's.
                             unsafe { lib.get(concat!($sym, "\0").as_bytes()) }
                                 .map_err(|e| format!("libcuda has no {}: {e}", $sym))?;
                         *sym

@@ -1,5 +1,8 @@
 //! The fp32 matmul check: the PTX kernel on the GPU against a CPU reference, and its timing.
 
+// FFI: Kernel launches through the driver API (raw argument pointers).
+#![allow(unsafe_code)]
+
 use std::ffi::c_void;
 
 use super::driver::{Context, CuError, Module};

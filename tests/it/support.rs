@@ -348,7 +348,12 @@ pub fn copy_tree(from: &Path, to: &Path) {
 /// Puts a FIFO at `path` (replacing a file there): a reader that opens it blocking would hang.
 pub fn mkfifo(path: &Path) {
     let _ = std::fs::remove_file(path);
-    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
-    // SAFETY: mkfifo with a valid C string.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
 }
