@@ -1,0 +1,516 @@
+//! The driver half of a decision: keep the working driver, or which branch and kernel-module
+//! flavour to install when nothing works or `--driver` asks for a change, and the options a kept
+//! driver leaves out. Pure.
+
+// The parent's types and imports, and the sibling parts: this file is one part of one decision.
+use super::*;
+
+/// For GPUs NVIDIA's current drivers no longer support (Kepler: R470; Maxwell, Pascal, Volta:
+/// R580): which ones, and that the plan stays on their last branch and its CUDA.
+pub(super) fn legacy_note(machine: &Machine, m: &Manifests, ccs: &[String]) -> Option<String> {
+    let last = choose::last_branch(&m.cuda, ccs)?;
+    let legacy: Vec<String> = machine
+        .gpus
+        .iter()
+        .filter(|g| {
+            g.compute_capability
+                .as_deref()
+                .and_then(|cc| m.cuda.compute_capability(cc))
+                .and_then(|row| row.last_driver_branch)
+                .is_some()
+        })
+        .map(|g| {
+            let name = g.name.as_deref().unwrap_or("GPU");
+            match (&g.architecture, &g.compute_capability) {
+                (Some(arch), Some(cc)) => format!("{name} ({arch}, compute capability {cc})"),
+                _ => name.to_string(),
+            }
+        })
+        .collect();
+    let max_cuda = m
+        .cuda
+        .driver_branches
+        .iter()
+        .find(|b| b.branch == last)
+        .map_or_else(String::new, |b| {
+            format!(", which runs CUDA up to {}", b.max_cuda)
+        });
+    Some(format!(
+        "legacy GPU: {} is supported by driver branches up to R{last} only (its last branch{max_cuda}); \
+         the plan stays on R{last} and newer drivers will not drive it",
+        legacy.join(", ")
+    ))
+}
+
+/// What the working driver can run, when there is one. `keep`: it stays (no `--driver`), so
+/// what the plan picks must run on it, as on a driver that cannot change here.
+pub(super) fn working_cap(machine: &Machine, keep: bool) -> Option<DriverCap> {
+    Some(DriverCap {
+        version: machine.working_driver()?,
+        max_cuda: machine.working_driver_cuda()?,
+        planned: false,
+        fixed: keep || machine.driver_fixed().is_some(),
+    })
+}
+
+/// No error or warning finding: a plan with nothing named sets up the newest stable stack.
+pub(super) fn healthy(machine: &Machine) -> bool {
+    machine
+        .findings
+        .iter()
+        .all(|f| f.severity == crate::report::Severity::Info)
+}
+
+/// What a driver upgrade would unlock beyond what the plan picked for the working driver, as
+/// options with the command that plans them: a newer framework build, a newer toolkit.
+pub(super) fn upgrade_options(
+    machine: &Machine,
+    m: &Manifests,
+    target: &Target,
+    ccs: &[String],
+    as_of: &str,
+    d: &Decision<'_>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let driver = machine.driver_version.as_deref().unwrap_or("");
+    if let (Some(fw), Some(spec)) = (&d.framework, &target.framework) {
+        let python = match &d.env {
+            Some(EnvPlan::Conda { python, .. }) => Some(python.clone()),
+            _ => target
+                .python
+                .clone()
+                .or_else(|| machine.system_python.clone()),
+        };
+        if let Ok(free) = frameworks::resolve(
+            m,
+            spec,
+            ccs,
+            None,
+            None,
+            python.as_deref(),
+            target.cudnn,
+            d.via == Via::Pip,
+        ) && free.label != fw.label
+            && let Some(row) = choose::lowest_branch_for(&m.cuda, &free.cuda)
+                .and_then(|_| choose::auto_branch(&m.cuda, &free.cuda, ccs, as_of).ok())
+        {
+            out.push(format!(
+                "{} needs a newer driver than the working {driver} (R{} or newer): \
+                 `gpu-doctor plan {} --driver auto` plans it with the driver upgrade and a reboot.",
+                free.label,
+                row.branch,
+                crate::plan::shell::flags(target)
+            ));
+        }
+    }
+    if target.framework.is_none()
+        && let Some(t) = &d.toolkit
+        && let Some(newest) = choose::newest_stable_cuda(&m.cuda, ccs, as_of, None)
+        && &newest > t
+        && let Ok(row) = choose::auto_branch(&m.cuda, &newest, ccs, as_of)
+    {
+        let flags = crate::plan::shell::flags(target);
+        let asked = if flags.is_empty() {
+            String::new()
+        } else {
+            format!("{flags} ")
+        };
+        out.push(format!(
+            "CUDA {newest} needs driver R{} or newer (the working {driver} runs CUDA up to {t}): \
+             `gpu-doctor plan {asked}--driver auto` plans it with the driver upgrade and a reboot.",
+            row.branch,
+        ));
+    }
+    out
+}
+
+/// Keep the working driver, install a branch, or say where the driver has to come from.
+///
+/// `keep_request`: a request made without `--driver` on a machine whose driver works: what
+/// was asked must run on that driver (else a refusal naming the branch `--driver auto` would
+/// install), and what is already installed is not this plan's business. Also says what the
+/// driver change serves (finding ids, or the request).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; each is one fact the choice depends on"
+)]
+pub(super) fn decide_driver<'m>(
+    machine: &Machine,
+    m: &'m Manifests,
+    d: &Decision<'m>,
+    named: Option<&'m DriverBranch>,
+    working: Option<&DriverCap>,
+    needs: &[Need],
+    as_of: &str,
+    keep_request: bool,
+) -> Result<(DriverPlan<'m>, Vec<String>), Refusal> {
+    let unmet: Vec<&Need> = match working {
+        Some(cap) => needs
+            .iter()
+            .filter(|n| !n.met_by(m, cap))
+            .filter(|n| !keep_request || n.requested)
+            .collect(),
+        None => needs.iter().collect(),
+    };
+    let working_branch = working.map(|c| c.version.major());
+    if let (Some(row), Some(branch)) = (named, working_branch) {
+        if row.branch == branch {
+            return keep_or_refuse(&unmet, row.branch).map(|p| (p, Vec::new()));
+        }
+        if row.branch < branch {
+            return Err(Refusal::new(format!(
+                "--driver {} would downgrade the working {} driver; plans never downgrade a \
+                 driver (remove it first if you must)",
+                row.branch,
+                machine.driver_version.as_deref().unwrap_or("")
+            )));
+        }
+    }
+    // The newest GPU's first driver release: no branch before it knows that GPU.
+    let floor = machine.newest_first_driver();
+    let floor_branch = floor.as_ref().map(|(v, _)| v.major());
+    let gpu_unknown_to_driver = floor
+        .as_ref()
+        .zip(working)
+        .is_some_and(|((first, _), cap)| !cap.planned && &cap.version < first);
+    if let (Some(row), Some((first, gpu))) = (named, &floor)
+        && row.branch < first.major()
+    {
+        return Err(Refusal::new(format!(
+            "--driver {} predates {}: NVIDIA's drivers list it from {first} on (R{} or newer)",
+            row.branch,
+            gpu.name.as_deref().unwrap_or("this GPU"),
+            first.major()
+        )));
+    }
+    let change = named.is_some() || working.is_none() || !unmet.is_empty() || gpu_unknown_to_driver;
+    if !change {
+        return Ok((DriverPlan::Keep, Vec::new()));
+    }
+    let mut serves: Vec<String> = Vec::new();
+    if working.is_none() {
+        for id in ["no-driver", "nouveau-loaded", "driver-too-old-for-gpu"] {
+            if machine.finding(id).is_some() {
+                push_unique(&mut serves, id);
+            }
+        }
+    }
+    if gpu_unknown_to_driver {
+        push_unique(&mut serves, "driver-too-old-for-gpu");
+    }
+    for need in &unmet {
+        if !need.serves.is_empty() {
+            push_unique(&mut serves, &need.serves);
+        }
+    }
+    if named.is_some()
+        && let Some(request) = &d.request
+    {
+        push_unique(&mut serves, request);
+    }
+    let hardest = unmet
+        .iter()
+        .filter(|n| n.native)
+        .map(|n| n.cuda.clone())
+        .chain(unmet.iter().filter(|n| !n.native).map(|n| n.cuda.clone()))
+        .max();
+    let row = match named {
+        Some(row) => {
+            if let Some(cap) = DriverCap::planned(row)
+                && let Some(need) = needs.iter().find(|n| !n.met_by(m, &cap))
+            {
+                return Err(Refusal::new(format!(
+                    "--driver {} cannot run {} (CUDA {}): R{} runs CUDA up to {}",
+                    row.branch, need.what, need.cuda, row.branch, row.max_cuda
+                )));
+            }
+            row
+        }
+        None => {
+            let cuda =
+                match hardest {
+                    Some(c) => c,
+                    None => choose::newest_stable_cuda(&m.cuda, &d.ccs, as_of, None).ok_or_else(
+                        || Refusal::new("no CUDA release in the manifests serves these GPUs"),
+                    )?,
+                };
+            let mut row = match choose::auto_branch(&m.cuda, &cuda, &d.ccs, as_of) {
+                Ok(row) => row,
+                // Wheels run through minor-version compatibility: a branch that does not run
+                // their CUDA natively can still run them (Kepler's R470 and cu118 wheels). The
+                // newest such branch these GPUs still have, supported or their last.
+                Err(why) => {
+                    let last = choose::last_branch(&m.cuda, &d.ccs);
+                    m.cuda
+                        .driver_branches
+                        .iter()
+                        .rev()
+                        .filter(|b| b.verified && last.is_none_or(|l| b.branch <= l))
+                        .filter(|b| choose::in_support(&m.cuda, b, as_of) || Some(b.branch) == last)
+                        .find(|b| {
+                            DriverCap::planned(b)
+                                .is_some_and(|c| needs.iter().all(|n| n.met_by(m, &c)))
+                        })
+                        .ok_or_else(|| Refusal::new(why))?
+                }
+            };
+            // A GPU newer than the branch (an RTX 5090 on R550): the lowest supported branch
+            // that knows it, designated ones first, as auto_branch prefers.
+            if let Some(first) = floor_branch
+                && row.branch < first
+            {
+                let last = choose::last_branch(&m.cuda, &d.ccs);
+                let fits: Vec<&DriverBranch> = m
+                    .cuda
+                    .driver_branches
+                    .iter()
+                    .filter(|b| b.verified && b.branch >= first)
+                    .filter(|b| last.is_none_or(|last| b.branch <= last))
+                    .filter(|b| choose::in_support(&m.cuda, b, as_of))
+                    .collect();
+                row = fits
+                    .iter()
+                    .find(|b| b.designation.is_some())
+                    .or_else(|| fits.first())
+                    .copied()
+                    .ok_or_else(|| {
+                        Refusal::new(format!(
+                            "no supported driver branch from R{first} on (the first that knows \
+                             these GPUs) is in the manifests"
+                        ))
+                    })?;
+            }
+            // A framework's own floor (JAX's R580 for CUDA 13) can sit above the branch.
+            if let Some(cap) = DriverCap::planned(row)
+                && needs.iter().any(|n| !n.met_by(m, &cap))
+            {
+                row = m
+                    .cuda
+                    .driver_branches
+                    .iter()
+                    .filter(|b| b.branch > row.branch && choose::in_support(&m.cuda, b, as_of))
+                    .find(|b| {
+                        DriverCap::planned(b).is_some_and(|c| needs.iter().all(|n| n.met_by(m, &c)))
+                    })
+                    .ok_or_else(|| {
+                        Refusal::new("no supported driver branch runs everything the plan installs")
+                    })?;
+            }
+            row
+        }
+    };
+    let why = if let (true, Some((first, gpu))) = (gpu_unknown_to_driver, &floor) {
+        format!(
+            "the working driver {} predates {} (NVIDIA's drivers list it from {first} on)",
+            machine.driver_version.as_deref().unwrap_or(""),
+            gpu.name.as_deref().unwrap_or("this GPU")
+        )
+    } else if working.is_none() {
+        if machine.nouveau_loaded {
+            "no NVIDIA driver is loaded (nouveau holds the GPU)".to_string()
+        } else {
+            "no NVIDIA driver is loaded".to_string()
+        }
+    } else if let Some(need) = unmet.first() {
+        format!(
+            "the working driver {} runs CUDA up to {}, and {} needs CUDA {}",
+            machine.driver_version.as_deref().unwrap_or(""),
+            machine.driver_cuda.as_deref().unwrap_or("?"),
+            need.what,
+            need.cuda
+        )
+    } else {
+        format!("--driver {} was asked for", row.branch)
+    };
+    if keep_request
+        && !gpu_unknown_to_driver
+        && machine.driver_fixed().is_none()
+        && let (Some(cap), Some(need)) = (working, unmet.first())
+    {
+        let floor = need
+            .floor
+            .as_ref()
+            .map_or_else(String::new, |f| format!(" and driver {f} or newer"));
+        return Err(Refusal::new(format!(
+            "{} needs CUDA {}{floor}, and the working driver {} runs CUDA up to {}. Plans keep \
+             a working driver unless asked: `gpu-doctor plan {} --driver auto` plans the upgrade \
+             to R{} (and a reboot); leave out the version, extra or --cuda that asks for more, \
+             and the plan picks what this driver runs.",
+            need.what,
+            need.cuda,
+            cap.version,
+            cap.max_cuda,
+            d.request
+                .as_deref()
+                .and_then(|r| r.strip_prefix("request: "))
+                .unwrap_or_default(),
+            row.branch
+        )));
+    }
+    if let Some(reason) = machine.driver_fixed() {
+        return Ok((
+            DriverPlan::Elsewhere {
+                needed: format!("R{} or newer", row.branch),
+                reason: format!("{why}; {reason}"),
+            },
+            serves,
+        ));
+    }
+    if d.apt.is_none() {
+        return Ok((
+            DriverPlan::Elsewhere {
+                needed: format!("R{} or newer", row.branch),
+                reason: format!(
+                    "{why}; this plan has apt steps only for Ubuntu 22.04 and 24.04: install it \
+                     by NVIDIA's driver installation guide for this system"
+                ),
+            },
+            serves,
+        ));
+    }
+    let (open, flavour_why) = flavour(machine, m, &d.ccs, row.branch)?;
+    if let Some(apt) = &d.apt {
+        let ids = [apt.nvidia_repo.as_str()];
+        for package in crate::plan::apt::driver_packages(m, row.branch, open).unwrap_or_default() {
+            if let crate::manifest::Carried::No(why) = m.repos.lookup(&ids, &package, None, &[]) {
+                return Err(Refusal::new(format!(
+                    "driver R{} for {}: NVIDIA's {} repository has no {package} ({why})",
+                    row.branch, apt.os, apt.distro
+                )));
+            }
+        }
+    }
+    Ok((
+        DriverPlan::Install {
+            row,
+            open,
+            replaces: machine.working_driver().map(|v| v.as_str().to_string()),
+            why,
+            flavour_why,
+        },
+        serves,
+    ))
+}
+
+/// The kernel-module flavour for these GPUs on `branch`, and why (install.toml driver_flavor,
+/// from NVIDIA's driver installation guide): open where NVIDIA supports the GPU only with them
+/// (Blackwell, Grace Hopper); proprietary where the open ones cannot drive it (before Turing);
+/// otherwise the installed driver's flavour, which drives these GPUs, and with no driver the
+/// branch's default (open from R560 on).
+///
+/// # Errors
+/// GPUs that need different flavours (a Blackwell next to a Pascal): one driver cannot serve
+/// both.
+pub(super) fn flavour(
+    machine: &Machine,
+    m: &Manifests,
+    ccs: &[String],
+    branch: u64,
+) -> Result<(bool, String), Refusal> {
+    let row = m.install.driver_flavor("open");
+    let min = row.and_then(|f| f.min_sm.as_deref()).unwrap_or("7.5");
+    let from = row.and_then(|f| f.required_from_sm.as_deref());
+    let names = row
+        .map(|f| f.required_for_names.as_slice())
+        .unwrap_or_default();
+    let takes_open = open_modules(m, ccs);
+    let needs_open = machine.gpus.iter().find(|g| {
+        let by_cc = from
+            .zip(g.compute_capability.as_deref())
+            .is_some_and(|(from, cc)| crate::version::compare(cc, from).is_ge());
+        let by_name = g
+            .name
+            .as_deref()
+            .is_some_and(|n| names.iter().any(|w| n.contains(w.as_str())));
+        by_cc || by_name
+    });
+    let source = "install.toml driver_flavor; NVIDIA driver installation guide, kernel modules";
+    if let Some(gpu) = needs_open {
+        let name = gpu.name.as_deref().unwrap_or("this GPU");
+        if !takes_open {
+            return Err(Refusal::new(format!(
+                "{name} is supported only with NVIDIA's open kernel modules, and another GPU here \
+                 (compute capability below {min}) only with the proprietary ones: one driver \
+                 cannot load both ({source})"
+            )));
+        }
+        let replacing = match (machine.working_driver(), machine.driver_open) {
+            (Some(_), Some(false)) => {
+                " The working driver uses the proprietary modules, which cannot drive it: this \
+                 switches flavour."
+            }
+            _ => "",
+        };
+        return Ok((
+            true,
+            format!(
+                "open kernel modules: NVIDIA supports {name} only with them ({source}).{replacing}"
+            ),
+        ));
+    }
+    if !takes_open {
+        return Ok((
+            false,
+            format!(
+                "proprietary kernel modules: the open ones drive compute capability {min} \
+                 (Turing) and newer only, and a GPU here is older ({source})"
+            ),
+        ));
+    }
+    if machine.working_driver().is_some()
+        && let Some(open) = machine.driver_open
+    {
+        let which = if open { "open" } else { "proprietary" };
+        return Ok((
+            open,
+            format!(
+                "{which} kernel modules, as the working driver has: they drive these GPUs, and \
+                 switching flavours is a change of its own ({source})"
+            ),
+        ));
+    }
+    let since = row.and_then(|f| f.default_since_branch).unwrap_or(560);
+    Ok(if branch >= since {
+        (
+            true,
+            format!(
+                "open kernel modules: every GPU here is compute capability {min} or newer, and \
+                 they are the default from R{since} on ({source})"
+            ),
+        )
+    } else {
+        (
+            false,
+            format!(
+                "proprietary kernel modules, the default of branches before R{since} ({source})"
+            ),
+        )
+    })
+}
+
+pub(super) fn keep_or_refuse<'m>(unmet: &[&Need], branch: u64) -> Result<DriverPlan<'m>, Refusal> {
+    match unmet.first() {
+        None => Ok(DriverPlan::Keep),
+        Some(need) => Err(Refusal::new(format!(
+            "--driver {branch} is the working branch, but it cannot run {} (CUDA {})",
+            need.what, need.cuda
+        ))),
+    }
+}
+
+/// Open kernel modules when every GPU is at or above the open flavour's lowest compute
+/// capability (Turing; install.toml driver_flavor), else the proprietary ones.
+#[must_use]
+pub(super) fn open_modules(m: &Manifests, ccs: &[String]) -> bool {
+    let Some(min) = m
+        .install
+        .driver_flavor("open")
+        .and_then(|f| f.min_sm.as_deref())
+        .and_then(Version::parse)
+    else {
+        return false;
+    };
+    ccs.iter()
+        .filter_map(|cc| Version::parse(cc))
+        .all(|cc| cc >= min)
+}

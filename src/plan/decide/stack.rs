@@ -1,0 +1,462 @@
+//! The stack half of a decision: the toolkit, cuDNN, the framework build and the environment
+//! they go into, each checked against what its source carries. Pure.
+
+// The parent's types and imports, and the sibling parts: this file is one part of one decision.
+use super::*;
+
+/// The Pythons a new environment may be made with, oldest first.
+pub(super) const PYTHONS: [&str; 7] = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
+
+/// The stack the target names (or, with nothing named and nothing to fix, the newest stable
+/// one for these GPUs).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the pieces are all needed"
+)]
+pub(super) fn plan_stack(
+    machine: &Machine,
+    m: &Manifests,
+    target: &Target,
+    ccs: &[String],
+    cap: Option<&DriverCap>,
+    ceiling: Option<&Version>,
+    as_of: &str,
+    d: &mut Decision<'_>,
+    needs: &mut Vec<Need>,
+) -> Result<(), Refusal> {
+    let user_cuda = match &target.cuda {
+        Some(text) => Some(checked_cuda(m, text, ccs)?),
+        None => None,
+    };
+    // The environment the framework goes into, when it exists already, and its Python.
+    let existing = default_env(machine, target).and_then(|(path, _)| {
+        machine
+            .python_envs
+            .iter()
+            .find(|e| e.path.trim_end_matches('/') == path.trim_end_matches('/'))
+    });
+    let env_python = existing.and_then(|e| e.python.clone());
+    let python = target.python.clone().or(env_python).or_else(|| {
+        // A new venv made with `python3` gets the system's Python.
+        (d.via != Via::Conda)
+            .then(|| machine.system_python.clone())
+            .flatten()
+    });
+    let spec = target.framework.clone().or_else(|| {
+        (d.via == Via::Pip).then_some(crate::plan::target::FrameworkSpec {
+            name: FrameworkName::Torch,
+            extra: None,
+            version: None,
+        })
+    });
+    if let Some(spec) = &spec {
+        let resolve = |python: Option<&str>| {
+            frameworks::resolve(
+                m,
+                spec,
+                ccs,
+                user_cuda.as_ref(),
+                cap,
+                python,
+                target.cudnn,
+                d.via == Via::Pip,
+            )
+        };
+        // A conda environment gets the framework's own default Python unless one is named:
+        // check the pip line against that one.
+        let python = python.clone().or_else(|| {
+            resolve(None)
+                .ok()
+                .and_then(|fw| fw.python_default)
+                .filter(|_| d.via == Via::Conda)
+        });
+        let fw = match resolve(python.as_deref()) {
+            Ok(fw) => fw,
+            Err(why) => {
+                // Would another Python do? The newest that does, for a new environment.
+                let fitting = PYTHONS
+                    .iter()
+                    .rev()
+                    .find_map(|p| resolve(Some(p)).ok().map(|fw| (*p, fw)));
+                match (fitting, existing, &target.python) {
+                    (Some((p, fw)), None, None) => {
+                        d.notes.push(format!(
+                            "{why}. So the plan makes the new environment with Python {p} \
+                             (python{p} must be on PATH; the venv step stops if it is not)."
+                        ));
+                        d.env_python = Some(p.to_string());
+                        fw
+                    }
+                    (Some((p, _)), Some(env), _) => {
+                        return Err(Refusal::new(format!(
+                            "{why}: {} has Python {}. A new environment can have it: \
+                             `gpu-doctor plan {} --env DIR --python {p}` with a DIR that does not \
+                             exist yet",
+                            env.path,
+                            env.python.as_deref().unwrap_or("(unknown)"),
+                            crate::plan::shell::flags(&Target {
+                                env: None,
+                                python: None,
+                                ..target.clone()
+                            })
+                        )));
+                    }
+                    (Some((p, _)), None, Some(_)) => {
+                        return Err(Refusal::new(format!("{why} (--python {p} would do)")));
+                    }
+                    (None, ..) => return Err(Refusal::new(why)),
+                }
+            }
+        };
+        needs.push(Need {
+            cuda: fw.cuda.clone(),
+            native: false,
+            floor: fw.driver_floor.clone(),
+            what: fw.label.clone(),
+            requested: true,
+            serves: d.request.clone().unwrap_or_default(),
+        });
+        d.framework = Some(fw);
+    }
+    if d.via != Via::Pip {
+        let toolkit = match (&user_cuda, &d.framework) {
+            (Some(c), _) => c.clone(),
+            // A toolkit runs natively only: under a driver that stays, the newest of the
+            // build's major that driver runs (the wheels themselves run through minor-version
+            // compatibility).
+            (None, Some(fw)) if fw.cuda_is_minor => match ceiling {
+                Some(c) if &fw.cuda > c && fw.cuda.major() == c.major() => {
+                    newest_in_major(m, ccs, as_of, Some(c), c.major())
+                        .unwrap_or_else(|| fw.cuda.clone())
+                }
+                _ => fw.cuda.clone(),
+            },
+            (None, Some(fw)) => newest_in_major(m, ccs, as_of, ceiling, fw.cuda.major())
+                .ok_or_else(|| {
+                    Refusal::new(format!(
+                        "no CUDA {}.x toolkit in the manifests serves compute capability {}",
+                        fw.cuda.major(),
+                        ccs.join(", ")
+                    ))
+                })?,
+            (None, None) => {
+                choose::newest_stable_cuda(&m.cuda, ccs, as_of, ceiling).ok_or_else(|| {
+                    Refusal::new(format!(
+                        "no CUDA release in the manifests serves compute capability {}",
+                        ccs.join(", ")
+                    ))
+                })?
+            }
+        };
+        if d.via == Via::Conda && toolkit.major() < 12 {
+            return Err(Refusal::new(format!(
+                "CUDA {toolkit} on conda means the monolithic cudatoolkit package or NVIDIA's \
+                 per-release channel labels; gpu-doctor plans conda environments for CUDA 12.0 \
+                 and newer (split packages pinned with cuda-version)"
+            )));
+        }
+        let toolkit = if d.via == Via::Apt {
+            carried_toolkit(m, d, ccs, ceiling, toolkit, user_cuda.is_some())?
+        } else {
+            toolkit
+        };
+        needs.push(Need {
+            cuda: toolkit.clone(),
+            native: true,
+            floor: None,
+            what: format!("the CUDA {toolkit} toolkit"),
+            requested: true,
+            serves: d.request.clone().unwrap_or_default(),
+        });
+        d.cudnn = Some(cudnn_plan(
+            m,
+            d.via,
+            &toolkit,
+            ccs,
+            target,
+            d.framework.as_ref(),
+        )?);
+        d.nccl = true;
+        if d.via == Via::Apt
+            && let Some(apt) = &d.apt
+        {
+            let ids: Vec<&str> = apt.repo_ids.iter().map(String::as_str).collect();
+            let nccl = format!("-1+cuda{}", toolkit.major_minor());
+            if let crate::manifest::Carried::No(why) =
+                m.repos.lookup(&ids, "libnccl2", Some(&nccl), &[])
+            {
+                d.nccl = false;
+                d.notes.push(format!(
+                    "No NCCL step: NVIDIA's {} repository has no NCCL built for CUDA {toolkit} \
+                     ({why}). pip frameworks bring their own NCCL.",
+                    apt.distro
+                ));
+            }
+            let cudnn = format!("libcudnn9-cuda-{}", toolkit.major());
+            if d.cudnn.is_some()
+                && let crate::manifest::Carried::No(why) = m.repos.lookup(&ids, &cudnn, None, &[])
+            {
+                d.cudnn = None;
+                d.notes.push(format!(
+                    "No cuDNN step: NVIDIA's {} repository has no {cudnn} ({why}).",
+                    apt.distro
+                ));
+            }
+        }
+        d.toolkit = Some(toolkit);
+    } else if target.cudnn.is_some() && d.framework.as_ref().is_some_and(|f| f.cudnn.is_none()) {
+        d.notes.push(
+            "--cudnn: pip wheels bring their own cuDNN, so the plan installs none".to_string(),
+        );
+    }
+    if spec.is_some() || d.via == Via::Conda {
+        d.env = Some(env_plan(machine, m, target, d, python)?);
+    }
+    Ok(())
+}
+
+/// The toolkit as NVIDIA's repository for the target release carries it (repos.toml). A
+/// release it lacks is refused when asked for with `--cuda` (with the nearest it has and the
+/// other ways to get that CUDA); one the plan chose itself gives way to the newest carried
+/// release of the same major that serves these GPUs within `ceiling`.
+pub(super) fn carried_toolkit(
+    m: &Manifests,
+    d: &Decision<'_>,
+    ccs: &[String],
+    ceiling: Option<&Version>,
+    toolkit: Version,
+    asked: bool,
+) -> Result<Version, Refusal> {
+    let Some(apt) = &d.apt else {
+        return Ok(toolkit);
+    };
+    let ids: Vec<&str> = apt.repo_ids.iter().map(String::as_str).collect();
+    const PATTERN: &str = "cuda-toolkit-{major}-{minor}";
+    let carries = |v: &Version| m.repos.carries_cuda(&ids, PATTERN, &v.major_minor());
+    if carries(&toolkit) {
+        return Ok(toolkit);
+    }
+    let mut series: Vec<Version> = m
+        .cuda
+        .releases
+        .iter()
+        .filter(|r| r.verified)
+        .filter_map(|r| Version::parse(&Version::parse(&r.version)?.major_minor()))
+        .collect();
+    series.dedup();
+    let carried: Vec<&Version> = series.iter().filter(|v| carries(v)).collect();
+    let serves = |v: &Version| choose::cuda_refuses_gpus(&m.cuda, v, ccs).is_none();
+    if !asked
+        && let Some(v) = carried.iter().rev().find(|v| {
+            v.major() == toolkit.major()
+                && **v < &toolkit
+                && serves(v)
+                && ceiling.is_none_or(|c| **v <= c)
+        })
+    {
+        return Ok((*v).clone());
+    }
+    let name = format!("cuda-toolkit-{}-{}", toolkit.major(), toolkit.minor());
+    let why = match m.repos.lookup(&ids, &name, None, &[]) {
+        crate::manifest::Carried::No(why) => why,
+        crate::manifest::Carried::Yes(_) => String::new(),
+    };
+    let nearest = carried
+        .iter()
+        .filter(|v| serves(v))
+        .min_by_key(|v| {
+            let (a, b) = (
+                v.major() * 100 + v.minor(),
+                toolkit.major() * 100 + toolkit.minor(),
+            );
+            a.abs_diff(b)
+        })
+        .map(|v| {
+            let branch = choose::lowest_branch_for(&m.cuda, v).map_or_else(String::new, |b| {
+                format!(", which needs driver R{} or newer", b.branch)
+            });
+            format!(
+                " The nearest it carries for these GPUs is cuda-toolkit-{}-{}{branch}.",
+                v.major(),
+                v.minor()
+            )
+        })
+        .unwrap_or_else(|| " It carries no toolkit these GPUs can use.".to_string());
+    let limit = ceiling.map_or_else(String::new, |c| {
+        format!(" (the driver that stays runs CUDA up to {c})")
+    });
+    let conda = if toolkit.major() >= 12 {
+        format!(
+            " `--via conda --cuda {}` (conda-forge's cuda-version),",
+            toolkit.major_minor()
+        )
+    } else {
+        String::new()
+    };
+    Err(Refusal::new(format!(
+        "NVIDIA's {} repository has no {name}{limit}: {why}.{nearest} Other ways to CUDA {}:{conda} \
+         `--via pip --framework ...` (the framework's wheels bring their own CUDA libraries), or \
+         a release whose repository has it (`--os`).",
+        apt.distro,
+        toolkit.major_minor()
+    )))
+}
+
+/// A `--cuda` value checked against the manifests and the GPUs.
+pub(super) fn checked_cuda(m: &Manifests, text: &str, ccs: &[String]) -> Result<Version, Refusal> {
+    let parsed = Version::parse(text).ok_or_else(|| Refusal::new(format!("--cuda {text}")))?;
+    let minor = Version::parse(&parsed.major_minor())
+        .ok_or_else(|| Refusal::new(format!("--cuda {text}")))?;
+    let Some(release) = m.cuda.release(&minor.major_minor()).filter(|r| {
+        Version::parse(&r.version).is_some_and(|v| v.major_minor() == minor.major_minor())
+    }) else {
+        let series: Vec<String> = m
+            .cuda
+            .releases
+            .iter()
+            .filter_map(|r| Version::parse(&r.version).map(|v| v.major_minor()))
+            .fold(Vec::new(), |mut acc, s| {
+                if !acc.contains(&s) {
+                    acc.push(s);
+                }
+                acc
+            });
+        return Err(Refusal::new(format!(
+            "CUDA {text} is not a CUDA release (the manifests list {})",
+            series.join(", ")
+        )));
+    };
+    if !release.verified {
+        return Err(Refusal::new(format!(
+            "CUDA {} is in the manifests only as an unverified row (its driver is not known), \
+             so no plan can be made for it",
+            release.version
+        )));
+    }
+    if let Some(why) = choose::cuda_refuses_gpus(&m.cuda, &minor, ccs) {
+        return Err(Refusal::new(format!(
+            "CUDA {minor} cannot work here: {why}"
+        )));
+    }
+    Ok(minor)
+}
+
+/// The newest stable CUDA of one major for these GPUs.
+pub(super) fn newest_in_major(
+    m: &Manifests,
+    ccs: &[String],
+    as_of: &str,
+    ceiling: Option<&Version>,
+    major: u64,
+) -> Option<Version> {
+    let top = format!("{major}.999");
+    let cap = match ceiling {
+        Some(c) if c.major() == major => c.clone(),
+        Some(c) if c.major() < major => return None,
+        _ => Version::parse(&top)?,
+    };
+    choose::newest_stable_cuda(&m.cuda, ccs, as_of, Some(&cap))
+        .filter(|v| v.major() == major)
+        .filter(|v| ceiling.is_some() || choose::auto_branch(&m.cuda, v, ccs, as_of).is_ok())
+}
+
+/// cuDNN: the major asked for (or the framework's, or 9), pinned to the last release line that
+/// still serves these GPUs and this CUDA when newer ones dropped them.
+pub(super) fn cudnn_plan(
+    m: &Manifests,
+    via: Via,
+    cuda: &Version,
+    ccs: &[String],
+    target: &Target,
+    framework: Option<&FrameworkPlan>,
+) -> Result<CudnnPlan, Refusal> {
+    let major = target
+        .cudnn
+        .or_else(|| framework.and_then(|f| f.cudnn))
+        .unwrap_or(9);
+    if via == Via::Apt && major != 9 {
+        return Err(Refusal::new(format!(
+            "apt plans install cuDNN 9 (libcudnn9-cuda-{}); cuDNN {major} packages need an exact \
+             version and CUDA pin that the manifests do not record",
+            cuda.major()
+        )));
+    }
+    if m.cudnn.soname(major).is_none() {
+        return Err(Refusal::new(format!(
+            "cuDNN {major} is not a cuDNN major the manifests know"
+        )));
+    }
+    Ok(CudnnPlan {
+        major,
+        pin: choose::cudnn_pin(&m.cudnn, major, cuda, ccs),
+    })
+}
+
+/// The environment a framework (or a conda CUDA stack) goes into: `--env`, else the one that
+/// already holds the framework, else `./.venv` (pip) or a name after the stack (conda).
+pub(super) fn env_plan(
+    machine: &Machine,
+    m: &Manifests,
+    target: &Target,
+    d: &Decision<'_>,
+    python: Option<String>,
+) -> Result<EnvPlan, Refusal> {
+    // Without a framework, the newest Python the newest PyTorch supports, so one fits later.
+    let python = d
+        .env_python
+        .clone()
+        .or(python)
+        .or_else(|| d.framework.as_ref().and_then(|f| f.python_default.clone()))
+        .or_else(|| {
+            m.frameworks
+                .torch
+                .iter()
+                .rev()
+                .find_map(|r| r.python_max.clone())
+        });
+    match d.via {
+        Via::Conda => {
+            let name = target.env.clone().unwrap_or_else(|| match &d.framework {
+                Some(fw) => fw.name.as_str().to_string(),
+                None => d
+                    .toolkit
+                    .as_ref()
+                    .map_or_else(|| "cuda".to_string(), |t| format!("cuda-{t}")),
+            });
+            let python = python.ok_or_else(|| {
+                Refusal::new(
+                    "no Python version to create the conda environment with: pass --python",
+                )
+            })?;
+            Ok(EnvPlan::Conda { name, python })
+        }
+        Via::Apt | Via::Pip => {
+            let path =
+                default_env(machine, target).map_or_else(|| ".venv".to_string(), |(path, _)| path);
+            let python = target
+                .python
+                .as_ref()
+                .or(d.env_python.as_ref())
+                .map_or_else(|| "python3".to_string(), |p| format!("python{p}"));
+            Ok(EnvPlan::Venv { path, python })
+        }
+    }
+}
+
+/// `--env`, else the one virtual or conda environment that already holds the framework.
+pub(super) fn default_env(machine: &Machine, target: &Target) -> Option<(String, String)> {
+    if let Some(env) = &target.env {
+        return Some((env.clone(), String::new()));
+    }
+    let name = target.framework.as_ref()?.name;
+    let mut envs: Vec<&InstalledFramework> = machine
+        .frameworks
+        .iter()
+        .filter(|f| f.name == name && f.env_kind == "venv")
+        .collect();
+    envs.dedup_by(|a, b| a.env == b.env);
+    match envs.as_slice() {
+        [one] => Some((one.env.clone(), one.env_kind.clone())),
+        _ => None,
+    }
+}
