@@ -63,19 +63,7 @@ fn findings(out: &mut String, report: &Report) {
     }
     out.push_str("\nFramework findings\n");
     for f in about {
-        let _ = writeln!(
-            out,
-            "  [{}] {}: {}",
-            f.severity.as_str(),
-            f.id,
-            clean(&f.title)
-        );
-        for e in &f.evidence {
-            let _ = writeln!(out, "      - {}", clean(e));
-        }
-        if let Some(fix) = &f.fix {
-            let _ = writeln!(out, "      fix: {}", clean(fix));
-        }
+        crate::present::finding::write(out, f, crate::present::paint::Paint::plain());
     }
 }
 

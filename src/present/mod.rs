@@ -1,5 +1,6 @@
 //! Faces of the one [`crate::report::Report`]: text for people, JSON for scripts.
 
+pub(crate) mod finding;
 pub mod json;
 pub mod paint;
 pub mod prometheus;

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::paint::Paint;
-use crate::report::{Library, ProbeStatus, Report, Severity};
+use crate::report::{Library, ProbeStatus, Report};
 use crate::sanitize::clean;
 
 /// Renders the whole report, without colour.
@@ -456,26 +456,6 @@ fn findings(out: &mut String, r: &Report, paint: Paint) {
         return;
     }
     for f in &r.findings {
-        let mark = match f.severity {
-            Severity::Error => "[error]  ",
-            Severity::Warning => "[warning]",
-            Severity::Info => "[info]   ",
-        };
-        let _ = writeln!(
-            out,
-            "  {} {}: {}",
-            paint.severity(f.severity, mark),
-            f.id,
-            clean(&f.title)
-        );
-        if !f.detail.is_empty() {
-            let _ = writeln!(out, "      {}", clean(&f.detail));
-        }
-        for e in &f.evidence {
-            let _ = writeln!(out, "      - {}", clean(e));
-        }
-        if let Some(fix) = &f.fix {
-            let _ = writeln!(out, "      fix: {}", clean(fix));
-        }
+        super::finding::write(out, f, paint);
     }
 }

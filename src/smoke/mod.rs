@@ -303,19 +303,7 @@ pub(crate) fn render_text(report: &Report, paint: crate::present::paint::Paint) 
     if !gpu_findings.is_empty() {
         out.push_str("\nFindings\n");
         for f in gpu_findings {
-            let _ = writeln!(
-                out,
-                "  [{}] {}: {}",
-                f.severity.as_str(),
-                f.id,
-                clean(&f.title)
-            );
-            for e in &f.evidence {
-                let _ = writeln!(out, "      - {}", clean(e));
-            }
-            if let Some(fix) = &f.fix {
-                let _ = writeln!(out, "      fix: {}", clean(fix));
-            }
+            crate::present::finding::write(&mut out, f, paint);
         }
     }
     out
