@@ -385,17 +385,23 @@ fn driver_step(
 fn toolkit(m: &Manifests, values: &[(&str, &str)], cuda: &str) -> Option<Step> {
     let row: &AptPackage = m.install.apt_package("cuda-toolkit-minor")?;
     let name = row.fill(values).ok()?;
+    let root = crate::manifest::fill(&m.install.paths.toolkit_root, values).unwrap_or_default();
+    // A toolkit of this release installed another way (NVIDIA's runfile, a tarball, an image
+    // that copied it) is the same release in the same folder: apt would only write over it.
+    let mut present = vec![Check::DpkgInstalled(name.clone())];
+    if !root.is_empty() {
+        present.push(Check::Executable(format!("{root}/bin/nvcc")));
+    }
     Some(Step {
         id: "cuda-toolkit".to_string(),
         title: format!("CUDA toolkit {cuda} ({name})"),
         why: format!(
-            "{} It goes to {} (install.toml cuda-toolkit-minor, paths).",
+            "{} It goes to {root} (install.toml cuda-toolkit-minor, paths).",
             row.meaning,
-            crate::manifest::fill(&m.install.paths.toolkit_root, values).unwrap_or_default()
         ),
         guards: vec![Guard::skip(
-            Check::DpkgInstalled(name.clone()),
-            format!("{name} is installed"),
+            Check::Any(present),
+            format!("{name} is installed, or CUDA {cuda} already is in {root}"),
         )],
         commands: vec![apt_install(&[name])],
         needs_root: true,

@@ -977,6 +977,31 @@ fn execute_runs_every_step_in_order() {
     assert_eq!(skipped, 4, "{}", again.stdout);
 }
 
+/// The H200's toolkit came from NVIDIA's runfile (no dpkg record): the newest stable stack is
+/// that same CUDA 13.0, and the plan leaves the folder as it is instead of writing apt's copy
+/// over it (the real H200 plans this toolkit, 2026-12-02).
+#[test]
+fn execute_keeps_a_runfile_toolkit_of_the_same_release() {
+    let sandbox = Sandbox::new("h200");
+    sandbox.state(
+        "madison-libnccl2",
+        " libnccl2 | 2.28.9-1+cuda13.0 | https://x Packages\n",
+    );
+    let out = sandbox.execute(&[]);
+    assert_eq!(out.code, 0, "{}", out.block());
+    let calls = changes(&sandbox.calls());
+    assert!(
+        !calls.iter().any(|c| c.contains("cuda-toolkit-13-0")),
+        "{calls:#?}"
+    );
+    assert!(
+        out.stdout
+            .contains("skipped: cuda-toolkit-13-0 is installed, or CUDA 13.0 already is in /usr/local/cuda-13.0"),
+        "{}",
+        out.stdout
+    );
+}
+
 /// A failing install stops the plan there: exit 3, the failed step named, what was done and
 /// what was not, nothing run after it, and the same in the log.
 #[test]
