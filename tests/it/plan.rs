@@ -1398,3 +1398,41 @@ fn a_new_environment_gets_a_python_the_extra_supports() {
     );
     assert!(out.stdout.contains("has_extra_wheels jax cuda13"));
 }
+
+/// The plain plan recorded on the real H200 (`tests/fixtures/real/h200-plan.sh`, release build,
+/// 2026-12-02) and the one the h200 fixture gets: the same steps, and neither touches the
+/// working 580 driver.
+#[test]
+fn the_h200_fixture_plans_what_the_real_h200_planned() {
+    let real = include_str!("../fixtures/real/h200-plan.sh");
+    let ours = plan_on("h200", &[], &[]);
+    assert_eq!(ours.code, 0, "{}", ours.block());
+    let steps = |script: &str| -> Vec<String> {
+        script
+            .lines()
+            .filter_map(|l| l.strip_prefix("step "))
+            .map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(steps(&ours.stdout), steps(real));
+    assert_eq!(
+        steps(real),
+        [
+            "cuda-keyring",
+            "apt-update",
+            "cuda-toolkit",
+            "cuda-environment",
+            "cudnn",
+            "nccl",
+            "verify"
+        ]
+    );
+    for script in [real, ours.stdout.as_str()] {
+        assert!(script.contains("#   driver: keep the working driver"));
+        assert!(
+            !script.lines().any(|l| !l.starts_with('#')
+                && (l.contains("cuda-drivers") || l.contains("nvidia-open"))),
+            "a driver line in the plan"
+        );
+    }
+}
