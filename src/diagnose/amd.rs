@@ -8,6 +8,7 @@
 //! each lists the symptoms it explains, as the NVIDIA driver rules do.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::manifest::Manifests;
 use crate::report::rocm::{DeviceNode, RocmStack};
 use crate::report::{Finding, Gpu, PciDevice, Report, Severity};
@@ -98,12 +99,12 @@ pub(super) fn gpu_label(gpu: &Gpu) -> String {
 }
 
 /// The finding IDs a broken AMD driver or KFD makes follow: every framework-level AMD symptom.
-const FRAMEWORK_SYMPTOMS: [&str; 5] = [
-    "rocm-igpu-visible",
-    "hsa-override-mismatch",
-    "rocm-device-permission",
-    "framework-cannot-see-gpu",
-    "visible-devices-hides-gpus",
+const FRAMEWORK_SYMPTOMS: [&ids::Kind; 5] = [
+    &ids::ROCM_IGPU_VISIBLE,
+    &ids::HSA_OVERRIDE_MISMATCH,
+    &ids::ROCM_DEVICE_PERMISSION,
+    &ids::FRAMEWORK_CANNOT_SEE_GPU,
+    &ids::VISIBLE_DEVICES_HIDES_GPUS,
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     }
     let stack = report.rocm.as_ref();
     let mut f = FindingBuilder::new(
-        "amdgpu-not-loaded",
+        &ids::AMDGPU_NOT_LOADED,
         Severity::Error,
         format!(
             "AMD GPU present but the amdgpu kernel driver is not loaded ({} GPU(s) on the bus)",
@@ -215,9 +216,9 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
         fix = format!("This {runtime} container uses the host's kernel; on the host: {fix}");
     }
     for id in [
-        "kfd-missing",
-        "rocm-gpu-unsupported",
-        "rocm-too-old-for-gpu",
+        &ids::KFD_MISSING,
+        &ids::ROCM_GPU_UNSUPPORTED,
+        &ids::ROCM_TOO_OLD_FOR_GPU,
     ] {
         f = f.explains(id);
     }
@@ -252,7 +253,7 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
         Some(runtime) => format!("This {runtime} container was started without /dev/kfd"),
         None => "/dev/kfd is missing: ROCm cannot open the GPU".to_string(),
     };
-    let mut f = FindingBuilder::new("kfd-missing", Severity::Error, title)
+    let mut f = FindingBuilder::new(&ids::KFD_MISSING, Severity::Error, title)
         .detail(
             "ROCm reaches AMD GPUs through /dev/kfd (the kernel's compute driver) and the \
              /dev/dri/renderD* nodes. /dev/kfd is not there, so every ROCm program fails to \
@@ -378,7 +379,7 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
         Severity::Error
     };
     let mut f = FindingBuilder::new(
-        "rocm-gpu-unsupported",
+        &ids::ROCM_GPU_UNSUPPORTED,
         severity,
         if bad.len() == 1 {
             format!("ROCm cannot run on {}", gpu_label(bad[0].0))
@@ -417,12 +418,12 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
     };
     if !usable_other {
         for id in [
-            "arch-not-in-build",
-            "cuda-build-on-amd-gpu",
-            "cpu-only-framework-build",
-            "kfd-missing",
-            "rocm-too-old-for-gpu",
-            "hsa-override-mismatch",
+            &ids::ARCH_NOT_IN_BUILD,
+            &ids::CUDA_BUILD_ON_AMD_GPU,
+            &ids::CPU_ONLY_FRAMEWORK_BUILD,
+            &ids::KFD_MISSING,
+            &ids::ROCM_TOO_OLD_FOR_GPU,
+            &ids::HSA_OVERRIDE_MISMATCH,
         ] {
             f = f.explains(id);
         }
@@ -463,7 +464,7 @@ fn device_permission(report: &Report) -> Option<Finding> {
     groups.sort();
     groups.dedup();
     let mut f = FindingBuilder::new(
-        "rocm-device-permission",
+        &ids::ROCM_DEVICE_PERMISSION,
         Severity::Error,
         format!(
             "{who} may not open {}: ROCm sees no GPU",
@@ -545,7 +546,7 @@ fn device_permission(report: &Report) -> Option<Finding> {
              usermod -aG {add} <service-user>` and restart it."
         ),
     };
-    Some(f.fix(fix).explains("rocm-igpu-visible").build())
+    Some(f.fix(fix).explains(&ids::ROCM_IGPU_VISIBLE).build())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -596,7 +597,7 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
         Severity::Error
     };
     let mut f = FindingBuilder::new(
-        "rocm-too-old-for-gpu",
+        &ids::ROCM_TOO_OLD_FOR_GPU,
         severity,
         format!(
             "ROCm {version_text} in {} predates {}: it needs ROCm {need} or newer",
@@ -634,7 +635,7 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
         );
     }
     if !bundled {
-        f = f.explains("arch-not-in-build");
+        f = f.explains(&ids::ARCH_NOT_IN_BUILD);
     }
     Some(
         f.fix(format!(

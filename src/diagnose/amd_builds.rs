@@ -10,6 +10,7 @@
 
 use super::FindingBuilder;
 use super::amd::{gpu_label, kfd_gpus};
+use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchTargets};
 use crate::report::{Finding, Framework, Gpu, PythonEnv, Report, Severity, framework_subject};
@@ -118,7 +119,7 @@ fn cuda_build(
         .copied()?;
     let gfx = gpu.gfx_target.as_deref();
     let mut f = FindingBuilder::new(
-        "cuda-build-on-amd-gpu",
+        &ids::CUDA_BUILD_ON_AMD_GPU,
         Severity::Error,
         format!(
             "{} in {} is a CUDA build, but this machine's GPU is AMD ({})",
@@ -227,11 +228,11 @@ fn cuda_build(
         None => format!("Install the ROCm build of {}.", fw.name),
     };
     for id in [
-        "cpu-only-framework-build",
-        "framework-cannot-see-gpu",
-        "library-not-found",
-        "cudnn-missing",
-        "arch-check-skipped",
+        &ids::CPU_ONLY_FRAMEWORK_BUILD,
+        &ids::FRAMEWORK_CANNOT_SEE_GPU,
+        &ids::LIBRARY_NOT_FOUND,
+        &ids::CUDNN_MISSING,
+        &ids::ARCH_CHECK_SKIPPED,
     ] {
         f = f.explains(id);
     }
@@ -275,7 +276,7 @@ fn cpu_only(
     };
     Some(
         FindingBuilder::new(
-            "cpu-only-framework-build",
+            &ids::CPU_ONLY_FRAMEWORK_BUILD,
             Severity::Warning,
             format!(
                 "{} in {} is a CPU-only build on a machine with {}",
@@ -382,7 +383,7 @@ fn arch_missing(
         let group = manifests.rocm.override_group(own);
         let no_override = manifests.rocm.no_override(own);
         let mut f = FindingBuilder::new(
-            "arch-not-in-build",
+            &ids::ARCH_NOT_IN_BUILD,
             Severity::Error,
             format!("{} has no kernels for {} ({effective})", label(fw), gpu.name.as_deref().unwrap_or("the AMD GPU")),
         )

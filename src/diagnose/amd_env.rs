@@ -8,6 +8,7 @@
 
 use super::FindingBuilder;
 use super::amd::{gpu_label, kfd_gpus, wants_amd_compute};
+use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::parse::visible_devices::{self, Entry};
@@ -127,7 +128,7 @@ fn visible_devices(report: &Report) -> Option<Finding> {
         return None;
     }
     let mut f = FindingBuilder::new(
-        "visible-devices-hides-gpus",
+        &ids::VISIBLE_DEVICES_HIDES_GPUS,
         Severity::Error,
         format!("{var} hides the AMD GPUs from ROCm programs"),
     )
@@ -164,7 +165,7 @@ fn visible_devices(report: &Report) -> Option<Finding> {
              set: a shell profile, a service's environment, a container's `ENV`."
         )
     };
-    Some(f.fix(fix).explains("rocm-igpu-visible").build())
+    Some(f.fix(fix).explains(&ids::ROCM_IGPU_VISIBLE).build())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -203,7 +204,7 @@ fn igpu_visible(report: &Report) -> Option<Finding> {
         .filter_map(|g| g.rocm_index.map(|i| i.to_string()))
         .collect();
     let mut f = FindingBuilder::new(
-        "rocm-igpu-visible",
+        &ids::ROCM_IGPU_VISIBLE,
         Severity::Warning,
         format!(
             "ROCm sees the integrated GPU ({}) next to the discrete one",
@@ -275,7 +276,7 @@ fn override_mismatch(report: &Report, manifests: &Manifests) -> Option<Finding> 
     let Some(target) = GfxTarget::from_override(value) else {
         return Some(
             FindingBuilder::new(
-                "hsa-override-mismatch",
+                &ids::HSA_OVERRIDE_MISMATCH,
                 Severity::Error,
                 format!("HSA_OVERRIDE_GFX_VERSION={value} is not a valid value"),
             )
@@ -328,7 +329,7 @@ fn override_mismatch(report: &Report, manifests: &Manifests) -> Option<Finding> 
     }
     let error = !wrong.is_empty();
     let mut f = FindingBuilder::new(
-        "hsa-override-mismatch",
+        &ids::HSA_OVERRIDE_MISMATCH,
         if error { Severity::Error } else { Severity::Warning },
         if error {
             format!(
@@ -453,7 +454,7 @@ fn wsl_runtime(report: &Report) -> Option<Finding> {
             };
             let b = f.take().unwrap_or_else(|| {
                 FindingBuilder::new(
-                    "wsl-rocm-runtime-bundled",
+                    &ids::WSL_ROCM_RUNTIME_BUNDLED,
                     Severity::Error,
                     "ROCm torch under WSL loads its own HSA runtime, which cannot reach the GPU",
                 )
@@ -491,7 +492,7 @@ fn wsl_runtime(report: &Report) -> Option<Finding> {
          print(os.path.dirname(torch.__file__))')/lib\" && rm libhsa-runtime64.so* && cp \
          /opt/rocm/lib/libhsa-runtime64.so.1* .` (AMD's ROCm-on-WSL PyTorch guide).",
     );
-    Some(f.fix(fix).explains("kfd-missing").build())
+    Some(f.fix(fix).explains(&ids::KFD_MISSING).build())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -556,7 +557,7 @@ fn shadowing(report: &Report) -> Vec<Finding> {
                 .collect();
             out.push(
                 FindingBuilder::new(
-                    "library-path-shadowing",
+                    &ids::LIBRARY_PATH_SHADOWING,
                     if differ {
                         Severity::Error
                     } else {

@@ -7,6 +7,7 @@
 //! the machine where the answer matters, so the user is told the check was not made.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
@@ -82,7 +83,7 @@ fn note(
         return None;
     }
     let mut f = FindingBuilder::new(
-        "arch-check-skipped",
+        &ids::ARCH_CHECK_SKIPPED,
         Severity::Info,
         format!("Could not check whether {label} has kernels for this machine's GPUs"),
     )

@@ -10,6 +10,7 @@
 //! gives `utility` only, which is why an image not built on `nvidia/cuda` (whose images set
 //! `compute,utility`) gets a working `nvidia-smi` and no CUDA.
 
+use super::ids;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::Manifests;
 use crate::report::{Finding, ProbeStatus, Report, Severity};
@@ -116,7 +117,7 @@ fn container_capabilities(report: &Report, runtime: &str, seen: Vec<String>) -> 
         (false, _) => Severity::Warning,
     };
     let mut f = FindingBuilder::new(
-        "container-driver-capabilities",
+        &ids::CONTAINER_DRIVER_CAPABILITIES,
         severity,
         format!(
             "This {runtime} container has the GPU and nvidia-smi but not the CUDA driver library"
@@ -169,7 +170,7 @@ fn host_compute_missing(report: &Report, seen: Vec<String>) -> Finding {
         .or(report.kernel.nvidia_version.as_deref());
     let branch = version.and_then(|v| v.split('.').next());
     let mut f = FindingBuilder::new(
-        "driver-compute-libraries-missing",
+        &ids::DRIVER_COMPUTE_LIBRARIES_MISSING,
         if needs_cuda(report) {
             Severity::Error
         } else {

@@ -3,6 +3,7 @@
 //! `nvidia-smi-failed`.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::report::{DriverLibrary, Finding, ProbeStatus, Report, Severity};
 use crate::version::Version;
 
@@ -46,7 +47,7 @@ fn no_gpu(report: &Report) -> Option<Finding> {
         return None;
     }
     let bus_read = super::pci_bus_read(report);
-    let mut f = FindingBuilder::new("no-gpu", Severity::Info, "No GPU found on this machine")
+    let mut f = FindingBuilder::new(&ids::NO_GPU, Severity::Info, "No GPU found on this machine")
         .detail(
             "No NVIDIA or AMD GPU is on the PCI bus and no GPU driver is loaded, so frameworks \
              will run on the CPU. This is expected on a machine without a GPU.",
@@ -88,7 +89,7 @@ fn no_driver(report: &Report) -> Option<Finding> {
         return None;
     }
     let mut f = FindingBuilder::new(
-        "no-driver",
+        &ids::NO_DRIVER,
         Severity::Error,
         format!(
             "NVIDIA GPU present but the nvidia kernel driver is not loaded ({} GPU(s) on the bus)",
@@ -117,7 +118,7 @@ fn no_driver(report: &Report) -> Option<Finding> {
     if report.driver.nvidia_smi.status != ProbeStatus::Absent
         && report.driver.nvidia_smi.status != ProbeStatus::Skipped
     {
-        f = f.explains("nvidia-smi-failed");
+        f = f.explains(&ids::NVIDIA_SMI_FAILED);
     }
     for m in &report.kernel.module_files {
         f = f.evidence(format!("module built for the running kernel: {m}"));
@@ -178,7 +179,7 @@ fn nouveau(report: &Report) -> Option<Finding> {
         return None;
     }
     let mut f = FindingBuilder::new(
-        "nouveau-loaded",
+        &ids::NOUVEAU_LOADED,
         Severity::Error,
         "The open-source nouveau driver is loaded and blocks the NVIDIA driver",
     )
@@ -193,7 +194,9 @@ fn nouveau(report: &Report) -> Option<Finding> {
         }
     }
     if !report.kernel.nvidia_loaded {
-        f = f.explains("no-driver").explains("nvidia-smi-failed");
+        f = f
+            .explains(&ids::NO_DRIVER)
+            .explains(&ids::NVIDIA_SMI_FAILED);
     }
     Some(
         f.fix(
@@ -245,7 +248,7 @@ fn mismatch(report: &Report) -> Option<Finding> {
         return None;
     }
     let mut f = FindingBuilder::new(
-        "driver-library-mismatch",
+        &ids::DRIVER_LIBRARY_MISMATCH,
         Severity::Error,
         "The loaded NVIDIA kernel module and the driver libraries are different versions",
     )
@@ -272,7 +275,7 @@ fn mismatch(report: &Report) -> Option<Finding> {
         f = f.evidence(format!("{who}: {text}"));
     }
     Some(
-        f.explains("nvidia-smi-failed")
+        f.explains(&ids::NVIDIA_SMI_FAILED)
             .subject("driver")
             .fix(
                 "Reboot. Without a reboot, stop everything using the GPU and reload the module: \
@@ -294,14 +297,15 @@ fn smi_failed(report: &Report) -> Option<Finding> {
     } else {
         "nvidia-smi is installed but fails"
     };
-    let mut f = FindingBuilder::new("nvidia-smi-failed", Severity::Error, title).detail(if hung {
-        "nvidia-smi did not answer in time. A hung nvidia-smi usually means the driver is \
+    let mut f =
+        FindingBuilder::new(&ids::NVIDIA_SMI_FAILED, Severity::Error, title).detail(if hung {
+            "nvidia-smi did not answer in time. A hung nvidia-smi usually means the driver is \
              stuck (a GPU that fell off the bus, an Xid error) or persistence mode is off on a \
              busy multi-GPU machine."
-    } else {
-        "nvidia-smi talks to the driver through NVML; when it fails, CUDA programs usually \
+        } else {
+            "nvidia-smi talks to the driver through NVML; when it fails, CUDA programs usually \
              fail the same way."
-    });
+        });
     if let Some(path) = &report.driver.nvidia_smi_path {
         f = f.evidence(format!("nvidia-smi: {path}"));
     }

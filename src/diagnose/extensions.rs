@@ -7,6 +7,7 @@
 //! wheels, which is why both say so and why neither fires without a CUDA framework build.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, Targeting};
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, Toolkit, framework_subject};
@@ -87,7 +88,7 @@ fn cannot_target(report: &Report, manifests: &Manifests, toolkit: &Toolkit) -> O
         };
         let builder = f.take().unwrap_or_else(|| {
             FindingBuilder::new(
-                "toolkit-cannot-target-gpu",
+                &ids::TOOLKIT_CANNOT_TARGET_GPU,
                 Severity::Warning,
                 format!(
                     "nvcc {} cannot compile for {name} (sm_{sm}): building CUDA extensions fails",
@@ -169,7 +170,7 @@ fn framework_mismatch(toolkit: &Toolkit, env: &PythonEnv, fw: &Framework) -> Opt
     };
     Some(
         FindingBuilder::new(
-            "toolkit-framework-cuda-mismatch",
+            &ids::TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
             severity,
             format!(
                 "nvcc is CUDA {} but {label} was built with CUDA {}: extension builds {}",

@@ -6,6 +6,7 @@
 //! toolkit's (nvcc; see `toolkits.rs`). Only the driver's matters to a pip-installed framework.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchBuild};
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
@@ -152,7 +153,7 @@ fn driver_too_old(
         return None;
     }
     let mut f = FindingBuilder::new(
-        "driver-too-old-for-framework",
+        &ids::DRIVER_TOO_OLD_FOR_FRAMEWORK,
         Severity::Error,
         format!(
             "{} is built for CUDA {needed}, but driver {driver} supports CUDA up to {have}",
@@ -192,7 +193,7 @@ fn driver_too_old(
                 t.path,
                 t.version.as_deref().unwrap_or("?")
             ))
-            .explains("toolkit-newer-than-driver");
+            .explains(&ids::TOOLKIT_NEWER_THAN_DRIVER);
     }
     if let Some(floor) = floor {
         f = f.evidence(format!(
@@ -247,7 +248,7 @@ fn cpu_only(
         // Chosen by name: a CPU build is what was asked for, not an accident of pip.
         return Some(
             FindingBuilder::new(
-                "cpu-only-framework-build",
+                &ids::CPU_ONLY_FRAMEWORK_BUILD,
                 Severity::Info,
                 format!("{} in {} is the CPU-only `{dist}` package, chosen by name", label(fw), env.path),
             )
@@ -290,7 +291,7 @@ fn cpu_only(
     };
     Some(
         FindingBuilder::new(
-            "cpu-only-framework-build",
+            &ids::CPU_ONLY_FRAMEWORK_BUILD,
             Severity::Warning,
             format!("{} in {} is a CPU-only build on a machine with {name}", label(fw), env.path),
         )
@@ -432,7 +433,7 @@ fn arch_missing(
             continue;
         }
         let mut f = FindingBuilder::new(
-            "arch-not-in-build",
+            &ids::ARCH_NOT_IN_BUILD,
             Severity::Error,
             format!("{} has no kernels for {name} (compute capability {cc_text})", label(fw)),
         )

@@ -6,6 +6,7 @@
 //! into `gpus[].first_driver` (only for Ada, Hopper and Blackwell ids, where that listing is
 //! the driver's first support).
 
+use super::ids;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Gpu, Report, Severity};
 use crate::version::Version;
@@ -52,7 +53,7 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
         })
         .collect();
     let mut f = FindingBuilder::new(
-        "driver-too-old-for-gpu",
+        &ids::DRIVER_TOO_OLD_FOR_GPU,
         Severity::Error,
         format!(
             "Driver {driver_text} predates {}: it needs {newest} or newer",
@@ -69,8 +70,8 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
         "Install driver branch R{} or newer (`gpu-doctor plan` picks one), then reboot",
         newest.major()
     ))
-    .explains("nvidia-smi-failed")
-    .explains("no-driver");
+    .explains(&ids::NVIDIA_SMI_FAILED)
+    .explains(&ids::NO_DRIVER);
     for (g, first) in &unknown {
         f = f
             .evidence(format!(

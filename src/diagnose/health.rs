@@ -9,6 +9,7 @@
 //! the facts it has, so a GPU seen only on the PCI bus (no driver) is judged by none of these.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::manifest::Manifests;
 use crate::report::{EnvVar, Finding, Gpu, Report, Severity};
 
@@ -117,7 +118,7 @@ fn thermal_throttle(report: &Report) -> Option<Finding> {
     };
     let gpus: Vec<&Gpu> = hit.iter().map(|(g, _)| *g).collect();
     let mut f = FindingBuilder::new(
-        "gpu-thermal-throttle",
+        &ids::GPU_THERMAL_THROTTLE,
         Severity::Warning,
         format!(
             "{} throttling {} clocks: {cause}",
@@ -351,7 +352,7 @@ fn ecc_errors(report: &Report) -> Option<Finding> {
              so the GPU works now; a count that keeps growing means the memory is failing.",
         )
     };
-    let mut f = FindingBuilder::new("gpu-ecc-errors", severity, title).detail(detail);
+    let mut f = FindingBuilder::new(&ids::GPU_ECC_ERRORS, severity, title).detail(detail);
     let mut fixes: Vec<(EccFix, Vec<u32>)> = Vec::new();
     for (gpu, problems) in &hit {
         let label = gpu_label(gpu);
@@ -504,7 +505,7 @@ fn pcie_link(report: &Report) -> Option<Finding> {
             gpus_are(&gpus)
         )
     };
-    let mut f = FindingBuilder::new("pcie-link-degraded", Severity::Warning, title).detail(
+    let mut f = FindingBuilder::new(&ids::PCIE_LINK_DEGRADED, Severity::Warning, title).detail(
         "The GPU is busy, yet its PCIe link trained below the speed or width that both the \
          GPU and the slot support, so copies between host and GPU (data loading, CPU \
          offload, multi-GPU traffic without NVLink) run slower. Usual causes: the card is not \
@@ -639,7 +640,7 @@ fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
         .map(|(name, list)| format!("{}x {name}", list.len()))
         .collect();
     let mut f = FindingBuilder::new(
-        "mixed-gpu-models",
+        &ids::MIXED_GPU_MODELS,
         Severity::Warning,
         format!("Different GPU models in one machine: {}", names.join(", ")),
     )

@@ -10,6 +10,7 @@
 //! conda-forge/jax-feedstock#81. Only the first is checked: the minimum lives in jax's code.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
@@ -75,7 +76,7 @@ fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
                 .to_string(),
         )
     };
-    let mut f = FindingBuilder::new("jax-version-skew", severity, title)
+    let mut f = FindingBuilder::new(&ids::JAX_VERSION_SKEW, severity, title)
         .detail(detail)
         .evidence(format!("jax {jax_text} in {}", env.path))
         .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()));

@@ -7,6 +7,7 @@
 //! searches *after* `LD_LIBRARY_PATH`. So a cuDNN on `LD_LIBRARY_PATH` wins over the one in
 //! `nvidia/cudnn/lib` (the cause of PyTorch's "cuDNN version incompatibility" error).
 
+use super::ids;
 use std::path::Path;
 
 use super::FindingBuilder;
@@ -171,7 +172,7 @@ fn cudnn(
     let subject = framework_subject(&env.path, &fw.name);
     let Some(loaded) = usable.first() else {
         let mut f = FindingBuilder::new(
-            "cudnn-missing",
+            &ids::CUDNN_MISSING,
             Severity::Error,
             format!(
                 "{label} needs cuDNN {}, and no loadable cuDNN {} was found",
@@ -238,7 +239,7 @@ fn cudnn(
     // XLA (JAX, TensorFlow) refuses an older cuDNN minor with its own message.
     let xla_refuses = fw.name == FrameworkName::Jax || fw.name == FrameworkName::Tensorflow;
     let mut f = FindingBuilder::new(
-        "cudnn-version-mismatch",
+        &ids::CUDNN_VERSION_MISMATCH,
         severity,
         format!("{label} was built for cuDNN {built} but would load cuDNN {loaded_v}"),
     )
@@ -341,7 +342,7 @@ fn shadowing(report: &Report, env: &PythonEnv) -> Vec<Finding> {
         let older = sv < wv;
         let names: Vec<String> = users.iter().map(|f| f.name.clone()).collect();
         let mut f = FindingBuilder::new(
-            "library-path-shadowing",
+            &ids::LIBRARY_PATH_SHADOWING,
             if older { Severity::Error } else { Severity::Warning },
             format!("LD_LIBRARY_PATH puts {family} {sv} ahead of the {wv} that {} in {} ships", names.join(", "), env.path),
         )
@@ -363,7 +364,7 @@ fn shadowing(report: &Report, env: &PythonEnv) -> Vec<Finding> {
             f = f.subject(framework_subject(&env.path, &fw.name));
         }
         if family == "cuDNN" {
-            f = f.explains("cudnn-version-mismatch");
+            f = f.explains(&ids::CUDNN_VERSION_MISMATCH);
         }
         out.push(f.build());
     }
@@ -479,7 +480,7 @@ fn wheels_conflict(env: &PythonEnv) -> Option<Finding> {
     names.dedup();
     let wheels: Vec<&str> = conflicts.iter().map(|c| c.wheel).collect();
     let mut f = FindingBuilder::new(
-        "framework-wheels-conflict",
+        &ids::FRAMEWORK_WHEELS_CONFLICT,
         Severity::Error,
         format!(
             "{} in {} need different versions of {}",

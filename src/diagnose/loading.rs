@@ -9,6 +9,7 @@
 //! variable is the cause. Fixes scope the variable for the run or put the wheel's folder first;
 //! they never tell the user to delete a folder other libraries are loaded from.
 
+use super::ids;
 use std::path::Path;
 
 use super::FindingBuilder;
@@ -59,7 +60,7 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
     let first = missing.first()?;
     let names: Vec<&str> = missing.iter().map(|l| l.soname.as_str()).collect();
     let mut f = FindingBuilder::new(
-        "library-not-found",
+        &ids::LIBRARY_NOT_FOUND,
         Severity::Error,
         format!(
             "{} in {} needs {}, which no folder on its search path has",
@@ -213,7 +214,7 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
         )
     };
     let mut f = FindingBuilder::new(
-        "library-path-shadowing",
+        &ids::LIBRARY_PATH_SHADOWING,
         if any_older {
             Severity::Error
         } else {
@@ -317,7 +318,7 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
         f = f.subject(framework_subject(&env.path, fw));
     }
     if shadows.iter().any(|s| s.load.family == "cudnn") {
-        f = f.explains("cudnn-version-mismatch");
+        f = f.explains(&ids::CUDNN_VERSION_MISMATCH);
     }
     Some(f.fix(fix).build())
 }

@@ -6,6 +6,7 @@
 //! (`manifests.updated`, `manifests.today`), so this rule stays pure and tests pick the day.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::date::Date;
 use crate::manifest::Manifests;
 use crate::report::{Finding, ManifestSet, Report, Severity};
@@ -32,7 +33,7 @@ fn stale(set: &ManifestSet) -> Option<Finding> {
     };
     Some(
         FindingBuilder::new(
-            "manifests-stale",
+            &ids::MANIFESTS_STALE,
             Severity::Info,
             format!("The compatibility data is {age} days old ({updated})"),
         )

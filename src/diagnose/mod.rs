@@ -85,9 +85,20 @@ pub fn diagnose_with(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 pub(crate) struct FindingBuilder(Finding);
 
 impl FindingBuilder {
-    pub(crate) fn new(id: &str, severity: Severity, title: impl Into<String>) -> FindingBuilder {
+    /// A finding of `kind`; a severity its kind does not list is a bug the tests catch
+    /// (`ids::tests`), so it is only checked in debug builds.
+    pub(crate) fn new(
+        kind: &'static ids::Kind,
+        severity: Severity,
+        title: impl Into<String>,
+    ) -> FindingBuilder {
+        debug_assert!(
+            kind.severities.contains(&severity),
+            "{} is not registered with severity {severity:?}",
+            kind.id
+        );
         FindingBuilder(Finding {
-            id: id.to_string(),
+            id: kind.id.to_string(),
             severity,
             title: title.into(),
             detail: String::new(),
@@ -113,8 +124,8 @@ impl FindingBuilder {
         self
     }
 
-    pub(crate) fn explains(mut self, id: &str) -> FindingBuilder {
-        self.0.explains.push(id.to_string());
+    pub(crate) fn explains(mut self, kind: &'static ids::Kind) -> FindingBuilder {
+        self.0.explains.push(kind.id.to_string());
         self
     }
 

@@ -3,6 +3,7 @@
 //! `container-no-gpu-runtime`, `visible-devices-hides-gpus`, `wsl-driver-in-guest`,
 //! `fabric-manager-not-running`, `stub-libcuda-on-path`, `forward-compat-unsupported`.
 
+use super::ids;
 use std::path::Path;
 
 use super::health::gpu_label;
@@ -169,7 +170,7 @@ fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
     } else {
         format!("This {runtime} container has no GPU access")
     };
-    let mut f = FindingBuilder::new("container-no-gpu-runtime", severity, title).detail(
+    let mut f = FindingBuilder::new(&ids::CONTAINER_NO_GPU_RUNTIME, severity, title).detail(
         "The program runs in a container, and the container was started without the NVIDIA \
          runtime: no GPU device (/dev/nvidia*) was passed in and the driver's libcuda was not \
          mounted, so CUDA frameworks find no GPU even when the host has one. The driver stays \
@@ -217,7 +218,7 @@ fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
          --runtime=docker && sudo systemctl restart docker`."
     };
     Some(
-        f.explains("no-gpu")
+        f.explains(&ids::NO_GPU)
             .subject(format!("container:{runtime}"))
             .fix(fix)
             .build(),
@@ -360,7 +361,7 @@ fn visible_devices(report: &Report) -> Option<Finding> {
     }
     let mut hidden: Vec<usize> = Vec::new();
     let mut f = FindingBuilder::new(
-        "visible-devices-hides-gpus",
+        &ids::VISIBLE_DEVICES_HIDES_GPUS,
         Severity::Error,
         match (&cuda, nvidia) {
             (Some(_), None) => "CUDA_VISIBLE_DEVICES hides the GPUs from CUDA programs",
@@ -395,7 +396,7 @@ fn visible_devices(report: &Report) -> Option<Finding> {
                 "NVIDIA_VISIBLE_DEVICES={value:?} inside a container: the NVIDIA runtime passes in no GPU"
             ))
             .evidence("/dev: no /dev/nvidia<N> GPU device node")
-            .explains("container-no-gpu-runtime")
+            .explains(&ids::CONTAINER_NO_GPU_RUNTIME)
             .subject("env:NVIDIA_VISIBLE_DEVICES");
         hidden.extend(0..gpus.len());
         fixes.push(
@@ -458,7 +459,7 @@ fn wsl_driver_in_guest(report: &Report) -> Option<Finding> {
     } else {
         "A Linux NVIDIA driver is installed inside WSL"
     };
-    let mut f = FindingBuilder::new("wsl-driver-in-guest", severity, title).detail(
+    let mut f = FindingBuilder::new(&ids::WSL_DRIVER_IN_GUEST, severity, title).detail(
         "Under WSL2 the GPU is driven by the Windows NVIDIA driver, which WSL maps into \
          /usr/lib/wsl/lib. A Linux driver installed inside the distribution (often pulled in by \
          the `cuda`, `cuda-drivers` or `nvidia-driver-*` packages) cannot reach the GPU: when \
@@ -499,7 +500,7 @@ fn wsl_driver_in_guest(report: &Report) -> Option<Finding> {
                 "{path} (the Linux driver's nvidia-smi, not /usr/lib/wsl/lib/nvidia-smi) fails"
             ));
         }
-        f = f.explains("nvidia-smi-failed");
+        f = f.explains(&ids::NVIDIA_SMI_FAILED);
     }
     let mut fix = String::from(
         "Remove the Linux driver from the distribution and keep only the Windows driver: \
@@ -567,7 +568,7 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
         .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
         .count();
     let mut f = FindingBuilder::new(
-        "fabric-manager-not-running",
+        &ids::FABRIC_MANAGER_NOT_RUNNING,
         Severity::Error,
         format!(
             "NVSwitch system without {} fabric manager ({} NVSwitch, {gpus} GPU(s))",
@@ -710,7 +711,7 @@ fn stub_libcuda(report: &Report) -> Option<Finding> {
          nothing loads the stub today. If the order changes (a new LD_LIBRARY_PATH, a \
          container without the driver mounted) programs load it and fail with CUDA error 34."
     };
-    let mut f = FindingBuilder::new("stub-libcuda-on-path", severity, title).detail(detail);
+    let mut f = FindingBuilder::new(&ids::STUB_LIBCUDA_ON_PATH, severity, title).detail(detail);
     for lib in &libcuda {
         f = f.evidence(lib_line(lib));
     }
@@ -847,7 +848,7 @@ fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
             "A forward-compatibility libcuda loads first on a GPU that does not support it",
         )
     };
-    let mut f = FindingBuilder::new("forward-compat-unsupported", severity, title).detail(
+    let mut f = FindingBuilder::new(&ids::FORWARD_COMPAT_UNSUPPORTED, severity, title).detail(
         "The libcuda the loader picks first comes from the cuda-compat package (forward \
          compatibility), which lets a data-center GPU run a newer CUDA than its driver. GeForce \
          and most workstation GPUs cannot use it: CUDA fails with error 804 \"forward \

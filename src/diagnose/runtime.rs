@@ -13,6 +13,7 @@
 //! the framework's words are in its `runtime`.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
@@ -351,7 +352,7 @@ fn cannot_see_gpu(
 ) -> Finding {
     let known = known(rt);
     let mut f = FindingBuilder::new(
-        "framework-cannot-see-gpu",
+        &ids::FRAMEWORK_CANNOT_SEE_GPU,
         Severity::Error,
         format!("{} in {} cannot see the GPU", label(fw, rt), env.path),
     )
@@ -421,7 +422,7 @@ fn import_failed(env: &PythonEnv, fw: &Framework, rt: &FrameworkRuntime) -> Find
         )
     };
     let mut f = FindingBuilder::new(
-        "framework-import-failed",
+        &ids::FRAMEWORK_IMPORT_FAILED,
         Severity::Error,
         format!("`import {}` fails in {}", fw.name, env.path),
     )
@@ -457,7 +458,7 @@ fn probe_failed(
     } else {
         format!("{} crashed the Python interpreter in {}", fw.name, env.path)
     };
-    let mut f = FindingBuilder::new("framework-probe-failed", severity, title)
+    let mut f = FindingBuilder::new(&ids::FRAMEWORK_PROBE_FAILED, severity, title)
         .detail(if hung {
             "Importing the framework or its first CUDA call hung past the deadline. A hung CUDA \
              call points at the driver or the GPU; a slow import at a slow or network disk."
@@ -514,7 +515,7 @@ fn smoke_failed(
             .is_some_and(|e| e.contains("no kernel image"))
     });
     let mut f = FindingBuilder::new(
-        "framework-smoke-failed",
+        &ids::FRAMEWORK_SMOKE_FAILED,
         Severity::Error,
         if raised {
             format!(
@@ -579,7 +580,7 @@ fn smoke_failed(
 fn allreduce_failed(env: &PythonEnv, fw: &Framework, smoke: &FrameworkSmoke) -> Option<Finding> {
     let a = smoke.allreduce.as_ref().filter(|a| !a.passed)?;
     let mut f = FindingBuilder::new(
-        "nccl-allreduce-failed",
+        &ids::NCCL_ALLREDUCE_FAILED,
         Severity::Error,
         format!(
             "An NCCL all-reduce across {} GPUs with torch.distributed fails in {}",

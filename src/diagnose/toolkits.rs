@@ -5,6 +5,7 @@
 //! built with nvcc, not to pip-installed PyTorch, which brings its own runtime.
 
 use super::FindingBuilder;
+use super::ids;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Report, Severity, Toolkit};
 use crate::version::Version;
@@ -56,7 +57,7 @@ fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) 
         )
     };
     let mut f = FindingBuilder::new(
-        "toolkit-newer-than-driver",
+        &ids::TOOLKIT_NEWER_THAN_DRIVER,
         severity,
         format!("CUDA toolkit {version} is newer than the driver's CUDA {driver_cuda}"),
     )
@@ -127,7 +128,7 @@ fn multiple(report: &Report) -> Option<Finding> {
         return None;
     }
     let mut f = FindingBuilder::new(
-        "multiple-toolkits",
+        &ids::MULTIPLE_TOOLKITS,
         Severity::Warning,
         format!(
             "{} CUDA toolkits are installed and nvcc, CUDA_HOME and /usr/local/cuda disagree",

@@ -14,6 +14,7 @@
 //! `mixed-gpu-models`, `gpu-thermal-throttle` and `pcie-link-degraded` in `health.rs`.
 
 use super::health::gpu_label;
+use super::ids;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::{Manifests, Segment};
 use crate::report::{Finding, Gpu, NetInterface, Report, Severity};
@@ -78,7 +79,7 @@ fn persistence_mode_off(report: &Report, manifests: &Manifests) -> Option<Findin
             indices.join(", ")
         )
     };
-    let mut f = FindingBuilder::new("persistence-mode-off", Severity::Info, title).detail(
+    let mut f = FindingBuilder::new(&ids::PERSISTENCE_MODE_OFF, Severity::Info, title).detail(
         "With persistence mode off, the driver tears down the GPU's state when the last program \
          using it exits and sets it up again for the next one, so every job start (and every \
          nvidia-smi call) waits for the GPU to initialise, which can take seconds on servers \
@@ -179,7 +180,7 @@ fn nccl_interface_unset(report: &Report) -> Option<Finding> {
         })
         .collect();
     let mut f = FindingBuilder::new(
-        "nccl-interface-unset",
+        &ids::NCCL_INTERFACE_UNSET,
         Severity::Info,
         format!(
             "{} GPUs and {} network interfaces, but NCCL is not told which to use",
@@ -247,7 +248,7 @@ fn cuda_launch_blocking(report: &Report) -> Option<Finding> {
     }
     Some(
         FindingBuilder::new(
-            "cuda-launch-blocking-set",
+            &ids::CUDA_LAUNCH_BLOCKING_SET,
             Severity::Info,
             "CUDA_LAUNCH_BLOCKING=1 makes every GPU kernel launch wait for the kernel",
         )
@@ -391,7 +392,7 @@ fn alloc_conf_unknown_keys(report: &Report) -> Option<Finding> {
     let (first_var, _, first_key) = bad.first()?;
     let keys: Vec<&str> = bad.iter().map(|(_, _, k)| k.as_str()).collect();
     let mut f = FindingBuilder::new(
-        "pytorch-alloc-conf-unknown-key",
+        &ids::PYTORCH_ALLOC_CONF_UNKNOWN_KEY,
         Severity::Warning,
         format!(
             "{first_var} has an option PyTorch does not know: {}",

@@ -2,6 +2,7 @@
 //! memory errors, and a card below what it should reach. Pure: run, report and tables in.
 
 use super::driver::code;
+use crate::diagnose::ids;
 use crate::manifest::Manifests;
 use crate::report::smoke::{DeviceResult, SmokeRun};
 use crate::report::{Finding, Gpu, Report, Severity};
@@ -48,7 +49,7 @@ fn manifest_row<'m>(
 }
 
 fn finding(
-    id: &str,
+    kind: &'static ids::Kind,
     severity: Severity,
     title: String,
     detail: &str,
@@ -57,7 +58,7 @@ fn finding(
     gpu: u32,
 ) -> Finding {
     Finding {
-        id: id.to_string(),
+        id: kind.id.to_string(),
         severity,
         title,
         detail: detail.to_string(),
@@ -83,7 +84,7 @@ pub(crate) fn findings(run: &SmokeRun, report: &Report) -> Vec<Finding> {
         }
         if let Some(m) = d.matmul.as_ref().filter(|m| !m.passed) {
             out.push(finding(
-                "gpu-wrong-results",
+                &ids::GPU_WRONG_RESULTS,
                 Severity::Error,
                 format!("{label} computed a wrong matrix product"),
                 "The same fp32 matmul was run on the GPU and on the CPU; the GPU's result differs beyond \
@@ -99,7 +100,7 @@ pub(crate) fn findings(run: &SmokeRun, report: &Report) -> Vec<Finding> {
         }
         if let Some(m) = d.memory.as_ref().filter(|m| !m.passed) {
             out.push(finding(
-                "gpu-memory-errors",
+                &ids::GPU_MEMORY_ERRORS,
                 Severity::Error,
                 format!("{label} returned {} wrong words in a memory pattern test", m.errors),
                 "Device memory written with a pattern did not read back the same. Faulty memory corrupts \
@@ -129,7 +130,7 @@ fn driver_error_finding(
     )];
     let (id, title, detail, fix) = match e.code {
         code::UNSUPPORTED_PTX_VERSION | code::INVALID_PTX => (
-            "driver-too-old-for-ptx",
+            &ids::DRIVER_TOO_OLD_FOR_PTX,
             format!("The driver cannot compile the test's PTX for {label}"),
             "CUDA programs ship PTX that the driver compiles for the GPU; a driver older than the \
              toolkit that made the PTX refuses it. Frameworks built with newer CUDA fail the same way \
@@ -137,50 +138,50 @@ fn driver_error_finding(
             "Upgrade the NVIDIA driver (see `gpu-doctor plan`).",
         ),
         code::OUT_OF_MEMORY => (
-            "gpu-out-of-memory",
+            &ids::GPU_OUT_OF_MEMORY,
             format!("{label} ran out of memory during the smoke test"),
             "The test needs a few hundred MiB; another process probably holds the GPU's memory.",
             "See `nvidia-smi` for the processes using the GPU, and stop them or pick another GPU (`--device N`).",
         ),
         code::ECC_UNCORRECTABLE => (
-            "gpu-ecc-errors",
+            &ids::GPU_ECC_ERRORS,
             format!("{label} hit an uncorrectable ECC error"),
             "The GPU's memory reported an error it could not correct; the CUDA context is lost.",
             "Reset the GPU or reboot; check `nvidia-smi -q -d ECC,ROW_REMAPPER` and replace the GPU if it repeats.",
         ),
         code::SYSTEM_NOT_READY => (
-            "fabric-manager-not-running",
+            &ids::FABRIC_MANAGER_NOT_RUNNING,
             format!("CUDA is not ready on {label} (error 802)"),
             "On NVSwitch systems CUDA waits for the fabric manager; without it every context fails.",
             "`sudo systemctl enable --now nvidia-fabricmanager` (its version must match the driver's).",
         ),
         code::COMPAT_NOT_SUPPORTED_ON_DEVICE => (
-            "forward-compat-unsupported",
+            &ids::FORWARD_COMPAT_UNSUPPORTED,
             format!("A forward-compatibility libcuda was loaded on {label} (error 804)"),
             "The cuda-compat libcuda only works on data-center GPUs.",
             "Remove the compat folder from LD_LIBRARY_PATH, or upgrade the host driver.",
         ),
         code::SYSTEM_DRIVER_MISMATCH => (
-            "driver-library-mismatch",
+            &ids::DRIVER_LIBRARY_MISMATCH,
             "The CUDA driver library does not match the kernel module (error 803)".to_string(),
             "The user-space driver and the loaded kernel module are different versions.",
             "Reboot, or reload the nvidia kernel modules.",
         ),
         code::STUB_LIBRARY => (
-            "stub-libcuda-on-path",
+            &ids::STUB_LIBCUDA_ON_PATH,
             "The smoke test loaded a stub libcuda (error 34)".to_string(),
             "A link-time stub was found before the real driver library.",
             "Remove the `stubs` folder from LD_LIBRARY_PATH.",
         ),
         code::ILLEGAL_ADDRESS | code::LAUNCH_FAILED | code::UNKNOWN => (
-            "gpu-fault",
+            &ids::GPU_FAULT,
             format!("{label} faulted while running the smoke test"),
             "The test kernels are known-good; a fault here points at the GPU or driver (an Xid error \
              in the kernel log, a GPU that fell off the bus).",
             "Check `sudo dmesg | grep -i xid`; reset the GPU or reboot.",
         ),
         _ => (
-            "smoke-cuda-error",
+            &ids::SMOKE_CUDA_ERROR,
             format!("The CUDA driver refused the smoke test on {label}"),
             "A CUDA driver call failed; its own error text is the evidence.",
             "Look the error up in `gpu-doctor doctor`'s findings; reboot if the driver was just updated.",
@@ -240,7 +241,7 @@ fn underperforming(d: &DeviceResult, gpu: Option<&Gpu>, label: &str) -> Option<F
         }
     }
     Some(finding(
-        "gpu-underperforming",
+        &ids::GPU_UNDERPERFORMING,
         Severity::Warning,
         format!(
             "{label} reaches less than {:.0}% of what this card should",
