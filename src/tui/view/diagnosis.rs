@@ -5,10 +5,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, StatefulWidget, Table, TableState, Widget};
+use ratatui::widgets::{Cell, Row, Table, Widget};
 
 use super::text::hanging;
-use super::{Screen, WIDE, detail_focused, list_title, pane, waiting};
+use super::{Screen, WIDE, list_detail, waiting};
 use crate::sanitize::clean;
 use crate::tui::model::visible_findings;
 use crate::tui::state::State;
@@ -65,10 +65,15 @@ impl Widget for &View<'_> {
             Constraint::Length(27),
             Constraint::Fill(1),
         ];
-        let table =
-            Table::new(rows, widths).block(pane(list_title(s, "Findings"), !detail_focused(s), t));
-        let mut state = TableState::default().with_selected(Some(selected));
-        StatefulWidget::render(table, list_area, buf, &mut state);
+        list_detail::list(
+            s,
+            t,
+            "Findings",
+            None,
+            Table::new(rows, widths),
+            list_area,
+            buf,
+        );
         if empty {
             let inner = super::inner(list_area);
             let text = if s.cursor().filter.is_empty() {
@@ -78,12 +83,9 @@ impl Widget for &View<'_> {
             };
             text.render(inner, buf);
         }
-        let block = pane("Why, evidence, fix", detail_focused(s), t);
-        let inner = block.inner(detail_area);
-        block.render(detail_area, buf);
-        Paragraph::new(detail(s, t, inner.width))
-            .scroll((s.cursor().scroll, 0))
-            .render(inner, buf);
+        list_detail::detail(s, t, "Why, evidence, fix", detail_area, buf, |width| {
+            detail(s, t, width)
+        });
     }
 }
 

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget};
 
 use super::text::hanging;
-use super::{Screen, detail_focused, list_title, pane, waiting};
+use super::{Screen, list_detail, pane, waiting};
 use crate::report::{ProbeOutcome, ProbeStatus, Report};
 use crate::sanitize::clean;
 use crate::tui::model::{LoadState, or_unknown, visible_lib_rows};
@@ -46,12 +46,9 @@ impl Widget for &View<'_> {
             .block(pane("Driver", false, t))
             .render(summary, buf);
         table(s, t, table_area, buf);
-        let block = pane("Selected", detail_focused(s), t);
-        let inner = block.inner(detail_area);
-        block.render(detail_area, buf);
-        Paragraph::new(detail(s, t, inner.width))
-            .scroll((s.cursor().scroll, 0))
-            .render(inner, buf);
+        list_detail::detail(s, t, "Selected", detail_area, buf, |width| {
+            detail(s, t, width)
+        });
     }
 }
 
@@ -152,13 +149,17 @@ fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
         Constraint::Length(15),
         Constraint::Fill(1),
     ];
-    let title = list_title(s, "Libraries and toolkits, in loader order");
     let table = Table::new(body, widths)
-        .header(Row::new(["Library", "#", "Version", "Status", "Via", "Path"]).style(t.dim()))
-        .block(pane(title, !detail_focused(s), t));
-    // Keep the selection in view: the table scrolls by its own state.
-    let mut table_state = ratatui::widgets::TableState::default().with_selected(Some(selected));
-    ratatui::widgets::StatefulWidget::render(table, area, buf, &mut table_state);
+        .header(Row::new(["Library", "#", "Version", "Status", "Via", "Path"]).style(t.dim()));
+    list_detail::list(
+        s,
+        t,
+        "Libraries and toolkits, in loader order",
+        None,
+        table,
+        area,
+        buf,
+    );
 }
 
 /// The selected row in full, wrapped to `width`.

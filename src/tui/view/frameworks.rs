@@ -6,10 +6,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, StatefulWidget, Table, TableState, Widget};
+use ratatui::widgets::{Cell, Row, Table, Widget};
 
 use super::text::hanging;
-use super::{Screen, detail_focused, list_title, pane, waiting};
+use super::{Screen, list_detail, waiting};
 use crate::report::{Framework, Report, Severity, framework_subject};
 use crate::sanitize::clean;
 use crate::tui::model::{FrameworkRow, or_unknown, visible_framework_rows};
@@ -79,24 +79,21 @@ impl Widget for &View<'_> {
             Constraint::Length(10),
             Constraint::Length(12),
         ];
-        let table = Table::new(body, widths)
-            .header(
-                Row::new(["", "Environment", "Framework", "Version", "Build", "cuDNN"])
-                    .style(t.dim()),
-            )
-            .block(pane(
-                list_title(s, "Frameworks (✓ can use this GPU)"),
-                !detail_focused(s),
-                t,
-            ));
-        let mut state = TableState::default().with_selected(Some(selected));
-        StatefulWidget::render(table, list_area, buf, &mut state);
-        let block = pane("Needs / has", detail_focused(s), t);
-        let inner = block.inner(detail_area);
-        block.render(detail_area, buf);
-        Paragraph::new(detail(s, t, inner.width))
-            .scroll((s.cursor().scroll, 0))
-            .render(inner, buf);
+        let table = Table::new(body, widths).header(
+            Row::new(["", "Environment", "Framework", "Version", "Build", "cuDNN"]).style(t.dim()),
+        );
+        list_detail::list(
+            s,
+            t,
+            "Frameworks (✓ can use this GPU)",
+            None,
+            table,
+            list_area,
+            buf,
+        );
+        list_detail::detail(s, t, "Needs / has", detail_area, buf, |width| {
+            detail(s, t, width)
+        });
     }
 }
 

@@ -11,7 +11,7 @@ use ratatui::widgets::{Cell, Paragraph, RenderDirection, Row, Sparkline, Table, 
 
 use super::overview::live_word;
 use super::text::{gib, hanging};
-use super::{Screen, detail_focused, list_title, pane, spinner, waiting};
+use super::{Screen, list_detail, pane, spinner, waiting};
 use crate::report::Gpu;
 use crate::sanitize::clean;
 use crate::tui::model::{or_unknown, visible_gpus};
@@ -58,13 +58,9 @@ impl Widget for &View<'_> {
         }
         let (table_area, facts_area, live_area) = panes(s, area);
         table(s, t, table_area, buf);
-        let block = pane("Details", detail_focused(s), t);
-        let inner = block.inner(facts_area);
-        block.render(facts_area, buf);
-        let lines = detail(s, t, inner.width);
-        Paragraph::new(lines)
-            .scroll((s.cursor().scroll, 0))
-            .render(inner, buf);
+        list_detail::detail(s, t, "Details", facts_area, buf, |width| {
+            detail(s, t, width)
+        });
         live(s, t, live_area, buf);
     }
 }
@@ -137,11 +133,9 @@ fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
             Some(t.mark_selected(r, row == s.cursor().selected))
         })
         .collect();
-    let title = format!("{} · {}", list_title(s, "GPUs"), live_word(&s.live));
-    Table::new(rows, widths)
-        .header(Row::new(header).style(t.dim()))
-        .block(pane(title, !detail_focused(s), t))
-        .render(area, buf);
+    let table = Table::new(rows, widths).header(Row::new(header).style(t.dim()));
+    let live = live_word(&s.live);
+    list_detail::list(s, t, "GPUs", Some(live), table, area, buf);
 }
 
 fn memory(g: &Gpu) -> String {

@@ -9,6 +9,7 @@ mod drivers;
 mod explain;
 mod frameworks;
 mod gpus;
+mod list_detail;
 mod overview;
 mod plan;
 mod smoke;

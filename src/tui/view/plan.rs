@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::text::{hanging, wrap};
-use super::{Screen, detail_focused, pane, spinner, waiting};
+use super::{Screen, detail_focused, list_detail, pane, spinner, waiting};
 use crate::sanitize::clean;
 use crate::tui::state::{PlanField, Script, State};
 use crate::tui::theme::Theme;
@@ -60,12 +60,7 @@ impl Widget for &View<'_> {
             Script::Ready(_) => "Script preview (s saves it)",
             _ => "Script preview",
         };
-        let block = pane(title, detail_focused(s), t);
-        let inner = block.inner(preview_area);
-        block.render(preview_area, buf);
-        Paragraph::new(preview(s, t, inner.width))
-            .scroll((s.cursor().scroll, 0))
-            .render(inner, buf);
+        list_detail::detail(s, t, title, preview_area, buf, |width| preview(s, t, width));
     }
 }
 
