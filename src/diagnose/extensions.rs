@@ -264,9 +264,9 @@ fn published_alternative(manifests: &Manifests, env: &PythonEnv, nvcc: &Version)
                 continue;
             }
             let rank = (cuda.minor(), Version::parse(&release.version));
-            let better = best.as_ref().is_none_or(|(c, _, r)| {
-                (c.minor(), Version::parse(r)) < rank
-            });
+            let better = best
+                .as_ref()
+                .is_none_or(|(c, _, r)| (c.minor(), Version::parse(r)) < rank);
             if better {
                 best = Some((cuda, build.variant.as_str(), release.version.clone()));
             }

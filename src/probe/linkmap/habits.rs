@@ -148,7 +148,12 @@ pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
 
 /// The sonames a framework loads at run time by name (or CuPy by path), beyond its modules'
 /// `DT_NEEDED`: the CUDA libraries of its wheels, else the ones its CUDA and cuDNN versions name.
-pub(super) fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework, env: &PythonEnv) -> Vec<String> {
+pub(super) fn runtime_needs(
+    host: &Host,
+    sites: &[PathBuf],
+    fw: &Framework,
+    env: &PythonEnv,
+) -> Vec<String> {
     let _ = env;
     let uses: &[&str] = match fw.name.as_str() {
         "cupy" => &[
@@ -327,21 +332,23 @@ pub(super) fn torch_preload(host: &Host, sites: &[PathBuf]) -> Option<TorchPrelo
         .find_map(|s| host.fs.read_opt(s.join("torch/__init__.py")))?;
     let start = text.find("def _preload_cuda_deps")?;
     let body = &text[start..];
+    // `cuda_libs: list[tuple[str, str]] = [` then one `("folder", "pattern"),` a line, to `]`.
     let list = &body[body.find("cuda_libs")?..];
-    let list = &list[..list.find(']').unwrap_or(list.len())];
     let libs: Vec<(String, String)> = list
-        .split('(')
+        .lines()
         .skip(1)
-        .filter_map(|t| {
-            let mut q = t.split('"').skip(1).step_by(2);
+        .take_while(|l| l.trim() != "]")
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix('(')?;
+            let mut q = l.split('"').skip(1).step_by(2);
             Some((q.next()?.to_string(), q.next()?.to_string()))
         })
         .collect();
     if libs.is_empty() {
         return None;
     }
-    let always = text.contains("\"libcudart.so\" not in _maps")
-        && text.contains("_preload_cuda_deps()");
+    let always =
+        text.contains("\"libcudart.so\" not in _maps") && text.contains("_preload_cuda_deps()");
     Some(TorchPreload { always, libs })
 }
 
@@ -426,7 +433,10 @@ pub(super) fn jax_preload_list(host: &Host, sites: &[PathBuf]) -> Option<Vec<(St
         };
         let quoted: Vec<&str> = args.split('"').skip(1).step_by(2).collect();
         if let Some((module, libs)) = quoted.split_first() {
-            out.extend(libs.iter().map(|l| ((*module).to_string(), (*l).to_string())));
+            out.extend(
+                libs.iter()
+                    .map(|l| ((*module).to_string(), (*l).to_string())),
+            );
         }
     }
     (!out.is_empty()).then_some(out)
@@ -441,7 +451,10 @@ mod tests {
         assert!(glob_match("libcublasLt.so.*[0-9]", "libcublasLt.so.13"));
         assert!(glob_match("libnvrtc.so.*[0-9]", "libnvrtc.so.13"));
         assert!(!glob_match("libnvrtc.so.*[0-9]", "libnvrtc.alt.so.13"));
-        assert!(glob_match("libnvrtc-builtins.so.*[0-9]", "libnvrtc-builtins.so.13.0"));
+        assert!(glob_match(
+            "libnvrtc-builtins.so.*[0-9]",
+            "libnvrtc-builtins.so.13.0"
+        ));
         assert!(!glob_match("libcudart.so.*[0-9]", "libcudart.so"));
     }
 }

@@ -609,9 +609,7 @@ impl Ctx<'_> {
             why: why(),
         });
     }
-
 }
-
 
 fn in_site(path: &Path) -> bool {
     path.components().any(|c| {
@@ -634,4 +632,3 @@ fn version_of(canonical: &Path, owner: &LibraryOwner) -> Option<String> {
         .map(str::to_string);
     from_name.or_else(|| owner.version.clone())
 }
-
