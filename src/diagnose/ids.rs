@@ -130,6 +130,11 @@ pub const KINDS: &[Kind] = &[
         title: "the copy the loader picks is another version than the one the framework ships or pins",
     },
     Kind {
+        id: "library-copies-differ",
+        severities: &[Severity::Warning],
+        title: "one process maps two copies of one CUDA library (one loaded by path, one by soname) and their versions differ",
+    },
+    Kind {
         id: "library-not-found",
         severities: &[Severity::Error],
         title: "a framework module needs a CUDA soname that no folder on its search path has",

@@ -532,6 +532,7 @@ pub struct LibraryLoad {
     /// The file that loads (as found, before links); null when no folder searched has it.
     pub path: Option<String>,
     /// How the loader reaches it: "preload" (loaded by path by the framework), "RPATH",
+    /// "RPATH of the executable" (the interpreter's own, a conda `python`'s `$ORIGIN/../lib`),
     /// "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "ld.so.conf", "default"; null when not found.
     pub via: Option<String>,
     /// Its version: from the file name the link resolves to, else its package.

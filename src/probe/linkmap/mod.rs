@@ -1,20 +1,22 @@
 //! Which copy of each CUDA library a framework's process maps, resolved the way glibc's ld.so
 //! resolves it, without running anything: each framework's native modules' dynamic sections
-//! (`DT_NEEDED`, `DT_RPATH`, `DT_RUNPATH`), then for every needed soname the loader's order —
-//! `DT_RPATH` of the requester and the objects that pulled it in (only while none of them has a
-//! `DT_RUNPATH`), `LD_LIBRARY_PATH`, the requester's `DT_RUNPATH` (`$ORIGIN`, `$LIB`,
-//! `$PLATFORM` substituted), `/etc/ld.so.cache` (or the `ld.so.conf` folders when the cache is
-//! missing or older than its configuration), then the default folders. A soname already in the
-//! process is not looked up again (ld.so matches loaded objects by soname).
+//! (`DT_NEEDED`, `DT_RPATH`, `DT_RUNPATH`), then for every needed soname the loader's search
+//! (`ldso.rs`: the requester's and its loaders' `DT_RPATH`, the executable's `DT_RPATH`,
+//! `LD_LIBRARY_PATH`, `DT_RUNPATH`, the ld.so cache, the default folders).
 //!
-//! Framework behaviour modelled here, beyond what the ELF files say:
+//! Framework behaviour beyond what the ELF files say is in `habits.rs`:
 //! - torch (`torch/__init__.py`, `_load_global_deps`): loads `torch/lib/libtorch_global_deps.so`
-//!   first; only when that fails does `_preload_cuda_deps` load every `nvidia/<lib>/lib` copy by
-//!   path (`via: "preload"`), after which those win over every search folder.
+//!   first. The installed file's `_preload_cuda_deps` list is read: torch 2.11 runs it every
+//!   time once libcudart is mapped (cuBLASLt before cuBLAS, nvJitLink before cuSPARSE, by path);
+//!   older files only when that first load failed. An unreadable file (a stand-in) keeps the
+//!   fallback preload and NVRTC/cuSOLVER by path.
+//! - JAX's CUDA plugin loads the wheels' copies by path in the order of its own
+//!   `_load_nvidia_libraries` (read from the installed plugin), then `dlopen`s by soname from
+//!   its plugin module. A load by path matches loaded objects by file, so a copy of a soname
+//!   already mapped from another folder is mapped beside it: both are reported.
 //! - cuDNN 9 loads its sub-libraries (`libcudnn_ops`, `libcudnn_engines_*`, ...) at run time,
 //!   with `libcudnn.so.9` as the requester, so its `$ORIGIN` RUNPATH puts them beside it.
-//! - JAX's CUDA plugin and TensorFlow load the CUDA libraries with `dlopen` by soname from
-//!   their plugin module (its RUNPATH lists the `nvidia/*/lib` wheel folders).
+//! - TensorFlow loads the CUDA libraries with `dlopen` by soname from its framework library.
 //! - CuPy (13+, `cuda-pathfinder`) loads a library from the `nvidia/*/lib` wheel folders by path
 //!   when the wheel is installed, else by soname.
 //!
