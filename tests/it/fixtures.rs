@@ -388,6 +388,47 @@ fn several_toolkits() {
 }
 
 #[test]
+fn conda_forge_cupy_env() {
+    let r = doctor("conda-forge-cupy-env");
+    assert_findings(&r, &[]);
+    let env = r["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "/home/alice/miniconda3/envs/ml")
+        .expect("the conda env");
+    let cupy = env["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "cupy")
+        .expect("conda's cupy");
+    assert_eq!(cupy["cuda"], "12.1", "{cupy}");
+    assert_eq!(cupy["variant"], "cuda");
+    assert!(
+        cupy["source"].as_str().unwrap().contains("conda-meta"),
+        "{cupy}"
+    );
+    let loads = r["libraries"]["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["framework"] == "cupy")
+        .expect("cupy's loads");
+    let cudart = loads["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["soname"] == "libcudart.so.12")
+        .expect("libcudart.so.12");
+    assert_eq!(
+        cudart["path"],
+        "/home/alice/miniconda3/envs/ml/lib/libcudart.so.12"
+    );
+    assert_eq!(cudart["via"], "RPATH of the executable");
+}
+
+#[test]
 fn conda_cuda_env() {
     let r = doctor("conda-cuda-env");
     assert_findings(&r, &[]);

@@ -243,10 +243,25 @@ impl Ctx<'_> {
         preloads: &[PathBuf],
         torch_habit: Option<&habits::TorchPreload>,
     ) -> Process {
-        let exe = env.interpreter.as_deref().and_then(|i| {
-            let real = self.canonical(Path::new(i));
-            self.dynamic(&real).map(|d| (real, d))
-        });
+        let exe = env
+            .interpreter
+            .as_deref()
+            .and_then(|i| {
+                let real = self.canonical(Path::new(i));
+                self.dynamic(&real).map(|d| (real, d))
+            })
+            .or_else(|| {
+                // An interpreter that cannot be read (a stand-in): conda-built pythons carry
+                // `$ORIGIN/../lib` (and so do the lib-dynload modules that call dlopen).
+                (env.kind == "conda").then(|| {
+                    let exe = Path::new(&env.path).join("bin/python3");
+                    let dynamic = Dynamic {
+                        rpath: Some("$ORIGIN/../lib".to_string()),
+                        ..Dynamic::default()
+                    };
+                    (exe, Rc::new(dynamic))
+                })
+            });
         let mut p = Process {
             objs: Vec::new(),
             by_name: HashMap::new(),
