@@ -930,3 +930,42 @@ fn h200_toolkit_first_predictions_are_the_files_each_framework_mapped() {
     assert_eq!(jax_lt.len(), 2, "{jax_lt:?}");
     assert!(!ids(&r).contains(&"library-copies-differ"), "{:?}", ids(&r));
 }
+
+/// A conda interpreter's own `DT_RPATH` (`$ORIGIN/../lib`) serves every object without a
+/// `DT_RUNPATH`, `dlopen` included; a `DT_RUNPATH` in the executable serves only its own needs
+/// (glibc `_dl_map_object`). On the conda-forge CuPy env (cupy/cupy#9962's layout).
+#[test]
+fn a_conda_interpreters_rpath_serves_the_env_lib_and_its_runpath_does_not() {
+    let env = "/home/alice/miniconda3/envs/ml";
+    let run = |flag: &str| -> Value {
+        let m = Machine::from_fixture("conda-forge-cupy-env");
+        let src = m.dir.path().join("main.c");
+        std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+        for exe in ["python", "python3", "python3.11"] {
+            let out = m.path(&format!("{env}/bin/{exe}"));
+            let _ = std::fs::remove_file(&out);
+            let ok = Command::new("cc")
+                .arg("-o")
+                .arg(&out)
+                .arg(&src)
+                .arg(format!("-Wl,{flag},-rpath,$ORIGIN/../lib"))
+                .status()
+                .expect("cc")
+                .success();
+            assert!(ok);
+        }
+        m.doctor(&[])
+    };
+    let r = run("--disable-new-dtags");
+    let cudart = load(&r, "cupy", "libcudart.so.12");
+    assert_eq!(
+        cudart["path"],
+        format!("{env}/lib/libcudart.so.12").as_str()
+    );
+    assert_eq!(cudart["via"], "RPATH of the executable");
+    assert!(!ids(&r).contains(&"library-not-found"), "{:?}", ids(&r));
+    let r = run("--enable-new-dtags");
+    let cudart = load(&r, "cupy", "libcudart.so.12");
+    assert!(cudart["path"].is_null(), "{cudart}");
+    assert!(ids(&r).contains(&"library-not-found"), "{:?}", ids(&r));
+}
