@@ -55,6 +55,11 @@ pub const KINDS: &[Kind] = &[
         title: "the installed ROCm predates the AMD GPU's gfx target",
     },
     Kind {
+        id: "nova-core-bound",
+        severities: &[Severity::Error],
+        title: "nova_core (nouveau's Rust successor in newer kernels) holds the GPU, so the nvidia module cannot bind",
+    },
+    Kind {
         id: "nouveau-loaded",
         severities: &[Severity::Error],
         title: "the nouveau driver holds the GPU",

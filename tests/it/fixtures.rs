@@ -1203,3 +1203,25 @@ fn h200() {
     );
     assert_eq!(array(&r, "python_envs").len(), 2);
 }
+
+#[test]
+fn nova_core_ada() {
+    let r = doctor("nova-core-ada");
+    assert_findings(&r, &["nova-core-bound"]);
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "nova-core-bound")
+        .unwrap();
+    let fix = f["fix"].as_str().unwrap();
+    assert!(fix.contains("blacklist nova_core"), "{fix}");
+    assert!(fix.contains("update-initramfs -u"), "{fix}");
+    assert!(!fix.contains("modprobe nvidia"), "{fix}");
+    assert!(!fix.contains("mokutil"), "{fix}");
+    assert!(
+        f["evidence"].to_string().contains("bound to NovaCore"),
+        "{}",
+        f["evidence"]
+    );
+}
