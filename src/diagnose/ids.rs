@@ -210,6 +210,11 @@ pub const KINDS: &[Kind] = &[
         title: "a Linux NVIDIA driver inside WSL2 shadows the Windows driver's libraries",
     },
     Kind {
+        id: "fabric-not-completed",
+        severities: &[Severity::Error],
+        title: "the fabric manager runs but a GPU's NVLink fabric state is not Completed (NVLink5: InfiniBand modules, devices or the NVLink subnet manager missing)",
+    },
+    Kind {
         id: "fabric-manager-not-running",
         severities: &[Severity::Error],
         title: "NVSwitch system without nv-fabricmanager",

@@ -1225,3 +1225,27 @@ fn nova_core_ada() {
         f["evidence"]
     );
 }
+
+#[test]
+fn hgx_fabric_in_progress() {
+    let r = doctor("hgx-fabric-in-progress");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    assert_eq!(r["gpus"][0]["fabric"]["state"], "In Progress");
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "fabric-manager-not-running")
+        .unwrap();
+    let evidence = f["evidence"].to_string();
+    assert!(evidence.contains("fabric state In Progress"), "{evidence}");
+    assert!(!evidence.contains("NVLink5"), "{evidence}");
+    assert!(
+        f["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("Start it and enable it at boot"),
+        "{}",
+        f["fix"]
+    );
+}
