@@ -253,6 +253,16 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
             });
         }
     }
+    // The copy that breaks leads: an older one first, and among those the one another CUDA
+    // library needs (an old nvJitLink under a new cuSPARSE: "undefined symbol ...
+    // libnvJitLink.so.12"), before one the framework's own modules need (cudart).
+    shadows.sort_by_key(|s| {
+        let under_cuda_lib = Path::new(&s.load.needed_by)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| family::of(n).is_some());
+        (!s.older, !under_cuda_lib)
+    });
     let first = shadows.first()?;
     let any_older = shadows.iter().any(|s| s.older);
     let mut families: Vec<&str> = shadows
@@ -438,6 +448,65 @@ mod tests {
             version: Some(version.into()),
             ..LibraryLoad::default()
         }
+    }
+
+    fn shadowed(family: &str, soname: &str, needed_by: &str, got: &str, want: &str) -> LibraryLoad {
+        LibraryLoad {
+            family: family.into(),
+            soname: soname.into(),
+            needed_by: needed_by.into(),
+            by: "needed".into(),
+            path: Some(format!("/usr/local/cuda-12.1/lib64/{soname}")),
+            via: Some("LD_LIBRARY_PATH".into()),
+            version: Some(got.into()),
+            others: vec![LosingCopy {
+                path: format!("/venv/site-packages/nvidia/{family}/lib/{soname}"),
+                version: Some(want.into()),
+                owner: crate::report::LibraryOwner {
+                    kind: "pip".into(),
+                    ..crate::report::LibraryOwner::default()
+                },
+                ..LosingCopy::default()
+            }],
+            ..LibraryLoad::default()
+        }
+    }
+
+    #[test]
+    fn the_evidence_leads_with_the_copy_that_breaks_not_cudart() {
+        let env = PythonEnv {
+            path: "/venv".into(),
+            site_packages: vec!["/venv/site-packages".into()],
+            ..PythonEnv::default()
+        };
+        let fl = FrameworkLoads {
+            env: "/venv".into(),
+            framework: "torch".into(),
+            basis: "elf".into(),
+            libraries: vec![
+                shadowed(
+                    "cudart",
+                    "libcudart.so.12",
+                    "/venv/site-packages/torch/lib/libtorch_global_deps.so",
+                    "12.1.105",
+                    "12.4.127",
+                ),
+                shadowed(
+                    "nvjitlink",
+                    "libnvJitLink.so.12",
+                    "/venv/site-packages/nvidia/cusparse/lib/libcusparse.so.12",
+                    "12.1.105",
+                    "12.4.127",
+                ),
+            ],
+        };
+        let f = shadowing(&Report::default(), &env, &[&fl]).expect("a finding");
+        assert!(
+            f.evidence[0].contains("libnvJitLink.so.12"),
+            "{:#?}",
+            f.evidence
+        );
+        assert!(f.title.contains("nvJitLink"), "{}", f.title);
     }
 
     #[test]
