@@ -702,7 +702,18 @@ fn conda_frameworks(host: &Host, prefix: &Path, frameworks: &mut Vec<Framework>)
         })
         .filter_map(|e| {
             let mut rec: CondaRecord = serde_json::from_str(&host.fs.read_opt(&e.path)?).ok()?;
-            // A record without its `build` still has it in its file name.
+            // A record without its fields still has them in its file name
+            // (`<name>-<version>-<build>.json`).
+            if rec.name.is_empty() {
+                let mut parts = e.name.trim_end_matches(".json").rsplitn(3, '-');
+                if let (Some(build), Some(version), Some(name)) =
+                    (parts.next(), parts.next(), parts.next())
+                {
+                    rec.name = name.to_string();
+                    rec.version = version.to_string();
+                    rec.build = build.to_string();
+                }
+            }
             if rec.build.is_empty() {
                 rec.build = e
                     .name
@@ -742,6 +753,10 @@ fn conda_frameworks(host: &Host, prefix: &Path, frameworks: &mut Vec<Framework>)
         let source = format!("{} (conda-meta)", path.display());
         match frameworks.iter_mut().find(|f| f.name == name) {
             Some(fw) => {
+                // Conda's build, not a pip wheel: its arch list is not the wheels'.
+                if fw.distribution.is_none() {
+                    fw.distribution = Some(format!("{} (conda)", rec.name));
+                }
                 if fw.cuda.is_none() && fw.rocm.is_none() {
                     fw.cuda = Some(cuda);
                     fw.variant = Some("cuda".to_string());
@@ -757,6 +772,7 @@ fn conda_frameworks(host: &Host, prefix: &Path, frameworks: &mut Vec<Framework>)
                 cuda: Some(cuda),
                 cudnn,
                 variant: Some("cuda".to_string()),
+                distribution: Some(format!("{} (conda)", rec.name)),
                 source,
                 ..Framework::default()
             }),

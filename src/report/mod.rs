@@ -668,7 +668,8 @@ pub struct Framework {
     /// The file the build facts came from.
     pub source: String,
     /// The pip distribution when its name says more than `name` ("tensorflow-cpu": a CPU
-    /// build chosen by name); null otherwise.
+    /// build chosen by name), or the conda package it came from ("pytorch (conda)"); null
+    /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distribution: Option<String>,
     /// What the framework said when the environment's interpreter imported it (`doctor
