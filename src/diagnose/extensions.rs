@@ -242,13 +242,16 @@ fn framework_mismatch(
 /// `cu125`). The exact minor when published, else the newest build of nvcc's major at or
 /// below its minor (torch accepts a lower minor), else nothing.
 fn published_alternative(manifests: &Manifests, env: &PythonEnv, nvcc: &Version) -> String {
-    let python = env.python_version.as_deref().and_then(Version::parse);
+    // "3.11.9" is compared as 3.11 with the releases' "3.8" .. "3.11".
+    let python = env
+        .python_version
+        .as_deref()
+        .and_then(Version::parse)
+        .and_then(|v| Version::parse(&v.major_minor()));
     let fits_python = |min: &str, max: Option<&str>| {
         python.as_ref().is_none_or(|py| {
-            let py = Version::parse(&py.major_minor());
-            let Some(py) = py else { return true };
-            Version::parse(min).is_none_or(|m| py >= m)
-                && max.and_then(Version::parse).is_none_or(|m| py <= m)
+            Version::parse(min).is_none_or(|m| *py >= m)
+                && max.and_then(Version::parse).is_none_or(|m| *py <= m)
         })
     };
     let mut best: Option<(Version, &str, String)> = None;

@@ -156,7 +156,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         id: "toolkit-framework-cuda-mismatch",
-        severities: &[Severity::Error, Severity::Warning],
+        severities: &[Severity::Warning, Severity::Info],
         title: "that toolkit's CUDA differs from torch's build in the major",
     },
     Kind {
