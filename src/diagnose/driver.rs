@@ -1,5 +1,5 @@
 //! Is there a GPU, is its driver loaded, and do the kernel module and the user-space libraries
-//! agree? Findings: `no-gpu`, `no-driver`, `nouveau-loaded`, `driver-library-mismatch`,
+//! agree? Findings: `no-gpu`, `no-driver`, `nouveau-loaded`, `nova-core-bound`, `driver-library-mismatch`,
 //! `nvidia-smi-failed`.
 
 use super::FindingBuilder;
@@ -14,6 +14,7 @@ pub(super) fn findings(report: &Report, _manifests: &crate::manifest::Manifests)
     out.extend(no_gpu(report));
     out.extend(no_driver(report));
     out.extend(nouveau(report));
+    out.extend(nova(report));
     out.extend(mismatch(report));
     out.extend(smi_failed(report));
     out
@@ -203,6 +204,58 @@ fn nouveau(report: &Report) -> Option<Finding> {
             "Blacklist nouveau, rebuild the initramfs and reboot: \
              `printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot`, \
              then install the NVIDIA driver (`gpu-doctor plan`).",
+        )
+        .build(),
+    )
+}
+
+/// Whether a PCI driver name is nova's (`nova_core`, registered as "NovaCore": "NVRM: GPU
+/// 0000:01:00.0 is already bound to NovaCore.", beclab/Olares#3963).
+fn is_nova(driver: &str) -> bool {
+    let d: String = driver
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    d == "novacore" || d == "novadrm" || d == "nova"
+}
+
+/// Newer kernels (Ubuntu 26.04's 7.0 with `CONFIG_NOVA_CORE=m`) ship nova, nouveau's Rust
+/// successor: `nova_core` matches every NVIDIA display device and claims Turing, Ampere and Ada
+/// GPUs at boot, and then the nvidia module finds no device to bind ("Kernel module load error:
+/// No such device"). The fix is to keep nova from loading, not `modprobe nvidia` or a Secure
+/// Boot key.
+fn nova(report: &Report) -> Option<Finding> {
+    let held: Vec<(&str, &str)> = nvidia_on_bus(report)
+        .into_iter()
+        .filter_map(|d| {
+            let driver = d.bound_driver.as_deref()?;
+            is_nova(driver).then_some((d.address.as_str(), driver))
+        })
+        .collect();
+    if held.is_empty() {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        &ids::NOVA_CORE_BOUND,
+        Severity::Error,
+        "The in-kernel nova driver (nova_core) holds the NVIDIA GPU, so the nvidia module cannot bind",
+    )
+    .detail(
+        "nova, the Rust successor to nouveau, ships as a module in newer kernels; nova_core          claims the GPU at boot and has no CUDA. Loading the nvidia module then fails with          \"NVRM: GPU ... is already bound to NovaCore\" and \"No NVIDIA devices probed\"          (\"Kernel module load error: No such device\"). This is not a Secure Boot or signing          problem, and `modprobe nvidia` cannot help while nova holds the device.",
+    );
+    for (address, driver) in &held {
+        f = f.evidence(format!("PCI {address}: bound to {driver}"));
+    }
+    f = f
+        .explains(&ids::NO_DRIVER)
+        .explains(&ids::NVIDIA_SMI_FAILED);
+    if report.kernel.nouveau_loaded {
+        f = f.explains(&ids::NOUVEAU_LOADED);
+    }
+    Some(
+        f.fix(
+            "Blacklist nova (and nouveau), rebuild the initramfs and reboot:              `printf 'blacklist nova_core\\nblacklist nova_drm\\nblacklist nouveau\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf && sudo update-initramfs -u && sudo reboot`              (Fedora/RHEL: `sudo dracut --force`); after the reboot `lspci -k` shows              \"Kernel driver in use: nvidia\" once the NVIDIA driver is installed (`gpu-doctor plan`).",
         )
         .build(),
     )

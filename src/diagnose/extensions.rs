@@ -4,7 +4,10 @@
 //!
 //! The toolkit checked is the one `torch.utils.cpp_extension` would build with (marked
 //! `builds_extensions` by the probe). Neither rule matters to someone who only runs prebuilt
-//! wheels, which is why both say so and why neither fires without a CUDA framework build.
+//! wheels, which is why both say so. Without a CUDA framework, `toolkit-cannot-target-gpu` still
+//! applies to the nvcc on PATH (else the build toolkit): people build CUDA code with nvcc alone
+//! (llama.cpp, benchmarks, the CUDA samples), and an nvcc that cannot target the GPU is then their
+//! problem.
 
 use super::FindingBuilder;
 use super::ids;
@@ -14,9 +17,7 @@ use crate::report::{Finding, Framework, PythonEnv, Report, Severity, Toolkit, fr
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    let Some(toolkit) = report.toolkits.iter().find(|t| t.builds_extensions) else {
-        return Vec::new();
-    };
+    let build_toolkit = report.toolkits.iter().find(|t| t.builds_extensions);
     let cuda_frameworks: Vec<(&PythonEnv, &Framework)> = report
         .python_envs
         .iter()
@@ -24,16 +25,28 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         .filter(|(_, f)| f.variant.as_deref() == Some("cuda") && f.cuda.is_some())
         .collect();
     if cuda_frameworks.is_empty() {
-        return Vec::new();
+        // nvcc alone: the one a shell runs (on PATH), else the one builds pick.
+        let on_path = report
+            .toolkits
+            .iter()
+            .find(|t| t.found_via.iter().any(|v| v == "PATH"));
+        return on_path
+            .or(build_toolkit)
+            .and_then(|t| cannot_target(report, manifests, t, false))
+            .into_iter()
+            .collect();
     }
-    let mut out: Vec<Finding> = cannot_target(report, manifests, toolkit)
+    let Some(toolkit) = build_toolkit else {
+        return Vec::new();
+    };
+    let mut out: Vec<Finding> = cannot_target(report, manifests, toolkit, true)
         .into_iter()
         .collect();
     out.extend(
         cuda_frameworks
             .iter()
             .filter(|(_, f)| f.name == FrameworkName::Torch)
-            .filter_map(|(env, fw)| framework_mismatch(toolkit, env, fw)),
+            .filter_map(|(env, fw)| framework_mismatch(manifests, toolkit, env, fw)),
     );
     out
 }
@@ -59,7 +72,12 @@ fn toolkit_evidence(toolkit: &Toolkit) -> String {
     )
 }
 
-fn cannot_target(report: &Report, manifests: &Manifests, toolkit: &Toolkit) -> Option<Finding> {
+fn cannot_target(
+    report: &Report,
+    manifests: &Manifests,
+    toolkit: &Toolkit,
+    frameworks: bool,
+) -> Option<Finding> {
     let version = compiler_version(toolkit)?;
     let mut f: Option<FindingBuilder> = None;
     let mut fix_floor: Option<String> = None;
@@ -90,18 +108,34 @@ fn cannot_target(report: &Report, manifests: &Manifests, toolkit: &Toolkit) -> O
             FindingBuilder::new(
                 &ids::TOOLKIT_CANNOT_TARGET_GPU,
                 Severity::Warning,
-                format!(
-                    "nvcc {} cannot compile for {name} (sm_{sm}): building CUDA extensions fails",
-                    version
-                ),
+                if frameworks {
+                    format!(
+                        "nvcc {version} cannot compile for {name} (sm_{sm}): building CUDA extensions fails"
+                    )
+                } else {
+                    format!(
+                        "nvcc {version} cannot compile for {name} (sm_{sm}): building CUDA code for it fails"
+                    )
+                },
             )
-            .detail(format!(
-                "Building a CUDA extension from source (torch.utils.cpp_extension, flash-attn, \
-                 apex, tiny-cuda-nn, bitsandbytes) compiles for this GPU's architecture, and this \
-                 toolkit's nvcc does not know it: the build stops with \"nvcc fatal : Unsupported \
-                 gpu architecture 'compute_{sm}'\". Prebuilt framework wheels are not affected; \
-                 this only matters when something is compiled here."
-            ))
+            .detail(if frameworks {
+                format!(
+                    "Building a CUDA extension from source (torch.utils.cpp_extension, flash-attn, \
+                     apex, tiny-cuda-nn, bitsandbytes) compiles for this GPU's architecture, and \
+                     this toolkit's nvcc does not know it: the build stops with \"nvcc fatal : \
+                     Unsupported gpu architecture 'compute_{sm}'\". Prebuilt framework wheels are \
+                     not affected; this only matters when something is compiled here."
+                )
+            } else {
+                format!(
+                    "No CUDA framework is installed, so what runs CUDA here is built here, with \
+                     this nvcc (llama.cpp, benchmarks, the CUDA samples, your own code). It does \
+                     not know this GPU's architecture: `nvcc -arch=sm_{sm}` (or CMake's \
+                     CMAKE_CUDA_ARCHITECTURES={sm}, or `native`) stops with \"nvcc fatal : \
+                     Unsupported gpu architecture 'compute_{sm}'\", and code built for an older \
+                     architecture only runs if it carries PTX the driver can compile."
+                )
+            })
             .evidence(toolkit_evidence(toolkit))
             .subject(format!("toolkit:{}", toolkit.path))
         });
@@ -127,7 +161,12 @@ fn cannot_target(report: &Report, manifests: &Manifests, toolkit: &Toolkit) -> O
 /// major between nvcc and `torch.version.cuda` raises "The detected CUDA version (X)
 /// mismatches the version that was used to compile PyTorch (Y). Please make sure to use the
 /// same CUDA versions."; a different minor only warns.
-fn framework_mismatch(toolkit: &Toolkit, env: &PythonEnv, fw: &Framework) -> Option<Finding> {
+fn framework_mismatch(
+    manifests: &Manifests,
+    toolkit: &Toolkit,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Option<Finding> {
     let nvcc = compiler_version(toolkit)?;
     let built = Version::parse(fw.cuda.as_deref()?)?;
     // A major-only build tag ("12") cannot be compared at the minor.
@@ -142,9 +181,11 @@ fn framework_mismatch(toolkit: &Toolkit, env: &PythonEnv, fw: &Framework) -> Opt
         fw.name,
         fw.version.as_deref().unwrap_or("(version unknown)")
     );
+    // A different major stops the build (torch raises); a different minor is what torch itself
+    // calls "most likely not a problem" (it only warns), so it is information.
     let (severity, detail) = if major_differs {
         (
-            Severity::Error,
+            Severity::Warning,
             format!(
                 "Building a CUDA extension for {label} (torch.utils.cpp_extension, and every \
                  package that builds with it: flash-attn, apex, xformers from source) stops with \
@@ -157,12 +198,12 @@ fn framework_mismatch(toolkit: &Toolkit, env: &PythonEnv, fw: &Framework) -> Opt
         )
     } else {
         (
-            Severity::Warning,
+            Severity::Info,
             format!(
                 "torch warns \"The detected CUDA version ({}) has a minor version mismatch with \
-                 the version that was used to compile PyTorch ({})\" when building extensions; \
-                 it usually works, but an extension then depends on the newer of the two \
-                 runtimes. Running the prebuilt wheel is not affected.",
+                 the version that was used to compile PyTorch ({}). Most likely this shouldn't be \
+                 a problem.\" when building extensions; the build goes on. Running the prebuilt \
+                 wheel is not affected.",
                 nvcc.major_minor(),
                 built.major_minor()
             ),
@@ -188,14 +229,91 @@ fn framework_mismatch(toolkit: &Toolkit, env: &PythonEnv, fw: &Framework) -> Opt
         .subject(format!("toolkit:{}", toolkit.path))
         .subject(framework_subject(&env.path, &fw.name))
         .fix(format!(
-            "Build with a CUDA {} toolkit: install it and `export CUDA_HOME=/usr/local/cuda-{}`, or install the {} build for CUDA {} (see `gpu-doctor plan`).",
+            "Build with a CUDA {} toolkit: install it and `export CUDA_HOME=/usr/local/cuda-{}`{}",
             built.major_minor(),
             built.major_minor(),
-            fw.name,
-            nvcc.major_minor()
+            published_alternative(manifests, env, &nvcc)
         ))
         .build(),
     )
+}
+
+/// The other way out: a published torch build for nvcc's CUDA, for the environment's Python,
+/// picked from frameworks.toml's build lists (there is no build for every CUDA minor: no
+/// `cu125`). The exact minor when published, else the newest build of nvcc's major at or
+/// below its minor (torch accepts a lower minor), else nothing.
+fn published_alternative(manifests: &Manifests, env: &PythonEnv, nvcc: &Version) -> String {
+    // "3.11.9" is compared as 3.11 with the releases' "3.8" .. "3.11".
+    let python = env
+        .python_version
+        .as_deref()
+        .and_then(Version::parse)
+        .and_then(|v| Version::parse(&v.major_minor()));
+    let fits_python = |min: &str, max: Option<&str>| {
+        python.as_ref().is_none_or(|py| {
+            Version::parse(min).is_none_or(|m| *py >= m)
+                && max.and_then(Version::parse).is_none_or(|m| *py <= m)
+        })
+    };
+    let mut best: Option<(Version, &str, String)> = None;
+    for release in &manifests.frameworks.torch {
+        if !fits_python(&release.python_min, release.python_max.as_deref()) {
+            continue;
+        }
+        for build in &release.builds {
+            let Some(cuda) = variant_cuda(&build.variant) else {
+                continue;
+            };
+            if cuda.major() != nvcc.major() || cuda.minor() > nvcc.minor() {
+                continue;
+            }
+            let rank = (cuda.minor(), Version::parse(&release.version));
+            let better = best
+                .as_ref()
+                .is_none_or(|(c, _, r)| (c.minor(), Version::parse(r)) < rank);
+            if better {
+                best = Some((cuda, build.variant.as_str(), release.version.clone()));
+            }
+        }
+    }
+    let py = env
+        .python_version
+        .as_deref()
+        .map(|v| format!(" for Python {v}"))
+        .unwrap_or_default();
+    match best {
+        Some((cuda, variant, release)) => {
+            let exact = cuda.minor() == nvcc.minor();
+            format!(
+                ", or install torch {release} built for CUDA {} ({variant}, published{py}; `pip install torch=={release}.* --index-url https://download.pytorch.org/whl/{variant}`){}. See `gpu-doctor plan`.",
+                cuda.major_minor(),
+                if exact {
+                    String::new()
+                } else {
+                    format!(
+                        "; no torch build for CUDA {} is published, and a lower minor of the same major builds with nvcc {} (torch only warns)",
+                        nvcc.major_minor(),
+                        nvcc.major_minor()
+                    )
+                }
+            )
+        }
+        None => format!(
+            ". No published torch build{py} targets CUDA {}.x at or below {} (frameworks.toml), so the toolkit is the one to change.",
+            nvcc.major(),
+            nvcc.major_minor()
+        ),
+    }
+}
+
+/// `cu128` -> CUDA 12.8; `cu102` -> 10.2; anything else (cpu, rocm) -> none.
+fn variant_cuda(variant: &str) -> Option<Version> {
+    let digits = variant.strip_prefix("cu")?;
+    if digits.len() < 3 || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Version::parse(&format!("{major}.{minor}"))
 }
 
 #[cfg(test)]
@@ -261,31 +379,63 @@ mod tests {
     }
 
     #[test]
-    fn nvcc_and_torch_cuda_major_differ_is_an_error_minor_a_warning() {
+    fn nvcc_and_torch_cuda_major_differ_is_a_warning_minor_information() {
         assert_eq!(
             found(&machine("12.4.131", "8.9", "11.8")),
             [(
                 "toolkit-framework-cuda-mismatch".to_string(),
-                Severity::Error
+                Severity::Warning
             )]
         );
         assert_eq!(
             found(&machine("12.4.131", "8.9", "12.1")),
             [(
                 "toolkit-framework-cuda-mismatch".to_string(),
-                Severity::Warning
+                Severity::Info
             )]
         );
         assert!(found(&machine("12.1.105", "8.9", "12.1")).is_empty());
     }
 
     #[test]
-    fn nothing_without_a_cuda_framework_or_a_build_toolkit() {
+    fn nvcc_alone_that_cannot_target_the_gpu_is_found_without_a_framework() {
         let mut r = machine("11.3.109", "8.9", "11.3");
         r.python_envs.clear();
+        let f = findings(&r, crate::manifest::embedded());
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].id, "toolkit-cannot-target-gpu");
+        assert!(f[0].detail.contains("No CUDA framework"), "{}", f[0].detail);
+        // The nvcc on PATH is the one checked, not the build toolkit.
+        r.toolkits[0].builds_extensions = false;
+        r.toolkits[0].found_via = vec!["PATH".into()];
+        assert_eq!(found(&r).len(), 1);
+        r.toolkits[0].found_via = vec!["/usr/local/cuda-11.3".into()];
         assert!(found(&r).is_empty());
+        // A healthy toolkit alone says nothing.
+        let mut r = machine("12.8.93", "12.0", "12.8");
+        r.python_envs.clear();
+        assert!(found(&r).is_empty());
+        // With a framework, only the build toolkit is checked.
         let mut r = machine("11.3.109", "8.9", "11.3");
         r.toolkits[0].builds_extensions = false;
         assert!(found(&r).is_empty());
+    }
+
+    #[test]
+    fn the_fix_names_only_published_torch_builds_for_the_python() {
+        // nvcc 12.5: there is no cu125 build; the fix names a published lower minor.
+        let mut r = machine("12.5.82", "8.9", "12.1");
+        r.python_envs[0].python_version = Some("3.11.9".into());
+        let f = findings(&r, crate::manifest::embedded());
+        let fix = f[0].fix.as_deref().unwrap();
+        assert!(!fix.contains("cu125"), "{fix}");
+        assert!(fix.contains("cu124"), "{fix}");
+        assert!(fix.contains("no torch build for CUDA 12.5"), "{fix}");
+        // nvcc 12.8 on Python 3.12: a cu128 build exists.
+        let mut r = machine("12.8.93", "8.9", "12.1");
+        r.python_envs[0].python_version = Some("3.12.3".into());
+        let f = findings(&r, crate::manifest::embedded());
+        let fix = f[0].fix.as_deref().unwrap();
+        assert!(fix.contains("(cu128,"), "{fix}");
     }
 }

@@ -80,6 +80,17 @@ pub(super) fn torch_build<'m>(manifests: &'m Manifests, fw: &Framework) -> Optio
         .frameworks
         .torch(version, &variant)
         .map(|m| m.build)
+        .or_else(|| {
+            // The old rows are the pip wheels' (pytorch/builder manywheel); a conda build's
+            // list came from another script.
+            let conda = fw
+                .distribution
+                .as_deref()
+                .is_some_and(|d| d.ends_with("(conda)"));
+            (!conda)
+                .then(|| manifests.frameworks.torch_old_build(version, &variant))
+                .flatten()
+        })
 }
 
 /// Whether a driver runs code built for `cuda`: natively (`cuda <= driver_cuda`) or through

@@ -27,6 +27,7 @@ pub static KINDS: &[&Kind] = &[
     &ROCM_GPU_UNSUPPORTED,
     &ROCM_DEVICE_PERMISSION,
     &ROCM_TOO_OLD_FOR_GPU,
+    &NOVA_CORE_BOUND,
     &NOUVEAU_LOADED,
     &DRIVER_LIBRARY_MISMATCH,
     &NVIDIA_SMI_FAILED,
@@ -42,6 +43,7 @@ pub static KINDS: &[&Kind] = &[
     &CUDNN_MISSING,
     &CUDNN_VERSION_MISMATCH,
     &LIBRARY_PATH_SHADOWING,
+    &LIBRARY_COPIES_DIFFER,
     &LIBRARY_NOT_FOUND,
     &MULTIPLE_TOOLKITS,
     &TOOLKIT_CANNOT_TARGET_GPU,
@@ -56,6 +58,7 @@ pub static KINDS: &[&Kind] = &[
     &CONTAINER_NO_GPU_RUNTIME,
     &VISIBLE_DEVICES_HIDES_GPUS,
     &WSL_DRIVER_IN_GUEST,
+    &FABRIC_NOT_COMPLETED,
     &FABRIC_MANAGER_NOT_RUNNING,
     &GPU_THERMAL_THROTTLE,
     &GPU_ECC_ERRORS,
@@ -120,6 +123,12 @@ pub static ROCM_TOO_OLD_FOR_GPU: Kind = Kind {
     id: "rocm-too-old-for-gpu",
     severities: &[Severity::Error, Severity::Warning],
     title: "the ROCm `/opt/rocm` points at predates the AMD GPU's gfx target (RDNA 4 before 6.4.1, MI350 before 7.0); a warning when the frameworks bring their own runtime",
+};
+
+pub static NOVA_CORE_BOUND: Kind = Kind {
+    id: "nova-core-bound",
+    severities: &[Severity::Error],
+    title: "the GPU is bound to nova_core (newer kernels, e.g. Ubuntu 26.04's 7.0): the nvidia module finds no device; the fix blacklists nova_core/nova_drm and rebuilds the initramfs (not `modprobe nvidia`, not a Secure Boot key)",
 };
 
 pub static NOUVEAU_LOADED: Kind = Kind {
@@ -212,6 +221,12 @@ pub static LIBRARY_PATH_SHADOWING: Kind = Kind {
     title: "the copy the loader picks (through LD_LIBRARY_PATH or an inherited RPATH) is another version than the one the framework ships or pins, or the one shipped beside the library needing it (an old nvJitLink under a new cuSPARSE); one finding per environment, every family listed; error when older; for AMD, a system ROCm's `lib` on LD_LIBRARY_PATH before a ROCm wheel's bundled `libamdhip64.so` (error when the ROCm releases differ)",
 };
 
+pub static LIBRARY_COPIES_DIFFER: Kind = Kind {
+    id: "library-copies-differ",
+    severities: &[Severity::Warning],
+    title: "one framework's process maps two copies of one CUDA library, one loaded by path (JAX's plugin, torch's preload) and one found by soname through the search path (the toolkit's cuBLASLt needed by the wheel's cuBLAS with the toolkit first on LD_LIBRARY_PATH), and their versions differ: calls bind to whichever was mapped first",
+};
+
 pub static LIBRARY_NOT_FOUND: Kind = Kind {
     id: "library-not-found",
     severities: &[Severity::Error],
@@ -232,8 +247,8 @@ pub static TOOLKIT_CANNOT_TARGET_GPU: Kind = Kind {
 
 pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {
     id: "toolkit-framework-cuda-mismatch",
-    severities: &[Severity::Error, Severity::Warning],
-    title: "that toolkit's CUDA differs from torch's build in the major (cpp_extension refuses) or the minor (it warns); only matters for building extensions",
+    severities: &[Severity::Warning, Severity::Info],
+    title: "that toolkit's CUDA differs from torch's build in the major (warning: cpp_extension refuses) or the minor (info: torch only warns, \"most likely not a problem\"); only matters for building extensions; the fix names only published torch builds for the env's Python (no `cu125`)",
 };
 
 pub static JAX_VERSION_SKEW: Kind = Kind {
@@ -294,6 +309,12 @@ pub static WSL_DRIVER_IN_GUEST: Kind = Kind {
     id: "wsl-driver-in-guest",
     severities: &[Severity::Error, Severity::Warning],
     title: "a Linux NVIDIA driver inside WSL2 shadows the Windows driver's libraries",
+};
+
+pub static FABRIC_NOT_COMPLETED: Kind = Kind {
+    id: "fabric-not-completed",
+    severities: &[Severity::Error],
+    title: "the fabric manager runs but a GPU's fabric (`nvidia-smi -q -x` `<fabric>`) is not Completed/Success: CUDA fails with 802; evidence: each GPU's state, status, clique id and cluster UUID, the fabric manager log's errors, and on NVLink5 (Blackwell) systems a missing `ib_umad`/`mlx5_ib`, an empty `/sys/class/infiniband` or no `nvlsm`",
 };
 
 pub static FABRIC_MANAGER_NOT_RUNNING: Kind = Kind {

@@ -35,8 +35,79 @@ pub(super) fn findings(report: &Report, _: &Manifests) -> Vec<Finding> {
             out.extend(not_found(env, fl));
         }
         out.extend(shadowing(report, env, &loads));
+        out.extend(loads.iter().filter_map(|fl| copies_differ(env, fl)));
     }
     out
+}
+
+/// Two files of one soname in one process (ld.so matches a load by path by file, not by
+/// soname): shown by the resolution, a finding when their versions differ.
+fn copies_differ(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
+    let mut pairs: Vec<(&LibraryLoad, &LibraryLoad)> = Vec::new();
+    for (i, a) in fl.libraries.iter().enumerate() {
+        for b in &fl.libraries[i + 1..] {
+            if a.soname == b.soname
+                && a.path.is_some()
+                && b.path.is_some()
+                && a.path != b.path
+                && let (Some(va), Some(vb)) = (&a.version, &b.version)
+                && va != vb
+            {
+                pairs.push((a, b));
+            }
+        }
+    }
+    let (a, b) = *pairs.first()?;
+    let names: Vec<&str> = pairs.iter().map(|(a, _)| a.soname.as_str()).collect();
+    let mut f = FindingBuilder::new(
+        &ids::LIBRARY_COPIES_DIFFER,
+        Severity::Warning,
+        format!(
+            "{} in {} maps two versions of {}",
+            fl.framework,
+            env.path,
+            names.join(", ")
+        ),
+    )
+    .detail(format!(
+        "One copy is loaded by path and the other found by soname, so ld.so maps both: a load by \
+         path matches loaded objects by file, not by name. Symbols bind to the copy mapped first \
+         ({} {}), so the library that was built against the other one may call into a version it \
+         was not built for (\"undefined symbol\", CUBLAS_STATUS_NOT_INITIALIZED, wrong results).",
+        a.soname,
+        a.version.as_deref().unwrap_or("?")
+    ))
+    .subject(framework_subject(&env.path, &fl.framework));
+    for (x, y) in &pairs {
+        for l in [x, y] {
+            f = f.evidence(format!(
+                "{} {} from {} ({}, needed by {})",
+                l.soname,
+                l.version.as_deref().unwrap_or("?"),
+                l.path.as_deref().unwrap_or("?"),
+                l.via.as_deref().unwrap_or("?"),
+                l.needed_by
+            ));
+        }
+    }
+    let by_search = [a, b]
+        .into_iter()
+        .find(|l| l.via.as_deref() != Some("preload"));
+    let fix = match by_search.and_then(|l| l.via.as_deref()) {
+        Some("LD_LIBRARY_PATH") => format!(
+            "Take {} off LD_LIBRARY_PATH for this environment (or put the wheel's folder first), so \
+             the copy found by soname is the one loaded by path.",
+            by_search
+                .and_then(|l| l.path.as_deref())
+                .and_then(|p| Path::new(p).parent())
+                .map_or_else(|| "the folder".to_string(), |d| d.display().to_string())
+        ),
+        _ => {
+            "Keep one copy of the library on the search path: the one the framework loads by path."
+                .to_string()
+        }
+    };
+    Some(f.fix(fix).build())
 }
 
 /// Whether the resolution of this environment replaces the file-name based shadowing rule.
@@ -183,6 +254,16 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
             });
         }
     }
+    // The copy that breaks leads: an older one first, and among those the one another CUDA
+    // library needs (an old nvJitLink under a new cuSPARSE: "undefined symbol ...
+    // libnvJitLink.so.12"), before one the framework's own modules need (cudart).
+    shadows.sort_by_key(|s| {
+        let under_cuda_lib = Path::new(&s.load.needed_by)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| family::of(n).is_some());
+        (!s.older, !under_cuda_lib)
+    });
     let first = shadows.first()?;
     let any_older = shadows.iter().any(|s| s.older);
     let mut families: Vec<&str> = shadows
@@ -346,4 +427,125 @@ fn same_release(a: &Version, b: &Version) -> bool {
     let n = parts(a).min(parts(b)).min(3);
     let cut = |v: &Version| v.as_str().split('.').take(n).collect::<Vec<_>>().join(".");
     Version::parse(&cut(a)) == Version::parse(&cut(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(path: &str, via: &str, version: &str) -> LibraryLoad {
+        LibraryLoad {
+            family: "cublas".into(),
+            soname: "libcublasLt.so.12".into(),
+            needed_by: "/venv/site-packages/nvidia/cublas/lib/libcublas.so.12".into(),
+            by: if via == "preload" {
+                "preload"
+            } else {
+                "needed"
+            }
+            .into(),
+            path: Some(path.into()),
+            via: Some(via.into()),
+            version: Some(version.into()),
+            ..LibraryLoad::default()
+        }
+    }
+
+    fn shadowed(family: &str, soname: &str, needed_by: &str, got: &str, want: &str) -> LibraryLoad {
+        LibraryLoad {
+            family: family.into(),
+            soname: soname.into(),
+            needed_by: needed_by.into(),
+            by: "needed".into(),
+            path: Some(format!("/usr/local/cuda-12.1/lib64/{soname}")),
+            via: Some("LD_LIBRARY_PATH".into()),
+            version: Some(got.into()),
+            others: vec![LosingCopy {
+                path: format!("/venv/site-packages/nvidia/{family}/lib/{soname}"),
+                version: Some(want.into()),
+                owner: crate::report::LibraryOwner {
+                    kind: "pip".into(),
+                    ..crate::report::LibraryOwner::default()
+                },
+                ..LosingCopy::default()
+            }],
+            ..LibraryLoad::default()
+        }
+    }
+
+    #[test]
+    fn the_evidence_leads_with_the_copy_that_breaks_not_cudart() {
+        let env = PythonEnv {
+            path: "/venv".into(),
+            site_packages: vec!["/venv/site-packages".into()],
+            ..PythonEnv::default()
+        };
+        let fl = FrameworkLoads {
+            env: "/venv".into(),
+            framework: "torch".into(),
+            basis: "elf".into(),
+            libraries: vec![
+                shadowed(
+                    "cudart",
+                    "libcudart.so.12",
+                    "/venv/site-packages/torch/lib/libtorch_global_deps.so",
+                    "12.1.105",
+                    "12.4.127",
+                ),
+                shadowed(
+                    "nvjitlink",
+                    "libnvJitLink.so.12",
+                    "/venv/site-packages/nvidia/cusparse/lib/libcusparse.so.12",
+                    "12.1.105",
+                    "12.4.127",
+                ),
+            ],
+        };
+        let f = shadowing(&Report::default(), &env, &[&fl]).expect("a finding");
+        assert!(
+            f.evidence[0].contains("libnvJitLink.so.12"),
+            "{:#?}",
+            f.evidence
+        );
+        assert!(f.title.contains("nvJitLink"), "{}", f.title);
+    }
+
+    #[test]
+    fn two_copies_are_a_finding_only_when_their_versions_differ() {
+        let env = PythonEnv {
+            path: "/venv".into(),
+            ..PythonEnv::default()
+        };
+        let mut fl = FrameworkLoads {
+            env: "/venv".into(),
+            framework: "jax".into(),
+            basis: "elf".into(),
+            libraries: vec![
+                copy(
+                    "/usr/local/cuda-12.2/lib64/libcublasLt.so.12",
+                    "LD_LIBRARY_PATH",
+                    "12.2.5.6",
+                ),
+                copy(
+                    "/venv/site-packages/nvidia/cublas/lib/libcublasLt.so.12",
+                    "preload",
+                    "12.8.4.1",
+                ),
+            ],
+        };
+        let f = copies_differ(&env, &fl).expect("a finding");
+        assert_eq!(f.id, "library-copies-differ");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.evidence.iter().any(|e| e.contains("12.2.5.6")));
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap()
+                .contains("/usr/local/cuda-12.2/lib64"),
+            "{:?}",
+            f.fix
+        );
+        fl.libraries[1].version = Some("12.2.5.6".into());
+        assert!(copies_differ(&env, &fl).is_none());
+    }
 }

@@ -18,6 +18,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
     out.extend(fabric_manager(report));
+    out.extend(fabric_not_completed(report));
     out.extend(stub_libcuda(report));
     out.extend(forward_compat(report, manifests));
     out
@@ -540,7 +541,23 @@ const FABRIC_MANAGER: [&str; 2] = ["nv-fabricmanager", "nvidia-fabricmanager"];
 /// start, and `no-driver` is the cause to fix first).
 fn fabric_manager(report: &Report) -> Option<Finding> {
     let switches: Vec<_> = report.pci_devices.iter().filter(|d| d.nvswitch).collect();
-    if switches.is_empty() || report.host.container.is_some() || !report.kernel.nvidia_loaded {
+    if (switches.is_empty() && in_fabric(report).is_empty())
+        || report.host.container.is_some()
+        || !report.kernel.nvidia_loaded
+    {
+        return None;
+    }
+    // A fabric every GPU reports Completed/Success works, wherever its fabric manager runs (on
+    // GB200 NVL72 it runs on the switch trays, not on the compute node: leptonai/gpud#1106).
+    let fabric = in_fabric(report);
+    if !fabric.is_empty()
+        && fabric.iter().all(|g| {
+            g.fabric.as_ref().is_some_and(|f| {
+                f.state.as_deref() == Some("Completed")
+                    && f.status.as_deref().is_none_or(|s| s == "Success")
+            })
+        })
+    {
         return None;
     }
     let service = report
@@ -614,6 +631,9 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
             f = f.evidence(format!("nvidia-fabricmanager {line}"));
         }
     }
+    for line in fabric_evidence(report) {
+        f = f.evidence(line);
+    }
     let version = report
         .driver
         .version
@@ -621,6 +641,10 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
         .or(report.kernel.nvidia_version.as_deref());
     if let Some(v) = version {
         f = f.evidence(format!("driver: {v}"));
+    }
+    let nvlink5_missing = nvlink5_missing(report);
+    for m in &nvlink5_missing {
+        f = f.evidence(m.clone());
     }
     let apt = matches!(report.host.os_id.as_deref(), Some("ubuntu" | "debian"));
     let package = match version.and_then(|v| v.split('.').next().map(|branch| (v, branch))) {
@@ -655,7 +679,179 @@ fn fabric_manager(report: &Report) -> Option<Finding> {
              State: Completed."
         )
     };
+    let fix = if nvlink5_missing.is_empty() || not_installed {
+        fix
+    } else {
+        format!("{} {fix}", NVLINK5_FIX)
+    };
     Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
+}
+
+/// On NVLink5 systems the fabric manager reaches the NVSwitches through InfiniBand management
+/// ports, and its unit's start check waits for an InfiniBand device and needs `ib_umad`
+/// (NVIDIA Fabric Manager user guide, "What is NVLink Subnet Manager?" and the fourth-generation
+/// NVSwitch stack; spectrocloud/CanvOS#700: fabric manager 570+ on HGX B200 "requires ib_umad to be
+/// loaded before nv-fabricmanager can start").
+const NVLINK5_FIX: &str = "First load the InfiniBand modules the NVSwitch management ports need and \
+     keep them loaded at boot: `sudo modprobe -a ib_umad mlx5_ib && printf 'ib_umad\\nmlx5_ib\\n' | \
+     sudo tee /etc/modules-load.d/nvidia-fabricmanager.conf`; `ls /sys/class/infiniband` then lists \
+     the mlx5 devices, and the NVLink subnet manager (`nvlsm`) starts with the fabric manager.";
+
+/// The NVIDIA GPUs that report an NVLink fabric (a state other than "Not Supported").
+fn in_fabric(report: &Report) -> Vec<&crate::report::Gpu> {
+    report
+        .nvidia_gpus()
+        .filter(|g| {
+            g.fabric
+                .as_ref()
+                .and_then(|f| f.state.as_deref())
+                .is_some_and(|s| s != "Not Supported")
+        })
+        .collect()
+}
+
+/// One line per GPU fabric: state, status, clique and cluster.
+fn fabric_evidence(report: &Report) -> Vec<String> {
+    in_fabric(report)
+        .iter()
+        .filter_map(|g| {
+            let f = g.fabric.as_ref()?;
+            Some(format!(
+                "GPU {}: fabric state {}, status {}, clique id {}, cluster UUID {} (nvidia-smi -q -x)",
+                g.index,
+                f.state.as_deref().unwrap_or("N/A"),
+                f.status.as_deref().unwrap_or("N/A"),
+                f.clique_id.as_deref().unwrap_or("N/A"),
+                f.cluster_uuid.as_deref().unwrap_or("N/A")
+            ))
+        })
+        .collect()
+}
+
+/// What an NVLink5 system (Blackwell, compute capability 10.x, in a fabric) lacks for its
+/// fabric: `ib_umad` / `mlx5_ib`, an InfiniBand device, the NVLink subnet manager.
+fn nvlink5_missing(report: &Report) -> Vec<String> {
+    let nvlink5 = in_fabric(report).iter().any(|g| {
+        g.compute_capability
+            .as_deref()
+            .and_then(|c| c.split('.').next())
+            .and_then(|m| m.parse::<u32>().ok())
+            .is_some_and(|m| m == 10)
+    });
+    if !nvlink5 {
+        return Vec::new();
+    }
+    let k = &report.kernel;
+    let mut out = Vec::new();
+    for m in ["ib_umad", "mlx5_ib"] {
+        if !k.infiniband_modules.iter().any(|x| x == m) {
+            out.push(format!(
+                "NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules)"
+            ));
+        }
+    }
+    match &k.infiniband_devices {
+        Some(d) if d.is_empty() => out.push(
+            "NVLink5 fabric: /sys/class/infiniband is empty (no NVSwitch management port)"
+                .to_string(),
+        ),
+        None => out.push(
+            "NVLink5 fabric: no /sys/class/infiniband (no NVSwitch management port)".to_string(),
+        ),
+        Some(_) => {}
+    }
+    if k.daemons
+        .as_ref()
+        .is_some_and(|d| !d.iter().any(|x| x == "nvlsm"))
+    {
+        out.push("NVLink5 fabric: no nvlsm (NVLink subnet manager) process in /proc".to_string());
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// fabric-not-completed
+
+/// The fabric manager runs, yet a GPU's fabric is not "Completed" (or its status is not
+/// "Success"): CUDA on that GPU still fails with error 802 until it is. Each GPU moves from
+/// "Not Started" to "In Progress" to "Completed" (NVIDIA/NVSentinel#883). The reasons named: the
+/// fabric manager's own log, and on NVLink5 systems the InfiniBand modules, devices and NVLink
+/// subnet manager its NVSwitch management ports need.
+fn fabric_not_completed(report: &Report) -> Option<Finding> {
+    if report.host.container.is_some() || !report.kernel.nvidia_loaded {
+        return None;
+    }
+    let running = report
+        .kernel
+        .services
+        .iter()
+        .find(|s| s.name == "nvidia-fabricmanager")
+        .and_then(|s| s.active)
+        .or_else(|| {
+            report
+                .kernel
+                .daemons
+                .as_ref()
+                .map(|d| d.iter().any(|d| FABRIC_MANAGER.contains(&d.as_str())))
+        });
+    if running != Some(true) {
+        return None;
+    }
+    let stuck: Vec<&crate::report::Gpu> = in_fabric(report)
+        .into_iter()
+        .filter(|g| {
+            let f = g.fabric.as_ref();
+            let state = f.and_then(|f| f.state.as_deref());
+            let status = f.and_then(|f| f.status.as_deref());
+            state != Some("Completed") || status.is_some_and(|s| s != "Success")
+        })
+        .collect();
+    if stuck.is_empty() {
+        return None;
+    }
+    let missing = nvlink5_missing(report);
+    let mut f = FindingBuilder::new(
+        &ids::FABRIC_NOT_COMPLETED,
+        Severity::Error,
+        format!(
+            "The fabric manager runs but the NVLink fabric of {} GPU(s) is not completed",
+            stuck.len()
+        ),
+    )
+    .detail(
+        "Each GPU of an NVSwitch system registers with the fabric: its state goes from \
+         \"Not Started\" to \"In Progress\" to \"Completed\". Until it is Completed (with status \
+         Success) CUDA programs on it fail with error 802 \"system not yet initialized\", even \
+         though the fabric manager is running.",
+    );
+    for line in fabric_evidence(report) {
+        f = f.evidence(line);
+    }
+    for line in &report.kernel.fabric_manager_log {
+        f = f.evidence(format!("/var/log/fabricmanager.log: {line}"));
+    }
+    for m in &missing {
+        f = f.evidence(m.clone());
+    }
+    let fix = if missing.is_empty() {
+        "Read the fabric manager's log (`/var/log/fabricmanager.log`, `journalctl -u \
+         nvidia-fabricmanager`) for the failing step; a fabric manager whose version differs from \
+         the driver's, or a GPU/NVSwitch link error (`nvidia-smi nvlink -s`), keeps the fabric from \
+         completing. After fixing it, `sudo systemctl restart nvidia-fabricmanager` and check \
+         `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed."
+            .to_string()
+    } else {
+        format!(
+            "{NVLINK5_FIX} Then `sudo systemctl restart nvidia-fabricmanager` and check \
+             `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed."
+        )
+    };
+    Some(
+        f.subject("service:nvidia-fabricmanager")
+            .explains(&ids::SMOKE_CUDA_ERROR)
+            .fix(fix)
+            .build(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1381,6 +1577,85 @@ mod tests {
         let mut no_switch = hgx(Some(Vec::new()));
         no_switch.pci_devices.retain(|d| !d.nvswitch);
         assert!(run(&no_switch).is_empty());
+    }
+
+    // fabric-not-completed, NVLink5
+
+    fn b200(state: &str, status: Option<&str>, fm: bool) -> Report {
+        let mut r = hgx(Some(if fm {
+            vec!["nv-fabricmanager".into()]
+        } else {
+            Vec::new()
+        }));
+        r.pci_devices.retain(|d| !d.nvswitch);
+        r.gpus = (0..2)
+            .map(|i| crate::report::Gpu {
+                index: i,
+                name: Some("NVIDIA B200".into()),
+                compute_capability: Some("10.0".into()),
+                source: "nvidia-smi".into(),
+                fabric: Some(crate::report::GpuFabric {
+                    state: Some(state.into()),
+                    status: status.map(str::to_string),
+                    ..crate::report::GpuFabric::default()
+                }),
+                ..crate::report::Gpu::default()
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn a_fabric_stuck_with_the_fabric_manager_running_names_the_nvlink5_prerequisites() {
+        let mut r = b200("In Progress", None, true);
+        r.kernel.fabric_manager_log = vec!["[ERROR] failed to open umad device".into()];
+        let found = run(&r);
+        let f = one(&found, "fabric-not-completed");
+        assert!(has_evidence(f, "fabric state In Progress"), "{f:#?}");
+        assert!(
+            has_evidence(f, "the ib_umad module is not loaded"),
+            "{f:#?}"
+        );
+        assert!(has_evidence(f, "no /sys/class/infiniband"), "{f:#?}");
+        assert!(has_evidence(f, "no nvlsm"), "{f:#?}");
+        assert!(has_evidence(f, "failed to open umad device"), "{f:#?}");
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap()
+                .contains("modprobe -a ib_umad mlx5_ib")
+        );
+        // All there: the log is what is left to read.
+        r.kernel.infiniband_modules = vec!["ib_umad".into(), "mlx5_ib".into()];
+        r.kernel.infiniband_devices = Some(vec!["mlx5_0".into()]);
+        r.kernel.daemons = Some(vec!["nv-fabricmanager".into(), "nvlsm".into()]);
+        let found = run(&r);
+        let f = one(&found, "fabric-not-completed");
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap()
+                .starts_with("Read the fabric manager's log")
+        );
+    }
+
+    #[test]
+    fn a_completed_fabric_says_nothing_even_without_a_local_fabric_manager() {
+        // GB200 compute trays: the fabric manager runs on the switch trays.
+        assert!(run(&b200("Completed", Some("Success"), false)).is_empty());
+        assert!(run(&b200("Completed", Some("Success"), true)).is_empty());
+        // Not Supported is no fabric.
+        assert!(run(&b200("Not Supported", None, false)).is_empty());
+        // Without the fabric manager, its own finding leads with the NVLink5 modules.
+        let found = run(&b200("Not Started", None, false));
+        let f = one(&found, "fabric-manager-not-running");
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap()
+                .starts_with("First load the InfiniBand modules")
+        );
+        assert!(!ids(&found).contains(&"fabric-not-completed"));
     }
 
     // stub-libcuda-on-path

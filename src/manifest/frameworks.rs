@@ -16,6 +16,10 @@ pub struct FrameworkTable {
     pub torch_index: TorchIndex,
     /// PyTorch minor releases, ascending.
     pub torch: Vec<TorchRelease>,
+    /// Arch lists of torch builds older than the `torch` rows (before 1.12), from the build
+    /// script of the day; only for the arch check.
+    #[serde(default)]
+    pub torch_arch_history: Vec<TorchArchHistory>,
     pub tensorflow_pip: TensorflowPip,
     /// TensorFlow tested configurations, ascending.
     pub tensorflow: Vec<TensorflowConfig>,
@@ -76,6 +80,15 @@ pub struct TorchBuild {
     pub note: Option<String>,
     pub source: String,
     pub checked: String,
+}
+
+/// The arch list of one torch minor release's build, for releases older than the `torch` rows.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchArchHistory {
+    /// The minor release (`1.8` covers every `1.8.x`).
+    pub torch: String,
+    pub build: TorchBuild,
 }
 
 /// A torch release and one of its builds, as [`FrameworkTable::torch`] finds them.
@@ -241,6 +254,16 @@ impl FrameworkTable {
             .iter()
             .find(|build| build.variant == variant)?;
         Some(TorchMatch { release, build })
+    }
+
+    /// The arch facts of an old torch build (before the `torch` rows): its variant's row in
+    /// `torch_arch_history`.
+    #[must_use]
+    pub fn torch_old_build(&self, version: &str, variant: &str) -> Option<&TorchBuild> {
+        self.torch_arch_history
+            .iter()
+            .find(|r| covers(&r.torch, version) && r.build.variant == variant)
+            .map(|r| &r.build)
     }
 
     /// The torch minor release a version belongs to.

@@ -681,3 +681,26 @@ fn tables_round_trip_through_toml() {
     let after: usize = again.frameworks.torch.iter().map(|r| r.builds.len()).sum();
     assert_eq!(before, after);
 }
+
+#[test]
+fn torch_arch_lists_before_1_12_come_from_the_build_script_rows() {
+    let m = crate::manifest::embedded();
+    // torch 1.9.0+cu111 as a user's get_arch_list() printed it (meituan/YOLOv6#350):
+    // sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86.
+    let b = m
+        .frameworks
+        .torch_old_build("1.9.0+cu111", "cu111")
+        .expect("a row");
+    assert_eq!(
+        b.sass.as_deref().unwrap(),
+        ["3.7", "5.0", "6.0", "7.0", "7.5", "8.0", "8.6"]
+    );
+    // cu102 wheels: sm_37 sm_50 sm_60 sm_70 (pytorch/pytorch#45028, an A100 on such a build).
+    let b = m
+        .frameworks
+        .torch_old_build("1.10.2", "cu102")
+        .expect("a row");
+    assert_eq!(b.sass.as_deref().unwrap(), ["3.7", "5.0", "6.0", "7.0"]);
+    assert!(m.frameworks.torch_old_build("1.3.1", "cu101").is_none());
+    assert!(m.frameworks.torch_old_build("1.12.0", "cu113").is_none());
+}

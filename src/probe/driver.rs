@@ -236,6 +236,12 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
         pcie_width_max: g.pcie_width_max,
         persistence_mode: g.persistence_mode,
         mig_mode: g.mig_mode.clone(),
+        fabric: g.fabric.as_ref().map(|f| crate::report::GpuFabric {
+            state: f.state.clone(),
+            status: f.status.clone(),
+            clique_id: f.clique_id.clone(),
+            cluster_uuid: f.cluster_uuid.clone(),
+        }),
         source: "nvidia-smi".to_string(),
         chip: None,
         identified_by: None,

@@ -60,15 +60,50 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
         module_files: Vec::new(),
         module_signing_key: None,
         services: Vec::new(),
+        infiniband_modules: ["ib_umad", "mlx5_ib", "mlx5_core"]
+            .iter()
+            .filter(|m| has(m) || fs.is_dir(format!("/sys/module/{m}")))
+            .map(|m| (*m).to_string())
+            .collect(),
+        infiniband_devices: fs.is_dir("/sys/class/infiniband").then(|| {
+            let mut names: Vec<String> = fs
+                .read_dir("/sys/class/infiniband")
+                .into_iter()
+                .map(|e| e.name)
+                .collect();
+            names.sort();
+            names
+        }),
+        fabric_manager_log: fs
+            .read_opt("/var/log/fabricmanager.log")
+            .map(|t| fabric_manager_errors(&t))
+            .unwrap_or_default(),
     }
+}
+
+/// The last (at most 5) error lines of a fabric manager log ("[ERROR]", "error", "failed").
+fn fabric_manager_errors(log: &str) -> Vec<String> {
+    let mut lines: Vec<String> = log
+        .lines()
+        .filter(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("error") || l.contains("failed")
+        })
+        .map(|l| l.trim().chars().take(300).collect())
+        .collect();
+    let keep = lines.len().saturating_sub(5);
+    lines.drain(..keep);
+    lines
 }
 
 /// Daemons whose absence breaks GPUs: the fabric manager on NVSwitch systems (CUDA error 802
 /// without it) and the persistence daemon. Read from `/proc/<pid>/comm`, so no `ps` is needed.
-const DAEMONS: [&str; 3] = [
+/// On NVLink5 systems (HGX B200, GB200) the NVLink subnet manager (`nvlsm`) runs beside it.
+const DAEMONS: [&str; 4] = [
     "nv-fabricmanager",
     "nvidia-persistenced",
     "nvidia-fabricmanager",
+    "nvlsm",
 ];
 
 fn daemons(host: &Host) -> Option<Vec<String>> {

@@ -230,6 +230,16 @@ pub struct KernelInfo {
     /// evidence each answer came from.
     #[serde(default)]
     pub services: Vec<Service>,
+    /// InfiniBand modules loaded (`ib_umad`, `mlx5_ib`, `mlx5_core`): on NVLink5 systems the
+    /// fabric manager and the NVLink subnet manager reach the NVSwitches through them.
+    #[serde(default)]
+    pub infiniband_modules: Vec<String>,
+    /// The entries of `/sys/class/infiniband` (`mlx5_0`, ...); null when the folder is absent.
+    #[serde(default)]
+    pub infiniband_devices: Option<Vec<String>>,
+    /// The last error lines of the fabric manager's log (`/var/log/fabricmanager.log`), at most 5.
+    #[serde(default)]
+    pub fabric_manager_log: Vec<String>,
 }
 
 /// A GPU service as files, packages and processes show it.
@@ -369,6 +379,10 @@ pub struct Gpu {
     pub persistence_mode: Option<bool>,
     /// "Enabled" / "Disabled"; null when the GPU has no MIG.
     pub mig_mode: Option<String>,
+    /// The GPU's NVLink fabric as `nvidia-smi -q -x` reports it (Hopper and later in an NVSwitch
+    /// fabric); null when not reported or every field is N/A.
+    #[serde(default)]
+    pub fabric: Option<GpuFabric>,
     /// "0x14a910de": subsystem device id then subsystem vendor id, as nvidia-smi prints it.
     /// Tells apart products that share a device id (A2 and A16 on 0x25b6).
     pub pci_subsystem_id: Option<String>,
@@ -414,6 +428,19 @@ pub struct Gpu {
     /// AMD: the GTT size in MiB (system memory the GPU maps; an APU's working memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gtt_total_mib: Option<u64>,
+}
+
+/// A GPU's NVLink fabric (`nvidia-smi -q -x` `<fabric>`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct GpuFabric {
+    /// "Not Supported", "Not Started", "In Progress", "Completed".
+    pub state: Option<String>,
+    /// "Success", or why the registration failed; null when N/A.
+    pub status: Option<String>,
+    pub clique_id: Option<String>,
+    pub cluster_uuid: Option<String>,
 }
 
 impl Gpu {
@@ -550,6 +577,7 @@ pub struct LibraryLoad {
     /// The file that loads (as found, before links); null when no folder searched has it.
     pub path: Option<String>,
     /// How the loader reaches it: "preload" (loaded by path by the framework), "RPATH",
+    /// "RPATH of the executable" (the interpreter's own, a conda `python`'s `$ORIGIN/../lib`),
     /// "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "ld.so.conf", "default"; null when not found.
     pub via: Option<String>,
     /// Its version: from the file name the link resolves to, else its package.
@@ -664,7 +692,8 @@ pub struct Framework {
     /// The file the build facts came from.
     pub source: String,
     /// The pip distribution when its name says more than `name` ("tensorflow-cpu": a CPU
-    /// build chosen by name); null otherwise.
+    /// build chosen by name), or the conda package it came from ("pytorch (conda)"); null
+    /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distribution: Option<String>,
     /// What the framework said when the environment's interpreter imported it (`doctor

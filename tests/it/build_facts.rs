@@ -64,7 +64,10 @@ fn toolkits_record_nvcc_and_the_one_extension_builds_use() {
     assert_eq!(apt["nvcc_version"], "10.1.243");
     assert_eq!(apt["builds_extensions"], true, "nvcc on PATH, no CUDA_HOME");
     let f = finding(&r, "toolkit-framework-cuda-mismatch");
-    assert_eq!(f["severity"], "error");
+    assert_eq!(
+        f["severity"], "warning",
+        "a major difference stops the build: warning"
+    );
     assert!(
         f["title"].as_str().unwrap().contains("CUDA 10.1"),
         "{}",

@@ -388,6 +388,47 @@ fn several_toolkits() {
 }
 
 #[test]
+fn conda_forge_cupy_env() {
+    let r = doctor("conda-forge-cupy-env");
+    assert_findings(&r, &[]);
+    let env = r["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == "/home/alice/miniconda3/envs/ml")
+        .expect("the conda env");
+    let cupy = env["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "cupy")
+        .expect("conda's cupy");
+    assert_eq!(cupy["cuda"], "12.1", "{cupy}");
+    assert_eq!(cupy["variant"], "cuda");
+    assert!(
+        cupy["source"].as_str().unwrap().contains("conda-meta"),
+        "{cupy}"
+    );
+    let loads = r["libraries"]["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["framework"] == "cupy")
+        .expect("cupy's loads");
+    let cudart = loads["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["soname"] == "libcudart.so.12")
+        .expect("libcudart.so.12");
+    assert_eq!(
+        cudart["path"],
+        "/home/alice/miniconda3/envs/ml/lib/libcudart.so.12"
+    );
+    assert_eq!(cudart["via"], "RPATH of the executable");
+}
+
+#[test]
 fn conda_cuda_env() {
     let r = doctor("conda-cuda-env");
     assert_findings(&r, &[]);
@@ -1161,4 +1202,50 @@ fn h200() {
         ])
     );
     assert_eq!(array(&r, "python_envs").len(), 2);
+}
+
+#[test]
+fn nova_core_ada() {
+    let r = doctor("nova-core-ada");
+    assert_findings(&r, &["nova-core-bound"]);
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "nova-core-bound")
+        .unwrap();
+    let fix = f["fix"].as_str().unwrap();
+    assert!(fix.contains("blacklist nova_core"), "{fix}");
+    assert!(fix.contains("update-initramfs -u"), "{fix}");
+    assert!(!fix.contains("modprobe nvidia"), "{fix}");
+    assert!(!fix.contains("mokutil"), "{fix}");
+    assert!(
+        f["evidence"].to_string().contains("bound to NovaCore"),
+        "{}",
+        f["evidence"]
+    );
+}
+
+#[test]
+fn hgx_fabric_in_progress() {
+    let r = doctor("hgx-fabric-in-progress");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    assert_eq!(r["gpus"][0]["fabric"]["state"], "In Progress");
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "fabric-manager-not-running")
+        .unwrap();
+    let evidence = f["evidence"].to_string();
+    assert!(evidence.contains("fabric state In Progress"), "{evidence}");
+    assert!(!evidence.contains("NVLink5"), "{evidence}");
+    assert!(
+        f["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("Start it and enable it at boot"),
+        "{}",
+        f["fix"]
+    );
 }

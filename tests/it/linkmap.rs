@@ -613,6 +613,7 @@ fn healthy_fixture_machines_gain_no_loader_findings() {
         "torch-cuda-venv",
         "jax-pip-cuda-plugin",
         "conda-cuda-env",
+        "conda-forge-cupy-env",
         "healthy-torch-cu124-driver-550",
         "healthy-rtx4090-tf-and-cuda",
         "torch-and-tf-one-venv",
@@ -621,7 +622,12 @@ fn healthy_fixture_machines_gain_no_loader_findings() {
         let r = crate::support::doctor(name);
         let loader: Vec<&str> = ids(&r)
             .into_iter()
-            .filter(|i| matches!(*i, "library-not-found" | "library-path-shadowing"))
+            .filter(|i| {
+                matches!(
+                    *i,
+                    "library-not-found" | "library-path-shadowing" | "library-copies-differ"
+                )
+            })
             .collect();
         assert!(loader.is_empty(), "{name}: {loader:?}");
         assert!(
@@ -727,4 +733,245 @@ fn torch_loads_nvrtc_and_cusolver_from_its_wheels_by_path() {
         cusolver["path"],
         format!("{site}/nvidia/cusolver/lib/libcusolver.so.11").as_str()
     );
+}
+
+/// A path inside `root` after its links, absolute targets read inside `root` too (the maps
+/// show files after links).
+fn real_in_root(root: &std::path::Path, path: &str) -> String {
+    let mut done = PathBuf::from("/");
+    let mut rest: Vec<String> = path
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect();
+    rest.reverse();
+    let mut hops = 0;
+    while let Some(c) = rest.pop() {
+        if c == "." {
+            continue;
+        }
+        if c == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&c);
+        let on_disk = root.join(next.strip_prefix("/").unwrap());
+        match std::fs::read_link(&on_disk) {
+            Ok(target) if hops < 40 => {
+                hops += 1;
+                let t = target.to_string_lossy().to_string();
+                if t.starts_with('/') {
+                    done = PathBuf::from("/");
+                }
+                for part in t.split('/').filter(|p| !p.is_empty()).rev() {
+                    rest.push(part.to_string());
+                }
+            }
+            _ => done = next,
+        }
+    }
+    done.display().to_string()
+}
+
+/// The H200's third scenario (`tests/fixtures/real/h200-loads/toolkit-first`): the toolkit's
+/// `lib64` first on LD_LIBRARY_PATH. The machine is the `h200` fixture with real ELF files
+/// whose `DT_SONAME`, `DT_NEEDED`, `DT_RPATH` and `DT_RUNPATH` are the H200's own (recorded
+/// in `dynamic-sections.json`), and torch's and JAX's `__init__.py` the installed ones
+/// (`src/`). Every CUDA file each framework mapped there must be a copy the doctor predicts:
+/// torch the wheels' (its DT_RPATH, then `_preload_cuda_deps` by path), JAX both cuBLASLt
+/// copies (the toolkit's, needed by the wheel's cuBLAS through LD_LIBRARY_PATH, then the
+/// wheel's by path) and the toolkit's nvJitLink (needed by the wheel's cuSPARSE).
+#[test]
+fn h200_toolkit_first_predictions_are_the_files_each_framework_mapped() {
+    let real = crate::support::fixtures_dir().join("real/h200-loads");
+    let read = |p: PathBuf| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
+    };
+    let dynamic = read(real.join("toolkit-first/dynamic-sections.json"));
+    let dynamic = dynamic.as_object().unwrap();
+    let m = Machine::from_fixture("h200");
+    let site = "/opt/torch/.venv/lib/python3.12/site-packages";
+    let toolkit = "/usr/local/cuda-13.0/targets/x86_64-linux/lib";
+    // Stand-ins to link against, one per needed soname (DT_NEEDED is the soname).
+    let stubs = m.dir.path().join("stubs");
+    std::fs::create_dir_all(&stubs).unwrap();
+    let stub = |soname: &str| -> PathBuf {
+        let at = stubs.join(soname);
+        if !at.exists() {
+            let src = m.dir.path().join("s.c");
+            std::fs::write(&src, "int gpu_doctor_stub(void) { return 0; }\n").unwrap();
+            let ok = Command::new("cc")
+                .args(["-shared", "-fPIC", "-o"])
+                .arg(&at)
+                .arg(&src)
+                .arg(format!("-Wl,-soname,{soname}"))
+                .status()
+                .expect("cc")
+                .success();
+            assert!(ok, "stub {soname}");
+        }
+        at
+    };
+    let build = |path: &str| {
+        let d = &dynamic[path];
+        let out = m.path(path);
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&out);
+        let src = m.dir.path().join("f.c");
+        std::fs::write(&src, "int gpu_doctor_test_symbol(void) { return 0; }\n").unwrap();
+        let mut cc = Command::new("cc");
+        cc.args(["-shared", "-fPIC", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .arg("-Wl,--no-as-needed");
+        if let Some(s) = d["soname"].as_str() {
+            cc.arg(format!("-Wl,-soname,{s}"));
+        }
+        for n in d["needed"].as_array().unwrap() {
+            let n = n.as_str().unwrap();
+            if !n.starts_with("libc.") && !n.starts_with("libm.") && !n.starts_with("ld-linux") {
+                cc.arg(stub(n));
+            }
+        }
+        if let Some(r) = d["rpath"].as_str() {
+            cc.arg(format!("-Wl,--disable-new-dtags,-rpath,{r}"));
+        }
+        if let Some(r) = d["runpath"].as_str() {
+            cc.arg(format!("-Wl,--enable-new-dtags,-rpath,{r}"));
+        }
+        let r = cc.output().expect("cc");
+        assert!(
+            r.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    };
+    let wanted = |p: &str| {
+        let in_site = |d: &str| p.starts_with(&format!("{site}/{d}"));
+        (in_site("nvidia/") && p.contains(".so"))
+            || in_site("torch/lib/")
+            || p == format!("{site}/jax_plugins/xla_cuda13/xla_cuda_plugin.so")
+            // The toolkit's real files (their versioned names); links are made below.
+            || (p.starts_with(toolkit)
+                && std::path::Path::new(p)
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.matches('.').count() >= 4))
+    };
+    for path in dynamic.keys().filter(|p| wanted(p)) {
+        build(path);
+        if let Some(rest) = path.strip_prefix(&format!("{toolkit}/")) {
+            let soname = dynamic[path]["soname"].as_str().unwrap();
+            if soname != rest {
+                m.link(&format!("{toolkit}/{soname}"), rest);
+            }
+        }
+    }
+    m.write(
+        &format!("{site}/torch/__init__.py"),
+        &std::fs::read_to_string(real.join("src/torch__init__.excerpt.py")).unwrap(),
+    );
+    m.write(
+        &format!("{site}/jax_plugins/xla_cuda13/__init__.py"),
+        &std::fs::read_to_string(real.join("src/jax_plugins__xla_cuda13____init__.py")).unwrap(),
+    );
+    let r = m.doctor(&[(
+        "LD_LIBRARY_PATH",
+        "/usr/local/cuda/lib64:/usr/local/nvidia/lib64:/usr/local/nvidia/lib",
+    )]);
+    let root = m.root();
+    let mut compared = 0;
+    for fw in ["torch", "jax", "cupy"] {
+        let maps = read(real.join(format!("toolkit-first/maps-{fw}.json")));
+        assert_eq!(maps["ok"], true, "{fw} ran on the H200");
+        let loads = r["libraries"]["loads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["framework"] == fw)
+            .unwrap_or_else(|| panic!("no loads for {fw}"));
+        let predicted: Vec<(String, String)> = loads["libraries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|l| {
+                let soname = l["soname"].as_str()?;
+                Some((
+                    stem(soname)?.to_string(),
+                    real_in_root(&root, l["path"].as_str()?),
+                ))
+            })
+            .collect();
+        for mapped in maps["maps"].as_array().unwrap() {
+            let mapped = mapped.as_str().unwrap();
+            let file = mapped.rsplit('/').next().unwrap();
+            let Some(st) = stem(file).filter(|s| is_cuda_stem(s)) else {
+                continue;
+            };
+            assert!(
+                predicted.iter().any(|(s, p)| s == st && p == mapped),
+                "{fw}: {mapped} was mapped; predicted for {st}: {:?}",
+                predicted
+                    .iter()
+                    .filter(|(s, _)| s == st)
+                    .collect::<Vec<_>>()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 40, "only {compared} files compared");
+    // JAX maps two cuBLASLt files; the doctor shows both, and with one version (13.1.0.3)
+    // they are no finding.
+    let jax_lt: Vec<&Value> = r["libraries"]["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["framework"] == "jax")
+        .unwrap()["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["soname"] == "libcublasLt.so.13")
+        .collect();
+    assert_eq!(jax_lt.len(), 2, "{jax_lt:?}");
+    assert!(!ids(&r).contains(&"library-copies-differ"), "{:?}", ids(&r));
+}
+
+/// A conda interpreter's own `DT_RPATH` (`$ORIGIN/../lib`) serves every object without a
+/// `DT_RUNPATH`, `dlopen` included; a `DT_RUNPATH` in the executable serves only its own needs
+/// (glibc `_dl_map_object`). On the conda-forge CuPy env (cupy/cupy#9962's layout).
+#[test]
+fn a_conda_interpreters_rpath_serves_the_env_lib_and_its_runpath_does_not() {
+    let env = "/home/alice/miniconda3/envs/ml";
+    let run = |flag: &str| -> Value {
+        let m = Machine::from_fixture("conda-forge-cupy-env");
+        let src = m.dir.path().join("main.c");
+        std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+        for exe in ["python", "python3", "python3.11"] {
+            let out = m.path(&format!("{env}/bin/{exe}"));
+            let _ = std::fs::remove_file(&out);
+            let ok = Command::new("cc")
+                .arg("-o")
+                .arg(&out)
+                .arg(&src)
+                .arg(format!("-Wl,{flag},-rpath,$ORIGIN/../lib"))
+                .status()
+                .expect("cc")
+                .success();
+            assert!(ok);
+        }
+        m.doctor(&[])
+    };
+    let r = run("--disable-new-dtags");
+    let cudart = load(&r, "cupy", "libcudart.so.12");
+    assert_eq!(
+        cudart["path"],
+        format!("{env}/lib/libcudart.so.12").as_str()
+    );
+    assert_eq!(cudart["via"], "RPATH of the executable");
+    assert!(!ids(&r).contains(&"library-not-found"), "{:?}", ids(&r));
+    let r = run("--enable-new-dtags");
+    let cudart = load(&r, "cupy", "libcudart.so.12");
+    assert!(cudart["path"].is_null(), "{cudart}");
+    assert!(ids(&r).contains(&"library-not-found"), "{:?}", ids(&r));
 }

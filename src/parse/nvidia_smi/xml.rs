@@ -86,6 +86,19 @@ pub struct SmiGpu {
     /// `None`, `Pass-Through`, `VGPU`, `Host VGPU`: tells whether this is a VM's view of the GPU.
     pub virtualization_mode: Option<String>,
     pub gsp_firmware_version: Option<String>,
+    /// The GPU's NVLink fabric (`<fabric>`: Hopper and later); `None` when every field is N/A
+    /// (a GPU outside an NVSwitch fabric).
+    pub fabric: Option<SmiFabric>,
+}
+
+/// `<fabric>`: `state` ("Not Supported", "Not Started", "In Progress", "Completed"), `status`
+/// ("Success" or the error), `cliqueId`, `clusterUuid`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SmiFabric {
+    pub state: Option<String>,
+    pub status: Option<String>,
+    pub clique_id: Option<String>,
+    pub cluster_uuid: Option<String>,
 }
 
 /// ECC error counters, retired pages (before Ampere) and remapped rows (Ampere and later).
@@ -237,7 +250,18 @@ fn gpu(node: Node<'_, '_>) -> SmiGpu {
         performance_state: text_at(node, &["performance_state"]),
         virtualization_mode: text_at(node, &["gpu_virtualization_mode", "virtualization_mode"]),
         gsp_firmware_version: text_at(node, &["gsp_firmware_version"]),
+        fabric: fabric(node),
     }
+}
+
+fn fabric(node: Node<'_, '_>) -> Option<SmiFabric> {
+    let f = SmiFabric {
+        state: text_at(node, &["fabric", "state"]),
+        status: text_at(node, &["fabric", "status"]),
+        clique_id: text_at(node, &["fabric", "cliqueId"]),
+        cluster_uuid: text_at(node, &["fabric", "clusterUuid"]),
+    };
+    (f != SmiFabric::default()).then_some(f)
 }
 
 /// A product name, or `None` for a no-value word or the placeholder `Graphics Device` that a
@@ -741,6 +765,8 @@ mod tests {
         assert_eq!(g.performance_state.as_deref(), Some("P0"));
         assert_eq!(g.virtualization_mode.as_deref(), Some("Pass-Through"));
         assert_eq!(g.gsp_firmware_version.as_deref(), Some("580.159.04"));
+        // The H200 is one PCIe/NVL GPU outside an NVSwitch fabric: every fabric field is N/A.
+        assert_eq!(g.fabric, None);
         assert_eq!(
             g.ecc_errors,
             SmiEcc {
@@ -1007,5 +1033,19 @@ mod tests {
         assert_eq!(sub("000000DE"), None);
         assert_eq!(sub("37AF0000"), None);
         assert_eq!(sub("[REDACTED]"), None);
+    }
+}
+
+#[cfg(test)]
+mod fabric_tests {
+    #[test]
+    fn a_fabric_in_progress_is_read() {
+        let xml = "<nvidia_smi_log><gpu id=\"00000000:18:00.0\"><product_name>NVIDIA B200</product_name>\
+                   <fabric><state>In Progress</state><status>N/A</status><cliqueId>N/A</cliqueId>\
+                   <clusterUuid>N/A</clusterUuid></fabric></gpu></nvidia_smi_log>";
+        let log = super::parse_xml(xml).expect("parses");
+        let f = log.gpus[0].fabric.clone().expect("a fabric");
+        assert_eq!(f.state.as_deref(), Some("In Progress"));
+        assert_eq!(f.status, None);
     }
 }

@@ -1,20 +1,22 @@
 //! Which copy of each CUDA library a framework's process maps, resolved the way glibc's ld.so
 //! resolves it, without running anything: each framework's native modules' dynamic sections
-//! (`DT_NEEDED`, `DT_RPATH`, `DT_RUNPATH`), then for every needed soname the loader's order —
-//! `DT_RPATH` of the requester and the objects that pulled it in (only while none of them has a
-//! `DT_RUNPATH`), `LD_LIBRARY_PATH`, the requester's `DT_RUNPATH` (`$ORIGIN`, `$LIB`,
-//! `$PLATFORM` substituted), `/etc/ld.so.cache` (or the `ld.so.conf` folders when the cache is
-//! missing or older than its configuration), then the default folders. A soname already in the
-//! process is not looked up again (ld.so matches loaded objects by soname).
+//! (`DT_NEEDED`, `DT_RPATH`, `DT_RUNPATH`), then for every needed soname the loader's search
+//! (`ldso.rs`: the requester's and its loaders' `DT_RPATH`, the executable's `DT_RPATH`,
+//! `LD_LIBRARY_PATH`, `DT_RUNPATH`, the ld.so cache, the default folders).
 //!
-//! Framework behaviour modelled here, beyond what the ELF files say:
+//! Framework behaviour beyond what the ELF files say is in `habits.rs`:
 //! - torch (`torch/__init__.py`, `_load_global_deps`): loads `torch/lib/libtorch_global_deps.so`
-//!   first; only when that fails does `_preload_cuda_deps` load every `nvidia/<lib>/lib` copy by
-//!   path (`via: "preload"`), after which those win over every search folder.
+//!   first. The installed file's `_preload_cuda_deps` list is read: torch 2.11 runs it every
+//!   time once libcudart is mapped (cuBLASLt before cuBLAS, nvJitLink before cuSPARSE, by path);
+//!   older files only when that first load failed. An unreadable file (a stand-in) keeps the
+//!   fallback preload and NVRTC/cuSOLVER by path.
+//! - JAX's CUDA plugin loads the wheels' copies by path in the order of its own
+//!   `_load_nvidia_libraries` (read from the installed plugin), then `dlopen`s by soname from
+//!   its plugin module. A load by path matches loaded objects by file, so a copy of a soname
+//!   already mapped from another folder is mapped beside it: both are reported.
 //! - cuDNN 9 loads its sub-libraries (`libcudnn_ops`, `libcudnn_engines_*`, ...) at run time,
 //!   with `libcudnn.so.9` as the requester, so its `$ORIGIN` RUNPATH puts them beside it.
-//! - JAX's CUDA plugin and TensorFlow load the CUDA libraries with `dlopen` by soname from
-//!   their plugin module (its RUNPATH lists the `nvidia/*/lib` wheel folders).
+//! - TensorFlow loads the CUDA libraries with `dlopen` by soname from its framework library.
 //! - CuPy (13+, `cuda-pathfinder`) loads a library from the `nvidia/*/lib` wheel folders by path
 //!   when the wheel is installed, else by soname.
 //!
@@ -22,6 +24,8 @@
 //! documented search path stands in for its RUNPATH and its needs come from the wheels beside
 //! it and the CUDA/cuDNN versions it was built for (`basis: "model"`).
 
+mod habits;
+mod ldso;
 pub(crate) mod owner;
 mod table;
 
@@ -30,12 +34,16 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use self::habits::{
+    cudnn_sublibs, entry_points, is_cudnn_front, jax_preloads, modelled_runpath, runtime_needs,
+    wheel_files,
+};
 use self::owner::{Owners, lexical};
 use self::table::Table;
 use super::loader::{LoaderPath, Origin};
 use super::toolkit::LIB_DIRS;
 use crate::host::Host;
-use crate::parse::elf::{self, Dynamic};
+use crate::parse::elf::Dynamic;
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
 use crate::report::{
@@ -186,74 +194,13 @@ struct Process {
     /// Names (soname and needed name) of the objects in the process.
     by_name: HashMap<String, usize>,
     loads: Vec<LibraryLoad>,
+    /// The interpreter after its links (`$ORIGIN` is its real folder) and its dynamic section:
+    /// its `DT_RPATH` serves every object without a `DT_RUNPATH` (a conda `python` carries
+    /// `$ORIGIN/../lib`).
+    exe: Option<(PathBuf, Rc<Dynamic>)>,
 }
 
 impl Ctx<'_> {
-    /// A path after its links (inside the root), resolved once per scan.
-    fn canonical(&self, path: &Path) -> PathBuf {
-        if let Some(c) = self.canon.borrow().get(path) {
-            return c.clone();
-        }
-        let c = self
-            .host
-            .fs
-            .canonical(path, true)
-            .unwrap_or_else(|_| path.to_path_buf());
-        self.canon
-            .borrow_mut()
-            .insert(path.to_path_buf(), c.clone());
-        c
-    }
-
-    /// The names in a folder (an unreadable folder has none).
-    fn names(&self, dir: &Path) -> Rc<HashSet<String>> {
-        if let Some(l) = self.listing.borrow().get(dir) {
-            return l.clone();
-        }
-        let names: Rc<HashSet<String>> = Rc::new(
-            self.host
-                .fs
-                .read_dir(dir)
-                .into_iter()
-                .map(|e| e.name)
-                .collect(),
-        );
-        self.listing
-            .borrow_mut()
-            .insert(dir.to_path_buf(), names.clone());
-        names
-    }
-
-    /// Whether `path` exists, through its folder's listing first (a stat only on a hit, for
-    /// dangling links).
-    fn exists(&self, path: &Path) -> bool {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str()))
-        else {
-            return false;
-        };
-        self.names(dir).contains(name) && {
-            // A listed link may dangle: its target's folder must list the target.
-            let c = self.canonical(path);
-            match (c.parent(), c.file_name().and_then(|n| n.to_str())) {
-                (Some(d), Some(n)) if c != path => self.names(d).contains(n),
-                _ => true,
-            }
-        }
-    }
-    /// The dynamic section of a file, read once per scan.
-    fn dynamic(&self, path: &Path) -> Option<Rc<Dynamic>> {
-        let canonical = self.canonical(path);
-        if let Some(d) = self.elf.borrow().get(&canonical) {
-            return d.clone();
-        }
-        let parsed = self.host.fs.open_ranged(&canonical).ok().and_then(|f| {
-            let mut read = |off: u64, len: usize| f.read_at(off, len);
-            elf::parse(&mut read).map(Rc::new)
-        });
-        self.elf.borrow_mut().insert(canonical, parsed.clone());
-        parsed
-    }
-
     fn framework(&self, env: &PythonEnv, fw: &Framework) -> FrameworkLoads {
         let sites: Vec<PathBuf> = env.site_packages.iter().map(PathBuf::from).collect();
         let entries = entry_points(self.host, &sites, fw);
@@ -262,13 +209,19 @@ impl Ctx<'_> {
             .filter_map(|p| self.dynamic(p).map(|d| (p.clone(), d)))
             .collect();
         let basis = if readable.is_empty() { "model" } else { "elf" };
-        let mut process = self.run(env, fw, &sites, &readable, &[]);
+        let torch_habit = (fw.name == "torch")
+            .then(|| habits::torch_preload(self.host, &sites))
+            .flatten();
+        let mut process = self.run(env, fw, &sites, &readable, &[], torch_habit.as_ref());
         // torch: when libtorch_global_deps.so cannot load its CUDA libraries, torch preloads
-        // every nvidia wheel's copy by path and tries again (`_preload_cuda_deps`).
+        // the nvidia wheels' copies by path and tries again (`_preload_cuda_deps(err)`).
         if fw.name == "torch" && process.loads.iter().any(|l| l.path.is_none()) {
-            let preloads = wheel_files(self.host, &sites);
+            let preloads = match &torch_habit {
+                Some(h) => habits::torch_preload_files(self.host, &sites, fw, &h.libs),
+                None => wheel_files(self.host, &sites),
+            };
             if !preloads.is_empty() {
-                process = self.run(env, fw, &sites, &readable, &preloads);
+                process = self.run(env, fw, &sites, &readable, &preloads, None);
             }
         }
         let mut libraries = process.loads;
@@ -288,11 +241,32 @@ impl Ctx<'_> {
         sites: &[PathBuf],
         readable: &[(PathBuf, Rc<Dynamic>)],
         preloads: &[PathBuf],
+        torch_habit: Option<&habits::TorchPreload>,
     ) -> Process {
+        let exe = env
+            .interpreter
+            .as_deref()
+            .and_then(|i| {
+                let real = self.canonical(Path::new(i));
+                self.dynamic(&real).map(|d| (real, d))
+            })
+            .or_else(|| {
+                // An interpreter that cannot be read (a stand-in): conda-built pythons carry
+                // `$ORIGIN/../lib` (and so do the lib-dynload modules that call dlopen).
+                (env.kind == "conda").then(|| {
+                    let exe = Path::new(&env.path).join("bin/python3");
+                    let dynamic = Dynamic {
+                        rpath: Some("$ORIGIN/../lib".to_string()),
+                        ..Dynamic::default()
+                    };
+                    (exe, Rc::new(dynamic))
+                })
+            });
         let mut p = Process {
             objs: Vec::new(),
             by_name: HashMap::new(),
             loads: Vec::new(),
+            exe,
         };
         // Libraries the framework loads by path before its modules run, each with its own
         // needs mapped at once (as `dlopen` does): torch's fallback preload, JAX's
@@ -301,10 +275,18 @@ impl Ctx<'_> {
             .iter()
             .map(|p| (p.clone(), "torch/__init__.py (_preload_cuda_deps)"))
             .collect();
-        if fw.name == "torch" {
-            // torch loads NVRTC and cuSOLVER (used lazily) from the wheels by path with
-            // ctypes; seen on the H200 with torch 2.11 (`LD_DEBUG=files`: "dynamically loaded
-            // by .../_ctypes...so").
+        // torch files that preload every time (torch 2.11's `_load_global_deps`) do it after
+        // libtorch_global_deps.so mapped libcudart, before the other modules.
+        let after_first: Vec<PathBuf> = match torch_habit {
+            Some(h) if h.always && preloads.is_empty() => {
+                habits::torch_preload_files(self.host, sites, fw, &h.libs)
+            }
+            _ => Vec::new(),
+        };
+        if fw.name == "torch" && torch_habit.is_none() {
+            // torch's file unread (a stand-in): NVRTC and cuSOLVER (used lazily) come from the
+            // wheels by path, as the H200's torch 2.11 showed (`LD_DEBUG=files`: "dynamically
+            // loaded by .../_ctypes...so", its `_preload_cuda_deps`).
             plan.extend(
                 wheel_files(self.host, sites)
                     .into_iter()
@@ -327,21 +309,7 @@ impl Ctx<'_> {
         let mut pre_queue: Vec<usize> = Vec::new();
         let mut pre_next = 0;
         for (path, label) in plan {
-            let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-                continue;
-            };
-            if family::of(&name).is_none() || p.by_name.contains_key(&name) {
-                continue;
-            }
-            let found = Found {
-                path: Some((path.clone(), "preload")),
-                searched: Vec::new(),
-                later: Vec::new(),
-            };
-            if let Some(j) = self.record(&mut p, &name, label, None, &found, "preload") {
-                pre_queue.push(j);
-                self.drain(&mut p, &mut pre_queue, &mut pre_next);
-            }
+            self.load_by_path(&mut p, &path, label, &mut pre_queue, &mut pre_next);
         }
         let mut queue: Vec<usize> = Vec::new();
         let mut next = 0;
@@ -385,6 +353,17 @@ impl Ctx<'_> {
                 }
                 queue.push(i);
                 self.drain(&mut p, &mut queue, &mut next);
+                if i == first_module && !after_first.is_empty() && self.has_cudart(&p) {
+                    for path in &after_first {
+                        self.load_by_path(
+                            &mut p,
+                            path,
+                            "torch/__init__.py (_preload_cuda_deps)",
+                            &mut queue,
+                            &mut next,
+                        );
+                    }
+                }
             }
             // The module that dlopens at run time: JAX's plugin, TF's framework library.
             p.objs
@@ -436,6 +415,47 @@ impl Ctx<'_> {
         }
         self.drain(&mut p, &mut queue, &mut next);
         p
+    }
+
+    /// A `dlopen` by path: ld.so matches it against the loaded objects by file (device and
+    /// inode), not by soname, so a copy of an already-loaded soname from another folder is
+    /// mapped beside it (JAX's cuBLASLt with the toolkit's first on `LD_LIBRARY_PATH`).
+    fn load_by_path(
+        &self,
+        p: &mut Process,
+        path: &Path,
+        label: &str,
+        queue: &mut Vec<usize>,
+        next: &mut usize,
+    ) {
+        let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            return;
+        };
+        let canon = self.canonical(path);
+        if family::of(&name).is_none()
+            || !self.exists(path)
+            || p.objs.iter().any(|o| self.canonical(&o.path) == canon)
+        {
+            return;
+        }
+        let found = Found {
+            path: Some((path.to_path_buf(), "preload")),
+            searched: Vec::new(),
+            later: Vec::new(),
+        };
+        if let Some(j) = self.record(p, &name, label, None, &found, "preload") {
+            queue.push(j);
+            self.drain(p, queue, next);
+        }
+    }
+
+    /// Whether a libcudart is mapped (torch checks `/proc/self/maps` for it).
+    fn has_cudart(&self, p: &Process) -> bool {
+        p.objs.iter().any(|o| {
+            o.path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libcudart.so"))
+        })
     }
 
     /// Follows the needs of every object queued, breadth first, as ld.so maps them.
@@ -510,8 +530,10 @@ impl Ctx<'_> {
             });
             j
         });
+        // The first object loaded under a name keeps it: later lookups by that name find it.
         p.by_name
-            .insert(name.to_string(), index.unwrap_or(usize::MAX));
+            .entry(name.to_string())
+            .or_insert(index.unwrap_or(usize::MAX));
         let Some(family) = family else {
             // Only CUDA libraries are reported, and followed further.
             return index.filter(|j| in_site(&p.objs[*j].path));
@@ -604,119 +626,6 @@ impl Ctx<'_> {
             why: why(),
         });
     }
-
-    /// ld.so's search for `name` needed by object `i` (glibc `_dl_map_object`).
-    fn search(&self, p: &Process, i: usize, name: &str) -> Found {
-        let mut steps: Vec<(PathBuf, &'static str)> = Vec::new();
-        let requester = p.objs[i].dynamic.clone();
-        let has_runpath = requester.as_ref().is_some_and(|d| d.runpath.is_some());
-        if !has_runpath {
-            // DT_RPATH of the requester, then of the objects that pulled it in, up to the
-            // executable; an object with a DT_RUNPATH contributes none.
-            let mut at = Some(i);
-            let mut hops = 0;
-            while let Some(k) = at {
-                hops += 1;
-                if hops > MAX_OBJECTS {
-                    break;
-                }
-                let obj = &p.objs[k];
-                if let Some(d) = &obj.dynamic
-                    && d.runpath.is_none()
-                    && let Some(rpath) = &d.rpath
-                {
-                    steps.extend(self.expand(rpath, &obj.path, "RPATH"));
-                }
-                at = obj.parent;
-            }
-        }
-        steps.extend(
-            self.ld_library_path
-                .iter()
-                .map(|d| (d.clone(), "LD_LIBRARY_PATH")),
-        );
-        if let Some(runpath) = requester.as_ref().and_then(|d| d.runpath.as_ref()) {
-            steps.extend(self.expand(runpath, &p.objs[i].path, "RUNPATH"));
-        }
-        let mut found = Found {
-            path: None,
-            searched: Vec::new(),
-            later: Vec::new(),
-        };
-        let consider = |found: &mut Found, path: PathBuf, via: &'static str| {
-            if !self.exists(&path) || !self.loadable(&path) {
-                return;
-            }
-            if found.path.is_none() {
-                found.path = Some((path, via));
-            } else {
-                found.later.push((path, via));
-            }
-        };
-        for (dir, via) in steps {
-            consider(&mut found, lexical(&dir.join(name)), via);
-            found.searched.push((dir, via));
-        }
-        match self.table {
-            Table::Cache { entries, arch, .. } => {
-                if let Some(e) = crate::parse::ld_cache::lookup(entries, name, *arch) {
-                    consider(&mut found, PathBuf::from(&e.path), "ld.so.cache");
-                }
-                found
-                    .searched
-                    .push((PathBuf::from("/etc/ld.so.cache"), "ld.so.cache"));
-            }
-            Table::Conf { dirs, .. } => {
-                for dir in dirs {
-                    consider(&mut found, dir.join(name), "ld.so.conf");
-                    found.searched.push((dir.clone(), "ld.so.conf"));
-                }
-            }
-        }
-        for dir in self.defaults {
-            consider(&mut found, dir.join(name), "default");
-            found.searched.push((dir.clone(), "default"));
-        }
-        found
-    }
-
-    /// Whether ld.so would take this file: an ELF object of the wrong class or machine is
-    /// skipped; a file we cannot parse (a fixture's stand-in) is taken.
-    fn loadable(&self, path: &Path) -> bool {
-        match self.dynamic(path) {
-            Some(d) => d.is_64 && matches!(d.machine, 62 | 183),
-            None => true,
-        }
-    }
-
-    fn expand(
-        &self,
-        value: &str,
-        object: &Path,
-        via: &'static str,
-    ) -> Vec<(PathBuf, &'static str)> {
-        let origin = object
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        let platform = if self.lib.contains("x86_64") {
-            "x86_64"
-        } else {
-            "aarch64"
-        };
-        elf::expand_search_path(value, &origin, self.lib, platform)
-            .into_iter()
-            .filter(|d| d.starts_with('/'))
-            .map(|d| (lexical(Path::new(&d)), via))
-            .collect()
-    }
-}
-
-fn is_cudnn_front(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .and_then(split_soname)
-        .is_some_and(|(stem, _)| stem == "libcudnn")
 }
 
 fn in_site(path: &Path) -> bool {
@@ -739,292 +648,4 @@ fn version_of(canonical: &Path, owner: &LibraryOwner) -> Option<String> {
         .filter(|v| v.split('.').count() >= 3)
         .map(str::to_string);
     from_name.or_else(|| owner.version.clone())
-}
-
-/// A framework's native modules, first the one loaded first.
-fn entry_points(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let so_in = |dir: PathBuf, prefix: &str| -> Vec<PathBuf> {
-        host.fs
-            .read_dir(&dir)
-            .into_iter()
-            .filter(|e| e.name.starts_with(prefix) && e.name.contains(".so"))
-            .map(|e| e.path)
-            .collect()
-    };
-    for site in sites {
-        match fw.name.as_str() {
-            "torch" => {
-                let lib = site.join("torch/lib");
-                for name in ["libtorch_global_deps.so", "libtorch_cuda.so"] {
-                    if host.fs.exists(lib.join(name)) {
-                        out.push(lib.join(name));
-                    }
-                }
-                out.extend(so_in(site.join("torch"), "_C."));
-            }
-            "jax" => {
-                for e in host.fs.read_dir(site.join("jax_plugins")) {
-                    out.extend(so_in(e.path, "xla_cuda_plugin"));
-                }
-                for e in host.fs.read_dir(site) {
-                    if e.name.starts_with("jax_cuda") && e.name.ends_with("_plugin") {
-                        out.extend(so_in(e.path, "_"));
-                    }
-                }
-            }
-            "tensorflow" => {
-                let tf = site.join("tensorflow");
-                out.extend(so_in(tf.clone(), "libtensorflow_framework.so"));
-                out.extend(so_in(tf.clone(), "libtensorflow_cc.so"));
-                out.extend(so_in(tf.join("python"), "_pywrap_tensorflow_internal"));
-            }
-            "cupy" => {
-                out.extend(so_in(site.join("cupy_backends/cuda/libs"), "_"));
-                out.extend(so_in(site.join("cupy_backends/cuda/api"), "_"));
-                out.extend(so_in(site.join("cupy/_core"), "core"));
-            }
-            _ => {}
-        }
-    }
-    out.truncate(64);
-    out
-}
-
-/// The RUNPATH a framework's wheel is built with, when its modules cannot be read: torch,
-/// JAX's plugin and TensorFlow list the `nvidia/*/lib` wheel folders (`$ORIGIN/../../nvidia/
-/// cudnn/lib`, ...); torch also its own `torch/lib`.
-fn modelled_runpath(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<String> {
-    if fw.name == "cupy" {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for site in sites {
-        if fw.name == "torch" {
-            out.push(site.join("torch/lib").display().to_string());
-        }
-        out.extend(
-            wheel_dirs(host, site)
-                .iter()
-                .map(|d| d.display().to_string()),
-        );
-    }
-    out
-}
-
-/// Library files in the environment's `nvidia/*/lib` folders, in glob order.
-fn wheel_files(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
-    sites
-        .iter()
-        .flat_map(|s| wheel_dirs(host, s))
-        .flat_map(|d| host.fs.read_dir(d))
-        .filter(|e| {
-            split_soname(&e.name).is_some_and(|(_, v)| v.is_some()) && family::of(&e.name).is_some()
-        })
-        .map(|e| e.path)
-        .collect()
-}
-
-/// The wheel copies JAX's CUDA plugin loads by path before anything else
-/// (`jax_plugins/xla_cuda*/__init__.py`, `_load_nvidia_libraries`), in its order; a wheel that
-/// is not installed is skipped (the plugin then loads the library by soname).
-fn jax_preloads(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
-    const ORDER: [(&str, &str); 19] = [
-        ("cuda_runtime", "libcudart.so.12"),
-        ("cu13", "libcudart.so.13"),
-        ("cuda_nvrtc", "libnvrtc.so.12"),
-        ("cu13", "libnvrtc.so.13"),
-        ("cublas", "libcublas.so.12"),
-        ("cublas", "libcublasLt.so.12"),
-        ("cu13", "libcublas.so.13"),
-        ("cu13", "libcublasLt.so.13"),
-        ("nccl", "libnccl.so.2"),
-        ("cuda_cupti", "libcupti.so.12"),
-        ("cu13", "libcupti.so.13"),
-        ("cusparse", "libcusparse.so.12"),
-        ("cu13", "libcusparse.so.12"),
-        ("cusolver", "libcusolver.so.11"),
-        ("cu13", "libcusolver.so.12"),
-        ("cufft", "libcufft.so.11"),
-        ("cu13", "libcufft.so.12"),
-        ("nvshmem", "libnvshmem_host.so.3"),
-        ("cudnn", "libcudnn.so.9"),
-    ];
-    let mut out = Vec::new();
-    for (module, lib) in ORDER {
-        // The first `nvidia` package on sys.path wins, as `importlib` finds it.
-        if let Some(path) = sites
-            .iter()
-            .map(|s| s.join("nvidia").join(module).join("lib").join(lib))
-            .find(|p| host.fs.exists(p))
-        {
-            out.push(path);
-        }
-    }
-    out
-}
-
-/// The sonames a framework loads at run time by name (or CuPy by path), beyond its modules'
-/// `DT_NEEDED`: the CUDA libraries of its wheels, else the ones its CUDA and cuDNN versions name.
-fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework, env: &PythonEnv) -> Vec<String> {
-    let _ = env;
-    let uses: &[&str] = match fw.name.as_str() {
-        "cupy" => &[
-            "cudart",
-            "cublas",
-            "cusparse",
-            "cufft",
-            "curand",
-            "cusolver",
-            "nvrtc",
-            "nvjitlink",
-        ],
-        "jax" => &[
-            "cudart",
-            "cublas",
-            "cudnn",
-            "cusparse",
-            "cufft",
-            "cusolver",
-            "nccl",
-            "nvjitlink",
-            "cupti",
-        ],
-        "tensorflow" => &[
-            "cudart",
-            "cublas",
-            "cudnn",
-            "cusparse",
-            "cufft",
-            "cusolver",
-            "curand",
-            "nccl",
-            "nvjitlink",
-            "cupti",
-            "tensorrt",
-        ],
-        _ => &["cudart", "cublas", "cudnn", "nccl"],
-    };
-    let mut out: Vec<String> = Vec::new();
-    let front = |name: &str| {
-        split_soname(name).is_some_and(|(stem, v)| {
-            v.is_some()
-                && matches!(
-                    stem,
-                    "libcudart"
-                        | "libcublas"
-                        | "libcublasLt"
-                        | "libcudnn"
-                        | "libnccl"
-                        | "libnvJitLink"
-                        | "libnvrtc"
-                        | "libcusparse"
-                        | "libcufft"
-                        | "libcusolver"
-                        | "libcurand"
-                        | "libcupti"
-                        | "libnvinfer"
-                )
-        })
-    };
-    for f in wheel_files(host, sites) {
-        let Some(name) = f.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-            continue;
-        };
-        if front(&name) && family::of(&name).is_some_and(|fam| uses.contains(&fam)) {
-            // The soname is the name cut to its first version number.
-            let soname = soname_of(&name);
-            if !out.contains(&soname) {
-                out.push(soname);
-            }
-        }
-    }
-    let have = |out: &Vec<String>, fam: &str| out.iter().any(|n| family::of(n) == Some(fam));
-    let cuda_major = fw
-        .cuda
-        .as_deref()
-        .and_then(|c| c.split('.').next())
-        .and_then(|m| m.parse::<u32>().ok());
-    // torch's own copies are bundled (renamed) unless it pins the runtime wheels.
-    let derive = fw.name != "torch" || fw.pins.iter().any(|p| p.starts_with("nvidia-cuda-runtime"));
-    if let Some(major) = cuda_major.filter(|_| derive) {
-        // libcudart's soname carries the minor up to CUDA 11 (`libcudart.so.11.0`).
-        let cudart = match major {
-            11 => "libcudart.so.11.0".to_string(),
-            m if m < 11 => format!("libcudart.so.{}", fw.cuda.as_deref().unwrap_or_default()),
-            m => format!("libcudart.so.{m}"),
-        };
-        if uses.contains(&"cudart") && !have(&out, "cudart") {
-            out.push(cudart);
-        }
-        if uses.contains(&"cublas") && !have(&out, "cublas") && major >= 11 {
-            out.push(format!("libcublas.so.{major}"));
-            out.push(format!("libcublasLt.so.{major}"));
-        }
-    }
-    let cudnn_major = fw
-        .cudnn
-        .as_deref()
-        .and_then(|c| c.split('.').next().map(str::to_string))
-        .or_else(|| {
-            fw.pins
-                .iter()
-                .find(|p| p.starts_with("nvidia-cudnn"))
-                .and_then(|p| {
-                    p.split(['=', '>', '~'])
-                        .nth(2)
-                        .or_else(|| p.split("==").nth(1))
-                })
-                .and_then(|v| v.trim().split('.').next().map(str::to_string))
-        })
-        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()));
-    if let Some(m) = cudnn_major
-        && uses.contains(&"cudnn")
-        && !have(&out, "cudnn")
-    {
-        out.push(format!("libcudnn.so.{m}"));
-    }
-    out
-}
-
-/// `libcudnn.so.9.1.0` → `libcudnn.so.9`; `libcudart.so.11.0` keeps its minor.
-fn soname_of(name: &str) -> String {
-    match split_soname(name) {
-        Some((stem, Some(v))) => {
-            let parts: Vec<&str> = v.split('.').collect();
-            let keep = if stem == "libcudart" && parts.first().is_some_and(|m| *m == "11") {
-                2
-            } else {
-                1
-            };
-            format!("{stem}.so.{}", parts[..keep.min(parts.len())].join("."))
-        }
-        _ => name.to_string(),
-    }
-}
-
-/// The cuDNN sub-libraries beside a `libcudnn.so.N` (of the same major).
-fn cudnn_sublibs(host: &Host, front: &Path) -> Vec<String> {
-    let Some(dir) = front.parent() else {
-        return Vec::new();
-    };
-    let major = front
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(split_soname)
-        .and_then(|(_, v)| v)
-        .and_then(|v| v.split('.').next())
-        .unwrap_or_default()
-        .to_string();
-    let mut out: Vec<String> = host
-        .fs
-        .read_dir(dir)
-        .into_iter()
-        .filter_map(|e| {
-            let (stem, v) = split_soname(&e.name)?;
-            (stem.starts_with("libcudnn_") && v == Some(major.as_str())).then(|| e.name.clone())
-        })
-        .collect();
-    out.dedup();
-    out
 }

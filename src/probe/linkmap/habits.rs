@@ -1,0 +1,460 @@
+//! What frameworks do beyond what their ELF files say: which modules they load first, what
+//! they load by path before anything else (torch's `_preload_cuda_deps`, JAX's
+//! `_load_nvidia_libraries`), and what they `dlopen` by soname at run time.
+
+use std::path::{Path, PathBuf};
+
+use super::wheel_dirs;
+use crate::host::Host;
+use crate::parse::libfamily as family;
+use crate::parse::libname::split_soname;
+use crate::report::{Framework, PythonEnv};
+
+pub(super) fn is_cudnn_front(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(split_soname)
+        .is_some_and(|(stem, _)| stem == "libcudnn")
+}
+
+/// A framework's native modules, first the one loaded first.
+pub(super) fn entry_points(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let so_in = |dir: PathBuf, prefix: &str| -> Vec<PathBuf> {
+        host.fs
+            .read_dir(&dir)
+            .into_iter()
+            .filter(|e| e.name.starts_with(prefix) && e.name.contains(".so"))
+            .map(|e| e.path)
+            .collect()
+    };
+    for site in sites {
+        match fw.name.as_str() {
+            "torch" => {
+                let lib = site.join("torch/lib");
+                for name in ["libtorch_global_deps.so", "libtorch_cuda.so"] {
+                    if host.fs.exists(lib.join(name)) {
+                        out.push(lib.join(name));
+                    }
+                }
+                out.extend(so_in(site.join("torch"), "_C."));
+            }
+            "jax" => {
+                for e in host.fs.read_dir(site.join("jax_plugins")) {
+                    out.extend(so_in(e.path, "xla_cuda_plugin"));
+                }
+                for e in host.fs.read_dir(site) {
+                    if e.name.starts_with("jax_cuda") && e.name.ends_with("_plugin") {
+                        out.extend(so_in(e.path, "_"));
+                    }
+                }
+            }
+            "tensorflow" => {
+                let tf = site.join("tensorflow");
+                out.extend(so_in(tf.clone(), "libtensorflow_framework.so"));
+                out.extend(so_in(tf.clone(), "libtensorflow_cc.so"));
+                out.extend(so_in(tf.join("python"), "_pywrap_tensorflow_internal"));
+            }
+            "cupy" => {
+                out.extend(so_in(site.join("cupy_backends/cuda/libs"), "_"));
+                out.extend(so_in(site.join("cupy_backends/cuda/api"), "_"));
+                out.extend(so_in(site.join("cupy/_core"), "core"));
+            }
+            _ => {}
+        }
+    }
+    out.truncate(64);
+    out
+}
+
+/// The RUNPATH a framework's wheel is built with, when its modules cannot be read: torch,
+/// JAX's plugin and TensorFlow list the `nvidia/*/lib` wheel folders (`$ORIGIN/../../nvidia/
+/// cudnn/lib`, ...); torch also its own `torch/lib`.
+pub(super) fn modelled_runpath(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<String> {
+    if fw.name == "cupy" {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for site in sites {
+        if fw.name == "torch" {
+            out.push(site.join("torch/lib").display().to_string());
+        }
+        out.extend(
+            wheel_dirs(host, site)
+                .iter()
+                .map(|d| d.display().to_string()),
+        );
+    }
+    out
+}
+
+/// Library files in the environment's `nvidia/*/lib` folders, in glob order.
+pub(super) fn wheel_files(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
+    sites
+        .iter()
+        .flat_map(|s| wheel_dirs(host, s))
+        .flat_map(|d| host.fs.read_dir(d))
+        .filter(|e| {
+            split_soname(&e.name).is_some_and(|(_, v)| v.is_some()) && family::of(&e.name).is_some()
+        })
+        .map(|e| e.path)
+        .collect()
+}
+
+/// The wheel copies JAX's CUDA plugin loads by path before anything else
+/// (`jax_plugins/xla_cuda*/__init__.py`, `_load_nvidia_libraries`), in its order; a wheel that
+/// is not installed is skipped (the plugin then loads the library by soname).
+pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
+    // The plugin's own list when its file can be read, else the list of jax 0.11's plugin.
+    let listed = jax_preload_list(host, sites);
+    const ORDER: [(&str, &str); 19] = [
+        ("cuda_runtime", "libcudart.so.12"),
+        ("cu13", "libcudart.so.13"),
+        ("cuda_nvrtc", "libnvrtc.so.12"),
+        ("cu13", "libnvrtc.so.13"),
+        ("cublas", "libcublas.so.12"),
+        ("cublas", "libcublasLt.so.12"),
+        ("cu13", "libcublas.so.13"),
+        ("cu13", "libcublasLt.so.13"),
+        ("nccl", "libnccl.so.2"),
+        ("cuda_cupti", "libcupti.so.12"),
+        ("cu13", "libcupti.so.13"),
+        ("cusparse", "libcusparse.so.12"),
+        ("cu13", "libcusparse.so.12"),
+        ("cusolver", "libcusolver.so.11"),
+        ("cu13", "libcusolver.so.12"),
+        ("cufft", "libcufft.so.11"),
+        ("cu13", "libcufft.so.12"),
+        ("nvshmem", "libnvshmem_host.so.3"),
+        ("cudnn", "libcudnn.so.9"),
+    ];
+    let order: Vec<(&str, &str)> = match &listed {
+        Some(l) => l.iter().map(|(m, n)| (m.as_str(), n.as_str())).collect(),
+        None => ORDER.to_vec(),
+    };
+    let mut out = Vec::new();
+    for (module, lib) in order {
+        // The first `nvidia` package on sys.path wins, as `importlib` finds it.
+        if let Some(path) = sites
+            .iter()
+            .map(|s| s.join("nvidia").join(module).join("lib").join(lib))
+            .find(|p| host.fs.exists(p))
+        {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The sonames a framework loads at run time by name (or CuPy by path), beyond its modules'
+/// `DT_NEEDED`: the CUDA libraries of its wheels, else the ones its CUDA and cuDNN versions name.
+pub(super) fn runtime_needs(
+    host: &Host,
+    sites: &[PathBuf],
+    fw: &Framework,
+    env: &PythonEnv,
+) -> Vec<String> {
+    let _ = env;
+    let uses: &[&str] = match fw.name.as_str() {
+        "cupy" => &[
+            "cudart",
+            "cublas",
+            "cusparse",
+            "cufft",
+            "curand",
+            "cusolver",
+            "nvrtc",
+            "nvjitlink",
+        ],
+        "jax" => &[
+            "cudart",
+            "cublas",
+            "cudnn",
+            "cusparse",
+            "cufft",
+            "cusolver",
+            "nccl",
+            "nvjitlink",
+            "cupti",
+        ],
+        "tensorflow" => &[
+            "cudart",
+            "cublas",
+            "cudnn",
+            "cusparse",
+            "cufft",
+            "cusolver",
+            "curand",
+            "nccl",
+            "nvjitlink",
+            "cupti",
+            "tensorrt",
+        ],
+        _ => &["cudart", "cublas", "cudnn", "nccl"],
+    };
+    let mut out: Vec<String> = Vec::new();
+    let front = |name: &str| {
+        split_soname(name).is_some_and(|(stem, v)| {
+            v.is_some()
+                && matches!(
+                    stem,
+                    "libcudart"
+                        | "libcublas"
+                        | "libcublasLt"
+                        | "libcudnn"
+                        | "libnccl"
+                        | "libnvJitLink"
+                        | "libnvrtc"
+                        | "libcusparse"
+                        | "libcufft"
+                        | "libcusolver"
+                        | "libcurand"
+                        | "libcupti"
+                        | "libnvinfer"
+                )
+        })
+    };
+    for f in wheel_files(host, sites) {
+        let Some(name) = f.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        if front(&name) && family::of(&name).is_some_and(|fam| uses.contains(&fam)) {
+            // The soname is the name cut to its first version number.
+            let soname = soname_of(&name);
+            if !out.contains(&soname) {
+                out.push(soname);
+            }
+        }
+    }
+    let have = |out: &Vec<String>, fam: &str| out.iter().any(|n| family::of(n) == Some(fam));
+    let cuda_major = fw
+        .cuda
+        .as_deref()
+        .and_then(|c| c.split('.').next())
+        .and_then(|m| m.parse::<u32>().ok());
+    // torch's own copies are bundled (renamed) unless it pins the runtime wheels.
+    let derive = fw.name != "torch" || fw.pins.iter().any(|p| p.starts_with("nvidia-cuda-runtime"));
+    if let Some(major) = cuda_major.filter(|_| derive) {
+        // libcudart's soname carries the minor up to CUDA 11 (`libcudart.so.11.0`).
+        let cudart = match major {
+            11 => "libcudart.so.11.0".to_string(),
+            m if m < 11 => format!("libcudart.so.{}", fw.cuda.as_deref().unwrap_or_default()),
+            m => format!("libcudart.so.{m}"),
+        };
+        if uses.contains(&"cudart") && !have(&out, "cudart") {
+            out.push(cudart);
+        }
+        if uses.contains(&"cublas") && !have(&out, "cublas") && major >= 11 {
+            out.push(format!("libcublas.so.{major}"));
+            out.push(format!("libcublasLt.so.{major}"));
+        }
+    }
+    let cudnn_major = fw
+        .cudnn
+        .as_deref()
+        .and_then(|c| c.split('.').next().map(str::to_string))
+        .or_else(|| {
+            fw.pins
+                .iter()
+                .find(|p| p.starts_with("nvidia-cudnn"))
+                .and_then(|p| {
+                    p.split(['=', '>', '~'])
+                        .nth(2)
+                        .or_else(|| p.split("==").nth(1))
+                })
+                .and_then(|v| v.trim().split('.').next().map(str::to_string))
+        })
+        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()));
+    if let Some(m) = cudnn_major
+        && uses.contains(&"cudnn")
+        && !have(&out, "cudnn")
+    {
+        out.push(format!("libcudnn.so.{m}"));
+    }
+    out
+}
+
+/// `libcudnn.so.9.1.0` → `libcudnn.so.9`; `libcudart.so.11.0` keeps its minor.
+pub(super) fn soname_of(name: &str) -> String {
+    match split_soname(name) {
+        Some((stem, Some(v))) => {
+            let parts: Vec<&str> = v.split('.').collect();
+            let keep = if stem == "libcudart" && parts.first().is_some_and(|m| *m == "11") {
+                2
+            } else {
+                1
+            };
+            format!("{stem}.so.{}", parts[..keep.min(parts.len())].join("."))
+        }
+        _ => name.to_string(),
+    }
+}
+
+/// The cuDNN sub-libraries beside a `libcudnn.so.N` (of the same major).
+pub(super) fn cudnn_sublibs(host: &Host, front: &Path) -> Vec<String> {
+    let Some(dir) = front.parent() else {
+        return Vec::new();
+    };
+    let major = front
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(split_soname)
+        .and_then(|(_, v)| v)
+        .and_then(|v| v.split('.').next())
+        .unwrap_or_default()
+        .to_string();
+    let mut out: Vec<String> = host
+        .fs
+        .read_dir(dir)
+        .into_iter()
+        .filter_map(|e| {
+            let (stem, v) = split_soname(&e.name)?;
+            (stem.starts_with("libcudnn_") && v == Some(major.as_str())).then(|| e.name.clone())
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+/// What the installed `torch/__init__.py` preloads by path (`_preload_cuda_deps`), read from the
+/// file itself: the `(folder, pattern)` pairs of its `cuda_libs` list, in order, and whether it
+/// preloads them every time once `libtorch_global_deps.so` mapped libcudart (the "slim-wheel"
+/// workaround of pytorch/pytorch#138460, seen in torch 2.11's file: `if "libcudart.so" not in
+/// _maps: return` then `_preload_cuda_deps()`) or only when that load failed (older files).
+pub(super) struct TorchPreload {
+    pub(super) always: bool,
+    pub(super) libs: Vec<(String, String)>,
+}
+
+pub(super) fn torch_preload(host: &Host, sites: &[PathBuf]) -> Option<TorchPreload> {
+    let text = sites
+        .iter()
+        .find_map(|s| host.fs.read_opt(s.join("torch/__init__.py")))?;
+    let start = text.find("def _preload_cuda_deps")?;
+    let body = &text[start..];
+    // `cuda_libs: list[tuple[str, str]] = [` then one `("folder", "pattern"),` a line, to `]`.
+    let list = &body[body.find("cuda_libs")?..];
+    let libs: Vec<(String, String)> = list
+        .lines()
+        .skip(1)
+        .take_while(|l| l.trim() != "]")
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix('(')?;
+            let mut q = l.split('"').skip(1).step_by(2);
+            Some((q.next()?.to_string(), q.next()?.to_string()))
+        })
+        .collect();
+    if libs.is_empty() {
+        return None;
+    }
+    let always =
+        text.contains("\"libcudart.so\" not in _maps") && text.contains("_preload_cuda_deps()");
+    Some(TorchPreload { always, libs })
+}
+
+/// The files torch's `_preload_cuda_lib` picks for each pair: for the first `sys.path` entry
+/// with a match, `nvidia/<folder>/lib/<pattern>`, then `nvidia/cu<major>/lib/<pattern>`, then
+/// `<folder>/lib/<pattern>` (`_get_cuda_dep_paths`); the first match.
+pub(super) fn torch_preload_files(
+    host: &Host,
+    sites: &[PathBuf],
+    fw: &Framework,
+    libs: &[(String, String)],
+) -> Vec<PathBuf> {
+    let major = fw
+        .cuda
+        .as_deref()
+        .and_then(|c| c.split('.').next())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (folder, pattern) in libs {
+        let found = sites.iter().find_map(|site| {
+            let dirs = [
+                site.join("nvidia").join(folder).join("lib"),
+                site.join("nvidia").join(format!("cu{major}")).join("lib"),
+                site.join(folder).join("lib"),
+            ];
+            dirs.iter().find_map(|d| {
+                let mut names: Vec<String> = host
+                    .fs
+                    .read_dir(d)
+                    .into_iter()
+                    .map(|e| e.name)
+                    .filter(|n| glob_match(pattern, n))
+                    .collect();
+                names.sort();
+                names.first().map(|n| d.join(n))
+            })
+        });
+        out.extend(found);
+    }
+    out
+}
+
+/// The glob patterns torch uses: `*` and one trailing `[0-9]`.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let (pattern, digit) = match pattern.strip_suffix("[0-9]") {
+        Some(p) => (p, true),
+        None => (pattern, false),
+    };
+    let name = if digit {
+        match name.strip_suffix(|c: char| c.is_ascii_digit()) {
+            Some(n) => n,
+            None => return false,
+        }
+    } else {
+        name
+    };
+    match pattern.split_once('*') {
+        Some((pre, post)) => {
+            name.len() >= pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
+        }
+        None => name == pattern,
+    }
+}
+
+/// JAX's `_load_nvidia_libraries` as the installed plugin writes it: each `_load("<module>",
+/// ["<lib>", ...])` line in order (`jax_plugins/xla_cuda*/__init__.py`).
+pub(super) fn jax_preload_list(host: &Host, sites: &[PathBuf]) -> Option<Vec<(String, String)>> {
+    let text = sites.iter().find_map(|s| {
+        host.fs
+            .read_dir(s.join("jax_plugins"))
+            .into_iter()
+            .filter(|e| e.name.starts_with("xla_cuda"))
+            .find_map(|e| host.fs.read_opt(e.path.join("__init__.py")))
+    })?;
+    let start = text.find("def _load_nvidia_libraries")?;
+    let body = &text[start..];
+    let body = &body[..body[1..].find("\ndef ").map_or(body.len(), |i| i + 1)];
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let Some(args) = line.trim().strip_prefix("_load(") else {
+            continue;
+        };
+        let quoted: Vec<&str> = args.split('"').skip(1).step_by(2).collect();
+        if let Some((module, libs)) = quoted.split_first() {
+            out.extend(
+                libs.iter()
+                    .map(|l| ((*module).to_string(), (*l).to_string())),
+            );
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn torch_globs() {
+        assert!(glob_match("libcublasLt.so.*[0-9]", "libcublasLt.so.13"));
+        assert!(glob_match("libnvrtc.so.*[0-9]", "libnvrtc.so.13"));
+        assert!(!glob_match("libnvrtc.so.*[0-9]", "libnvrtc.alt.so.13"));
+        assert!(glob_match(
+            "libnvrtc-builtins.so.*[0-9]",
+            "libnvrtc-builtins.so.13.0"
+        ));
+        assert!(!glob_match("libcudart.so.*[0-9]", "libcudart.so"));
+    }
+}
