@@ -49,26 +49,69 @@ pub struct RootFs {
     notes: Arc<Mutex<Vec<String>>>,
 }
 
-/// Opens a file on this host's disk for reading without ever blocking: `O_NONBLOCK` so a FIFO
-/// with no writer (or a device) cannot hang the open, then anything that is not a regular file
-/// is refused, so a FIFO, a terminal or `/dev/zero` cannot hang or flood the read.
+/// Opens a file on this host's disk for reading without ever blocking, and without ever
+/// opening anything but a regular file: opening some devices has effects of its own (a
+/// watchdog starts counting, a serial line raises its modem lines, a tape rewinds), so the
+/// type is checked first with `stat` (no open), only a regular file is opened (`O_NONBLOCK`
+/// so that a FIFO swapped in meanwhile cannot hang the open, `O_NOCTTY`), and the open
+/// descriptor is checked again with `fstat`: a regular file, and the same one that was
+/// checked. Links are followed (a user's `--config` may be one); see [`open_regular_here`]
+/// for paths whose links were resolved already.
 ///
 /// # Errors
 /// When the file cannot be opened, or is not a regular file (`InvalidInput`).
 pub fn open_regular(disk_path: &Path) -> io::Result<std::fs::File> {
+    open_checked(disk_path, false)
+}
+
+/// [`open_regular`] for a path whose links are resolved already ([`RootFs::real_path`]): a
+/// link found at the last component now is a swap, and is refused (`O_NOFOLLOW`, `lstat`).
+///
+/// # Errors
+/// As [`open_regular`].
+pub fn open_regular_here(disk_path: &Path) -> io::Result<std::fs::File> {
+    open_checked(disk_path, true)
+}
+
+fn not_regular(meta: &std::fs::Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        if meta.is_dir() {
+            "is a folder, not a file"
+        } else if meta.file_type().is_symlink() {
+            "a link where a file was expected"
+        } else {
+            "not a regular file (a FIFO, device or socket)"
+        },
+    )
+}
+
+fn open_checked(disk_path: &Path, no_follow: bool) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::MetadataExt;
+    let before = if no_follow {
+        std::fs::symlink_metadata(disk_path)?
+    } else {
+        std::fs::metadata(disk_path)?
+    };
+    if !before.is_file() {
+        return Err(not_regular(&before));
+    }
+    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+    if no_follow {
+        flags |= libc::O_NOFOLLOW;
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(flags)
         .open(disk_path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    if (meta.dev(), meta.ino()) != (before.dev(), before.ino()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            if meta.is_dir() {
-                "is a folder, not a file"
-            } else {
-                "not a regular file (a FIFO, device or socket)"
-            },
+            "the file changed while it was being opened",
         ));
     }
     Ok(file)
@@ -80,7 +123,10 @@ pub fn open_regular(disk_path: &Path) -> io::Result<std::fs::File> {
 /// # Errors
 /// As [`open_regular`], or a read error.
 pub fn read_regular(disk_path: &Path, limit: u64) -> io::Result<(Vec<u8>, bool)> {
-    let file = open_regular(disk_path)?;
+    read_open(open_regular(disk_path)?, limit)
+}
+
+fn read_open(file: std::fs::File, limit: u64) -> io::Result<(Vec<u8>, bool)> {
     let mut out = Vec::new();
     let mut taken = file.take(limit.saturating_add(1));
     taken.read_to_end(&mut out)?;
@@ -112,6 +158,11 @@ impl RootFs {
     #[must_use]
     pub fn notes(&self) -> Vec<String> {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+
+    /// Notes that a limit cut what was read of `path` (named in `probes[]`, `reads`).
+    pub fn note_cut(&self, path: &Path, what: &str) {
+        self.note(path, what);
     }
 
     fn note(&self, path: &Path, what: &str) {
@@ -228,7 +279,7 @@ impl RootFs {
     /// Reads at most `limit` bytes of a regular file; anything else (a FIFO, a device) is an
     /// error rather than a hang, and is noted like a file cut at its limit.
     pub fn read_bytes_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        match read_regular(&self.real_path(path)?, limit) {
+        match open_regular_here(&self.real_path(path)?).and_then(|f| read_open(f, limit)) {
             Ok((bytes, cut)) => {
                 if cut {
                     self.note(path, &format!("read only its first {limit} bytes"));

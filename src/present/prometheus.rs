@@ -647,7 +647,21 @@ mod tests {
 
     #[test]
     fn label_values_are_escaped_and_control_characters_defused() {
-        assert_eq!(escape_label_value(HOSTILE), "a\\\"b\\\\c\\nd?e?[31m?f?g");
+        assert_eq!(
+            escape_label_value(HOSTILE),
+            "a\\\"b\\\\c\\nd?e?[31m<U+202E>f?g"
+        );
+        assert_eq!(
+            escape_label_value("H200\u{200b}\u{feff}\u{e0041}"),
+            "H200<U+200B><U+FEFF><U+E0041>"
+        );
+        // A 15 MB name is not repeated whole into every series that names the GPU.
+        let long = escape_label_value(&"N".repeat(15 << 20));
+        assert!(
+            long.len() < 5000 && long.ends_with("more characters]"),
+            "{}",
+            long.len()
+        );
         assert_eq!(escape_label_value("tab\there"), "tab here");
         let text = render(&hostile_report());
         for line in text.lines() {
