@@ -47,7 +47,26 @@ pub struct RootFs {
     root: PathBuf,
     /// Files refused (not regular) or cut at their size limit, shared by every clone.
     notes: Arc<Mutex<Vec<String>>>,
+    /// While a scan runs ([`RootFs::for_scan`]): when its time is spent, and what is known of
+    /// the paths looked at so far.
+    scan: Option<Arc<Scan>>,
 }
+
+/// A scan's file work: a deadline after which no file is read, listed or looked at (the same
+/// budget that stops commands), and a memory of the links met, so that 10,000 `PATH` entries
+/// through one chain of links resolve the chain once, not 10,000 times.
+#[derive(Debug)]
+struct Scan {
+    end: std::time::Instant,
+    /// How many look-ups were refused once the time was spent.
+    refused: std::sync::atomic::AtomicUsize,
+    /// `lstat` of paths on disk: `None` nothing there, `Some(None)` there and not a link,
+    /// `Some(Some(target))` a link.
+    links: Mutex<std::collections::HashMap<PathBuf, Option<Option<PathBuf>>>>,
+}
+
+/// How many paths one scan remembers the kind of.
+const MAX_REMEMBERED: usize = 200_000;
 
 /// Opens a file on this host's disk for reading without ever blocking, and without ever
 /// opening anything but a regular file: opening some devices has effects of its own (a
@@ -151,13 +170,86 @@ impl RootFs {
         RootFs {
             root: root.into(),
             notes: Arc::default(),
+            scan: None,
         }
+    }
+
+    /// This filesystem for one scan that must end by `end`: past it every look-up fails at
+    /// once (a missing file, an empty folder), and [`RootFs::notes`] says how many were
+    /// refused. Links met are remembered for the scan.
+    #[must_use]
+    pub fn for_scan(&self, end: std::time::Instant) -> RootFs {
+        RootFs {
+            scan: Some(Arc::new(Scan {
+                end,
+                refused: std::sync::atomic::AtomicUsize::new(0),
+                links: Mutex::default(),
+            })),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the scan's time is spent; counts the look-up refused.
+    fn spent(&self) -> bool {
+        let Some(scan) = &self.scan else {
+            return false;
+        };
+        if std::time::Instant::now() < scan.end {
+            return false;
+        }
+        scan.refused
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    fn out_of_time() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the scan's time budget is spent; not read",
+        )
+    }
+
+    /// What is at `disk` (not following a last link): nothing, a link (its target), or
+    /// something else; remembered for the scan.
+    fn link_at(&self, disk: &Path) -> io::Result<Option<PathBuf>> {
+        if let Some(scan) = &self.scan
+            && let Ok(links) = scan.links.lock()
+            && let Some(known) = links.get(disk)
+        {
+            return known
+                .clone()
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound));
+        }
+        let found = match std::fs::symlink_metadata(disk) {
+            Ok(meta) if meta.file_type().is_symlink() => Some(Some(std::fs::read_link(disk)?)),
+            Ok(_) => Some(None),
+            // Whatever stops `lstat` (missing, a file used as a folder, no permission): the
+            // rest of the path stays unresolved, as it did.
+            Err(_) => None,
+        };
+        if let Some(scan) = &self.scan
+            && let Ok(mut links) = scan.links.lock()
+            && links.len() < MAX_REMEMBERED
+        {
+            links.insert(disk.to_path_buf(), found.clone());
+        }
+        found.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 
     /// Files refused or cut so far, in the order met (at most 50).
     #[must_use]
     pub fn notes(&self) -> Vec<String> {
-        self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+        let mut notes = self.notes.lock().map(|n| n.clone()).unwrap_or_default();
+        if let Some(scan) = &self.scan {
+            let refused = scan.refused.load(std::sync::atomic::Ordering::Relaxed);
+            if refused > 0 {
+                notes.push(format!(
+                    "the scan's time budget was spent: file work stopped, {refused} look-up(s) of \
+                     files and folders not made"
+                ));
+            }
+        }
+        notes
     }
 
     /// Notes that a limit cut what was read of `path` (named in `probes[]`, `reads`).
@@ -203,6 +295,9 @@ impl RootFs {
     /// machine path it names. Missing components are kept as they are, so the result of a
     /// path that does not exist is still a path (that then fails to open).
     pub fn canonical(&self, path: &Path, follow_last: bool) -> io::Result<PathBuf> {
+        if self.spent() {
+            return Err(Self::out_of_time());
+        }
         let mut done: Vec<OsString> = Vec::new();
         let mut links = 0usize;
         let mut pending: VecDeque<OsString> = path
@@ -227,14 +322,16 @@ impl RootFs {
                 break;
             }
             let disk: PathBuf = done.iter().fold(self.root.clone(), |p, n| p.join(n));
-            let Ok(meta) = std::fs::symlink_metadata(&disk) else {
-                // Nothing there: keep the rest of the path unresolved.
-                done.extend(pending.drain(..).filter(|n| n != "." && n != ".."));
-                break;
+            let target = match self.link_at(&disk) {
+                Ok(Some(target)) => target,
+                Ok(None) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    // Nothing there: keep the rest of the path unresolved.
+                    done.extend(pending.drain(..).filter(|n| n != "." && n != ".."));
+                    break;
+                }
+                Err(e) => return Err(e),
             };
-            if !meta.file_type().is_symlink() {
-                continue;
-            }
             links += 1;
             if links > MAX_LINKS {
                 return Err(io::Error::other(format!(
@@ -242,7 +339,6 @@ impl RootFs {
                     path.display()
                 )));
             }
-            let target = std::fs::read_link(&disk)?;
             done.pop();
             if target.is_absolute() {
                 done.clear();
@@ -309,6 +405,9 @@ impl RootFs {
     #[must_use]
     pub fn read_dir(&self, path: impl AsRef<Path>) -> Vec<DirEntry> {
         let path = path.as_ref();
+        if self.spent() {
+            return Vec::new();
+        }
         let Ok(real) = self.real_path(path) else {
             return Vec::new();
         };

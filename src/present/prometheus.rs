@@ -674,7 +674,9 @@ mod tests {
             assert!(!line.contains('\r') && !line.contains('\u{1b}'), "{line:?}");
         }
         assert!(
-            text.contains(r#"gpu_doctor_driver_info{version="a\"b\\c\nd?e?[31m?f?g",cuda=""} 1"#),
+            text.contains(
+                r#"gpu_doctor_driver_info{version="a\"b\\c\nd?e?[31m<U+202E>f?g",cuda=""} 1"#
+            ),
             "{text}"
         );
         assert!(
