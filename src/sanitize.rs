@@ -79,18 +79,24 @@ pub(crate) fn clean_in_place(text: &mut String) {
     }
 }
 
-/// JSON text with DEL and the C1 controls written `\u007f`..`\u009f`: JSON escapes only
-/// C0, so a value from the machine could otherwise put a raw CSI (`U+009B`) on a terminal that
-/// shows the output. They can only stand inside strings, where the escape means the same.
+/// JSON text with DEL, the C1 controls and the invisible characters ([`is_invisible`])
+/// written as `\u` escapes (`\u007f`, `\u200b`, a surrogate pair past U+FFFF): JSON escapes
+/// only C0, so a value from the machine could otherwise put a raw CSI (`U+009B`) or a bidi
+/// override on a terminal that shows the output. They can only stand inside strings, where the
+/// escape means the same: a fact keeps its exact text once parsed.
 #[must_use]
 pub(crate) fn json_controls(json: String) -> String {
-    if !json.chars().any(|c| matches!(c, '\u{7f}'..='\u{9f}')) {
+    let needs = |c: char| matches!(c, '\u{7f}'..='\u{9f}') || is_invisible(c);
+    if !json.chars().any(needs) {
         return json;
     }
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
-        if matches!(c, '\u{7f}'..='\u{9f}') {
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        if needs(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{:04x}", unit));
+            }
         } else {
             out.push(c);
         }
@@ -111,6 +117,15 @@ mod tests {
             serde_json::from_str::<String>(&clean).unwrap(),
             "a\u{9b}31m\u{7f}"
         );
+    }
+
+    #[test]
+    fn json_shows_invisible_characters_escaped_and_keeps_them() {
+        let value = "6.8\u{feff}\u{200b}\u{202e}\u{e0041}";
+        let json = super::json_controls(serde_json::to_string(value).unwrap());
+        assert!(is_clean(&json), "{json}");
+        assert!(json.contains("\\udb40\\udc41"), "{json}");
+        assert_eq!(serde_json::from_str::<String>(&json).unwrap(), value);
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub struct CacheEntry {
 }
 
 /// A C string's place in the file: start and length, without its NUL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Span {
     at: u32,
     len: u32,
@@ -71,13 +71,36 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     ))
 }
 
-fn cstr(b: &[u8], at: usize) -> Option<Span> {
-    let rest = b.get(at..)?;
-    let end = rest.iter().take(MAX_STRING).position(|&c| c == 0)?;
-    Some(Span {
-        at: u32::try_from(at).ok()?,
-        len: u32::try_from(end).ok()?,
-    })
+/// Where C strings end, remembered: the stretches already scanned (start → the NUL that ends
+/// them), so that entries naming one string, or places inside one, scan it once. Without it
+/// 50,000 entries naming one 4 KiB string scanned 200 MB.
+#[derive(Default)]
+struct Ends(std::collections::BTreeMap<usize, usize>);
+
+impl Ends {
+    fn cstr(&mut self, b: &[u8], at: usize) -> Option<Span> {
+        let known = self
+            .0
+            .range(..=at)
+            .next_back()
+            .filter(|(_, nul)| at <= **nul)
+            .map(|(_, nul)| *nul);
+        let nul = match known {
+            Some(nul) => nul,
+            None => {
+                let rest = b.get(at..)?;
+                let nul = at + rest.iter().take(MAX_STRING).position(|&c| c == 0)?;
+                self.0.insert(at, nul);
+                nul
+            }
+        };
+        let len = nul - at;
+        (len < MAX_STRING).then_some(())?;
+        Some(Span {
+            at: u32::try_from(at).ok()?,
+            len: u32::try_from(len).ok()?,
+        })
+    }
 }
 
 /// Parses a cache file (little-endian, as on x86-64 and AArch64). `None` when it is neither
@@ -138,6 +161,7 @@ fn more_than_read(bytes: &[u8], first: usize, size: usize, n: usize, claimed: u6
 /// end of the bytes; an entry whose strings cannot be read is left out.
 fn entries(bytes: &[u8], first: usize, size: usize, n: usize, strings: usize) -> Vec<CacheEntry> {
     let mut out = Vec::new();
+    let mut ends = Ends::default();
     for i in 0..n {
         let Some(at) = i.checked_mul(size).and_then(|o| o.checked_add(first)) else {
             break;
@@ -149,7 +173,8 @@ fn entries(bytes: &[u8], first: usize, size: usize, n: usize, strings: usize) ->
         ) else {
             break;
         };
-        let string = |off: u32| cstr(bytes, strings.checked_add(usize::try_from(off).ok()?)?);
+        let mut string =
+            |off: u32| ends.cstr(bytes, strings.checked_add(usize::try_from(off).ok()?)?);
         if let (Some(soname), Some(path)) = (string(key), string(value)) {
             out.push(CacheEntry {
                 soname,
@@ -177,11 +202,13 @@ impl Cache {
             claimed,
         };
         let mut first = HashMap::with_capacity(cache.entries.len());
+        // Entries naming one string hash it once.
+        let mut hashed: HashMap<Span, u64> = HashMap::new();
         for (i, e) in cache.entries.iter().enumerate() {
-            let key = (
-                cache.hash(cache.span(e.soname)),
-                e.flags & FLAG_REQUIRED_MASK,
-            );
+            let hash = *hashed
+                .entry(e.soname)
+                .or_insert_with(|| cache.hash(cache.span(e.soname)));
+            let key = (hash, e.flags & FLAG_REQUIRED_MASK);
             first
                 .entry(key)
                 .or_insert(u32::try_from(i).unwrap_or(u32::MAX));
