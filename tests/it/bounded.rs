@@ -389,7 +389,12 @@ fn output_is_refused_where_the_shell_would_refuse_it_and_a_replaced_file_keeps_i
         eprintln!("skipped the unprivileged half: {}", out.stderr);
     } else {
         // A read-only file of one's own: `>` refuses it, and so does -o.
-        assert!(matches!(out.code, 2 | 3), "exit {}: {}", out.code, out.stderr);
+        assert!(
+            matches!(out.code, 2 | 3),
+            "exit {}: {}",
+            out.code,
+            out.stderr
+        );
         assert!(out.stderr.contains("cannot write"), "{}", out.stderr);
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
     }
@@ -478,9 +483,10 @@ fn invisible_characters_show_in_no_face_and_plan_refuses_them_in_package_names()
     );
     std::fs::write(&xml, text).unwrap();
     let csv = root.join("usr/local/nvidia/bin/nvidia-smi.query-gpu.csv");
-    let text = std::fs::read_to_string(&csv)
-        .unwrap()
-        .replace(", NVIDIA H200,", &format!(", NVIDIA H200{INVISIBLE}\u{1b}[2J,"));
+    let text = std::fs::read_to_string(&csv).unwrap().replace(
+        ", NVIDIA H200,",
+        &format!(", NVIDIA H200{INVISIBLE}\u{1b}[2J,"),
+    );
     std::fs::write(&csv, text).unwrap();
     std::fs::write(
         root.join("proc/sys/kernel/osrelease"),
