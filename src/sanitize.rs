@@ -66,7 +66,7 @@ pub(crate) fn is_clean(text: &str) -> bool {
 /// `\r` is a control character and goes).
 #[must_use]
 pub(crate) fn clean_lines(text: &str) -> String {
-    if is_clean(text) && !text.split('\n').any(|l| l.len() > MAX_SHOWN) {
+    if is_clean(text) && !text.contains('\t') && !text.split('\n').any(|l| l.len() > MAX_SHOWN) {
         return text.to_string();
     }
     text.split('\n').map(clean).collect::<Vec<_>>().join("\n")
@@ -74,7 +74,7 @@ pub(crate) fn clean_lines(text: &str) -> String {
 
 /// [`clean_lines`] in place, for the fields of a report written for people.
 pub(crate) fn clean_in_place(text: &mut String) {
-    if !is_clean(text) || text.len() > MAX_SHOWN {
+    if !is_clean(text) || text.contains('\t') || text.len() > MAX_SHOWN {
         *text = clean_lines(text);
     }
 }

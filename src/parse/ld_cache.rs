@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 /// One cache entry: where its two strings lie in the file, and its flags. The strings are not
 /// copied: 200,000 entries that all name one 4 KiB string cost 200,000 small entries, not
@@ -218,9 +218,7 @@ impl Cache {
     }
 
     fn hash(&self, bytes: &[u8]) -> u64 {
-        let mut h = self.hasher.build_hasher();
-        bytes.hash(&mut h);
-        h.finish()
+        self.hasher.hash_one(bytes)
     }
 
     fn span(&self, s: Span) -> &[u8] {

@@ -33,7 +33,9 @@ pub fn render(report: &Report) -> String {
 }
 
 fn needs_cleaning(text: &str) -> bool {
-    !crate::sanitize::is_clean(text) || text.len() > crate::sanitize::MAX_SHOWN
+    !crate::sanitize::is_clean(text)
+        || text.contains('\t')
+        || text.len() > crate::sanitize::MAX_SHOWN
 }
 
 /// Calls `f` on each field of a report written for people (see [`render`]).
@@ -62,18 +64,18 @@ fn people_fields_mut(report: &mut Report, f: &mut dyn FnMut(&mut String)) {
     for finding in &mut report.findings {
         f(&mut finding.title);
         f(&mut finding.detail);
-        finding.evidence.iter_mut().for_each(|e| f(e));
-        finding.fix.iter_mut().for_each(|e| f(e));
+        finding.evidence.iter_mut().for_each(&mut *f);
+        finding.fix.iter_mut().for_each(&mut *f);
     }
     for probe in &mut report.probes {
-        probe.detail.iter_mut().for_each(|e| f(e));
+        probe.detail.iter_mut().for_each(&mut *f);
     }
     for gpu in &mut report.gpus {
-        gpu.identity_note.iter_mut().for_each(|e| f(e));
+        gpu.identity_note.iter_mut().for_each(&mut *f);
     }
-    report.manifests.warning.iter_mut().for_each(|e| f(e));
+    report.manifests.warning.iter_mut().for_each(&mut *f);
     for sig in report.explain.iter_mut().flat_map(|e| &mut e.signatures) {
-        sig.notes.iter_mut().for_each(|e| f(e));
+        sig.notes.iter_mut().for_each(&mut *f);
         f(&mut sig.fix);
     }
 }
