@@ -87,7 +87,9 @@ pub(crate) fn clean_in_place(text: &mut String) {
 #[must_use]
 pub(crate) fn json_controls(json: String) -> String {
     let needs = |c: char| matches!(c, '\u{7f}'..='\u{9f}') || is_invisible(c);
-    if !json.chars().any(needs) {
+    // Every character to escape is DEL or beyond ASCII: plain ASCII text is let through at
+    // once (a report of 50,000 GPUs is tens of megabytes).
+    if json.bytes().all(|b| b < 0x7f) || !json.chars().any(needs) {
         return json;
     }
     let mut out = String::with_capacity(json.len() + 16);
