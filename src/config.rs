@@ -166,7 +166,8 @@ pub(crate) fn load(host: &Host, explicit: Option<&Path>) -> Result<Config, Confi
         // A file the user named is a path on this host, read as given (bounded, never
         // blocking on a FIFO); that it cannot be read is an error.
         Some(path) => match crate::host::fs::read_regular(&path, CONFIG_LIMIT) {
-            Ok((bytes, _)) => parse(&String::from_utf8_lossy(&bytes), &path)?,
+            Ok((_, true)) => return Err(too_large(path)),
+            Ok((bytes, false)) => parse(&String::from_utf8_lossy(&bytes), &path)?,
             Err(source) => return Err(ConfigError::Read { path, source }),
         },
         // The default file is the machine's: under `--root` it is read through the rooted
@@ -175,7 +176,10 @@ pub(crate) fn load(host: &Host, explicit: Option<&Path>) -> Result<Config, Confi
         // not stop every command.
         None => match default_config_path(host) {
             None => Config::default(),
-            Some(machine) => match host.fs.read_bytes_limited(&machine, CONFIG_LIMIT) {
+            Some(machine) => match host.fs.read_bytes_limited(&machine, CONFIG_LIMIT + 1) {
+                Ok(bytes) if bytes.len() as u64 > CONFIG_LIMIT => {
+                    return Err(too_large(real(host, &machine).unwrap_or(machine)));
+                }
                 Ok(bytes) => {
                     let shown = real(host, &machine).unwrap_or(machine);
                     parse(&String::from_utf8_lossy(&bytes), &shown)?
@@ -195,6 +199,46 @@ pub(crate) fn load(host: &Host, explicit: Option<&Path>) -> Result<Config, Confi
     Ok(config)
 }
 
+/// A config file over [`CONFIG_LIMIT`]: said as such, not cut and then reported as a TOML
+/// error in its middle.
+fn too_large(path: PathBuf) -> ConfigError {
+    ConfigError::Parse {
+        path,
+        message: "config file larger than 1 MiB; not read".to_string(),
+    }
+}
+
+/// The most lines, and characters per line, of a TOML error that are quoted: the parser
+/// quotes the offending line whole, which may be 200 KB long.
+const ERROR_LINES: usize = 8;
+const ERROR_LINE_CHARS: usize = 160;
+
+/// A TOML error told briefly: each line cut with a marker, and only the first few lines.
+fn brief(message: &str) -> String {
+    let mut lines: Vec<String> = message
+        .lines()
+        .take(ERROR_LINES)
+        .map(|line| {
+            let n = line.chars().count();
+            if n > ERROR_LINE_CHARS {
+                let kept: String = line.chars().take(ERROR_LINE_CHARS).collect();
+                format!(
+                    "{kept}{}{} more characters]",
+                    crate::sanitize::CUT_MARK,
+                    n - ERROR_LINE_CHARS
+                )
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    let total = message.lines().count();
+    if total > ERROR_LINES {
+        lines.push(format!("…[{} more lines]", total - ERROR_LINES));
+    }
+    lines.join("\n")
+}
+
 /// Parses config text read from `path`.
 ///
 /// # Errors
@@ -204,7 +248,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         path: path.to_path_buf(),
         message,
     };
-    let table: toml::Table = toml::from_str(text).map_err(|e| error(e.to_string()))?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| error(brief(&e.to_string())))?;
     let string = |key: &str| -> Result<Option<String>, ConfigError> {
         match table.get(key) {
             None => Ok(None),
@@ -500,5 +544,36 @@ mod tests {
         assert!(e.to_string().contains("/nonexistent/c.toml"), "{e}");
         let quiet = load(&host(&[("HOME", "/nonexistent-home")]), None).expect("default");
         assert_eq!(quiet, Config::default());
+    }
+
+    #[test]
+    fn a_config_over_1_mib_is_said_so_and_toml_errors_are_brief() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.toml");
+        let mut text = "timeout = 3\n".repeat(100_000);
+        text.push_str(&"#".repeat(1 << 20));
+        std::fs::write(&big, &text).unwrap();
+        let e = load(&host(&[]), Some(&big))
+            .expect_err("too large")
+            .to_string();
+        assert!(e.contains("config file larger than 1 MiB"), "{e}");
+        // The default file too, read through the rooted filesystem.
+        let root = dir.path().join("root");
+        let conf = root.join("home/u/.config/gpu-doctor");
+        std::fs::create_dir_all(&conf).unwrap();
+        std::fs::write(conf.join("config.toml"), &text).unwrap();
+        let rooted = Host::rooted(
+            &root,
+            Env::from_pairs([("HOME", "/home/u")]),
+            Duration::from_secs(1),
+        );
+        let e = load(&rooted, None).expect_err("too large").to_string();
+        assert!(e.contains("config file larger than 1 MiB"), "{e}");
+        // A 200 KB bad line is quoted in a few hundred characters.
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, format!("timeout = [{}\n", "1, ".repeat(70_000))).unwrap();
+        let e = load(&host(&[]), Some(&bad)).expect_err("bad").to_string();
+        assert!(e.len() < 2_000, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(e.contains("more characters]"), "{e}");
     }
 }

@@ -3,6 +3,8 @@
 //! PCI bus gives only a device id. Each GPU also says how it was identified
 //! (`gpus[].identified_by`). Pure: report and tables in, report out.
 
+use std::collections::HashMap;
+
 use crate::manifest::{GpuIdTable, Identity, Manifests, Match};
 use crate::report::{Gpu, Report};
 
@@ -11,18 +13,25 @@ use crate::report::{Gpu, Report};
 /// block (inferred), else by the reported name when every matching row agrees. Says for each
 /// GPU how its compute capability is known, and when it is not, what is.
 pub fn fill_gpus(report: &mut Report, manifests: &Manifests) {
+    // The bus's devices by address, first one first: one look-up per GPU rather than a walk
+    // of the bus (thousands of GPUs on a hostile bus made that quadratic).
+    let mut on_bus: HashMap<String, &crate::report::PciDevice> = HashMap::new();
+    let mut with_id: HashMap<String, &crate::report::PciDevice> = HashMap::new();
+    for d in &report.pci_devices {
+        on_bus.entry(address_key(&d.address)).or_insert(d);
+        if !d.device_id.is_empty() {
+            with_id.entry(address_key(&d.address)).or_insert(d);
+        }
+    }
     for gpu in &mut report.gpus {
         if gpu.is_amd() {
-            fill_amd(gpu, &report.pci_devices, manifests);
+            fill_amd(gpu, &on_bus, manifests);
             continue;
         }
         // nvidia-smi printed no usable id (`000000DE` on some AWS A10G): the bus has it.
         if gpu.pci_device_id.is_none()
             && let Some(bus) = gpu.pci_bus_id.as_deref()
-            && let Some(device) = report
-                .pci_devices
-                .iter()
-                .find(|d| same_address(&d.address, bus) && !d.device_id.is_empty())
+            && let Some(device) = with_id.get(&address_key(bus))
         {
             gpu.pci_device_id = Some(device.device_id.clone());
             gpu.filled_from.push("pci_device_id: PCI bus".to_string());
@@ -140,7 +149,11 @@ fn fill_from_models(gpu: &mut Gpu, manifests: &Manifests) {
 /// An AMD GPU's name, gfx target, family and APU flag from the AMD GPU table by PCI id and
 /// revision. The KFD node's target, when there is one, is what the runtime uses and stays; the
 /// table's is filled only without it.
-fn fill_amd(gpu: &mut Gpu, pci: &[crate::report::PciDevice], manifests: &Manifests) {
+fn fill_amd(
+    gpu: &mut Gpu,
+    on_bus: &HashMap<String, &crate::report::PciDevice>,
+    manifests: &Manifests,
+) {
     let device = gpu
         .pci_device_id
         .as_deref()
@@ -149,7 +162,7 @@ fn fill_amd(gpu: &mut Gpu, pci: &[crate::report::PciDevice], manifests: &Manifes
     let revision = gpu
         .pci_bus_id
         .as_deref()
-        .and_then(|bus| pci.iter().find(|d| same_address(&d.address, bus)))
+        .and_then(|bus| on_bus.get(&address_key(bus)))
         .and_then(|d| d.revision.as_deref())
         .and_then(|r| u8::from_str_radix(r.trim_start_matches("0x"), 16).ok());
     let table = manifests.amd_gpu_ids.table();
@@ -277,14 +290,12 @@ fn subsystem_id(text: &str) -> Option<(u16, u16)> {
     Some((vendor, device))
 }
 
-/// sysfs `0000:01:00.0` and NVML `00000000:01:00.0` name the same device.
-fn same_address(sysfs: &str, nvml: &str) -> bool {
-    let strip = |a: &str| -> String {
-        let a = a.to_ascii_lowercase();
-        match a.split_once(':') {
-            Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),
-            None => a,
-        }
-    };
-    strip(sysfs) == strip(nvml)
+/// A bus address as both spellings agree on: sysfs's `0000:01:00.0` and NVML's
+/// `00000000:01:00.0` give the same key.
+fn address_key(address: &str) -> String {
+    let a = address.to_ascii_lowercase();
+    match a.split_once(':') {
+        Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),
+        None => a,
+    }
 }

@@ -10,6 +10,11 @@
 //! written into, as a shell's `>` would; a FIFO nobody reads is given up on after
 //! [`FIFO_WAIT`]. A symbolic link to a regular file replaces the file it points to and keeps
 //! the link.
+//!
+//! About permissions `-o` behaves like the shell's `>`: a file the user may not write (by the
+//! real user id: a read-only file of one's own) is refused, and a replaced file keeps its
+//! permission bits, owner and group (as root, a 0444 file stays 0444 and another user's file
+//! stays theirs); where the owner cannot be kept, the file is written in place.
 
 use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
@@ -69,7 +74,10 @@ pub(crate) fn write_all(files: &[OutFile], force: bool) -> Result<(), String> {
     for (f, target) in files.iter().zip(targets) {
         match target {
             Target::Missing(path) => write_one(f, &path, false)?,
-            Target::Regular(path) => write_one(f, &path, true)?,
+            Target::Regular(path) => {
+                may_write(&path)?;
+                write_one(f, &path, true)?;
+            }
             Target::Special(path) => write_into(f, &path)?,
         }
     }
@@ -194,6 +202,70 @@ fn set_blocking(file: &fs::File) {
     }
 }
 
+/// Refuses a file the user may not write, as the shell's `>` would: `access(W_OK)` asks with
+/// the real user id (a read-only file of one's own is refused; root may write any file).
+fn may_write(path: &Path) -> Result<(), String> {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK)
+        .map_err(|e| format!("cannot write {}: {}", shown(path), std::io::Error::from(e)))
+}
+
+/// The permission bits, owner and group of a file about to be replaced, which the new file
+/// keeps (the shell's `>` writes into the old file, so it keeps them too).
+struct Kept {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+fn kept(path: &Path) -> Option<Kept> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(path).ok()?;
+    Some(Kept {
+        mode: meta.mode() & 0o7777,
+        uid: meta.uid(),
+        gid: meta.gid(),
+    })
+}
+
+/// Gives the new file the old one's owner and group; false when that is not allowed (only
+/// root may give a file away).
+fn same_owner(file: &fs::File, old: &Kept) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if (meta.uid(), meta.gid()) == (old.uid, old.gid) {
+        return true;
+    }
+    if old.uid == u32::MAX || old.gid == u32::MAX {
+        return false;
+    }
+    rustix::fs::fchown(
+        file,
+        Some(rustix::fs::Uid::from_raw(old.uid)),
+        Some(rustix::fs::Gid::from_raw(old.gid)),
+    )
+    .is_ok()
+}
+
+/// Writes into the old file itself, truncating it, as `>` does: for a file whose owner the
+/// replacement could not keep (another user's file one may write, as a user who is not root).
+fn write_in_place(f: &OutFile, path: &Path) -> Result<(), String> {
+    let shown = shown(&f.path);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| format!("cannot write {shown}: {e}"))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!("cannot write {shown}: not a regular file any more"));
+    }
+    file.write_all(f.content.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| format!("cannot write {shown}: {e}"))
+}
+
 /// Writes a regular file at `path` through a temporary sibling (`.NAME.XXXXXX.tmp`, made by
 /// [`tempfile`] with mode 0600 until the content is in): renamed over the old file when
 /// `replace`, else moved into place only if the name is still free (so a file that appeared
@@ -207,6 +279,8 @@ fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
     let mut prefix = OsString::from(".");
     prefix.push(path.file_name().unwrap_or_else(|| "plan".as_ref()));
     prefix.push(".");
+    let old = if replace { kept(path) } else { None };
+    let mut in_place = false;
     let result = (|| -> std::io::Result<()> {
         let mut temp = tempfile::Builder::new()
             .prefix(&prefix)
@@ -214,8 +288,15 @@ fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
             .permissions(fs::Permissions::from_mode(0o600))
             .tempfile_in(dir)?;
         temp.write_all(f.content.as_bytes())?;
+        if let Some(old) = &old
+            && !same_owner(temp.as_file(), old)
+        {
+            in_place = true;
+            return Ok(());
+        }
+        let mode = old.as_ref().map_or(f.mode, |old| old.mode);
         temp.as_file()
-            .set_permissions(fs::Permissions::from_mode(f.mode))?;
+            .set_permissions(fs::Permissions::from_mode(mode))?;
         temp.as_file().sync_all()?;
         if replace {
             temp.persist(path).map_err(|e| e.error)?;
@@ -224,7 +305,14 @@ fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
         }
         Ok(())
     })();
+    if in_place {
+        return write_in_place(f, path);
+    }
     if let Err(e) = result {
+        // A folder one may not write, holding a file one may: `>` writes into the file.
+        if replace && e.kind() == std::io::ErrorKind::PermissionDenied {
+            return write_in_place(f, path);
+        }
         return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
             format!("{shown} exists; pass --force to overwrite it")
         } else {
@@ -268,6 +356,38 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_owner() {
+        use std::os::unix::fs::MetadataExt;
+        let d = dir();
+        let path = d.join("report.json");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o440)).unwrap();
+        let as_root = rustix::process::geteuid().is_root();
+        if as_root {
+            std::os::unix::fs::chown(&path, Some(4321), Some(4322)).unwrap();
+        }
+        let file = OutFile {
+            path: path.clone(),
+            content: "new".into(),
+            mode: 0o644,
+        };
+        let result = write_all(&[file], true);
+        if as_root {
+            result.unwrap();
+            let meta = fs::metadata(&path).unwrap();
+            assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+            assert_eq!(meta.mode() & 0o777, 0o440);
+            assert_eq!((meta.uid(), meta.gid()), (4321, 4322));
+        } else {
+            // Read-only to its own user: refused, as `>` refuses it.
+            let err = result.unwrap_err();
+            assert!(err.contains("cannot write"), "{err}");
+            assert_eq!(fs::read_to_string(&path).unwrap_or_default(), "old");
+        }
         fs::remove_dir_all(&d).unwrap();
     }
 

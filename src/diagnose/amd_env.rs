@@ -141,8 +141,9 @@ fn visible_devices(report: &Report) -> Option<Finding> {
     .evidence(format!("{var}={value}"))
     .evidence(why)
     .subject(format!("env:{var}"));
+    let visible: std::collections::HashSet<usize> = seen.gpus.iter().copied().collect();
     for (i, gpu) in gpus.iter().enumerate() {
-        if !seen.gpus.contains(&i) {
+        if !visible.contains(&i) {
             f = f
                 .evidence(format!("hidden: {}", gpu_label(gpu)))
                 .subject(format!("gpu:{}", gpu.index));

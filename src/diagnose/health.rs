@@ -360,7 +360,8 @@ fn ecc_errors(report: &Report) -> Option<Finding> {
             f = f.evidence(format!("{label}: {}", p.evidence));
             for step in p.fixes {
                 match fixes.iter_mut().find(|(s, _)| s == step) {
-                    Some((_, gpus)) if gpus.contains(&gpu.index) => {}
+                    // One GPU's problems come together: it is the last one added if at all.
+                    Some((_, gpus)) if gpus.last() == Some(&gpu.index) => {}
                     Some((_, gpus)) => gpus.push(gpu.index),
                     None => fixes.push((*step, vec![gpu.index])),
                 }

@@ -71,7 +71,8 @@ pub fn diagnose_with(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         .iter()
         .flat_map(|rule| rule(report, manifests))
         .collect();
-    let explained: Vec<String> = all.iter().flat_map(|f| f.explains.clone()).collect();
+    let explained: std::collections::HashSet<String> =
+        all.iter().flat_map(|f| f.explains.clone()).collect();
     all.retain(|f| !explained.contains(&f.id));
     if let Some(runtime) = report.host.container.as_deref() {
         all.iter_mut()

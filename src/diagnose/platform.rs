@@ -323,9 +323,10 @@ fn cuda_visible_problem(value: &str, gpus: &[&Gpu]) -> Option<(Vec<String>, Vec<
             .collect()
     };
     let visible = chosen(resolved.get(..bad_at).unwrap_or_default());
+    let shown_before: std::collections::HashSet<usize> = visible.iter().copied().collect();
     let wanted_after: Vec<usize> = chosen(resolved.get(bad_at + 1..).unwrap_or_default())
         .into_iter()
-        .filter(|i| !visible.contains(i))
+        .filter(|i| !shown_before.contains(i))
         .collect();
     if !visible.is_empty() && wanted_after.is_empty() {
         return None;

@@ -100,12 +100,17 @@ impl Env {
     ///
     /// Relative and empty entries are dropped: they depend on the folder gpu-doctor happens to
     /// run in, and under `--root` they would not name anything inside the fixture.
+    ///
+    /// An entry listed again is left out: the first one already answered every look-up the
+    /// later one would (a `PATH` of 10,000 copies of one folder costs one).
     #[must_use]
     pub fn path_list(&self, key: &str) -> Vec<PathBuf> {
+        let mut seen = std::collections::HashSet::new();
         self.get(key)
             .map(|v| {
                 v.split(':')
                     .filter(|p| p.starts_with('/'))
+                    .filter(|p| seen.insert(*p))
                     .map(PathBuf::from)
                     .collect()
             })
@@ -136,7 +141,7 @@ mod tests {
 
     #[test]
     fn path_lists_keep_order_and_drop_relative_entries() {
-        let env = Env::from_pairs([("LD_LIBRARY_PATH", "/a/lib::rel:/b/lib:")]);
+        let env = Env::from_pairs([("LD_LIBRARY_PATH", "/a/lib::rel:/b/lib:/a/lib")]);
         assert_eq!(
             env.path_list("LD_LIBRARY_PATH"),
             [PathBuf::from("/a/lib"), PathBuf::from("/b/lib")]

@@ -47,28 +47,90 @@ pub struct RootFs {
     root: PathBuf,
     /// Files refused (not regular) or cut at their size limit, shared by every clone.
     notes: Arc<Mutex<Vec<String>>>,
+    /// While a scan runs ([`RootFs::for_scan`]): when its time is spent, and what is known of
+    /// the paths looked at so far.
+    scan: Option<Arc<Scan>>,
 }
 
-/// Opens a file on this host's disk for reading without ever blocking: `O_NONBLOCK` so a FIFO
-/// with no writer (or a device) cannot hang the open, then anything that is not a regular file
-/// is refused, so a FIFO, a terminal or `/dev/zero` cannot hang or flood the read.
+/// A scan's file work: a deadline after which no file is read, listed or looked at (the same
+/// budget that stops commands), and a memory of the links met, so that 10,000 `PATH` entries
+/// through one chain of links resolve the chain once, not 10,000 times.
+#[derive(Debug)]
+struct Scan {
+    end: std::time::Instant,
+    /// How many look-ups were refused once the time was spent.
+    refused: std::sync::atomic::AtomicUsize,
+    /// `lstat` of paths on disk: `None` nothing there, `Some(None)` there and not a link,
+    /// `Some(Some(target))` a link.
+    links: Mutex<std::collections::HashMap<PathBuf, Option<Option<PathBuf>>>>,
+}
+
+/// How many paths one scan remembers the kind of.
+const MAX_REMEMBERED: usize = 200_000;
+
+/// Opens a file on this host's disk for reading without ever blocking, and without ever
+/// opening anything but a regular file: opening some devices has effects of its own (a
+/// watchdog starts counting, a serial line raises its modem lines, a tape rewinds), so the
+/// type is checked first with `stat` (no open), only a regular file is opened (`O_NONBLOCK`
+/// so that a FIFO swapped in meanwhile cannot hang the open, `O_NOCTTY`), and the open
+/// descriptor is checked again with `fstat`: a regular file, and the same one that was
+/// checked. Links are followed (a user's `--config` may be one); see [`open_regular_here`]
+/// for paths whose links were resolved already.
 ///
 /// # Errors
 /// When the file cannot be opened, or is not a regular file (`InvalidInput`).
 pub fn open_regular(disk_path: &Path) -> io::Result<std::fs::File> {
+    open_checked(disk_path, false)
+}
+
+/// [`open_regular`] for a path whose links are resolved already ([`RootFs::real_path`]): a
+/// link found at the last component now is a swap, and is refused (`O_NOFOLLOW`, `lstat`).
+///
+/// # Errors
+/// As [`open_regular`].
+pub fn open_regular_here(disk_path: &Path) -> io::Result<std::fs::File> {
+    open_checked(disk_path, true)
+}
+
+fn not_regular(meta: &std::fs::Metadata) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        if meta.is_dir() {
+            "is a folder, not a file"
+        } else if meta.file_type().is_symlink() {
+            "a link where a file was expected"
+        } else {
+            "not a regular file (a FIFO, device or socket)"
+        },
+    )
+}
+
+fn open_checked(disk_path: &Path, no_follow: bool) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::MetadataExt;
+    let before = if no_follow {
+        std::fs::symlink_metadata(disk_path)?
+    } else {
+        std::fs::metadata(disk_path)?
+    };
+    if !before.is_file() {
+        return Err(not_regular(&before));
+    }
+    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+    if no_follow {
+        flags |= libc::O_NOFOLLOW;
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(flags)
         .open(disk_path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    if (meta.dev(), meta.ino()) != (before.dev(), before.ino()) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            if meta.is_dir() {
-                "is a folder, not a file"
-            } else {
-                "not a regular file (a FIFO, device or socket)"
-            },
+            "the file changed while it was being opened",
         ));
     }
     Ok(file)
@@ -80,7 +142,10 @@ pub fn open_regular(disk_path: &Path) -> io::Result<std::fs::File> {
 /// # Errors
 /// As [`open_regular`], or a read error.
 pub fn read_regular(disk_path: &Path, limit: u64) -> io::Result<(Vec<u8>, bool)> {
-    let file = open_regular(disk_path)?;
+    read_open(open_regular(disk_path)?, limit)
+}
+
+fn read_open(file: std::fs::File, limit: u64) -> io::Result<(Vec<u8>, bool)> {
     let mut out = Vec::new();
     let mut taken = file.take(limit.saturating_add(1));
     taken.read_to_end(&mut out)?;
@@ -105,13 +170,91 @@ impl RootFs {
         RootFs {
             root: root.into(),
             notes: Arc::default(),
+            scan: None,
         }
+    }
+
+    /// This filesystem for one scan that must end by `end`: past it every look-up fails at
+    /// once (a missing file, an empty folder), and [`RootFs::notes`] says how many were
+    /// refused. Links met are remembered for the scan.
+    #[must_use]
+    pub fn for_scan(&self, end: std::time::Instant) -> RootFs {
+        RootFs {
+            scan: Some(Arc::new(Scan {
+                end,
+                refused: std::sync::atomic::AtomicUsize::new(0),
+                links: Mutex::default(),
+            })),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the scan's time is spent; counts the look-up refused.
+    fn spent(&self) -> bool {
+        let Some(scan) = &self.scan else {
+            return false;
+        };
+        if std::time::Instant::now() < scan.end {
+            return false;
+        }
+        scan.refused
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        true
+    }
+
+    fn out_of_time() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the scan's time budget is spent; not read",
+        )
+    }
+
+    /// What is at `disk` (not following a last link): nothing, a link (its target), or
+    /// something else; remembered for the scan.
+    fn link_at(&self, disk: &Path) -> io::Result<Option<PathBuf>> {
+        if let Some(scan) = &self.scan
+            && let Ok(links) = scan.links.lock()
+            && let Some(known) = links.get(disk)
+        {
+            return known
+                .clone()
+                .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound));
+        }
+        let found = match std::fs::symlink_metadata(disk) {
+            Ok(meta) if meta.file_type().is_symlink() => Some(Some(std::fs::read_link(disk)?)),
+            Ok(_) => Some(None),
+            // Whatever stops `lstat` (missing, a file used as a folder, no permission): the
+            // rest of the path stays unresolved, as it did.
+            Err(_) => None,
+        };
+        if let Some(scan) = &self.scan
+            && let Ok(mut links) = scan.links.lock()
+            && links.len() < MAX_REMEMBERED
+        {
+            links.insert(disk.to_path_buf(), found.clone());
+        }
+        found.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 
     /// Files refused or cut so far, in the order met (at most 50).
     #[must_use]
     pub fn notes(&self) -> Vec<String> {
-        self.notes.lock().map(|n| n.clone()).unwrap_or_default()
+        let mut notes = self.notes.lock().map(|n| n.clone()).unwrap_or_default();
+        if let Some(scan) = &self.scan {
+            let refused = scan.refused.load(std::sync::atomic::Ordering::Relaxed);
+            if refused > 0 {
+                notes.push(format!(
+                    "the scan's time budget was spent: file work stopped, {refused} look-up(s) of \
+                     files and folders not made"
+                ));
+            }
+        }
+        notes
+    }
+
+    /// Notes that a limit cut what was read of `path` (named in `probes[]`, `reads`).
+    pub fn note_cut(&self, path: &Path, what: &str) {
+        self.note(path, what);
     }
 
     fn note(&self, path: &Path, what: &str) {
@@ -152,6 +295,9 @@ impl RootFs {
     /// machine path it names. Missing components are kept as they are, so the result of a
     /// path that does not exist is still a path (that then fails to open).
     pub fn canonical(&self, path: &Path, follow_last: bool) -> io::Result<PathBuf> {
+        if self.spent() {
+            return Err(Self::out_of_time());
+        }
         let mut done: Vec<OsString> = Vec::new();
         let mut links = 0usize;
         let mut pending: VecDeque<OsString> = path
@@ -176,14 +322,16 @@ impl RootFs {
                 break;
             }
             let disk: PathBuf = done.iter().fold(self.root.clone(), |p, n| p.join(n));
-            let Ok(meta) = std::fs::symlink_metadata(&disk) else {
-                // Nothing there: keep the rest of the path unresolved.
-                done.extend(pending.drain(..).filter(|n| n != "." && n != ".."));
-                break;
+            let target = match self.link_at(&disk) {
+                Ok(Some(target)) => target,
+                Ok(None) => continue,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    // Nothing there: keep the rest of the path unresolved.
+                    done.extend(pending.drain(..).filter(|n| n != "." && n != ".."));
+                    break;
+                }
+                Err(e) => return Err(e),
             };
-            if !meta.file_type().is_symlink() {
-                continue;
-            }
             links += 1;
             if links > MAX_LINKS {
                 return Err(io::Error::other(format!(
@@ -191,7 +339,6 @@ impl RootFs {
                     path.display()
                 )));
             }
-            let target = std::fs::read_link(&disk)?;
             done.pop();
             if target.is_absolute() {
                 done.clear();
@@ -228,7 +375,7 @@ impl RootFs {
     /// Reads at most `limit` bytes of a regular file; anything else (a FIFO, a device) is an
     /// error rather than a hang, and is noted like a file cut at its limit.
     pub fn read_bytes_limited(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-        match read_regular(&self.real_path(path)?, limit) {
+        match open_regular_here(&self.real_path(path)?).and_then(|f| read_open(f, limit)) {
             Ok((bytes, cut)) => {
                 if cut {
                     self.note(path, &format!("read only its first {limit} bytes"));
@@ -258,6 +405,9 @@ impl RootFs {
     #[must_use]
     pub fn read_dir(&self, path: impl AsRef<Path>) -> Vec<DirEntry> {
         let path = path.as_ref();
+        if self.spent() {
+            return Vec::new();
+        }
         let Ok(real) = self.real_path(path) else {
             return Vec::new();
         };

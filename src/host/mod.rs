@@ -71,11 +71,15 @@ impl Host {
         }
     }
 
-    /// This host with a scan budget of `total` starting now: commands run through it share it.
+    /// This host with a scan budget of `total` starting now: commands run through it share
+    /// it, and file work stops when it is spent too.
     #[must_use]
     pub fn with_budget(&self, total: Duration) -> Host {
+        let end = std::time::Instant::now() + total;
         Host {
             budget: Some(std::sync::Arc::new(budget::Budget::new(total))),
+            // File work stops at the same time as commands.
+            fs: self.fs.for_scan(end),
             ..self.clone()
         }
     }

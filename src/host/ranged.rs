@@ -24,7 +24,7 @@ impl RootFs {
     /// Opened like every other read ([`super::fs::open_regular`]): without blocking, so a FIFO
     /// or device where a library should be is refused rather than waited on.
     pub fn open_ranged(&self, path: &Path) -> io::Result<RangedFile> {
-        let file = super::fs::open_regular(&self.real_path(path)?)?;
+        let file = super::fs::open_regular_here(&self.real_path(path)?)?;
         let len = file.metadata()?.len();
         Ok(RangedFile { file, len })
     }

@@ -5,9 +5,10 @@
 //! and reaped here. On `SIGINT`, `SIGTERM` or `SIGHUP`, and when the program ends
 //! ([`shutdown`]), the groups of commands still running are killed too.
 //!
-//! Only processes that are gpu-doctor's children and not in its own session and group (or in
-//! a command's group) are touched: a child started deliberately in gpu-doctor's group (the
-//! `bash` that runs `plan --execute`) is left alone.
+//! Every descendant is found by parentage (`/proc/PID/task/*/children`), whatever its process
+//! group or session: one that joined gpu-doctor's own group is ended too. Only a command now
+//! running (its group) is left to its own end; `plan --execute`, whose script is meant to
+//! start lasting services, stops the sweeping first ([`release`]).
 //!
 //! The program turns this on ([`enable`], from `main`); a process that merely links the
 //! library (the tests, which start their own daemons such as a tmux server) is not made a
@@ -152,14 +153,24 @@ pub(crate) fn finish_group(pgid: i32) {
 pub fn shutdown() {
     kill_live_groups();
     let started = Instant::now();
-    while sweep_orphans() > 0 && started.elapsed() < Duration::from_millis(500) {
+    while sweep(false) > 0 && started.elapsed() < Duration::from_millis(500) {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
 
-/// Kills and reaps gpu-doctor's children that are not commands now running and not in its own
-/// group and session: orphans of commands, reparented here. Returns how many it found.
+/// Kills every descendant of gpu-doctor that is not part of a command now running, whatever
+/// its process group or session: orphans of commands, reparented here (gpu-doctor is their
+/// subreaper), and whatever they started. A process that joined gpu-doctor's own group is
+/// no exception: as the subreaper, gpu-doctor knows its descendants by parentage, and none of
+/// them is meant to outlive it (`plan --execute`, whose script's children are, calls
+/// [`release`] first). Reaps the ones that are its children. Returns how many it found.
 fn sweep_orphans() -> usize {
+    sweep(true)
+}
+
+/// [`sweep_orphans`]; with `spare_live` false, the running commands' processes go too (the
+/// end of the program).
+fn sweep(spare_live: bool) -> usize {
     if !ENABLED.load(Ordering::SeqCst) || RELEASED.load(Ordering::SeqCst) {
         return 0;
     }
@@ -167,42 +178,54 @@ fn sweep_orphans() -> usize {
         return 0;
     };
     let me = process::getpid().as_raw_pid();
-    // Our own group and session come from /proc like everyone else's, not from getpgrp(2) or
-    // getsid(2): in a container whose session leader is outside the PID namespace those give 0,
-    // which rustix's `Pid` cannot hold (it panicked in CI). Compared like with like, 0 == 0.
-    let Some((_, my_pgid, my_sid)) = stat_ids(me) else {
-        return 0;
-    };
     let mut found = 0;
-    for pid in candidates() {
-        let Some((ppid, pgid, sid)) = stat_ids(pid) else {
+    // Breadth first from gpu-doctor: a running command's subtree is left to the command's
+    // own end (its group is killed then, and what escaped it is found by the next sweep).
+    let mut pending: Vec<i32> = children_of(me, true);
+    let mut seen = std::collections::HashSet::new();
+    while let Some(pid) = pending.pop() {
+        if pid == me || !seen.insert(pid) || seen.len() > MAX_DESCENDANTS {
+            continue;
+        }
+        let Some((ppid, pgid, _)) = stat_ids(pid) else {
             continue;
         };
-        if ppid != me || is_live(pid) || is_live(pgid) || (pgid == my_pgid && sid == my_sid) {
+        if spare_live && (is_live(pid) || is_live(pgid)) {
             continue;
         }
         found += 1;
-        // The process is our child (ppid checked) and not a running command; kill it and
-        // collect its exit status so no zombie stays.
-        if let Some(pid) = self::pid(pid) {
-            let _ = process::kill_process(pid, Signal::KILL);
-            let _ = process::waitpid(Some(pid), process::WaitOptions::empty());
+        pending.extend(children_of(pid, false));
+        if let Some(p) = self::pid(pid) {
+            let _ = process::kill_process(p, Signal::KILL);
+            // Only a child of ours can be reaped here; a grandchild comes back to us (the
+            // subreaper) when its parent dies, and the next sweep reaps it.
+            if ppid == me {
+                let _ = process::waitpid(Some(p), process::WaitOptions::empty());
+            }
         }
     }
     found
 }
 
-/// Processes that may be our children: what `/proc/self/task/*/children` lists (cheap, and
-/// orphans reparented to us are listed there), else every process.
-fn candidates() -> Vec<i32> {
+/// The most descendants one sweep walks: a fork bomb must not make the walk endless.
+const MAX_DESCENDANTS: usize = 100_000;
+
+/// The children of `pid`: what `/proc/PID/task/*/children` lists (every thread's), else,
+/// where the kernel has no such file, every process whose parent it is.
+fn children_of(pid: i32, is_me: bool) -> Vec<i32> {
     let numbers = |text: &str| -> Vec<i32> {
         text.split_whitespace()
             .filter_map(|n| n.parse().ok())
             .collect()
     };
+    let tasks = if is_me {
+        "/proc/self/task".to_string()
+    } else {
+        format!("/proc/{pid}/task")
+    };
     let mut out = Vec::new();
     let mut listed = false;
-    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+    if let Ok(tasks) = std::fs::read_dir(tasks) {
         for task in tasks.flatten() {
             if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
                 listed = true;
@@ -217,6 +240,7 @@ fn candidates() -> Vec<i32> {
         .map(|dir| {
             dir.flatten()
                 .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+                .filter(|&p: &i32| stat_ids(p).is_some_and(|(ppid, _, _)| ppid == pid))
                 .collect()
         })
         .unwrap_or_default()

@@ -25,6 +25,9 @@ pub struct GpuIdTable {
     #[serde(rename = "chip")]
     pub chips: Vec<Chip>,
     pub devices: Devices,
+    /// Row words and name look-ups made so far ([`GpuIdTable::by_name`]).
+    #[serde(skip)]
+    names: super::memo::NameMemo,
 }
 
 /// `gpu-ids.toml` as a set holds it: its `[meta]` read at once, its rows parsed on first use.
@@ -87,6 +90,7 @@ impl GpuIds {
                     },
                     chips: Vec::new(),
                     devices: Devices { rows: Vec::new() },
+                    names: super::memo::NameMemo::default(),
                 })
         })
     }
@@ -224,24 +228,36 @@ impl GpuIdTable {
         if words.is_empty() {
             return None;
         }
-        let mut exact = Vec::new();
-        let mut best: (usize, Vec<&DeviceRow>) = (0, Vec::new());
-        for row in &self.devices.rows {
-            let own = name_words(&row.5);
-            if own.is_empty() {
-                continue;
-            }
-            if own == words {
-                exact.push(row);
-            } else if exact.is_empty() && own.iter().all(|w| words.contains(w)) {
-                match own.len().cmp(&best.0) {
-                    std::cmp::Ordering::Greater => best = (own.len(), vec![row]),
-                    std::cmp::Ordering::Equal => best.1.push(row),
-                    std::cmp::Ordering::Less => {}
+        let all = self.names.words(|| {
+            self.devices
+                .rows
+                .iter()
+                .map(|row| name_words(&row.5))
+                .collect()
+        });
+        let found = self.names.rows(reported, || {
+            let mut exact = Vec::new();
+            let mut best: (usize, Vec<usize>) = (0, Vec::new());
+            for (i, own) in all.iter().enumerate() {
+                if own.is_empty() {
+                    continue;
+                }
+                if *own == words {
+                    exact.push(i);
+                } else if exact.is_empty() && own.iter().all(|w| words.contains(w)) {
+                    match own.len().cmp(&best.0) {
+                        std::cmp::Ordering::Greater => best = (own.len(), vec![i]),
+                        std::cmp::Ordering::Equal => best.1.push(i),
+                        std::cmp::Ordering::Less => {}
+                    }
                 }
             }
-        }
-        let rows = if exact.is_empty() { best.1 } else { exact };
+            if exact.is_empty() { best.1 } else { exact }
+        });
+        let rows: Vec<&DeviceRow> = found
+            .iter()
+            .filter_map(|i| self.devices.rows.get(*i))
+            .collect();
         let first = *rows.first()?;
         let chip = self.chip(&first.2)?;
         let agree = rows.iter().all(|row| {

@@ -13,6 +13,9 @@ pub struct GpuTable {
     pub meta: Meta,
     #[serde(rename = "gpu")]
     pub gpus: Vec<Gpu>,
+    /// Row words and name look-ups made so far ([`GpuTable::by_name`]).
+    #[serde(skip)]
+    names: super::memo::NameMemo,
 }
 
 /// One GPU model (one form factor: H100 PCIe and H100 SXM5 are two rows).
@@ -94,28 +97,33 @@ impl GpuTable {
     /// them apart (`NVIDIA H200`: SXM and NVL); they share a compute capability.
     #[must_use]
     pub fn by_name(&self, reported: &str) -> Vec<&Gpu> {
-        let words = name_words(reported);
-        let scored: Vec<_> = self
-            .gpus
-            .iter()
-            .filter_map(|gpu| {
-                let own = name_words(&gpu.name);
-                let (forms, core): (Vec<&String>, Vec<&String>) = own
-                    .iter()
-                    .partition(|word| FORM_FACTORS.contains(&word.as_str()));
-                let fits = !core.is_empty() && core.iter().all(|word| words.contains(*word));
-                let forms_named = forms.iter().filter(|word| words.contains(**word)).count();
-                fits.then_some(((core.len(), forms_named), gpu))
-            })
-            .collect();
-        let Some(best) = scored.iter().map(|(score, _)| *score).max() else {
-            return Vec::new();
-        };
-        scored
-            .into_iter()
-            .filter(|(score, _)| *score == best)
-            .map(|(_, gpu)| gpu)
-            .collect()
+        let all = self
+            .names
+            .words(|| self.gpus.iter().map(|gpu| name_words(&gpu.name)).collect());
+        let found = self.names.rows(reported, || {
+            let words = name_words(reported);
+            let scored: Vec<_> = all
+                .iter()
+                .enumerate()
+                .filter_map(|(i, own)| {
+                    let (forms, core): (Vec<&String>, Vec<&String>) = own
+                        .iter()
+                        .partition(|word| FORM_FACTORS.contains(&word.as_str()));
+                    let fits = !core.is_empty() && core.iter().all(|word| words.contains(*word));
+                    let forms_named = forms.iter().filter(|word| words.contains(**word)).count();
+                    fits.then_some(((core.len(), forms_named), i))
+                })
+                .collect();
+            let Some(best) = scored.iter().map(|(score, _)| *score).max() else {
+                return Vec::new();
+            };
+            scored
+                .into_iter()
+                .filter(|(score, _)| *score == best)
+                .map(|(_, i)| i)
+                .collect()
+        });
+        found.iter().filter_map(|i| self.gpus.get(*i)).collect()
     }
 
     pub(super) fn check(&self, c: &mut Checker) {

@@ -27,6 +27,7 @@ mod gpu_ids;
 mod gpus;
 mod install;
 mod matching;
+mod memo;
 mod pypi;
 mod repos;
 mod rocm;

@@ -188,6 +188,100 @@ proptest! {
     }
 }
 
+/// An `ld.so.cache` in either layout: `n` entries whose strings lie at random places of a
+/// random string area (inside one another, past the end, unterminated), and a header count
+/// that may claim more than there is.
+fn ld_cache_bytes() -> impl Strategy<Value = Vec<u8>> {
+    (
+        any::<bool>(),
+        prop::collection::vec((any::<u16>(), any::<u16>(), any::<u8>()), 0..300),
+        prop::collection::vec(
+            prop_oneof![Just(0u8), Just(b'x'), Just(b'/'), any::<u8>()],
+            0..2048,
+        ),
+        0u32..1000,
+    )
+        .prop_map(|(new, entries, strings, extra)| {
+            let n = u32::try_from(entries.len()).unwrap_or(0);
+            let (mut out, header, size) = if new {
+                let mut out = b"glibc-ld.so.cache1.1".to_vec();
+                out.extend_from_slice(&(n + extra).to_le_bytes());
+                out.extend_from_slice(&[0u8; 24]);
+                (out, 48u32, 24usize)
+            } else {
+                let mut out = b"ld.so-1.7.0\0".to_vec();
+                out.extend_from_slice(&(n + extra).to_le_bytes());
+                (out, 16u32, 12usize)
+            };
+            let base = if new { 0 } else { header + n * 12 };
+            let table = header + n * u32::try_from(size).unwrap_or(24);
+            for (key, value, arch) in &entries {
+                let flags: i32 = if *arch % 2 == 0 { 0x0303 } else { 0x0a03 };
+                out.extend_from_slice(&flags.to_le_bytes());
+                out.extend_from_slice(&(table - base + u32::from(*key) % 2100).to_le_bytes());
+                out.extend_from_slice(&(table - base + u32::from(*value) % 2100).to_le_bytes());
+                out.resize(out.len() + size - 12, 0);
+            }
+            out.extend_from_slice(&strings);
+            out
+        })
+}
+
+/// Text shown to people: after [`crate::sanitize::clean`] no control or invisible character is
+/// left, and no line is longer than the cap and its marker.
+fn shown_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            any::<char>(),
+            Just('\u{200b}'),
+            Just('\u{202e}'),
+            Just('\u{feff}'),
+            Just('\u{e0041}'),
+            Just('\u{1b}'),
+            Just('\u{9b}'),
+            Just('\u{ad}'),
+            Just('\u{2028}'),
+        ],
+        0..200,
+    )
+    .prop_map(|chars| chars.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn an_ld_so_cache_costs_its_size_and_its_entries_point_into_it(bytes in ld_cache_bytes()) {
+        let len = bytes.len();
+        if let Some(cache) = super::ld_cache::parse(bytes) {
+            prop_assert!(cache.entries().len() <= super::ld_cache::MAX_ENTRIES);
+            prop_assert!(cache.entries().len() * 24 <= len);
+            for e in cache.entries() {
+                let soname = cache.soname(e);
+                // Each string is a place in the file, not a copy of it.
+                let lossy = soname.contains('\u{fffd}');
+                let borrowed = matches!(soname, std::borrow::Cow::Borrowed(_));
+                prop_assert!(borrowed || lossy);
+                prop_assert!(cache.path(e).len() <= 4096 * 3);
+                let found = cache.lookup(&soname, e.flags & super::ld_cache::FLAG_REQUIRED_MASK);
+                if !lossy {
+                    prop_assert!(found.is_some_and(|f| cache.soname(f) == soname));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn text_shown_to_people_has_no_control_or_invisible_character(text in shown_text()) {
+        let shown = crate::sanitize::clean(&text);
+        prop_assert!(crate::sanitize::is_clean(&shown), "{:?}", shown);
+        prop_assert!(!shown.contains('\n'));
+        let long = text.repeat(60);
+        let cut = crate::sanitize::clean(&long);
+        prop_assert!(cut.chars().count() <= crate::sanitize::MAX_SHOWN * 9 + 40);
+    }
+}
+
 #[test]
 fn the_seeds_are_understood_before_they_are_mutated() {
     // Without this the mutants would start from text no parser reads, and prove little.

@@ -126,15 +126,64 @@ impl Refusal {
 
     /// The refusal as gpu-doctor prints it on stderr.
     #[must_use]
+    ///
+    /// The reason and facts quote the machine (a GPU name, a kernel release): they are
+    /// cleaned like every other message, so no escape sequence, NUL or invisible character
+    /// taken from the machine reaches the terminal.
     pub fn render(&self) -> String {
-        let mut out = format!("gpu-doctor plan: refused: {}\n", self.reason);
+        let mut out = format!(
+            "gpu-doctor plan: refused: {}\n",
+            crate::sanitize::clean_lines(&self.reason)
+        );
         for fact in &self.facts {
             out.push_str("  ");
-            out.push_str(fact);
+            out.push_str(&crate::sanitize::clean(fact));
             out.push('\n');
         }
         out
     }
+}
+
+/// Whether a machine value may stand in a package name or version a plan's command names:
+/// the characters Debian allows in package names and versions (`[A-Za-z0-9.+~:-]`), and `_`
+/// (kernel releases such as `6.8.0-1015-aws_x`); nothing else, so nothing that could change
+/// what the command does or hide in it (a byte-order mark in a kernel release once reached
+/// `apt-get install 'linux-headers-…'`).
+#[must_use]
+pub(crate) fn fits_a_package_name(value: &str) -> bool {
+    !value.is_empty()
+        && value.len() <= 256
+        && value.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'~' | b':' | b'-' | b'_')
+        })
+}
+
+/// The machine values a plan puts into commands (kernel release, driver version and branch,
+/// distribution and architecture), refused when one holds a character no package name can.
+fn values_fit_commands(report: &Report) -> Result<(), Refusal> {
+    let values = [
+        ("kernel release", report.host.kernel_release.as_deref()),
+        ("driver version", report.driver.version.as_deref()),
+        ("distribution", report.host.os_id.as_deref()),
+        ("distribution version", report.host.os_version.as_deref()),
+        ("architecture", report.host.arch.as_deref()),
+    ];
+    for (what, value) in values {
+        if let Some(value) = value
+            && !value.is_empty()
+            && !fits_a_package_name(value)
+        {
+            return Err(Refusal {
+                reason: format!(
+                    "the machine's {what} holds characters no package name or version can \
+                     ({}); a plan would name it in a command",
+                    crate::sanitize::clean(value)
+                ),
+                facts: Vec::new(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Makes the plan that takes the machine of `report` to `target`, or refuses.
@@ -142,6 +191,7 @@ impl Refusal {
 /// # Errors
 /// A [`Refusal`] with the reason and the machine facts when the target cannot work here.
 pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<Plan, Refusal> {
+    values_fit_commands(report)?;
     // A machine whose GPUs are AMD gets a ROCm plan; the CUDA planner below is NVIDIA's.
     if rocm::applies(report) {
         return rocm::plan(report, manifests, target);
@@ -573,5 +623,48 @@ fn verify_step() -> Step {
         needs_root: false,
         reboot: false,
         serves: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn machine_values_that_no_package_name_holds_are_refused_and_shown_clean() {
+        let mut report = Report::default();
+        report.host.kernel_release = Some("6.8.0-45-generic".to_string());
+        report.driver.version = Some("580.159.04".to_string());
+        assert!(values_fit_commands(&report).is_ok());
+        for bad in [
+            "\u{feff}6.8.0-45-generic",
+            "6.8.0-45-generic\u{200b}",
+            "6.8.0'; rm -rf / #",
+            "6.8.0-45-generic\u{1b}[2J\u{0}",
+            "6.8.0-\u{202e}cireneg",
+        ] {
+            report.host.kernel_release = Some(bad.to_string());
+            let refusal = values_fit_commands(&report).unwrap_err();
+            let shown = refusal.render();
+            assert!(shown.contains("kernel release"), "{shown}");
+            assert!(crate::sanitize::is_clean(&shown), "{shown:?}");
+        }
+        // An 8 MiB kernel release is refused without being shown whole.
+        report.host.kernel_release = Some("6".repeat(8 << 20));
+        assert!(values_fit_commands(&report).unwrap_err().render().len() < 10_000);
+    }
+
+    #[test]
+    fn refusals_quote_the_machine_cleanly() {
+        let refusal = Refusal {
+            reason: "GPU \u{1b}]0;x\u{7}H200\u{0} is \u{2066}odd".to_string(),
+            facts: vec!["driver \u{9b}31m550\u{feff}".to_string()],
+        };
+        let shown = refusal.render();
+        assert!(crate::sanitize::is_clean(&shown), "{shown:?}");
+        assert!(
+            shown.contains("<U+2066>") && shown.contains("<U+FEFF>"),
+            "{shown}"
+        );
     }
 }

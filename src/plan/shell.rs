@@ -41,7 +41,9 @@ pub fn shell_quote(value: &str) -> String {
             '\0' => {}
             '\t' | '\n' => out.push(c),
             c if c.is_control() => out.push('?'),
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => out.push('?'),
+            c if crate::sanitize::is_invisible(c) => {
+                out.push_str(&format!("<U+{:04X}>", u32::from(c)));
+            }
             c => out.push(c),
         }
     }
@@ -53,15 +55,8 @@ pub fn shell_quote(value: &str) -> String {
 /// characters become `?`, so no value can end a comment and become a command.
 #[must_use]
 pub fn comment_lines(text: &str, indent: &str) -> Vec<String> {
-    let clean: String = text
-        .chars()
-        .map(|c| match c {
-            '\n' => '\n',
-            c if c.is_control() => '?',
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => '?',
-            c => c,
-        })
-        .collect();
+    // Each line cleaned as every face cleans text (invisible characters shown escaped).
+    let clean = crate::sanitize::clean_lines(text);
     let mut out = Vec::new();
     for paragraph in clean.split('\n') {
         let mut line = format!("#{indent}");
@@ -701,13 +696,18 @@ pub fn render(plan: &Plan, options: &Options) -> String {
     // Every value went through `shell_quote` or `comment_lines`; this last pass holds for
     // whatever a future step writes without them: no control character but line breaks and
     // tabs reaches the script (the plan JSON and text faces print it too).
-    out.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c,
-            c if c.is_control() => '?',
-            c => c,
-        })
-        .collect()
+    let mut script = String::with_capacity(out.len());
+    for c in out.chars() {
+        match c {
+            '\n' | '\t' => script.push(c),
+            c if c.is_control() => script.push('?'),
+            c if crate::sanitize::is_invisible(c) => {
+                script.push_str(&format!("<U+{:04X}>", u32::from(c)));
+            }
+            c => script.push(c),
+        }
+    }
+    script
 }
 
 #[cfg(test)]

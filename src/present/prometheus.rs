@@ -647,7 +647,21 @@ mod tests {
 
     #[test]
     fn label_values_are_escaped_and_control_characters_defused() {
-        assert_eq!(escape_label_value(HOSTILE), "a\\\"b\\\\c\\nd?e?[31m?f?g");
+        assert_eq!(
+            escape_label_value(HOSTILE),
+            "a\\\"b\\\\c\\nd?e?[31m<U+202E>f?g"
+        );
+        assert_eq!(
+            escape_label_value("H200\u{200b}\u{feff}\u{e0041}"),
+            "H200<U+200B><U+FEFF><U+E0041>"
+        );
+        // A 15 MB name is not repeated whole into every series that names the GPU.
+        let long = escape_label_value(&"N".repeat(15 << 20));
+        assert!(
+            long.len() < 5000 && long.ends_with("more characters]"),
+            "{}",
+            long.len()
+        );
         assert_eq!(escape_label_value("tab\there"), "tab here");
         let text = render(&hostile_report());
         for line in text.lines() {
@@ -660,7 +674,9 @@ mod tests {
             assert!(!line.contains('\r') && !line.contains('\u{1b}'), "{line:?}");
         }
         assert!(
-            text.contains(r#"gpu_doctor_driver_info{version="a\"b\\c\nd?e?[31m?f?g",cuda=""} 1"#),
+            text.contains(
+                r#"gpu_doctor_driver_info{version="a\"b\\c\nd?e?[31m<U+202E>f?g",cuda=""} 1"#
+            ),
             "{text}"
         );
         assert!(

@@ -145,16 +145,29 @@ fn ask_nvidia_smi(host: &Host, smi: &Path, facts: &mut DriverFacts) {
         .filter(CmdOutput::success)
         .map(|out| nvidia_smi::parse_query_csv(&out.stdout))
         .unwrap_or_default();
+    // Rows by bus id and by index, first row first: one look-up per GPU, not a walk of every
+    // row (50,000 GPUs made that quadratic).
+    let mut by_bus: std::collections::HashMap<&str, &SmiCsvRow> = std::collections::HashMap::new();
+    let mut by_index: std::collections::HashMap<u32, &SmiCsvRow> = std::collections::HashMap::new();
+    for row in &rows {
+        if let Some(bus) = row.pci_bus_id.as_deref() {
+            by_bus.entry(bus).or_insert(row);
+        }
+        if let Some(index) = row.index {
+            by_index.entry(index).or_insert(row);
+        }
+    }
     facts.gpus = log
         .gpus
         .iter()
         .enumerate()
         .map(|(i, g)| {
             let index = u32::try_from(i).unwrap_or(u32::MAX);
-            let row = rows
-                .iter()
-                .find(|r| r.pci_bus_id.is_some() && r.pci_bus_id == g.pci_bus_id)
-                .or_else(|| rows.iter().find(|r| r.index == Some(index)));
+            let row = g
+                .pci_bus_id
+                .as_deref()
+                .and_then(|bus| by_bus.get(bus).copied())
+                .or_else(|| by_index.get(&index).copied());
             gpu_from_smi(index, g, row)
         })
         .collect();

@@ -142,6 +142,8 @@ fn read_conf(
     let Some(text) = host.fs.read_opt(file) else {
         return;
     };
+    // A pattern included again adds nothing: 20,000 copies of one `include` line are one.
+    let mut expanded = std::collections::HashSet::new();
     for entry in ld_so_conf(&text) {
         match entry {
             LdConfEntry::Dir(dir) => {
@@ -155,6 +157,9 @@ fn read_conf(
                 } else {
                     file.parent().unwrap_or(Path::new("/")).join(pattern)
                 };
+                if !expanded.insert(pattern.clone()) {
+                    continue;
+                }
                 for included in expand_glob(host, &pattern) {
                     read_conf(host, &included, depth + 1, seen, out);
                 }

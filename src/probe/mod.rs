@@ -311,6 +311,44 @@ fn nvml_bus_id(address: &str) -> String {
     }
 }
 
+/// The most threads one probe starts for its items (environments, frameworks): 5,000 conda
+/// environments are read by this many threads, not 5,000.
+pub(crate) const MAX_THREADS: usize = 8;
+
+/// `f` of every item, on at most [`MAX_THREADS`] threads, in the items' order; an item whose
+/// `f` panicked (a bug) is left out, the others kept.
+pub(crate) fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let threads = items.len().clamp(1, MAX_THREADS);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        let result =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(item)));
+                        if let Ok(r) = result {
+                            out.push((i, r));
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .filter_map(|w| w.join().ok())
+            .flatten()
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 fn timed<T>(name: &str, f: impl FnOnce() -> T) -> (T, ProbeRecord) {
     let start = Instant::now();
     let value = f();

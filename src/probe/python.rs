@@ -33,17 +33,11 @@ struct Candidate {
 
 #[must_use]
 pub(crate) fn probe(host: &Host) -> Vec<PythonEnv> {
-    let candidates = candidates(host);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = candidates
-            .iter()
-            .map(|(prefix, cand)| s.spawn(move || describe(host, prefix, cand)))
-            .collect();
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().ok().flatten())
-            .collect()
-    })
+    let candidates: Vec<_> = candidates(host).into_iter().collect();
+    super::in_parallel(&candidates, |(prefix, cand)| describe(host, prefix, cand))
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Environment prefixes keyed by their canonical path, with how each was found.

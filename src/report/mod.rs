@@ -21,6 +21,13 @@
 //! Under `--host-root DIR` (a node's `/` mounted in a container) `tool.host_root` names DIR and
 //! each `probes[].source` says whose facts a probe gave: `host-root:DIR` or `container`; both
 //! keys are absent from other reports.
+//! Facts keep the machine's exact text: JSON escapes control characters and, with them, DEL,
+//! C1 and invisible characters (`\u200b`, `\ufeff`, bidi controls, tag characters). The fields
+//! written for people (`findings[].title`, `.detail`, `.evidence`, `.fix`, `probes[].detail`,
+//! `gpus[].identity_note`, `manifests.warning`, `explain.signatures[].notes` and `.fix`) are
+//! cleaned like the text face: control characters become `?`, invisible ones `<U+200B>`, and a
+//! line over 4,096 characters is cut with `…[cut: N more characters]`; `jq -r` on them prints
+//! nothing raw.
 //! A value that could not be learned is `null`, never a guess; `0` is a real reading. Lists are
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types by the test in `src/schema.rs`; `gpu-doctor schema` prints it.
@@ -41,7 +48,10 @@ use serde::{Deserialize, Serialize};
 /// Bumped when a key path above changes meaning or disappears; additions keep the number.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Everything known about one machine.
+/// Everything known about one machine. Facts keep the machine's exact text (JSON escapes
+/// control and invisible characters); the fields written for people (findings' `title`,
+/// `detail`, `evidence`, `fix`, `probes[].detail`, `gpus[].identity_note`, `manifests.warning`,
+/// `explain.signatures[].notes` and `.fix`) are cleaned like the text face.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -767,6 +777,8 @@ pub struct Override {
 pub struct ProbeRecord {
     pub name: String,
     pub status: ProbeStatus,
+    /// What happened, for people (cleaned like the text face: no control or invisible
+    /// character, long lines cut with a marker).
     pub detail: Option<String>,
     pub duration_ms: u64,
     /// Under `--host-root` only: where this probe's facts came from, `host-root:DIR` (the
@@ -795,7 +807,10 @@ impl Severity {
     }
 }
 
-/// A diagnosis: what is wrong (or worth knowing), why, the proof, and the fix.
+/// A diagnosis: what is wrong (or worth knowing), why, the proof, and the fix. `title`,
+/// `detail`, `evidence` and `fix` are written for people and cleaned in the JSON as in the text
+/// face: no control or invisible character (shown as `?` and `<U+200B>`), and a line over
+/// 4,096 characters cut with `…[cut: N more characters]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]

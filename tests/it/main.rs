@@ -7,6 +7,7 @@
 #![allow(unreachable_pub)]
 
 mod amd;
+mod bounded;
 mod build_facts;
 mod check;
 mod ci_examples;

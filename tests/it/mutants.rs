@@ -1,10 +1,12 @@
 //! A mutation test over the fixture machines: copies of a few fixtures are broken at random
 //! (fixed seed) the way real machines are: files truncated or replaced by random bytes (escape
 //! sequences included), by FIFOs, by links out of the root or in loops; `ld.so.conf` including
-//! itself; stand-in commands that hang, flood or leave a `setsid` daemon; hostile names. Each
+//! itself; stand-in commands that hang, flood or leave a `setsid` daemon; hostile names;
+//! invisible characters (zero-width, bidi, BOM, tags) hidden in files; an `ld.so.cache` whose
+//! 200,000 entries all name one long string. Each
 //! mutant machine is examined with `doctor --json` (and every third one with the text report),
 //! and every run must: exit 0–3, not panic, finish within `--timeout` + 2 s, stay under 200 MB
-//! of memory, print valid JSON, print no control characters, never show the canary file that
+//! of memory, print valid JSON, print no control or invisible characters, never show the canary file that
 //! lies outside the root (and that links in the mutant point at), and leave no process behind.
 
 use std::ffi::OsString;
@@ -116,7 +118,7 @@ fn mutate(rng: &mut Rng, root: &Path, canary: &Path, pids: &Path) -> Vec<String>
         let shown = file.strip_prefix(root).unwrap().display().to_string();
         let executable =
             std::fs::metadata(&file).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
-        let op = rng.below(10);
+        let op = rng.below(12);
         done.push(format!("{op} {shown}"));
         match op {
             0 => {
@@ -164,6 +166,45 @@ fn mutate(rng: &mut Rng, root: &Path, canary: &Path, pids: &Path) -> Vec<String>
                 std::fs::create_dir_all(dir.join("bin")).unwrap();
                 std::fs::write(dir.join("version.txt"), "CUDA Version 12.4.131\x1b[2J\n").unwrap();
                 hostile_command(&dir.join("bin/nvcc"), pids, 3);
+            }
+            10 => {
+                // Invisible characters and an escape hidden in a file's text (a GPU name, a
+                // version, a kernel release): no face may show them raw.
+                let text = std::fs::read(&file).unwrap_or_default();
+                let mut text = String::from_utf8_lossy(&text).into_owned();
+                let at = text
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .nth(rng.below(text.chars().count() + 1))
+                    .unwrap_or(text.len());
+                text.insert_str(
+                    at,
+                    "\u{feff}\u{200b}\u{202e}\u{2066}\u{200e}\u{2060}\u{ad}\u{2028}\u{e0041}\u{1b}[2J",
+                );
+                std::fs::write(&file, text).unwrap();
+            }
+            11 => {
+                // An ld.so.cache of 200,000 entries all naming one 4,000-byte string (4.8 MB):
+                // memory must stay proportional to it.
+                let etc = root.join("etc");
+                std::fs::create_dir_all(&etc).unwrap();
+                let n = 200_000usize;
+                let mut cache = b"glibc-ld.so.cache1.1".to_vec();
+                cache.extend_from_slice(&u32::try_from(n).unwrap().to_le_bytes());
+                cache.extend_from_slice(&4001u32.to_le_bytes());
+                cache.extend_from_slice(&[0u8; 20]);
+                let at = u32::try_from(48 + n * 24).unwrap();
+                for _ in 0..n {
+                    cache.extend_from_slice(&0x0303i32.to_le_bytes());
+                    cache.extend_from_slice(&at.to_le_bytes());
+                    cache.extend_from_slice(&at.to_le_bytes());
+                    cache.extend_from_slice(&[0u8; 12]);
+                }
+                cache.push(b'/');
+                cache.extend(std::iter::repeat_n(b'x', 3999));
+                cache.push(0);
+                let _ = std::fs::remove_file(etc.join("ld.so.cache"));
+                std::fs::write(etc.join("ld.so.cache"), cache).unwrap();
             }
             _ => {
                 // The user's config: a link out of the root, or a FIFO.
@@ -256,10 +297,18 @@ fn alive(pid: i32) -> bool {
     }
 }
 
+/// A line holding a control character (but tab) or an invisible one: zero-width, bidi marks
+/// and controls, the word joiner, the byte-order mark, the soft hyphen, U+2028/U+2029, tags.
 fn control_bytes(bytes: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(bytes);
+    let bad = |c: char| {
+        (c.is_control() && c != '\t')
+            || matches!(c,
+                '\u{ad}' | '\u{61c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}')
+    };
     text.lines()
-        .find(|l| l.chars().any(|c| c.is_control() && c != '\t'))
+        .find(|l| l.chars().any(bad))
         .map(|l| format!("{l:?}"))
 }
 

@@ -837,7 +837,7 @@ fn hostile_strings_stay_inside_their_labels() {
         .find(|s| s.name == "gpu_doctor_gpu_info")
         .expect("gpu info");
     // Control characters other than newline are defused, as in the text face.
-    assert_eq!(gpu.labels["name"], format!("GPU? {evil}?[2J?"));
+    assert_eq!(gpu.labels["name"], format!("GPU? {evil}?[2J<U+202E>"));
     let fw = samples
         .iter()
         .find(|s| s.name == "gpu_doctor_framework_info")

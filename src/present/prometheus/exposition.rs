@@ -108,15 +108,25 @@ pub(super) fn format_value(v: f64) -> String {
 /// control characters (a carriage return would split the line for some readers) and
 /// bidirectional overrides become `?`.
 pub(super) fn escape_label_value(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    let mut out = String::with_capacity(text.len().min(crate::sanitize::MAX_SHOWN * 4));
+    for (shown, c) in text.chars().enumerate() {
+        if shown == crate::sanitize::MAX_SHOWN {
+            let left = text.chars().count() - shown;
+            out.push_str(&format!(
+                "{}{left} more characters]",
+                crate::sanitize::CUT_MARK
+            ));
+            break;
+        }
         match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
             '\t' => out.push(' '),
             c if c.is_control() => out.push('?'),
-            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => out.push('?'),
+            c if crate::sanitize::is_invisible(c) => {
+                out.push_str(&format!("<U+{:04X}>", u32::from(c)));
+            }
             c => out.push(c),
         }
     }

@@ -145,9 +145,9 @@ impl Ctx<'_> {
             found.searched.push((dir, via));
         }
         match self.table {
-            Table::Cache { entries, arch, .. } => {
-                if let Some(e) = crate::parse::ld_cache::lookup(entries, name, *arch) {
-                    consider(&mut found, PathBuf::from(&e.path), "ld.so.cache");
+            Table::Cache { cache, arch, .. } => {
+                if let Some(e) = cache.lookup(name, *arch) {
+                    consider(&mut found, PathBuf::from(&*cache.path(e)), "ld.so.cache");
                 }
                 found
                     .searched

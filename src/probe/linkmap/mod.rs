@@ -96,17 +96,9 @@ pub(crate) fn probe(
         owners: &owners,
         known: &known,
     };
-    // One thread per framework: each reads its own modules; the tables are shared.
-    let loads = std::thread::scope(|scope| {
-        let handles: Vec<_> = cuda_frameworks
-            .iter()
-            .map(|(env, fw)| {
-                let ctx = &ctx;
-                scope.spawn(move || ctx().framework(env, fw))
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+    // A few threads share the frameworks: each reads its framework's own modules; the
+    // tables are shared.
+    let loads = super::in_parallel(&cuda_frameworks, |(env, fw)| ctx().framework(env, fw));
     (loads, Some(table.describe()))
 }
 

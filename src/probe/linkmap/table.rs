@@ -7,14 +7,14 @@ use std::time::SystemTime;
 
 use super::super::loader::{LoaderPath, Origin};
 use crate::host::Host;
-use crate::parse::ld_cache::{self, CacheEntry, FLAG_AARCH64_LIB64, FLAG_X8664_LIB64};
+use crate::parse::ld_cache::{self, FLAG_AARCH64_LIB64, FLAG_X8664_LIB64};
 
 /// The biggest cache we read (real ones are well under 1 MiB).
 const MAX_CACHE: u64 = 32 << 20;
 
 pub(super) enum Table {
     Cache {
-        entries: Vec<CacheEntry>,
+        cache: ld_cache::Cache,
         /// The architecture flags a 64-bit process of this machine accepts.
         arch: i32,
         old_format: bool,
@@ -42,7 +42,7 @@ impl Table {
                 why: "ld.so.cache missing",
             };
         };
-        let Some((format, entries)) = ld_cache::parse(&bytes) else {
+        let Some(parsed) = ld_cache::parse(bytes) else {
             return Table::Conf {
                 dirs: conf(),
                 why: "ld.so.cache unreadable",
@@ -73,10 +73,20 @@ impl Table {
         } else {
             FLAG_X8664_LIB64
         };
+        if let Some(claimed) = parsed.claimed {
+            host.fs.note_cut(
+                cache,
+                &format!(
+                    "read only its first {} of {claimed} entries",
+                    parsed.entries().len()
+                ),
+            );
+        }
+        let old_format = parsed.format == ld_cache::Format::Old;
         Table::Cache {
-            entries,
+            cache: parsed,
             arch,
-            old_format: format == ld_cache::Format::Old,
+            old_format,
         }
     }
 
