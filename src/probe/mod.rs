@@ -7,6 +7,7 @@
 pub(crate) mod amd;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
+pub(crate) mod interp_cache;
 pub(crate) mod kernel;
 pub(crate) mod libs;
 pub(crate) mod linkmap;
