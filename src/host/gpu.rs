@@ -208,10 +208,13 @@ pub struct GpuStream {
     shared: std::sync::Arc<StreamShared>,
 }
 
+/// One reading as the TUI takes it: every GPU, or why there is none.
+pub type LiveReading = Result<Vec<Gpu>, String>;
+
 #[derive(Debug, Default)]
 struct StreamShared {
     /// The newest reading and its number (1 for the first).
-    latest: std::sync::Mutex<(u64, Option<Result<Vec<Gpu>, String>>)>,
+    latest: std::sync::Mutex<(u64, Option<LiveReading>)>,
     changed: std::sync::Condvar,
 }
 
@@ -248,7 +251,7 @@ impl GpuStream {
         let reader = std::thread::Builder::new()
             .name("gpu-stream".to_string())
             .spawn(move || {
-                let publish = |value: Result<Vec<Gpu>, String>| {
+                let publish = |value: LiveReading| {
                     if let Ok(mut latest) = theirs.latest.lock() {
                         latest.0 += 1;
                         latest.1 = Some(value);
@@ -283,11 +286,7 @@ impl GpuStream {
     /// The first reading newer than number `after`, waiting up to `wait` for it; the newest
     /// one if none comes in time (None before the first). Returns its number too.
     #[must_use]
-    pub fn next_after(
-        &self,
-        after: u64,
-        wait: Duration,
-    ) -> Option<(u64, Result<Vec<Gpu>, String>)> {
+    pub fn next_after(&self, after: u64, wait: Duration) -> Option<(u64, LiveReading)> {
         let guard = self.shared.latest.lock().ok()?;
         let (guard, _) = self
             .shared
