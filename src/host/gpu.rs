@@ -112,11 +112,21 @@ pub fn query(host: &Host) -> GpuSnapshot {
 #[must_use]
 pub fn child_main() -> i32 {
     let mut snapshot = GpuSnapshot::default();
+    // libcuda is loaded and asked on another thread while NVML loads and answers: the two
+    // libraries are independent, and each takes a good part of the child's time.
+    let libcuda = std::thread::Builder::new()
+        .name("libcuda".to_string())
+        .spawn(libcuda_driver_version)
+        .ok();
     match Nvml::init() {
         Ok(nvml) => fill_from_nvml(&nvml, &mut snapshot),
         Err(e) => snapshot.nvml = nvml_error_outcome(&e),
     }
-    match libcuda_driver_version() {
+    let libcuda = libcuda.map_or_else(libcuda_driver_version, |t| {
+        t.join()
+            .unwrap_or_else(|_| Err((ProbeStatus::Failed, "loading libcuda panicked".to_string())))
+    });
+    match libcuda {
         Ok(v) => {
             snapshot.libcuda = ProbeOutcome::new(ProbeStatus::Ok, None);
             snapshot.libcuda_cuda_version =
