@@ -12,7 +12,7 @@
           its cutime/cstime), as a share of one core; then that the streaming child is gone
           after the TUI quits and after it is killed (SIGKILL).
 
-usage: scripts/bench-fast.py --new NEW [--old-smoke OLD] [--old-scan OLD] [--old-tui OLD]
+usage: scripts/bench-fast.py --new NEW [--old-smoke OLD]... [--old-scan OLD] [--old-tui OLD]
                              [--smoke-rounds 9] [--scan-rounds 21] [--tui-seconds 30] [--json FILE]
 """
 import argparse
@@ -253,7 +253,8 @@ def tui_killed(binary):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--new", required=True)
-    ap.add_argument("--old-smoke")
+    ap.add_argument("--old-smoke", action="append", default=[],
+                    help="a reference build for smoke (repeatable: old, old2, ...)")
     ap.add_argument("--old-scan")
     ap.add_argument("--old-tui")
     ap.add_argument("--smoke-rounds", type=int, default=9)
@@ -266,9 +267,10 @@ def main():
     print(f"machine: {os.uname().nodename}, {os.cpu_count()} cores, load {os.getloadavg()}")
     results = {}
     if "smoke" not in skip:
-        bins = {"new": a.new}
-        if a.old_smoke:
-            bins = {"old": a.old_smoke, "new": a.new}
+        bins = {("old" if i == 0 else f"old{i + 1}"): b for i, b in enumerate(a.old_smoke)}
+        bins["new"] = a.new
+        for name, b in bins.items():
+            print(f"smoke {name}: {b}")
         results["smoke"] = bench_smoke(bins, a.smoke_rounds)
     if "scan" not in skip:
         cmds = {}
