@@ -8,7 +8,7 @@
 //! scripts that differ only in their header are checked once).
 //!
 //! By default each fixture is planned for the plain target and four of the others, taken in
-//! turn so that every target runs on about a quarter of the fixtures (and every fixture on five
+//! turn so that every target runs on about 30% of the fixtures (and every fixture on five
 //! targets): the same checks over a third of the plans, since the planner's paths are told apart
 //! by the target and by the machine's kind, and each kind has several fixtures.
 //! `GPU_DOCTOR_SWEEP=targets` plans every target on every fixture (what the default was before
