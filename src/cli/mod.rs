@@ -50,6 +50,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "SECS", help_heading = GLOBAL)]
     pub timeout: Option<f64>,
 
+    /// Ask every Python interpreter again instead of using the answers remembered in
+    /// $XDG_CACHE_HOME/gpu-doctor (also `GPU_DOCTOR_NO_CACHE=1`); nothing is written there.
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub no_cache: bool,
+
     /// Read settings from FILE instead of ~/.config/gpu-doctor/config.toml.
     #[arg(long, global = true, value_name = "FILE", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,

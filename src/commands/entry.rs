@@ -19,6 +19,12 @@ pub fn main() -> ExitCode {
     {
         return ExitCode::from(u8::try_from(crate::host::gpu::child_main()).unwrap_or(3));
     }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == crate::host::gpu::STREAM_ARG)
+    {
+        return ExitCode::from(u8::try_from(crate::host::gpu::stream_main()).unwrap_or(3));
+    }
     let mut args = std::env::args_os();
     if args
         .nth(1)

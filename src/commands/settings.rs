@@ -54,7 +54,14 @@ impl Settings {
                 Host::rooted(root, env, crate::host::DEFAULT_TIMEOUT)
             }
             (None, Some(dir)) => host_rooted(dir, env)?,
-            (None, None) => Host::real(env, crate::host::DEFAULT_TIMEOUT),
+            (None, None) => {
+                let cache = (!cli.no_cache && env.get("GPU_DOCTOR_NO_CACHE") != Some("1"))
+                    .then(|| crate::probe::interp_cache::default_dir(&env))
+                    .flatten();
+                let mut host = Host::real(env, crate::host::DEFAULT_TIMEOUT);
+                host.interpreter_cache = cache;
+                host
+            }
         };
         let config = crate::config::load(&host, cli.config.as_deref())
             .map_err(|e| CliError::usage(e.to_string()))?;

@@ -25,14 +25,25 @@ pub(super) fn run(settings: &Settings, args: &SmokeArgs) -> CliResult {
         true,
     )?;
     let host = &settings.host;
-    let mut report = super::examined(settings, deep.as_ref())?;
-    if host.live() && std::io::stderr().is_terminal() {
-        crate::term::note(&format!(
-            "smoke: testing the GPU{}...",
-            if args.bench { " (with benchmarks)" } else { "" }
-        ));
+    // The GPU test needs nothing from the scan unless it benchmarks cuBLASLt, so it runs beside
+    // the examination (issue 29: the command takes the longer of the two, not their sum).
+    let early_child = crate::smoke::can_start_early(host, args.bench, deep.is_some());
+    if early_child {
+        say_testing(host, args.bench);
     }
-    let run = crate::smoke::test(host, &mut report, devices, args.bench);
+    let (report, early) = std::thread::scope(|s| {
+        let child = early_child.then(|| {
+            let devices = devices.clone();
+            s.spawn(move || crate::smoke::run_early(host, devices))
+        });
+        let report = super::examined(settings, deep.as_ref());
+        (report, child.and_then(|c| c.join().ok()))
+    });
+    let mut report = report?;
+    if !early_child {
+        say_testing(host, args.bench);
+    }
+    let run = crate::smoke::test_with(host, &mut report, devices, args.bench, early);
     let status = if run.status == crate::report::smoke::SmokeStatus::CouldNotRun {
         ExitStatus::Failure
     } else {
@@ -55,4 +66,13 @@ pub(super) fn run(settings: &Settings, args: &SmokeArgs) -> CliResult {
     };
     crate::output::deliver(&text, args.out.output.as_deref())?;
     Ok(status)
+}
+
+fn say_testing(host: &crate::host::Host, bench: bool) {
+    if host.live() && std::io::stderr().is_terminal() {
+        crate::term::note(&format!(
+            "smoke: testing the GPU{}...",
+            if bench { " (with benchmarks)" } else { "" }
+        ));
+    }
 }

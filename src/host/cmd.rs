@@ -245,7 +245,8 @@ mod tests {
         assert!(out.timed_out);
         assert_eq!(out.code, None);
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            // The command sleeps 30 s; the ceiling catches a wait for it, on a loaded machine too.
+            started.elapsed() < Duration::from_secs(15),
             "{:?}",
             started.elapsed()
         );

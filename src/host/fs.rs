@@ -589,7 +589,8 @@ mod tests {
         .unwrap();
         let started = std::time::Instant::now();
         assert!(fs.read_opt("/etc/pipe").is_none());
-        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        // A FIFO nobody writes would block forever; the ceiling is for that, not a benchmark.
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
         std::fs::write(dir.path().join("etc/long"), "0123456789").unwrap();
         assert_eq!(
             fs.read_bytes_limited(Path::new("/etc/long"), 4).unwrap(),

@@ -41,6 +41,10 @@ pub struct Host {
     host_root: bool,
     /// The scan's total time for commands, while a scan runs ([`Host::with_budget`]).
     pub budget: Option<std::sync::Arc<budget::Budget>>,
+    /// Where the Python interpreters' answers are remembered between runs
+    /// ([`crate::probe::interp_cache`]); None (the default, `--no-cache`, `--root`) asks each
+    /// time and writes nothing.
+    pub interpreter_cache: Option<PathBuf>,
 }
 
 impl Host {
@@ -54,6 +58,7 @@ impl Host {
             live_gpu: true,
             host_root: false,
             budget: None,
+            interpreter_cache: None,
         }
     }
 
@@ -68,6 +73,7 @@ impl Host {
             live_gpu: false,
             host_root: false,
             budget: None,
+            interpreter_cache: None,
         }
     }
 
@@ -106,6 +112,7 @@ impl Host {
             live_gpu: true,
             host_root: true,
             budget: None,
+            interpreter_cache: None,
         }
     }
 
@@ -133,6 +140,7 @@ impl Host {
             live_gpu: true,
             host_root: false,
             budget: self.budget.clone(),
+            interpreter_cache: None,
         })
     }
 

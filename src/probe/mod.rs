@@ -7,6 +7,7 @@
 pub(crate) mod amd;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
+pub(crate) mod interp_cache;
 pub(crate) mod kernel;
 pub(crate) mod libs;
 pub(crate) mod linkmap;
@@ -64,22 +65,28 @@ pub(crate) const CONTAINER_SOURCE: &str = "container";
 #[must_use]
 pub(crate) fn gather(host: &Host) -> Report {
     let host = &host.with_budget(host.timeout + crate::host::budget::SLACK);
+    // The driver probe (the NVML child, or nvidia-smi) needs nothing the other probes find and
+    // nothing needs it until the report is put together: it runs beside the whole scan (issue
+    // 29: once the interpreters' answers are cached, it is the longest probe on a GPU machine).
+    std::thread::scope(|s| {
+        let driver = s.spawn(|| timed("driver", || driver::probe(host)));
+        gather_besides(host, move || driver.join())
+    })
+}
+
+type Driven = (driver::DriverFacts, ProbeRecord);
+
+/// Every probe but the driver's, whose result `driver` waits for at the end.
+fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driven>) -> Report {
     let mut records: Vec<ProbeRecord> = Vec::new();
-    let ((system, pci, kernel, driver, loader), python) = std::thread::scope(|s| {
+    let ((system, pci, kernel, loader), python) = std::thread::scope(|s| {
         let system = s.spawn(|| timed("system", || system::probe(host)));
         let pci = s.spawn(|| timed("pci", || pci::probe(host)));
         let kernel = s.spawn(|| timed("kernel", || kernel::probe(host)));
-        let driver = s.spawn(|| timed("driver", || driver::probe(host)));
         let loader = s.spawn(|| timed("loader-path", || loader::LoaderPath::discover(host)));
         let python = timed("python", || python::probe(host));
         (
-            (
-                system.join(),
-                pci.join(),
-                kernel.join(),
-                driver.join(),
-                loader.join(),
-            ),
+            (system.join(), pci.join(), kernel.join(), loader.join()),
             python,
         )
     });
@@ -92,14 +99,10 @@ pub(crate) fn gather(host: &Host) -> Report {
         pci_rec.detail = Some("/sys/bus/pci/devices could not be listed".to_string());
     }
     let (kernel, kernel_rec) = kernel.unwrap_or_else(|_| panicked("kernel"));
-    let (mut driver, driver_rec) = driver.unwrap_or_else(|_| panicked("driver"));
     let (loader, loader_rec) = loader.unwrap_or_else(|_| panicked("loader-path"));
     let (mut python_envs, python_rec) = python;
-    records.extend([
-        system_rec, pci_rec, kernel_rec, driver_rec, loader_rec, python_rec,
-    ]);
+    records.extend([system_rec, pci_rec, kernel_rec, loader_rec, python_rec]);
 
-    driver::fill_from_kernel(&mut driver, &kernel);
     let mut kernel = kernel;
     if let Some(release) = system.kernel_release.as_deref() {
         kernel.module_files = module_files::nvidia_modules(host, release);
@@ -143,6 +146,9 @@ pub(crate) fn gather(host: &Host) -> Report {
     }
     rocm_wheels::enrich(host, &mut python_envs);
 
+    let (mut driver, driver_rec) = driver().unwrap_or_else(|_| panicked("driver"));
+    records.push(driver_rec);
+    driver::fill_from_kernel(&mut driver, &kernel);
     let smi_from_node = driver.smi_from_node;
     let mut gpus = driver.gpus;
     if gpus.is_empty() {

@@ -9,8 +9,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use crate::host::Host;
 use crate::parse::python_pkg::{self, Requirement};
 use crate::report::{Framework, PythonEnv, Wheel};
@@ -18,12 +16,7 @@ use crate::report::{Framework, PythonEnv, Wheel};
 /// What a live interpreter prints for us: nothing is imported beyond `sys` and `json`.
 const INTERPRETER_QUERY: &str = "import sys, json; print(json.dumps({'version': sys.version.split()[0], 'prefix': sys.prefix, 'path': sys.path}))";
 
-#[derive(Debug, Deserialize)]
-struct InterpreterInfo {
-    version: String,
-    prefix: String,
-    path: Vec<String>,
-}
+use super::interp_cache::InterpreterInfo;
 
 #[derive(Debug, Default)]
 struct Candidate {
@@ -249,11 +242,13 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
 }
 
 fn ask_interpreter(host: &Host, exe: &Path) -> Option<InterpreterInfo> {
-    let out = host.run(exe, &["-I", "-c", INTERPRETER_QUERY]).ok()?;
-    if !out.success() {
-        return None;
-    }
-    serde_json::from_str(out.stdout.trim()).ok()
+    super::interp_cache::ask_cached(host.interpreter_cache.as_deref(), exe, || {
+        let out = host.run(exe, &["-I", "-c", INTERPRETER_QUERY]).ok()?;
+        if !out.success() {
+            return None;
+        }
+        serde_json::from_str(out.stdout.trim()).ok()
+    })
 }
 
 /// `lib/python3.12/site-packages` → "3.12".

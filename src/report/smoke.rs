@@ -20,6 +20,51 @@ pub struct SmokeRun {
     pub peer_access: Vec<PeerAccess>,
     pub bench: bool,
     pub wall_ms: u64,
+    /// Where the child's time went before and after the GPUs' own phases, in ms (absent in
+    /// older reports and when the test could not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_ms: Option<RunPhases>,
+}
+
+/// The smoke child's own phases, in ms: what a regression outside any one GPU shows in.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RunPhases {
+    /// Loading libcuda and `cuInit`.
+    pub driver_start: f64,
+    /// The fp32 matmul's CPU reference (f64), computed on worker threads while the GPU work
+    /// runs; its own duration.
+    pub cpu_reference: f64,
+    /// How long the GPU checks waited for that reference (0 when it was ready first).
+    pub cpu_reference_wait: f64,
+}
+
+/// One GPU's phases, in ms, in the order they run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct DevicePhases {
+    /// Creating the context (the same as `context_ms`).
+    pub context: f64,
+    /// Loading the PTX module, the driver's JIT included (the same as `ptx_load_ms`).
+    pub module_load: f64,
+    /// The fp32 matmul: upload, kernel, download (the comparison with the CPU is separate).
+    pub matmul: f64,
+    /// Comparing the GPU's product with the CPU reference, element by element.
+    pub matmul_compare: f64,
+    /// Writing and checking the memory patterns, allocation included.
+    pub memory_patterns: f64,
+    /// The device-to-device copy test, allocation and fill included.
+    pub bandwidth_device_copy: f64,
+    /// Allocating and filling the pinned host buffer the two host copy tests use.
+    pub bandwidth_pinned_alloc: f64,
+    pub bandwidth_host_to_device: f64,
+    pub bandwidth_device_to_host: f64,
+    /// The `--bench` throughput measurements (0 without `--bench`).
+    pub throughput: f64,
+    /// Releasing the context and everything allocated on it.
+    pub teardown: f64,
 }
 
 /// How a smoke run ended: `smoke.status` in the report, spelt as [`SmokeStatus::as_str`] says
@@ -94,6 +139,9 @@ pub struct DeviceResult {
     pub passed: bool,
     /// The driver error that stopped this GPU's tests, in the driver's words.
     pub error: Option<DriverError>,
+    /// Where this GPU's time went (absent in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases_ms: Option<DevicePhases>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

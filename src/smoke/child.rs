@@ -6,6 +6,8 @@
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
+use std::sync::{Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -13,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use super::driver::{Context, CuError, Driver, Module, attr};
 use super::{PTX, cublaslt, matmul, median};
 use crate::report::smoke::{
-    Bandwidth, DeviceResult, DriverError, MemoryCheck, PeerAccess, SmokeRun, SmokeStatus,
-    Throughput,
+    Bandwidth, DevicePhases, DeviceResult, DriverError, MemoryCheck, PeerAccess, RunPhases,
+    SmokeRun, SmokeStatus, Throughput,
 };
 
 /// The hidden first argument that makes gpu-doctor the smoke child.
@@ -74,6 +76,13 @@ fn driver_error(e: &CuError) -> DriverError {
 }
 
 fn execute(request: &Request) -> SmokeRun {
+    // The CPU reference needs no GPU: it is computed on other threads from the start, while
+    // the driver starts, the context is created and the GPU works, and joined only where the
+    // product is compared.
+    let a = matmul::random_f32(CHECK_SIZE * CHECK_SIZE, 1);
+    let b = matmul::random_f32(CHECK_SIZE * CHECK_SIZE, 2);
+    let reference = Reference::start(a.clone(), b.clone());
+    let t = Instant::now();
     let driver = match Driver::load() {
         Ok(d) => d,
         Err(e) => return could_not_run(e),
@@ -86,6 +95,7 @@ fn execute(request: &Request) -> SmokeRun {
         });
         return run;
     }
+    let driver_start = ms_since(t);
     let version = driver
         .version()
         .ok()
@@ -101,14 +111,10 @@ fn execute(request: &Request) -> SmokeRun {
     if wanted.is_empty() {
         return could_not_run(format!("no GPU with that index (the driver sees {count})"));
     }
-    let a = matmul::random_f32(CHECK_SIZE * CHECK_SIZE, 1);
-    let b = matmul::random_f32(CHECK_SIZE * CHECK_SIZE, 2);
-    let (reference, magnitude) = matmul::cpu_reference(&a, &b, CHECK_SIZE, CHECK_SIZE, CHECK_SIZE);
     let inputs = Inputs {
         a: &a,
         b: &b,
         reference: &reference,
-        magnitude: &magnitude,
     };
     let devices: Vec<DeviceResult> = wanted
         .iter()
@@ -130,6 +136,7 @@ fn execute(request: &Request) -> SmokeRun {
         }
     }
     let passed = devices.iter().all(|d| d.passed);
+    let (cpu_reference, cpu_reference_wait) = reference.times();
     SmokeRun {
         status: if passed {
             SmokeStatus::Passed
@@ -142,14 +149,73 @@ fn execute(request: &Request) -> SmokeRun {
         peer_access,
         bench: request.bench,
         wall_ms: 0,
+        phases_ms: Some(RunPhases {
+            driver_start,
+            cpu_reference,
+            cpu_reference_wait,
+        }),
     }
 }
 
 struct Inputs<'a> {
     a: &'a [f32],
     b: &'a [f32],
-    reference: &'a [f64],
-    magnitude: &'a [f64],
+    reference: &'a Reference,
+}
+
+type Product = (Vec<f64>, Vec<f64>);
+
+/// The CPU reference, being computed on other threads; [`Reference::get`] waits for it.
+struct Reference {
+    pending: Mutex<Option<JoinHandle<(Product, f64)>>>,
+    done: OnceLock<Product>,
+    /// The computation's own time and how long `get` waited, in ms.
+    times: Mutex<(f64, f64)>,
+    inputs: (Vec<f32>, Vec<f32>),
+}
+
+impl Reference {
+    fn start(a: Vec<f32>, b: Vec<f32>) -> Reference {
+        let (ta, tb) = (a.clone(), b.clone());
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 8));
+        let pending = std::thread::Builder::new()
+            .name("cpu-reference".to_string())
+            .spawn(move || {
+                let t = Instant::now();
+                let n = CHECK_SIZE;
+                let product = matmul::cpu_reference_on(&ta, &tb, n, n, n, threads);
+                (product, ms_since(t))
+            })
+            .ok();
+        Reference {
+            pending: Mutex::new(pending),
+            done: OnceLock::new(),
+            times: Mutex::new((0.0, 0.0)),
+            inputs: (a, b),
+        }
+    }
+
+    /// The reference product and the |a·b| sums; computed here if its thread failed.
+    fn get(&self) -> &Product {
+        self.done.get_or_init(|| {
+            let t = Instant::now();
+            let handle = self.pending.lock().ok().and_then(|mut p| p.take());
+            let (product, took) = handle.and_then(|h| h.join().ok()).unwrap_or_else(|| {
+                let t = Instant::now();
+                let n = CHECK_SIZE;
+                let (a, b) = &self.inputs;
+                (matmul::cpu_reference(a, b, n, n, n), ms_since(t))
+            });
+            if let Ok(mut times) = self.times.lock() {
+                *times = (took, ms_since(t));
+            }
+            product
+        })
+    }
+
+    fn times(&self) -> (f64, f64) {
+        self.times.lock().map_or((0.0, 0.0), |t| *t)
+    }
 }
 
 fn to_i32(v: u32) -> i32 {
@@ -195,32 +261,66 @@ fn run_tests(
         .and_then(|v| u32::try_from(v).ok());
     let total = driver.total_mem(device).ok();
     r.memory_total_mib = total.map(|t| (t / MIB) as u64);
+    let mut phases = DevicePhases::default();
     let t = Instant::now();
     let ctx = driver.context(device)?;
     // A first allocation makes the context real; its cost belongs to start-up.
     drop(ctx.alloc(4)?);
-    r.context_ms = Some(ms_since(t));
+    phases.context = ms_since(t);
+    r.context_ms = Some(phases.context);
+    let result = on_context_tests(&ctx, total.unwrap_or(0), inputs, request, r, &mut phases);
+    let t = Instant::now();
+    drop(ctx);
+    phases.teardown = ms_since(t);
+    r.phases_ms = Some(phases);
+    result
+}
+
+/// Everything that runs on the context, which the caller creates and releases (timed).
+fn on_context_tests(
+    ctx: &Context<'_>,
+    total: usize,
+    inputs: &Inputs<'_>,
+    request: &Request,
+    r: &mut DeviceResult,
+    phases: &mut DevicePhases,
+) -> Result<(), CuError> {
     let t = Instant::now();
     let module = ctx.load_ptx(PTX)?;
-    r.ptx_load_ms = Some(ms_since(t));
+    phases.module_load = ms_since(t);
+    r.ptx_load_ms = Some(phases.module_load);
 
     let n = CHECK_SIZE;
-    let gpu = matmul::run_kernel(&ctx, &module, inputs.a, inputs.b, n, n, n)?;
-    let mut check = matmul::compare(&gpu, inputs.reference, inputs.magnitude);
+    let t = Instant::now();
+    let gpu = matmul::run_kernel(ctx, &module, inputs.a, inputs.b, n, n, n)?;
+    phases.matmul = ms_since(t);
+
+    // The memory and bandwidth tests run before the comparison, so the CPU reference has
+    // their time to finish; a driver error in them still leaves the matmul's verdict.
+    let sms = r.sm_count.unwrap_or(16);
+    let rest = (|| -> Result<bool, CuError> {
+        let t = Instant::now();
+        let memory = memory_check(ctx, &module, (total / 8).min(512 * MIB), sms)?;
+        phases.memory_patterns = ms_since(t);
+        let memory_ok = memory.passed;
+        r.memory = Some(memory);
+        r.bandwidth = Some(bandwidth(ctx, (total / 8).min(1024 * MIB), phases)?);
+        if request.bench {
+            let t = Instant::now();
+            r.throughput = Some(throughput(ctx, &module, request, total));
+            phases.throughput = ms_since(t);
+        }
+        Ok(memory_ok)
+    })();
+
+    let t = Instant::now();
+    let (reference, magnitude) = inputs.reference.get();
+    let mut check = matmul::compare(&gpu, reference, magnitude);
+    phases.matmul_compare = ms_since(t);
     check.size = [n, n, n];
     let matmul_ok = check.passed;
     r.matmul = Some(check);
-
-    let total = total.unwrap_or(0);
-    let sms = r.sm_count.unwrap_or(16);
-    let memory = memory_check(&ctx, &module, (total / 8).min(512 * MIB), sms)?;
-    let memory_ok = memory.passed;
-    r.memory = Some(memory);
-    r.bandwidth = Some(bandwidth(&ctx, (total / 8).min(1024 * MIB))?);
-    if request.bench {
-        r.throughput = Some(throughput(&ctx, &module, request, total));
-    }
-    r.passed = matmul_ok && memory_ok;
+    r.passed = matmul_ok && rest?;
     Ok(())
 }
 
@@ -294,17 +394,29 @@ fn gbs(bytes: f64, ms: f64) -> Option<f64> {
     (ms > 0.0).then(|| bytes / (ms * 1e-3) / 1e9)
 }
 
-fn bandwidth(ctx: &Context<'_>, d2d_bytes: usize) -> Result<Bandwidth, CuError> {
+fn bandwidth(
+    ctx: &Context<'_>,
+    d2d_bytes: usize,
+    phases: &mut DevicePhases,
+) -> Result<Bandwidth, CuError> {
+    let t = Instant::now();
     let d2d_bytes = d2d_bytes.max(MIB);
     let src = ctx.alloc(d2d_bytes)?;
     let dst = ctx.alloc(d2d_bytes)?;
     ctx.fill_u32(&src, 0x3F80_0000)?;
     let d2d = time_ms(ctx, 5, || ctx.copy(&dst, &src))?;
+    phases.bandwidth_device_copy = ms_since(t);
+    let t = Instant::now();
     let host_bytes = 64 * MIB;
     let mut pinned = ctx.alloc_host(host_bytes)?;
     pinned.as_mut_u32().fill(0x0102_0304);
+    phases.bandwidth_pinned_alloc = ms_since(t);
+    let t = Instant::now();
     let h2d = time_ms(ctx, 5, || ctx.upload_pinned(&dst, &pinned))?;
+    phases.bandwidth_host_to_device = ms_since(t);
+    let t = Instant::now();
     let d2h = time_ms(ctx, 5, || ctx.download_pinned(&pinned, &src))?;
+    phases.bandwidth_device_to_host = ms_since(t);
     #[expect(clippy::cast_precision_loss, reason = "byte counts far below 2^52")]
     let (d, h) = (d2d_bytes as f64, host_bytes.min(d2d_bytes) as f64);
     Ok(Bandwidth {

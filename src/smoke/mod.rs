@@ -46,6 +46,32 @@ pub(crate) fn test(
     devices: Option<Vec<u32>>,
     bench: bool,
 ) -> SmokeRun {
+    test_with(host, report, devices, bench, None)
+}
+
+/// Whether the child can start before the machine is examined: it needs the report only for
+/// the cuBLASLt libraries of `--bench`, and a framework run (`--frameworks`) should not share
+/// the GPU with it.
+#[must_use]
+pub(crate) fn can_start_early(host: &Host, bench: bool, frameworks: bool) -> bool {
+    host.live() && !bench && !frameworks
+}
+
+/// Runs the child without a report (see [`can_start_early`]): the smoke command starts it
+/// beside the examination, so the run takes the longer of the two rather than their sum.
+#[must_use]
+pub(crate) fn run_early(host: &Host, devices: Option<Vec<u32>>) -> SmokeRun {
+    run_child(host, Vec::new(), devices, false)
+}
+
+/// [`test`], with the child's run already made by [`run_early`] when `early` is given.
+pub(crate) fn test_with(
+    host: &Host,
+    report: &mut Report,
+    devices: Option<Vec<u32>>,
+    bench: bool,
+    early: Option<SmokeRun>,
+) -> SmokeRun {
     let mut run = if let Some(why) = amd_only(report) {
         SmokeRun {
             status: SmokeStatus::CouldNotRun,
@@ -53,8 +79,10 @@ pub(crate) fn test(
             bench,
             ..SmokeRun::default()
         }
+    } else if let Some(early) = early {
+        early
     } else if host.live() {
-        spawn_child(host, report, devices, bench)
+        run_child(host, cublaslt_candidates(report), devices, bench)
     } else {
         SmokeRun {
             status: SmokeStatus::CouldNotRun,
@@ -144,7 +172,12 @@ fn cublaslt_candidates(report: &Report) -> Vec<String> {
     out
 }
 
-fn spawn_child(host: &Host, report: &Report, devices: Option<Vec<u32>>, bench: bool) -> SmokeRun {
+fn run_child(
+    host: &Host,
+    cublaslt: Vec<String>,
+    devices: Option<Vec<u32>>,
+    bench: bool,
+) -> SmokeRun {
     let could_not = |error: String| SmokeRun {
         status: SmokeStatus::CouldNotRun,
         error: Some(error),
@@ -154,7 +187,7 @@ fn spawn_child(host: &Host, report: &Report, devices: Option<Vec<u32>>, bench: b
     let request = child::Request {
         devices,
         bench,
-        cublaslt: cublaslt_candidates(report),
+        cublaslt,
     };
     let Ok(request) = serde_json::to_string(&request) else {
         return could_not("cannot encode the request".to_string());

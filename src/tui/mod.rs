@@ -222,6 +222,9 @@ impl App {
             }
             queue.extend(self.rx.try_iter());
         }
+        if !self.state.wants_live() || self.state.quit {
+            self.services.stop_live();
+        }
     }
 
     /// A key press, as the terminal would send it (tests).

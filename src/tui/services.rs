@@ -9,12 +9,14 @@
 //! process (the smoke test keeps its driver calls out of process already; its library entry
 //! prints rather than returns, so the TUI reads its JSON, the contract every face shares).
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::host::Host;
+use crate::host::gpu::{GpuStream, STREAM_EVERY};
 use crate::manifest::Manifests;
 use crate::plan::choose;
-use crate::report::{Gpu, ProbeStatus, Report};
+use crate::report::{Gpu, Report};
 use crate::version::Version;
 
 pub use crate::plan::Via;
@@ -32,6 +34,10 @@ pub trait Services: Send + Sync {
     /// # Errors
     /// Why there are no live readings (`--root`, no NVML, the driver did not answer).
     fn sample(&self) -> Result<Vec<Gpu>, String>;
+
+    /// Live readings are no longer wanted (the GPUs screen closed, the app quits): stop
+    /// whatever [`Services::sample`] keeps running. Called often; cheap when nothing runs.
+    fn stop_live(&self) {}
 
     /// The plan choices that make sense for this report.
     fn plan_options(&self, report: &Report) -> PlanOptions;
@@ -119,12 +125,18 @@ pub struct SmokeRow {
 #[derive(Debug, Clone)]
 pub struct AppServices {
     host: Host,
+    /// The streaming reader of live readings while the GPUs screen is open, and the number of
+    /// the last reading handed out (shared by clones).
+    stream: Arc<Mutex<Option<(GpuStream, u64)>>>,
 }
 
 impl AppServices {
     #[must_use]
     pub fn new(host: Host) -> AppServices {
-        AppServices { host }
+        AppServices {
+            host,
+            stream: Arc::new(Mutex::new(None)),
+        }
     }
 }
 
@@ -147,16 +159,42 @@ impl Services for AppServices {
                     .to_string(),
             );
         }
-        let snapshot = crate::host::gpu::query(&self.host);
-        match snapshot.nvml.status {
-            ProbeStatus::Ok => Ok(snapshot.gpus),
-            status => {
-                let why = snapshot
-                    .nvml
-                    .detail
-                    .unwrap_or_else(|| format!("{status:?}").to_lowercase());
-                Err(format!("NVML did not answer: {why}"))
+        // One child streams a reading a second while the screen is open (`stop_live` ends
+        // it); a reading waits at most a little over that period for a newer line.
+        let mut stream = self
+            .stream
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if stream.as_mut().is_some_and(|(s, _)| !s.running()) {
+            // Ended (NVML failed, or it was killed): its last words, then a new one next time.
+            let (ended, after) = stream.take().unwrap_or_else(|| unreachable!());
+            if let Some((_, Err(why))) = ended.next_after(after, Duration::ZERO) {
+                return Err(format!("NVML did not answer: {why}"));
             }
+        }
+        if stream.is_none() {
+            *stream = Some((GpuStream::start(&self.host)?, 0));
+        }
+        let Some((live, after)) = stream.as_mut() else {
+            return Err("no reading process".to_string());
+        };
+        let wait = STREAM_EVERY + STREAM_EVERY / 2 + FIRST_READING * u32::from(*after == 0);
+        match live.next_after(*after, wait) {
+            Some((number, reading)) => {
+                *after = number;
+                reading.map_err(|why| format!("NVML did not answer: {why}"))
+            }
+            None => Err(format!(
+                "NVML did not answer within {:.1} s (a hung driver?)",
+                wait.as_secs_f64()
+            )),
+        }
+    }
+
+    fn stop_live(&self) {
+        if let Ok(mut stream) = self.stream.try_lock() {
+            // Dropping it closes the child's input and reaps it.
+            stream.take();
         }
     }
 
@@ -416,9 +454,14 @@ pub fn plan_options(report: &Report, manifests: &Manifests) -> PlanOptions {
 /// How often live readings are taken while the GPUs screen is open and in use.
 pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
-/// How often once nobody has pressed a key for [`IDLE_AFTER`]. Each reading is a child process
-/// that loads NVML and libcuda (about 37 ms of CPU on an H200), so once a second costs ~4 % of
-/// a core; an unattended screen backs off to stay under 1 %.
+/// How long the first reading of a new streaming child may take besides the period: loading
+/// and initialising NVML (about 12 ms on a healthy H200; generous, to catch a hang).
+const FIRST_READING: Duration = Duration::from_secs(2);
+
+/// How often once nobody has pressed a key for [`IDLE_AFTER`]. Readings come from one child
+/// that keeps NVML loaded ([`crate::host::gpu::stream_main`]); before that, each reading was a
+/// process that loaded NVML and libcuda (about 37 ms of CPU on an H200: ~4 % of a core at one
+/// a second). The idle back-off stays: the screen redraws less often.
 pub const IDLE_SAMPLE_EVERY: Duration = Duration::from_secs(5);
 
 /// How long without a key before live readings slow down.

@@ -81,7 +81,8 @@ fn the_config_under_root_is_read_inside_the_root_and_a_broken_default_is_a_warni
     mkfifo(&conf_dir.join("config.toml"));
     let started = Instant::now();
     let out = run(&["doctor", "--json"]);
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // A ceiling for a hang (a FIFO nobody writes blocks forever), not a benchmark.
+    assert!(started.elapsed() < Duration::from_secs(20));
     assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
     assert!(
         out.stderr.contains("warning: config file"),
@@ -106,7 +107,8 @@ fn report_merge_passes_over_a_fifo_and_with_nothing_readable_exits_3() {
         .output()
         .unwrap()
         .into();
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // A ceiling for a hang (a FIFO nobody writes blocks forever), not a benchmark.
+    assert!(started.elapsed() < Duration::from_secs(20));
     assert_eq!(out.code, 3, "{}", out.stderr);
     assert!(out.stderr.contains("not a regular file"), "{}", out.stderr);
     assert!(!out.stdout.contains("healthy"), "{}", out.stdout);

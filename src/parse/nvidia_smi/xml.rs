@@ -924,7 +924,7 @@ mod tests {
 
     #[test]
     fn huge_input_is_linear() {
-        // ~10 MB of garbage text.
+        // ~2 MiB of garbage text.
         assert!(matches!(
             parse_xml(&huge("not xml at all ")),
             Err(SmiXmlError::NotXml(_))

@@ -289,7 +289,7 @@ mod tests {
     fn huge_input() {
         assert_eq!(dist_info_name(&(huge("a-") + ".dist-info")), None);
         let meta = metadata(&huge("Requires-Dist: nvidia-nccl-cu13==2.28.9\n"));
-        assert!(meta.requires_dist.len() > 200_000);
+        assert!(meta.requires_dist.len() > 50_000);
         assert!(meta.requires_dist.iter().all(|r| r.spec == "==2.28.9"));
     }
 }

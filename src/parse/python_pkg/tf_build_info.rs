@@ -169,6 +169,6 @@ mod tests {
 
         assert_eq!(tf_build_info(&huge("x = 'y'\n")), TfBuildInfo::default());
         let big_list = format!("'cuda_compute_capabilities': [{}]", huge("'sm_80', "));
-        assert!(tf_build_info(&big_list).cuda_compute_capabilities.len() > 1_000_000);
+        assert!(tf_build_info(&big_list).cuda_compute_capabilities.len() > 200_000);
     }
 }
