@@ -1,6 +1,6 @@
 //! The one way a finding is printed for people: `[severity] id: title`, its detail, each piece
 //! of evidence and the fix. The doctor's Diagnosis section, the smoke test's GPU findings and
-//! `--deep`'s framework findings all print through [`write`], so a finding reads the same
+//! `--deep`'s framework findings all print through [`write()`], so a finding reads the same
 //! wherever it appears.
 
 use std::fmt::Write as _;

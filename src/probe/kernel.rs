@@ -81,7 +81,7 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
     }
 }
 
-/// The last (at most 5) error lines of a fabric manager log ("[ERROR]", "error", "failed").
+/// The last (at most 5) error lines of a fabric manager log (`[ERROR]`, "error", "failed").
 fn fabric_manager_errors(log: &str) -> Vec<String> {
     let mut lines: Vec<String> = log
         .lines()

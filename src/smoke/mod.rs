@@ -64,7 +64,7 @@ pub(crate) fn run_early(host: &Host, devices: Option<Vec<u32>>) -> SmokeRun {
     run_child(host, Vec::new(), devices, false)
 }
 
-/// [`test`], with the child's run already made by [`run_early`] when `early` is given.
+/// [`test()`], with the child's run already made by [`run_early`] when `early` is given.
 pub(crate) fn test_with(
     host: &Host,
     report: &mut Report,

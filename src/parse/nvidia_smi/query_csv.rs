@@ -4,7 +4,7 @@
 //! units such as `memory.total [MiB]`) is also understood and then decides the column order, so
 //! output of other field lists can be read too. Lines that do not have one field per column are
 //! skipped: that is how a driver's error text (`Field "compute_cap" is not a valid field to
-//! query.`) ends up as "no rows"; [`super::failure_kind`] names it.
+//! query.`) ends up as "no rows".
 
 use crate::parse::text::{is_dotted_numeric, leading, present_owned};
 
