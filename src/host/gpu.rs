@@ -219,6 +219,8 @@ pub fn stream_main() -> i32 {
 pub struct GpuStream {
     child: std::process::Child,
     shared: std::sync::Arc<StreamShared>,
+    /// Keeps the child's group off the orphan sweep; dropped after the child is ended.
+    _live: super::reap::Live,
 }
 
 /// One reading as the TUI takes it: every GPU, or why there is none.
@@ -242,7 +244,9 @@ impl GpuStream {
         use std::process::{Command, Stdio};
         let exe =
             std::env::current_exe().map_err(|e| format!("cannot find own executable: {e}"))?;
-        let mut child = Command::new(exe)
+        use std::os::unix::process::CommandExt;
+        let mut command = Command::new(exe);
+        command
             .arg(STREAM_ARG)
             .env_clear()
             .envs(
@@ -253,8 +257,19 @@ impl GpuStream {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start the reading process: {e}"))?;
+            .process_group(0);
+        // Its own group, registered as running under the spawn lock: the orphan sweep that
+        // follows every command spares it for as long as the stream lives.
+        let (mut child, live) = {
+            let _guard = super::reap::SPAWNING
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let child = command
+                .spawn()
+                .map_err(|e| format!("cannot start the reading process: {e}"))?;
+            let pgid = i32::try_from(child.id()).unwrap_or(0);
+            (child, super::reap::Live::register(pgid))
+        };
         let stdout = child
             .stdout
             .take()
@@ -288,7 +303,11 @@ impl GpuStream {
             let _ = child.wait();
             return Err(format!("cannot read the reading process: {e}"));
         }
-        Ok(GpuStream { child, shared })
+        Ok(GpuStream {
+            child,
+            shared,
+            _live: live,
+        })
     }
 
     /// Whether the child is still running.

@@ -107,6 +107,7 @@ fn kill_group(pgid: i32) {
 }
 
 /// A command's process group, registered while it runs.
+#[derive(Debug)]
 pub(crate) struct Live(Option<usize>);
 
 impl Live {
