@@ -1,0 +1,335 @@
+//! The NVLink fabric of NVSwitch systems: `fabric-manager-not-running` and
+//! `fabric-not-completed` (with NVLink5's InfiniBand modules and subnet manager).
+
+// The parent's imports and shared helpers: one family of platform findings.
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// fabric-manager-not-running
+
+/// Process names of the fabric manager (`nv-fabricmanager` is the daemon of the
+/// `nvidia-fabricmanager` service).
+pub(super) const FABRIC_MANAGER: [&str; 2] = ["nv-fabricmanager", "nvidia-fabricmanager"];
+
+/// NVSwitch bridges on the bus and no fabric manager running: on HGX/DGX boards the GPUs stay
+/// unusable until the fabric manager has set up the NVSwitch fabric, and every CUDA program
+/// fails with error 802 "system not yet initialized".
+///
+/// Said only when it can be known: `/proc` was listed (`kernel.daemons` is not null), this is not
+/// a container (a container's `/proc` shows only its own processes, while the fabric manager
+/// runs on the host), and the nvidia module is loaded (without it the fabric manager cannot
+/// start, and `no-driver` is the cause to fix first).
+pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
+    let switches: Vec<_> = report.pci_devices.iter().filter(|d| d.nvswitch).collect();
+    if (switches.is_empty() && in_fabric(report).is_empty())
+        || report.host.container.is_some()
+        || !report.kernel.nvidia_loaded
+    {
+        return None;
+    }
+    // A fabric every GPU reports Completed/Success works, wherever its fabric manager runs (on
+    // GB200 NVL72 it runs on the switch trays, not on the compute node: leptonai/gpud#1106).
+    let fabric = in_fabric(report);
+    if !fabric.is_empty()
+        && fabric.iter().all(|g| {
+            g.fabric.as_ref().is_some_and(|f| {
+                f.state.as_deref() == Some("Completed")
+                    && f.status.as_deref().is_none_or(|s| s == "Success")
+            })
+        })
+    {
+        return None;
+    }
+    let service = report
+        .kernel
+        .services
+        .iter()
+        .find(|s| s.name == "nvidia-fabricmanager");
+    let running_in_proc = report
+        .kernel
+        .daemons
+        .as_ref()
+        .map(|d| d.iter().any(|d| FABRIC_MANAGER.contains(&d.as_str())));
+    let active = service.and_then(|s| s.active).or(running_in_proc);
+    let installed = service.and_then(|s| s.installed);
+    // Said only when known: running is fine; "not running" needs a process list or systemctl,
+    // unless the files show it was never installed (then it cannot be running either).
+    match (active, installed) {
+        (Some(true), _) | (None, None | Some(true)) => return None,
+        _ => {}
+    }
+    let not_installed = installed == Some(false);
+    let gpus = report
+        .pci_devices
+        .iter()
+        .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
+        .count();
+    let mut f = FindingBuilder::new(
+        &ids::FABRIC_MANAGER_NOT_RUNNING,
+        Severity::Error,
+        format!(
+            "NVSwitch system without {} fabric manager ({} NVSwitch, {gpus} GPU(s))",
+            if not_installed {
+                "an installed"
+            } else {
+                "a running"
+            },
+            switches.len()
+        ),
+    )
+    .detail(
+        "The GPUs are connected through NVSwitch (an HGX or DGX board). Until the NVIDIA fabric \
+         manager has set up the switch fabric, CUDA cannot use the GPUs: every CUDA program \
+         fails with error 802 \"system not yet initialized\", while nvidia-smi still lists the \
+         GPUs.",
+    );
+    let addresses: Vec<&str> = switches.iter().map(|d| d.address.as_str()).collect();
+    let ids: Vec<&str> = {
+        let mut ids: Vec<&str> = switches.iter().map(|d| d.device_id.as_str()).collect();
+        ids.dedup();
+        ids
+    };
+    f = f.evidence(format!(
+        "PCI: NVSwitch bridge(s) {} (device {})",
+        addresses.join(", "),
+        ids.join(", ")
+    ));
+    if let Some(daemons) = &report.kernel.daemons {
+        f = f.evidence(if daemons.is_empty() {
+            "running GPU daemons: none (no nv-fabricmanager process in /proc)".to_string()
+        } else {
+            format!(
+                "running GPU daemons: {} (no nv-fabricmanager)",
+                daemons.join(", ")
+            )
+        });
+    }
+    for line in service.map(|s| s.evidence.as_slice()).unwrap_or_default() {
+        if line.starts_with("systemctl") {
+            f = f.evidence(line.clone());
+        } else if !line.starts_with("process:") {
+            f = f.evidence(format!("nvidia-fabricmanager {line}"));
+        }
+    }
+    for line in fabric_evidence(report) {
+        f = f.evidence(line);
+    }
+    let version = report
+        .driver
+        .version
+        .as_deref()
+        .or(report.kernel.nvidia_version.as_deref());
+    if let Some(v) = version {
+        f = f.evidence(format!("driver: {v}"));
+    }
+    let nvlink5_missing = nvlink5_missing(report);
+    for m in &nvlink5_missing {
+        f = f.evidence(m.clone());
+    }
+    let apt = matches!(report.host.os_id.as_deref(), Some("ubuntu" | "debian"));
+    let package = match version.and_then(|v| v.split('.').next().map(|branch| (v, branch))) {
+        Some((v, branch)) if !apt => format!(
+            "install the fabric manager package of exactly the driver's version ({v}, branch \
+             {branch}) from NVIDIA's CUDA repository, the same repository the driver came from"
+        ),
+        Some((v, branch)) => format!(
+            "install the fabric manager of the driver's branch and exact version from NVIDIA's \
+             CUDA repository: `sudo apt install nvidia-fabricmanager-{branch}={v}-1`"
+        ),
+        None => "install the `nvidia-fabricmanager-<branch>` package of exactly the driver's \
+                 version from NVIDIA's CUDA repository"
+            .to_string(),
+    };
+    let fix = if not_installed {
+        let mut first = package;
+        if let Some(c) = first.get(..1) {
+            first = format!("{}{}", c.to_uppercase(), &first[1..]);
+        }
+        format!(
+            "The fabric manager is not installed. {first}, then start it and enable it at boot: \
+             `sudo systemctl enable --now nvidia-fabricmanager`. `nvidia-smi -q | grep -A 2 \
+             Fabric` then shows State: Completed."
+        )
+    } else {
+        format!(
+            "Start it and enable it at boot: `sudo systemctl enable --now nvidia-fabricmanager`. \
+             If the service does not exist, {package}. If it fails to start, \
+             `journalctl -u nvidia-fabricmanager` names the cause (usually a version \
+             different from the driver's). `nvidia-smi -q | grep -A 2 Fabric` then shows \
+             State: Completed."
+        )
+    };
+    let fix = if nvlink5_missing.is_empty() || not_installed {
+        fix
+    } else {
+        format!("{} {fix}", NVLINK5_FIX)
+    };
+    Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
+}
+
+/// On NVLink5 systems the fabric manager reaches the NVSwitches through InfiniBand management
+/// ports, and its unit's start check waits for an InfiniBand device and needs `ib_umad`
+/// (NVIDIA Fabric Manager user guide, "What is NVLink Subnet Manager?" and the fourth-generation
+/// NVSwitch stack; spectrocloud/CanvOS#700: fabric manager 570+ on HGX B200 "requires ib_umad to be
+/// loaded before nv-fabricmanager can start").
+pub(super) const NVLINK5_FIX: &str = "First load the InfiniBand modules the NVSwitch management ports need and \
+     keep them loaded at boot: `sudo modprobe -a ib_umad mlx5_ib && printf 'ib_umad\\nmlx5_ib\\n' | \
+     sudo tee /etc/modules-load.d/nvidia-fabricmanager.conf`; `ls /sys/class/infiniband` then lists \
+     the mlx5 devices, and the NVLink subnet manager (`nvlsm`) starts with the fabric manager.";
+
+/// The NVIDIA GPUs that report an NVLink fabric (a state other than "Not Supported").
+pub(super) fn in_fabric(report: &Report) -> Vec<&crate::report::Gpu> {
+    report
+        .nvidia_gpus()
+        .filter(|g| {
+            g.fabric
+                .as_ref()
+                .and_then(|f| f.state.as_deref())
+                .is_some_and(|s| s != "Not Supported")
+        })
+        .collect()
+}
+
+/// One line per GPU fabric: state, status, clique and cluster.
+pub(super) fn fabric_evidence(report: &Report) -> Vec<String> {
+    in_fabric(report)
+        .iter()
+        .filter_map(|g| {
+            let f = g.fabric.as_ref()?;
+            Some(format!(
+                "GPU {}: fabric state {}, status {}, clique id {}, cluster UUID {} (nvidia-smi -q -x)",
+                g.index,
+                f.state.as_deref().unwrap_or("N/A"),
+                f.status.as_deref().unwrap_or("N/A"),
+                f.clique_id.as_deref().unwrap_or("N/A"),
+                f.cluster_uuid.as_deref().unwrap_or("N/A")
+            ))
+        })
+        .collect()
+}
+
+/// What an NVLink5 system (Blackwell, compute capability 10.x, in a fabric) lacks for its
+/// fabric: `ib_umad` / `mlx5_ib`, an InfiniBand device, the NVLink subnet manager.
+pub(super) fn nvlink5_missing(report: &Report) -> Vec<String> {
+    let nvlink5 = in_fabric(report).iter().any(|g| {
+        g.compute_capability
+            .as_deref()
+            .and_then(|c| c.split('.').next())
+            .and_then(|m| m.parse::<u32>().ok())
+            .is_some_and(|m| m == 10)
+    });
+    if !nvlink5 {
+        return Vec::new();
+    }
+    let k = &report.kernel;
+    let mut out = Vec::new();
+    for m in ["ib_umad", "mlx5_ib"] {
+        if !k.infiniband_modules.iter().any(|x| x == m) {
+            out.push(format!(
+                "NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules)"
+            ));
+        }
+    }
+    match &k.infiniband_devices {
+        Some(d) if d.is_empty() => out.push(
+            "NVLink5 fabric: /sys/class/infiniband is empty (no NVSwitch management port)"
+                .to_string(),
+        ),
+        None => out.push(
+            "NVLink5 fabric: no /sys/class/infiniband (no NVSwitch management port)".to_string(),
+        ),
+        Some(_) => {}
+    }
+    if k.daemons
+        .as_ref()
+        .is_some_and(|d| !d.iter().any(|x| x == "nvlsm"))
+    {
+        out.push("NVLink5 fabric: no nvlsm (NVLink subnet manager) process in /proc".to_string());
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// fabric-not-completed
+
+/// The fabric manager runs, yet a GPU's fabric is not "Completed" (or its status is not
+/// "Success"): CUDA on that GPU still fails with error 802 until it is. Each GPU moves from
+/// "Not Started" to "In Progress" to "Completed" (NVIDIA/NVSentinel#883). The reasons named: the
+/// fabric manager's own log, and on NVLink5 systems the InfiniBand modules, devices and NVLink
+/// subnet manager its NVSwitch management ports need.
+pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
+    if report.host.container.is_some() || !report.kernel.nvidia_loaded {
+        return None;
+    }
+    let running = report
+        .kernel
+        .services
+        .iter()
+        .find(|s| s.name == "nvidia-fabricmanager")
+        .and_then(|s| s.active)
+        .or_else(|| {
+            report
+                .kernel
+                .daemons
+                .as_ref()
+                .map(|d| d.iter().any(|d| FABRIC_MANAGER.contains(&d.as_str())))
+        });
+    if running != Some(true) {
+        return None;
+    }
+    let stuck: Vec<&crate::report::Gpu> = in_fabric(report)
+        .into_iter()
+        .filter(|g| {
+            let f = g.fabric.as_ref();
+            let state = f.and_then(|f| f.state.as_deref());
+            let status = f.and_then(|f| f.status.as_deref());
+            state != Some("Completed") || status.is_some_and(|s| s != "Success")
+        })
+        .collect();
+    if stuck.is_empty() {
+        return None;
+    }
+    let missing = nvlink5_missing(report);
+    let mut f = FindingBuilder::new(
+        &ids::FABRIC_NOT_COMPLETED,
+        Severity::Error,
+        format!(
+            "The fabric manager runs but the NVLink fabric of {} GPU(s) is not completed",
+            stuck.len()
+        ),
+    )
+    .detail(
+        "Each GPU of an NVSwitch system registers with the fabric: its state goes from \
+         \"Not Started\" to \"In Progress\" to \"Completed\". Until it is Completed (with status \
+         Success) CUDA programs on it fail with error 802 \"system not yet initialized\", even \
+         though the fabric manager is running.",
+    );
+    for line in fabric_evidence(report) {
+        f = f.evidence(line);
+    }
+    for line in &report.kernel.fabric_manager_log {
+        f = f.evidence(format!("/var/log/fabricmanager.log: {line}"));
+    }
+    for m in &missing {
+        f = f.evidence(m.clone());
+    }
+    let fix = if missing.is_empty() {
+        "Read the fabric manager's log (`/var/log/fabricmanager.log`, `journalctl -u \
+         nvidia-fabricmanager`) for the failing step; a fabric manager whose version differs from \
+         the driver's, or a GPU/NVSwitch link error (`nvidia-smi nvlink -s`), keeps the fabric from \
+         completing. After fixing it, `sudo systemctl restart nvidia-fabricmanager` and check \
+         `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed."
+            .to_string()
+    } else {
+        format!(
+            "{NVLINK5_FIX} Then `sudo systemctl restart nvidia-fabricmanager` and check \
+             `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed."
+        )
+    };
+    Some(
+        f.subject("service:nvidia-fabricmanager")
+            .explains(&ids::SMOKE_CUDA_ERROR)
+            .fix(fix)
+            .build(),
+    )
+}

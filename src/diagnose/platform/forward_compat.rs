@@ -1,0 +1,174 @@
+//! `forward-compat-unsupported`: a cuda-compat (forward compatibility) libcuda on a GPU that
+//! cannot use it.
+
+// The parent's imports and shared helpers: one family of platform findings.
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// forward-compatibility-unsupported
+
+/// The libcuda that loads first when it is a forward-compatibility copy: from a compat folder,
+/// or (by version, not folder) one whose version is that of a cuda-compat copy on this machine
+/// and newer than the loaded kernel module, which is what a compat library mounted over the
+/// driver's own file name looks like. The second value is that cuda-compat copy.
+pub(in crate::diagnose) fn forward_compat_libcuda(
+    report: &Report,
+) -> Option<(&DriverLibrary, Option<&DriverLibrary>)> {
+    let libcuda = libs(report, "libcuda");
+    let first = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.origin != "cuda-compat")?;
+    if first.kind == "compat" {
+        return Some((first, None));
+    }
+    if first.kind != "driver" {
+        return None;
+    }
+    let version = first.version.as_deref()?;
+    let module = report.kernel.nvidia_version.as_deref()?;
+    let newer = matches!(
+        (
+            crate::version::Version::parse(version),
+            crate::version::Version::parse(module)
+        ),
+        (Some(v), Some(m)) if v > m
+    );
+    let twin = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.kind == "compat" && l.version.as_deref() == Some(version))?;
+    newer.then_some((first, Some(twin)))
+}
+
+/// What the GPU table says about one GPU's forward compatibility: the row's verdict, or `None`
+/// when the GPU is not in the table (or its name fits rows that disagree).
+pub(super) fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(bool, String)> {
+    if let Some(row) = gpu
+        .pci_device_id
+        .as_deref()
+        .and_then(|id| manifests.gpus.by_pci_id(id))
+    {
+        return Some((row.forward_compat, row.name.clone()));
+    }
+    let rows = manifests.gpus.by_name(gpu.name.as_deref()?);
+    let first = rows.first()?;
+    rows.iter()
+        .all(|r| r.forward_compat == first.forward_compat)
+        .then(|| (first.forward_compat, first.name.clone()))
+}
+
+/// The loader picks a forward-compatibility libcuda (the `cuda-compat` package, which lets a
+/// data-center GPU run a newer CUDA than its driver) on a GPU that cannot use it: GeForce and
+/// most workstation cards (compat-cuda.md R5). CUDA then fails with error 804 "forward
+/// compatibility was attempted on non supported HW".
+///
+/// An error for a GPU the table marks `forward_compat = false`; a warning when a GPU is not in
+/// the table, since then it cannot be told. Nothing when every GPU supports it or none is known.
+pub(super) fn forward_compat(report: &Report, manifests: &Manifests) -> Option<Finding> {
+    let libcuda = libs(report, "libcuda");
+    let (first, twin) = forward_compat_libcuda(report)?;
+    let gpus = machine_gpus(report);
+    let verdicts: Vec<(&Gpu, Option<(bool, String)>)> = gpus
+        .iter()
+        .map(|g| (*g, forward_compat_of(g, manifests)))
+        .collect();
+    let unsupported: Vec<_> = verdicts
+        .iter()
+        .filter(|(_, v)| matches!(v, Some((false, _))))
+        .collect();
+    let unknown: Vec<_> = verdicts.iter().filter(|(_, v)| v.is_none()).collect();
+    if unsupported.is_empty() && unknown.is_empty() {
+        return None;
+    }
+    let (severity, title) = if unsupported.is_empty() {
+        (
+            Severity::Warning,
+            "A forward-compatibility libcuda loads first on a GPU that may not support it",
+        )
+    } else {
+        (
+            Severity::Error,
+            "A forward-compatibility libcuda loads first on a GPU that does not support it",
+        )
+    };
+    let mut f = FindingBuilder::new(&ids::FORWARD_COMPAT_UNSUPPORTED, severity, title).detail(
+        "The libcuda the loader picks first comes from the cuda-compat package (forward \
+         compatibility), which lets a data-center GPU run a newer CUDA than its driver. GeForce \
+         and most workstation GPUs cannot use it: CUDA fails with error 804 \"forward \
+         compatibility was attempted on non supported HW\". This usually comes from a container \
+         image (NGC, nvidia/cuda) built for a newer CUDA than the host driver, with the compat \
+         folder on LD_LIBRARY_PATH or its libcuda mounted at the driver's own name by the \
+         container runtime.",
+    );
+    f = f.evidence(lib_line(first));
+    if let Some(twin) = twin {
+        f = f.evidence(format!(
+            "libcuda {}: the version of the cuda-compat copy {} and newer than the kernel \
+             module, so a forward-compatibility library, whatever folder it was mounted in",
+            first.version.as_deref().unwrap_or("?"),
+            twin.path
+        ));
+    }
+    if let Some(real) = libcuda
+        .iter()
+        .find(|l| l.kind == "driver" && !std::ptr::eq(**l, first))
+    {
+        f = f.evidence(lib_line(real));
+    }
+    if let Some(m) = &report.kernel.nvidia_version {
+        f = f.evidence(format!("kernel module: {m}"));
+    }
+    for (gpu, verdict) in unsupported.iter().chain(unknown.iter()) {
+        let id = gpu.pci_device_id.as_deref().unwrap_or("unknown device id");
+        f = f
+            .evidence(match verdict {
+                Some((_, row)) => format!(
+                    "{} [{id}]: \"{row}\" in the GPU table, no forward compatibility",
+                    gpu_label(gpu)
+                ),
+                None => format!(
+                    "{} [{id}]: not in the GPU table, forward compatibility unknown",
+                    gpu_label(gpu)
+                ),
+            })
+            .subject(format!("gpu:{}", gpu.index));
+    }
+    let mut fix = Vec::new();
+    if let Some(cmd) = ld_library_path_fix(report, &[first]) {
+        fix.push(format!(
+            "Take the compat folder off the loader path so the host driver's libcuda loads: `{cmd}`."
+        ));
+    } else if first.origin == "ld.so.conf" && twin.is_none() {
+        fix.push(
+            "Remove the compat folder from /etc/ld.so.conf.d/*.conf and run `sudo ldconfig`, so \
+             the host driver's libcuda loads."
+                .to_string(),
+        );
+    }
+    if twin.is_some() || report.host.container.is_some() && fix.is_empty() {
+        // Mounted over the driver's own name (the container runtime does that with an image's
+        // cuda-compat): the image carries it, so the image is where it goes away.
+        fix.push(
+            "In the image, remove the cuda-compat package (`apt-get purge -y 'cuda-compat-*'` in \
+             its Dockerfile, or delete /usr/local/cuda*/compat), or stop mounting or copying the \
+             compat folder into the container, so the host driver's own libcuda is used; if the \
+             host itself has a `cuda-compat-*` package, the container runtime injects it: \
+             remove it there (`sudo apt purge 'cuda-compat-*'`)."
+                .to_string(),
+        );
+    }
+    let needed = first.version.as_deref().map_or(String::new(), |v| {
+        format!(" (at least {v}, the compat library's version)")
+    });
+    fix.push(format!(
+        "Then either upgrade the host driver to one that supports the image's CUDA natively{needed}, \
+         or use an image built for the CUDA version the host driver supports (`nvidia-smi` \
+         shows it)."
+    ));
+    Some(
+        f.subject(format!("library:{}", first.path))
+            .fix(fix.join(" "))
+            .build(),
+    )
+}

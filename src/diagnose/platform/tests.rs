@@ -1,0 +1,761 @@
+use super::*;
+use crate::diagnose::test_support::{has_evidence, ids, one};
+use crate::report::{EnvVar, KernelInfo, PciDevice, ProbeOutcome, PythonEnv};
+
+fn run(report: &Report) -> Vec<Finding> {
+    findings(report, crate::manifest::embedded())
+}
+
+fn var(name: &str, value: &str) -> EnvVar {
+    EnvVar {
+        name: name.into(),
+        value: value.into(),
+    }
+}
+
+fn lib(name: &str, dir: &str, file: &str, kind: &str, origin: &str, rank: u32) -> DriverLibrary {
+    DriverLibrary {
+        name: name.into(),
+        path: format!("{dir}/{file}"),
+        resolved: None,
+        version: None,
+        kind: kind.into(),
+        origin: origin.into(),
+        rank,
+    }
+}
+
+fn driver_libcuda(rank: u32) -> DriverLibrary {
+    DriverLibrary {
+        resolved: Some("/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15".into()),
+        version: Some("550.54.15".into()),
+        ..lib(
+            "libcuda",
+            "/lib/x86_64-linux-gnu",
+            "libcuda.so.1",
+            "driver",
+            "ld.so.conf",
+            rank,
+        )
+    }
+}
+
+fn gpu(index: u32, name: &str, device: &str) -> Gpu {
+    Gpu {
+        index,
+        name: Some(name.into()),
+        uuid: Some(format!("GPU-{index}1b2c3d4-0000-1111-2222-333333333333")),
+        pci_device_id: Some(device.into()),
+        source: "nvidia-smi".into(),
+        ..Gpu::default()
+    }
+}
+
+fn rtx3090(index: u32) -> Gpu {
+    gpu(index, "NVIDIA GeForce RTX 3090", "0x2204")
+}
+
+fn torch_cuda() -> PythonEnv {
+    PythonEnv {
+        path: "/opt/venv".into(),
+        kind: "venv".into(),
+        frameworks: vec![Framework {
+            name: "torch".into(),
+            version: Some("2.4.0+cu121".into()),
+            cuda: Some("12.1".into()),
+            variant: Some("cuda".into()),
+            ..Framework::default()
+        }],
+        ..PythonEnv::default()
+    }
+}
+
+// container-no-gpu-runtime
+
+fn bare_container() -> Report {
+    let mut r = Report::default();
+    r.host.container = Some("docker".into());
+    r
+}
+
+#[test]
+fn a_cuda_image_without_gpus_is_an_error_that_replaces_no_gpu() {
+    let mut r = bare_container();
+    r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "all")];
+    let found = run(&r);
+    let f = one(&found, "container-no-gpu-runtime");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(has_evidence(f, "NVIDIA_VISIBLE_DEVICES=all"), "{f:#?}");
+    assert_eq!(f.explains, ["no-gpu"]);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("--gpus all")));
+    // Through the whole diagnosis, the generic no-gpu finding gives way.
+    let all = crate::diagnose::diagnose(&r);
+    assert_eq!(
+        all.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+        ["container-no-gpu-runtime"]
+    );
+}
+
+#[test]
+fn a_cuda_framework_makes_it_an_error_and_kubernetes_gets_its_own_fix() {
+    let mut r = bare_container();
+    r.host.container = Some("kubernetes".into());
+    r.python_envs = vec![torch_cuda()];
+    r.pci_devices = vec![PciDevice {
+        address: "0000:01:00.0".into(),
+        vendor: "nvidia".into(),
+        device_id: "0x2204".into(),
+        ..PciDevice::default()
+    }];
+    let found = run(&r);
+    let f = one(&found, "container-no-gpu-runtime");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(f, "torch 2.4.0+cu121 in /opt/venv is built for CUDA 12.1"),
+        "{f:#?}"
+    );
+    assert!(has_evidence(f, "PCI 0000:01:00.0"), "{f:#?}");
+    assert!(
+        f.fix
+            .as_deref()
+            .is_some_and(|x| x.contains("nvidia.com/gpu"))
+    );
+}
+
+#[test]
+fn a_plain_cpu_container_is_left_to_no_gpu() {
+    let mut r = bare_container();
+    r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "void")];
+    assert!(run(&r).is_empty());
+    assert_eq!(ids(&crate::diagnose::diagnose(&r)), ["no-gpu"]);
+}
+
+#[test]
+fn a_read_bus_without_an_nvidia_gpu_is_no_gpu_even_for_a_cuda_image() {
+    let mut r = bare_container();
+    r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "all")];
+    r.python_envs = vec![torch_cuda()];
+    r.probes = vec![crate::report::ProbeRecord {
+        name: "pci".into(),
+        status: ProbeStatus::Ok,
+        detail: None,
+        duration_ms: 0,
+        source: None,
+    }];
+    assert!(run(&r).is_empty());
+    let all = crate::diagnose::diagnose(&r);
+    assert_eq!(ids(&all), ["no-gpu"]);
+    assert_eq!(all[0].severity, Severity::Info);
+    assert!(all[0].fix.as_deref().is_none_or(|x| !x.contains("--gpus")));
+}
+
+#[test]
+fn containers_with_gpu_access_and_hosts_are_not_judged() {
+    let mut with_nodes = bare_container();
+    with_nodes.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "all")];
+    with_nodes.kernel.device_nodes = vec!["/dev/nvidia0".into(), "/dev/nvidiactl".into()];
+    assert!(run(&with_nodes).is_empty());
+
+    let mut with_libcuda = bare_container();
+    with_libcuda.driver_libraries = vec![driver_libcuda(0)];
+    assert!(run(&with_libcuda).is_empty());
+
+    let host = Report {
+        environment: vec![var("NVIDIA_VISIBLE_DEVICES", "all")],
+        ..Report::default()
+    };
+    assert!(run(&host).is_empty());
+}
+
+// visible-devices-hides-gpus
+
+fn two_gpus() -> Report {
+    Report {
+        gpus: vec![rtx3090(0), rtx3090(1)],
+        ..Report::default()
+    }
+}
+
+#[test]
+fn empty_minus_one_and_out_of_range_values_hide_gpus() {
+    for (value, says) in [
+        ("", "set but empty"),
+        ("-1", "negative index"),
+        (
+            "2",
+            "index 2, but the machine has 2 GPU(s), numbered 0 to 1",
+        ),
+        ("2,0,1", "index 2"),
+        ("GPU-deadbeef", "no GPU's UUID"),
+        ("cuda:0", "neither a GPU index nor a GPU UUID"),
+    ] {
+        let mut r = two_gpus();
+        r.environment = vec![var("CUDA_VISIBLE_DEVICES", value)];
+        let found = run(&r);
+        let f = one(&found, "visible-devices-hides-gpus");
+        assert_eq!(f.severity, Severity::Error, "{value}");
+        assert!(has_evidence(f, says), "{value}: {f:#?}");
+        assert!(
+            has_evidence(f, "hidden: GPU 0 (NVIDIA GeForce RTX 3090)"),
+            "{value}: {f:#?}"
+        );
+        assert!(f.subjects.contains(&"env:CUDA_VISIBLE_DEVICES".to_string()));
+    }
+}
+
+#[test]
+fn a_bad_entry_in_the_middle_hides_what_follows() {
+    let mut r = two_gpus();
+    r.environment = vec![var("CUDA_VISIBLE_DEVICES", "0,7,1")];
+    let found = run(&r);
+    let f = one(&found, "visible-devices-hides-gpus");
+    assert!(has_evidence(f, "only GPU(s) 0 stay visible"), "{f:#?}");
+    assert!(has_evidence(f, "hidden: GPU 1"), "{f:#?}");
+    assert!(!has_evidence(f, "hidden: GPU 0"), "{f:#?}");
+}
+
+#[test]
+fn valid_selections_and_harmless_extras_are_fine() {
+    for value in [
+        "0",
+        "1,0",
+        "0,1,2,3",
+        "GPU-11b2c3d4",
+        "GPU-01b2c3d4-0000-1111-2222-333333333333,1",
+        "MIG-4f1c2d3e-aaaa-bbbb-cccc-000000000000",
+        " 1 ",
+    ] {
+        let mut r = two_gpus();
+        r.environment = vec![var("CUDA_VISIBLE_DEVICES", value)];
+        assert!(run(&r).is_empty(), "{value}: {:#?}", run(&r));
+    }
+}
+
+#[test]
+fn nothing_is_judged_without_known_gpus_or_for_mig_indices() {
+    let r = Report {
+        environment: vec![var("CUDA_VISIBLE_DEVICES", "")],
+        ..Report::default()
+    };
+    assert!(run(&r).is_empty());
+
+    let mut mig = two_gpus();
+    for g in &mut mig.gpus {
+        g.mig_mode = Some("Enabled".into());
+    }
+    mig.environment = vec![var("CUDA_VISIBLE_DEVICES", "5")];
+    assert!(run(&mig).is_empty());
+}
+
+#[test]
+fn nvidia_visible_devices_void_in_a_container_hides_the_bus_gpus() {
+    let mut r = two_gpus();
+    for g in &mut r.gpus {
+        g.source = "pci".into();
+    }
+    r.host.container = Some("docker".into());
+    r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "void")];
+    let found = run(&r);
+    let f = one(&found, "visible-devices-hides-gpus");
+    assert!(
+        has_evidence(f, "NVIDIA_VISIBLE_DEVICES=\"void\" inside a container"),
+        "{f:#?}"
+    );
+    assert_eq!(f.explains, ["container-no-gpu-runtime"]);
+    // The same value with a GPU passed in anyway (`--gpus` wins) hides nothing.
+    r.kernel.device_nodes = vec!["/dev/nvidia0".into()];
+    assert!(!ids(&run(&r)).contains(&"visible-devices-hides-gpus"));
+    // And outside a container the variable means nothing.
+    r.kernel.device_nodes.clear();
+    r.host.container = None;
+    assert!(run(&r).is_empty());
+}
+
+// wsl-driver-in-guest
+
+fn wsl_libcuda(rank: u32) -> DriverLibrary {
+    DriverLibrary {
+        resolved: Some("/usr/lib/wsl/lib/libcuda.so.1.1".into()),
+        ..lib(
+            "libcuda",
+            "/usr/lib/wsl/lib",
+            "libcuda.so.1",
+            "driver",
+            "wsl",
+            rank,
+        )
+    }
+}
+
+fn wsl() -> Report {
+    let mut r = Report::default();
+    r.host.wsl = true;
+    r
+}
+
+#[test]
+fn a_linux_libcuda_before_wsls_is_an_error_and_explains_the_failing_smi() {
+    let mut r = wsl();
+    let mut linux = driver_libcuda(0);
+    linux.path = "/usr/lib/x86_64-linux-gnu/libcuda.so.1".into();
+    linux.origin = "LD_LIBRARY_PATH".into();
+    r.driver_libraries = vec![linux, wsl_libcuda(1)];
+    r.environment = vec![var(
+        "LD_LIBRARY_PATH",
+        "/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64",
+    )];
+    r.driver.nvidia_smi_path = Some("/usr/bin/nvidia-smi".into());
+    r.driver.nvidia_smi =
+        ProbeOutcome::new(ProbeStatus::Failed, Some("couldn't communicate".into()));
+    let found = run(&r);
+    let f = one(&found, "wsl-driver-in-guest");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(
+            f,
+            "libcuda #0: /usr/lib/x86_64-linux-gnu/libcuda.so.1 -> /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15 (driver library, from LD_LIBRARY_PATH)"
+        ),
+        "{f:#?}"
+    );
+    assert!(
+        has_evidence(
+            f,
+            "libcuda #1: /usr/lib/wsl/lib/libcuda.so.1 -> /usr/lib/wsl/lib/libcuda.so.1.1 (WSL's driver library, from wsl)"
+        ),
+        "{f:#?}"
+    );
+    assert_eq!(f.explains, ["nvidia-smi-failed"]);
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("`export LD_LIBRARY_PATH=/usr/local/cuda/lib64`"),
+        "{fix}"
+    );
+    assert!(fix.contains("wsl --shutdown"), "{fix}");
+}
+
+#[test]
+fn a_linux_copy_behind_wsls_is_a_warning_and_a_clean_wsl_is_nothing() {
+    let mut r = wsl();
+    r.driver_libraries = vec![wsl_libcuda(0), driver_libcuda(1)];
+    let found = run(&r);
+    let f = one(&found, "wsl-driver-in-guest");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.explains.is_empty());
+
+    r.driver_libraries = vec![wsl_libcuda(0)];
+    assert!(run(&r).is_empty());
+    // The same Linux libcuda outside WSL is the normal driver.
+    r.host.wsl = false;
+    r.driver_libraries = vec![driver_libcuda(0)];
+    assert!(run(&r).is_empty());
+}
+
+#[test]
+fn the_nvidia_module_in_the_guest_is_an_error() {
+    let mut r = wsl();
+    r.driver_libraries = vec![wsl_libcuda(0)];
+    r.kernel = KernelInfo {
+        nvidia_loaded: true,
+        nvidia_version: Some("550.54.15".into()),
+        ..KernelInfo::default()
+    };
+    let found = run(&r);
+    let f = one(&found, "wsl-driver-in-guest");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(f, "nvidia kernel module loaded in the guest (550.54.15)"),
+        "{f:#?}"
+    );
+}
+
+// fabric-manager-not-running
+
+fn hgx(daemons: Option<Vec<String>>) -> Report {
+    let switch = |n: u32| PciDevice {
+        address: format!("0000:0{n}:00.0"),
+        vendor: "nvidia".into(),
+        device_id: "0x22a3".into(),
+        class: "0x068000".into(),
+        nvswitch: true,
+        ..PciDevice::default()
+    };
+    let gpu_dev = |bus: &str| PciDevice {
+        address: format!("0000:{bus}:00.0"),
+        vendor: "nvidia".into(),
+        device_id: "0x2330".into(),
+        class: "0x030200".into(),
+        ..PciDevice::default()
+    };
+    let mut r = Report {
+        pci_devices: vec![switch(5), switch(6), gpu_dev("18"), gpu_dev("2a")],
+        ..Report::default()
+    };
+    r.kernel.nvidia_loaded = true;
+    r.kernel.daemons = daemons;
+    r.driver.version = Some("550.54.15".into());
+    r.host.os_id = Some("ubuntu".into());
+    r
+}
+
+#[test]
+fn nvswitches_without_fabric_manager_are_an_error() {
+    let found = run(&hgx(Some(vec!["nvidia-persistenced".into()])));
+    let f = one(&found, "fabric-manager-not-running");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains("2 NVSwitch, 2 GPU(s)"), "{}", f.title);
+    assert!(
+        has_evidence(
+            f,
+            "NVSwitch bridge(s) 0000:05:00.0, 0000:06:00.0 (device 0x22a3)"
+        ),
+        "{f:#?}"
+    );
+    assert!(
+        has_evidence(
+            f,
+            "running GPU daemons: nvidia-persistenced (no nv-fabricmanager)"
+        ),
+        "{f:#?}"
+    );
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("nvidia-fabricmanager-550=550.54.15-1"),
+        "{fix}"
+    );
+}
+
+#[test]
+fn fabric_manager_running_or_unknowable_says_nothing() {
+    assert!(run(&hgx(Some(vec!["nv-fabricmanager".into()]))).is_empty());
+    assert!(run(&hgx(None)).is_empty(), "/proc unreadable");
+    let mut no_module = hgx(Some(Vec::new()));
+    no_module.kernel.nvidia_loaded = false;
+    assert!(run(&no_module).is_empty(), "no-driver is the cause");
+    let mut in_container = hgx(Some(Vec::new()));
+    in_container.host.container = Some("docker".into());
+    in_container.kernel.device_nodes = vec!["/dev/nvidia0".into()];
+    assert!(
+        run(&in_container).is_empty(),
+        "the host's processes are not visible"
+    );
+    let mut no_switch = hgx(Some(Vec::new()));
+    no_switch.pci_devices.retain(|d| !d.nvswitch);
+    assert!(run(&no_switch).is_empty());
+}
+
+// fabric-not-completed, NVLink5
+
+fn b200(state: &str, status: Option<&str>, fm: bool) -> Report {
+    let mut r = hgx(Some(if fm {
+        vec!["nv-fabricmanager".into()]
+    } else {
+        Vec::new()
+    }));
+    r.pci_devices.retain(|d| !d.nvswitch);
+    r.gpus = (0..2)
+        .map(|i| crate::report::Gpu {
+            index: i,
+            name: Some("NVIDIA B200".into()),
+            compute_capability: Some("10.0".into()),
+            source: "nvidia-smi".into(),
+            fabric: Some(crate::report::GpuFabric {
+                state: Some(state.into()),
+                status: status.map(str::to_string),
+                ..crate::report::GpuFabric::default()
+            }),
+            ..crate::report::Gpu::default()
+        })
+        .collect();
+    r
+}
+
+#[test]
+fn a_fabric_stuck_with_the_fabric_manager_running_names_the_nvlink5_prerequisites() {
+    let mut r = b200("In Progress", None, true);
+    r.kernel.fabric_manager_log = vec!["[ERROR] failed to open umad device".into()];
+    let found = run(&r);
+    let f = one(&found, "fabric-not-completed");
+    assert!(has_evidence(f, "fabric state In Progress"), "{f:#?}");
+    assert!(
+        has_evidence(f, "the ib_umad module is not loaded"),
+        "{f:#?}"
+    );
+    assert!(has_evidence(f, "no /sys/class/infiniband"), "{f:#?}");
+    assert!(has_evidence(f, "no nvlsm"), "{f:#?}");
+    assert!(has_evidence(f, "failed to open umad device"), "{f:#?}");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("modprobe -a ib_umad mlx5_ib")
+    );
+    // All there: the log is what is left to read.
+    r.kernel.infiniband_modules = vec!["ib_umad".into(), "mlx5_ib".into()];
+    r.kernel.infiniband_devices = Some(vec!["mlx5_0".into()]);
+    r.kernel.daemons = Some(vec!["nv-fabricmanager".into(), "nvlsm".into()]);
+    let found = run(&r);
+    let f = one(&found, "fabric-not-completed");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .starts_with("Read the fabric manager's log")
+    );
+}
+
+#[test]
+fn a_completed_fabric_says_nothing_even_without_a_local_fabric_manager() {
+    // GB200 compute trays: the fabric manager runs on the switch trays.
+    assert!(run(&b200("Completed", Some("Success"), false)).is_empty());
+    assert!(run(&b200("Completed", Some("Success"), true)).is_empty());
+    // Not Supported is no fabric.
+    assert!(run(&b200("Not Supported", None, false)).is_empty());
+    // Without the fabric manager, its own finding leads with the NVLink5 modules.
+    let found = run(&b200("Not Started", None, false));
+    let f = one(&found, "fabric-manager-not-running");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .starts_with("First load the InfiniBand modules")
+    );
+    assert!(!ids(&found).contains(&"fabric-not-completed"));
+}
+
+// stub-libcuda-on-path
+
+const STUBS: &str = "/usr/local/cuda/lib64/stubs";
+
+#[test]
+fn a_stub_named_like_the_driver_first_is_an_error() {
+    let r = Report {
+        driver_libraries: vec![
+            lib(
+                "libcuda",
+                STUBS,
+                "libcuda.so.1",
+                "stub",
+                "LD_LIBRARY_PATH",
+                0,
+            ),
+            driver_libcuda(1),
+        ],
+        environment: vec![var(
+            "LD_LIBRARY_PATH",
+            "/usr/local/cuda/lib64/stubs/:/usr/local/nvidia/lib64",
+        )],
+        ..Report::default()
+    };
+    let found = run(&r);
+    let f = one(&found, "stub-libcuda-on-path");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(
+            f,
+            "libcuda #0: /usr/local/cuda/lib64/stubs/libcuda.so.1 (link-time stub, from LD_LIBRARY_PATH)"
+        ),
+        "{f:#?}"
+    );
+    assert!(
+        has_evidence(f, "libcuda #1: /lib/x86_64-linux-gnu/libcuda.so.1"),
+        "{f:#?}"
+    );
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("`export LD_LIBRARY_PATH=/usr/local/nvidia/lib64`"),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("sudo rm /usr/local/cuda/lib64/stubs/libcuda.so.1"),
+        "{fix}"
+    );
+}
+
+#[test]
+fn an_unversioned_stub_first_or_a_stub_behind_the_driver_is_a_warning() {
+    let mut r = Report {
+        driver_libraries: vec![
+            lib("libcuda", STUBS, "libcuda.so", "stub", "LD_LIBRARY_PATH", 0),
+            driver_libcuda(1),
+            lib(
+                "libnvidia-ml",
+                STUBS,
+                "libnvidia-ml.so",
+                "stub",
+                "LD_LIBRARY_PATH",
+                0,
+            ),
+        ],
+        environment: vec![var("LD_LIBRARY_PATH", STUBS)],
+        ..Report::default()
+    };
+    let found = run(&r);
+    let f = one(&found, "stub-libcuda-on-path");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("comes before"), "{}", f.title);
+    assert!(
+        has_evidence(
+            f,
+            "libnvidia-ml #0: /usr/local/cuda/lib64/stubs/libnvidia-ml.so"
+        ),
+        "{f:#?}"
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .is_some_and(|x| x.contains("`unset LD_LIBRARY_PATH`"))
+    );
+
+    r.driver_libraries = vec![
+        driver_libcuda(0),
+        lib("libcuda", STUBS, "libcuda.so", "stub", "ld.so.conf", 1),
+    ];
+    let found = run(&r);
+    let f = one(&found, "stub-libcuda-on-path");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.fix
+            .as_deref()
+            .is_some_and(|x| x.contains("sudo ldconfig"))
+    );
+}
+
+#[test]
+fn no_stub_no_finding() {
+    let r = Report {
+        driver_libraries: vec![driver_libcuda(0)],
+        ..Report::default()
+    };
+    assert!(run(&r).is_empty());
+}
+
+// forward-compat-unsupported
+
+fn compat_first(gpus: Vec<Gpu>) -> Report {
+    let compat = DriverLibrary {
+        resolved: Some("/usr/local/cuda-12.4/compat/libcuda.so.550.54.15".into()),
+        version: Some("550.54.15".into()),
+        ..lib(
+            "libcuda",
+            "/usr/local/cuda/compat",
+            "libcuda.so.1",
+            "compat",
+            "LD_LIBRARY_PATH",
+            0,
+        )
+    };
+    let mut r = Report {
+        gpus,
+        driver_libraries: vec![compat, driver_libcuda(1)],
+        environment: vec![var(
+            "LD_LIBRARY_PATH",
+            "/usr/local/cuda/compat:/usr/local/nvidia/lib64",
+        )],
+        ..Report::default()
+    };
+    r.kernel.nvidia_version = Some("535.183.01".into());
+    r
+}
+
+#[test]
+fn compat_libcuda_on_geforce_is_an_error() {
+    let found = run(&compat_first(vec![rtx3090(0)]));
+    let f = one(&found, "forward-compat-unsupported");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(f, "(forward-compatibility copy, from LD_LIBRARY_PATH)"),
+        "{f:#?}"
+    );
+    assert!(
+        has_evidence(
+            f,
+            "GPU 0 (NVIDIA GeForce RTX 3090) [0x2204]: \"GeForce RTX 3090\" in the GPU table"
+        ),
+        "{f:#?}"
+    );
+    assert!(has_evidence(f, "kernel module: 535.183.01"), "{f:#?}");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("`export LD_LIBRARY_PATH=/usr/local/nvidia/lib64`"),
+        "{fix}"
+    );
+    assert!(fix.contains("at least 550.54.15"), "{fix}");
+}
+
+#[test]
+fn a_gpu_found_by_name_or_unknown_to_the_table() {
+    // No device id: the name finds the row.
+    let mut by_name = rtx3090(0);
+    by_name.pci_device_id = None;
+    let found = run(&compat_first(vec![by_name]));
+    assert_eq!(
+        one(&found, "forward-compat-unsupported").severity,
+        Severity::Error
+    );
+
+    let mystery = gpu(0, "NVIDIA Mystery GPU 9000", "0xfff0");
+    let found = run(&compat_first(vec![mystery]));
+    let f = one(&found, "forward-compat-unsupported");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        has_evidence(f, "not in the GPU table, forward compatibility unknown"),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn a_compat_libcuda_mounted_at_the_drivers_name_is_told_by_its_version() {
+    // The runtime mounted the image's cuda-compat libcuda over /lib/x86_64-linux-gnu: the
+    // folder says driver, the version (that of the compat copy, newer than the module)
+    // says forward compatibility.
+    let mut r = compat_first(vec![rtx3090(0)]);
+    r.environment.clear();
+    r.host.container = Some("docker".into());
+    for l in &mut r.driver_libraries {
+        if l.kind == "compat" {
+            l.origin = "cuda-compat".into();
+            l.rank = 1;
+        } else {
+            l.rank = 0;
+        }
+    }
+    let all = crate::diagnose::diagnose(&r);
+    assert_eq!(ids(&all), ["forward-compat-unsupported"], "{all:#?}");
+    let f = &all[0];
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(f, "the version of the cuda-compat copy"),
+        "{f:#?}"
+    );
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.starts_with("In the image, remove the cuda-compat package"),
+        "{fix}"
+    );
+    assert!(
+        !fix.contains("rmmod") && !fix.to_lowercase().contains("reboot"),
+        "{fix}"
+    );
+    // The same libraries with the module at their version: the driver's own, all quiet.
+    r.kernel.nvidia_version = Some("550.54.15".into());
+    assert!(crate::diagnose::diagnose(&r).is_empty());
+}
+
+#[test]
+fn compat_on_data_center_gpus_or_behind_the_driver_is_fine() {
+    let a100 = gpu(0, "NVIDIA A100-SXM4-40GB", "0x20b0");
+    assert!(run(&compat_first(vec![a100])).is_empty());
+
+    let mut behind = compat_first(vec![rtx3090(0)]);
+    for l in &mut behind.driver_libraries {
+        l.rank = 1 - l.rank;
+        if l.kind == "driver" {
+            l.version = Some("535.183.01".into());
+        }
+    }
+    assert!(run(&behind).is_empty());
+    assert!(
+        run(&compat_first(Vec::new())).is_empty(),
+        "no GPU known: nothing to judge"
+    );
+}

@@ -1,0 +1,112 @@
+//! `wsl-driver-in-guest`: a Linux NVIDIA driver installed inside WSL2, shadowing the Windows
+//! driver's libraries.
+
+// The parent's imports and shared helpers: one family of platform findings.
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// wsl-driver-in-guest
+
+/// A Linux NVIDIA driver installed inside a WSL2 distribution. Under WSL the GPU belongs to the
+/// Windows driver, which WSL maps into `/usr/lib/wsl/lib`; a Linux driver's libcuda cannot talk
+/// to `/dev/dxg`, so when the loader picks it CUDA finds no GPU, and its `nvidia-smi` "couldn't
+/// communicate with the NVIDIA driver". NVIDIA's CUDA-on-WSL guide: never install a Linux
+/// display driver in WSL.
+///
+/// An error when a Linux libcuda ranks before WSL's (it is the one programs load) or the nvidia
+/// kernel module is loaded in the guest; a warning when Linux copies are there but behind
+/// WSL's: nothing loads them today, but their `nvidia-smi` and a changed `LD_LIBRARY_PATH`
+/// or loader cache put them back in the way.
+pub(super) fn wsl_driver_in_guest(report: &Report) -> Option<Finding> {
+    if !report.host.wsl {
+        return None;
+    }
+    let libcuda = libs(report, "libcuda");
+    let wsl_rank = libcuda.iter().find(|l| l.origin == "wsl").map(|l| l.rank);
+    let linux: Vec<&DriverLibrary> = ["libcuda", "libnvidia-ml"]
+        .iter()
+        .flat_map(|name| libs(report, name))
+        .filter(|l| l.kind == "driver" && l.origin != "wsl")
+        .collect();
+    let linux_libcuda_first = libcuda
+        .first()
+        .is_some_and(|l| l.kind == "driver" && l.origin != "wsl");
+    let module = report.kernel.nvidia_loaded;
+    if linux.is_empty() && !module {
+        return None;
+    }
+    let severity = if linux_libcuda_first || module {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let title = if linux_libcuda_first {
+        "A Linux NVIDIA driver inside WSL is loaded instead of the Windows driver"
+    } else if module {
+        "The Linux nvidia kernel module is loaded inside WSL"
+    } else {
+        "A Linux NVIDIA driver is installed inside WSL"
+    };
+    let mut f = FindingBuilder::new(&ids::WSL_DRIVER_IN_GUEST, severity, title).detail(
+        "Under WSL2 the GPU is driven by the Windows NVIDIA driver, which WSL maps into \
+         /usr/lib/wsl/lib. A Linux driver installed inside the distribution (often pulled in by \
+         the `cuda`, `cuda-drivers` or `nvidia-driver-*` packages) cannot reach the GPU: when \
+         its libcuda is loaded CUDA finds no device, and its nvidia-smi cannot talk to a driver.",
+    );
+    for lib in &libcuda {
+        f = f.evidence(lib_line(lib));
+    }
+    for lib in linux.iter().filter(|l| l.name != "libcuda") {
+        f = f.evidence(lib_line(lib));
+    }
+    if wsl_rank.is_none() {
+        f = f.evidence("libcuda: WSL's /usr/lib/wsl/lib copy is not on the loader path");
+    }
+    if module {
+        f = f.evidence(format!(
+            "nvidia kernel module loaded in the guest{}",
+            report
+                .kernel
+                .nvidia_version
+                .as_deref()
+                .map_or(String::new(), |v| format!(" ({v})"))
+        ));
+    }
+    let smi_is_linux = report
+        .driver
+        .nvidia_smi_path
+        .as_deref()
+        .is_some_and(|p| !p.starts_with("/usr/lib/wsl/"));
+    if smi_is_linux
+        && matches!(
+            report.driver.nvidia_smi.status,
+            ProbeStatus::Failed | ProbeStatus::TimedOut
+        )
+    {
+        if let Some(path) = &report.driver.nvidia_smi_path {
+            f = f.evidence(format!(
+                "{path} (the Linux driver's nvidia-smi, not /usr/lib/wsl/lib/nvidia-smi) fails"
+            ));
+        }
+        f = f.explains(&ids::NVIDIA_SMI_FAILED);
+    }
+    let mut fix = String::from(
+        "Remove the Linux driver from the distribution and keep only the Windows driver: \
+         `sudo apt-get purge 'nvidia-driver-*' 'nvidia-utils-*' 'libnvidia-compute-*' \
+         cuda-drivers && sudo apt-get autoremove && sudo ldconfig` (a runfile install: \
+         `sudo nvidia-uninstall`), then run `wsl --shutdown` in Windows and reopen the \
+         distribution. Install toolkits in WSL only from NVIDIA's WSL-Ubuntu repository as \
+         `cuda-toolkit-X-Y`, never the `cuda` or `cuda-drivers` packages.",
+    );
+    let linux_libcuda: Vec<&DriverLibrary> = linux
+        .iter()
+        .copied()
+        .filter(|l| l.name == "libcuda")
+        .collect();
+    if let Some(cmd) = ld_library_path_fix(report, &linux_libcuda) {
+        fix.push_str(&format!(
+            " Take the Linux folder out of LD_LIBRARY_PATH: `{cmd}`."
+        ));
+    }
+    Some(f.subject("host:wsl").fix(fix).build())
+}
