@@ -5,13 +5,12 @@
 //! log) end as documented.
 
 use std::io::Write;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env, mkfifo};
+use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env, mkfifo, run_measured};
 
 /// One case file.
 struct Case {
@@ -386,10 +385,6 @@ fn control_bytes_from_the_text_never_reach_the_terminal() {
 /// generous CPU-time bound (a debug build on a loaded machine; the release figure is in
 /// BENCHMARKS.md), and the answer quotes the line.
 #[test]
-#[allow(
-    unsafe_code,
-    reason = "wait4 gives the child's own CPU time; std has no safe way"
-)]
 fn a_ten_megabyte_log_is_explained_within_a_cpu_time_bound() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("train.log");
@@ -406,36 +401,19 @@ fn a_ten_megabyte_log_is_explained_within_a_cpu_time_bound() {
     )
     .unwrap();
     drop(file);
-    let out_path = dir.path().join("out.json");
-    #[expect(
-        clippy::zombie_processes,
-        reason = "reaped by wait4 below, which also gives its CPU time"
-    )]
-    let child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    command
         .env_clear()
         .envs(fixture_env("rtx5090-torch-cu126"))
         .arg("--root")
         .arg(fixture_dir("rtx5090-torch-cu126").join("root"))
         .args(["--timeout", TIMEOUT_SECS, "explain", "--json", "--log"])
         .arg(&log)
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = i32::try_from(child.id()).unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, with valid pointers.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid);
-    let exit = std::process::ExitStatus::from_raw(status);
-    let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let seconds = cpu(usage.ru_utime) + cpu(usage.ru_stime);
-    assert_eq!(exit.code(), Some(0));
+        .stdin(Stdio::null());
+    let (out, seconds) = run_measured(command);
+    assert_eq!(out.code, 0);
     assert!(seconds < 30.0, "{seconds:.2} s of CPU for a 10 MB log");
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
     let e = &r["explain"];
     assert_eq!(e["cause"], "arch-not-in-build");
     assert_eq!(e["text_cut"], true);

@@ -198,21 +198,7 @@ fn mutate(rng: &mut Rng, root: &Path, canary: &Path, pids: &Path) -> Vec<String>
                 // memory must stay proportional to it.
                 let etc = root.join("etc");
                 std::fs::create_dir_all(&etc).unwrap();
-                let n = 200_000usize;
-                let mut cache = b"glibc-ld.so.cache1.1".to_vec();
-                cache.extend_from_slice(&u32::try_from(n).unwrap().to_le_bytes());
-                cache.extend_from_slice(&4001u32.to_le_bytes());
-                cache.extend_from_slice(&[0u8; 20]);
-                let at = u32::try_from(48 + n * 24).unwrap();
-                for _ in 0..n {
-                    cache.extend_from_slice(&0x0303i32.to_le_bytes());
-                    cache.extend_from_slice(&at.to_le_bytes());
-                    cache.extend_from_slice(&at.to_le_bytes());
-                    cache.extend_from_slice(&[0u8; 12]);
-                }
-                cache.push(b'/');
-                cache.extend(std::iter::repeat_n(b'x', 3999));
-                cache.push(0);
+                let cache = crate::support::one_string_cache(200_000, 4000);
                 let _ = std::fs::remove_file(etc.join("ld.so.cache"));
                 std::fs::write(etc.join("ld.so.cache"), cache).unwrap();
             }

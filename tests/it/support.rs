@@ -415,3 +415,58 @@ pub fn mkfifo(path: &Path) {
     )
     .unwrap();
 }
+
+/// Runs gpu-doctor to its end: its output, and the CPU seconds it used (`wait4`).
+#[allow(
+    unsafe_code,
+    reason = "wait4 gives the child's own CPU time; std has no safe way"
+)]
+pub fn run_measured(mut command: Command) -> (Out, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let (out_path, err_path) = (dir.path().join("out"), dir.path().join("err"));
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 below, which also gives its CPU time"
+    )]
+    let child = command
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, with valid pointers.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid);
+    let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let seconds = cpu(usage.ru_utime) + cpu(usage.ru_stime);
+    let out = Out {
+        code: <std::process::ExitStatus as std::os::unix::process::ExitStatusExt>::from_raw(status)
+            .code()
+            .unwrap_or(-1),
+        stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+        stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+    };
+    (out, seconds)
+}
+
+/// A new-format `ld.so.cache` of `n` entries that all name one string of `len` bytes.
+pub fn one_string_cache(n: usize, len: usize) -> Vec<u8> {
+    let mut out = b"glibc-ld.so.cache1.1".to_vec();
+    out.extend_from_slice(&u32::try_from(n).unwrap().to_le_bytes());
+    out.extend_from_slice(&u32::try_from(len + 1).unwrap().to_le_bytes());
+    out.extend_from_slice(&[0u8; 20]);
+    let at = u32::try_from(48 + n * 24).unwrap();
+    for _ in 0..n {
+        out.extend_from_slice(&0x0303i32.to_le_bytes());
+        out.extend_from_slice(&at.to_le_bytes());
+        out.extend_from_slice(&at.to_le_bytes());
+        out.extend_from_slice(&[0u8; 12]);
+    }
+    out.push(b'/');
+    out.extend(std::iter::repeat_n(b'x', len - 1));
+    out.push(0);
+    out
+}
