@@ -43,6 +43,35 @@ pub struct GpuSnapshot {
     pub libcuda: ProbeOutcome,
     /// "13.0", from `cuDriverGetVersion` of the libcuda the loader picks.
     pub libcuda_cuda_version: Option<String>,
+    /// Where the child's time went (`nvmlInit`, the NVML queries, loading libcuda beside
+    /// them, the whole), so `-v` shows which part of the scan's longest probe grew.
+    #[serde(default)]
+    pub phases: Option<ChildPhases>,
+}
+
+/// The child's phases in milliseconds, from its `main`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChildPhases {
+    pub nvml_init_ms: f64,
+    pub nvml_queries_ms: f64,
+    /// On its own thread, beside the NVML phases.
+    pub libcuda_ms: f64,
+    pub total_ms: f64,
+}
+
+impl ChildPhases {
+    /// "nvmlInit 21.3 ms, queries 8.1 ms, libcuda 14.0 ms beside them, 30.2 ms in all".
+    #[must_use]
+    pub fn describe(&self) -> String {
+        format!(
+            "nvmlInit {:.1} ms, queries {:.1} ms, libcuda {:.1} ms beside them, {:.1} ms in all",
+            self.nvml_init_ms, self.nvml_queries_ms, self.libcuda_ms, self.total_ms
+        )
+    }
+}
+
+fn ms_since(start: std::time::Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
 }
 
 /// Runs the child probe. Under `--root` nothing is loaded and the outcome says so.
@@ -114,21 +143,36 @@ pub fn query(host: &Host) -> GpuSnapshot {
 /// The child's whole job: ask NVML and libcuda, print JSON, exit 0.
 #[must_use]
 pub fn child_main() -> i32 {
+    let start = std::time::Instant::now();
     let mut snapshot = GpuSnapshot::default();
+    let mut phases = ChildPhases::default();
     // libcuda is loaded and asked on another thread while NVML loads and answers: the two
     // libraries are independent, and each takes a good part of the child's time.
+    let timed_libcuda = || {
+        let start = std::time::Instant::now();
+        (libcuda_driver_version(), ms_since(start))
+    };
     let libcuda = std::thread::Builder::new()
         .name("libcuda".to_string())
-        .spawn(libcuda_driver_version)
+        .spawn(timed_libcuda)
         .ok();
-    match Nvml::init() {
-        Ok(nvml) => fill_from_nvml(&nvml, &mut snapshot),
+    let nvml = Nvml::init();
+    phases.nvml_init_ms = ms_since(start);
+    match nvml {
+        Ok(nvml) => {
+            let queries = std::time::Instant::now();
+            fill_from_nvml(&nvml, &mut snapshot);
+            phases.nvml_queries_ms = ms_since(queries);
+        }
         Err(e) => snapshot.nvml = nvml_error_outcome(&e),
     }
-    let libcuda = libcuda.map_or_else(libcuda_driver_version, |t| {
-        t.join()
-            .unwrap_or_else(|_| Err((ProbeStatus::Failed, "loading libcuda panicked".to_string())))
+    let (libcuda, libcuda_ms) = libcuda.map_or_else(timed_libcuda, |t| {
+        t.join().unwrap_or_else(|_| {
+            let panicked = (ProbeStatus::Failed, "loading libcuda panicked".to_string());
+            (Err(panicked), 0.0)
+        })
     });
+    phases.libcuda_ms = libcuda_ms;
     match libcuda {
         Ok(v) => {
             snapshot.libcuda = ProbeOutcome::new(ProbeStatus::Ok, None);
@@ -137,6 +181,8 @@ pub fn child_main() -> i32 {
         }
         Err((status, detail)) => snapshot.libcuda = ProbeOutcome::new(status, Some(detail)),
     }
+    phases.total_ms = ms_since(start);
+    snapshot.phases = Some(phases);
     match serde_json::to_string(&snapshot) {
         Ok(json) => {
             println!("{json}");
