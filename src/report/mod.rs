@@ -440,7 +440,8 @@ pub struct Gpu {
     pub gtt_total_mib: Option<u64>,
 }
 
-/// A GPU's NVLink fabric (`nvidia-smi -q -x` `<fabric>`).
+/// A GPU's NVLink fabric: NVML's GPU fabric info (`nvmlDeviceGetGpuFabricInfoV`) when NVML
+/// answers, else `nvidia-smi -q -x`'s `<fabric>` (the GPU's `source` says which).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -451,6 +452,11 @@ pub struct GpuFabric {
     pub status: Option<String>,
     pub clique_id: Option<String>,
     pub cluster_uuid: Option<String>,
+    /// NVML's fabric health summary ("Healthy", "Unhealthy", "Limited Capacity"), with the
+    /// health mask's set flags in parentheses ("Unhealthy (degraded bandwidth)"); null when the
+    /// driver does not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<String>,
 }
 
 impl Gpu {

@@ -196,8 +196,18 @@ pub(super) fn fabric_evidence(report: &Report) -> Vec<String> {
         .iter()
         .filter_map(|g| {
             let f = g.fabric.as_ref()?;
+            let health = f
+                .health
+                .as_deref()
+                .map(|h| format!(", health {h}"))
+                .unwrap_or_default();
+            let from = if g.source == "nvml" {
+                "NVML GPU fabric info"
+            } else {
+                "nvidia-smi -q -x"
+            };
             Some(format!(
-                "GPU {}: fabric state {}, status {}, clique id {}, cluster UUID {} (nvidia-smi -q -x)",
+                "GPU {}: fabric state {}, status {}, clique id {}, cluster UUID {}{health} ({from})",
                 g.index,
                 f.state.as_deref().unwrap_or("N/A"),
                 f.status.as_deref().unwrap_or("N/A"),
