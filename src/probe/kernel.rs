@@ -65,6 +65,7 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
             .filter(|m| has(m) || fs.is_dir(format!("/sys/module/{m}")))
             .map(|m| (*m).to_string())
             .collect(),
+        infiniband_modules_absent: Vec::new(),
         infiniband_devices: fs.is_dir("/sys/class/infiniband").then(|| {
             let mut names: Vec<String> = fs
                 .read_dir("/sys/class/infiniband")
@@ -86,13 +87,16 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
 /// today's fabric from completing.
 const FABRIC_MANAGER_LOG_TAIL: u64 = 1024 * 1024;
 
-/// The last (at most 5) error lines of a fabric manager log (`[ERROR]`, "error", "failed").
-fn fabric_manager_errors(log: &str) -> Vec<String> {
+/// The last (at most 5) error lines of a fabric manager log or journal (`[ERROR]`, "error",
+/// "failed", "cannot").
+pub(crate) fn fabric_manager_errors(log: &str) -> Vec<String> {
     let mut lines: Vec<String> = log
         .lines()
         .filter(|l| {
             let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("failed")
+            // "failed", "failure" (systemd's status=1/FAILURE), "cannot" (the start script's
+            // `Kernel module "ib_umad" has not been loaded, fabric manager cannot be started`).
+            l.contains("error") || l.contains("fail") || l.contains("cannot")
         })
         .map(|l| l.trim().chars().take(300).collect())
         .collect();

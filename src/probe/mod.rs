@@ -106,6 +106,16 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
     let mut kernel = kernel;
     if let Some(release) = system.kernel_release.as_deref() {
         kernel.module_files = module_files::nvidia_modules(host, release);
+        // Only looked for where it can matter: the nvidia module loaded and an InfiniBand module
+        // of the NVLink5 fabric not.
+        if kernel.nvidia_loaded {
+            let unloaded: Vec<&str> = ["ib_umad", "mlx5_ib"]
+                .into_iter()
+                .filter(|m| !kernel.infiniband_modules.iter().any(|x| x == m))
+                .collect();
+            kernel.infiniband_modules_absent =
+                module_files::absent_modules(host, release, &unloaded);
+        }
     }
     kernel.module_signing_key = module_files::signing_key(host);
     let (services, rec) = timed("services", || {

@@ -57,6 +57,41 @@ pub(crate) fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
     found
 }
 
+/// Which of `names` (InfiniBand modules: `ib_umad`, `mlx5_ib`) the running kernel has no module
+/// for: neither a file in `/lib/modules/<release>/modules.dep` nor a line of `modules.builtin`.
+/// Empty when `modules.dep` cannot be read (nothing is known then). On Ubuntu these modules come
+/// in `linux-modules-extra-<release>`, which cloud images leave out (NVIDIA/gpu-operator#2781).
+#[must_use]
+pub(crate) fn absent_modules(host: &Host, release: &str, names: &[&str]) -> Vec<String> {
+    if names.is_empty() || release.is_empty() || release.contains('/') {
+        return Vec::new();
+    }
+    let base = format!("/lib/modules/{release}");
+    let Some(dep) = host.fs.read_opt(format!("{base}/modules.dep")) else {
+        return Vec::new();
+    };
+    let builtin = host
+        .fs
+        .read_opt(format!("{base}/modules.builtin"))
+        .unwrap_or_default();
+    // A module's name with `-` and `_` alike, as modprobe treats them.
+    let stem = |path: &str| -> String {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        file.split(".ko").next().unwrap_or(file).replace('-', "_")
+    };
+    let present: std::collections::HashSet<String> = dep
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .chain(builtin.lines())
+        .map(|p| stem(p.trim()))
+        .collect();
+    names
+        .iter()
+        .filter(|n| !present.contains(&n.replace('-', "_")))
+        .map(|n| (*n).to_string())
+        .collect()
+}
+
 /// The first local module-signing key that exists.
 #[must_use]
 pub(crate) fn signing_key(host: &Host) -> Option<String> {

@@ -244,6 +244,11 @@ pub struct KernelInfo {
     /// fabric manager and the NVLink subnet manager reach the NVSwitches through them.
     #[serde(default)]
     pub infiniband_modules: Vec<String>,
+    /// InfiniBand modules (`ib_umad`, `mlx5_ib`) not loaded and not installed for the running
+    /// kernel either (not in its `modules.dep` or `modules.builtin`): `modprobe` cannot load
+    /// them until their package is installed. Empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub infiniband_modules_absent: Vec<String>,
     /// The entries of `/sys/class/infiniband` (`mlx5_0`, ...); null when the folder is absent.
     #[serde(default)]
     pub infiniband_devices: Option<Vec<String>>,
@@ -269,6 +274,12 @@ pub struct Service {
     /// "dpkg: nvidia-fabricmanager-550 550.54.15-1", "process: nv-fabricmanager",
     /// "systemctl is-active: inactive").
     pub evidence: Vec<String>,
+    /// The last error lines (at most 5) of `journalctl -u <unit>`, asked only for an installed
+    /// fabric manager that is not running: where its start script writes why it stopped (the
+    /// unit's `ExecStartPre` check, or a daemon that logs to the journal, not to
+    /// `/var/log/fabricmanager.log`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub journal: Vec<String>,
 }
 
 /// The NVIDIA driver as user space sees it.

@@ -111,6 +111,12 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
             f = f.evidence(format!("nvidia-fabricmanager {line}"));
         }
     }
+    for line in service.map(|s| s.journal.as_slice()).unwrap_or_default() {
+        f = f.evidence(format!("journalctl -u nvidia-fabricmanager: {line}"));
+    }
+    for line in &report.kernel.fabric_manager_log {
+        f = f.evidence(format!("/var/log/fabricmanager.log: {line}"));
+    }
     for line in fabric_evidence(report) {
         f = f.evidence(line);
     }
@@ -162,7 +168,7 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
     let fix = if nvlink5_missing.is_empty() || not_installed {
         fix
     } else {
-        format!("{} {fix}", NVLINK5_FIX)
+        format!("{} {fix}", nvlink5_fix(report))
     };
     Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
 }
@@ -176,6 +182,28 @@ pub(super) const NVLINK5_FIX: &str = "First load the InfiniBand modules the NVSw
      keep them loaded at boot: `sudo modprobe -a ib_umad mlx5_ib && printf 'ib_umad\\nmlx5_ib\\n' | \
      sudo tee /etc/modules-load.d/nvidia-fabricmanager.conf`; `ls /sys/class/infiniband` then lists \
      the mlx5 devices, and the NVLink subnet manager (`nvlsm`) starts with the fabric manager.";
+
+/// [`NVLINK5_FIX`], after installing the modules first where the running kernel has none
+/// (Ubuntu cloud images without `linux-modules-extra`: NVIDIA/gpu-operator#2781).
+pub(super) fn nvlink5_fix(report: &Report) -> String {
+    let absent = &report.kernel.infiniband_modules_absent;
+    if absent.is_empty() {
+        return NVLINK5_FIX.to_string();
+    }
+    let install = if matches!(report.host.os_id.as_deref(), Some("ubuntu")) {
+        "install them with `sudo apt install linux-modules-extra-$(uname -r)` (Ubuntu ships the \
+         InfiniBand modules there, and cloud images leave it out)"
+            .to_string()
+    } else {
+        "install the package of the running kernel that carries them (the distribution's extra \
+         kernel modules, or NVIDIA's DOCA-OFED / MLNX_OFED)"
+            .to_string()
+    };
+    format!(
+        "The running kernel has no {} module: {install}. {NVLINK5_FIX}",
+        absent.join(" or ")
+    )
+}
 
 /// The NVIDIA GPUs that report an NVLink fabric (a state other than "Not Supported").
 pub(super) fn in_fabric(report: &Report) -> Vec<&crate::report::Gpu> {
@@ -235,9 +263,15 @@ pub(super) fn nvlink5_missing(report: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for m in ["ib_umad", "mlx5_ib"] {
         if !k.infiniband_modules.iter().any(|x| x == m) {
-            out.push(format!(
-                "NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules)"
-            ));
+            out.push(if k.infiniband_modules_absent.iter().any(|x| x == m) {
+                format!(
+                    "NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules) \
+                     and not installed for the running kernel (not in /lib/modules/{}/modules.dep)",
+                    report.host.kernel_release.as_deref().unwrap_or("<release>")
+                )
+            } else {
+                format!("NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules)")
+            });
         }
     }
     match &k.infiniband_devices {
@@ -332,8 +366,9 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
             .to_string()
     } else {
         format!(
-            "{NVLINK5_FIX} Then `sudo systemctl restart nvidia-fabricmanager` and check \
-             `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed."
+            "{} Then `sudo systemctl restart nvidia-fabricmanager` and check \
+             `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed.",
+            nvlink5_fix(report)
         )
     };
     Some(
