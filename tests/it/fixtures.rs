@@ -1217,7 +1217,12 @@ fn nova_core_ada() {
         .unwrap();
     let fix = f["fix"].as_str().unwrap();
     assert!(fix.contains("blacklist nova_core"), "{fix}");
+    assert!(fix.contains("blacklist nova_drm"), "{fix}");
     assert!(fix.contains("update-initramfs -u"), "{fix}");
+    // The text reads as prose: no runs of spaces left by a string split without `\`.
+    for text in [fix, f["detail"].as_str().unwrap()] {
+        assert!(!text.contains("  "), "{text}");
+    }
     assert!(!fix.contains("modprobe nvidia"), "{fix}");
     assert!(!fix.contains("mokutil"), "{fix}");
     assert!(
