@@ -1242,11 +1242,18 @@ fn hgx_b200_ib_umad_not_loaded() {
     assert_eq!(r["gpus"][0]["fabric"]["state"], "In Progress");
     assert_eq!(r["gpus"][0]["compute_capability"], "10.0");
     let f = finding(&r, "fabric-manager-not-running");
-    let evidence = f["evidence"].to_string();
-    assert!(
-        evidence.contains("the ib_umad module is not loaded (/proc/modules)"),
-        "{evidence}"
+    // No NVSwitch on the PCI bus of an NVLink5 board: the title speaks of the fabric.
+    assert_eq!(
+        f["title"],
+        "NVLink fabric (8 GPU(s) registering with it) without a running fabric manager"
     );
+    // The cause leads the evidence.
+    assert_eq!(
+        f["evidence"][0],
+        "NVLink5 (Blackwell) fabric: the ib_umad module is not loaded (/proc/modules)"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(!evidence.contains("NVSwitch bridge"), "{evidence}");
     // mlx5_ib is loaded and the management ports are listed: neither is blamed.
     assert!(!evidence.contains("mlx5_ib module"), "{evidence}");
     assert!(!evidence.contains("/sys/class/infiniband"), "{evidence}");

@@ -64,19 +64,26 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         .iter()
         .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
         .count();
-    let mut f = FindingBuilder::new(
-        &ids::FABRIC_MANAGER_NOT_RUNNING,
-        Severity::Error,
+    let which = if not_installed {
+        "an installed"
+    } else {
+        "a running"
+    };
+    // NVLink5 boards have no NVSwitch on the host's PCI bus (the switches are managed through
+    // InfiniBand ports): the GPUs' fabric state says it is an NVSwitch system.
+    let title = if switches.is_empty() {
         format!(
-            "NVSwitch system without {} fabric manager ({} NVSwitch, {gpus} GPU(s))",
-            if not_installed {
-                "an installed"
-            } else {
-                "a running"
-            },
+            "NVLink fabric ({} GPU(s) registering with it) without {which} fabric manager",
+            in_fabric(report).len()
+        )
+    } else {
+        format!(
+            "NVSwitch system without {which} fabric manager ({} NVSwitch, {gpus} GPU(s))",
             switches.len()
-        ),
-    )
+        )
+    };
+    let nvlink5_missing = nvlink5_missing(report);
+    let mut f = FindingBuilder::new(&ids::FABRIC_MANAGER_NOT_RUNNING, Severity::Error, title)
     .detail(
         "The GPUs are connected through NVSwitch (an HGX or DGX board). Until the NVIDIA fabric \
          manager has set up the switch fabric, CUDA cannot use the GPUs: every CUDA program \
@@ -89,11 +96,17 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         ids.dedup();
         ids
     };
-    f = f.evidence(format!(
-        "PCI: NVSwitch bridge(s) {} (device {})",
-        addresses.join(", "),
-        ids.join(", ")
-    ));
+    // What keeps an NVLink5 fabric manager from starting leads the evidence.
+    for m in &nvlink5_missing {
+        f = f.evidence(m.clone());
+    }
+    if !switches.is_empty() {
+        f = f.evidence(format!(
+            "PCI: NVSwitch bridge(s) {} (device {})",
+            addresses.join(", "),
+            ids.join(", ")
+        ));
+    }
     if let Some(daemons) = &report.kernel.daemons {
         f = f.evidence(if daemons.is_empty() {
             "running GPU daemons: none (no nv-fabricmanager process in /proc)".to_string()
@@ -127,10 +140,6 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         .or(report.kernel.nvidia_version.as_deref());
     if let Some(v) = version {
         f = f.evidence(format!("driver: {v}"));
-    }
-    let nvlink5_missing = nvlink5_missing(report);
-    for m in &nvlink5_missing {
-        f = f.evidence(m.clone());
     }
     let apt = matches!(report.host.os_id.as_deref(), Some("ubuntu" | "debian"));
     let package = match version.and_then(|v| v.split('.').next().map(|branch| (v, branch))) {
@@ -348,14 +357,14 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
          Success) CUDA programs on it fail with error 802 \"system not yet initialized\", even \
          though the fabric manager is running.",
     );
-    for line in fabric_evidence(report) {
-        f = f.evidence(line);
+    for m in &missing {
+        f = f.evidence(m.clone());
     }
     for line in &report.kernel.fabric_manager_log {
         f = f.evidence(format!("/var/log/fabricmanager.log: {line}"));
     }
-    for m in &missing {
-        f = f.evidence(m.clone());
+    for line in fabric_evidence(report) {
+        f = f.evidence(line);
     }
     let fix = if missing.is_empty() {
         "Read the fabric manager's log (`/var/log/fabricmanager.log`, `journalctl -u \
