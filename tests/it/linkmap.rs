@@ -955,8 +955,8 @@ fn h200_toolkit_first_predictions_are_the_files_each_framework_mapped() {
 /// the wheel's (preloaded by path), after the wheel was upgraded to nvidia-cublas 13.1.1.3 (inside
 /// torch 2.12.1's pin `>=13.1.0.3,<=13.1.1.3`, compat-frameworks.md) while the toolkit's CUDA 13.0
 /// keeps 13.1.0.3. The class of jax-ml/jax#17497 ("JAX uses the first CUDA libraries found in
-/// `LD_LIBRARY_PATH` instead of the bundled CUDA libraries installed by pip"; the maintainers'
-/// answer: unset LD_LIBRARY_PATH or put the pip libraries first) and jax-ml/jax#20133 ("Found
+/// `LD_LIBRARY_PATH` instead of the bundled CUDA libraries installed by pip"; JAX's FAQ, added
+/// in jax-ml/jax#19604, names LD_LIBRARY_PATH as the usual cause) and jax-ml/jax#20133 ("Found
 /// cuBLAS version 120205, but JAX was built against version 120304" with a toolkit's cuBLAS
 /// first on the path). With one version (the recorded H200) there is no finding; with two, the
 /// finding names both copies and takes the toolkit off LD_LIBRARY_PATH.
