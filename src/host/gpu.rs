@@ -704,3 +704,34 @@ fn libcuda_driver_version() -> Result<i32, (ProbeStatus, String)> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_uuid_prints_as_nvidia_smi_prints_it() {
+        let b: [u8; 16] = [
+            0x9c, 0x6f, 0x5a, 0xf3, 0x53, 0xbf, 0x49, 0xb5, 0xa4, 0x36, 0xb6, 0x67, 0x66, 0xc4,
+            0x13, 0xc3,
+        ];
+        // gpud#1106 shows this cluster UUID of a GB200 NVL72 in NVML's own words.
+        assert_eq!(format_uuid(&b), "9c6f5af3-53bf-49b5-a436-b66766c413c3");
+    }
+
+    #[test]
+    fn the_fabric_health_names_the_set_flags() {
+        // Not reported (summary 0): nothing said.
+        assert_eq!(fabric_health(0, 0), None);
+        // Healthy, every flag "false" (2) or not supported (0).
+        assert_eq!(fabric_health(1, 0b10_10_10).as_deref(), Some("Healthy"));
+        // Degraded bandwidth (bits 0-1 = 1) and route unhealthy (bits 4-5 = 1), and the
+        // configuration field (bits 8-11) saying insufficient NVLinks (5).
+        let mask = 1 | (1 << 4) | (5 << 8);
+        assert_eq!(
+            fabric_health(2, mask).as_deref(),
+            Some("Unhealthy (degraded bandwidth, route unhealthy, insufficient NVLinks)")
+        );
+        assert_eq!(fabric_health(3, 0).as_deref(), Some("Limited Capacity"));
+    }
+}
