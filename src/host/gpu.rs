@@ -461,6 +461,10 @@ fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
 const FABRIC_INFO_V3: u32 =
     (std::mem::size_of::<nvml_wrapper_sys::bindings::nvmlGpuFabricInfo_v3_t>() as u32) | (3 << 24);
 
+/// NVML's fabric info: state, status (an NVML return code), clique id, cluster UUID, and (v3)
+/// health summary and health mask.
+type RawFabric = (u8, u32, u32, [u8; 16], Option<(u8, u32)>);
+
 /// The GPU's NVLink fabric from NVML, as nvidia-smi shows it: `None` where the GPU is in no
 /// fabric (state "Not Supported", `NVML_ERROR_NOT_SUPPORTED`) or the driver predates the call (a
 /// missing symbol), which is "not applicable", never an error. Status, clique and cluster only
@@ -528,7 +532,7 @@ fn nvml_fabric(d: &nvml_wrapper::Device<'_>) -> Option<crate::report::GpuFabric>
 fn nvml_fabric_v1(
     lib: &nvml_wrapper_sys::bindings::NvmlLib,
     handle: nvml_wrapper_sys::bindings::nvmlDevice_t,
-) -> Option<(u8, u32, u32, [u8; 16], Option<(u8, u32)>)> {
+) -> Option<RawFabric> {
     use nvml_wrapper_sys::bindings as sys;
     let get = lib.nvmlDeviceGetGpuFabricInfo.as_ref().ok()?;
     let mut info = sys::nvmlGpuFabricInfo_t {
