@@ -457,7 +457,7 @@ fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
 
 /// `NVML_STRUCT_VERSION(GpuFabricInfo, 3)` of nvml.h: the struct's size with the version in the
 /// top byte.
-#[allow(clippy::cast_possible_truncation)] // the struct is 36 bytes
+#[allow(clippy::cast_possible_truncation)] // the struct is 40 bytes
 const FABRIC_INFO_V3: u32 =
     (std::mem::size_of::<nvml_wrapper_sys::bindings::nvmlGpuFabricInfo_v3_t>() as u32) | (3 << 24);
 
