@@ -96,7 +96,13 @@ pub(crate) fn fabric_manager_errors(log: &str) -> Vec<String> {
             let l = l.to_ascii_lowercase();
             // "failed", "failure" (systemd's status=1/FAILURE), "cannot" (the start script's
             // `Kernel module "ib_umad" has not been loaded, fabric manager cannot be started`).
-            l.contains("error") || l.contains("fail") || l.contains("cannot")
+            // "don't match" / "doesn't match" / "mismatch": a fabric manager of another
+            // version than the driver's.
+            l.contains("error")
+                || l.contains("fail")
+                || l.contains("cannot")
+                || l.contains("n't match")
+                || l.contains("mismatch")
         })
         .map(|l| l.trim().chars().take(300).collect())
         .collect();

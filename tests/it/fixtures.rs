@@ -1304,6 +1304,43 @@ fn hgx_b200_without_infiniband_modules() {
     );
 }
 
+/// An H100 HGX whose fabric manager (550.127.05) is not the driver's version (550.120): it
+/// refuses to start (akash-network/website#632, NVIDIA/gpu-operator#544). The fix makes the
+/// versions equal; it never names a package version apt may not have.
+#[test]
+fn hgx_fabric_manager_version_mismatch() {
+    let r = doctor("hgx-fabric-manager-version-mismatch");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    let f = finding(&r, "fabric-manager-not-running");
+    // The cause leads the evidence.
+    assert_eq!(
+        f["evidence"][0],
+        "nvidia-fabricmanager-550 550.127.05 is not the driver's version 550.120: the fabric \
+         manager starts only with the driver of its own version"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains(
+            "journalctl -u nvidia-fabricmanager: fabric manager NVIDIA GPU driver interface version \
+             550.127.05 doesn't match with driver version 550.120."
+        ),
+        "{evidence}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with(
+            "Make the fabric manager exactly the driver's version (550.120, not 550.127.05): \
+             `apt-cache madison nvidia-fabricmanager-550 | grep 550.120`"
+        ),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("apt-mark hold nvidia-fabricmanager-550"),
+        "{fix}"
+    );
+    assert!(!fix.contains("=550.120-1"), "{fix}");
+}
+
 #[test]
 fn hgx_fabric_in_progress() {
     let r = doctor("hgx-fabric-in-progress");

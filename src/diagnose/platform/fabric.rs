@@ -96,9 +96,29 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         ids.dedup();
         ids
     };
+    let version = report
+        .driver
+        .version
+        .as_deref()
+        .or(report.kernel.nvidia_version.as_deref());
+    // The fabric manager refuses to start unless its version is the driver's exactly ("fabric
+    // manager NVIDIA GPU driver interface version X don't match with driver version Y":
+    // NVIDIA/gpu-operator#544, siderolabs/pkgs#720); an `apt upgrade` of one without the other
+    // is the usual way there (Azure/azhpc-images#86).
+    let mismatch = version.and_then(|v| {
+        installed_version(service?)
+            .filter(|(_, fm)| fm != v)
+            .map(|(package, fm)| (package, fm, v))
+    });
     // What keeps an NVLink5 fabric manager from starting leads the evidence.
     for m in &nvlink5_missing {
         f = f.evidence(m.clone());
+    }
+    if let Some((package, fm, v)) = &mismatch {
+        f = f.evidence(format!(
+            "{package} {fm} is not the driver's version {v}: the fabric manager starts only \
+             with the driver of its own version"
+        ));
     }
     if !switches.is_empty() {
         f = f.evidence(format!(
@@ -133,11 +153,6 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
     for line in fabric_evidence(report) {
         f = f.evidence(line);
     }
-    let version = report
-        .driver
-        .version
-        .as_deref()
-        .or(report.kernel.nvidia_version.as_deref());
     if let Some(v) = version {
         f = f.evidence(format!("driver: {v}"));
     }
@@ -165,6 +180,26 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
              `sudo systemctl enable --now nvidia-fabricmanager`. `nvidia-smi -q | grep -A 2 \
              Fabric` then shows State: Completed."
         )
+    } else if let Some((fm_package, fm, v)) = &mismatch {
+        // No package version is named that may not exist: apt lists what its sources publish.
+        let install = if apt {
+            format!(
+                "`apt-cache madison {fm_package} | grep {v}` names the package version to give \
+                 `sudo apt install {fm_package}=<that version>`, then `sudo apt-mark hold \
+                 {fm_package}` so an upgrade cannot part them again"
+            )
+        } else {
+            format!(
+                "install the fabric manager package of version {v} from NVIDIA's CUDA repository"
+            )
+        };
+        format!(
+            "Make the fabric manager exactly the driver's version ({v}, not {fm}): {install}. \
+             Where no {v} fabric manager is published (the driver came from another \
+             repository), install the driver of version {fm} from the fabric manager's \
+             repository instead. Then `sudo systemctl enable --now nvidia-fabricmanager`; \
+             `nvidia-smi -q | grep -A 2 Fabric` then shows State: Completed."
+        )
     } else {
         format!(
             "Start it and enable it at boot: `sudo systemctl enable --now nvidia-fabricmanager`. \
@@ -180,6 +215,20 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         format!("{} {fix}", nvlink5_fix(report))
     };
     Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
+}
+
+/// The fabric manager's package and version from its dpkg record ("dpkg:
+/// nvidia-fabricmanager-550 550.127.05-1" gives ("nvidia-fabricmanager-550", "550.127.05")).
+fn installed_version(service: &crate::report::Service) -> Option<(String, String)> {
+    service.evidence.iter().find_map(|line| {
+        let (package, version) = line.strip_prefix("dpkg: ")?.split_once(' ')?;
+        if package.starts_with("nvidia-fabricmanager-dev") {
+            return None;
+        }
+        let version = version.split_once(':').map_or(version, |(_, v)| v);
+        let version = version.rsplit_once('-').map_or(version, |(v, _)| v);
+        Some((package.to_string(), version.to_string()))
+    })
 }
 
 /// On NVLink5 systems the fabric manager reaches the NVSwitches through InfiniBand management
