@@ -259,6 +259,7 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
             status: f.status.clone(),
             clique_id: f.clique_id.clone(),
             cluster_uuid: f.cluster_uuid.clone(),
+            health: None,
         }),
         source: "nvidia-smi".to_string(),
         chip: None,

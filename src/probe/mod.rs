@@ -114,10 +114,21 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
     let (modules, services, driver_libraries, rocm_found, toolkits, libraries, resolution) =
         std::thread::scope(|s| {
             let modules = s.spawn(|| {
-                let files = system
-                    .kernel_release
-                    .as_deref()
-                    .map(|release| module_files::nvidia_modules(host, release));
+                let files = system.kernel_release.as_deref().map(|release| {
+                    let files = module_files::nvidia_modules(host, release);
+                    // Only looked for where it can matter: the nvidia module loaded and an
+                    // InfiniBand module of the NVLink5 fabric not.
+                    let absent = if kernel.nvidia_loaded {
+                        let unloaded: Vec<&str> = ["ib_umad", "mlx5_ib"]
+                            .into_iter()
+                            .filter(|m| !kernel.infiniband_modules.iter().any(|x| x == m))
+                            .collect();
+                        Some(module_files::absent_modules(host, release, &unloaded))
+                    } else {
+                        None
+                    };
+                    (files, absent)
+                });
                 (files, module_files::signing_key(host))
             });
             let services = s.spawn(|| {
@@ -161,8 +172,11 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
         });
     let mut kernel = kernel;
     let (module_files, signing_key) = modules.unwrap_or_default();
-    if let Some(files) = module_files {
+    if let Some((files, absent)) = module_files {
         kernel.module_files = files;
+        if let Some(absent) = absent {
+            kernel.infiniband_modules_absent = absent;
+        }
     }
     kernel.module_signing_key = signing_key;
     let (services, rec) = services.unwrap_or_else(|_| panicked("services"));
