@@ -38,8 +38,25 @@ fn fit_line(out: &mut String, f: &Fit) {
 #[must_use]
 pub(crate) fn estimate(o: &EstimateOutput) -> String {
     let e = &o.estimate;
-    let w = &e.workload;
     let mut out = String::new();
+    let _ = writeln!(out, "{}", estimate_title(e));
+    if let Some(shape) = e.workload.shape {
+        let _ = writeln!(out, "{}", shape_line(shape));
+    }
+    per_gpu(&mut out, e);
+    simple_rule(&mut out, &e.simple_rule);
+    estimate_machine(&mut out, o);
+    smallest_listed(&mut out, o);
+    out.push_str("\nNot counted\n");
+    for n in &e.not_counted {
+        let _ = writeln!(out, "  - {n}");
+    }
+    out
+}
+
+/// "Memory estimate: training a 7B model (7,000,000,000 parameters), BF16 mixed precision, ...".
+fn estimate_title(e: &super::memory::Estimate) -> String {
+    let w = &e.workload;
     let mut title = match w.mode {
         Mode::Train => format!(
             "Memory estimate: training a {} model",
@@ -75,20 +92,26 @@ pub(crate) fn estimate(o: &EstimateOutput) -> String {
             w.gpus
         );
     }
-    let _ = writeln!(out, "{title}");
-    if let Some(shape) = w.shape {
-        let mut line = format!(
-            "Model shape: {} layers, hidden {}",
-            shape.layers, shape.hidden
-        );
-        if let Some(a) = shape.heads {
-            let _ = write!(line, ", {a} heads");
-        }
-        if let Some(kv) = shape.kv_heads {
-            let _ = write!(line, ", {kv} KV heads");
-        }
-        let _ = writeln!(out, "{line}");
+    title
+}
+
+/// "Model shape: 32 layers, hidden 4096, 32 heads, 8 KV heads".
+fn shape_line(shape: super::memory::Shape) -> String {
+    let mut line = format!(
+        "Model shape: {} layers, hidden {}",
+        shape.layers, shape.hidden
+    );
+    if let Some(a) = shape.heads {
+        let _ = write!(line, ", {a} heads");
     }
+    if let Some(kv) = shape.kv_heads {
+        let _ = write!(line, ", {kv} KV heads");
+    }
+    line
+}
+
+/// Each item one GPU holds, with its formula and how sure the formula is, and the total.
+fn per_gpu(out: &mut String, e: &super::memory::Estimate) {
     out.push_str("\nPer GPU\n");
     for item in &e.items {
         let mark = match item.basis {
@@ -105,8 +128,10 @@ pub(crate) fn estimate(o: &EstimateOutput) -> String {
         );
     }
     let _ = writeln!(out, "  {:<36} {:>11}", "total", gib(e.total_bytes));
+}
 
-    let rule = &e.simple_rule;
+/// The rule guides quote, what it reads as, and why this estimate differs from it.
+fn simple_rule(out: &mut String, rule: &super::memory::SimpleRule) {
     #[expect(
         clippy::cast_precision_loss,
         reason = "display only: two decimals of GB"
@@ -122,13 +147,17 @@ pub(crate) fn estimate(o: &EstimateOutput) -> String {
     for why in &rule.differences {
         let _ = writeln!(out, "  - {why}");
     }
+}
 
+/// Whether it fits each GPU of this machine.
+fn estimate_machine(out: &mut String, o: &EstimateOutput) {
+    let w = &o.estimate.workload;
     out.push_str("\nThis machine\n");
     if o.machine.gpus.is_empty() && o.machine.memory_unknown.is_empty() {
         out.push_str("  no NVIDIA GPU found\n");
     }
     for f in &o.machine.gpus {
-        fit_line(&mut out, f);
+        fit_line(out, f);
     }
     for gpu in &o.machine.memory_unknown {
         let _ = writeln!(out, "  {}: memory not reported by a driver", clean(gpu));
@@ -144,7 +173,10 @@ pub(crate) fn estimate(o: &EstimateOutput) -> String {
             o.machine.gpus.len() + o.machine.memory_unknown.len()
         );
     }
+}
 
+/// The smallest GPUs in the table that hold it, and how to spread it when none does.
+fn smallest_listed(out: &mut String, o: &EstimateOutput) {
     out.push_str(
         "\nSmallest GPUs in gpu-doctor's table that hold it (marketed GB, read as 10^9 bytes)\n",
     );
@@ -152,7 +184,7 @@ pub(crate) fn estimate(o: &EstimateOutput) -> String {
         out.push_str("  none on its own\n");
     }
     for f in &o.smallest_listed {
-        fit_line(&mut out, f);
+        fit_line(out, f);
     }
     if let Some(s) = &o.spread {
         let _ = writeln!(
@@ -163,12 +195,6 @@ pub(crate) fn estimate(o: &EstimateOutput) -> String {
             s.how
         );
     }
-
-    out.push_str("\nNot counted\n");
-    for n in &e.not_counted {
-        let _ = writeln!(out, "  - {n}");
-    }
-    out
 }
 
 fn optimizer_label(e: &super::memory::Estimate) -> String {
@@ -212,38 +238,9 @@ fn column_label(column: &str) -> &'static str {
 pub(crate) fn advise(a: &Advice) -> String {
     let q = &a.query;
     let mut out = String::new();
-    let mut title = match (q.mode, q.params) {
-        (Mode::Train, Some(p)) => format!("GPUs for training a {} model", short_params(p)),
-        (Mode::Infer, Some(p)) => format!("GPUs for running a {} model", short_params(p)),
-        (mode, None) => format!("GPUs for {}", mode_word(mode)),
-    };
-    let _ = write!(title, " in {}", q.precision.label());
-    if let Some(b) = q.budget {
-        let _ = write!(title, ", {b} cards");
-    }
-    let _ = writeln!(out, "{title}");
+    let _ = writeln!(out, "{}", advise_title(a));
     if let Some(need) = a.needed_bytes {
-        let (held, before) = match q.mode {
-            Mode::Train if q.precision == super::precision::Precision::Fp32 => (
-                "weights, gradients and AdamW states",
-                "activations (`gpu-doctor estimate` with the model's shape counts them)",
-            ),
-            Mode::Train => (
-                "weights, gradients, FP32 master weights and AdamW states",
-                "activations (`gpu-doctor estimate` with the model's shape counts them)",
-            ),
-            Mode::Infer => (
-                "the weights",
-                "the KV cache (`gpu-doctor estimate` with the model's shape counts it)",
-            ),
-        };
-        let _ = writeln!(
-            out,
-            "Needs at least {}: {held} plus the CUDA context (a rule-of-thumb {} MiB), before \
-             {before}.",
-            gib(need),
-            super::memory::CONTEXT_BYTES / MIB,
-        );
+        needs_line(&mut out, a, need);
     }
     if q.precision.weight_only() {
         let _ = writeln!(
@@ -253,6 +250,74 @@ pub(crate) fn advise(a: &Advice) -> String {
             q.precision.label()
         );
     }
+    card_table(&mut out, a);
+    out.push_str("\nThis machine\n");
+    if a.machine.is_empty() {
+        out.push_str("  no NVIDIA GPU found\n");
+    }
+    for g in &a.machine {
+        machine_gpu(&mut out, g);
+    }
+    for t in &a.torch_builds {
+        let _ = writeln!(out, "  torch {}", clean(t));
+    }
+    if let Some(p) = &a.power {
+        let mut line = format!(
+            "\nPower: GPUs' board power {} W (gpus.toml)",
+            p.gpu_tdp_sum_w
+        );
+        if let Some(limit) = p.driver_power_limit_sum_w {
+            let _ = write!(line, "; driver power limits {limit:.0} W");
+        }
+        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "  {}", p.note);
+    }
+    out
+}
+
+/// "GPUs for training a 7B model in BF16, 2 cards".
+fn advise_title(a: &Advice) -> String {
+    let q = &a.query;
+    let mut title = match (q.mode, q.params) {
+        (Mode::Train, Some(p)) => format!("GPUs for training a {} model", short_params(p)),
+        (Mode::Infer, Some(p)) => format!("GPUs for running a {} model", short_params(p)),
+        (mode, None) => format!("GPUs for {}", mode_word(mode)),
+    };
+    let _ = write!(title, " in {}", q.precision.label());
+    if let Some(b) = q.budget {
+        let _ = write!(title, ", {b} cards");
+    }
+    title
+}
+
+/// The least memory it needs, what that holds, and what it leaves out.
+fn needs_line(out: &mut String, a: &Advice, need: u64) {
+    let q = &a.query;
+    let (held, before) = match q.mode {
+        Mode::Train if q.precision == super::precision::Precision::Fp32 => (
+            "weights, gradients and AdamW states",
+            "activations (`gpu-doctor estimate` with the model's shape counts them)",
+        ),
+        Mode::Train => (
+            "weights, gradients, FP32 master weights and AdamW states",
+            "activations (`gpu-doctor estimate` with the model's shape counts them)",
+        ),
+        Mode::Infer => (
+            "the weights",
+            "the KV cache (`gpu-doctor estimate` with the model's shape counts it)",
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "Needs at least {}: {held} plus the CUDA context (a rule-of-thumb {} MiB), before \
+         {before}.",
+        gib(need),
+        super::memory::CONTEXT_BYTES / MIB,
+    );
+}
+
+/// The cards that hold it, one a line, and why others are not listed.
+fn card_table(out: &mut String, a: &Advice) {
     let _ = writeln!(
         out,
         "\n  {:<38} {:<11} {:>6} {:>10} {:<22} {:>6}  tensor cores",
@@ -297,69 +362,51 @@ pub(crate) fn advise(a: &Advice) -> String {
             foot.join("; ")
         );
     }
+}
 
-    out.push_str("\nThis machine\n");
-    if a.machine.is_empty() {
-        out.push_str("  no NVIDIA GPU found\n");
+/// One GPU of this machine: its table row, what its tensor cores take, what it can and cannot do.
+fn machine_gpu(out: &mut String, g: &super::advise::MachineGpu) {
+    let mut line = format!(
+        "  GPU {}  {}",
+        g.index,
+        clean(g.name.as_deref().unwrap_or("unknown"))
+    );
+    let mut facts = Vec::new();
+    if let Some(row) = &g.table_row {
+        facts.push(format!("table: {}", clean(row)));
     }
-    for g in &a.machine {
-        let mut line = format!(
-            "  GPU {}  {}",
-            g.index,
-            clean(g.name.as_deref().unwrap_or("unknown"))
+    if let Some(cc) = &g.compute_capability {
+        facts.push(format!("cc {}", clean(cc)));
+    }
+    if let Some(m) = g.memory_mib {
+        facts.push(format!("{m} MiB"));
+    }
+    if let Some(fits) = g.fits {
+        facts.push(
+            if fits {
+                "the model fits"
+            } else {
+                "the model does not fit"
+            }
+            .to_string(),
         );
-        let mut facts = Vec::new();
-        if let Some(row) = &g.table_row {
-            facts.push(format!("table: {}", clean(row)));
-        }
-        if let Some(cc) = &g.compute_capability {
-            facts.push(format!("cc {}", clean(cc)));
-        }
-        if let Some(m) = g.memory_mib {
-            facts.push(format!("{m} MiB"));
-        }
-        if let Some(fits) = g.fits {
-            facts.push(
-                if fits {
-                    "the model fits"
-                } else {
-                    "the model does not fit"
-                }
-                .to_string(),
-            );
-        }
-        if !facts.is_empty() {
-            let _ = write!(line, " ({})", facts.join(", "));
-        }
-        let _ = writeln!(out, "{line}");
-        if !g.formats.is_empty() {
-            let formats: Vec<String> = g
-                .formats
-                .iter()
-                .map(|f| format!("{} {}", f.format, f.tensor_cores.as_str()))
-                .collect();
-            let _ = writeln!(out, "    tensor cores: {}", formats.join(", "));
-        }
-        for c in &g.can {
-            let _ = writeln!(out, "    can:    {c}");
-        }
-        for c in &g.cannot {
-            let _ = writeln!(out, "    cannot: {c}");
-        }
     }
-    for t in &a.torch_builds {
-        let _ = writeln!(out, "  torch {}", clean(t));
+    if !facts.is_empty() {
+        let _ = write!(line, " ({})", facts.join(", "));
     }
-    if let Some(p) = &a.power {
-        let mut line = format!(
-            "\nPower: GPUs' board power {} W (gpus.toml)",
-            p.gpu_tdp_sum_w
-        );
-        if let Some(limit) = p.driver_power_limit_sum_w {
-            let _ = write!(line, "; driver power limits {limit:.0} W");
-        }
-        let _ = writeln!(out, "{line}");
-        let _ = writeln!(out, "  {}", p.note);
+    let _ = writeln!(out, "{line}");
+    if !g.formats.is_empty() {
+        let formats: Vec<String> = g
+            .formats
+            .iter()
+            .map(|f| format!("{} {}", f.format, f.tensor_cores.as_str()))
+            .collect();
+        let _ = writeln!(out, "    tensor cores: {}", formats.join(", "));
     }
-    out
+    for c in &g.can {
+        let _ = writeln!(out, "    can:    {c}");
+    }
+    for c in &g.cannot {
+        let _ = writeln!(out, "    cannot: {c}");
+    }
 }

@@ -10,7 +10,7 @@ use ratatui::widgets::{Cell, Row, Table, Widget};
 
 use super::text::hanging;
 use super::{Screen, list_detail, waiting};
-use crate::report::{Framework, Report, Severity, framework_subject};
+use crate::report::{Finding, Framework, Report, Severity, framework_subject};
 use crate::sanitize::clean;
 use crate::tui::model::{FrameworkRow, or_unknown, visible_framework_rows};
 use crate::tui::state::State;
@@ -130,127 +130,86 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
             2,
         );
     };
-    let mut lines = title(report, row, fw, t, width);
-    let need = |lines: &mut Vec<Line<'static>>, ok: Option<bool>, what: &str, has: String| {
+    let findings: Vec<&Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.subjects.contains(&framework_subject(row.env, &fw.name)))
+        .collect();
+    let mut out = Needs {
+        lines: title(report, row, fw, t, width),
+        t,
+        width,
+    };
+    out.lines.push(Line::styled(
+        format!("  {:<22}{}", "needs", "this machine has"),
+        t.dim(),
+    ));
+    out.need(cuda_need(report, fw));
+    if let Some(cudnn) = cudnn_need(report, row, fw, &findings) {
+        out.need(cudnn);
+    }
+    if !fw.arch_list.is_empty() {
+        out.need(arch_need(report, &findings));
+        out.note("  built for ", &fw.arch_list.join(" "));
+    }
+    if !fw.pins.is_empty() {
+        out.note("  pins ", &fw.pins.join(", "));
+    }
+    for f in findings {
+        out.finding(f);
+    }
+    out.note("  facts from ", &fw.source);
+    out.lines
+}
+
+/// One need of a framework: met (`Some(true)`), not met, or unknown; what it needs; what the
+/// machine has.
+type Need = (Option<bool>, String, String);
+
+/// The detail's lines as they are written.
+struct Needs {
+    lines: Vec<Line<'static>>,
+    t: Theme,
+    width: usize,
+}
+
+impl Needs {
+    /// "✓ CUDA 12.8              driver runs CUDA up to 13.0", wrapped under the second column.
+    fn need(&mut self, (ok, what, has): Need) {
+        let t = self.t;
         let (mark, style) = match ok {
             Some(true) => ("✓ ", t.good()),
             Some(false) => ("✗ ", t.bad()),
             None => ("· ", t.dim()),
         };
-        lines.extend(hanging(
+        self.lines.extend(hanging(
             vec![
                 Span::styled(mark, style),
                 Span::styled(format!("{what:<22}"), t.text()),
             ],
             &has,
             Style::new(),
-            width,
+            self.width,
             24,
         ));
-    };
-    lines.push(Line::styled(
-        format!("  {:<22}{}", "needs", "this machine has"),
-        t.dim(),
-    ));
-    let findings: Vec<_> = report
-        .findings
-        .iter()
-        .filter(|f| f.subjects.contains(&framework_subject(row.env, &fw.name)))
-        .collect();
-    // CUDA: a driver of the same major runs any minor (minor-version compatibility), the rule
-    // `check` uses too.
-    let driver_cuda = report
-        .driver
-        .cuda_version
-        .as_deref()
-        .and_then(Version::parse);
-    match fw.cuda.as_deref() {
-        Some(cuda) => {
-            let ok = match (Version::parse(cuda), &driver_cuda) {
-                (Some(need), Some(have)) => Some(have.major() >= need.major()),
-                _ => None,
-            };
-            let has = driver_cuda.as_ref().map_or_else(
-                || "no driver CUDA version known".to_string(),
-                |d| format!("driver runs CUDA up to {d}"),
-            );
-            need(&mut lines, ok, &format!("CUDA {}", clean(cuda)), has);
-        }
-        None => need(
-            &mut lines,
-            None,
-            "no CUDA",
-            format!("{} build: it does not use NVIDIA GPUs", build(fw)),
-        ),
     }
-    if let Some(cudnn) = fw.cudnn.as_deref() {
-        let major = cudnn.split('.').next().unwrap_or(cudnn);
-        let copies: Vec<String> = report
-            .libraries
-            .cudnn
-            .iter()
-            .map(|l| {
-                let place = if l.path.starts_with(row.env) {
-                    "in this env".to_string()
-                } else {
-                    clean(&l.origin)
-                };
-                format!("{} ({place})", or_unknown(l.version.as_deref()))
-            })
-            .collect();
-        let has_major = report.libraries.cudnn.iter().any(|l| {
-            l.version
-                .as_deref()
-                .is_some_and(|v| v.split('.').next() == Some(major))
-        });
-        let blamed = findings
-            .iter()
-            .any(|f| f.id.starts_with("cudnn-") || f.id == "library-path-shadowing");
-        let ok = Some(has_major && !blamed);
-        let has = if copies.is_empty() {
-            "no cuDNN found".to_string()
-        } else {
-            copies.join(", ")
-        };
-        need(&mut lines, ok, &format!("cuDNN {}", clean(cudnn)), has);
-    }
-    if !fw.arch_list.is_empty() {
-        let ccs: Vec<String> = report
-            .gpus
-            .iter()
-            .filter_map(|g| g.compute_capability.as_deref())
-            .map(|cc| format!("cc {}", clean(cc)))
-            .collect();
-        let blamed = findings.iter().any(|f| f.id == "arch-not-in-build");
-        need(
-            &mut lines,
-            if ccs.is_empty() { None } else { Some(!blamed) },
-            "kernels for",
-            if ccs.is_empty() {
-                "no GPU compute capability known".to_string()
-            } else {
-                format!("GPU {}", ccs.join(", "))
-            },
-        );
-        lines.extend(hanging(
-            vec![Span::styled("  built for ", t.dim())],
-            &clean(&fw.arch_list.join(" ")),
-            t.dim(),
-            width,
+
+    /// A dim labelled line of facts ("  pins torch==2.11.0, ...").
+    fn note(&mut self, label: &'static str, text: &str) {
+        let dim = self.t.dim();
+        self.lines.extend(hanging(
+            vec![Span::styled(label, dim)],
+            &clean(text),
+            dim,
+            self.width,
             4,
         ));
     }
-    if !fw.pins.is_empty() {
-        lines.extend(hanging(
-            vec![Span::styled("  pins ", t.dim())],
-            &clean(&fw.pins.join(", ")),
-            t.dim(),
-            width,
-            4,
-        ));
-    }
-    for f in findings {
-        lines.extend(hanging(
+
+    /// A finding about this framework: its mark, id and title.
+    fn finding(&mut self, f: &Finding) {
+        let t = self.t;
+        self.lines.extend(hanging(
             vec![
                 Span::styled(
                     format!("{} ", severity_mark(f.severity)),
@@ -264,18 +223,102 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
             } else {
                 Style::new()
             },
-            width,
+            self.width,
             2,
         ));
     }
-    lines.extend(hanging(
-        vec![Span::styled("  facts from ", t.dim())],
-        &clean(&fw.source),
-        t.dim(),
-        width,
-        4,
-    ));
-    lines
+}
+
+/// The build's CUDA against the driver's: a driver of the same major runs any minor
+/// (minor-version compatibility), the rule `check` uses too.
+fn cuda_need(report: &Report, fw: &Framework) -> Need {
+    let Some(cuda) = fw.cuda.as_deref() else {
+        return (
+            None,
+            "no CUDA".to_string(),
+            format!("{} build: it does not use NVIDIA GPUs", build(fw)),
+        );
+    };
+    let driver_cuda = report
+        .driver
+        .cuda_version
+        .as_deref()
+        .and_then(Version::parse);
+    let ok = match (Version::parse(cuda), &driver_cuda) {
+        (Some(need), Some(have)) => Some(have.major() >= need.major()),
+        _ => None,
+    };
+    let has = driver_cuda.as_ref().map_or_else(
+        || "no driver CUDA version known".to_string(),
+        |d| format!("driver runs CUDA up to {d}"),
+    );
+    (ok, format!("CUDA {}", clean(cuda)), has)
+}
+
+/// The build's cuDNN against the copies found: met when one of its major is there and no
+/// finding blames cuDNN or the library path.
+fn cudnn_need(
+    report: &Report,
+    row: &FrameworkRow<'_>,
+    fw: &Framework,
+    findings: &[&Finding],
+) -> Option<Need> {
+    let cudnn = fw.cudnn.as_deref()?;
+    let major = cudnn.split('.').next().unwrap_or(cudnn);
+    let copies: Vec<String> = report
+        .libraries
+        .cudnn
+        .iter()
+        .map(|l| {
+            let place = if l.path.starts_with(row.env) {
+                "in this env".to_string()
+            } else {
+                clean(&l.origin)
+            };
+            format!("{} ({place})", or_unknown(l.version.as_deref()))
+        })
+        .collect();
+    let has_major = report.libraries.cudnn.iter().any(|l| {
+        l.version
+            .as_deref()
+            .is_some_and(|v| v.split('.').next() == Some(major))
+    });
+    let blamed = findings
+        .iter()
+        .any(|f| f.id.starts_with("cudnn-") || f.id == "library-path-shadowing");
+    let has = if copies.is_empty() {
+        "no cuDNN found".to_string()
+    } else {
+        copies.join(", ")
+    };
+    Some((
+        Some(has_major && !blamed),
+        format!("cuDNN {}", clean(cudnn)),
+        has,
+    ))
+}
+
+/// The GPUs' compute capabilities, met unless `arch-not-in-build` says otherwise.
+fn arch_need(report: &Report, findings: &[&Finding]) -> Need {
+    let ccs: Vec<String> = report
+        .gpus
+        .iter()
+        .filter_map(|g| g.compute_capability.as_deref())
+        .map(|cc| format!("cc {}", clean(cc)))
+        .collect();
+    if ccs.is_empty() {
+        return (
+            None,
+            "kernels for".to_string(),
+            "no GPU compute capability known".to_string(),
+        );
+    }
+    let blamed = findings.iter().any(|f| f.id == "arch-not-in-build");
+    (
+        Some(!blamed),
+        "kernels for".to_string(),
+        format!("GPU {}", ccs.join(", ")),
+    )
 }
 
 fn title(
