@@ -7,7 +7,9 @@
 //! incompatible with jax version 0.4.6", jax-ml/jax#17638) and one older than jax's
 //! `_minimum_jaxlib_version` ("jaxlib is version 0.3.25, but this version of jax requires
 //! version >= 0.4.6", jax-ml/jax#15285); the rule is JEP 9419 as summarised in
-//! conda-forge/jax-feedstock#81. Only the first is checked: the minimum lives in jax's code.
+//! conda-forge/jax-feedstock#81. Both are checked; the minimum of each jax release is
+//! frameworks.toml's `jax_minimum_jaxlib`, read from jax's release tags by
+//! `scripts/gen-jax-history.py`.
 
 use super::FindingBuilder;
 use super::ids;
@@ -15,7 +17,7 @@ use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
 
-pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     report
         .python_envs
         .iter()
@@ -23,7 +25,7 @@ pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> 
             env.frameworks
                 .iter()
                 .filter(|f| f.name == FrameworkName::Jax)
-                .filter_map(move |fw| skew(env, fw))
+                .filter_map(move |fw| skew(env, fw, manifests))
         })
         .collect()
 }
@@ -33,7 +35,7 @@ fn release(text: &str) -> Option<pep440_rs::Version> {
     crate::check::expr::package_version(text).map(pep440_rs::Version::without_local)
 }
 
-fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
+fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Finding> {
     let jax_text = fw.version.as_deref()?;
     let jax = release(jax_text)?;
     let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib");
@@ -49,11 +51,37 @@ fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
         None => Vec::new(),
     };
     let lib_newer = jaxlib_v.as_ref().is_some_and(|lib| lib > &jax);
-    if !lib_newer && plugins_off.is_empty() {
+    // The oldest jaxlib this jax imports, from its release tag.
+    let minimum = manifests
+        .frameworks
+        .jax_minimum_jaxlib(&jax.to_string())
+        .filter(|row| {
+            let min = release(&row.jaxlib_min);
+            jaxlib_v
+                .as_ref()
+                .zip(min)
+                .is_some_and(|(lib, min)| *lib < min)
+        });
+    if !lib_newer && minimum.is_none() && plugins_off.is_empty() {
         return None;
     }
     let jaxlib_text = jaxlib.map_or("", |c| c.version.as_str());
-    let (severity, title, detail) = if lib_newer {
+    let (severity, title, detail) = if let Some(row) = minimum {
+        (
+            Severity::Error,
+            format!(
+                "jaxlib {jaxlib_text} is older than jax {jax_text} accepts (>= {}): `import jax` fails",
+                row.jaxlib_min
+            ),
+            format!(
+                "jax {jax_text} refuses a jaxlib older than {min}: importing it raises \"jaxlib is \
+                 version {jaxlib_text}, but this version of jax requires version >= {min}.\" \
+                 (jax's `_minimum_jaxlib_version`, {source}).",
+                min = row.jaxlib_min,
+                source = row.source
+            ),
+        )
+    } else if lib_newer {
         (
             Severity::Error,
             format!("jaxlib {jaxlib_text} is newer than jax {jax_text}: `import jax` fails"),
@@ -200,6 +228,34 @@ mod tests {
         // Equal releases, local tags ignored; jaxlib older than jax is allowed (down to jax's minimum).
         assert!(ids(env("3.11.4", "0.4.14", "0.4.14+cuda12.cudnn89", &[])).is_empty());
         assert!(ids(env("3.11.4", "0.4.26", "0.4.25", &[])).is_empty());
+    }
+
+    #[test]
+    fn jaxlib_older_than_jax_minimum_is_refused_at_import() {
+        // jax-ml/jax#15285: jax 0.4.7 with jaxlib 0.3.25; jax 0.4.7's minimum is 0.4.6.
+        let e = env("3.10.6", "0.4.7", "0.3.25+cuda11.cudnn805", &[]);
+        assert_eq!(
+            ids(e.clone()),
+            [("jax-version-skew".to_string(), Severity::Error)]
+        );
+        let r = Report {
+            python_envs: vec![e],
+            ..Report::default()
+        };
+        let f = findings(&r, crate::manifest::embedded()).remove(0);
+        assert!(f.title.contains("(>= 0.4.6)"), "{}", f.title);
+        assert!(
+            f.detail.contains("jaxlib is version 0.3.25+cuda11.cudnn805, but this version of jax requires version >= 0.4.6."),
+            "{}",
+            f.detail
+        );
+        // At the minimum, and between the minimum and jax: accepted.
+        assert!(ids(env("3.10.6", "0.4.7", "0.4.6", &[])).is_empty());
+        assert!(ids(env("3.10.6", "0.4.25", "0.4.20", &[])).is_empty());
+        // One below: refused (jax 0.4.25 needs 0.4.20).
+        assert_eq!(ids(env("3.10.6", "0.4.25", "0.4.19", &[])).len(), 1);
+        // A jax newer than the tags read: no claim.
+        assert!(ids(env("3.12.3", "0.99.0", "0.4.19", &[])).is_empty());
     }
 
     #[test]
