@@ -254,7 +254,7 @@ pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {
 pub static JAX_VERSION_SKEW: Kind = Kind {
     id: "jax-version-skew",
     severities: &[Severity::Error, Severity::Warning],
-    title: "jaxlib newer than jax (`import jax` refuses it), or a JAX CUDA plugin from another release than jaxlib",
+    title: "jaxlib newer than jax, or older than that jax release's `_minimum_jaxlib_version` (`import jax` refuses both; minimums per release in frameworks.toml), or a JAX CUDA plugin from another release than jaxlib",
 };
 
 pub static ARCH_CHECK_SKIPPED: Kind = Kind {
