@@ -129,7 +129,7 @@ fn python(env: &PythonEnv) -> Option<(u64, u64)> {
 /// The pip requirement that installs a CUDA JAX for this environment: `jax[cuda12]` /
 /// `jax[cuda13]` where the plugins exist (Python 3.10 and newer, jax 0.4.31 onwards), the
 /// `cuda11_pip` / `cuda12_pip` extras with JAX's wheel index before (compat-frameworks.md 4.1).
-fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
+pub(super) fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
     let major = fw
         .cuda
         .as_deref()

@@ -60,6 +60,8 @@ struct Need {
     /// Whether `built` is an exact pin (`==9.1.0.70`), which a wheel of another release
     /// departs from, rather than a minimum.
     exact: bool,
+    /// An old `+cudaXYZ` jaxlib, which predates pip's cuDNN wheels and uses the system's.
+    system_cudnn: bool,
     /// What says so.
     source: String,
 }
@@ -76,6 +78,7 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
             major: built.major(),
             built: (exact || floor).then_some(built),
             exact,
+            system_cudnn: false,
             source: format!("{} pins {pin}", fw.name),
         });
     }
@@ -87,6 +90,7 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
             major: recorded.major(),
             built: Some(recorded.clone()),
             exact: false,
+            system_cudnn: false,
             source: format!("{} build records cuDNN {recorded} ({})", fw.name, fw.source),
         });
     }
@@ -104,6 +108,7 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
             major,
             built: tested.filter(|t| t.major() == major),
             exact: false,
+            system_cudnn: false,
             source: format!("tensorflow build_info says cuDNN {major}"),
         });
     }
@@ -125,6 +130,7 @@ fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
             major: built.major(),
             built: Some(built),
             exact: false,
+            system_cudnn: true,
             source: format!(
                 "jaxlib {} was built with cuDNN {} ({})",
                 lib.version, row.cudnn, row.source
@@ -150,6 +156,7 @@ fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
         major: floor.major(),
         built: Some(floor),
         exact: false,
+        system_cudnn: false,
         source: format!(
             "jax {release} (CUDA {major}) needs cuDNN {spec} ({})",
             row.source
@@ -340,7 +347,16 @@ fn cudnn(
         f = f.evidence("LD_LIBRARY_PATH is searched before the wheel's own RUNPATH".to_string());
     }
     Some(
-        f.fix(if fw.name == FrameworkName::Jax {
+        f.fix(if need.system_cudnn {
+            format!(
+                "Install cuDNN {} or a newer {}.x for CUDA {} in place of the {loaded_v} at {} (this jaxlib predates cuDNN's pip wheels and loads the system's), or move to a JAX whose pip extra brings its own cuDNN, in a fresh environment: `pip install -U {}`.",
+                built.major_minor(),
+                built.major(),
+                fw.cuda.as_deref().unwrap_or_default(),
+                Path::new(&loaded.path).parent().map(|p| p.display().to_string()).unwrap_or_default(),
+                super::jax::install_extra(env, fw)
+            )
+        } else if fw.name == FrameworkName::Jax {
             super::jax::cudnn_fix(env, fw, &built.major_minor())
         } else {
             format!(

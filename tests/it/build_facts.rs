@@ -19,10 +19,27 @@ fn jaxlib_packed_tag_is_cuda_11_2_not_112() {
     assert_eq!(jax["cudnn"], Value::Null, "cuda112 records no cuDNN");
     assert_eq!(jax["components"][0]["name"], "jaxlib");
     assert_eq!(jax["components"][0]["version"], "0.1.65+cuda112");
+    // jax-ml/jax#6517: the cuDNN the build used comes from jax's build/install_cuda.sh.
+    let ids: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["cudnn-version-mismatch"], "{}", r["findings"]);
+    let f = finding(&r, "cudnn-version-mismatch");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(
+        f["title"],
+        "jax 0.2.12 was built for cuDNN 8.1.0.77 but would load cuDNN 8.0.5"
+    );
     assert!(
-        r["findings"].as_array().unwrap().is_empty(),
+        f["evidence"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("jaxlib 0.1.65+cuda112 was built with cuDNN 8.1.0.77 (https://github.com/jax-ml/jax build/install_cuda.sh"),
         "{}",
-        r["findings"]
+        f["evidence"]
     );
 }
 
