@@ -70,6 +70,54 @@ fn jaxlib_cudnn_tag_is_a_requirement_and_the_fix_names_the_pin() {
     );
 }
 
+/// AI-Hypercomputer/maxtext#1509: torch 2.6's nvidia-cudnn-cu12==9.1.0.70 under jax 0.6.0,
+/// which needs 9.8. The finding names the file JAX loads and XLA's refusal; the fix leads with a
+/// torch release whose published cuDNN JAX allows, then separate environments.
+#[test]
+fn torch_pinned_cudnn_under_jax_names_the_file_and_a_torch_that_fits() {
+    let r = doctor("jax060-torch26-cudnn91");
+    let f = finding(&r, "framework-wheels-conflict");
+    assert_eq!(f["severity"], "error");
+    let evidence: Vec<&str> = f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        evidence.contains(&"jax 0.6.0 would load /home/jx/.venvs/jax/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn.so.9 (nvidia-cudnn-cu12 9.1.0.70)"),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e
+                .contains("Loaded runtime CuDNN library: 9.1 but source was compiled with: 9.8")),
+        "{evidence:?}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with(
+            "Upgrade torch to 2.8 built for CUDA 12.6 (its wheel pins nvidia-cudnn-cu12==9.10.2.21"
+        ),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("give each framework its own environment"),
+        "{fix}"
+    );
+    // JAX 0.6.0's plugin preloads nothing: its cuDNN comes through RUNPATH.
+    let loads = r["libraries"]["loads"].as_array().unwrap();
+    let jax = loads.iter().find(|l| l["framework"] == "jax").unwrap();
+    let cudnn = jax["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["soname"] == "libcudnn.so.9")
+        .unwrap();
+    assert_eq!(cudnn["via"], "RUNPATH", "{cudnn}");
+}
+
 #[test]
 fn toolkits_record_nvcc_and_the_one_extension_builds_use() {
     let r = doctor("conda-cudatoolkit-apt-nvcc");
