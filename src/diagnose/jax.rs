@@ -66,7 +66,17 @@ fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Findin
         return None;
     }
     let jaxlib_text = jaxlib.map_or("", |c| c.version.as_str());
+    // jaxlib prints its `__version__`, without the local tag.
+    let jaxlib_release = jaxlib_v
+        .as_ref()
+        .map_or_else(String::new, ToString::to_string);
     let (severity, title, detail) = if let Some(row) = minimum {
+        // The message gained its ">=" in jax 0.3.0 (jax/_src/lib/__init__.py at the tags).
+        let ge = if jax >= pep440_rs::Version::new([0, 3, 0]) {
+            ">= "
+        } else {
+            ""
+        };
         (
             Severity::Error,
             format!(
@@ -75,7 +85,7 @@ fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Findin
             ),
             format!(
                 "jax {jax_text} refuses a jaxlib older than {min}: importing it raises \"jaxlib is \
-                 version {jaxlib_text}, but this version of jax requires version >= {min}.\" \
+                 version {jaxlib_release}, but this version of jax requires version {ge}{min}.\" \
                  (jax's `_minimum_jaxlib_version`, {source}).",
                 min = row.jaxlib_min,
                 source = row.source
@@ -112,12 +122,36 @@ fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Findin
         f = f.evidence(format!("{} {}", c.name, c.version));
     }
     let extra = install_extra(env, fw);
+    // Keeping this jaxlib (its CUDA build fits the machine as it is): the newest jax release
+    // that still accepts it, from the same table.
+    let keep = minimum
+        .and_then(|_| newest_jax_accepting(manifests, jaxlib_v.as_ref()?))
+        .map(|jax| {
+            format!(
+                "Keep jaxlib {jaxlib_text} and install the newest jax that accepts it: `pip install \"jax=={jax}\"`; or install matching versions of both"
+            )
+        });
     Some(
         f.fix(format!(
-            "Install matching versions in one step: `pip install -U {extra}` (it brings jax, jaxlib and the plugins at one version)."
+            "{} in one step: `pip install -U {extra}` (it brings jax, jaxlib and the plugins at one version).",
+            keep.unwrap_or_else(|| "Install matching versions".to_string())
         ))
         .build(),
     )
+}
+
+/// The newest jax release whose `_minimum_jaxlib_version` is at most `jaxlib` (and not older
+/// than it: jax refuses a newer jaxlib).
+fn newest_jax_accepting(manifests: &Manifests, jaxlib: &pep440_rs::Version) -> Option<String> {
+    manifests
+        .frameworks
+        .jax_minimum_jaxlib
+        .iter()
+        .filter(|row| release(&row.jaxlib_min).is_some_and(|min| min <= *jaxlib))
+        .filter(|row| release(&row.last).is_some_and(|last| last >= *jaxlib))
+        .filter_map(|row| Some((release(&row.last)?, row.last.clone())))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, last)| last)
 }
 
 /// Python's minor version as a number pair (`3.10.12` → (3, 10)).
@@ -245,9 +279,18 @@ mod tests {
         let f = findings(&r, crate::manifest::embedded()).remove(0);
         assert!(f.title.contains("(>= 0.4.6)"), "{}", f.title);
         assert!(
-            f.detail.contains("jaxlib is version 0.3.25+cuda11.cudnn805, but this version of jax requires version >= 0.4.6."),
+            f.detail.contains(
+                "jaxlib is version 0.3.25, but this version of jax requires version >= 0.4.6."
+            ),
             "{}",
             f.detail
+        );
+        assert!(
+            f.fix.as_deref().unwrap_or_default().starts_with(
+                "Keep jaxlib 0.3.25+cuda11.cudnn805 and install the newest jax that accepts it: `pip install \"jax==0.4.1\"`"
+            ),
+            "{:?}",
+            f.fix
         );
         // At the minimum, and between the minimum and jax: accepted.
         assert!(ids(env("3.10.6", "0.4.7", "0.4.6", &[])).is_empty());

@@ -118,6 +118,29 @@ fn torch_pinned_cudnn_under_jax_names_the_file_and_a_torch_that_fits() {
     assert_eq!(cudnn["via"], "RUNPATH", "{cudnn}");
 }
 
+/// Zuricho/ParallelFold#13: jax 0.2.26 needs jaxlib >= 0.1.74 (its release tag); the fix keeps
+/// the installed CUDA 10.1 jaxlib and names the newest jax that accepts it.
+#[test]
+fn jaxlib_below_jax_minimum_quotes_jax_and_keeps_the_jaxlib() {
+    let r = doctor("jax0226-jaxlib0169-below-minimum");
+    let f = finding(&r, "jax-version-skew");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["detail"].as_str().unwrap().contains(
+            "\"jaxlib is version 0.1.69, but this version of jax requires version 0.1.74.\""
+        ),
+        "{}",
+        f["detail"]
+    );
+    assert!(
+        f["fix"].as_str().unwrap().starts_with(
+            "Keep jaxlib 0.1.69+cuda101 and install the newest jax that accepts it: `pip install \"jax==0.2.25\"`"
+        ),
+        "{}",
+        f["fix"]
+    );
+}
+
 #[test]
 fn toolkits_record_nvcc_and_the_one_extension_builds_use() {
     let r = doctor("conda-cudatoolkit-apt-nvcc");
