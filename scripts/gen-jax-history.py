@@ -76,14 +76,17 @@ def preloads(gitdir, tag):
 
 
 def check_minima(gitdir, tag):
-    """The explicit `min_supported_version` of the cuDNN and cuBLAS checks, and the file."""
+    """The explicit `min_supported_version` of the cuDNN, cuBLAS and cuSPARSE checks (0 where
+    the check gives none; commented-out checks are not checks), and the file."""
     for path in ("jax_plugins/cuda/__init__.py", "jax/_src/xla_bridge.py"):
         text = git(gitdir, "show", f"{tag}:{path}")
         if text is None or "def _check_cuda_versions" not in text:
             continue
         found = {}
-        for name in ("cuDNN", "cuBLAS"):
-            m = re.search(r'_version_check\(\s*"' + name + r'"(.*?)\)\n', text, re.S)
+        for name in ("cuDNN", "cuBLAS", "cuSPARSE"):
+            m = re.search(
+                r'^[^#\n]*_version_check\(\s*"' + name + r'"(.*?)\)\n', text, re.S | re.M
+            )
             if not m:
                 continue
             call = m.group(1)
@@ -143,6 +146,7 @@ def extract(gitdir):
                 "check_file": check_file,
                 "cudnn_check_min": minima.get("cuDNN"),
                 "cublas_check_min": minima.get("cuBLAS"),
+                "cusparse_check_min": minima.get("cuSPARSE"),
                 "plugin_pins": plugin_pins(gitdir, tag),
             }
         )
@@ -236,9 +240,10 @@ def render(releases, jaxlibs, checked):
     lines += [
         "",
         "# jax's own check of the CUDA libraries it loads (`_check_cuda_versions`): the explicit",
-        "# `min_supported_version` of its cuDNN and cuBLAS checks as jax writes them, integers",
-        "# compared with what the library reports (cudnnGetVersion: 8907 = 8.9.7, 90100 = 9.1.0;",
-        "# cuBLAS 120100 = 12.1.0); absent = none given. Then the [with-cuda] floors of",
+        "# `min_supported_version` of its cuDNN, cuBLAS and cuSPARSE checks as jax writes them,",
+        "# integers compared with what the library reports (cudnnGetVersion: 8907 = 8.9.7, 90100 =",
+        "# 9.1.0; cuBLAS 120100 = 12.1.0; cuSPARSE 12100 = 12.1.0); absent = none given. Then the",
+        "# [with-cuda] floors of",
         "# jax-cuda12-plugin where plugin_setup.py writes them out (later ones are filled in at",
         "# build time: see the [[jax]] rows, from PyPI metadata).",
     ]
@@ -248,12 +253,13 @@ def render(releases, jaxlibs, checked):
         lambda r: (
             r["cudnn_check_min"] or None,
             r["cublas_check_min"] or None,
+            r.get("cusparse_check_min") or None,
             r["plugin_pins"].get("nvidia-cudnn-cu12"),
             r["plugin_pins"].get("nvidia-cublas-cu12"),
             r["check_file"],
         ),
     ):
-        cudnn, cublas, cudnn_pin, cublas_pin, path = value
+        cudnn, cublas, cusparse, cudnn_pin, cublas_pin, path = value
         row = [
             "",
             "[[jax_cuda_check]]",
@@ -264,6 +270,8 @@ def render(releases, jaxlibs, checked):
             row.append(f"cudnn_check_min = {cudnn}")
         if cublas:
             row.append(f"cublas_check_min = {cublas}")
+        if cusparse:
+            row.append(f"cusparse_check_min = {cusparse}")
         if cudnn_pin:
             row.append(f"cudnn_wheel = {quote(cudnn_pin)}")
         if cublas_pin:

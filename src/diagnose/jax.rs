@@ -18,7 +18,7 @@ use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    report
+    let mut out: Vec<Finding> = report
         .python_envs
         .iter()
         .flat_map(|env| {
@@ -27,7 +27,137 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 .filter(|f| f.name == FrameworkName::Jax)
                 .filter_map(move |fw| skew(env, fw, manifests))
         })
-        .collect()
+        .collect();
+    for env in &report.python_envs {
+        for fw in env
+            .frameworks
+            .iter()
+            .filter(|f| f.name == FrameworkName::Jax)
+        {
+            out.extend(cuda_check(report, manifests, env, fw));
+        }
+    }
+    out
+}
+
+/// The integer a library reports for its version, as jax's `_check_cuda_versions` compares it:
+/// cuBLAS `major*10000 + minor*100 + patch` (jax-ml/jax#19121: "Found cuBLAS version 120103"),
+/// cuSPARSE `major*1000 + minor*100 + patch` (jax-ml/jax#18027: CUDA 12.0's cuSPARSE is
+/// "Installed version: 12002").
+fn reported_version(family: &str, v: &crate::version::Version) -> Option<u64> {
+    let patch = v
+        .as_str()
+        .split('.')
+        .nth(2)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    match family {
+        "cublas" => Some(v.major() * 10000 + v.minor() * 100 + patch),
+        "cusparse" => Some(v.major() * 1000 + v.minor() * 100 + patch),
+        _ => None,
+    }
+}
+
+/// jax's own check of the libraries its CUDA plugin loaded (`_check_cuda_versions`, jax 0.4.26
+/// on): a cuBLAS or cuSPARSE below the explicit minimum of its release (frameworks.toml
+/// `jax_cuda_check`) stops the CUDA backend ("Outdated cuSPARSE installation found", then
+/// "CUDA backend failed to initialize") and JAX runs on the CPU. Finding: `cuda-library-too-old`.
+fn cuda_check(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Vec<Finding> {
+    // The plugin is released under jaxlib's version.
+    let Some(release) = fw
+        .components
+        .iter()
+        .find(|c| c.name.starts_with("jax-cuda") && c.name.ends_with("-plugin"))
+        .or_else(|| fw.components.iter().find(|c| c.name == "jaxlib"))
+        .and_then(|c| release(&c.version))
+    else {
+        return Vec::new();
+    };
+    let Some(row) = manifests.frameworks.jax_cuda_check(&release.to_string()) else {
+        return Vec::new();
+    };
+    let loads: Vec<&crate::report::LibraryLoad> = report
+        .libraries
+        .loads
+        .iter()
+        .filter(|l| l.env == env.path && l.framework == fw.name)
+        .flat_map(|l| &l.libraries)
+        .collect();
+    let mut out = Vec::new();
+    for (family, name, min) in [
+        ("cublas", "cuBLAS", row.cublas_check_min),
+        ("cusparse", "cuSPARSE", row.cusparse_check_min),
+    ] {
+        let Some(min) = min else { continue };
+        let Some(load) = loads
+            .iter()
+            .find(|l| l.family == family && !l.soname.contains("Lt"))
+        else {
+            continue;
+        };
+        let (Some(path), Some(version)) = (
+            load.path.as_deref(),
+            load.version
+                .as_deref()
+                .and_then(crate::version::Version::parse),
+        ) else {
+            continue;
+        };
+        let Some(have) = reported_version(family, &version) else {
+            continue;
+        };
+        if have >= min {
+            continue;
+        }
+        let via = load.via.as_deref().unwrap_or("");
+        let dir = std::path::Path::new(path)
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let fix = if via == "LD_LIBRARY_PATH" {
+            format!(
+                "Remove {dir} from LD_LIBRARY_PATH for JAX (check ~/.bashrc, module files and conda activate scripts), so that the {name} of JAX's CUDA wheels loads; without those wheels: `pip install -U {}`.",
+                install_extra(env, fw)
+            )
+        } else {
+            format!(
+                "Install JAX with its CUDA wheels (`pip install -U {}`), which bring a {name} it accepts, or upgrade the CUDA toolkit that provides {dir} to 12.1 or newer.",
+                install_extra(env, fw)
+            )
+        };
+        out.push(
+            FindingBuilder::new(
+                &ids::CUDA_LIBRARY_TOO_OLD,
+                Severity::Error,
+                format!(
+                    "jax {} would load {name} {version}, older than its own check accepts: it runs on the CPU",
+                    fw.version.as_deref().unwrap_or("")
+                ),
+            )
+            .detail(format!(
+                "JAX's CUDA plugin checks the libraries it loaded and refuses a {name} older than \
+                 {min}: \"Outdated {name} installation found. ... Minimum supported: {min} \
+                 Installed version: {have}\", then \"CUDA backend failed to initialize\" and JAX \
+                 falls back to the CPU."
+            ))
+            .evidence(format!(
+                "jax {release}'s `_check_cuda_versions` requires {name} >= {min} ({})",
+                row.source
+            ))
+            .evidence(format!(
+                "would load: {path} ({name} {version}, reported as {have}; via {via})"
+            ))
+            .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()))
+            .fix(fix)
+            .build(),
+        );
+    }
+    out
 }
 
 /// The release part of a Python version, local tag dropped (`0.4.20+cuda12.cudnn89`).
@@ -321,6 +451,65 @@ mod tests {
                 &[("jax-cuda13-plugin", "0.11.2")]
             ))
             .is_empty()
+        );
+    }
+
+    /// jax-ml/jax#18027 (chiblya): jaxlib 0.4.26 on an HPC node with CUDA 12.0's cuSPARSE:
+    /// "Outdated cuSPARSE installation found. ... Minimum supported: 12100 Installed version: 12002".
+    #[test]
+    fn a_cusparse_below_the_plugin_check_is_an_error() {
+        let machine = |plugin: &str, cusparse: &str, via: &str| {
+            let mut e = env("3.11.4", plugin, plugin, &[("jax-cuda12-plugin", plugin)]);
+            e.frameworks[0].version = Some(plugin.into());
+            let mut r = Report {
+                python_envs: vec![e],
+                ..Report::default()
+            };
+            r.libraries.loads = vec![crate::report::FrameworkLoads {
+                env: "/venv".into(),
+                framework: "jax".into(),
+                basis: "model".into(),
+                libraries: vec![crate::report::LibraryLoad {
+                    family: "cusparse".into(),
+                    soname: "libcusparse.so.12".into(),
+                    path: Some(format!(
+                        "/usr/local/cuda-12.0/lib64/libcusparse.so.{cusparse}"
+                    )),
+                    via: Some(via.into()),
+                    version: Some(cusparse.into()),
+                    ..crate::report::LibraryLoad::default()
+                }],
+            }];
+            findings(&r, crate::manifest::embedded())
+        };
+        let f = machine("0.4.26", "12.0.2.55", "LD_LIBRARY_PATH");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].id, "cuda-library-too-old");
+        assert!(
+            f[0].detail
+                .contains("Minimum supported: 12100 Installed version: 12002"),
+            "{}",
+            f[0].detail
+        );
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("Remove /usr/local/cuda-12.0/lib64 from LD_LIBRARY_PATH"),
+            "{:?}",
+            f[0].fix
+        );
+        // 12.1 passes; jax 0.4.25 gives no explicit minimum (it compares with its own build's).
+        assert!(machine("0.4.26", "12.1.0.106", "LD_LIBRARY_PATH").is_empty());
+        assert!(machine("0.4.25", "12.0.2.55", "ld.so.cache").is_empty());
+        let f = machine("0.9.0", "12.0.2.55", "ld.so.cache");
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("Install JAX with its CUDA wheels"),
+            "{:?}",
+            f[0].fix
         );
     }
 

@@ -228,6 +228,8 @@ pub struct JaxCudaCheck {
     pub cudnn_check_min: Option<u64>,
     /// `min_supported_version` of the cuBLAS check (120100 = 12.1.0).
     pub cublas_check_min: Option<u64>,
+    /// `min_supported_version` of the cuSPARSE check (12100 = 12.1.0).
+    pub cusparse_check_min: Option<u64>,
     /// The `[with-cuda]` requirement on `nvidia-cudnn-cu12`, where plugin_setup.py writes it.
     pub cudnn_wheel: Option<String>,
     pub cublas_wheel: Option<String>,
