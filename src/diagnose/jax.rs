@@ -40,22 +40,19 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out
 }
 
-/// The integer a library reports for its version, as jax's `_check_cuda_versions` compares it:
-/// cuBLAS `major*10000 + minor*100 + patch` (jax-ml/jax#19121: "Found cuBLAS version 120103"),
-/// cuSPARSE `major*1000 + minor*100 + patch` (jax-ml/jax#18027: CUDA 12.0's cuSPARSE is
-/// "Installed version: 12002").
-fn reported_version(family: &str, v: &crate::version::Version) -> Option<u64> {
-    let patch = v
-        .as_str()
-        .split('.')
-        .nth(2)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    match family {
-        "cublas" => Some(v.major() * 10000 + v.minor() * 100 + patch),
-        "cusparse" => Some(v.major() * 1000 + v.minor() * 100 + patch),
-        _ => None,
-    }
+/// jax's integer minimum as a library version: cuBLAS writes `major*10000 + minor*100 + patch`
+/// (120100 = 12.1.0; jax-ml/jax#19121: "Found cuBLAS version 120103"), cuSPARSE
+/// `major*1000 + minor*100 + patch` (12100 = 12.1.0; jax-ml/jax#18027: CUDA 12.0's cuSPARSE is
+/// "Installed version: 12002"). What a library reports can lag its file's version
+/// (jax-ml/jax#20079: nvidia-cusparse-cu12 12.2.0.103 reports 12103), so only the file's
+/// version is compared with this, never turned into a reported number.
+fn minimum_version(family: &str, min: u64) -> Option<crate::version::Version> {
+    let (major, minor, patch) = match family {
+        "cublas" => (min / 10000, min / 100 % 100, min % 100),
+        "cusparse" => (min / 1000, min / 100 % 10, min % 100),
+        _ => return None,
+    };
+    crate::version::Version::parse(&format!("{major}.{minor}.{patch}"))
 }
 
 /// jax's own check of the libraries its CUDA plugin loaded (`_check_cuda_versions`, jax 0.4.26
@@ -108,10 +105,10 @@ fn cuda_check(
         ) else {
             continue;
         };
-        let Some(have) = reported_version(family, &version) else {
+        let Some(floor) = minimum_version(family, min) else {
             continue;
         };
-        if have >= min {
+        if version >= floor {
             continue;
         }
         let via = load.via.as_deref().unwrap_or("");
@@ -141,16 +138,15 @@ fn cuda_check(
             )
             .detail(format!(
                 "JAX's CUDA plugin checks the libraries it loaded and refuses a {name} older than \
-                 {min}: \"Outdated {name} installation found. ... Minimum supported: {min} \
-                 Installed version: {have}\", then \"CUDA backend failed to initialize\" and JAX \
-                 falls back to the CPU."
+                 {floor}: \"Outdated {name} installation found. ... Minimum supported: {min}\", then \
+                 \"CUDA backend failed to initialize\" and JAX falls back to the CPU."
             ))
             .evidence(format!(
-                "jax {release}'s `_check_cuda_versions` requires {name} >= {min} ({})",
+                "jax {release}'s `_check_cuda_versions` requires {name} >= {floor} (min_supported_version={min}; {})",
                 row.source
             ))
             .evidence(format!(
-                "would load: {path} ({name} {version}, reported as {have}; via {via})"
+                "would load: {path} ({name} {version}, via {via})"
             ))
             .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()))
             .fix(fix)
@@ -486,10 +482,14 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].id, "cuda-library-too-old");
         assert!(
-            f[0].detail
-                .contains("Minimum supported: 12100 Installed version: 12002"),
+            f[0].detail.contains("Minimum supported: 12100"),
             "{}",
             f[0].detail
+        );
+        assert!(
+            f[0].evidence[0].contains("requires cuSPARSE >= 12.1.0"),
+            "{:?}",
+            f[0].evidence
         );
         assert!(
             f[0].fix
