@@ -309,7 +309,12 @@ pub(super) fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
 /// The fix for a JAX build that needs cuDNN `needed` where `loaded` (or none) would load:
 /// names a package in the same environment that pins an older cuDNN (torch 1.13 / 2.0's
 /// `nvidia-cudnn-cu11==8.5.0.96`), and the install command that fits the environment's Python.
-pub(super) fn cudnn_fix(env: &PythonEnv, fw: &Framework, needed: &str) -> String {
+pub(super) fn cudnn_fix(
+    env: &PythonEnv,
+    fw: &Framework,
+    needed: &str,
+    upgrade: Option<String>,
+) -> String {
     let need = crate::version::Version::parse(needed);
     let pinner = env
         .frameworks
@@ -333,7 +338,8 @@ pub(super) fn cudnn_fix(env: &PythonEnv, fw: &Framework, needed: &str) -> String
     let extra = install_extra(env, fw);
     match pinner {
         Some(who) => format!(
-            "{who}give JAX its own environment (`python -m venv jax-env && jax-env/bin/pip install -U {extra}`), or upgrade that package to a release that allows cuDNN {needed}."
+            "{who}give JAX its own environment (`python -m venv jax-env && jax-env/bin/pip install -U {extra}`), or upgrade that package to a release that allows cuDNN {needed}{}.",
+            upgrade.map(|u| format!(": {u}")).unwrap_or_default()
         ),
         None => format!(
             "Install the cuDNN this jaxlib was built for with pip, in a fresh environment: `pip install -U {extra}`; and unset LD_LIBRARY_PATH entries that point at an older cuDNN."
@@ -523,7 +529,7 @@ mod tests {
             pins: vec!["nvidia-cudnn-cu11==8.5.0.96".into()],
             ..Framework::default()
         });
-        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.6");
+        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.6", None);
         assert!(
             fix.contains("torch 1.13.1 pins nvidia-cudnn-cu11==8.5.0.96"),
             "{fix}"
@@ -531,7 +537,7 @@ mod tests {
         assert!(fix.contains("jax[cuda11_pip]"), "{fix}");
 
         let e = env("3.12.3", "0.4.20", "0.4.20+cuda12.cudnn89", &[]);
-        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.9");
+        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.9", None);
         assert!(fix.contains("\"jax[cuda12]\""), "{fix}");
         assert!(!fix.contains("pins"), "{fix}");
     }

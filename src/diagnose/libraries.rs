@@ -282,7 +282,9 @@ fn cudnn(
                 fw.version.as_deref().unwrap_or(""),
                 need.major
             ),
-            Some(FrameworkName::Jax) => super::jax::cudnn_fix(env, fw, &need.major.to_string()),
+            Some(FrameworkName::Jax) => {
+                super::jax::cudnn_fix(env, fw, &need.major.to_string(), None)
+            }
             _ => format!(
                 "Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.",
                 fw.name, fw.name
@@ -357,7 +359,12 @@ fn cudnn(
                 super::jax::install_extra(env, fw)
             )
         } else if fw.name == FrameworkName::Jax {
-            super::jax::cudnn_fix(env, fw, &built.major_minor())
+            super::jax::cudnn_fix(
+                env,
+                fw,
+                &built.major_minor(),
+                torch_for_jax(manifests, env, built),
+            )
         } else {
             format!(
                 "Install the cuDNN {} was built for (`pip install --force-reinstall {}`), and remove other cuDNN folders from LD_LIBRARY_PATH.",
@@ -694,13 +701,58 @@ fn resolution(manifests: &Manifests, env: &PythonEnv, c: &Conflict<'_>) -> Optio
     let (torch, _) = exact
         .iter()
         .find(|(fw, _)| fw.name == FrameworkName::Torch)?;
-    let installed = crate::check::expr::package_version(torch.version.as_deref()?)?
-        .without_local()
-        .to_string();
     let wheel_major: u64 = c
         .wheel
         .rsplit_once("-cu")
         .and_then(|(_, m)| m.parse().ok())?;
+    let up = torch_with_cudnn(manifests, env, torch, wheel_major, |v| {
+        allowed_by_all(v, Some("torch"))
+    })?;
+    Some(format!(
+        "upgrade torch to {} built for CUDA {} (its wheel pins {}=={}, which the others allow; `pip install \"torch=={}.*\" --index-url {}`)",
+        up.release, up.cuda, c.wheel, up.cudnn, up.release, up.index
+    ))
+}
+
+/// For a JAX that needs cuDNN `built` (its minor or newer) beside a torch that pins an older
+/// cuDNN wheel: the published torch whose cuDNN JAX accepts.
+fn torch_for_jax(manifests: &Manifests, env: &PythonEnv, built: &Version) -> Option<String> {
+    let torch = env
+        .frameworks
+        .iter()
+        .find(|f| f.name == FrameworkName::Torch)?;
+    let pin = torch.pins.iter().find(|p| p.starts_with("nvidia-cudnn"))?;
+    let (wheel, _) = split_pin(pin);
+    let major: u64 = wheel.rsplit_once("-cu").and_then(|(_, m)| m.parse().ok())?;
+    let floor = Version::parse(&built.major_minor())?;
+    let up = torch_with_cudnn(manifests, env, torch, major, |v| {
+        v.major() == floor.major() && Version::parse(&v.major_minor()).is_some_and(|m| m >= floor)
+    })?;
+    Some(format!(
+        "torch {} built for CUDA {} pins {wheel}=={} (`pip install \"torch=={}.*\" --index-url {}`)",
+        up.release, up.cuda, up.cudnn, up.release, up.index
+    ))
+}
+
+/// A published torch build (frameworks.toml) newer than the installed torch's minor series,
+/// for the environment's Python, built for CUDA `cuda_major`, whose cuDNN wheel pin `allows`.
+struct TorchUpgrade {
+    release: String,
+    cuda: String,
+    cudnn: String,
+    index: String,
+}
+
+fn torch_with_cudnn(
+    manifests: &Manifests,
+    env: &PythonEnv,
+    torch: &Framework,
+    cuda_major: u64,
+    allows: impl Fn(&Version) -> bool,
+) -> Option<TorchUpgrade> {
+    let installed = crate::check::expr::package_version(torch.version.as_deref()?)?
+        .without_local()
+        .to_string();
     let python = env
         .python_version
         .as_deref()
@@ -728,16 +780,13 @@ fn resolution(manifests: &Manifests, env: &PythonEnv, c: &Conflict<'_>) -> Optio
             let Some(cudnn) = build.cudnn.as_deref().and_then(Version::parse) else {
                 continue;
             };
-            if cuda.major() == wheel_major && allowed_by_all(&cudnn, Some("torch")) {
-                return Some(format!(
-                    "upgrade torch to {} built for CUDA {} (its wheel pins {}=={}, which the others allow; `pip install \"torch=={}.*\" --index-url {}`)",
-                    release.version,
-                    cuda.major_minor(),
-                    c.wheel,
-                    build.cudnn.as_deref().unwrap_or_default(),
-                    release.version,
-                    manifests.frameworks.torch_index_url(&build.variant)
-                ));
+            if cuda.major() == cuda_major && allows(&cudnn) {
+                return Some(TorchUpgrade {
+                    release: release.version.clone(),
+                    cuda: cuda.major_minor(),
+                    cudnn: build.cudnn.clone().unwrap_or_default(),
+                    index: manifests.frameworks.torch_index_url(&build.variant),
+                });
             }
         }
     }

@@ -62,6 +62,11 @@ fn jaxlib_cudnn_tag_is_a_requirement_and_the_fix_names_the_pin() {
         fix.contains("jax[cuda11_pip]"),
         "Python 3.8 predates jax[cuda12]: {fix}"
     );
+    // The torch that would share the environment: a published build whose cuDNN pin JAX accepts.
+    assert!(
+        fix.ends_with("torch 2.0 built for CUDA 11.8 pins nvidia-cudnn-cu11==8.7.0.84 (`pip install \"torch==2.0.*\" --index-url https://download.pytorch.org/whl/cu118`)."),
+        "{fix}"
+    );
     assert!(
         f["detail"]
             .as_str()

@@ -135,7 +135,7 @@ pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
 /// not known (no version) takes the newest list.
 pub(super) fn modelled_jax_preloads(version: Option<&str>) -> Vec<(String, String)> {
     let table = &crate::manifest::embedded().frameworks;
-    let row = match version.and_then(|v| crate::check::expr::package_version(v)) {
+    let row = match version.and_then(crate::check::expr::package_version) {
         Some(v) => table.jax_preload(&v.without_local().to_string()),
         None => table.jax_preload.last(),
     };
