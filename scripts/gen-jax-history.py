@@ -97,13 +97,22 @@ def check_minima(gitdir, tag):
 
 
 def plugin_pins(gitdir, tag):
-    text = git(gitdir, "show", f"{tag}:jax_plugins/cuda/plugin_setup.py") or ""
+    """The plugin's cuDNN and cuBLAS wheel floors: written out in plugin_setup.py up to 0.7.1,
+    then filled in at build time from build/nvidia-requirements.txt (0.7.2 on)."""
     pins = {}
+    text = git(gitdir, "show", f"{tag}:jax_plugins/cuda/plugin_setup.py") or ""
     for name in ("nvidia-cudnn-cu12", "nvidia-cublas-cu12"):
         m = re.search(r'"' + name + r'([^"]*)"', text)
         if m:
             pins[name] = m.group(1)
-    return pins
+    if pins:
+        return pins, "jax_plugins/cuda/plugin_setup.py"
+    text = git(gitdir, "show", f"{tag}:build/nvidia-requirements.txt") or ""
+    for name in ("nvidia-cudnn-cu12", "nvidia-cublas-cu12"):
+        m = re.search(r"^" + name + r"([^ ;\n]*)", text, re.M)
+        if m:
+            pins[name] = m.group(1)
+    return pins, ("build/nvidia-requirements.txt" if pins else None)
 
 
 def jaxlib_cudnn(gitdir, tag):
@@ -147,7 +156,8 @@ def extract(gitdir):
                 "cudnn_check_min": minima.get("cuDNN"),
                 "cublas_check_min": minima.get("cuBLAS"),
                 "cusparse_check_min": minima.get("cuSPARSE"),
-                "plugin_pins": plugin_pins(gitdir, tag),
+                "plugin_pins": plugin_pins(gitdir, tag)[0],
+                "plugin_pins_file": plugin_pins(gitdir, tag)[1],
             }
         )
     jaxlibs = []
@@ -243,9 +253,9 @@ def render(releases, jaxlibs, checked):
         "# `min_supported_version` of its cuDNN, cuBLAS and cuSPARSE checks as jax writes them,",
         "# integers compared with what the library reports (cudnnGetVersion: 8907 = 8.9.7, 90100 =",
         "# 9.1.0; cuBLAS 120100 = 12.1.0; cuSPARSE 12100 = 12.1.0); absent = none given. Then the",
-        "# [with-cuda] floors of",
-        "# jax-cuda12-plugin where plugin_setup.py writes them out (later ones are filled in at",
-        "# build time: see the [[jax]] rows, from PyPI metadata).",
+        "# [with-cuda] floors of jax-cuda12-plugin: plugin_setup.py up to 0.7.1, then",
+        "# build/nvidia-requirements.txt, which the build passes to plugin_setup.py (jax commit",
+        "# 7351372638: \"used ... in the plugin_setup.py with the package requirements\").",
     ]
     with_check = [r for r in releases if r["check_file"]]
     for first, last, value in spans(
@@ -257,9 +267,10 @@ def render(releases, jaxlibs, checked):
             r["plugin_pins"].get("nvidia-cudnn-cu12"),
             r["plugin_pins"].get("nvidia-cublas-cu12"),
             r["check_file"],
+            r.get("plugin_pins_file"),
         ),
     ):
-        cudnn, cublas, cusparse, cudnn_pin, cublas_pin, path = value
+        cudnn, cublas, cusparse, cudnn_pin, cublas_pin, path, pins_file = value
         row = [
             "",
             "[[jax_cuda_check]]",
@@ -276,7 +287,7 @@ def render(releases, jaxlibs, checked):
             row.append(f"cudnn_wheel = {quote(cudnn_pin)}")
         if cublas_pin:
             row.append(f"cublas_wheel = {quote(cublas_pin)}")
-        paths = path + ("; jax_plugins/cuda/plugin_setup.py" if cudnn_pin or cublas_pin else "")
+        paths = path + (f"; {pins_file}" if pins_file else "")
         row.append(f"source = {quote(source(first, last, paths))}")
         row.append(f"checked = {quote(checked)}")
         lines += row

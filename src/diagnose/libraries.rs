@@ -149,18 +149,22 @@ fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
         .without_local()
         .to_string();
     let major = Version::parse(cuda)?.major();
-    let row = table.jax(&release, major)?;
-    let spec = row.cudnn.as_deref()?;
+    // The docs / PyPI ranges per CUDA major, else (CUDA 12) the plugin's cuDNN wheel floor read
+    // from the release tag.
+    let (spec, source) = table
+        .jax(&release, major)
+        .and_then(|row| Some((row.cudnn.as_deref()?, row.source.as_str())))
+        .or_else(|| {
+            let row = table.jax_cuda_check(&release).filter(|_| major == 12)?;
+            Some((row.cudnn_wheel.as_deref()?, row.source.as_str()))
+        })?;
     let floor = spec_floor(spec)?;
     Some(Need {
         major: floor.major(),
         built: Some(floor),
         exact: false,
         system_cudnn: false,
-        source: format!(
-            "jax {release} (CUDA {major}) needs cuDNN {spec} ({})",
-            row.source
-        ),
+        source: format!("jax {release} (CUDA {major}) needs cuDNN {spec} ({source})"),
     })
 }
 
@@ -1121,6 +1125,18 @@ mod tests {
             f[0].evidence
         );
         // A newer wheel within the range is fine: a floor, not an exact pin.
+        // jax 0.11.0's [[jax]] row gives no cuDNN; its tag's build/nvidia-requirements.txt does.
+        let f = crate::diagnose::diagnose(&machine(
+            vec![jax("0.11.0", &[])],
+            vec![wheel_cudnn("9.1.0")],
+            vec![],
+        ));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].evidence[0].contains("build/nvidia-requirements.txt"),
+            "{:?}",
+            f[0].evidence
+        );
         let ok = machine(vec![jax("0.6.2", &[])], vec![wheel_cudnn("9.10.2")], vec![]);
         assert!(ids_of(&ok).is_empty(), "{:?}", ids_of(&ok));
         let pinned = machine(
