@@ -38,7 +38,38 @@ pub(crate) fn examine(host: &Host) -> Report {
 /// frameworks said.
 #[must_use]
 pub(crate) fn examine_with(host: &Host, deep: Option<&crate::deep::Options>) -> Report {
-    examine_selected(host, deep, &crate::update::select(host))
+    let (selected, report) = select_beside_probes(host);
+    finish(host, deep, &selected, report)
+}
+
+/// The manifest set chosen (and the embedded one parsed, or an installed one verified) on its
+/// own thread while the probes run: the probes need no manifest, and on a GPU machine the scan
+/// waits for the driver probe anyway, so this takes the parsing off `doctor`'s critical path
+/// (issue 29).
+fn select_beside_probes(host: &Host) -> (crate::update::Selected, Report) {
+    std::thread::scope(|s| {
+        let selected = s.spawn(|| {
+            let selected = crate::update::select(host);
+            // The GPU id tables are parsed on first use, which comes right after the driver
+            // probe, on the critical path: parse them here, beside the probes, when the
+            // machine has the vendor's device nodes.
+            let manifests = selected.manifests.as_ref();
+            if host.fs.exists("/dev/nvidiactl") {
+                let _ = manifests.gpu_ids.table();
+            }
+            if host.fs.exists("/dev/kfd") {
+                let _ = manifests.amd_gpu_ids.table();
+            }
+            selected
+        });
+        let report = crate::probe::gather(host);
+        // A panic while selecting is a bug; selecting again here lets it surface on this
+        // thread, where `guarded` turns it into a message.
+        let selected = selected
+            .join()
+            .unwrap_or_else(|_| crate::update::select(host));
+        (selected, report)
+    })
 }
 
 /// The report with an error text explained against the same manifest set the diagnosis
@@ -51,8 +82,8 @@ pub(crate) fn explain(
     text: &[u8],
     input_cut: Option<String>,
 ) -> Report {
-    let selected = crate::update::select(host);
-    let mut report = examine_selected(host, deep, &selected);
+    let (selected, report) = select_beside_probes(host);
+    let mut report = finish(host, deep, &selected, report);
     let table = selected.manifests.errors.table();
     report.explain = Some(crate::explain::explain(&report, table, text, input_cut));
     report
@@ -71,13 +102,15 @@ pub(crate) fn explain_guarded(
     guarded(|| explain(host, deep, text, input_cut))
 }
 
-fn examine_selected(
+/// The probes' report completed: the deep scan, the manifest summary, the GPUs' table facts
+/// and the diagnosis.
+fn finish(
     host: &Host,
     deep: Option<&crate::deep::Options>,
     selected: &crate::update::Selected,
+    mut report: Report,
 ) -> Report {
     let manifests = selected.manifests.as_ref();
-    let mut report = crate::probe::gather(host);
     report.generated_at = generated_at(host);
     if let Some(deep) = deep {
         crate::deep::attach(host, &mut report, deep);

@@ -197,6 +197,7 @@ impl GfxTarget {
 
     /// The override value that names this target (`11.0.0` for gfx1100).
     #[must_use]
+    #[cfg(test)]
     pub fn override_value(self) -> String {
         format!("{}.{}.{}", self.major, self.minor, self.stepping)
     }

@@ -242,7 +242,11 @@ fn nova(report: &Report) -> Option<Finding> {
         "The in-kernel nova driver (nova_core) holds the NVIDIA GPU, so the nvidia module cannot bind",
     )
     .detail(
-        "nova, the Rust successor to nouveau, ships as a module in newer kernels; nova_core          claims the GPU at boot and has no CUDA. Loading the nvidia module then fails with          \"NVRM: GPU ... is already bound to NovaCore\" and \"No NVIDIA devices probed\"          (\"Kernel module load error: No such device\"). This is not a Secure Boot or signing          problem, and `modprobe nvidia` cannot help while nova holds the device.",
+        "nova, the Rust successor to nouveau, ships as a module in newer kernels; nova_core \
+         claims the GPU at boot and has no CUDA. Loading the nvidia module then fails with \
+         \"NVRM: GPU ... is already bound to NovaCore\" and \"No NVIDIA devices probed\" \
+         (\"Kernel module load error: No such device\"). This is not a Secure Boot or signing \
+         problem, and `modprobe nvidia` cannot help while nova holds the device.",
     );
     for (address, driver) in &held {
         f = f.evidence(format!("PCI {address}: bound to {driver}"));
@@ -255,7 +259,11 @@ fn nova(report: &Report) -> Option<Finding> {
     }
     Some(
         f.fix(
-            "Blacklist nova (and nouveau), rebuild the initramfs and reboot:              `printf 'blacklist nova_core\\nblacklist nova_drm\\nblacklist nouveau\\n' | sudo tee /etc/modprobe.d/blacklist-nova.conf && sudo update-initramfs -u && sudo reboot`              (Fedora/RHEL: `sudo dracut --force`); after the reboot `lspci -k` shows              \"Kernel driver in use: nvidia\" once the NVIDIA driver is installed (`gpu-doctor plan`).",
+            "Blacklist nova (and nouveau), rebuild the initramfs and reboot: `printf 'blacklist \
+             nova_core\\nblacklist nova_drm\\nblacklist nouveau\\n' | sudo tee \
+             /etc/modprobe.d/blacklist-nova.conf && sudo update-initramfs -u && sudo reboot` \
+             (Fedora/RHEL: `sudo dracut --force`); after the reboot `lspci -k` shows \"Kernel \
+             driver in use: nvidia\" once the NVIDIA driver is installed (`gpu-doctor plan`).",
         )
         .build(),
     )

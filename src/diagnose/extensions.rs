@@ -136,7 +136,19 @@ fn cannot_target(
                      architecture only runs if it carries PTX the driver can compile."
                 )
             })
-            .evidence(toolkit_evidence(toolkit))
+            .evidence(if frameworks {
+                toolkit_evidence(toolkit)
+            } else {
+                format!(
+                    "nvcc {version} of {} ({}; no CUDA framework installed)",
+                    toolkit.path,
+                    if toolkit.found_via.iter().any(|v| v == "PATH") {
+                        "on PATH"
+                    } else {
+                        "the toolkit builds pick"
+                    }
+                )
+            })
             .subject(format!("toolkit:{}", toolkit.path))
         });
         f = Some(
@@ -149,6 +161,16 @@ fn cannot_target(
         );
     }
     let fix = match fix_floor {
+        // nvcc alone (llama.cpp, whisper.cpp, samples): no framework to match, no
+        // TORCH_CUDA_ARCH_LIST; CMake caches the compiler it found, so the build folder goes.
+        Some(floor) if !frameworks => format!(
+            "Install CUDA toolkit {floor} or newer and put its nvcc first on PATH: `export \
+             PATH=/usr/local/cuda-X.Y/bin:$PATH`. CMake builds (llama.cpp, whisper.cpp) cache the \
+             nvcc they found: delete the build folder, or pass \
+             `-DCMAKE_CUDA_COMPILER=/usr/local/cuda-X.Y/bin/nvcc`. Building for an older \
+             architecture instead (CMAKE_CUDA_ARCHITECTURES=86) only runs on this GPU through PTX \
+             the driver compiles at load, if the build keeps it."
+        ),
         Some(floor) => format!(
             "Install CUDA toolkit {floor} or newer (matching your framework's CUDA major) and point the build at it: `export CUDA_HOME=/usr/local/cuda-X.Y PATH=/usr/local/cuda-X.Y/bin:$PATH`. Setting TORCH_CUDA_ARCH_LIST to an older architecture only builds code this GPU cannot run natively."
         ),

@@ -321,13 +321,13 @@ pub static WSL_DRIVER_IN_GUEST: Kind = Kind {
 pub static FABRIC_NOT_COMPLETED: Kind = Kind {
     id: "fabric-not-completed",
     severities: &[Severity::Error],
-    title: "the fabric manager runs but a GPU's fabric (`nvidia-smi -q -x` `<fabric>`) is not Completed/Success: CUDA fails with 802; evidence: each GPU's state, status, clique id and cluster UUID, the fabric manager log's errors, and on NVLink5 (Blackwell) systems a missing `ib_umad`/`mlx5_ib`, an empty `/sys/class/infiniband` or no `nvlsm`",
+    title: "the fabric manager runs but a GPU's fabric (NVML's GPU fabric info, else `nvidia-smi -q -x` `<fabric>`) is not Completed/Success: CUDA fails with 802; evidence: on NVLink5 (Blackwell) systems a missing `ib_umad`/`mlx5_ib` (and whether the kernel has them at all), an empty `/sys/class/infiniband` or no `nvlsm` first, then the last errors of the fabric manager's log (read from its end) and each GPU's state, status, clique id, cluster UUID and health",
 };
 
 pub static FABRIC_MANAGER_NOT_RUNNING: Kind = Kind {
     id: "fabric-manager-not-running",
     severities: &[Severity::Error],
-    title: "NVSwitch system without nv-fabricmanager (error 802): not installed (unit, binary, dpkg) or not running (process list, `systemctl`)",
+    title: "NVSwitch system (NVSwitch bridges, or GPUs registering with an NVLink fabric) without nv-fabricmanager (error 802): not installed (unit, binary, dpkg) or not running (process list, `systemctl`); why it stopped leads: a version other than the driver's (fixed by making them equal), NVLink5's InfiniBand modules, its journal's errors",
 };
 
 pub static GPU_THERMAL_THROTTLE: Kind = Kind {

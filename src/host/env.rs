@@ -64,12 +64,6 @@ impl Env {
             .collect()
     }
 
-    /// Whether a variable's value held bytes that are not UTF-8 (shown escaped).
-    #[must_use]
-    pub fn is_escaped(&self, key: &str) -> bool {
-        self.raw.contains_key(key)
-    }
-
     /// An environment made of the given pairs (tests, and the child probes).
     #[must_use]
     pub fn from_pairs<K: Into<String>, V: Into<String>>(

@@ -390,6 +390,53 @@ impl RootFs {
         }
     }
 
+    /// Reads the last `limit` bytes of a regular file (a log, whose newest lines matter): a
+    /// file no longer than `limit` whole, a longer one from its length minus `limit`, and noted
+    /// as cut. Opened like every other read, so a FIFO or device is refused, not waited on.
+    fn read_tail_limited(&self, path: &Path, limit: u64) -> io::Result<(Vec<u8>, bool)> {
+        use std::io::{Seek, SeekFrom};
+        let result = open_regular_here(&self.real_path(path)?).and_then(|mut f| {
+            let len = f.metadata()?.len();
+            let start = len.saturating_sub(limit);
+            if start > 0 {
+                f.seek(SeekFrom::Start(start))?;
+            }
+            // Bounded even if the file grows while it is read.
+            read_open(f, limit).map(|(bytes, _)| (bytes, start > 0))
+        });
+        match result {
+            Ok((bytes, cut)) => {
+                if cut {
+                    self.note(path, &format!("read only its last {limit} bytes"));
+                }
+                Ok((bytes, cut))
+            }
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                self.note(path, &format!("not read: {e}"));
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The last whole lines of a text file within its last `limit` bytes (invalid UTF-8
+    /// replaced; a line cut by the start of the window left out), or `None` when it cannot be
+    /// read for any reason.
+    #[must_use]
+    pub fn read_tail_opt(&self, path: impl AsRef<Path>, limit: u64) -> Option<String> {
+        let path = path.as_ref();
+        let (bytes, cut) = self.read_tail_limited(path, limit).ok()?;
+        let bytes = if cut {
+            bytes
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(&bytes[..0], |i| &bytes[i + 1..])
+        } else {
+            &bytes[..]
+        };
+        Some(String::from_utf8_lossy(bytes).into_owned())
+    }
+
     /// Reads a text file (invalid UTF-8 replaced), at most [`DEFAULT_READ_LIMIT`] bytes.
     pub fn read_to_string(&self, path: &Path) -> io::Result<String> {
         Ok(String::from_utf8_lossy(&self.read_bytes(path)?).into_owned())
@@ -573,6 +620,38 @@ mod tests {
         let (_dir, fs) = tree();
         assert!(fs.canonical(Path::new("/loop1"), true).is_err());
         assert!(!fs.exists("/loop1"));
+    }
+
+    #[test]
+    fn a_tail_read_keeps_the_last_whole_lines_and_refuses_fifos() {
+        let (dir, fs) = tree();
+        std::fs::write(dir.path().join("etc/log"), "first line\nsecond\nthird\n").unwrap();
+        // Whole when it fits: the first line too.
+        assert_eq!(
+            fs.read_tail_opt("/etc/log", 100).unwrap(),
+            "first line\nsecond\nthird\n"
+        );
+        // Cut: the window starts inside "second", which is left out.
+        assert_eq!(fs.read_tail_opt("/etc/log", 10).unwrap(), "third\n");
+        assert!(
+            fs.notes()
+                .iter()
+                .any(|n| n == "/etc/log: read only its last 10 bytes"),
+            "{:?}",
+            fs.notes()
+        );
+        let fifo = dir.path().join("etc/pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(fs.read_tail_opt("/etc/pipe", 10).is_none());
+        // Rooted: a link out of the root is not followed out.
+        assert!(fs.read_tail_opt("/usr/local/escape/passwd", 10).is_none());
     }
 
     #[test]

@@ -198,6 +198,7 @@ impl CudaTable {
     /// driver's first component (a Windows `551.61` belongs to R550). Includes rows carried
     /// with `verified = false`.
     #[must_use]
+    #[cfg(test)]
     pub fn branch_for_driver(&self, driver: &str) -> Option<&DriverBranch> {
         let number = leading_major(driver)?;
         self.driver_branches

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::matching::{leading_major, within};
+use super::matching::leading_major;
 use super::validate::{Checker, ProblemKind};
 use super::{ManifestFile, Meta};
 
@@ -86,9 +86,10 @@ pub struct CudnnBuild {
 impl CudnnTable {
     /// The row covering a cuDNN version (`9.10.2.21`, `9.5.1`, `8.0.1`).
     #[must_use]
+    #[cfg(test)]
     pub fn release(&self, version: &str) -> Option<&CudnnRelease> {
         self.releases.iter().find(|row| {
-            within(
+            super::matching::within(
                 Some(row.first.as_deref().unwrap_or(&row.version)),
                 &row.version,
                 version,
@@ -179,12 +180,13 @@ impl CudnnRelease {
     /// The builds that support a CUDA version: same major and inside the build's range (a build
     /// without a range accepts its whole major). cuDNN 9.10.2 has two for CUDA 12.8: the 12.8/12.9
     /// build (needs 570.26, has Blackwell) and the 12.0-12.9 one (needs 525.60.13).
+    #[cfg(test)]
     pub fn builds_for<'a>(&'a self, cuda: &'a str) -> impl Iterator<Item = &'a CudnnBuild> + 'a {
         let major = leading_major(cuda);
         self.builds.iter().filter(move |build| {
             Some(build.cuda_major) == major
                 && match (&build.cuda_min, &build.cuda_max) {
-                    (Some(min), Some(max)) => within(Some(min), max, cuda),
+                    (Some(min), Some(max)) => super::matching::within(Some(min), max, cuda),
                     _ => true,
                 }
         })

@@ -432,6 +432,7 @@ impl FrameworkTable {
 
     /// A pip wheel by distribution name; pip treats `_` and `-` alike and ignores case, so does this.
     #[must_use]
+    #[cfg(test)]
     pub fn pip_wheel(&self, name: &str) -> Option<&PipWheel> {
         let wanted = normalize_dist(name);
         self.pip_wheel

@@ -276,6 +276,7 @@ impl RocmTable {
 
     /// The newest installer for an Ubuntu release whose ROCm lists `gfx` officially.
     #[must_use]
+    #[cfg(test)]
     pub fn installer_for(&self, codename: &str, gfx: &str) -> Option<&AmdgpuInstall> {
         self.installers.iter().rev().find(|i| {
             i.codenames.iter().any(|c| c == codename)

@@ -235,6 +235,7 @@ impl Cache {
 
     /// An entry's soname (`libcudnn.so.9`); bytes that are not UTF-8 replaced.
     #[must_use]
+    #[cfg(test)]
     pub fn soname(&self, e: &CacheEntry) -> Cow<'_, str> {
         String::from_utf8_lossy(self.span(e.soname))
     }

@@ -351,7 +351,6 @@ pub fn torch_build_covers(build: &TorchBuild, cc: &str) -> Option<bool> {
 /// A torch build chosen for this machine.
 #[derive(Debug, Clone, Copy)]
 pub struct TorchPick<'t> {
-    pub release: &'t TorchRelease,
     pub build: &'t TorchBuild,
     /// The build's CUDA (`12.4` of `cu124`).
     pub cuda: (u64, u64),
@@ -403,7 +402,6 @@ pub fn torch_build<'t>(
     }
     builds.sort_by(|a, b| a.1.cmp(&b.1));
     let pick = |(build, v, _): &(&'t TorchBuild, Version, Option<bool>), runs: bool| TorchPick {
-        release,
         build,
         cuda: (v.major(), v.minor()),
         driver_runs: runs,

@@ -17,8 +17,6 @@ pub enum Word {
     /// A script variable (`"$tmp"`, `"$kernel"`: the running kernel's release); only names
     /// gpu-doctor's own code chooses.
     Var(&'static str),
-    /// Every element of a script array (`"${python[@]}"`).
-    Splat(&'static str),
     /// Pieces written next to each other as one word (`"$tmp"'/cuda-keyring.deb'`).
     Join(Vec<Word>),
 }
@@ -142,8 +140,6 @@ pub enum Check {
     Any(Vec<Check>),
     /// All of these hold.
     All(Vec<Check>),
-    /// This does not hold.
-    Not(Box<Check>),
 }
 
 /// What happens when a guard's check holds.

@@ -257,16 +257,17 @@ pub(super) fn decide<'m>(
                 .extend(upgrade_options(machine, m, target, &ccs, &as_of, &d));
         }
     }
-    let (driver, serves) = decide_driver(
+    let (driver, serves) = DriverAsk {
         machine,
         m,
-        &d,
+        d: &d,
         named,
-        working.as_ref(),
-        &needs,
-        &as_of,
-        keep && !fixing,
-    )?;
+        working: working.as_ref(),
+        needs: &needs,
+        as_of: &as_of,
+        keep_request: keep && !fixing,
+    }
+    .decide()?;
     d.driver = driver;
     d.driver_serves = serves;
     if let Some(note) = legacy_note(machine, m, &ccs) {

@@ -83,7 +83,6 @@ fn word(w: &Word) -> String {
         Word::Path(path) if path.starts_with("./") || path.starts_with("../") => shell_quote(path),
         Word::Path(path) => shell_quote(&format!("./{path}")),
         Word::Var(name) => format!("\"${name}\""),
-        Word::Splat(name) => format!("\"${{{name}[@]}}\""),
         Word::Join(parts) => parts.iter().map(word).collect(),
     }
 }
@@ -245,7 +244,6 @@ pub fn check_text(check: &Check) -> String {
         Check::RunningKernelHeaders => "has_package \"linux-headers-$kernel\"".to_string(),
         Check::Any(list) => group(list, " || "),
         Check::All(list) => group(list, " && "),
-        Check::Not(inner) => format!("! {{ {}; }}", check_text(inner)),
     }
 }
 
@@ -289,7 +287,6 @@ impl Uses {
                 self.0.insert("has_conda_package");
             }
             Check::Any(list) | Check::All(list) => list.iter().for_each(|c| self.check(c)),
-            Check::Not(inner) => self.check(inner),
             _ => {}
         }
     }

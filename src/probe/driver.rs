@@ -29,12 +29,17 @@ pub(crate) struct DriverFacts {
     pub gpus: Vec<Gpu>,
     /// Under `--host-root`: the node's own nvidia-smi answered (the container had none).
     pub smi_from_node: bool,
+    /// Where the NVML child's time went, for the probe's record (`-v`).
+    pub phases: Option<String>,
 }
 
 #[must_use]
 pub(crate) fn probe(host: &Host) -> DriverFacts {
     let snapshot = gpu::query(host);
-    let mut facts = DriverFacts::default();
+    let mut facts = DriverFacts {
+        phases: snapshot.phases.map(|p| p.describe()),
+        ..DriverFacts::default()
+    };
     facts.driver.nvml = snapshot.nvml.clone();
     facts.driver.libcuda_cuda_version = snapshot.libcuda_cuda_version.clone();
     let nvml_ok = snapshot.nvml.status == ProbeStatus::Ok;
@@ -254,6 +259,7 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
             status: f.status.clone(),
             clique_id: f.clique_id.clone(),
             cluster_uuid: f.cluster_uuid.clone(),
+            health: None,
         }),
         source: "nvidia-smi".to_string(),
         chip: None,

@@ -65,6 +65,7 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
             .filter(|m| has(m) || fs.is_dir(format!("/sys/module/{m}")))
             .map(|m| (*m).to_string())
             .collect(),
+        infiniband_modules_absent: Vec::new(),
         infiniband_devices: fs.is_dir("/sys/class/infiniband").then(|| {
             let mut names: Vec<String> = fs
                 .read_dir("/sys/class/infiniband")
@@ -74,20 +75,34 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
             names.sort();
             names
         }),
+        // The newest errors are at the end of a log that can grow for months: read its tail.
         fabric_manager_log: fs
-            .read_opt("/var/log/fabricmanager.log")
+            .read_tail_opt("/var/log/fabricmanager.log", FABRIC_MANAGER_LOG_TAIL)
             .map(|t| fabric_manager_errors(&t))
             .unwrap_or_default(),
     }
 }
 
-/// The last (at most 5) error lines of a fabric manager log (`[ERROR]`, "error", "failed").
-fn fabric_manager_errors(log: &str) -> Vec<String> {
+/// How much of the fabric manager's log is read, from its end: its last errors are what keep
+/// today's fabric from completing.
+const FABRIC_MANAGER_LOG_TAIL: u64 = 1024 * 1024;
+
+/// The last (at most 5) error lines of a fabric manager log or journal (`[ERROR]`, "error",
+/// "failed", "cannot").
+pub(crate) fn fabric_manager_errors(log: &str) -> Vec<String> {
     let mut lines: Vec<String> = log
         .lines()
         .filter(|l| {
             let l = l.to_ascii_lowercase();
-            l.contains("error") || l.contains("failed")
+            // "failed", "failure" (systemd's status=1/FAILURE), "cannot" (the start script's
+            // `Kernel module "ib_umad" has not been loaded, fabric manager cannot be started`).
+            // "don't match" / "doesn't match" / "mismatch": a fabric manager of another
+            // version than the driver's.
+            l.contains("error")
+                || l.contains("fail")
+                || l.contains("cannot")
+                || l.contains("n't match")
+                || l.contains("mismatch")
         })
         .map(|l| l.trim().chars().take(300).collect())
         .collect();
@@ -124,4 +139,39 @@ fn daemons(host: &Host) -> Option<Vec<String>> {
     found.sort();
     found.dedup();
     Some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fabric manager log far longer than the read: the newest errors (what keeps today's
+    /// fabric from completing) are seen, not the oldest.
+    #[test]
+    fn the_fabric_manager_log_is_read_from_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("var/log")).unwrap();
+        let mut log = String::from("[Jan 01 2025 00:00:00] [ERROR] [tid 1] the oldest error\n");
+        let filler = "[Jan 01 2025 00:00:01] [INFO] [tid 1] Received an inband message\n";
+        while (log.len() as u64) < 3 * FABRIC_MANAGER_LOG_TAIL {
+            log.push_str(filler);
+        }
+        log.push_str(
+            "[Dec 02 2026 16:00:00] [ERROR] [tid 9] NVLink subnet manager is not running\n",
+        );
+        std::fs::write(dir.path().join("var/log/fabricmanager.log"), &log).unwrap();
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::env::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let k = probe(&host);
+        assert_eq!(
+            k.fabric_manager_log,
+            vec![
+                "[Dec 02 2026 16:00:00] [ERROR] [tid 9] NVLink subnet manager is not running"
+                    .to_string()
+            ]
+        );
+    }
 }

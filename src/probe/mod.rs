@@ -103,50 +103,106 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
     let (mut python_envs, python_rec) = python;
     records.extend([system_rec, pci_rec, kernel_rec, loader_rec, python_rec]);
 
-    let mut kernel = kernel;
-    if let Some(release) = system.kernel_release.as_deref() {
-        kernel.module_files = module_files::nvidia_modules(host, release);
-    }
-    kernel.module_signing_key = module_files::signing_key(host);
-    let (services, rec) = timed("services", || {
-        services::probe(host, kernel.daemons.as_ref(), system.container.is_some())
-    });
-    kernel.services = services;
-    records.push(rec);
     let conda: Vec<PathBuf> = python_envs
         .iter()
         .filter(|e| e.kind == "conda")
         .map(|e| PathBuf::from(&e.path))
         .collect();
-    let (toolkits, rec) = timed("toolkits", || toolkit::probe(host, &conda));
+    // The second stage needs the first one's facts; its groups need nothing of each other
+    // but the toolkits, so they run side by side (issue 29: the scan is as long as its
+    // longest chain, and this one ran beside the driver probe for about as long).
+    let (modules, services, driver_libraries, rocm_found, toolkits, libraries, resolution) =
+        std::thread::scope(|s| {
+            let modules = s.spawn(|| {
+                let files = system.kernel_release.as_deref().map(|release| {
+                    let files = module_files::nvidia_modules(host, release);
+                    // Only looked for where it can matter: the nvidia module loaded and an
+                    // InfiniBand module of the NVLink5 fabric not.
+                    let absent = if kernel.nvidia_loaded {
+                        let unloaded: Vec<&str> = ["ib_umad", "mlx5_ib"]
+                            .into_iter()
+                            .filter(|m| !kernel.infiniband_modules.iter().any(|x| x == m))
+                            .collect();
+                        Some(module_files::absent_modules(host, release, &unloaded))
+                    } else {
+                        None
+                    };
+                    (files, absent)
+                });
+                (files, module_files::signing_key(host))
+            });
+            let services = s.spawn(|| {
+                timed("services", || {
+                    services::probe(host, kernel.daemons.as_ref(), system.container.is_some())
+                })
+            });
+            let driver_libraries = s.spawn(|| {
+                timed("driver-libraries", || {
+                    driver_libs::probe(host, &loader, system.wsl)
+                })
+            });
+            let rocm = s.spawn(|| {
+                timed("rocm", || {
+                    let topology = amd::topology(host);
+                    let gpus = amd::gpus(host, &pci, &topology);
+                    (rocm::probe(host, &kernel, &pci, &topology), gpus)
+                })
+            });
+            let toolkits = timed("toolkits", || toolkit::probe(host, &conda));
+            let (libraries, resolution) = std::thread::scope(|s| {
+                let libraries = s.spawn(|| {
+                    timed("libraries", || {
+                        libs::probe(host, &loader, &toolkits.0, &python_envs)
+                    })
+                });
+                let resolution = timed("library-resolution", || {
+                    linkmap::probe(host, &loader, &toolkits.0, &python_envs)
+                });
+                (libraries.join(), resolution)
+            });
+            (
+                modules.join(),
+                services.join(),
+                driver_libraries.join(),
+                rocm.join(),
+                toolkits,
+                libraries,
+                resolution,
+            )
+        });
+    let mut kernel = kernel;
+    let (module_files, signing_key) = modules.unwrap_or_default();
+    if let Some((files, absent)) = module_files {
+        kernel.module_files = files;
+        if let Some(absent) = absent {
+            kernel.infiniband_modules_absent = absent;
+        }
+    }
+    kernel.module_signing_key = signing_key;
+    let (services, rec) = services.unwrap_or_else(|_| panicked("services"));
+    kernel.services = services;
     records.push(rec);
-    let (driver_libraries, rec) = timed("driver-libraries", || {
-        driver_libs::probe(host, &loader, system.wsl)
-    });
+    let (toolkits, rec) = toolkits;
     records.push(rec);
-    let (mut libraries, rec) = timed("libraries", || {
-        libs::probe(host, &loader, &toolkits, &python_envs)
-    });
+    let (driver_libraries, rec) = driver_libraries.unwrap_or_else(|_| panicked("driver-libraries"));
     records.push(rec);
-    let ((loads, table), rec) = timed("library-resolution", || {
-        linkmap::probe(host, &loader, &toolkits, &python_envs)
-    });
+    let (mut libraries, rec) = libraries.unwrap_or_else(|_| panicked("libraries"));
+    records.push(rec);
+    let ((loads, table), rec) = resolution;
     libraries.loads = loads;
     libraries.loader_table = table;
     records.push(rec);
-
-    let ((rocm, amd_gpus), rec) = timed("rocm", || {
-        let topology = amd::topology(host);
-        let gpus = amd::gpus(host, &pci, &topology);
-        (rocm::probe(host, &kernel, &pci, &topology), gpus)
-    });
+    let ((rocm, amd_gpus), rec) = rocm_found.unwrap_or_else(|_| panicked("rocm"));
     records.push(rec);
     if let Some(version) = rocm.as_ref().and_then(rocm::main_version) {
         kernel.rocm_version = Some(version);
     }
     rocm_wheels::enrich(host, &mut python_envs);
 
-    let (mut driver, driver_rec) = driver().unwrap_or_else(|_| panicked("driver"));
+    let (mut driver, mut driver_rec) = driver().unwrap_or_else(|_| panicked("driver"));
+    if driver_rec.detail.is_none() {
+        driver_rec.detail = driver.phases.take();
+    }
     records.push(driver_rec);
     driver::fill_from_kernel(&mut driver, &kernel);
     let smi_from_node = driver.smi_from_node;

@@ -57,6 +57,41 @@ pub(crate) fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
     found
 }
 
+/// Which of `names` (InfiniBand modules: `ib_umad`, `mlx5_ib`) the running kernel has no module
+/// for: neither a file in `/lib/modules/<release>/modules.dep` nor a line of `modules.builtin`.
+/// Empty when `modules.dep` cannot be read (nothing is known then). On Ubuntu these modules come
+/// in `linux-modules-extra-<release>`, which cloud images leave out (NVIDIA/gpu-operator#2781).
+#[must_use]
+pub(crate) fn absent_modules(host: &Host, release: &str, names: &[&str]) -> Vec<String> {
+    if names.is_empty() || release.is_empty() || release.contains('/') {
+        return Vec::new();
+    }
+    let base = format!("/lib/modules/{release}");
+    let Some(dep) = host.fs.read_opt(format!("{base}/modules.dep")) else {
+        return Vec::new();
+    };
+    let builtin = host
+        .fs
+        .read_opt(format!("{base}/modules.builtin"))
+        .unwrap_or_default();
+    // A module's name with `-` and `_` alike, as modprobe treats them.
+    let stem = |path: &str| -> String {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        file.split(".ko").next().unwrap_or(file).replace('-', "_")
+    };
+    let present: std::collections::HashSet<String> = dep
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .chain(builtin.lines())
+        .map(|p| stem(p.trim()))
+        .collect();
+    names
+        .iter()
+        .filter(|n| !present.contains(&n.replace('-', "_")))
+        .map(|n| (*n).to_string())
+        .collect()
+}
+
 /// The first local module-signing key that exists.
 #[must_use]
 pub(crate) fn signing_key(host: &Host) -> Option<String> {
@@ -64,4 +99,49 @@ pub(crate) fn signing_key(host: &Host) -> Option<String> {
         .iter()
         .find(|p| host.fs.exists(p))
         .map(|p| (*p).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host_with(dep: Option<&str>, builtin: &str) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("lib/modules/6.8.0-1-generic");
+        std::fs::create_dir_all(&base).unwrap();
+        if let Some(dep) = dep {
+            std::fs::write(base.join("modules.dep"), dep).unwrap();
+        }
+        std::fs::write(base.join("modules.builtin"), builtin).unwrap();
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        (dir, host)
+    }
+
+    #[test]
+    fn a_module_is_absent_only_when_modules_dep_and_builtin_both_lack_it() {
+        let names = ["ib_umad", "mlx5_ib"];
+        let dep = "kernel/drivers/infiniband/core/ib_umad.ko.zst: kernel/drivers/infiniband/core/ib_core.ko.zst\n\
+                   kernel/drivers/net/ethernet/mellanox/mlx5/core/mlx5_core.ko.zst:\n";
+        let (_d, host) = host_with(Some(dep), "");
+        assert_eq!(
+            absent_modules(&host, "6.8.0-1-generic", &names),
+            ["mlx5_ib"]
+        );
+        // Built into the kernel: present.
+        let (_d, host) = host_with(Some(dep), "kernel/drivers/infiniband/hw/mlx5/mlx5_ib.ko\n");
+        assert!(absent_modules(&host, "6.8.0-1-generic", &names).is_empty());
+        // An out-of-tree build (DOCA-OFED in updates/) counts too.
+        let (_d, host) = host_with(
+            Some("updates/dkms/ib_umad.ko: \nupdates/dkms/mlx5_ib.ko.xz: \n"),
+            "",
+        );
+        assert!(absent_modules(&host, "6.8.0-1-generic", &names).is_empty());
+        // No modules.dep: nothing is known, nothing is said.
+        let (_d, host) = host_with(None, "");
+        assert!(absent_modules(&host, "6.8.0-1-generic", &names).is_empty());
+    }
 }

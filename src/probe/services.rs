@@ -142,11 +142,20 @@ pub(crate) fn probe(
             } else {
                 None
             };
+            // Why an installed fabric manager is not running is in its journal (its start
+            // script's checks write there); asked only then, and never for a container's view.
+            let journal = match (&systemctl, installed, active) {
+                (Some(_), Some(true), Some(false)) if k.unit == "nvidia-fabricmanager" => {
+                    journal_errors(host, &unit_file)
+                }
+                _ => Vec::new(),
+            };
             Service {
                 name: k.unit.to_string(),
                 installed,
                 active,
                 evidence,
+                journal,
             }
         })
         .collect()
@@ -167,6 +176,24 @@ fn present(host: &Host, paths: impl Iterator<Item = String>) -> impl Iterator<It
         })
         .collect::<Vec<_>>()
         .into_iter()
+}
+
+/// The last error lines of `journalctl -u <unit>` (its newest 200 lines, message text only),
+/// run through the host's command runner with its deadline; empty when there is no journalctl,
+/// it fails or times out.
+fn journal_errors(host: &Host, unit: &str) -> Vec<String> {
+    let Some(journalctl) = host.which("journalctl") else {
+        return Vec::new();
+    };
+    match host.run(
+        &journalctl,
+        &["-u", unit, "-n", "200", "--no-pager", "-q", "-o", "cat"],
+    ) {
+        Ok(out) if !out.timed_out && out.success() => {
+            super::kernel::fabric_manager_errors(&out.stdout)
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// `systemctl is-active <unit>`: "active" is running; "inactive", "failed" and the unknown-unit

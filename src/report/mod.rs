@@ -244,6 +244,11 @@ pub struct KernelInfo {
     /// fabric manager and the NVLink subnet manager reach the NVSwitches through them.
     #[serde(default)]
     pub infiniband_modules: Vec<String>,
+    /// InfiniBand modules (`ib_umad`, `mlx5_ib`) not loaded and not installed for the running
+    /// kernel either (not in its `modules.dep` or `modules.builtin`): `modprobe` cannot load
+    /// them until their package is installed. Empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub infiniband_modules_absent: Vec<String>,
     /// The entries of `/sys/class/infiniband` (`mlx5_0`, ...); null when the folder is absent.
     #[serde(default)]
     pub infiniband_devices: Option<Vec<String>>,
@@ -269,6 +274,12 @@ pub struct Service {
     /// "dpkg: nvidia-fabricmanager-550 550.54.15-1", "process: nv-fabricmanager",
     /// "systemctl is-active: inactive").
     pub evidence: Vec<String>,
+    /// The last error lines (at most 5) of `journalctl -u <unit>`, asked only for an installed
+    /// fabric manager that is not running: where its start script writes why it stopped (the
+    /// unit's `ExecStartPre` check, or a daemon that logs to the journal, not to
+    /// `/var/log/fabricmanager.log`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub journal: Vec<String>,
 }
 
 /// The NVIDIA driver as user space sees it.
@@ -440,7 +451,8 @@ pub struct Gpu {
     pub gtt_total_mib: Option<u64>,
 }
 
-/// A GPU's NVLink fabric (`nvidia-smi -q -x` `<fabric>`).
+/// A GPU's NVLink fabric: NVML's GPU fabric info (`nvmlDeviceGetGpuFabricInfoV`) when NVML
+/// answers, else `nvidia-smi -q -x`'s `<fabric>` (the GPU's `source` says which).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -451,6 +463,11 @@ pub struct GpuFabric {
     pub status: Option<String>,
     pub clique_id: Option<String>,
     pub cluster_uuid: Option<String>,
+    /// NVML's fabric health summary ("Healthy", "Unhealthy", "Limited Capacity"), with the
+    /// health mask's set flags in parentheses ("Unhealthy (degraded bandwidth)"); null when the
+    /// driver does not report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<String>,
 }
 
 impl Gpu {

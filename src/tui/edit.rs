@@ -37,6 +37,7 @@ impl LineEdit {
     }
 
     #[must_use]
+    #[cfg(test)]
     pub fn cursor(&self) -> usize {
         self.cursor
     }

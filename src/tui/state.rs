@@ -11,7 +11,7 @@ use crate::check::expr::{Requirement, Subject};
 use crate::framework::FrameworkName;
 use crate::report::{Gpu, Report, Severity};
 
-use super::services::{PlanChoice, PlanOptions, PlanText, SmokeRow, Via};
+use super::services::{PlanChoice, PlanOptions, PlanText, SmokeRow};
 
 /// The screens, in tab order (keys 1–7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -320,6 +320,7 @@ impl PlanState {
     }
 
     /// Picks a field's value by name (tests and a future command line).
+    #[cfg(test)]
     pub fn pick(&mut self, field: PlanField, value: &str) -> bool {
         match self.values(field).iter().position(|v| v == value) {
             Some(i) => {
@@ -332,7 +333,8 @@ impl PlanState {
 
     /// The via a choice names, for labels.
     #[must_use]
-    pub fn via(&self) -> Option<Via> {
+    #[cfg(test)]
+    pub fn via(&self) -> Option<super::services::Via> {
         self.choice().via
     }
 }

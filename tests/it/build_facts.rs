@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::{doctor, find, finding, framework};
+use crate::support::{assert_findings, doctor, find, finding, framework};
 
 fn toolkit<'a>(r: &'a Value, path: &str) -> &'a Value {
     find(&r["toolkits"], "path", path)
@@ -205,6 +205,43 @@ fn blackwell_with_cuda_12_6_cannot_build_extensions() {
         f["title"]
     );
     assert!(f["fix"].as_str().unwrap().contains("12.8 or newer"));
+}
+
+/// nvcc alone (llama.cpp / whisper.cpp builds, no framework: whisper.cpp#3030, llama.cpp#13271):
+/// the finding is about the nvcc on PATH and leads to a newer toolkit, never to a framework's
+/// CUDA or TORCH_CUDA_ARCH_LIST.
+#[test]
+fn blackwell_with_nvcc_12_6_alone_cannot_build_cuda_code() {
+    let r = doctor("nvcc-only-cuda126-rtx5090");
+    assert_findings(&r, &["toolkit-cannot-target-gpu"]);
+    let f = finding(&r, "toolkit-cannot-target-gpu");
+    assert_eq!(f["severity"], "warning");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("sm_120") && title.contains("building CUDA code for it fails"),
+        "{title}"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains(
+            "nvcc 12.6.85 of /usr/local/cuda-12.6 (on PATH; no CUDA framework installed)"
+        ),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains("sm_120 is first targeted by CUDA 12.8"),
+        "{evidence}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("Install CUDA toolkit 12.8 or newer and put its nvcc first on PATH"),
+        "{fix}"
+    );
+    assert!(fix.contains("CMAKE_CUDA_COMPILER"), "{fix}");
+    assert!(
+        !fix.contains("TORCH_CUDA_ARCH_LIST") && !fix.contains("framework"),
+        "{fix}"
+    );
 }
 
 /// The line after `$ <command starting with prefix>` in the H200 capture.

@@ -1217,7 +1217,12 @@ fn nova_core_ada() {
         .unwrap();
     let fix = f["fix"].as_str().unwrap();
     assert!(fix.contains("blacklist nova_core"), "{fix}");
+    assert!(fix.contains("blacklist nova_drm"), "{fix}");
     assert!(fix.contains("update-initramfs -u"), "{fix}");
+    // The text reads as prose: no runs of spaces left by a string split without `\`.
+    for text in [fix, f["detail"].as_str().unwrap()] {
+        assert!(!text.contains("  "), "{text}");
+    }
     assert!(!fix.contains("modprobe nvidia"), "{fix}");
     assert!(!fix.contains("mokutil"), "{fix}");
     assert!(
@@ -1225,6 +1230,115 @@ fn nova_core_ada() {
         "{}",
         f["evidence"]
     );
+}
+
+/// HGX B200 (NVLink5) whose fabric manager's precheck refused to start it because `ib_umad`
+/// was not loaded (spectrocloud/CanvOS#700): the fix loads the InfiniBand modules first, and the
+/// evidence quotes the start script's own line from the journal (no /var/log/fabricmanager.log).
+#[test]
+fn hgx_b200_ib_umad_not_loaded() {
+    let r = doctor("hgx-b200-ib-umad-not-loaded");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    assert_eq!(r["gpus"][0]["fabric"]["state"], "In Progress");
+    assert_eq!(r["gpus"][0]["compute_capability"], "10.0");
+    let f = finding(&r, "fabric-manager-not-running");
+    // No NVSwitch on the PCI bus of an NVLink5 board: the title speaks of the fabric.
+    assert_eq!(
+        f["title"],
+        "NVLink fabric (8 GPU(s) registering with it) without a running fabric manager"
+    );
+    // The cause leads the evidence.
+    assert_eq!(
+        f["evidence"][0],
+        "NVLink5 (Blackwell) fabric: the ib_umad module is not loaded (/proc/modules)"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(!evidence.contains("NVSwitch bridge"), "{evidence}");
+    // mlx5_ib is loaded and the management ports are listed: neither is blamed.
+    assert!(!evidence.contains("mlx5_ib module"), "{evidence}");
+    assert!(!evidence.contains("/sys/class/infiniband"), "{evidence}");
+    assert!(
+        evidence.contains(
+            "journalctl -u nvidia-fabricmanager: Kernel module \\\"ib_umad\\\" has not been \
+             loaded, fabric manager cannot be started"
+        ),
+        "{evidence}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("First load the InfiniBand modules")
+            && fix.contains("modprobe -a ib_umad mlx5_ib"),
+        "{fix}"
+    );
+    // The modules are installed for this kernel: no package to install.
+    assert!(!fix.contains("linux-modules-extra"), "{fix}");
+}
+
+/// HGX B200 on an Ubuntu image without `linux-modules-extra` (NVIDIA/gpu-operator#2781): neither
+/// `mlx5_ib` nor `ib_umad` is loaded or even installed for the running kernel, there is no
+/// `/sys/class/infiniband`, and the fabric stays In Progress. `modprobe` alone would fail: the fix
+/// installs the kernel's extra modules first.
+#[test]
+fn hgx_b200_without_infiniband_modules() {
+    let r = doctor("hgx-b200-no-infiniband-modules");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    assert_eq!(
+        r["kernel"]["infiniband_modules_absent"],
+        json!(["ib_umad", "mlx5_ib"])
+    );
+    let f = finding(&r, "fabric-manager-not-running");
+    let evidence = f["evidence"].to_string();
+    for m in ["ib_umad", "mlx5_ib"] {
+        assert!(
+            evidence.contains(&format!(
+                "the {m} module is not loaded (/proc/modules) and not installed for the running kernel"
+            )),
+            "{evidence}"
+        );
+    }
+    assert!(evidence.contains("no /sys/class/infiniband"), "{evidence}");
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with("The running kernel has no ib_umad or mlx5_ib module: install them with `sudo apt install linux-modules-extra-$(uname -r)`"),
+        "{fix}"
+    );
+}
+
+/// An H100 HGX whose fabric manager (550.127.05) is not the driver's version (550.120): it
+/// refuses to start (akash-network/website#632, NVIDIA/gpu-operator#544). The fix makes the
+/// versions equal; it never names a package version apt may not have.
+#[test]
+fn hgx_fabric_manager_version_mismatch() {
+    let r = doctor("hgx-fabric-manager-version-mismatch");
+    assert_findings(&r, &["fabric-manager-not-running"]);
+    let f = finding(&r, "fabric-manager-not-running");
+    // The cause leads the evidence.
+    assert_eq!(
+        f["evidence"][0],
+        "nvidia-fabricmanager-550 550.127.05 is not the driver's version 550.120: the fabric \
+         manager starts only with the driver of its own version"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains(
+            "journalctl -u nvidia-fabricmanager: fabric manager NVIDIA GPU driver interface version \
+             550.127.05 doesn't match with driver version 550.120."
+        ),
+        "{evidence}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with(
+            "Make the fabric manager exactly the driver's version (550.120, not 550.127.05): \
+             `apt-cache madison nvidia-fabricmanager-550 | grep 550.120`"
+        ),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("apt-mark hold nvidia-fabricmanager-550"),
+        "{fix}"
+    );
+    assert!(!fix.contains("=550.120-1"), "{fix}");
 }
 
 #[test]

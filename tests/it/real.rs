@@ -188,3 +188,34 @@ fn the_compat_libcuda_the_files_show_is_listed_off_the_loader_path() {
         assert!(l["rank"].as_u64() < compat[0]["rank"].as_u64(), "{l}");
     }
 }
+
+/// The H200's fabric as NVML and nvidia-smi report it (`real/h200-fabric`, release binary on
+/// the device): one GPU outside any NVSwitch fabric. NVML answers success with state 0 ("not
+/// supported"), nvidia-smi prints N/A, and the doctor's NVML child, preferred over nvidia-smi
+/// when it answers, makes that no fabric at all: nothing to say about a fabric manager.
+#[test]
+fn the_h200_is_in_no_fabric_by_nvml_and_nvidia_smi() {
+    let raw = include_str!("../fixtures/real/h200-fabric/nvml-fabric-raw.txt");
+    assert!(
+        raw.contains("nvmlDeviceGetGpuFabricInfoV sizeof 40 rc 0 Success\n  state 0 "),
+        "{raw}"
+    );
+    let commands = include_str!("../fixtures/real/h200-fabric/commands.txt");
+    assert!(commands.contains("<state>N/A</state>"), "{commands}");
+    let probe: Value =
+        serde_json::from_str(include_str!("../fixtures/real/h200-fabric/gpu-probe.json"))
+            .expect("JSON");
+    assert_eq!(probe["nvml"]["status"], "ok");
+    assert_eq!(probe["gpus"][0]["source"], "nvml");
+    assert_eq!(probe["gpus"][0]["fabric"], Value::Null);
+    let r: Value = serde_json::from_str(include_str!("../fixtures/real/h200-fabric/doctor.json"))
+        .expect("JSON");
+    assert_eq!(r["gpus"][0]["fabric"], Value::Null);
+    let ids: Vec<&str> = r["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(!ids.iter().any(|i| i.starts_with("fabric")), "{ids:?}");
+}

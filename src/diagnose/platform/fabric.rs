@@ -64,19 +64,26 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         .iter()
         .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
         .count();
-    let mut f = FindingBuilder::new(
-        &ids::FABRIC_MANAGER_NOT_RUNNING,
-        Severity::Error,
+    let which = if not_installed {
+        "an installed"
+    } else {
+        "a running"
+    };
+    // NVLink5 boards have no NVSwitch on the host's PCI bus (the switches are managed through
+    // InfiniBand ports): the GPUs' fabric state says it is an NVSwitch system.
+    let title = if switches.is_empty() {
         format!(
-            "NVSwitch system without {} fabric manager ({} NVSwitch, {gpus} GPU(s))",
-            if not_installed {
-                "an installed"
-            } else {
-                "a running"
-            },
+            "NVLink fabric ({} GPU(s) registering with it) without {which} fabric manager",
+            in_fabric(report).len()
+        )
+    } else {
+        format!(
+            "NVSwitch system without {which} fabric manager ({} NVSwitch, {gpus} GPU(s))",
             switches.len()
-        ),
-    )
+        )
+    };
+    let nvlink5_missing = nvlink5_missing(report);
+    let mut f = FindingBuilder::new(&ids::FABRIC_MANAGER_NOT_RUNNING, Severity::Error, title)
     .detail(
         "The GPUs are connected through NVSwitch (an HGX or DGX board). Until the NVIDIA fabric \
          manager has set up the switch fabric, CUDA cannot use the GPUs: every CUDA program \
@@ -89,11 +96,37 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         ids.dedup();
         ids
     };
-    f = f.evidence(format!(
-        "PCI: NVSwitch bridge(s) {} (device {})",
-        addresses.join(", "),
-        ids.join(", ")
-    ));
+    let version = report
+        .driver
+        .version
+        .as_deref()
+        .or(report.kernel.nvidia_version.as_deref());
+    // The fabric manager refuses to start unless its version is the driver's exactly ("fabric
+    // manager NVIDIA GPU driver interface version X don't match with driver version Y":
+    // NVIDIA/gpu-operator#544, siderolabs/pkgs#720); an `apt upgrade` of one without the other
+    // is the usual way there (Azure/azhpc-images#86).
+    let mismatch = version.and_then(|v| {
+        installed_version(service?)
+            .filter(|(_, fm)| fm != v)
+            .map(|(package, fm)| (package, fm, v))
+    });
+    // What keeps an NVLink5 fabric manager from starting leads the evidence.
+    for m in &nvlink5_missing {
+        f = f.evidence(m.clone());
+    }
+    if let Some((package, fm, v)) = &mismatch {
+        f = f.evidence(format!(
+            "{package} {fm} is not the driver's version {v}: the fabric manager starts only \
+             with the driver of its own version"
+        ));
+    }
+    if !switches.is_empty() {
+        f = f.evidence(format!(
+            "PCI: NVSwitch bridge(s) {} (device {})",
+            addresses.join(", "),
+            ids.join(", ")
+        ));
+    }
     if let Some(daemons) = &report.kernel.daemons {
         f = f.evidence(if daemons.is_empty() {
             "running GPU daemons: none (no nv-fabricmanager process in /proc)".to_string()
@@ -111,20 +144,17 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
             f = f.evidence(format!("nvidia-fabricmanager {line}"));
         }
     }
+    for line in service.map(|s| s.journal.as_slice()).unwrap_or_default() {
+        f = f.evidence(format!("journalctl -u nvidia-fabricmanager: {line}"));
+    }
+    for line in &report.kernel.fabric_manager_log {
+        f = f.evidence(format!("/var/log/fabricmanager.log: {line}"));
+    }
     for line in fabric_evidence(report) {
         f = f.evidence(line);
     }
-    let version = report
-        .driver
-        .version
-        .as_deref()
-        .or(report.kernel.nvidia_version.as_deref());
     if let Some(v) = version {
         f = f.evidence(format!("driver: {v}"));
-    }
-    let nvlink5_missing = nvlink5_missing(report);
-    for m in &nvlink5_missing {
-        f = f.evidence(m.clone());
     }
     let apt = matches!(report.host.os_id.as_deref(), Some("ubuntu" | "debian"));
     let package = match version.and_then(|v| v.split('.').next().map(|branch| (v, branch))) {
@@ -150,6 +180,26 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
              `sudo systemctl enable --now nvidia-fabricmanager`. `nvidia-smi -q | grep -A 2 \
              Fabric` then shows State: Completed."
         )
+    } else if let Some((fm_package, fm, v)) = &mismatch {
+        // No package version is named that may not exist: apt lists what its sources publish.
+        let install = if apt {
+            format!(
+                "`apt-cache madison {fm_package} | grep {v}` names the package version to give \
+                 `sudo apt install {fm_package}=<that version>`, then `sudo apt-mark hold \
+                 {fm_package}` so an upgrade cannot part them again"
+            )
+        } else {
+            format!(
+                "install the fabric manager package of version {v} from NVIDIA's CUDA repository"
+            )
+        };
+        format!(
+            "Make the fabric manager exactly the driver's version ({v}, not {fm}): {install}. \
+             Where no {v} fabric manager is published (the driver came from another \
+             repository), install the driver of version {fm} from the fabric manager's \
+             repository instead. Then `sudo systemctl enable --now nvidia-fabricmanager`; \
+             `nvidia-smi -q | grep -A 2 Fabric` then shows State: Completed."
+        )
     } else {
         format!(
             "Start it and enable it at boot: `sudo systemctl enable --now nvidia-fabricmanager`. \
@@ -162,9 +212,23 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
     let fix = if nvlink5_missing.is_empty() || not_installed {
         fix
     } else {
-        format!("{} {fix}", NVLINK5_FIX)
+        format!("{} {fix}", nvlink5_fix(report))
     };
     Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
+}
+
+/// The fabric manager's package and version from its dpkg record ("dpkg:
+/// nvidia-fabricmanager-550 550.127.05-1" gives ("nvidia-fabricmanager-550", "550.127.05")).
+fn installed_version(service: &crate::report::Service) -> Option<(String, String)> {
+    service.evidence.iter().find_map(|line| {
+        let (package, version) = line.strip_prefix("dpkg: ")?.split_once(' ')?;
+        if package.starts_with("nvidia-fabricmanager-dev") {
+            return None;
+        }
+        let version = version.split_once(':').map_or(version, |(_, v)| v);
+        let version = version.rsplit_once('-').map_or(version, |(v, _)| v);
+        Some((package.to_string(), version.to_string()))
+    })
 }
 
 /// On NVLink5 systems the fabric manager reaches the NVSwitches through InfiniBand management
@@ -176,6 +240,28 @@ pub(super) const NVLINK5_FIX: &str = "First load the InfiniBand modules the NVSw
      keep them loaded at boot: `sudo modprobe -a ib_umad mlx5_ib && printf 'ib_umad\\nmlx5_ib\\n' | \
      sudo tee /etc/modules-load.d/nvidia-fabricmanager.conf`; `ls /sys/class/infiniband` then lists \
      the mlx5 devices, and the NVLink subnet manager (`nvlsm`) starts with the fabric manager.";
+
+/// [`NVLINK5_FIX`], after installing the modules first where the running kernel has none
+/// (Ubuntu cloud images without `linux-modules-extra`: NVIDIA/gpu-operator#2781).
+pub(super) fn nvlink5_fix(report: &Report) -> String {
+    let absent = &report.kernel.infiniband_modules_absent;
+    if absent.is_empty() {
+        return NVLINK5_FIX.to_string();
+    }
+    let install = if matches!(report.host.os_id.as_deref(), Some("ubuntu")) {
+        "install them with `sudo apt install linux-modules-extra-$(uname -r)` (Ubuntu ships the \
+         InfiniBand modules there, and cloud images leave it out)"
+            .to_string()
+    } else {
+        "install the package of the running kernel that carries them (the distribution's extra \
+         kernel modules, or NVIDIA's DOCA-OFED / MLNX_OFED)"
+            .to_string()
+    };
+    format!(
+        "The running kernel has no {} module: {install}. {NVLINK5_FIX}",
+        absent.join(" or ")
+    )
+}
 
 /// The NVIDIA GPUs that report an NVLink fabric (a state other than "Not Supported").
 pub(super) fn in_fabric(report: &Report) -> Vec<&crate::report::Gpu> {
@@ -196,8 +282,18 @@ pub(super) fn fabric_evidence(report: &Report) -> Vec<String> {
         .iter()
         .filter_map(|g| {
             let f = g.fabric.as_ref()?;
+            let health = f
+                .health
+                .as_deref()
+                .map(|h| format!(", health {h}"))
+                .unwrap_or_default();
+            let from = if g.source == "nvml" {
+                "NVML GPU fabric info"
+            } else {
+                "nvidia-smi -q -x"
+            };
             Some(format!(
-                "GPU {}: fabric state {}, status {}, clique id {}, cluster UUID {} (nvidia-smi -q -x)",
+                "GPU {}: fabric state {}, status {}, clique id {}, cluster UUID {}{health} ({from})",
                 g.index,
                 f.state.as_deref().unwrap_or("N/A"),
                 f.status.as_deref().unwrap_or("N/A"),
@@ -225,9 +321,15 @@ pub(super) fn nvlink5_missing(report: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for m in ["ib_umad", "mlx5_ib"] {
         if !k.infiniband_modules.iter().any(|x| x == m) {
-            out.push(format!(
-                "NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules)"
-            ));
+            out.push(if k.infiniband_modules_absent.iter().any(|x| x == m) {
+                format!(
+                    "NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules) \
+                     and not installed for the running kernel (not in /lib/modules/{}/modules.dep)",
+                    report.host.kernel_release.as_deref().unwrap_or("<release>")
+                )
+            } else {
+                format!("NVLink5 (Blackwell) fabric: the {m} module is not loaded (/proc/modules)")
+            });
         }
     }
     match &k.infiniband_devices {
@@ -304,14 +406,14 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
          Success) CUDA programs on it fail with error 802 \"system not yet initialized\", even \
          though the fabric manager is running.",
     );
-    for line in fabric_evidence(report) {
-        f = f.evidence(line);
+    for m in &missing {
+        f = f.evidence(m.clone());
     }
     for line in &report.kernel.fabric_manager_log {
         f = f.evidence(format!("/var/log/fabricmanager.log: {line}"));
     }
-    for m in &missing {
-        f = f.evidence(m.clone());
+    for line in fabric_evidence(report) {
+        f = f.evidence(line);
     }
     let fix = if missing.is_empty() {
         "Read the fabric manager's log (`/var/log/fabricmanager.log`, `journalctl -u \
@@ -322,8 +424,9 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
             .to_string()
     } else {
         format!(
-            "{NVLINK5_FIX} Then `sudo systemctl restart nvidia-fabricmanager` and check \
-             `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed."
+            "{} Then `sudo systemctl restart nvidia-fabricmanager` and check \
+             `nvidia-smi -q | grep -A 3 Fabric` shows State: Completed.",
+            nvlink5_fix(report)
         )
     };
     Some(

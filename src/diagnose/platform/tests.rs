@@ -759,3 +759,54 @@ fn compat_on_data_center_gpus_or_behind_the_driver_is_fine() {
         "no GPU known: nothing to judge"
     );
 }
+
+#[test]
+fn an_nvml_fabric_is_named_as_nvml_with_its_health() {
+    let mut r = b200("Completed", Some("NVML error 999"), true);
+    for g in &mut r.gpus {
+        g.source = "nvml".into();
+        if let Some(f) = g.fabric.as_mut() {
+            f.health = Some("Unhealthy (insufficient NVLinks)".into());
+        }
+    }
+    r.kernel.infiniband_modules = vec!["ib_umad".into(), "mlx5_ib".into()];
+    r.kernel.infiniband_devices = Some(vec!["mlx5_0".into()]);
+    r.kernel.daemons = Some(vec!["nv-fabricmanager".into(), "nvlsm".into()]);
+    let found = run(&r);
+    let f = one(&found, "fabric-not-completed");
+    assert!(
+        has_evidence(
+            f,
+            "GPU 0: fabric state Completed, status NVML error 999, clique id N/A, cluster UUID N/A, \
+             health Unhealthy (insufficient NVLinks) (NVML GPU fabric info)"
+        ),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn modules_the_kernel_lacks_are_installed_before_they_are_loaded() {
+    let mut r = b200("In Progress", None, true);
+    r.kernel.infiniband_modules_absent = vec!["ib_umad".into(), "mlx5_ib".into()];
+    r.host.os_id = Some("ubuntu".into());
+    let found = run(&r);
+    let f = one(&found, "fabric-not-completed");
+    let fix = f.fix.as_deref().unwrap();
+    assert!(
+        fix.starts_with(
+            "The running kernel has no ib_umad or mlx5_ib module: install them with `sudo apt \
+             install linux-modules-extra-$(uname -r)`"
+        ),
+        "{fix}"
+    );
+    assert!(
+        has_evidence(f, "not installed for the running kernel"),
+        "{f:#?}"
+    );
+    // Elsewhere no apt command.
+    r.host.os_id = Some("rhel".into());
+    let found = run(&r);
+    let fix = one(&found, "fabric-not-completed").fix.as_deref().unwrap();
+    assert!(!fix.contains("apt"), "{fix}");
+    assert!(fix.contains("DOCA-OFED"), "{fix}");
+}

@@ -124,214 +124,284 @@ pub(super) fn upgrade_options(
     out
 }
 
-/// Keep the working driver, install a branch, or say where the driver has to come from.
-///
-/// `keep_request`: a request made without `--driver` on a machine whose driver works: what
-/// was asked must run on that driver (else a refusal naming the branch `--driver auto` would
-/// install), and what is already installed is not this plan's business. Also says what the
-/// driver change serves (finding ids, or the request).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site; each is one fact the choice depends on"
-)]
-pub(super) fn decide_driver<'m>(
-    machine: &Machine,
-    m: &'m Manifests,
-    d: &Decision<'m>,
-    named: Option<&'m DriverBranch>,
-    working: Option<&DriverCap>,
-    needs: &[Need],
-    as_of: &str,
-    keep_request: bool,
-) -> Result<(DriverPlan<'m>, Vec<String>), Refusal> {
-    let unmet: Vec<&Need> = match working {
-        Some(cap) => needs
-            .iter()
-            .filter(|n| !n.met_by(m, cap))
-            .filter(|n| !keep_request || n.requested)
-            .collect(),
-        None => needs.iter().collect(),
-    };
-    let working_branch = working.map(|c| c.version.major());
-    if let (Some(row), Some(branch)) = (named, working_branch) {
+/// What the driver choice depends on: the machine, the tables, the decision so far (its
+/// request, GPUs and apt target), the branch `--driver` named, the working driver, and what
+/// the plan installs.
+pub(super) struct DriverAsk<'a, 'm> {
+    pub machine: &'a Machine,
+    pub m: &'m Manifests,
+    pub d: &'a Decision<'m>,
+    pub named: Option<&'m DriverBranch>,
+    pub working: Option<&'a DriverCap>,
+    pub needs: &'a [Need],
+    pub as_of: &'a str,
+    /// A request made without `--driver` on a machine whose driver works: what was asked must
+    /// run on that driver (else a refusal naming the branch `--driver auto` would install), and
+    /// what is already installed is not this plan's business.
+    pub keep_request: bool,
+}
+
+/// The newest GPU's first driver release, and whether the working driver predates it.
+struct GpuFloor<'a> {
+    first: Option<(Version, &'a crate::plan::machine::GpuFact)>,
+    unknown_to_driver: bool,
+}
+
+impl<'m> DriverAsk<'_, 'm> {
+    /// Keep the working driver, install a branch, or say where the driver has to come from;
+    /// and what a driver change serves (finding ids, or the request).
+    pub(super) fn decide(&self) -> Result<(DriverPlan<'m>, Vec<String>), Refusal> {
+        let unmet = self.unmet();
+        if let Some(plan) = self.named_guard(&unmet)? {
+            return Ok((plan, Vec::new()));
+        }
+        let floor = self.gpu_floor()?;
+        let change = self.named.is_some()
+            || self.working.is_none()
+            || !unmet.is_empty()
+            || floor.unknown_to_driver;
+        if !change {
+            return Ok((DriverPlan::Keep, Vec::new()));
+        }
+        let serves = self.serves(&unmet, floor.unknown_to_driver);
+        let row = self.branch(&unmet, &floor)?;
+        let why = self.reason(&unmet, &floor, row);
+        if self.keep_request && !floor.unknown_to_driver && self.machine.driver_fixed().is_none() {
+            self.refuse_upgrade(&unmet, row)?;
+        }
+        self.install(row, why).map(|plan| (plan, serves))
+    }
+
+    /// What the plan installs that the working driver cannot run (with `keep_request`, only
+    /// what was asked); everything when no driver works.
+    fn unmet(&self) -> Vec<&Need> {
+        match self.working {
+            Some(cap) => self
+                .needs
+                .iter()
+                .filter(|n| !n.met_by(self.m, cap))
+                .filter(|n| !self.keep_request || n.requested)
+                .collect(),
+            None => self.needs.iter().collect(),
+        }
+    }
+
+    /// `--driver` naming the working branch (keep it, or refuse what it cannot run) or an
+    /// older one (plans never downgrade).
+    fn named_guard(&self, unmet: &[&Need]) -> Result<Option<DriverPlan<'m>>, Refusal> {
+        let (Some(row), Some(cap)) = (self.named, self.working) else {
+            return Ok(None);
+        };
+        let branch = cap.version.major();
         if row.branch == branch {
-            return keep_or_refuse(&unmet, row.branch).map(|p| (p, Vec::new()));
+            return keep_or_refuse(unmet, row.branch).map(Some);
         }
         if row.branch < branch {
             return Err(Refusal::new(format!(
                 "--driver {} would downgrade the working {} driver; plans never downgrade a \
                  driver (remove it first if you must)",
                 row.branch,
-                machine.driver_version.as_deref().unwrap_or("")
+                self.machine.driver_version.as_deref().unwrap_or("")
             )));
         }
+        Ok(None)
     }
-    // The newest GPU's first driver release: no branch before it knows that GPU.
-    let floor = machine.newest_first_driver();
-    let floor_branch = floor.as_ref().map(|(v, _)| v.major());
-    let gpu_unknown_to_driver = floor
-        .as_ref()
-        .zip(working)
-        .is_some_and(|((first, _), cap)| !cap.planned && &cap.version < first);
-    if let (Some(row), Some((first, gpu))) = (named, &floor)
-        && row.branch < first.major()
-    {
-        return Err(Refusal::new(format!(
-            "--driver {} predates {}: NVIDIA's drivers list it from {first} on (R{} or newer)",
-            row.branch,
-            gpu.name.as_deref().unwrap_or("this GPU"),
-            first.major()
-        )));
+
+    /// The newest GPU's first driver release (no branch before it knows that GPU); a named
+    /// branch below it is refused.
+    fn gpu_floor(&self) -> Result<GpuFloor<'_>, Refusal> {
+        let first = self.machine.newest_first_driver();
+        let unknown_to_driver = first
+            .as_ref()
+            .zip(self.working)
+            .is_some_and(|((first, _), cap)| !cap.planned && &cap.version < first);
+        if let (Some(row), Some((first, gpu))) = (self.named, &first)
+            && row.branch < first.major()
+        {
+            return Err(Refusal::new(format!(
+                "--driver {} predates {}: NVIDIA's drivers list it from {first} on (R{} or newer)",
+                row.branch,
+                gpu.name.as_deref().unwrap_or("this GPU"),
+                first.major()
+            )));
+        }
+        Ok(GpuFloor {
+            first,
+            unknown_to_driver,
+        })
     }
-    let change = named.is_some() || working.is_none() || !unmet.is_empty() || gpu_unknown_to_driver;
-    if !change {
-        return Ok((DriverPlan::Keep, Vec::new()));
-    }
-    let mut serves: Vec<String> = Vec::new();
-    if working.is_none() {
-        for id in ["no-driver", "nouveau-loaded", "driver-too-old-for-gpu"] {
-            if machine.finding(id).is_some() {
-                push_unique(&mut serves, id);
+
+    /// The findings (or the request) a driver change serves.
+    fn serves(&self, unmet: &[&Need], gpu_unknown_to_driver: bool) -> Vec<String> {
+        let mut serves: Vec<String> = Vec::new();
+        if self.working.is_none() {
+            for id in ["no-driver", "nouveau-loaded", "driver-too-old-for-gpu"] {
+                if self.machine.finding(id).is_some() {
+                    push_unique(&mut serves, id);
+                }
             }
         }
-    }
-    if gpu_unknown_to_driver {
-        push_unique(&mut serves, "driver-too-old-for-gpu");
-    }
-    for need in &unmet {
-        if !need.serves.is_empty() {
-            push_unique(&mut serves, &need.serves);
+        if gpu_unknown_to_driver {
+            push_unique(&mut serves, "driver-too-old-for-gpu");
         }
+        for need in unmet {
+            if !need.serves.is_empty() {
+                push_unique(&mut serves, &need.serves);
+            }
+        }
+        if self.named.is_some()
+            && let Some(request) = &self.d.request
+        {
+            push_unique(&mut serves, request);
+        }
+        serves
     }
-    if named.is_some()
-        && let Some(request) = &d.request
-    {
-        push_unique(&mut serves, request);
-    }
-    let hardest = unmet
-        .iter()
-        .filter(|n| n.native)
-        .map(|n| n.cuda.clone())
-        .chain(unmet.iter().filter(|n| !n.native).map(|n| n.cuda.clone()))
-        .max();
-    let row = match named {
-        Some(row) => {
+
+    /// The branch to install: the named one if it runs everything, else the one `auto_branch`
+    /// picks for the hardest unmet CUDA, raised to the GPUs' first branch and to frameworks'
+    /// own driver floors.
+    fn branch(&self, unmet: &[&Need], floor: &GpuFloor<'_>) -> Result<&'m DriverBranch, Refusal> {
+        if let Some(row) = self.named {
             if let Some(cap) = DriverCap::planned(row)
-                && let Some(need) = needs.iter().find(|n| !n.met_by(m, &cap))
+                && let Some(need) = self.needs.iter().find(|n| !n.met_by(self.m, &cap))
             {
                 return Err(Refusal::new(format!(
                     "--driver {} cannot run {} (CUDA {}): R{} runs CUDA up to {}",
                     row.branch, need.what, need.cuda, row.branch, row.max_cuda
                 )));
             }
-            row
+            return Ok(row);
         }
-        None => {
-            let cuda =
-                match hardest {
-                    Some(c) => c,
-                    None => choose::newest_stable_cuda(&m.cuda, &d.ccs, as_of, None).ok_or_else(
-                        || Refusal::new("no CUDA release in the manifests serves these GPUs"),
-                    )?,
-                };
-            let mut row = match choose::auto_branch(&m.cuda, &cuda, &d.ccs, as_of) {
-                Ok(row) => row,
-                // Wheels run through minor-version compatibility: a branch that does not run
-                // their CUDA natively can still run them (Kepler's R470 and cu118 wheels). The
-                // newest such branch these GPUs still have, supported or their last.
-                Err(why) => {
-                    let last = choose::last_branch(&m.cuda, &d.ccs);
-                    m.cuda
-                        .driver_branches
-                        .iter()
-                        .rev()
-                        .filter(|b| b.verified && last.is_none_or(|l| b.branch <= l))
-                        .filter(|b| choose::in_support(&m.cuda, b, as_of) || Some(b.branch) == last)
-                        .find(|b| {
-                            DriverCap::planned(b)
-                                .is_some_and(|c| needs.iter().all(|n| n.met_by(m, &c)))
-                        })
-                        .ok_or_else(|| Refusal::new(why))?
-                }
-            };
-            // A GPU newer than the branch (an RTX 5090 on R550): the lowest supported branch
-            // that knows it, designated ones first, as auto_branch prefers.
-            if let Some(first) = floor_branch
-                && row.branch < first
-            {
-                let last = choose::last_branch(&m.cuda, &d.ccs);
-                let fits: Vec<&DriverBranch> = m
-                    .cuda
-                    .driver_branches
-                    .iter()
-                    .filter(|b| b.verified && b.branch >= first)
-                    .filter(|b| last.is_none_or(|last| b.branch <= last))
-                    .filter(|b| choose::in_support(&m.cuda, b, as_of))
-                    .collect();
-                row = fits
-                    .iter()
-                    .find(|b| b.designation.is_some())
-                    .or_else(|| fits.first())
-                    .copied()
-                    .ok_or_else(|| {
-                        Refusal::new(format!(
-                            "no supported driver branch from R{first} on (the first that knows \
-                             these GPUs) is in the manifests"
-                        ))
-                    })?;
-            }
-            // A framework's own floor (JAX's R580 for CUDA 13) can sit above the branch.
-            if let Some(cap) = DriverCap::planned(row)
-                && needs.iter().any(|n| !n.met_by(m, &cap))
-            {
-                row = m
-                    .cuda
-                    .driver_branches
-                    .iter()
-                    .filter(|b| b.branch > row.branch && choose::in_support(&m.cuda, b, as_of))
-                    .find(|b| {
-                        DriverCap::planned(b).is_some_and(|c| needs.iter().all(|n| n.met_by(m, &c)))
-                    })
-                    .ok_or_else(|| {
-                        Refusal::new("no supported driver branch runs everything the plan installs")
-                    })?;
-            }
-            row
+        let hardest = unmet
+            .iter()
+            .filter(|n| n.native)
+            .map(|n| n.cuda.clone())
+            .chain(unmet.iter().filter(|n| !n.native).map(|n| n.cuda.clone()))
+            .max();
+        let row = self.auto_row(hardest)?;
+        let row = match floor.first.as_ref().map(|(v, _)| v.major()) {
+            Some(first) if row.branch < first => self.first_knowing(first)?,
+            _ => row,
+        };
+        self.raised_to_framework_floors(row)
+    }
+
+    /// `auto_branch` for the CUDA needed (the newest stable one these GPUs run when nothing
+    /// asks for more). Wheels run through minor-version compatibility: a branch that does not
+    /// run their CUDA natively can still run them (Kepler's R470 and cu118 wheels), so when
+    /// `auto_branch` finds none, the newest such branch these GPUs still have, supported or
+    /// their last.
+    fn auto_row(&self, hardest: Option<Version>) -> Result<&'m DriverBranch, Refusal> {
+        let (m, d, as_of) = (self.m, self.d, self.as_of);
+        let cuda = match hardest {
+            Some(c) => c,
+            None => choose::newest_stable_cuda(&m.cuda, &d.ccs, as_of, None).ok_or_else(|| {
+                Refusal::new("no CUDA release in the manifests serves these GPUs")
+            })?,
+        };
+        choose::auto_branch(&m.cuda, &cuda, &d.ccs, as_of).or_else(|why| {
+            let last = choose::last_branch(&m.cuda, &d.ccs);
+            m.cuda
+                .driver_branches
+                .iter()
+                .rev()
+                .filter(|b| b.verified && last.is_none_or(|l| b.branch <= l))
+                .filter(|b| choose::in_support(&m.cuda, b, as_of) || Some(b.branch) == last)
+                .find(|b| self.runs_everything(b))
+                .ok_or_else(|| Refusal::new(why))
+        })
+    }
+
+    /// A GPU newer than the branch (an RTX 5090 on R550): the lowest supported branch from
+    /// `first` on, designated ones first, as `auto_branch` prefers.
+    fn first_knowing(&self, first: u64) -> Result<&'m DriverBranch, Refusal> {
+        let (m, as_of) = (self.m, self.as_of);
+        let last = choose::last_branch(&m.cuda, &self.d.ccs);
+        let fits: Vec<&DriverBranch> = m
+            .cuda
+            .driver_branches
+            .iter()
+            .filter(|b| b.verified && b.branch >= first)
+            .filter(|b| last.is_none_or(|last| b.branch <= last))
+            .filter(|b| choose::in_support(&m.cuda, b, as_of))
+            .collect();
+        fits.iter()
+            .find(|b| b.designation.is_some())
+            .or_else(|| fits.first())
+            .copied()
+            .ok_or_else(|| {
+                Refusal::new(format!(
+                    "no supported driver branch from R{first} on (the first that knows these \
+                     GPUs) is in the manifests"
+                ))
+            })
+    }
+
+    /// A framework's own floor (JAX's R580 for CUDA 13) can sit above the branch: the next
+    /// supported branch that runs everything.
+    fn raised_to_framework_floors(
+        &self,
+        row: &'m DriverBranch,
+    ) -> Result<&'m DriverBranch, Refusal> {
+        let runs = |c: DriverCap| self.needs.iter().all(|n| n.met_by(self.m, &c));
+        if DriverCap::planned(row).is_none_or(runs) {
+            return Ok(row);
         }
-    };
-    let why = if let (true, Some((first, gpu))) = (gpu_unknown_to_driver, &floor) {
-        format!(
-            "the working driver {} predates {} (NVIDIA's drivers list it from {first} on)",
-            machine.driver_version.as_deref().unwrap_or(""),
-            gpu.name.as_deref().unwrap_or("this GPU")
-        )
-    } else if working.is_none() {
-        if machine.nouveau_loaded {
-            "no NVIDIA driver is loaded (nouveau holds the GPU)".to_string()
+        self.m
+            .cuda
+            .driver_branches
+            .iter()
+            .filter(|b| b.branch > row.branch && choose::in_support(&self.m.cuda, b, self.as_of))
+            .find(|b| self.runs_everything(b))
+            .ok_or_else(|| {
+                Refusal::new("no supported driver branch runs everything the plan installs")
+            })
+    }
+
+    /// Whether a planned install of `branch` is known to run everything the plan installs.
+    fn runs_everything(&self, branch: &DriverBranch) -> bool {
+        DriverCap::planned(branch).is_some_and(|c| self.needs.iter().all(|n| n.met_by(self.m, &c)))
+    }
+
+    /// Why the driver changes, in the plan's words.
+    fn reason(&self, unmet: &[&Need], floor: &GpuFloor<'_>, row: &DriverBranch) -> String {
+        let machine = self.machine;
+        if let (true, Some((first, gpu))) = (floor.unknown_to_driver, &floor.first) {
+            format!(
+                "the working driver {} predates {} (NVIDIA's drivers list it from {first} on)",
+                machine.driver_version.as_deref().unwrap_or(""),
+                gpu.name.as_deref().unwrap_or("this GPU")
+            )
+        } else if self.working.is_none() {
+            if machine.nouveau_loaded {
+                "no NVIDIA driver is loaded (nouveau holds the GPU)".to_string()
+            } else {
+                "no NVIDIA driver is loaded".to_string()
+            }
+        } else if let Some(need) = unmet.first() {
+            format!(
+                "the working driver {} runs CUDA up to {}, and {} needs CUDA {}",
+                machine.driver_version.as_deref().unwrap_or(""),
+                machine.driver_cuda.as_deref().unwrap_or("?"),
+                need.what,
+                need.cuda
+            )
         } else {
-            "no NVIDIA driver is loaded".to_string()
+            format!("--driver {} was asked for", row.branch)
         }
-    } else if let Some(need) = unmet.first() {
-        format!(
-            "the working driver {} runs CUDA up to {}, and {} needs CUDA {}",
-            machine.driver_version.as_deref().unwrap_or(""),
-            machine.driver_cuda.as_deref().unwrap_or("?"),
-            need.what,
-            need.cuda
-        )
-    } else {
-        format!("--driver {} was asked for", row.branch)
-    };
-    if keep_request
-        && !gpu_unknown_to_driver
-        && machine.driver_fixed().is_none()
-        && let (Some(cap), Some(need)) = (working, unmet.first())
-    {
+    }
+
+    /// Without `--driver`, a working driver is kept: a request it cannot run is refused,
+    /// naming the upgrade `--driver auto` would plan.
+    fn refuse_upgrade(&self, unmet: &[&Need], row: &DriverBranch) -> Result<(), Refusal> {
+        let (Some(cap), Some(need)) = (self.working, unmet.first()) else {
+            return Ok(());
+        };
         let floor = need
             .floor
             .as_ref()
             .map_or_else(String::new, |f| format!(" and driver {f} or newer"));
-        return Err(Refusal::new(format!(
+        Err(Refusal::new(format!(
             "{} needs CUDA {}{floor}, and the working driver {} runs CUDA up to {}. Plans keep \
              a working driver unless asked: `gpu-doctor plan {} --driver auto` plans the upgrade \
              to R{} (and a reboot); leave out the version, extra or --cuda that asks for more, \
@@ -340,36 +410,33 @@ pub(super) fn decide_driver<'m>(
             need.cuda,
             cap.version,
             cap.max_cuda,
-            d.request
+            self.d
+                .request
                 .as_deref()
                 .and_then(|r| r.strip_prefix("request: "))
                 .unwrap_or_default(),
             row.branch
-        )));
+        )))
     }
-    if let Some(reason) = machine.driver_fixed() {
-        return Ok((
-            DriverPlan::Elsewhere {
-                needed: format!("R{} or newer", row.branch),
-                reason: format!("{why}; {reason}"),
-            },
-            serves,
-        ));
-    }
-    if d.apt.is_none() {
-        return Ok((
-            DriverPlan::Elsewhere {
-                needed: format!("R{} or newer", row.branch),
-                reason: format!(
-                    "{why}; this plan has apt steps only for Ubuntu 22.04 and 24.04: install it \
-                     by NVIDIA's driver installation guide for this system"
-                ),
-            },
-            serves,
-        ));
-    }
-    let (open, flavour_why) = flavour(machine, m, &d.ccs, row.branch)?;
-    if let Some(apt) = &d.apt {
+
+    /// The install of `row` (its packages checked against NVIDIA's repository for the
+    /// target), or where the driver has to come from when this plan cannot install it.
+    fn install(&self, row: &'m DriverBranch, why: String) -> Result<DriverPlan<'m>, Refusal> {
+        let (machine, m, d) = (self.machine, self.m, self.d);
+        let elsewhere = |reason: String| DriverPlan::Elsewhere {
+            needed: format!("R{} or newer", row.branch),
+            reason,
+        };
+        if let Some(reason) = machine.driver_fixed() {
+            return Ok(elsewhere(format!("{why}; {reason}")));
+        }
+        let Some(apt) = &d.apt else {
+            return Ok(elsewhere(format!(
+                "{why}; this plan has apt steps only for Ubuntu 22.04 and 24.04: install it by \
+                 NVIDIA's driver installation guide for this system"
+            )));
+        };
+        let (open, flavour_why) = flavour(machine, m, &d.ccs, row.branch)?;
         let ids = [apt.nvidia_repo.as_str()];
         for package in crate::plan::apt::driver_packages(m, row.branch, open).unwrap_or_default() {
             if let crate::manifest::Carried::No(why) = m.repos.lookup(&ids, &package, None, &[]) {
@@ -379,17 +446,14 @@ pub(super) fn decide_driver<'m>(
                 )));
             }
         }
-    }
-    Ok((
-        DriverPlan::Install {
+        Ok(DriverPlan::Install {
             row,
             open,
             replaces: machine.working_driver().map(|v| v.as_str().to_string()),
             why,
             flavour_why,
-        },
-        serves,
-    ))
+        })
+    }
 }
 
 /// The kernel-module flavour for these GPUs on `branch`, and why (install.toml driver_flavor,
