@@ -320,10 +320,12 @@ fn cudnn(
     .detail(if older && xla_refuses {
         format!(
             "The cuDNN that would be loaded is older than the one {} was built against; XLA \
-             refuses it: 'Loaded runtime CuDNN library: {loaded_v} but source was compiled with: \
-             {built}. CuDNN library needs to have matching major version and equal or higher \
-             minor version.', then 'DNN library initialization failed'.",
-            fw.name
+             refuses it: 'Loaded runtime CuDNN library: {} but source was compiled with: {}. \
+             CuDNN library needs to have matching major version and equal or higher minor \
+             version.', then 'DNN library initialization failed'.",
+            fw.name,
+            three_parts(&loaded_v),
+            three_parts(built)
         )
     } else if older {
         format!(
@@ -670,11 +672,20 @@ fn jax_loads_cudnn<'a>(
     if older {
         f = f.evidence(format!(
             "XLA refuses it: \"Loaded runtime CuDNN library: {} but source was compiled with: {}. CuDNN library needs to have matching major version and equal or higher minor version.\"",
-            have.major_minor(),
-            floor.major_minor()
+            three_parts(&have),
+            three_parts(&floor)
         ));
     }
     f
+}
+
+/// `9.1.0.70` → `9.1.0`, `9.8` → `9.8.0`: how XLA prints a cuDNN version.
+fn three_parts(v: &Version) -> String {
+    let mut parts: Vec<&str> = v.as_str().split('.').take(3).collect();
+    while parts.len() < 3 {
+        parts.push("0");
+    }
+    parts.join(".")
 }
 
 /// A way out that keeps both frameworks, from sourced data only: a version of the wheel that
@@ -1074,8 +1085,9 @@ mod tests {
             "{fix}"
         );
         assert!(
-            f.evidence.iter().any(|e| e
-                .contains("Loaded runtime CuDNN library: 9.1 but source was compiled with: 9.8")),
+            f.evidence.iter().any(|e| e.contains(
+                "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0."
+            )),
             "{:?}",
             f.evidence
         );

@@ -94,10 +94,8 @@ fn torch_pinned_cudnn_under_jax_names_the_file_and_a_torch_that_fits() {
         "{evidence:?}"
     );
     assert!(
-        evidence
-            .iter()
-            .any(|e| e
-                .contains("Loaded runtime CuDNN library: 9.1 but source was compiled with: 9.8")),
+        evidence.iter().any(|e| e
+            .contains("Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.")),
         "{evidence:?}"
     );
     let fix = f["fix"].as_str().unwrap();
