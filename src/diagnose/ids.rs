@@ -49,6 +49,7 @@ pub static KINDS: &[&Kind] = &[
     &TOOLKIT_CANNOT_TARGET_GPU,
     &TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
     &JAX_VERSION_SKEW,
+    &CUDA_LIBRARY_TOO_OLD,
     &ARCH_CHECK_SKIPPED,
     &FRAMEWORK_WHEELS_CONFLICT,
     &STUB_LIBCUDA_ON_PATH,
@@ -254,7 +255,13 @@ pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {
 pub static JAX_VERSION_SKEW: Kind = Kind {
     id: "jax-version-skew",
     severities: &[Severity::Error, Severity::Warning],
-    title: "jaxlib newer than jax (`import jax` refuses it), or a JAX CUDA plugin from another release than jaxlib",
+    title: "jaxlib newer than jax, or older than that jax release's `_minimum_jaxlib_version` (`import jax` refuses both; minimums per release in frameworks.toml), or a JAX CUDA plugin from another release than jaxlib",
+};
+
+pub static CUDA_LIBRARY_TOO_OLD: Kind = Kind {
+    id: "cuda-library-too-old",
+    severities: &[Severity::Error],
+    title: "the cuBLAS or cuSPARSE a JAX CUDA plugin would load is below the minimum of its own `_check_cuda_versions` (jax 0.4.26 on: 12.1; per release in frameworks.toml): \"Outdated cuSPARSE installation found\", JAX runs on the CPU",
 };
 
 pub static ARCH_CHECK_SKIPPED: Kind = Kind {

@@ -7,7 +7,9 @@
 //! incompatible with jax version 0.4.6", jax-ml/jax#17638) and one older than jax's
 //! `_minimum_jaxlib_version` ("jaxlib is version 0.3.25, but this version of jax requires
 //! version >= 0.4.6", jax-ml/jax#15285); the rule is JEP 9419 as summarised in
-//! conda-forge/jax-feedstock#81. Only the first is checked: the minimum lives in jax's code.
+//! conda-forge/jax-feedstock#81. Both are checked; the minimum of each jax release is
+//! frameworks.toml's `jax_minimum_jaxlib`, read from jax's release tags by
+//! `scripts/gen-jax-history.py`.
 
 use super::FindingBuilder;
 use super::ids;
@@ -15,17 +17,143 @@ use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
 
-pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
-    report
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let mut out: Vec<Finding> = report
         .python_envs
         .iter()
         .flat_map(|env| {
             env.frameworks
                 .iter()
                 .filter(|f| f.name == FrameworkName::Jax)
-                .filter_map(move |fw| skew(env, fw))
+                .filter_map(move |fw| skew(env, fw, manifests))
         })
-        .collect()
+        .collect();
+    for env in &report.python_envs {
+        for fw in env
+            .frameworks
+            .iter()
+            .filter(|f| f.name == FrameworkName::Jax)
+        {
+            out.extend(cuda_check(report, manifests, env, fw));
+        }
+    }
+    out
+}
+
+/// jax's integer minimum as a library version: cuBLAS writes `major*10000 + minor*100 + patch`
+/// (120100 = 12.1.0; jax-ml/jax#19121: "Found cuBLAS version 120103"), cuSPARSE
+/// `major*1000 + minor*100 + patch` (12100 = 12.1.0; jax-ml/jax#18027: CUDA 12.0's cuSPARSE is
+/// "Installed version: 12002"). What a library reports can lag its file's version
+/// (jax-ml/jax#20079: nvidia-cusparse-cu12 12.2.0.103 reports 12103), so only the file's
+/// version is compared with this, never turned into a reported number.
+fn minimum_version(family: &str, min: u64) -> Option<crate::version::Version> {
+    let (major, minor, patch) = match family {
+        "cublas" => (min / 10000, min / 100 % 100, min % 100),
+        "cusparse" => (min / 1000, min / 100 % 10, min % 100),
+        _ => return None,
+    };
+    crate::version::Version::parse(&format!("{major}.{minor}.{patch}"))
+}
+
+/// jax's own check of the libraries its CUDA plugin loaded (`_check_cuda_versions`, jax 0.4.26
+/// on): a cuBLAS or cuSPARSE below the explicit minimum of its release (frameworks.toml
+/// `jax_cuda_check`) stops the CUDA backend ("Outdated cuSPARSE installation found", then
+/// "CUDA backend failed to initialize") and JAX runs on the CPU. Finding: `cuda-library-too-old`.
+fn cuda_check(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Vec<Finding> {
+    // The plugin is released under jaxlib's version.
+    let Some(release) = fw
+        .components
+        .iter()
+        .find(|c| c.name.starts_with("jax-cuda") && c.name.ends_with("-plugin"))
+        .or_else(|| fw.components.iter().find(|c| c.name == "jaxlib"))
+        .and_then(|c| release(&c.version))
+    else {
+        return Vec::new();
+    };
+    let Some(row) = manifests.frameworks.jax_cuda_check(&release.to_string()) else {
+        return Vec::new();
+    };
+    let loads: Vec<&crate::report::LibraryLoad> = report
+        .libraries
+        .loads
+        .iter()
+        .filter(|l| l.env == env.path && l.framework == fw.name)
+        .flat_map(|l| &l.libraries)
+        .collect();
+    let mut out = Vec::new();
+    for (family, name, min) in [
+        ("cublas", "cuBLAS", row.cublas_check_min),
+        ("cusparse", "cuSPARSE", row.cusparse_check_min),
+    ] {
+        let Some(min) = min else { continue };
+        let Some(load) = loads
+            .iter()
+            .find(|l| l.family == family && !l.soname.contains("Lt"))
+        else {
+            continue;
+        };
+        let (Some(path), Some(version)) = (
+            load.path.as_deref(),
+            load.version
+                .as_deref()
+                .and_then(crate::version::Version::parse),
+        ) else {
+            continue;
+        };
+        let Some(floor) = minimum_version(family, min) else {
+            continue;
+        };
+        if version >= floor {
+            continue;
+        }
+        let via = load.via.as_deref().unwrap_or("");
+        let dir = std::path::Path::new(path)
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let fix = if via == "LD_LIBRARY_PATH" {
+            format!(
+                "Remove {dir} from LD_LIBRARY_PATH for JAX (check ~/.bashrc, module files and conda activate scripts), so that the {name} of JAX's CUDA wheels loads; without those wheels: `pip install -U {}`.",
+                install_extra(env, fw)
+            )
+        } else {
+            format!(
+                "Install JAX with its CUDA wheels (`pip install -U {}`), which bring a {name} it accepts, or upgrade the CUDA toolkit that provides {dir} to 12.1 or newer.",
+                install_extra(env, fw)
+            )
+        };
+        out.push(
+            FindingBuilder::new(
+                &ids::CUDA_LIBRARY_TOO_OLD,
+                Severity::Error,
+                format!(
+                    "jax {} would load {name} {version}, older than its own check accepts: it runs on the CPU",
+                    fw.version.as_deref().unwrap_or("")
+                ),
+            )
+            .detail(format!(
+                "JAX's CUDA plugin checks the libraries it loaded and refuses a {name} older than \
+                 {floor}: \"Outdated {name} installation found. ... Minimum supported: {min}\", then \
+                 \"CUDA backend failed to initialize\" and JAX falls back to the CPU."
+            ))
+            .evidence(format!(
+                "jax {release}'s `_check_cuda_versions` requires {name} >= {floor} (min_supported_version={min}; {})",
+                row.source
+            ))
+            .evidence(format!(
+                "would load: {path} ({name} {version}, via {via})"
+            ))
+            .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()))
+            .fix(fix)
+            .build(),
+        );
+    }
+    out
 }
 
 /// The release part of a Python version, local tag dropped (`0.4.20+cuda12.cudnn89`).
@@ -33,7 +161,7 @@ fn release(text: &str) -> Option<pep440_rs::Version> {
     crate::check::expr::package_version(text).map(pep440_rs::Version::without_local)
 }
 
-fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
+fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Finding> {
     let jax_text = fw.version.as_deref()?;
     let jax = release(jax_text)?;
     let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib");
@@ -49,11 +177,47 @@ fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
         None => Vec::new(),
     };
     let lib_newer = jaxlib_v.as_ref().is_some_and(|lib| lib > &jax);
-    if !lib_newer && plugins_off.is_empty() {
+    // The oldest jaxlib this jax imports, from its release tag.
+    let minimum = manifests
+        .frameworks
+        .jax_minimum_jaxlib(&jax.to_string())
+        .filter(|row| {
+            let min = release(&row.jaxlib_min);
+            jaxlib_v
+                .as_ref()
+                .zip(min)
+                .is_some_and(|(lib, min)| *lib < min)
+        });
+    if !lib_newer && minimum.is_none() && plugins_off.is_empty() {
         return None;
     }
     let jaxlib_text = jaxlib.map_or("", |c| c.version.as_str());
-    let (severity, title, detail) = if lib_newer {
+    // jaxlib prints its `__version__`, without the local tag.
+    let jaxlib_release = jaxlib_v
+        .as_ref()
+        .map_or_else(String::new, ToString::to_string);
+    let (severity, title, detail) = if let Some(row) = minimum {
+        // The message gained its ">=" in jax 0.3.0 (jax/_src/lib/__init__.py at the tags).
+        let ge = if jax >= pep440_rs::Version::new([0, 3, 0]) {
+            ">= "
+        } else {
+            ""
+        };
+        (
+            Severity::Error,
+            format!(
+                "jaxlib {jaxlib_text} is older than jax {jax_text} accepts (>= {}): `import jax` fails",
+                row.jaxlib_min
+            ),
+            format!(
+                "jax {jax_text} refuses a jaxlib older than {min}: importing it raises \"jaxlib is \
+                 version {jaxlib_release}, but this version of jax requires version {ge}{min}.\" \
+                 (jax's `_minimum_jaxlib_version`, {source}).",
+                min = row.jaxlib_min,
+                source = row.source
+            ),
+        )
+    } else if lib_newer {
         (
             Severity::Error,
             format!("jaxlib {jaxlib_text} is newer than jax {jax_text}: `import jax` fails"),
@@ -84,12 +248,36 @@ fn skew(env: &PythonEnv, fw: &Framework) -> Option<Finding> {
         f = f.evidence(format!("{} {}", c.name, c.version));
     }
     let extra = install_extra(env, fw);
+    // Keeping this jaxlib (its CUDA build fits the machine as it is): the newest jax release
+    // that still accepts it, from the same table.
+    let keep = minimum
+        .and_then(|_| newest_jax_accepting(manifests, jaxlib_v.as_ref()?))
+        .map(|jax| {
+            format!(
+                "Keep jaxlib {jaxlib_text} and install the newest jax that accepts it: `pip install \"jax=={jax}\"`; or install matching versions of both"
+            )
+        });
     Some(
         f.fix(format!(
-            "Install matching versions in one step: `pip install -U {extra}` (it brings jax, jaxlib and the plugins at one version)."
+            "{} in one step: `pip install -U {extra}` (it brings jax, jaxlib and the plugins at one version).",
+            keep.unwrap_or_else(|| "Install matching versions".to_string())
         ))
         .build(),
     )
+}
+
+/// The newest jax release whose `_minimum_jaxlib_version` is at most `jaxlib` (and not older
+/// than it: jax refuses a newer jaxlib).
+fn newest_jax_accepting(manifests: &Manifests, jaxlib: &pep440_rs::Version) -> Option<String> {
+    manifests
+        .frameworks
+        .jax_minimum_jaxlib
+        .iter()
+        .filter(|row| release(&row.jaxlib_min).is_some_and(|min| min <= *jaxlib))
+        .filter(|row| release(&row.last).is_some_and(|last| last >= *jaxlib))
+        .filter_map(|row| Some((release(&row.last)?, row.last.clone())))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, last)| last)
 }
 
 /// Python's minor version as a number pair (`3.10.12` → (3, 10)).
@@ -101,7 +289,7 @@ fn python(env: &PythonEnv) -> Option<(u64, u64)> {
 /// The pip requirement that installs a CUDA JAX for this environment: `jax[cuda12]` /
 /// `jax[cuda13]` where the plugins exist (Python 3.10 and newer, jax 0.4.31 onwards), the
 /// `cuda11_pip` / `cuda12_pip` extras with JAX's wheel index before (compat-frameworks.md 4.1).
-fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
+pub(super) fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
     let major = fw
         .cuda
         .as_deref()
@@ -121,7 +309,12 @@ fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
 /// The fix for a JAX build that needs cuDNN `needed` where `loaded` (or none) would load:
 /// names a package in the same environment that pins an older cuDNN (torch 1.13 / 2.0's
 /// `nvidia-cudnn-cu11==8.5.0.96`), and the install command that fits the environment's Python.
-pub(super) fn cudnn_fix(env: &PythonEnv, fw: &Framework, needed: &str) -> String {
+pub(super) fn cudnn_fix(
+    env: &PythonEnv,
+    fw: &Framework,
+    needed: &str,
+    upgrade: Option<String>,
+) -> String {
     let need = crate::version::Version::parse(needed);
     let pinner = env
         .frameworks
@@ -145,7 +338,8 @@ pub(super) fn cudnn_fix(env: &PythonEnv, fw: &Framework, needed: &str) -> String
     let extra = install_extra(env, fw);
     match pinner {
         Some(who) => format!(
-            "{who}give JAX its own environment (`python -m venv jax-env && jax-env/bin/pip install -U {extra}`), or upgrade that package to a release that allows cuDNN {needed}."
+            "{who}give JAX its own environment (`python -m venv jax-env && jax-env/bin/pip install -U {extra}`), or upgrade that package to a release that allows cuDNN {needed}{}.",
+            upgrade.map(|u| format!(": {u}")).unwrap_or_default()
         ),
         None => format!(
             "Install the cuDNN this jaxlib was built for with pip, in a fresh environment: `pip install -U {extra}`; and unset LD_LIBRARY_PATH entries that point at an older cuDNN."
@@ -203,6 +397,43 @@ mod tests {
     }
 
     #[test]
+    fn jaxlib_older_than_jax_minimum_is_refused_at_import() {
+        // jax-ml/jax#15285: jax 0.4.7 with jaxlib 0.3.25; jax 0.4.7's minimum is 0.4.6.
+        let e = env("3.10.6", "0.4.7", "0.3.25+cuda11.cudnn805", &[]);
+        assert_eq!(
+            ids(e.clone()),
+            [("jax-version-skew".to_string(), Severity::Error)]
+        );
+        let r = Report {
+            python_envs: vec![e],
+            ..Report::default()
+        };
+        let f = findings(&r, crate::manifest::embedded()).remove(0);
+        assert!(f.title.contains("(>= 0.4.6)"), "{}", f.title);
+        assert!(
+            f.detail.contains(
+                "jaxlib is version 0.3.25, but this version of jax requires version >= 0.4.6."
+            ),
+            "{}",
+            f.detail
+        );
+        assert!(
+            f.fix.as_deref().unwrap_or_default().starts_with(
+                "Keep jaxlib 0.3.25+cuda11.cudnn805 and install the newest jax that accepts it: `pip install \"jax==0.4.1\"`"
+            ),
+            "{:?}",
+            f.fix
+        );
+        // At the minimum, and between the minimum and jax: accepted.
+        assert!(ids(env("3.10.6", "0.4.7", "0.4.6", &[])).is_empty());
+        assert!(ids(env("3.10.6", "0.4.25", "0.4.20", &[])).is_empty());
+        // One below: refused (jax 0.4.25 needs 0.4.20).
+        assert_eq!(ids(env("3.10.6", "0.4.25", "0.4.19", &[])).len(), 1);
+        // A jax newer than the tags read: no claim.
+        assert!(ids(env("3.12.3", "0.99.0", "0.4.19", &[])).is_empty());
+    }
+
+    #[test]
     fn a_plugin_from_another_release_is_a_warning() {
         let f = ids(env(
             "3.12.3",
@@ -225,6 +456,69 @@ mod tests {
         );
     }
 
+    /// jax-ml/jax#18027 (chiblya): jaxlib 0.4.26 on an HPC node with CUDA 12.0's cuSPARSE:
+    /// "Outdated cuSPARSE installation found. ... Minimum supported: 12100 Installed version: 12002".
+    #[test]
+    fn a_cusparse_below_the_plugin_check_is_an_error() {
+        let machine = |plugin: &str, cusparse: &str, via: &str| {
+            let mut e = env("3.11.4", plugin, plugin, &[("jax-cuda12-plugin", plugin)]);
+            e.frameworks[0].version = Some(plugin.into());
+            let mut r = Report {
+                python_envs: vec![e],
+                ..Report::default()
+            };
+            r.libraries.loads = vec![crate::report::FrameworkLoads {
+                env: "/venv".into(),
+                framework: "jax".into(),
+                basis: "model".into(),
+                libraries: vec![crate::report::LibraryLoad {
+                    family: "cusparse".into(),
+                    soname: "libcusparse.so.12".into(),
+                    path: Some(format!(
+                        "/usr/local/cuda-12.0/lib64/libcusparse.so.{cusparse}"
+                    )),
+                    via: Some(via.into()),
+                    version: Some(cusparse.into()),
+                    ..crate::report::LibraryLoad::default()
+                }],
+            }];
+            findings(&r, crate::manifest::embedded())
+        };
+        let f = machine("0.4.26", "12.0.2.55", "LD_LIBRARY_PATH");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].id, "cuda-library-too-old");
+        assert!(
+            f[0].detail.contains("Minimum supported: 12100"),
+            "{}",
+            f[0].detail
+        );
+        assert!(
+            f[0].evidence[0].contains("requires cuSPARSE >= 12.1.0"),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("Remove /usr/local/cuda-12.0/lib64 from LD_LIBRARY_PATH"),
+            "{:?}",
+            f[0].fix
+        );
+        // 12.1 passes; jax 0.4.25 gives no explicit minimum (it compares with its own build's).
+        assert!(machine("0.4.26", "12.1.0.106", "LD_LIBRARY_PATH").is_empty());
+        assert!(machine("0.4.25", "12.0.2.55", "ld.so.cache").is_empty());
+        let f = machine("0.9.0", "12.0.2.55", "ld.so.cache");
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("Install JAX with its CUDA wheels"),
+            "{:?}",
+            f[0].fix
+        );
+    }
+
     #[test]
     fn cudnn_fix_fits_python_and_names_the_pinning_package() {
         let mut e = env("3.9.16", "0.4.13", "0.4.13+cuda11.cudnn86", &[]);
@@ -235,7 +529,7 @@ mod tests {
             pins: vec!["nvidia-cudnn-cu11==8.5.0.96".into()],
             ..Framework::default()
         });
-        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.6");
+        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.6", None);
         assert!(
             fix.contains("torch 1.13.1 pins nvidia-cudnn-cu11==8.5.0.96"),
             "{fix}"
@@ -243,7 +537,7 @@ mod tests {
         assert!(fix.contains("jax[cuda11_pip]"), "{fix}");
 
         let e = env("3.12.3", "0.4.20", "0.4.20+cuda12.cudnn89", &[]);
-        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.9");
+        let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.9", None);
         assert!(fix.contains("\"jax[cuda12]\""), "{fix}");
         assert!(!fix.contains("pins"), "{fix}");
     }

@@ -45,17 +45,23 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         if !super::loading::resolved(report, env) {
             out.extend(shadowing(report, env));
         }
-        out.extend(wheels_conflict(env));
+        out.extend(wheels_conflict(report, manifests, env));
     }
     out
 }
 
 /// The cuDNN a framework was built for: its wheel pin (torch, JAX), else its build info and
-/// TensorFlow's tested configuration.
+/// TensorFlow's tested configuration; for JAX without either, the cuDNN its release needs
+/// (frameworks.toml: old jaxlib builds, then the `[[jax]]` ranges).
 struct Need {
     major: u64,
     /// The exact or minimum version it was built against, when known.
     built: Option<Version>,
+    /// Whether `built` is an exact pin (`==9.1.0.70`), which a wheel of another release
+    /// departs from, rather than a minimum.
+    exact: bool,
+    /// An old `+cudaXYZ` jaxlib, which predates pip's cuDNN wheels and uses the system's.
+    system_cudnn: bool,
     /// What says so.
     source: String,
 }
@@ -64,9 +70,15 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
     if let Some(pin) = fw.pins.iter().find(|p| p.starts_with("nvidia-cudnn")) {
         let (_, spec) = split_pin(pin);
         let built = spec_floor(spec)?;
+        let exact = spec.starts_with("==");
+        // JAX's plugin pins the cuDNN it was built with as its floor (`>=9.8,<10.0` for
+        // 0.6.0, "The minimum CuDNN version is v9.8"), and XLA refuses an older minor.
+        let floor = fw.name == FrameworkName::Jax;
         return Some(Need {
             major: built.major(),
-            built: spec.starts_with("==").then_some(built),
+            built: (exact || floor).then_some(built),
+            exact,
+            system_cudnn: false,
             source: format!("{} pins {pin}", fw.name),
         });
     }
@@ -77,8 +89,13 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
         return Some(Need {
             major: recorded.major(),
             built: Some(recorded.clone()),
+            exact: false,
+            system_cudnn: false,
             source: format!("{} build records cuDNN {recorded} ({})", fw.name, fw.source),
         });
+    }
+    if fw.name == FrameworkName::Jax {
+        return jax_cudnn_need(manifests, fw);
     }
     if fw.name == FrameworkName::Tensorflow {
         let major = Version::parse(fw.cudnn.as_deref()?)?.major();
@@ -90,10 +107,65 @@ fn cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
         return Some(Need {
             major,
             built: tested.filter(|t| t.major() == major),
+            exact: false,
+            system_cudnn: false,
             source: format!("tensorflow build_info says cuDNN {major}"),
         });
     }
     None
+}
+
+/// What a JAX without cuDNN pins or a cuDNN tag needs: an old `+cudaXYZ` jaxlib the cuDNN its
+/// build script installed; a CUDA plugin the floor of its release's cuDNN range.
+fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
+    let table = &manifests.frameworks;
+    let cuda = fw.cuda.as_deref()?;
+    let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib");
+    if let Some(lib) = jaxlib
+        && let Some(release) = crate::check::expr::package_version(&lib.version)
+        && let Some(row) = table.jaxlib_cudnn_built(&release.without_local().to_string(), cuda)
+        && let Some(built) = Version::parse(&row.cudnn)
+    {
+        return Some(Need {
+            major: built.major(),
+            built: Some(built),
+            exact: false,
+            system_cudnn: true,
+            source: format!(
+                "jaxlib {} was built with cuDNN {} ({})",
+                lib.version, row.cudnn, row.source
+            ),
+        });
+    }
+    // The plugin is released under jaxlib's version.
+    let release = fw
+        .components
+        .iter()
+        .find(|c| c.name.starts_with("jax-cuda") && c.name.ends_with("-plugin"))
+        .or(jaxlib)
+        .map(|c| c.version.as_str())
+        .or(fw.version.as_deref())?;
+    let release = crate::check::expr::package_version(release)?
+        .without_local()
+        .to_string();
+    let major = Version::parse(cuda)?.major();
+    // The docs / PyPI ranges per CUDA major, else (CUDA 12) the plugin's cuDNN wheel floor read
+    // from the release tag.
+    let (spec, source) = table
+        .jax(&release, major)
+        .and_then(|row| Some((row.cudnn.as_deref()?, row.source.as_str())))
+        .or_else(|| {
+            let row = table.jax_cuda_check(&release).filter(|_| major == 12)?;
+            Some((row.cudnn_wheel.as_deref()?, row.source.as_str()))
+        })?;
+    let floor = spec_floor(spec)?;
+    Some(Need {
+        major: floor.major(),
+        built: Some(floor),
+        exact: false,
+        system_cudnn: false,
+        source: format!("jax {release} (CUDA {major}) needs cuDNN {spec} ({source})"),
+    })
 }
 
 /// The cuDNN copies the framework's process can load, first the one it would load.
@@ -214,7 +286,9 @@ fn cudnn(
                 fw.version.as_deref().unwrap_or(""),
                 need.major
             ),
-            Some(FrameworkName::Jax) => super::jax::cudnn_fix(env, fw, &need.major.to_string()),
+            Some(FrameworkName::Jax) => {
+                super::jax::cudnn_fix(env, fw, &need.major.to_string(), None)
+            }
             _ => format!(
                 "Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.",
                 fw.name, fw.name
@@ -227,7 +301,7 @@ fn cudnn(
     // cuDNN loads within a major, but frameworks check that the run-time minor is not older
     // than the one they were built against (PyTorch raises "cuDNN version incompatibility").
     let older = Version::parse(&loaded_v.major_minor())? < Version::parse(&built.major_minor())?;
-    let wheel_off_pin = loaded.origin == "pip" && !same_release(&loaded_v, built);
+    let wheel_off_pin = need.exact && loaded.origin == "pip" && !same_release(&loaded_v, built);
     if !older && !wheel_off_pin {
         return None;
     }
@@ -246,10 +320,12 @@ fn cudnn(
     .detail(if older && xla_refuses {
         format!(
             "The cuDNN that would be loaded is older than the one {} was built against; XLA \
-             refuses it: 'Loaded runtime CuDNN library: {loaded_v} but source was compiled with: \
-             {built}. CuDNN library needs to have matching major version and equal or higher \
-             minor version.', then 'DNN library initialization failed'.",
-            fw.name
+             refuses it: 'Loaded runtime CuDNN library: {} but source was compiled with: {}. \
+             CuDNN library needs to have matching major version and equal or higher minor \
+             version.', then 'DNN library initialization failed'.",
+            fw.name,
+            three_parts(&loaded_v),
+            three_parts(built)
         )
     } else if older {
         format!(
@@ -279,8 +355,22 @@ fn cudnn(
         f = f.evidence("LD_LIBRARY_PATH is searched before the wheel's own RUNPATH".to_string());
     }
     Some(
-        f.fix(if fw.name == FrameworkName::Jax {
-            super::jax::cudnn_fix(env, fw, &built.major_minor())
+        f.fix(if need.system_cudnn {
+            format!(
+                "Install cuDNN {} or a newer {}.x for CUDA {} in place of the {loaded_v} at {} (this jaxlib predates cuDNN's pip wheels and loads the system's), or move to a JAX whose pip extra brings its own cuDNN, in a fresh environment: `pip install -U {}`.",
+                built.major_minor(),
+                built.major(),
+                fw.cuda.as_deref().unwrap_or_default(),
+                Path::new(&loaded.path).parent().map(|p| p.display().to_string()).unwrap_or_default(),
+                super::jax::install_extra(env, fw)
+            )
+        } else if fw.name == FrameworkName::Jax {
+            super::jax::cudnn_fix(
+                env,
+                fw,
+                &built.major_minor(),
+                torch_for_jax(manifests, env, built),
+            )
         } else {
             format!(
                 "Install the cuDNN {} was built for (`pip install --force-reinstall {}`), and remove other cuDNN folders from LD_LIBRARY_PATH.",
@@ -469,7 +559,7 @@ fn conflicts(env: &PythonEnv) -> Vec<Conflict<'_>> {
 
 /// One finding per environment, listing every wheel its frameworks disagree on: one cause
 /// (two frameworks sharing one environment), however many wheels it touches.
-fn wheels_conflict(env: &PythonEnv) -> Option<Finding> {
+fn wheels_conflict(report: &Report, manifests: &Manifests, env: &PythonEnv) -> Option<Finding> {
     let conflicts = conflicts(env);
     let first = conflicts.first()?;
     let mut names: Vec<&str> = conflicts
@@ -510,17 +600,212 @@ fn wheels_conflict(env: &PythonEnv) -> Option<Finding> {
             Some(w) => format!("installed: {} {}", w.name, w.version),
             None => format!("{} is not installed", c.wheel),
         });
+        if c.wheel.starts_with("nvidia-cudnn") {
+            f = jax_loads_cudnn(report, env, c, f);
+        }
     }
     for name in &names {
         f = f.subject(framework_subject(&env.path, name));
     }
+    let ways: Vec<String> = conflicts
+        .iter()
+        .filter_map(|c| resolution(manifests, env, c))
+        .collect();
+    let separate = "give each framework its own environment (`python -m venv` or `conda create`)";
     Some(
-        f.fix(
+        f.fix(if ways.is_empty() {
             "Give each framework its own environment (`python -m venv` or `conda create`), or \
-             install versions of the frameworks built against the same CUDA libraries.",
-        )
+             install versions of the frameworks built against the same CUDA libraries."
+                .to_string()
+        } else {
+            let ways = ways.join("; ");
+            let mut first = ways.chars();
+            let ways = first
+                .next()
+                .map(|c| c.to_uppercase().collect::<String>() + first.as_str())
+                .unwrap_or_default();
+            format!("{ways}; or {separate}.")
+        })
         .build(),
     )
+}
+
+/// The copy of cuDNN a JAX in this environment will load, as evidence: JAX's CUDA plugin
+/// (0.6.2 on) loads the `nvidia/cudnn` wheel's library by path, whichever framework's pins
+/// brought it; XLA then refuses a minor older than the one it was built with.
+fn jax_loads_cudnn<'a>(
+    report: &Report,
+    env: &PythonEnv,
+    c: &Conflict<'a>,
+    f: FindingBuilder,
+) -> FindingBuilder {
+    let Some((jax, pin)) = c.pins.iter().find(|(fw, _)| fw.name == FrameworkName::Jax) else {
+        return f;
+    };
+    let Some(installed) = c.installed else {
+        return f;
+    };
+    let (Some(have), Some(floor)) = (
+        Version::parse(&installed.version),
+        spec_floor(split_pin(pin).1),
+    ) else {
+        return f;
+    };
+    let loaded = report
+        .libraries
+        .loads
+        .iter()
+        .filter(|l| l.env == env.path && l.framework == jax.name)
+        .flat_map(|l| &l.libraries)
+        .find(|l| l.soname.starts_with("libcudnn.so."))
+        .and_then(|l| l.path.clone());
+    let mut f = f;
+    if let Some(path) = loaded {
+        f = f.evidence(format!(
+            "jax {} would load {path} ({} {})",
+            jax.version.as_deref().unwrap_or(""),
+            installed.name,
+            installed.version
+        ));
+    }
+    let older = Version::parse(&have.major_minor()) < Version::parse(&floor.major_minor());
+    if older {
+        f = f.evidence(format!(
+            "XLA refuses it: \"Loaded runtime CuDNN library: {} but source was compiled with: {}. CuDNN library needs to have matching major version and equal or higher minor version.\"",
+            three_parts(&have),
+            three_parts(&floor)
+        ));
+    }
+    f
+}
+
+/// `9.1.0.70` → `9.1.0`, `9.8` → `9.8.0`: how XLA prints a cuDNN version.
+fn three_parts(v: &Version) -> String {
+    let mut parts: Vec<&str> = v.as_str().split('.').take(3).collect();
+    while parts.len() < 3 {
+        parts.push("0");
+    }
+    parts.join(".")
+}
+
+/// A way out that keeps both frameworks, from sourced data only: a version of the wheel that
+/// one framework pins exactly and every other pin allows; else a newer torch release (for the
+/// environment's Python, from frameworks.toml) whose build pins a version the others allow.
+fn resolution(manifests: &Manifests, env: &PythonEnv, c: &Conflict<'_>) -> Option<String> {
+    let allowed_by_all = |v: &Version, skip: Option<&str>| {
+        c.pins
+            .iter()
+            .filter(|(fw, _)| Some(fw.name.as_str()) != skip)
+            .all(|(_, pin)| spec_allows(split_pin(pin).1, v) == Some(true))
+    };
+    let exact: Vec<(&Framework, Version)> = c
+        .pins
+        .iter()
+        .filter_map(|(fw, p)| {
+            let v = split_pin(p).1.strip_prefix("==").and_then(Version::parse)?;
+            Some((*fw, v))
+        })
+        .collect();
+    if let Some((fw, v)) = exact.iter().find(|(_, v)| allowed_by_all(v, None)) {
+        return Some(format!(
+            "install the {} that {} pins, which every framework here allows: `pip install \"{}=={v}\"`",
+            c.wheel, fw.name, c.wheel
+        ));
+    }
+    // torch pins exactly; a newer torch may pin a version the others allow.
+    let (torch, _) = exact
+        .iter()
+        .find(|(fw, _)| fw.name == FrameworkName::Torch)?;
+    let wheel_major: u64 = c
+        .wheel
+        .rsplit_once("-cu")
+        .and_then(|(_, m)| m.parse().ok())?;
+    let up = torch_with_cudnn(manifests, env, torch, wheel_major, |v| {
+        allowed_by_all(v, Some("torch"))
+    })?;
+    Some(format!(
+        "upgrade torch to {} built for CUDA {} (its wheel pins {}=={}, which the others allow; `pip install \"torch=={}.*\" --index-url {}`)",
+        up.release, up.cuda, c.wheel, up.cudnn, up.release, up.index
+    ))
+}
+
+/// For a JAX that needs cuDNN `built` (its minor or newer) beside a torch that pins an older
+/// cuDNN wheel: the published torch whose cuDNN JAX accepts.
+fn torch_for_jax(manifests: &Manifests, env: &PythonEnv, built: &Version) -> Option<String> {
+    let torch = env
+        .frameworks
+        .iter()
+        .find(|f| f.name == FrameworkName::Torch)?;
+    let pin = torch.pins.iter().find(|p| p.starts_with("nvidia-cudnn"))?;
+    let (wheel, _) = split_pin(pin);
+    let major: u64 = wheel.rsplit_once("-cu").and_then(|(_, m)| m.parse().ok())?;
+    let floor = Version::parse(&built.major_minor())?;
+    let up = torch_with_cudnn(manifests, env, torch, major, |v| {
+        v.major() == floor.major() && Version::parse(&v.major_minor()).is_some_and(|m| m >= floor)
+    })?;
+    Some(format!(
+        "torch {} built for CUDA {} pins {wheel}=={} (`pip install \"torch=={}.*\" --index-url {}`)",
+        up.release, up.cuda, up.cudnn, up.release, up.index
+    ))
+}
+
+/// A published torch build (frameworks.toml) newer than the installed torch's minor series,
+/// for the environment's Python, built for CUDA `cuda_major`, whose cuDNN wheel pin `allows`.
+struct TorchUpgrade {
+    release: String,
+    cuda: String,
+    cudnn: String,
+    index: String,
+}
+
+fn torch_with_cudnn(
+    manifests: &Manifests,
+    env: &PythonEnv,
+    torch: &Framework,
+    cuda_major: u64,
+    allows: impl Fn(&Version) -> bool,
+) -> Option<TorchUpgrade> {
+    let installed = crate::check::expr::package_version(torch.version.as_deref()?)?
+        .without_local()
+        .to_string();
+    let python = env
+        .python_version
+        .as_deref()
+        .and_then(Version::parse)
+        .and_then(|v| Version::parse(&v.major_minor()));
+    let fits_python = |min: &str, max: Option<&str>| {
+        python.as_ref().is_none_or(|py| {
+            Version::parse(min).is_none_or(|m| *py >= m)
+                && max.and_then(Version::parse).is_none_or(|m| *py <= m)
+        })
+    };
+    for release in &manifests.frameworks.torch {
+        // Only releases after the installed one's minor series.
+        let same_series = installed.starts_with(&format!("{}.", release.version));
+        if same_series
+            || crate::version::compare(&release.version, &installed).is_le()
+            || !fits_python(&release.python_min, release.python_max.as_deref())
+        {
+            continue;
+        }
+        for build in &release.builds {
+            let Some(cuda) = build.cuda().as_deref().and_then(Version::parse) else {
+                continue;
+            };
+            let Some(cudnn) = build.cudnn.as_deref().and_then(Version::parse) else {
+                continue;
+            };
+            if cuda.major() == cuda_major && allows(&cudnn) {
+                return Some(TorchUpgrade {
+                    release: release.version.clone(),
+                    cuda: cuda.major_minor(),
+                    cudnn: build.cudnn.clone().unwrap_or_default(),
+                    index: manifests.frameworks.torch_index_url(&build.variant),
+                });
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -701,7 +986,8 @@ mod tests {
             vec![wheel_cudnn("9.1.0")],
             wheels,
         );
-        let f = wheels_conflict(&r.python_envs[0]).expect("a conflict");
+        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
+            .expect("a conflict");
         assert!(
             f.evidence
                 .iter()
@@ -735,7 +1021,178 @@ mod tests {
             vec![],
             wheels,
         );
-        assert!(wheels_conflict(&r.python_envs[0]).is_none());
+        assert!(wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0]).is_none());
+    }
+
+    fn jax(version: &str, pins: &[&str]) -> Framework {
+        Framework {
+            name: "jax".into(),
+            version: Some(version.into()),
+            cuda: Some("12".into()),
+            variant: Some("cuda".into()),
+            pins: pins.iter().map(|p| (*p).to_string()).collect(),
+            components: vec![
+                crate::report::Component {
+                    name: "jax-cuda12-plugin".into(),
+                    version: version.into(),
+                },
+                crate::report::Component {
+                    name: "jaxlib".into(),
+                    version: version.into(),
+                },
+            ],
+            ..Framework::default()
+        }
+    }
+
+    fn cudnn_wheel(version: &str) -> Vec<Wheel> {
+        vec![Wheel {
+            name: "nvidia-cudnn-cu12".into(),
+            version: version.into(),
+            lib_dir: None,
+        }]
+    }
+
+    /// AI-Hypercomputer/maxtext#1509: torch's nvidia-cudnn-cu12==9.1.0.70 under a JAX that
+    /// needs 9.8. No cuDNN satisfies both; a newer torch whose wheel pins a cuDNN JAX allows
+    /// does, and the fix names it (for the environment's Python), then separate environments.
+    #[test]
+    fn conflict_fix_names_a_torch_whose_cudnn_jax_allows() {
+        let mut torch26 = torch(&["nvidia-cudnn-cu12==9.1.0.70"]);
+        torch26.version = Some("2.6.0+cu124".into());
+        let jax6 = jax("0.6.0", &["nvidia-cudnn-cu12<10.0,>=9.8"]);
+        let mut r = machine(
+            vec![torch26.clone(), jax6.clone()],
+            vec![wheel_cudnn("9.1.0")],
+            cudnn_wheel("9.1.0.70"),
+        );
+        r.python_envs[0].python_version = Some("3.11.9".into());
+        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
+            .expect("a conflict");
+        let fix = f.fix.clone().unwrap_or_default();
+        assert!(
+            fix.starts_with("Upgrade torch to 2.8 built for CUDA 12.6 (its wheel pins nvidia-cudnn-cu12==9.10.2.21"),
+            "{fix}"
+        );
+        assert!(
+            fix.contains("https://download.pytorch.org/whl/cu126"),
+            "{fix}"
+        );
+        assert!(
+            fix.ends_with(
+                "or give each framework its own environment (`python -m venv` or `conda create`)."
+            ),
+            "{fix}"
+        );
+        assert!(
+            f.evidence.iter().any(|e| e.contains(
+                "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0."
+            )),
+            "{:?}",
+            f.evidence
+        );
+        // The reverse order of installs: pip moved the wheel to 9.10 for JAX, breaking
+        // torch's exact pin. torch's own 9.1.0.70 is within JAX 0.4.31's >=9.1: install it.
+        let jax431 = jax("0.4.31", &["nvidia-cudnn-cu12<10.0,>=9.1"]);
+        let r = machine(
+            vec![torch26.clone(), jax431],
+            vec![wheel_cudnn("9.10.2")],
+            cudnn_wheel("9.10.2.21"),
+        );
+        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
+            .expect("a conflict");
+        let fix = f.fix.clone().unwrap_or_default();
+        assert!(
+            fix.starts_with("Install the nvidia-cudnn-cu12 that torch pins, which every framework here allows: `pip install \"nvidia-cudnn-cu12==9.1.0.70\"`"),
+            "{fix}"
+        );
+        // No torch release fits Python 3.7: only separate environments remain.
+        let mut r = machine(
+            vec![torch26, jax6],
+            vec![wheel_cudnn("9.1.0")],
+            cudnn_wheel("9.1.0.70"),
+        );
+        r.python_envs[0].python_version = Some("3.7.1".into());
+        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
+            .expect("a conflict");
+        let fix = f.fix.clone().unwrap_or_default();
+        assert!(
+            fix.starts_with("Give each framework its own environment"),
+            "{fix}"
+        );
+    }
+
+    /// A JAX whose plugin metadata gives no cuDNN pin: its release's range from frameworks.toml
+    /// (0.6.x: >=9.8) against the cuDNN it would load.
+    #[test]
+    fn jax_without_pins_takes_its_release_cudnn_floor() {
+        let r = machine(vec![jax("0.6.2", &[])], vec![wheel_cudnn("9.1.0")], vec![]);
+        let f = crate::diagnose::diagnose(&r);
+        let ids: Vec<&str> = f.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["cudnn-version-mismatch"]);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].evidence[0].starts_with("jax 0.6.2 (CUDA 12) needs cuDNN >=9.8,<10.0"),
+            "{:?}",
+            f[0].evidence
+        );
+        // A newer wheel within the range is fine: a floor, not an exact pin.
+        // jax 0.11.0's [[jax]] row gives no cuDNN; its tag's build/nvidia-requirements.txt does.
+        let f = crate::diagnose::diagnose(&machine(
+            vec![jax("0.11.0", &[])],
+            vec![wheel_cudnn("9.1.0")],
+            vec![],
+        ));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].evidence[0].contains("build/nvidia-requirements.txt"),
+            "{:?}",
+            f[0].evidence
+        );
+        let ok = machine(vec![jax("0.6.2", &[])], vec![wheel_cudnn("9.10.2")], vec![]);
+        assert!(ids_of(&ok).is_empty(), "{:?}", ids_of(&ok));
+        let pinned = machine(
+            vec![jax("0.6.2", &["nvidia-cudnn-cu12<10.0,>=9.8"])],
+            vec![wheel_cudnn("9.10.2")],
+            vec![],
+        );
+        assert!(ids_of(&pinned).is_empty(), "{:?}", ids_of(&pinned));
+    }
+
+    /// jax-ml/jax#6517: jaxlib 0.1.65+cuda112 was built with cuDNN 8.1.0.77 (its
+    /// build/install_cuda.sh); cuDNN 8.0.5 is refused.
+    #[test]
+    fn old_jaxlib_cudnn_comes_from_its_build_script() {
+        let mut old = jax("0.2.12", &[]);
+        old.cuda = Some("11.2".into());
+        old.components = vec![crate::report::Component {
+            name: "jaxlib".into(),
+            version: "0.1.65+cuda112".into(),
+        }];
+        let system805 = lib(
+            "8.0.5",
+            "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.0.5",
+            "system",
+            Some(("ld.so.conf", 2)),
+        );
+        let r = machine(vec![old.clone()], vec![system805], vec![]);
+        let f = crate::diagnose::diagnose(&r);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(
+            f[0].title,
+            "jax 0.2.12 was built for cuDNN 8.1.0.77 but would load cuDNN 8.0.5"
+        );
+        let system81 = lib(
+            "8.1.1",
+            "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.1.1",
+            "system",
+            Some(("ld.so.conf", 2)),
+        );
+        assert!(ids_of(&machine(vec![old], vec![system81], vec![])).is_empty());
+    }
+
+    fn ids_of(r: &Report) -> Vec<String> {
+        ids(r)
     }
 
     #[test]

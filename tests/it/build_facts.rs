@@ -19,10 +19,27 @@ fn jaxlib_packed_tag_is_cuda_11_2_not_112() {
     assert_eq!(jax["cudnn"], Value::Null, "cuda112 records no cuDNN");
     assert_eq!(jax["components"][0]["name"], "jaxlib");
     assert_eq!(jax["components"][0]["version"], "0.1.65+cuda112");
+    // jax-ml/jax#6517: the cuDNN the build used comes from jax's build/install_cuda.sh.
+    let ids: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["cudnn-version-mismatch"], "{}", r["findings"]);
+    let f = finding(&r, "cudnn-version-mismatch");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(
+        f["title"],
+        "jax 0.2.12 was built for cuDNN 8.1.0.77 but would load cuDNN 8.0.5"
+    );
     assert!(
-        r["findings"].as_array().unwrap().is_empty(),
+        f["evidence"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("jaxlib 0.1.65+cuda112 was built with cuDNN 8.1.0.77 (https://github.com/jax-ml/jax build/install_cuda.sh"),
         "{}",
-        r["findings"]
+        f["evidence"]
     );
 }
 
@@ -45,11 +62,85 @@ fn jaxlib_cudnn_tag_is_a_requirement_and_the_fix_names_the_pin() {
         fix.contains("jax[cuda11_pip]"),
         "Python 3.8 predates jax[cuda12]: {fix}"
     );
+    // The torch that would share the environment: a published build whose cuDNN pin JAX accepts.
+    assert!(
+        fix.ends_with("torch 2.0 built for CUDA 11.8 pins nvidia-cudnn-cu11==8.7.0.84 (`pip install \"torch==2.0.*\" --index-url https://download.pytorch.org/whl/cu118`)."),
+        "{fix}"
+    );
     assert!(
         f["detail"]
             .as_str()
             .unwrap()
             .contains("Loaded runtime CuDNN library")
+    );
+}
+
+/// AI-Hypercomputer/maxtext#1509: torch 2.6's nvidia-cudnn-cu12==9.1.0.70 under jax 0.6.0,
+/// which needs 9.8. The finding names the file JAX loads and XLA's refusal; the fix leads with a
+/// torch release whose published cuDNN JAX allows, then separate environments.
+#[test]
+fn torch_pinned_cudnn_under_jax_names_the_file_and_a_torch_that_fits() {
+    let r = doctor("jax060-torch26-cudnn91");
+    let f = finding(&r, "framework-wheels-conflict");
+    assert_eq!(f["severity"], "error");
+    let evidence: Vec<&str> = f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        evidence.contains(&"jax 0.6.0 would load /home/jx/.venvs/jax/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn.so.9 (nvidia-cudnn-cu12 9.1.0.70)"),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence.iter().any(|e| e
+            .contains("Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.8.0.")),
+        "{evidence:?}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.starts_with(
+            "Upgrade torch to 2.8 built for CUDA 12.6 (its wheel pins nvidia-cudnn-cu12==9.10.2.21"
+        ),
+        "{fix}"
+    );
+    assert!(
+        fix.contains("give each framework its own environment"),
+        "{fix}"
+    );
+    // JAX 0.6.0's plugin preloads nothing: its cuDNN comes through RUNPATH.
+    let loads = r["libraries"]["loads"].as_array().unwrap();
+    let jax = loads.iter().find(|l| l["framework"] == "jax").unwrap();
+    let cudnn = jax["libraries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["soname"] == "libcudnn.so.9")
+        .unwrap();
+    assert_eq!(cudnn["via"], "RUNPATH", "{cudnn}");
+}
+
+/// Zuricho/ParallelFold#13: jax 0.2.26 needs jaxlib >= 0.1.74 (its release tag); the fix keeps
+/// the installed CUDA 10.1 jaxlib and names the newest jax that accepts it.
+#[test]
+fn jaxlib_below_jax_minimum_quotes_jax_and_keeps_the_jaxlib() {
+    let r = doctor("jax0226-jaxlib0169-below-minimum");
+    let f = finding(&r, "jax-version-skew");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["detail"].as_str().unwrap().contains(
+            "\"jaxlib is version 0.1.69, but this version of jax requires version 0.1.74.\""
+        ),
+        "{}",
+        f["detail"]
+    );
+    assert!(
+        f["fix"].as_str().unwrap().starts_with(
+            "Keep jaxlib 0.1.69+cuda101 and install the newest jax that accepts it: `pip install \"jax==0.2.25\"`"
+        ),
+        "{}",
+        f["fix"]
     );
 }
 
@@ -251,4 +342,24 @@ fn real_h200_report_matches_what_the_frameworks_print() {
     // `check -r 'gpu.memory>=141GB'` passes there (141 GB = 134,469 MiB); 141 GiB does not.
     assert!(capture.contains("PASS gpu.memory>=141GB"));
     assert!(capture.contains("FAIL gpu.memory>=141GiB"));
+}
+
+/// frameworks.toml's JAX history block is what scripts/gen-jax-history.py makes of the facts it
+/// read from jax's release tags (vendored in scripts/jax-history-data/), offline.
+#[test]
+fn the_jax_history_generator_reproduces_the_checked_in_block() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let Ok(out) = std::process::Command::new("python3")
+        .arg(format!("{root}/scripts/gen-jax-history.py"))
+        .arg("--check")
+        .output()
+    else {
+        eprintln!("python3 is not installed: generator check skipped");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "scripts/gen-jax-history.py --check failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -104,46 +104,49 @@ pub(super) fn wheel_files(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
 /// The wheel copies JAX's CUDA plugin loads by path before anything else
 /// (`jax_plugins/xla_cuda*/__init__.py`, `_load_nvidia_libraries`), in its order; a wheel that
 /// is not installed is skipped (the plugin then loads the library by soname).
-pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
-    // The plugin's own list when its file can be read, else the list of jax 0.11's plugin.
-    let listed = jax_preload_list(host, sites);
-    const ORDER: [(&str, &str); 19] = [
-        ("cuda_runtime", "libcudart.so.12"),
-        ("cu13", "libcudart.so.13"),
-        ("cuda_nvrtc", "libnvrtc.so.12"),
-        ("cu13", "libnvrtc.so.13"),
-        ("cublas", "libcublas.so.12"),
-        ("cublas", "libcublasLt.so.12"),
-        ("cu13", "libcublas.so.13"),
-        ("cu13", "libcublasLt.so.13"),
-        ("nccl", "libnccl.so.2"),
-        ("cuda_cupti", "libcupti.so.12"),
-        ("cu13", "libcupti.so.13"),
-        ("cusparse", "libcusparse.so.12"),
-        ("cu13", "libcusparse.so.12"),
-        ("cusolver", "libcusolver.so.11"),
-        ("cu13", "libcusolver.so.12"),
-        ("cufft", "libcufft.so.11"),
-        ("cu13", "libcufft.so.12"),
-        ("nvshmem", "libnvshmem_host.so.3"),
-        ("cudnn", "libcudnn.so.9"),
-    ];
-    let order: Vec<(&str, &str)> = match &listed {
-        Some(l) => l.iter().map(|(m, n)| (m.as_str(), n.as_str())).collect(),
-        None => ORDER.to_vec(),
-    };
+pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<PathBuf> {
+    // The plugin's own list when its file can be read, else the list of the installed jax
+    // release (frameworks.toml `jax_preload`, read from jax's tags: none before 0.6.2).
+    // The plugin is released under jaxlib's version, which may trail jax's.
+    let release = fw
+        .components
+        .iter()
+        .find(|c| c.name.starts_with("jax-cuda") && c.name.ends_with("-plugin"))
+        .or_else(|| fw.components.iter().find(|c| c.name == "jaxlib"))
+        .map(|c| c.version.as_str())
+        .or(fw.version.as_deref());
+    let order: Vec<(String, String)> =
+        jax_preload_list(host, sites).unwrap_or_else(|| modelled_jax_preloads(release));
     let mut out = Vec::new();
     for (module, lib) in order {
         // The first `nvidia` package on sys.path wins, as `importlib` finds it.
         if let Some(path) = sites
             .iter()
-            .map(|s| s.join("nvidia").join(module).join("lib").join(lib))
+            .map(|s| s.join("nvidia").join(&module).join("lib").join(&lib))
             .find(|p| host.fs.exists(p))
         {
             out.push(path);
         }
     }
     out
+}
+
+/// The preload list of a jax release as `(module, file)` pairs, from the manifest; a release
+/// not known (no version) takes the newest list.
+pub(super) fn modelled_jax_preloads(version: Option<&str>) -> Vec<(String, String)> {
+    let table = &crate::manifest::embedded().frameworks;
+    let row = match version.and_then(crate::check::expr::package_version) {
+        Some(v) => table.jax_preload(&v.without_local().to_string()),
+        None => table.jax_preload.last(),
+    };
+    row.map(|r| {
+        r.libraries
+            .iter()
+            .filter_map(|l| l.split_once('/'))
+            .map(|(m, f)| (m.to_string(), f.to_string()))
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// The sonames a framework loads at run time by name (or CuPy by path), beyond its modules'
@@ -444,7 +447,37 @@ pub(super) fn jax_preload_list(host: &Host, sites: &[PathBuf]) -> Option<Vec<(St
 
 #[cfg(test)]
 mod tests {
-    use super::glob_match;
+    use super::{glob_match, modelled_jax_preloads};
+
+    #[test]
+    fn jax_preloads_by_plugin_release() {
+        let files = |v: Option<&str>| -> Vec<String> {
+            modelled_jax_preloads(v)
+                .into_iter()
+                .map(|(m, f)| format!("{m}/{f}"))
+                .collect()
+        };
+        // jax 0.6.2 is the first plugin with `_load_nvidia_libraries`.
+        assert!(files(Some("0.4.30")).is_empty());
+        assert!(files(Some("0.6.1")).is_empty());
+        let first = files(Some("0.6.2"));
+        assert_eq!(
+            first.first().map(String::as_str),
+            Some("cuda_runtime/libcudart.so.12")
+        );
+        assert_eq!(
+            first.last().map(String::as_str),
+            Some("cudnn/libcudnn.so.9")
+        );
+        assert!(!first.iter().any(|f| f.starts_with("cu13/")), "{first:?}");
+        // From 0.7.0 the CUDA 13 wheel (`nvidia/cu13`) follows each CUDA 12 one.
+        let later = files(Some("0.9.0"));
+        assert_eq!(later[1], "cu13/libcudart.so.13");
+        // Local tags are ignored; a release newer than the tags read takes the newest list.
+        assert_eq!(files(Some("0.9.0+cuda12")), later);
+        assert_eq!(files(Some("0.99.0")), files(None));
+        assert_eq!(files(None), files(Some("0.11.0")));
+    }
 
     #[test]
     fn torch_globs() {

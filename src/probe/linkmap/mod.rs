@@ -293,7 +293,7 @@ impl Ctx<'_> {
         }
         if fw.name == "jax" {
             plan.extend(
-                jax_preloads(self.host, sites)
+                jax_preloads(self.host, sites, fw)
                     .into_iter()
                     .map(|p| (p, "jax_plugins (_load_nvidia_libraries)")),
             );
