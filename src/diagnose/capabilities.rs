@@ -32,7 +32,7 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
         || report
             .driver_libraries
             .iter()
-            .any(|l| l.name == "libcuda" && l.kind == "driver")
+            .any(|l| l.name == "libcuda" && l.kind == crate::report::DriverLibraryKind::Driver)
     {
         return None;
     }
@@ -53,7 +53,7 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
     if let Some(ml) = report
         .driver_libraries
         .iter()
-        .filter(|l| l.name == "libnvidia-ml" && l.kind == "driver")
+        .filter(|l| l.name == "libnvidia-ml" && l.kind == crate::report::DriverLibraryKind::Driver)
         .min_by_key(|l| l.rank)
     {
         seen.push(format!(
@@ -83,7 +83,7 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
     for lib in report
         .driver_libraries
         .iter()
-        .filter(|l| l.name == "libcuda" && l.kind != "driver")
+        .filter(|l| l.name == "libcuda" && l.kind != crate::report::DriverLibraryKind::Driver)
     {
         seen.push(format!(
             "libcuda #{}: {} is a {}, not the driver",

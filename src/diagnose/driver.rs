@@ -276,7 +276,7 @@ fn first_driver_lib<'a>(report: &'a Report, name: &str) -> Option<&'a DriverLibr
         .iter()
         .filter(|l| l.name == name)
         .min_by_key(|l| l.rank)
-        .filter(|l| l.kind == "driver")
+        .filter(|l| l.kind == crate::report::DriverLibraryKind::Driver)
 }
 
 fn mismatch(report: &Report) -> Option<Finding> {

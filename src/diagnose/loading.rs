@@ -17,7 +17,7 @@ use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::parse::libfamily as family;
 use crate::report::{
-    Finding, FrameworkLoads, LibraryLoad, LosingCopy, PythonEnv, Report, Severity,
+    Finding, FrameworkLoads, LibraryLoad, LosingCopy, OwnerKind, PythonEnv, Report, Severity,
     framework_subject,
 };
 use crate::version::Version;
@@ -211,7 +211,7 @@ fn reference<'a>(env: &PythonEnv, load: &'a LibraryLoad) -> Option<&'a LosingCop
     };
     load.others
         .iter()
-        .find(|o| matches!(o.owner.kind.as_str(), "pip" | "bundled") && in_env(&o.path))
+        .find(|o| matches!(o.owner.kind, OwnerKind::Pip | OwnerKind::Bundled) && in_env(&o.path))
         .or_else(|| {
             let beside = Path::new(&load.needed_by).parent()?;
             load.others

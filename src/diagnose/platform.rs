@@ -11,7 +11,9 @@ use super::health::gpu_label;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::Manifests;
 use crate::parse::visible_devices::{self, Entry};
-use crate::report::{DriverLibrary, Finding, Framework, Gpu, ProbeStatus, Report, Severity};
+use crate::report::{
+    DriverLibrary, DriverLibraryKind, Finding, Framework, Gpu, ProbeStatus, Report, Severity,
+};
 
 mod container;
 mod fabric;
@@ -58,12 +60,12 @@ fn lib_line(lib: &DriverLibrary) -> String {
         Some(r) if r != &lib.path => format!(" -> {r}"),
         _ => String::new(),
     };
-    let kind = match lib.kind.as_str() {
-        "stub" => "link-time stub",
-        "compat" => "forward-compatibility copy",
-        "driver" if lib.origin == "wsl" => "WSL's driver library",
-        "driver" => "driver library",
-        other => other,
+    let kind = match &lib.kind {
+        DriverLibraryKind::Stub => "link-time stub",
+        DriverLibraryKind::Compat => "forward-compatibility copy",
+        DriverLibraryKind::Driver if lib.origin == "wsl" => "WSL's driver library",
+        DriverLibraryKind::Driver => "driver library",
+        DriverLibraryKind::Other(other) => other,
     };
     format!(
         "{} #{}: {}{target} ({kind}, from {})",

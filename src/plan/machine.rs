@@ -31,7 +31,7 @@ pub struct GpuFact {
 pub struct InstalledFramework {
     pub env: String,
     /// `venv`, `conda`, `system`.
-    pub env_kind: String,
+    pub env_kind: crate::report::EnvKind,
     pub env_python: Option<String>,
     pub name: String,
     pub version: Option<String>,
@@ -46,7 +46,7 @@ pub struct InstalledFramework {
 pub struct EnvFact {
     pub path: String,
     /// `venv`, `conda`, `system`.
-    pub kind: String,
+    pub kind: crate::report::EnvKind,
     pub python: Option<String>,
 }
 
@@ -162,7 +162,7 @@ impl Machine {
             library_version: report
                 .driver_libraries
                 .iter()
-                .filter(|l| l.kind == "driver")
+                .filter(|l| l.kind == crate::report::DriverLibraryKind::Driver)
                 .find_map(|l| l.version.clone()),
             nouveau_loaded: report.kernel.nouveau_loaded,
             amd_driver: None,
@@ -192,7 +192,7 @@ impl Machine {
             system_python: report
                 .python_envs
                 .iter()
-                .find(|e| e.kind == "system")
+                .find(|e| e.kind == crate::report::EnvKind::System)
                 .and_then(|e| e.python_version.clone()),
             findings: report
                 .findings

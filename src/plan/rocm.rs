@@ -220,7 +220,7 @@ pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Pl
             if !report
                 .python_envs
                 .iter()
-                .any(|e| e.path == t.env && e.kind == "venv")
+                .any(|e| e.path == t.env && e.kind == crate::report::EnvKind::Venv)
                 && t.replaces.is_none()
             {
                 steps.push(super::python::venv(&t.env, &t.python));
@@ -586,7 +586,10 @@ fn choose_torch(
             let torch_envs: Vec<&str> = report
                 .python_envs
                 .iter()
-                .filter(|e| e.kind == "venv" && e.frameworks.iter().any(|f| f.name == "torch"))
+                .filter(|e| {
+                    e.kind == crate::report::EnvKind::Venv
+                        && e.frameworks.iter().any(|f| f.name == "torch")
+                })
                 .map(|e| e.path.as_str())
                 .collect();
             (torch_envs.len() == 1).then(|| torch_envs[0].to_string())

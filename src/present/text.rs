@@ -197,7 +197,7 @@ fn driver(out: &mut String, r: &Report) {
             lib.name,
             clean(&lib.path),
             opt(lib.version.as_deref()),
-            clean(&lib.kind),
+            clean(lib.kind.as_str()),
             clean(&lib.origin)
         );
     }
@@ -339,7 +339,7 @@ fn python(out: &mut String, r: &Report) {
             out,
             "  {} ({}, Python {})",
             clean(&env.path),
-            clean(&env.kind),
+            clean(env.kind.as_str()),
             opt(env.python_version.as_deref())
         );
         if env.frameworks.is_empty() {
@@ -400,7 +400,7 @@ fn loads(out: &mut String, r: &Report, env: &str, framework: &str) {
         match &l.path {
             Some(path) => {
                 let owner = l.owner.as_ref().map_or_else(String::new, |o| {
-                    let mut s = o.kind.clone();
+                    let mut s = o.kind.to_string();
                     if let Some(p) = &o.package {
                         s.push(' ');
                         s.push_str(p);

@@ -10,6 +10,7 @@ use super::loader::{LoaderPath, SearchDir};
 use crate::host::Host;
 use crate::parse::libname::split_soname;
 use crate::report::DriverLibrary;
+use crate::report::DriverLibraryKind;
 
 /// The driver libraries we follow, by the name programs ask the loader for.
 const NAMES: [&str; 2] = ["libcuda", "libnvidia-ml"];
@@ -67,7 +68,7 @@ fn compat_copies(host: &Host, loader: &LoaderPath, found: &[DriverLibrary]) -> V
         if let Some(lib) = library_in(host, &dir, "libcuda", false) {
             out.push(DriverLibrary {
                 rank,
-                kind: "compat".to_string(),
+                kind: DriverLibraryKind::Compat,
                 origin: "cuda-compat".to_string(),
                 ..lib
             });
@@ -119,7 +120,7 @@ fn library_in(host: &Host, dir: &SearchDir, name: &str, wsl: bool) -> Option<Dri
         path: path.display().to_string(),
         resolved: resolved.as_ref().map(|p| p.display().to_string()),
         version,
-        kind: kind_of(&dir.canonical, location).to_string(),
+        kind: kind_of(&dir.canonical, location),
         origin: if wsl && dir.canonical.starts_with("/usr/lib/wsl") {
             "wsl".to_string()
         } else {
@@ -130,13 +131,13 @@ fn library_in(host: &Host, dir: &SearchDir, name: &str, wsl: bool) -> Option<Dri
 }
 
 /// "stub" for link-time stubs, "compat" for forward-compatibility copies, else "driver".
-fn kind_of(dir: &Path, file: &Path) -> &'static str {
+fn kind_of(dir: &Path, file: &Path) -> DriverLibraryKind {
     let in_component = |p: &Path, c: &str| p.components().any(|x| x.as_os_str() == c);
     if in_component(dir, "stubs") || in_component(file, "stubs") {
-        "stub"
+        DriverLibraryKind::Stub
     } else if in_component(dir, "compat") || in_component(file, "compat") {
-        "compat"
+        DriverLibraryKind::Compat
     } else {
-        "driver"
+        DriverLibraryKind::Driver
     }
 }

@@ -163,7 +163,7 @@ fn places(
                 wheels.clone(),
             );
         }
-        if env.kind == "conda" {
+        if env.kind == crate::report::EnvKind::Conda {
             push(host, Path::new(&env.path).join("lib"), "conda", Vec::new());
         }
     }

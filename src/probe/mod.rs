@@ -105,7 +105,7 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
 
     let conda: Vec<PathBuf> = python_envs
         .iter()
-        .filter(|e| e.kind == "conda")
+        .filter(|e| e.kind == crate::report::EnvKind::Conda)
         .map(|e| PathBuf::from(&e.path))
         .collect();
     // The second stage needs the first one's facts; its groups need nothing of each other

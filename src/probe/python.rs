@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::host::Host;
 use crate::parse::python_pkg::{self, Requirement};
+use crate::report::EnvKind;
 use crate::report::{Framework, PythonEnv, Wheel};
 
 /// What a live interpreter prints for us: nothing is imported beyond `sys` and `json`.
@@ -172,11 +173,11 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
         .read_opt(prefix.join("pyvenv.cfg"))
         .map(|t| python_pkg::pyvenv_cfg(&t));
     let kind = if pyvenv.is_some() {
-        "venv"
+        EnvKind::Venv
     } else if host.fs.is_dir(prefix.join("conda-meta")) {
-        "conda"
+        EnvKind::Conda
     } else {
-        "system"
+        EnvKind::System
     };
     let interpreter = cand.interpreter.clone().or_else(|| {
         ["bin/python3", "bin/python"]
@@ -221,7 +222,7 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
     for site in &sites {
         scan_site(host, site, &mut frameworks, &mut wheels);
     }
-    if kind == "conda" {
+    if kind == EnvKind::Conda {
         conda_frameworks(host, prefix, &mut frameworks);
     }
     frameworks.sort_by(|a, b| (&a.name, &a.source).cmp(&(&b.name, &b.source)));
@@ -229,7 +230,7 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
     wheels.dedup_by(|a, b| a.name == b.name);
     Some(PythonEnv {
         path: prefix.display().to_string(),
-        kind: kind.to_string(),
+        kind,
         python_version,
         interpreter: interpreter.map(|p| p.display().to_string()),
         site_packages: sites.iter().map(|p| p.display().to_string()).collect(),

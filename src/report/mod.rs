@@ -42,6 +42,9 @@ pub mod explain;
 pub mod rocm;
 pub mod runtime;
 pub mod smoke;
+mod vocab;
+
+pub use vocab::{DriverLibraryKind, EnvKind, OwnerKind};
 
 use serde::{Deserialize, Serialize};
 
@@ -512,7 +515,7 @@ pub struct DriverLibrary {
     /// Driver version from the file name (`libcuda.so.580.159.04`).
     pub version: Option<String>,
     /// "driver", "stub" (`.../stubs/`, link-time only) or "compat" (forward compatibility).
-    pub kind: String,
+    pub kind: DriverLibraryKind,
     /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl"; or
     /// "cuda-compat" for a `/usr/local/cuda*/compat` copy that is not on the loader path (ranked
     /// after every loader folder; kept for its version).
@@ -624,7 +627,7 @@ pub struct LibraryLoad {
 pub struct LibraryOwner {
     /// "pip", "conda", "toolkit", "bundled" (inside a framework's own folder), "dpkg",
     /// "driver", "system" (none of these says it is theirs).
-    pub kind: String,
+    pub kind: OwnerKind,
     /// The package ("nvidia-cudnn-cu13", "torch", "libcudnn9-cuda-13", "cuda-13.0").
     pub package: Option<String>,
     pub version: Option<String>,
@@ -675,7 +678,7 @@ pub struct PythonEnv {
     /// The environment's prefix ("/opt/torch/.venv", "/usr").
     pub path: String,
     /// "venv", "conda", "system".
-    pub kind: String,
+    pub kind: EnvKind,
     pub python_version: Option<String>,
     pub interpreter: Option<String>,
     pub site_packages: Vec<String>,

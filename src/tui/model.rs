@@ -88,7 +88,7 @@ fn load_rows(report: &Report) -> Vec<LibRow> {
             if let Some(o) = &l.owner {
                 details.push(format!(
                     "owner: {} {} {} (from {})",
-                    clean(&o.kind),
+                    clean(o.kind.as_str()),
                     or_unknown(o.package.as_deref()),
                     o.version.as_deref().map(clean).unwrap_or_default(),
                     clean(&o.source)
@@ -136,7 +136,7 @@ fn lib_rows_scanned(report: &Report) -> Vec<LibRow> {
             .collect();
         libs.sort_by_key(|l| l.rank);
         for lib in libs {
-            let mut details = vec![format!("kind: {}", clean(&lib.kind))];
+            let mut details = vec![format!("kind: {}", clean(lib.kind.as_str()))];
             if let Some(resolved) = &lib.resolved {
                 details.push(format!("resolves to: {}", clean(resolved)));
             }
@@ -278,7 +278,7 @@ pub fn framework_rows<'a>(report: &'a Report, derived: &Derived) -> Vec<Framewor
         if env.frameworks.is_empty() {
             rows.push(FrameworkRow {
                 env: &env.path,
-                env_kind: &env.kind,
+                env_kind: env.kind.as_str(),
                 framework: None,
                 usable: None,
                 message: "no GPU frameworks installed".to_string(),
@@ -288,7 +288,7 @@ pub fn framework_rows<'a>(report: &'a Report, derived: &Derived) -> Vec<Framewor
             let verdict = derived.framework(&env.path, &fw.name);
             rows.push(FrameworkRow {
                 env: &env.path,
-                env_kind: &env.kind,
+                env_kind: env.kind.as_str(),
                 framework: Some(fw),
                 usable: verdict.map(|v| v.usable),
                 message: verdict.map_or_else(String::new, |v| clean(&v.message)),

@@ -19,10 +19,10 @@ pub(in crate::diagnose) fn forward_compat_libcuda(
         .iter()
         .copied()
         .find(|l| l.origin != "cuda-compat")?;
-    if first.kind == "compat" {
+    if first.kind == crate::report::DriverLibraryKind::Compat {
         return Some((first, None));
     }
-    if first.kind != "driver" {
+    if first.kind != crate::report::DriverLibraryKind::Driver {
         return None;
     }
     let version = first.version.as_deref()?;
@@ -34,10 +34,9 @@ pub(in crate::diagnose) fn forward_compat_libcuda(
         ),
         (Some(v), Some(m)) if v > m
     );
-    let twin = libcuda
-        .iter()
-        .copied()
-        .find(|l| l.kind == "compat" && l.version.as_deref() == Some(version))?;
+    let twin = libcuda.iter().copied().find(|l| {
+        l.kind == crate::report::DriverLibraryKind::Compat && l.version.as_deref() == Some(version)
+    })?;
     newer.then_some((first, Some(twin)))
 }
 
@@ -112,7 +111,7 @@ pub(super) fn forward_compat(report: &Report, manifests: &Manifests) -> Option<F
     }
     if let Some(real) = libcuda
         .iter()
-        .find(|l| l.kind == "driver" && !std::ptr::eq(**l, first))
+        .find(|l| l.kind == crate::report::DriverLibraryKind::Driver && !std::ptr::eq(**l, first))
     {
         f = f.evidence(lib_line(real));
     }

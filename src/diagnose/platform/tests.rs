@@ -712,7 +712,7 @@ fn a_compat_libcuda_mounted_at_the_drivers_name_is_told_by_its_version() {
     r.environment.clear();
     r.host.container = Some("docker".into());
     for l in &mut r.driver_libraries {
-        if l.kind == "compat" {
+        if l.kind == crate::report::DriverLibraryKind::Compat {
             l.origin = "cuda-compat".into();
             l.rank = 1;
         } else {
@@ -749,7 +749,7 @@ fn compat_on_data_center_gpus_or_behind_the_driver_is_fine() {
     let mut behind = compat_first(vec![rtx3090(0)]);
     for l in &mut behind.driver_libraries {
         l.rank = 1 - l.rank;
-        if l.kind == "driver" {
+        if l.kind == crate::report::DriverLibraryKind::Driver {
             l.version = Some("535.183.01".into());
         }
     }

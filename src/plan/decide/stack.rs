@@ -452,11 +452,11 @@ pub(super) fn default_env(machine: &Machine, target: &Target) -> Option<(String,
     let mut envs: Vec<&InstalledFramework> = machine
         .frameworks
         .iter()
-        .filter(|f| f.name == name && f.env_kind == "venv")
+        .filter(|f| f.name == name && f.env_kind == crate::report::EnvKind::Venv)
         .collect();
     envs.dedup_by(|a, b| a.env == b.env);
     match envs.as_slice() {
-        [one] => Some((one.env.clone(), one.env_kind.clone())),
+        [one] => Some((one.env.clone(), one.env_kind.to_string())),
         _ => None,
     }
 }

@@ -77,7 +77,7 @@ fn torch_in(
 ) -> InstalledFramework {
     InstalledFramework {
         env: env.to_string(),
-        env_kind: kind.to_string(),
+        env_kind: kind.into(),
         env_python: Some("3.11".to_string()),
         name: "torch".to_string(),
         version: Some(version.to_string()),
@@ -627,7 +627,7 @@ fn a_cpu_only_torch_in_a_venv_is_reinstalled_with_cuda_and_the_system_one_is_onl
     // A CPU-only torch in the system Python is no reason for a plan on its own; with a driver
     // to install, the plan says how to get a CUDA torch without touching the system Python.
     let mut system = machine.clone();
-    system.frameworks[0].env_kind = "system".to_string();
+    system.frameworks[0].env_kind = crate::report::EnvKind::System;
     system.frameworks[0].env = "/usr".to_string();
     let d = decide(&system, m, &Target::default()).unwrap();
     assert!(d.fixes.is_empty() && d.notes.is_empty(), "{d:?}");
@@ -882,7 +882,7 @@ fn pip_lines_fit_the_environments_python_or_get_a_new_environment() {
     let mut host = noble(&["8.9"]);
     host.python_envs.push(crate::plan::machine::EnvFact {
         path: "/opt/venv".to_string(),
-        kind: "venv".to_string(),
+        kind: crate::report::EnvKind::Venv,
         python: Some("3.12.3".to_string()),
     });
     let t = Target {

@@ -124,7 +124,7 @@ fn known_dirs(
             out.extend(wheel_dirs(host, Path::new(site)));
             out.push(Path::new(site).join("torch/lib"));
         }
-        if env.kind == "conda" {
+        if env.kind == crate::report::EnvKind::Conda {
             out.push(Path::new(&env.path).join("lib"));
         }
     }
@@ -245,7 +245,7 @@ impl Ctx<'_> {
             .or_else(|| {
                 // An interpreter that cannot be read (a stand-in): conda-built pythons carry
                 // `$ORIGIN/../lib` (and so do the lib-dynload modules that call dlopen).
-                (env.kind == "conda").then(|| {
+                (env.kind == crate::report::EnvKind::Conda).then(|| {
                     let exe = Path::new(&env.path).join("bin/python3");
                     let dynamic = Dynamic {
                         rpath: Some("$ORIGIN/../lib".to_string()),

@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::host::Host;
+use crate::report::OwnerKind;
 use crate::report::{LibraryOwner, PythonEnv, Toolkit};
 
 /// Words in a package name that mark it as possibly holding a CUDA library.
@@ -142,7 +143,7 @@ impl<'a> Owners<'a> {
     pub(crate) fn of(&self, path: &Path, canonical: &Path, family: &str) -> LibraryOwner {
         for p in [lexical(path), canonical.to_path_buf()] {
             if let Some((name, version)) = self.records.get(&p) {
-                return owner("pip", Some(name), Some(version), "RECORD");
+                return owner(OwnerKind::Pip, Some(name), Some(version), "RECORD");
             }
         }
         for env in self.envs {
@@ -160,7 +161,12 @@ impl<'a> Owners<'a> {
                 let name = Path::new(&t.path)
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned());
-                return owner("toolkit", name.as_deref(), t.version.as_deref(), "folder");
+                return owner(
+                    OwnerKind::Toolkit,
+                    name.as_deref(),
+                    t.version.as_deref(),
+                    "folder",
+                );
             }
         }
         // A toolkit folder not recognised as a toolkit (no nvcc, no version file).
@@ -169,24 +175,28 @@ impl<'a> Owners<'a> {
         {
             let name = first.as_os_str().to_string_lossy();
             if name.starts_with("cuda") {
-                return owner("toolkit", Some(&name), None, "folder");
+                return owner(OwnerKind::Toolkit, Some(&name), None, "folder");
             }
         }
-        for env in self.envs.iter().filter(|e| e.kind == "conda") {
+        for env in self
+            .envs
+            .iter()
+            .filter(|e| e.kind == crate::report::EnvKind::Conda)
+        {
             if canonical.starts_with(&env.path) {
                 if let Some((name, version)) = self.conda_owner(Path::new(&env.path), canonical) {
-                    return owner("conda", Some(&name), Some(&version), "conda-meta");
+                    return owner(OwnerKind::Conda, Some(&name), Some(&version), "conda-meta");
                 }
-                return owner("conda", None, None, "folder");
+                return owner(OwnerKind::Conda, None, None, "folder");
             }
         }
         if let Some(package) = self.dpkg_owner(path, canonical) {
-            return owner("dpkg", Some(&package), None, "dpkg");
+            return owner(OwnerKind::Dpkg, Some(&package), None, "dpkg");
         }
         if canonical.starts_with("/usr/local/nvidia") {
-            return owner("driver", None, None, "folder");
+            return owner(OwnerKind::Driver, None, None, "folder");
         }
-        owner("system", None, None, "folder")
+        owner(OwnerKind::System, None, None, "folder")
     }
 
     fn in_site(&self, env: &PythonEnv, rest: &Path, family: &str) -> LibraryOwner {
@@ -206,10 +216,13 @@ impl<'a> Owners<'a> {
                     .or_else(|| Some((prefix.to_string(), None)))
             });
             return match wheel {
-                Some((name, version)) => {
-                    owner("pip", Some(&name), version.as_deref(), "wheel-layout")
-                }
-                None => owner("pip", None, None, "wheel-layout"),
+                Some((name, version)) => owner(
+                    OwnerKind::Pip,
+                    Some(&name),
+                    version.as_deref(),
+                    "wheel-layout",
+                ),
+                None => owner(OwnerKind::Pip, None, None, "wheel-layout"),
             };
         }
         let fw = env
@@ -217,7 +230,7 @@ impl<'a> Owners<'a> {
             .iter()
             .find(|f| first == f.name || (first == "jaxlib" && f.name == "jax"));
         owner(
-            "bundled",
+            OwnerKind::Bundled,
             Some(first),
             fw.and_then(|f| f.version.as_deref()),
             "folder",
@@ -277,9 +290,14 @@ impl<'a> Owners<'a> {
     }
 }
 
-fn owner(kind: &str, package: Option<&str>, version: Option<&str>, source: &str) -> LibraryOwner {
+fn owner(
+    kind: OwnerKind,
+    package: Option<&str>,
+    version: Option<&str>,
+    source: &str,
+) -> LibraryOwner {
     LibraryOwner {
-        kind: kind.to_string(),
+        kind,
         package: package.map(str::to_string),
         version: version.map(str::to_string),
         source: source.to_string(),

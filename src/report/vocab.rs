@@ -1,0 +1,157 @@
+//! The report's closed vocabularies (environment kinds, driver library kinds, library owners)
+//! as enums, so that a misspelt value is a compile error, not a rule that never fires.
+//!
+//! Each is written in JSON as the same string as before, and reads back any string: a value
+//! this build does not know (a newer gpu-doctor's report, read by `report merge`) is kept as
+//! `Other` and written out unchanged.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// One vocabulary: the enum, its strings, serde as those strings, `Display`, and (for the
+/// schema test) the JSON schema of a string.
+macro_rules! vocabulary {
+    (
+        $(#[$meta:meta])*
+        $name:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $text:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+            /// A value this build does not know, kept as written.
+            Other(String),
+        }
+
+        impl $name {
+            /// The value as the report writes it.
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $( Self::$variant => $text, )+
+                    Self::Other(text) => text,
+                }
+            }
+
+            /// The variant a report's string names; any other string is kept as `Other`.
+            #[must_use]
+            pub fn from_text(text: &str) -> Self {
+                match text {
+                    $( $text => Self::$variant, )+
+                    other => Self::Other(other.to_string()),
+                }
+            }
+        }
+
+        impl Default for $name {
+            /// An empty `Other`, what a report without the field had.
+            fn default() -> Self {
+                Self::Other(String::new())
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(text: &str) -> Self {
+                Self::from_text(text)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+                Ok(Self::from_text(&text))
+            }
+        }
+
+        #[cfg(test)]
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                "String".into()
+            }
+
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                String::json_schema(generator)
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// What kind of Python environment a prefix is.
+    EnvKind {
+        /// A virtual environment (`pyvenv.cfg`: venv, virtualenv, uv).
+        Venv = "venv",
+        /// A conda environment (`conda-meta/`).
+        Conda = "conda",
+        /// The system's own interpreter.
+        System = "system",
+    }
+}
+
+vocabulary! {
+    /// What a user-space driver library file is.
+    DriverLibraryKind {
+        /// The driver's own library.
+        Driver = "driver",
+        /// A link-time stub (`.../stubs/`), which cannot run anything.
+        Stub = "stub",
+        /// The forward-compatibility package's copy (`cuda-compat`).
+        Compat = "compat",
+    }
+}
+
+vocabulary! {
+    /// Who installed a library file, whatever the loader does with it.
+    OwnerKind {
+        /// A pip wheel (its `RECORD` or the wheel layout says so).
+        Pip = "pip",
+        /// A conda package (`conda-meta`).
+        Conda = "conda",
+        /// A CUDA toolkit's folder.
+        Toolkit = "toolkit",
+        /// Inside a framework's own folder.
+        Bundled = "bundled",
+        /// A Debian package.
+        Dpkg = "dpkg",
+        /// The driver.
+        Driver = "driver",
+        /// None of these says it is theirs.
+        System = "system",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_values_read_as_variants_and_unknown_ones_are_kept() {
+        assert_eq!(EnvKind::from_text("conda"), EnvKind::Conda);
+        let json = serde_json::to_string(&EnvKind::Venv).unwrap();
+        assert_eq!(json, "\"venv\"");
+        let newer: EnvKind = serde_json::from_str("\"pixi\"").unwrap();
+        assert_eq!(newer, EnvKind::Other("pixi".to_string()));
+        assert_eq!(serde_json::to_string(&newer).unwrap(), "\"pixi\"");
+        assert_eq!(OwnerKind::from_text("bundled").as_str(), "bundled");
+        assert_eq!(DriverLibraryKind::Compat.to_string(), "compat");
+    }
+}
