@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::memory::{self, Mode, Optimizer, Workload};
 use super::precision::{Precision, Support, tensor_cores};
+use crate::framework::FrameworkName;
 use crate::manifest::{Gpu as GpuRow, Manifests, Segment, Tflops};
 use crate::report::{Gpu, Report};
 use crate::version::Version;
@@ -250,7 +251,7 @@ pub(crate) fn advise(
         .flat_map(|env| {
             env.frameworks
                 .iter()
-                .filter(|f| f.name == "torch" && f.variant.as_deref() == Some("cuda"))
+                .filter(|f| f.name == FrameworkName::Torch && f.variant.as_deref() == Some("cuda"))
                 .map(move |f| {
                     format!(
                         "{} in {}",

@@ -8,6 +8,7 @@
 //! Least change: a ROCm that already lists the GPU is kept; a working amdgpu driver is kept
 //! (`--no-dkms`); a torch build that already carries the GPU's target is left alone.
 
+use crate::framework::FrameworkName;
 use crate::manifest::{AmdgpuInstall, Manifests, TargetCarried, TorchWheel};
 use crate::report::{Gpu, Report};
 use crate::version::GfxTarget;
@@ -588,7 +589,7 @@ fn choose_torch(
                 .iter()
                 .filter(|e| {
                     e.kind == crate::report::EnvKind::Venv
-                        && e.frameworks.iter().any(|f| f.name == "torch")
+                        && e.frameworks.iter().any(|f| f.name == FrameworkName::Torch)
                 })
                 .map(|e| e.path.as_str())
                 .collect();
@@ -596,7 +597,7 @@ fn choose_torch(
         })
         .unwrap_or_else(|| ".venv".to_string());
     let here = report.python_envs.iter().find(|e| e.path == env);
-    let existing = here.and_then(|e| e.frameworks.iter().find(|f| f.name == "torch"));
+    let existing = here.and_then(|e| e.frameworks.iter().find(|f| f.name == FrameworkName::Torch));
     let python_version = target
         .python
         .clone()

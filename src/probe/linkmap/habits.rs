@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::wheel_dirs;
+use crate::framework::FrameworkName;
 use crate::host::Host;
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
@@ -29,8 +30,8 @@ pub(super) fn entry_points(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
             .collect()
     };
     for site in sites {
-        match fw.name.as_str() {
-            "torch" => {
+        match FrameworkName::from_report(&fw.name) {
+            Some(FrameworkName::Torch) => {
                 let lib = site.join("torch/lib");
                 for name in ["libtorch_global_deps.so", "libtorch_cuda.so"] {
                     if host.fs.exists(lib.join(name)) {
@@ -39,7 +40,7 @@ pub(super) fn entry_points(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
                 }
                 out.extend(so_in(site.join("torch"), "_C."));
             }
-            "jax" => {
+            Some(FrameworkName::Jax) => {
                 for e in host.fs.read_dir(site.join("jax_plugins")) {
                     out.extend(so_in(e.path, "xla_cuda_plugin"));
                 }
@@ -49,13 +50,13 @@ pub(super) fn entry_points(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
                     }
                 }
             }
-            "tensorflow" => {
+            Some(FrameworkName::Tensorflow) => {
                 let tf = site.join("tensorflow");
                 out.extend(so_in(tf.clone(), "libtensorflow_framework.so"));
                 out.extend(so_in(tf.clone(), "libtensorflow_cc.so"));
                 out.extend(so_in(tf.join("python"), "_pywrap_tensorflow_internal"));
             }
-            "cupy" => {
+            Some(FrameworkName::Cupy) => {
                 out.extend(so_in(site.join("cupy_backends/cuda/libs"), "_"));
                 out.extend(so_in(site.join("cupy_backends/cuda/api"), "_"));
                 out.extend(so_in(site.join("cupy/_core"), "core"));
@@ -71,12 +72,12 @@ pub(super) fn entry_points(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
 /// JAX's plugin and TensorFlow list the `nvidia/*/lib` wheel folders (`$ORIGIN/../../nvidia/
 /// cudnn/lib`, ...); torch also its own `torch/lib`.
 pub(super) fn modelled_runpath(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<String> {
-    if fw.name == "cupy" {
+    if fw.name == FrameworkName::Cupy {
         return Vec::new();
     }
     let mut out = Vec::new();
     for site in sites {
-        if fw.name == "torch" {
+        if fw.name == FrameworkName::Torch {
             out.push(site.join("torch/lib").display().to_string());
         }
         out.extend(
@@ -158,8 +159,8 @@ pub(super) fn runtime_needs(
     env: &PythonEnv,
 ) -> Vec<String> {
     let _ = env;
-    let uses: &[&str] = match fw.name.as_str() {
-        "cupy" => &[
+    let uses: &[&str] = match FrameworkName::from_report(&fw.name) {
+        Some(FrameworkName::Cupy) => &[
             "cudart",
             "cublas",
             "cusparse",
@@ -169,7 +170,7 @@ pub(super) fn runtime_needs(
             "nvrtc",
             "nvjitlink",
         ],
-        "jax" => &[
+        Some(FrameworkName::Jax) => &[
             "cudart",
             "cublas",
             "cudnn",
@@ -180,7 +181,7 @@ pub(super) fn runtime_needs(
             "nvjitlink",
             "cupti",
         ],
-        "tensorflow" => &[
+        Some(FrameworkName::Tensorflow) => &[
             "cudart",
             "cublas",
             "cudnn",
@@ -236,7 +237,8 @@ pub(super) fn runtime_needs(
         .and_then(|c| c.split('.').next())
         .and_then(|m| m.parse::<u32>().ok());
     // torch's own copies are bundled (renamed) unless it pins the runtime wheels.
-    let derive = fw.name != "torch" || fw.pins.iter().any(|p| p.starts_with("nvidia-cuda-runtime"));
+    let derive = fw.name != FrameworkName::Torch
+        || fw.pins.iter().any(|p| p.starts_with("nvidia-cuda-runtime"));
     if let Some(major) = cuda_major.filter(|_| derive) {
         // libcudart's soname carries the minor up to CUDA 11 (`libcudart.so.11.0`).
         let cudart = match major {

@@ -42,6 +42,7 @@ use self::owner::{Owners, lexical};
 use self::table::Table;
 use super::loader::{LoaderPath, Origin};
 use super::toolkit::LIB_DIRS;
+use crate::framework::FrameworkName;
 use crate::host::Host;
 use crate::parse::elf::Dynamic;
 use crate::parse::libfamily as family;
@@ -201,13 +202,13 @@ impl Ctx<'_> {
             .filter_map(|p| self.dynamic(p).map(|d| (p.clone(), d)))
             .collect();
         let basis = if readable.is_empty() { "model" } else { "elf" };
-        let torch_habit = (fw.name == "torch")
+        let torch_habit = (fw.name == FrameworkName::Torch)
             .then(|| habits::torch_preload(self.host, &sites))
             .flatten();
         let mut process = self.run(env, fw, &sites, &readable, &[], torch_habit.as_ref());
         // torch: when libtorch_global_deps.so cannot load its CUDA libraries, torch preloads
         // the nvidia wheels' copies by path and tries again (`_preload_cuda_deps(err)`).
-        if fw.name == "torch" && process.loads.iter().any(|l| l.path.is_none()) {
+        if fw.name == FrameworkName::Torch && process.loads.iter().any(|l| l.path.is_none()) {
             let preloads = match &torch_habit {
                 Some(h) => habits::torch_preload_files(self.host, &sites, fw, &h.libs),
                 None => wheel_files(self.host, &sites),
@@ -275,7 +276,7 @@ impl Ctx<'_> {
             }
             _ => Vec::new(),
         };
-        if fw.name == "torch" && torch_habit.is_none() {
+        if fw.name == FrameworkName::Torch && torch_habit.is_none() {
             // torch's file unread (a stand-in): NVRTC and cuSOLVER (used lazily) come from the
             // wheels by path, as the H200's torch 2.11 showed (`LD_DEBUG=files`: "dynamically
             // loaded by .../_ctypes...so", its `_preload_cuda_deps`).
@@ -291,7 +292,7 @@ impl Ctx<'_> {
                     .map(|p| (p, "torch (loads NVRTC and cuSOLVER by path)")),
             );
         }
-        if fw.name == "jax" {
+        if fw.name == FrameworkName::Jax {
             plan.extend(
                 jax_preloads(self.host, sites, fw)
                     .into_iter()
@@ -369,10 +370,10 @@ impl Ctx<'_> {
         };
         self.drain(&mut p, &mut queue, &mut next);
         // What the framework loads at run time by soname, or by path (CuPy's pathfinder).
-        let by_path = fw.name == "cupy";
+        let by_path = fw.name == FrameworkName::Cupy;
         // torch names every CUDA library in its modules' DT_NEEDED: nothing more to add when
         // those were read.
-        let needs = if fw.name == "torch" && !readable.is_empty() {
+        let needs = if fw.name == FrameworkName::Torch && !readable.is_empty() {
             Vec::new()
         } else {
             runtime_needs(self.host, sites, fw, env)

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::framework::FrameworkName;
 use crate::host::Host;
 use crate::report::OwnerKind;
 use crate::report::{LibraryOwner, PythonEnv, Toolkit};
@@ -228,7 +229,7 @@ impl<'a> Owners<'a> {
         let fw = env
             .frameworks
             .iter()
-            .find(|f| first == f.name || (first == "jaxlib" && f.name == "jax"));
+            .find(|f| first == f.name || (first == "jaxlib" && f.name == FrameworkName::Jax));
         owner(
             OwnerKind::Bundled,
             Some(first),
