@@ -228,6 +228,50 @@ struct Shadow<'a> {
 }
 
 fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Option<Finding> {
+    let shadows = shadows(env, loads);
+    let first = shadows.first()?;
+    let any_older = shadows.iter().any(|s| s.older);
+    let mut frameworks: Vec<&str> = shadows.iter().map(|s| s.framework).collect();
+    frameworks.sort_unstable();
+    frameworks.dedup();
+    let mut f = FindingBuilder::new(
+        &ids::LIBRARY_PATH_SHADOWING,
+        if any_older {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        shadowing_title(env, &shadows, first, &frameworks),
+    )
+    .detail(format!(
+        "The loader searches LD_LIBRARY_PATH (and an inherited RPATH) before a module's own \
+         RUNPATH, so {} loads these copies instead of the ones shipped with it.{}",
+        frameworks.join(" and "),
+        if any_older {
+            " A copy older than the one it was built with breaks it: missing symbols \
+             (\"undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\") or a \
+             version check (\"cuDNN version incompatibility\")."
+        } else {
+            ""
+        }
+    ));
+    for line in shadow_evidence(&shadows) {
+        f = f.evidence(line);
+    }
+    for fw in &frameworks {
+        f = f.subject(framework_subject(&env.path, fw));
+    }
+    if shadows.iter().any(|s| s.load.family == "cudnn") {
+        f = f.explains(&ids::CUDNN_VERSION_MISMATCH);
+    }
+    Some(f.fix(shadowing_fix(report, &shadows)).build())
+}
+
+/// Each library a framework takes from LD_LIBRARY_PATH (or an inherited RPATH) in another
+/// release than its own copy. The copy that breaks leads: an older one first, and among those
+/// the one another CUDA library needs (an old nvJitLink under a new cuSPARSE: "undefined symbol
+/// ... libnvJitLink.so.12"), before one the framework's own modules need (cudart).
+fn shadows<'r>(env: &'r PythonEnv, loads: &[&'r FrameworkLoads]) -> Vec<Shadow<'r>> {
     let mut shadows: Vec<Shadow> = Vec::new();
     for fl in loads {
         for load in &fl.libraries {
@@ -254,9 +298,6 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
             });
         }
     }
-    // The copy that breaks leads: an older one first, and among those the one another CUDA
-    // library needs (an old nvJitLink under a new cuSPARSE: "undefined symbol ...
-    // libnvJitLink.so.12"), before one the framework's own modules need (cudart).
     shadows.sort_by_key(|s| {
         let under_cuda_lib = Path::new(&s.load.needed_by)
             .file_name()
@@ -264,60 +305,45 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
             .is_some_and(|n| family::of(n).is_some());
         (!s.older, !under_cuda_lib)
     });
-    let first = shadows.first()?;
-    let any_older = shadows.iter().any(|s| s.older);
+    shadows
+}
+
+/// One copy named with both versions, or the families when there are several.
+fn shadowing_title(
+    env: &PythonEnv,
+    shadows: &[Shadow<'_>],
+    first: &Shadow<'_>,
+    frameworks: &[&str],
+) -> String {
+    if shadows.len() == 1 {
+        return format!(
+            "{} puts {} {} ahead of the {} that {} in {} ships",
+            first.load.via.as_deref().unwrap_or("LD_LIBRARY_PATH"),
+            family::display(&first.load.family),
+            first.load.version.as_deref().unwrap_or("?"),
+            first.reference.version.as_deref().unwrap_or("?"),
+            frameworks.join(", "),
+            env.path
+        );
+    }
     let mut families: Vec<&str> = shadows
         .iter()
         .map(|s| family::display(&s.load.family))
         .collect();
     families.dedup();
-    let mut frameworks: Vec<&str> = shadows.iter().map(|s| s.framework).collect();
-    frameworks.sort_unstable();
-    frameworks.dedup();
-    let shadow_dirs: Vec<String> = dirs(shadows.iter().filter_map(|s| s.load.path.as_deref()));
-    let wheel_dirs: Vec<String> = dirs(shadows.iter().map(|s| s.reference.path.as_str()));
-    let got = first.load.version.as_deref().unwrap_or("?");
-    let want = first.reference.version.as_deref().unwrap_or("?");
-    let title = if shadows.len() == 1 {
-        format!(
-            "{} puts {} {got} ahead of the {want} that {} in {} ships",
-            first.load.via.as_deref().unwrap_or("LD_LIBRARY_PATH"),
-            family::display(&first.load.family),
-            frameworks.join(", "),
-            env.path
-        )
-    } else {
-        format!(
-            "LD_LIBRARY_PATH puts other copies of {} ahead of the ones {} in {} ships",
-            families.join(", "),
-            frameworks.join(", "),
-            env.path
-        )
-    };
-    let mut f = FindingBuilder::new(
-        &ids::LIBRARY_PATH_SHADOWING,
-        if any_older {
-            Severity::Error
-        } else {
-            Severity::Warning
-        },
-        title,
+    format!(
+        "LD_LIBRARY_PATH puts other copies of {} ahead of the ones {} in {} ships",
+        families.join(", "),
+        frameworks.join(", "),
+        env.path
     )
-    .detail(format!(
-        "The loader searches LD_LIBRARY_PATH (and an inherited RPATH) before a module's own \
-         RUNPATH, so {} loads these copies instead of the ones shipped with it.{}",
-        frameworks.join(" and "),
-        if any_older {
-            " A copy older than the one it was built with breaks it: missing symbols \
-             (\"undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\") or a \
-             version check (\"cuDNN version incompatibility\")."
-        } else {
-            ""
-        }
-    ));
-    // One line per framework, family and folder: cuDNN's eight sub-libraries are one fact.
+}
+
+/// One line per framework, family and folder: cuDNN's eight sub-libraries are one fact.
+fn shadow_evidence(shadows: &[Shadow<'_>]) -> Vec<String> {
     let mut said: Vec<(&str, &str, Option<&Path>)> = Vec::new();
-    for s in &shadows {
+    let mut lines = Vec::new();
+    for s in shadows {
         let dir = s.load.path.as_deref().and_then(|p| Path::new(p).parent());
         let key = (s.framework, s.load.family.as_str(), dir);
         if said.contains(&key) {
@@ -333,7 +359,7 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
             })
             .count()
             .saturating_sub(1);
-        f = f.evidence(format!(
+        lines.push(format!(
             "{}: {} loads {} ({}, via {}); its own copy is {} ({}){}",
             s.framework,
             s.load.soname,
@@ -352,8 +378,14 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
             }
         ));
     }
-    // The scoped fix: drop the shadowing folders from LD_LIBRARY_PATH for the run when they
-    // give the frameworks nothing else; otherwise put the wheels' folders first.
+    lines
+}
+
+/// The scoped fix: drop the shadowing folders from LD_LIBRARY_PATH for the run when they give
+/// the frameworks nothing else; otherwise put the wheels' folders first.
+fn shadowing_fix(report: &Report, shadows: &[Shadow<'_>]) -> String {
+    let shadow_dirs: Vec<String> = dirs(shadows.iter().filter_map(|s| s.load.path.as_deref()));
+    let wheel_dirs: Vec<String> = dirs(shadows.iter().map(|s| s.reference.path.as_str()));
     let serves_other = report.libraries.loads.iter().any(|fl| {
         fl.libraries.iter().any(|l| {
             l.via.as_deref() == Some("LD_LIBRARY_PATH")
@@ -374,7 +406,7 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
         .iter()
         .filter(|d| !d.is_empty() && !shadow_dirs.iter().any(|s| same_dir(s, d)))
         .collect();
-    let fix = if serves_other {
+    if serves_other {
         format!(
             "Put the wheels' folders first for the run: `LD_LIBRARY_PATH={}:$LD_LIBRARY_PATH python ...` (the other libraries in {} are still needed, so do not remove that folder).",
             wheel_dirs.join(":"),
@@ -394,14 +426,7 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
                 .collect::<Vec<_>>()
                 .join(":")
         )
-    };
-    for fw in &frameworks {
-        f = f.subject(framework_subject(&env.path, fw));
     }
-    if shadows.iter().any(|s| s.load.family == "cudnn") {
-        f = f.explains(&ids::CUDNN_VERSION_MISMATCH);
-    }
-    Some(f.fix(fix).build())
 }
 
 fn dirs<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<String> {
