@@ -15,7 +15,9 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
-use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
+use crate::report::{
+    Finding, Framework, LibraryFamily, PythonEnv, Report, Severity, framework_subject,
+};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out: Vec<Finding> = report
@@ -87,8 +89,8 @@ fn cuda_check(
         .collect();
     let mut out = Vec::new();
     for (family, name, min) in [
-        ("cublas", "cuBLAS", row.cublas_check_min),
-        ("cusparse", "cuSPARSE", row.cusparse_check_min),
+        (LibraryFamily::Cublas, "cuBLAS", row.cublas_check_min),
+        (LibraryFamily::Cusparse, "cuSPARSE", row.cusparse_check_min),
     ] {
         let Some(min) = min else { continue };
         let Some(load) = loads
@@ -105,7 +107,7 @@ fn cuda_check(
         ) else {
             continue;
         };
-        let Some(floor) = minimum_version(family, min) else {
+        let Some(floor) = minimum_version(family.as_str(), min) else {
             continue;
         };
         if version >= floor {

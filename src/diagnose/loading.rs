@@ -17,8 +17,8 @@ use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::parse::libfamily as family;
 use crate::report::{
-    Finding, FrameworkLoads, LibraryLoad, LosingCopy, OwnerKind, PythonEnv, Report, Severity,
-    framework_subject,
+    Finding, FrameworkLoads, LibraryFamily, LibraryLoad, LosingCopy, OwnerKind, PythonEnv, Report,
+    Severity, framework_subject,
 };
 use crate::version::Version;
 
@@ -122,7 +122,7 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
     let missing: Vec<&LibraryLoad> = fl
         .libraries
         .iter()
-        .filter(|l| l.path.is_none() && l.family != "cudnn")
+        .filter(|l| l.path.is_none() && l.family != LibraryFamily::Cudnn)
         // A need read from a module's DT_NEEDED is a fact; a modelled one (a run-time dlopen,
         // or modules that could not be read) is only trusted when the machine has that
         // library in some version: an absent family may be optional or bundled.
@@ -261,7 +261,10 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
     for fw in &frameworks {
         f = f.subject(framework_subject(&env.path, fw));
     }
-    if shadows.iter().any(|s| s.load.family == "cudnn") {
+    if shadows
+        .iter()
+        .any(|s| s.load.family == LibraryFamily::Cudnn)
+    {
         f = f.explains(&ids::CUDNN_VERSION_MISMATCH);
     }
     Some(f.fix(shadowing_fix(report, &shadows)).build())

@@ -1,25 +1,26 @@
 //! Which CUDA library family a soname belongs to, and how people write the family's name.
 
 use crate::parse::libname::split_soname;
+use crate::report::LibraryFamily;
 
-/// Family id, and the file stems that belong to it (`libcublasLt` is cuBLAS).
-pub const FAMILIES: [(&str, &[&str]); 15] = [
-    ("cudart", &["libcudart"]),
-    ("cublas", &["libcublas", "libcublasLt"]),
-    ("cudnn", &[]),
-    ("nccl", &["libnccl"]),
-    ("nvjitlink", &["libnvJitLink"]),
-    ("nvrtc", &["libnvrtc"]),
-    ("cusparse", &["libcusparse"]),
-    ("cusparselt", &["libcusparseLt"]),
-    ("cufft", &["libcufft"]),
-    ("cusolver", &["libcusolver"]),
-    ("curand", &["libcurand"]),
-    ("cupti", &["libcupti"]),
-    ("cufile", &["libcufile"]),
-    ("nvshmem", &["libnvshmem_host"]),
+/// Each family, and the file stems that belong to it (`libcublasLt` is cuBLAS).
+pub const FAMILIES: [(LibraryFamily, &[&str]); 15] = [
+    (LibraryFamily::Cudart, &["libcudart"]),
+    (LibraryFamily::Cublas, &["libcublas", "libcublasLt"]),
+    (LibraryFamily::Cudnn, &[]),
+    (LibraryFamily::Nccl, &["libnccl"]),
+    (LibraryFamily::Nvjitlink, &["libnvJitLink"]),
+    (LibraryFamily::Nvrtc, &["libnvrtc"]),
+    (LibraryFamily::Cusparse, &["libcusparse"]),
+    (LibraryFamily::Cusparselt, &["libcusparseLt"]),
+    (LibraryFamily::Cufft, &["libcufft"]),
+    (LibraryFamily::Cusolver, &["libcusolver"]),
+    (LibraryFamily::Curand, &["libcurand"]),
+    (LibraryFamily::Cupti, &["libcupti"]),
+    (LibraryFamily::Cufile, &["libcufile"]),
+    (LibraryFamily::Nvshmem, &["libnvshmem_host"]),
     (
-        "tensorrt",
+        LibraryFamily::Tensorrt,
         &["libnvinfer", "libnvinfer_plugin", "libnvonnxparser"],
     ),
 ];
@@ -27,7 +28,7 @@ pub const FAMILIES: [(&str, &[&str]); 15] = [
 /// The family of a soname ("libcudnn_ops.so.9" → "cudnn"), or `None` for a library that is
 /// not one of the CUDA families.
 #[must_use]
-pub fn of(soname: &str) -> Option<&'static str> {
+pub fn of(soname: &str) -> Option<LibraryFamily> {
     let (stem, _) = split_soname(soname)?;
     // auditwheel renames the copies it bundles (`torch/lib/libcudart-9335f6a2.so.12`).
     let stem = match stem.rsplit_once('-') {
@@ -38,34 +39,34 @@ pub fn of(soname: &str) -> Option<&'static str> {
     };
     // All of cuDNN's sub-libraries (libcudnn_ops, libcudnn_cnn_infer, libcudnn_engines_*).
     if stem == "libcudnn" || stem.starts_with("libcudnn_") {
-        return Some("cudnn");
+        return Some(LibraryFamily::Cudnn);
     }
     FAMILIES
         .iter()
         .find(|(_, stems)| stems.contains(&stem))
-        .map(|(id, _)| *id)
+        .map(|(family, _)| family.clone())
 }
 
 /// How people write a family's name.
 #[must_use]
-pub fn display(family: &str) -> &str {
+pub fn display(family: &LibraryFamily) -> &str {
     match family {
-        "cudart" => "cudart",
-        "cublas" => "cuBLAS",
-        "cudnn" => "cuDNN",
-        "nccl" => "NCCL",
-        "nvjitlink" => "nvJitLink",
-        "nvrtc" => "NVRTC",
-        "cusparse" => "cuSPARSE",
-        "cusparselt" => "cuSPARSELt",
-        "cufft" => "cuFFT",
-        "cusolver" => "cuSOLVER",
-        "curand" => "cuRAND",
-        "cupti" => "CUPTI",
-        "cufile" => "cuFile",
-        "nvshmem" => "NVSHMEM",
-        "tensorrt" => "TensorRT",
-        other => other,
+        LibraryFamily::Cudart => "cudart",
+        LibraryFamily::Cublas => "cuBLAS",
+        LibraryFamily::Cudnn => "cuDNN",
+        LibraryFamily::Nccl => "NCCL",
+        LibraryFamily::Nvjitlink => "nvJitLink",
+        LibraryFamily::Nvrtc => "NVRTC",
+        LibraryFamily::Cusparse => "cuSPARSE",
+        LibraryFamily::Cusparselt => "cuSPARSELt",
+        LibraryFamily::Cufft => "cuFFT",
+        LibraryFamily::Cusolver => "cuSOLVER",
+        LibraryFamily::Curand => "cuRAND",
+        LibraryFamily::Cupti => "CUPTI",
+        LibraryFamily::Cufile => "cuFile",
+        LibraryFamily::Nvshmem => "NVSHMEM",
+        LibraryFamily::Tensorrt => "TensorRT",
+        LibraryFamily::Other(other) => other,
     }
 }
 
@@ -73,16 +74,17 @@ pub fn display(family: &str) -> &str {
 mod tests {
     #[test]
     fn families_of_sonames() {
+        use crate::report::LibraryFamily as F;
         assert_eq!(
             super::of("libcudnn_engines_precompiled.so.9"),
-            Some("cudnn")
+            Some(F::Cudnn)
         );
-        assert_eq!(super::of("libcublasLt.so.13"), Some("cublas"));
-        assert_eq!(super::of("libcusparseLt.so.0"), Some("cusparselt"));
-        assert_eq!(super::of("libcusparse.so.12"), Some("cusparse"));
-        assert_eq!(super::of("libnvJitLink.so.12"), Some("nvjitlink"));
+        assert_eq!(super::of("libcublasLt.so.13"), Some(F::Cublas));
+        assert_eq!(super::of("libcusparseLt.so.0"), Some(F::Cusparselt));
+        assert_eq!(super::of("libcusparse.so.12"), Some(F::Cusparse));
+        assert_eq!(super::of("libnvJitLink.so.12"), Some(F::Nvjitlink));
         assert_eq!(super::of("libc.so.6"), None);
-        assert_eq!(super::of("libcudart-9335f6a2.so.12"), Some("cudart"));
+        assert_eq!(super::of("libcudart-9335f6a2.so.12"), Some(F::Cudart));
         assert_eq!(super::of("libnvrtc-builtins.so.13.0"), None);
     }
 }

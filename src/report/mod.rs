@@ -44,7 +44,7 @@ pub mod runtime;
 pub mod smoke;
 mod vocab;
 
-pub use vocab::{DriverLibraryKind, EnvKind, OwnerKind};
+pub use vocab::{DriverLibraryKind, EnvKind, LibraryFamily, OwnerKind};
 
 use serde::{Deserialize, Serialize};
 
@@ -596,7 +596,7 @@ pub struct FrameworkLoads {
 pub struct LibraryLoad {
     /// "cudart", "cublas", "cudnn", "nccl", "nvjitlink", "nvrtc", "cusparse", "cusparselt",
     /// "cufft", "cusolver", "curand", "cupti", "cufile", "nvshmem", "tensorrt".
-    pub family: String,
+    pub family: LibraryFamily,
     /// "libcudnn.so.9".
     pub soname: String,
     /// The module whose `DT_NEEDED` (or run-time `dlopen`) asks for it.

@@ -1,5 +1,5 @@
-//! The report's closed vocabularies (environment kinds, driver library kinds, library owners)
-//! as enums, so that a misspelt value is a compile error, not a rule that never fires.
+//! The report's closed vocabularies (environment kinds, driver library kinds, library owners,
+//! CUDA library families) as enums, so that a misspelt value is a compile error, not a rule that never fires.
 //!
 //! Each is written in JSON as the same string as before, and reads back any string: a value
 //! this build does not know (a newer gpu-doctor's report, read by `report merge`) is kept as
@@ -19,7 +19,7 @@ macro_rules! vocabulary {
         }
     ) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )+
             /// A value this build does not know, kept as written.
@@ -50,6 +50,19 @@ macro_rules! vocabulary {
             /// An empty `Other`, what a report without the field had.
             fn default() -> Self {
                 Self::Other(String::new())
+            }
+        }
+
+        /// Ordered as their strings, as the report's string fields were.
+        impl Ord for $name {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.as_str().cmp(other.as_str())
+            }
+        }
+
+        impl PartialOrd for $name {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
             }
         }
 
@@ -139,6 +152,28 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// The CUDA library family a soname belongs to (`libcublasLt.so.13` is cuBLAS); how people
+    /// write each is `parse::libfamily::display`.
+    LibraryFamily {
+        Cudart = "cudart",
+        Cublas = "cublas",
+        Cudnn = "cudnn",
+        Nccl = "nccl",
+        Nvjitlink = "nvjitlink",
+        Nvrtc = "nvrtc",
+        Cusparse = "cusparse",
+        Cusparselt = "cusparselt",
+        Cufft = "cufft",
+        Cusolver = "cusolver",
+        Curand = "curand",
+        Cupti = "cupti",
+        Cufile = "cufile",
+        Nvshmem = "nvshmem",
+        Tensorrt = "tensorrt",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +188,20 @@ mod tests {
         assert_eq!(serde_json::to_string(&newer).unwrap(), "\"pixi\"");
         assert_eq!(OwnerKind::from_text("bundled").as_str(), "bundled");
         assert_eq!(DriverLibraryKind::Compat.to_string(), "compat");
+    }
+
+    #[test]
+    fn values_sort_as_their_strings() {
+        // Declared cudart, cublas, ..., cufft, cusolver, curand: sorted as strings instead.
+        let mut families = vec![
+            LibraryFamily::Curand,
+            LibraryFamily::Cusolver,
+            LibraryFamily::Other("cuda".to_string()),
+            LibraryFamily::Cudart,
+            LibraryFamily::Cufft,
+        ];
+        families.sort();
+        let names: Vec<&str> = families.iter().map(LibraryFamily::as_str).collect();
+        assert_eq!(names, ["cuda", "cudart", "cufft", "curand", "cusolver"]);
     }
 }

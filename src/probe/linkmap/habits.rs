@@ -222,7 +222,7 @@ pub(super) fn runtime_needs(
         let Some(name) = f.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
         };
-        if front(&name) && family::of(&name).is_some_and(|fam| uses.contains(&fam)) {
+        if front(&name) && family::of(&name).is_some_and(|fam| uses.contains(&fam.as_str())) {
             // The soname is the name cut to its first version number.
             let soname = soname_of(&name);
             if !out.contains(&soname) {
@@ -230,7 +230,10 @@ pub(super) fn runtime_needs(
             }
         }
     }
-    let have = |out: &Vec<String>, fam: &str| out.iter().any(|n| family::of(n) == Some(fam));
+    let have = |out: &Vec<String>, fam: &str| {
+        out.iter()
+            .any(|n| family::of(n).is_some_and(|f| f.as_str() == fam))
+    };
     let cuda_major = fw
         .cuda
         .as_deref()

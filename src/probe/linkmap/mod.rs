@@ -537,7 +537,7 @@ impl Ctx<'_> {
         let mut seen: Vec<PathBuf> = winner_canon.iter().cloned().collect();
         let via = found.path.as_ref().map(|(_, v)| *v);
         for (path, why) in &found.later {
-            self.push_other(&mut others, &mut seen, path, family, || {
+            self.push_other(&mut others, &mut seen, path, family.as_str(), || {
                 format!(
                     "found later in the search ({why}, after {})",
                     via.unwrap_or("the winner")
@@ -547,7 +547,7 @@ impl Ctx<'_> {
         for dir in self.known {
             let path = dir.join(name);
             if self.exists(&path) {
-                self.push_other(&mut others, &mut seen, &path, family, || {
+                self.push_other(&mut others, &mut seen, &path, family.as_str(), || {
                     if via == Some("preload") {
                         format!("{needed_by} loads the wheel's copy by path first")
                     } else {
@@ -564,7 +564,7 @@ impl Ctx<'_> {
                 for e in self.host.fs.read_dir(dir) {
                     let other_stem = split_soname(&e.name).map(|(s, _)| s);
                     if other_stem.is_some() && other_stem == stem && e.name != name {
-                        self.push_other(&mut others, &mut seen, &e.path, family, || {
+                        self.push_other(&mut others, &mut seen, &e.path, family.as_str(), || {
                             format!("another soname ({}), not a substitute for {name}", e.name)
                         });
                     }
@@ -574,13 +574,13 @@ impl Ctx<'_> {
         let (version, owner) = match &winner {
             Some(w) => {
                 let canon = winner_canon.clone().unwrap_or_else(|| w.clone());
-                let owner = self.owners.of(w, &canon, family);
+                let owner = self.owners.of(w, &canon, family.as_str());
                 (version_of(&canon, &owner), Some(owner))
             }
             None => (None, None),
         };
         p.loads.push(LibraryLoad {
-            family: family.to_string(),
+            family: family.clone(),
             soname: name.to_string(),
             needed_by: needed_by.to_string(),
             by: by.to_string(),
