@@ -193,7 +193,7 @@ mod tests {
     #[test]
     fn values_sort_as_their_strings() {
         // Declared cudart, cublas, ..., cufft, cusolver, curand: sorted as strings instead.
-        let mut families = vec![
+        let mut families = [
             LibraryFamily::Curand,
             LibraryFamily::Cusolver,
             LibraryFamily::Other("cuda".to_string()),
