@@ -76,9 +76,27 @@ pub(crate) fn gather(host: &Host) -> Report {
 
 type Driven = (driver::DriverFacts, ProbeRecord);
 
-/// Every probe but the driver's, whose result `driver` waits for at the end.
-fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driven>) -> Report {
-    let mut records: Vec<ProbeRecord> = Vec::new();
+/// What the first stage of probes found: each needs nothing but the machine.
+struct FirstStage {
+    system: crate::report::HostInfo,
+    pci: Vec<crate::report::PciDevice>,
+    kernel: crate::report::KernelInfo,
+    loader: loader::LoaderPath,
+    python_envs: Vec<crate::report::PythonEnv>,
+}
+
+/// What the second stage found, from the first stage's facts.
+struct SecondStage {
+    toolkits: Vec<crate::report::Toolkit>,
+    driver_libraries: Vec<crate::report::DriverLibrary>,
+    libraries: crate::report::Libraries,
+    rocm: Option<crate::report::rocm::RocmStack>,
+    amd_gpus: Vec<crate::report::Gpu>,
+}
+
+/// The first stage: the system, the PCI bus, the kernel, the loader's path and the Python
+/// environments, side by side.
+fn first_stage(host: &Host, records: &mut Vec<ProbeRecord>) -> FirstStage {
     let ((system, pci, kernel, loader), python) = std::thread::scope(|s| {
         let system = s.spawn(|| timed("system", || system::probe(host)));
         let pci = s.spawn(|| timed("pci", || pci::probe(host)));
@@ -100,63 +118,87 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
     }
     let (kernel, kernel_rec) = kernel.unwrap_or_else(|_| panicked("kernel"));
     let (loader, loader_rec) = loader.unwrap_or_else(|_| panicked("loader-path"));
-    let (mut python_envs, python_rec) = python;
+    let (python_envs, python_rec) = python;
     records.extend([system_rec, pci_rec, kernel_rec, loader_rec, python_rec]);
+    FirstStage {
+        system,
+        pci,
+        kernel,
+        loader,
+        python_envs,
+    }
+}
 
-    let conda: Vec<PathBuf> = python_envs
+/// The NVIDIA module files of the running kernel, and (where it can matter: the nvidia module
+/// loaded and an InfiniBand module of the NVLink5 fabric not) whether the kernel has those
+/// InfiniBand modules at all; the module signing key.
+type ModuleFacts = (Option<(Vec<String>, Option<Vec<String>>)>, Option<String>);
+
+fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
+    let kernel = &first.kernel;
+    let files = first.system.kernel_release.as_deref().map(|release| {
+        let files = module_files::nvidia_modules(host, release);
+        let absent = kernel.nvidia_loaded.then(|| {
+            let unloaded: Vec<&str> = ["ib_umad", "mlx5_ib"]
+                .into_iter()
+                .filter(|m| !kernel.infiniband_modules.iter().any(|x| x == m))
+                .collect();
+            module_files::absent_modules(host, release, &unloaded)
+        });
+        (files, absent)
+    });
+    (files, module_files::signing_key(host))
+}
+
+/// The second stage needs the first one's facts; its groups need nothing of each other but
+/// the toolkits, so they run side by side (issue 29: the scan is as long as its longest chain,
+/// and this one ran beside the driver probe for about as long). The kernel facts it finds are
+/// written into `first.kernel`.
+fn second_stage(
+    host: &Host,
+    first: &mut FirstStage,
+    records: &mut Vec<ProbeRecord>,
+) -> SecondStage {
+    let conda: Vec<PathBuf> = first
+        .python_envs
         .iter()
         .filter(|e| e.kind == crate::report::EnvKind::Conda)
         .map(|e| PathBuf::from(&e.path))
         .collect();
-    // The second stage needs the first one's facts; its groups need nothing of each other
-    // but the toolkits, so they run side by side (issue 29: the scan is as long as its
-    // longest chain, and this one ran beside the driver probe for about as long).
+    let f = &*first;
     let (modules, services, driver_libraries, rocm_found, toolkits, libraries, resolution) =
         std::thread::scope(|s| {
-            let modules = s.spawn(|| {
-                let files = system.kernel_release.as_deref().map(|release| {
-                    let files = module_files::nvidia_modules(host, release);
-                    // Only looked for where it can matter: the nvidia module loaded and an
-                    // InfiniBand module of the NVLink5 fabric not.
-                    let absent = if kernel.nvidia_loaded {
-                        let unloaded: Vec<&str> = ["ib_umad", "mlx5_ib"]
-                            .into_iter()
-                            .filter(|m| !kernel.infiniband_modules.iter().any(|x| x == m))
-                            .collect();
-                        Some(module_files::absent_modules(host, release, &unloaded))
-                    } else {
-                        None
-                    };
-                    (files, absent)
-                });
-                (files, module_files::signing_key(host))
-            });
+            let modules = s.spawn(|| module_facts(host, f));
             let services = s.spawn(|| {
                 timed("services", || {
-                    services::probe(host, kernel.daemons.as_ref(), system.container.is_some())
+                    services::probe(
+                        host,
+                        f.kernel.daemons.as_ref(),
+                        f.system.container.is_some(),
+                    )
                 })
             });
             let driver_libraries = s.spawn(|| {
                 timed("driver-libraries", || {
-                    driver_libs::probe(host, &loader, system.wsl)
+                    driver_libs::probe(host, &f.loader, f.system.wsl)
                 })
             });
             let rocm = s.spawn(|| {
                 timed("rocm", || {
                     let topology = amd::topology(host);
-                    let gpus = amd::gpus(host, &pci, &topology);
-                    (rocm::probe(host, &kernel, &pci, &topology), gpus)
+                    let gpus = amd::gpus(host, &f.pci, &topology);
+                    (rocm::probe(host, &f.kernel, &f.pci, &topology), gpus)
                 })
             });
             let toolkits = timed("toolkits", || toolkit::probe(host, &conda));
             let (libraries, resolution) = std::thread::scope(|s| {
                 let libraries = s.spawn(|| {
                     timed("libraries", || {
-                        libs::probe(host, &loader, &toolkits.0, &python_envs)
+                        libs::probe(host, &f.loader, &toolkits.0, &f.python_envs)
                     })
                 });
                 let resolution = timed("library-resolution", || {
-                    linkmap::probe(host, &loader, &toolkits.0, &python_envs)
+                    linkmap::probe(host, &f.loader, &toolkits.0, &f.python_envs)
                 });
                 (libraries.join(), resolution)
             });
@@ -170,7 +212,7 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
                 resolution,
             )
         });
-    let mut kernel = kernel;
+    let kernel = &mut first.kernel;
     let (module_files, signing_key) = modules.unwrap_or_default();
     if let Some((files, absent)) = module_files {
         kernel.module_files = files;
@@ -197,8 +239,34 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
     if let Some(version) = rocm.as_ref().and_then(rocm::main_version) {
         kernel.rocm_version = Some(version);
     }
-    rocm_wheels::enrich(host, &mut python_envs);
+    rocm_wheels::enrich(host, &mut first.python_envs);
+    SecondStage {
+        toolkits,
+        driver_libraries,
+        libraries,
+        rocm,
+        amd_gpus,
+    }
+}
 
+/// Every probe but the driver's, whose result `driver` waits for at the end.
+fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driven>) -> Report {
+    let mut records: Vec<ProbeRecord> = Vec::new();
+    let mut first = first_stage(host, &mut records);
+    let SecondStage {
+        toolkits,
+        driver_libraries,
+        libraries,
+        rocm,
+        amd_gpus,
+    } = second_stage(host, &mut first, &mut records);
+    let FirstStage {
+        system,
+        pci,
+        kernel,
+        python_envs,
+        ..
+    } = first;
     let (mut driver, mut driver_rec) = driver().unwrap_or_else(|_| panicked("driver"));
     if driver_rec.detail.is_none() {
         driver_rec.detail = driver.phases.take();
