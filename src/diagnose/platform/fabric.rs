@@ -21,23 +21,7 @@ pub(super) const FABRIC_MANAGER: [&str; 2] = ["nv-fabricmanager", "nvidia-fabric
 /// start, and `no-driver` is the cause to fix first).
 pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
     let switches: Vec<_> = report.pci_devices.iter().filter(|d| d.nvswitch).collect();
-    if (switches.is_empty() && in_fabric(report).is_empty())
-        || report.host.container.is_some()
-        || !report.kernel.nvidia_loaded
-    {
-        return None;
-    }
-    // A fabric every GPU reports Completed/Success works, wherever its fabric manager runs (on
-    // GB200 NVL72 it runs on the switch trays, not on the compute node: leptonai/gpud#1106).
-    let fabric = in_fabric(report);
-    if !fabric.is_empty()
-        && fabric.iter().all(|g| {
-            g.fabric.as_ref().is_some_and(|f| {
-                f.state.as_deref() == Some("Completed")
-                    && f.status.as_deref().is_none_or(|s| s == "Success")
-            })
-        })
-    {
+    if !needs_fabric_manager(report, &switches) {
         return None;
     }
     let service = report
@@ -83,19 +67,12 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
         )
     };
     let nvlink5_missing = nvlink5_missing(report);
-    let mut f = FindingBuilder::new(&ids::FABRIC_MANAGER_NOT_RUNNING, Severity::Error, title)
-    .detail(
+    let f = FindingBuilder::new(&ids::FABRIC_MANAGER_NOT_RUNNING, Severity::Error, title).detail(
         "The GPUs are connected through NVSwitch (an HGX or DGX board). Until the NVIDIA fabric \
          manager has set up the switch fabric, CUDA cannot use the GPUs: every CUDA program \
          fails with error 802 \"system not yet initialized\", while nvidia-smi still lists the \
          GPUs.",
     );
-    let addresses: Vec<&str> = switches.iter().map(|d| d.address.as_str()).collect();
-    let ids: Vec<&str> = {
-        let mut ids: Vec<&str> = switches.iter().map(|d| d.device_id.as_str()).collect();
-        ids.dedup();
-        ids
-    };
     let version = report
         .driver
         .version
@@ -110,11 +87,72 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
             .filter(|(_, fm)| fm != v)
             .map(|(package, fm)| (package, fm, v))
     });
+    let f = fabric_manager_evidence(
+        report,
+        f,
+        &switches,
+        service,
+        &nvlink5_missing,
+        mismatch.as_ref(),
+        version,
+    );
+    let fix = fabric_manager_fix(report, not_installed, mismatch.as_ref(), version);
+    let fix = if nvlink5_missing.is_empty() || not_installed {
+        fix
+    } else {
+        format!("{} {fix}", nvlink5_fix(report))
+    };
+    Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
+}
+
+/// An NVSwitch system (NVSwitch bridges, or GPUs registering with an NVLink fabric) whose
+/// fabric is not working, outside a container, with the nvidia module loaded.
+fn needs_fabric_manager(report: &Report, switches: &[&crate::report::PciDevice]) -> bool {
+    if (switches.is_empty() && in_fabric(report).is_empty())
+        || report.host.container.is_some()
+        || !report.kernel.nvidia_loaded
+    {
+        return false;
+    }
+    // A fabric every GPU reports Completed/Success works, wherever its fabric manager runs (on
+    // GB200 NVL72 it runs on the switch trays, not on the compute node: leptonai/gpud#1106).
+    let fabric = in_fabric(report);
+    if !fabric.is_empty()
+        && fabric.iter().all(|g| {
+            g.fabric.as_ref().is_some_and(|f| {
+                f.state.as_deref() == Some("Completed")
+                    && f.status.as_deref().is_none_or(|s| s == "Success")
+            })
+        })
+    {
+        return false;
+    }
+    true
+}
+
+/// The evidence, what keeps the fabric manager from starting first: NVLink5's InfiniBand
+/// pieces, a version other than the driver's; then the NVSwitch bridges, the daemons, the
+/// service, its journal and log, each GPU's fabric and the driver.
+fn fabric_manager_evidence(
+    report: &Report,
+    mut f: FindingBuilder,
+    switches: &[&crate::report::PciDevice],
+    service: Option<&crate::report::Service>,
+    nvlink5_missing: &[String],
+    mismatch: Option<&(String, String, &str)>,
+    version: Option<&str>,
+) -> FindingBuilder {
+    let addresses: Vec<&str> = switches.iter().map(|d| d.address.as_str()).collect();
+    let ids: Vec<&str> = {
+        let mut ids: Vec<&str> = switches.iter().map(|d| d.device_id.as_str()).collect();
+        ids.dedup();
+        ids
+    };
     // What keeps an NVLink5 fabric manager from starting leads the evidence.
-    for m in &nvlink5_missing {
+    for m in nvlink5_missing {
         f = f.evidence(m.clone());
     }
-    if let Some((package, fm, v)) = &mismatch {
+    if let Some((package, fm, v)) = mismatch {
         f = f.evidence(format!(
             "{package} {fm} is not the driver's version {v}: the fabric manager starts only \
              with the driver of its own version"
@@ -156,6 +194,17 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
     if let Some(v) = version {
         f = f.evidence(format!("driver: {v}"));
     }
+    f
+}
+
+/// Install, make the versions equal, or start it; no package version is named that may not
+/// exist.
+fn fabric_manager_fix(
+    report: &Report,
+    not_installed: bool,
+    mismatch: Option<&(String, String, &str)>,
+    version: Option<&str>,
+) -> String {
     let apt = matches!(report.host.os_id.as_deref(), Some("ubuntu" | "debian"));
     let package = match version.and_then(|v| v.split('.').next().map(|branch| (v, branch))) {
         Some((v, branch)) if !apt => format!(
@@ -170,7 +219,7 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
                  version from NVIDIA's CUDA repository"
             .to_string(),
     };
-    let fix = if not_installed {
+    if not_installed {
         let mut first = package;
         if let Some(c) = first.get(..1) {
             first = format!("{}{}", c.to_uppercase(), &first[1..]);
@@ -180,7 +229,7 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
              `sudo systemctl enable --now nvidia-fabricmanager`. `nvidia-smi -q | grep -A 2 \
              Fabric` then shows State: Completed."
         )
-    } else if let Some((fm_package, fm, v)) = &mismatch {
+    } else if let Some((fm_package, fm, v)) = mismatch {
         // No package version is named that may not exist: apt lists what its sources publish.
         let install = if apt {
             format!(
@@ -208,13 +257,7 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
              different from the driver's). `nvidia-smi -q | grep -A 2 Fabric` then shows \
              State: Completed."
         )
-    };
-    let fix = if nvlink5_missing.is_empty() || not_installed {
-        fix
-    } else {
-        format!("{} {fix}", nvlink5_fix(report))
-    };
-    Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
+    }
 }
 
 /// The fabric manager's package and version from its dpkg record ("dpkg:
