@@ -249,6 +249,17 @@ mod gfx_tests {
     }
 }
 
+/// Whether a Python version lies in `min..=max` (an absent `max` is open), compared as
+/// `major.minor` (3.12.3 is a 3.12).
+#[must_use]
+pub fn python_fits(python: &str, min: &str, max: Option<&str>) -> bool {
+    let Some(p) = Version::parse(python).and_then(|p| Version::parse(&p.major_minor())) else {
+        return true;
+    };
+    Version::parse(min).is_none_or(|min| p >= min)
+        && max.and_then(Version::parse).is_none_or(|max| p <= max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

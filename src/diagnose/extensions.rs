@@ -265,17 +265,11 @@ fn framework_mismatch(
 /// `cu125`). The exact minor when published, else the newest build of nvcc's major at or
 /// below its minor (torch accepts a lower minor), else nothing.
 fn published_alternative(manifests: &Manifests, env: &PythonEnv, nvcc: &Version) -> String {
-    // "3.11.9" is compared as 3.11 with the releases' "3.8" .. "3.11".
-    let python = env
-        .python_version
-        .as_deref()
-        .and_then(Version::parse)
-        .and_then(|v| Version::parse(&v.major_minor()));
+    // "3.11.9" is compared as 3.11 with the releases' "3.8" .. "3.11"; unknown fits.
     let fits_python = |min: &str, max: Option<&str>| {
-        python.as_ref().is_none_or(|py| {
-            Version::parse(min).is_none_or(|m| *py >= m)
-                && max.and_then(Version::parse).is_none_or(|m| *py <= m)
-        })
+        env.python_version
+            .as_deref()
+            .is_none_or(|py| crate::version::python_fits(py, min, max))
     };
     let mut best: Option<(Version, &str, String)> = None;
     for release in &manifests.frameworks.torch {

@@ -768,16 +768,10 @@ fn torch_with_cudnn(
     let installed = crate::check::expr::package_version(torch.version.as_deref()?)?
         .without_local()
         .to_string();
-    let python = env
-        .python_version
-        .as_deref()
-        .and_then(Version::parse)
-        .and_then(|v| Version::parse(&v.major_minor()));
     let fits_python = |min: &str, max: Option<&str>| {
-        python.as_ref().is_none_or(|py| {
-            Version::parse(min).is_none_or(|m| *py >= m)
-                && max.and_then(Version::parse).is_none_or(|m| *py <= m)
-        })
+        env.python_version
+            .as_deref()
+            .is_none_or(|py| crate::version::python_fits(py, min, max))
     };
     for release in &manifests.frameworks.torch {
         // Only releases after the installed one's minor series.

@@ -446,24 +446,14 @@ pub fn newest_torch<'t>(
     accept: &dyn Fn(&TorchRelease) -> bool,
 ) -> Option<&'t TorchRelease> {
     frameworks.torch.iter().rev().find(|release| {
-        let python_ok = python
-            .is_none_or(|p| python_fits(p, &release.python_min, release.python_max.as_deref()));
+        let python_ok = python.is_none_or(|p| {
+            crate::version::python_fits(p, &release.python_min, release.python_max.as_deref())
+        });
         let build = torch_build(cuda_table, release, ccs, cuda, fixed_driver);
         python_ok
             && build.is_ok_and(|pick| fixed_driver.is_none() || pick.driver_runs)
             && accept(release)
     })
-}
-
-/// Whether a Python version lies in `min..=max` (an absent `max` is open), compared as
-/// `major.minor` (3.12.3 is a 3.12).
-#[must_use]
-pub fn python_fits(python: &str, min: &str, max: Option<&str>) -> bool {
-    let Some(p) = Version::parse(python).and_then(|p| Version::parse(&p.major_minor())) else {
-        return true;
-    };
-    Version::parse(min).is_none_or(|min| p >= min)
-        && max.and_then(Version::parse).is_none_or(|max| p <= max)
 }
 
 /// The cuDNN release line to stay on (`9.10.2`) when a newer release of `major` is known to

@@ -7,8 +7,9 @@
 use crate::manifest::{CudaTable, JaxRequirement, Manifests};
 use crate::version::Version;
 
-use super::choose::{self, DriverCap, python_fits};
+use super::choose::{self, DriverCap};
 use super::target::{FrameworkName, FrameworkSpec};
+use crate::version::python_fits;
 
 /// A framework to pip-install, decided.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -348,18 +348,5 @@ fn real_h200_report_matches_what_the_frameworks_print() {
 /// read from jax's release tags (vendored in scripts/jax-history-data/), offline.
 #[test]
 fn the_jax_history_generator_reproduces_the_checked_in_block() {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let Ok(out) = std::process::Command::new("python3")
-        .arg(format!("{root}/scripts/gen-jax-history.py"))
-        .arg("--check")
-        .output()
-    else {
-        eprintln!("python3 is not installed: generator check skipped");
-        return;
-    };
-    assert!(
-        out.status.success(),
-        "scripts/gen-jax-history.py --check failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::generator_reproduces_its_table("gen-jax-history.py");
 }

@@ -150,6 +150,18 @@ fn load<'a>(r: &'a Value, framework: &str, soname: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("{framework} has no {soname}: {}", r["libraries"]["loads"]))
 }
 
+/// Every load of `soname` for `framework` (a soname a process maps twice has two).
+fn loads<'a>(r: &'a Value, framework: &str, soname: &str) -> Vec<&'a Value> {
+    r["libraries"]["loads"]
+        .as_array()
+        .expect("loads")
+        .iter()
+        .filter(|f| f["framework"] == framework)
+        .flat_map(|f| f["libraries"].as_array().expect("libraries"))
+        .filter(|l| l["soname"] == soname)
+        .collect()
+}
+
 fn ids(r: &Value) -> Vec<&str> {
     r["findings"]
         .as_array()
@@ -726,17 +738,8 @@ fn h200_predicted_files_are_the_files_each_framework_mapped() {
     // Toolkit first: the doctor shows JAX's two cuBLASLt copies (the toolkit's, by soname,
     // and the wheel's, by path), of the same version there, so no finding.
     let doctor = read(dir.join("toolkit-first/doctor.json"));
-    let jax = doctor["libraries"]["loads"]
-        .as_array()
-        .unwrap()
+    let cublaslt: Vec<&str> = loads(&doctor, "jax", "libcublasLt.so.13")
         .iter()
-        .find(|f| f["framework"] == "jax")
-        .unwrap();
-    let cublaslt: Vec<&str> = jax["libraries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|l| l["soname"] == "libcublasLt.so.13")
         .filter_map(|l| l["path"].as_str())
         .collect();
     assert_eq!(cublaslt.len(), 2, "{cublaslt:?}");
@@ -957,17 +960,7 @@ fn h200_toolkit_first_predictions_are_the_files_each_framework_mapped() {
     assert!(compared >= 40, "only {compared} files compared");
     // JAX maps two cuBLASLt files; the doctor shows both, and with one version (13.1.0.3)
     // they are no finding.
-    let jax_lt: Vec<&Value> = r["libraries"]["loads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["framework"] == "jax")
-        .unwrap()["libraries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|l| l["soname"] == "libcublasLt.so.13")
-        .collect();
+    let jax_lt = loads(&r, "jax", "libcublasLt.so.13");
     assert_eq!(jax_lt.len(), 2, "{jax_lt:?}");
     assert!(!ids(&r).contains(&"library-copies-differ"), "{:?}", ids(&r));
 }
@@ -997,17 +990,7 @@ fn two_cublaslt_versions_in_one_jax_process_are_a_finding() {
     )
     .unwrap();
     let r = m.doctor(&[("LD_LIBRARY_PATH", H200_TOOLKIT_FIRST)]);
-    let jax_lt: Vec<&Value> = r["libraries"]["loads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["framework"] == "jax")
-        .unwrap()["libraries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|l| l["soname"] == "libcublasLt.so.13")
-        .collect();
+    let jax_lt = loads(&r, "jax", "libcublasLt.so.13");
     let mut versions: Vec<&str> = jax_lt
         .iter()
         .map(|l| l["version"].as_str().unwrap_or("?"))

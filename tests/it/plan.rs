@@ -1246,20 +1246,7 @@ fn execute_amd_plans() {
 /// scripts/pypi-data/, offline.
 #[test]
 fn the_pypi_generator_reproduces_the_checked_in_table() {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let Ok(out) = Command::new("python3")
-        .arg(format!("{root}/scripts/gen-pypi-meta.py"))
-        .arg("--check")
-        .output()
-    else {
-        eprintln!("python3 is not installed: generator check skipped");
-        return;
-    };
-    assert!(
-        out.status.success(),
-        "scripts/gen-pypi-meta.py --check failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::generator_reproduces_its_table("gen-pypi-meta.py");
 }
 
 /// The plan stops when pip "succeeds" without the GPU build: the check after pip fails and

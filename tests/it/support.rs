@@ -470,3 +470,22 @@ pub fn one_string_cache(n: usize, len: usize) -> Vec<u8> {
     out.push(0);
     out
 }
+
+/// Runs `scripts/<script> --check`: a generator reproduces its checked-in table from the
+/// vendored answers it read, offline. Skipped (with a note) where python3 is not installed.
+pub fn generator_reproduces_its_table(script: &str) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let Ok(out) = Command::new("python3")
+        .arg(format!("{root}/scripts/{script}"))
+        .arg("--check")
+        .output()
+    else {
+        eprintln!("python3 is not installed: generator check skipped");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "scripts/{script} --check failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
