@@ -23,6 +23,11 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use rustix::fs::OFlags;
+use rustix::io::Errno;
+
+use crate::host::fs::open_flags;
+
 /// How long opening a FIFO waits for a reader before it is an error rather than a hang.
 pub(crate) const FIFO_WAIT: Duration = Duration::from_secs(10);
 
@@ -169,15 +174,18 @@ fn write_into(f: &OutFile, path: &Path) -> Result<(), String> {
     let file = loop {
         match OpenOptions::new()
             .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .custom_flags(open_flags(OFlags::NONBLOCK | OFlags::NOCTTY))
             .open(path)
         {
             Ok(file) => break file,
             // ENXIO: a FIFO with no reader yet.
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) && started.elapsed() < FIFO_WAIT => {
+            Err(e)
+                if e.raw_os_error() == Some(Errno::NXIO.raw_os_error())
+                    && started.elapsed() < FIFO_WAIT =>
+            {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+            Err(e) if e.raw_os_error() == Some(Errno::NXIO.raw_os_error()) => {
                 return Err(format!(
                     "cannot write {}: nothing reads it (waited {} s)",
                     shown(path),
@@ -255,7 +263,9 @@ fn write_in_place(f: &OutFile, path: &Path) -> Result<(), String> {
     let mut file = OpenOptions::new()
         .write(true)
         .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(open_flags(
+            OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY,
+        ))
         .open(path)
         .map_err(|e| format!("cannot write {shown}: {e}"))?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {

@@ -12,6 +12,8 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use rustix::fs::OFlags;
+
 /// How many links one lookup may follow before it is a loop (Linux's own limit is 40).
 const MAX_LINKS: usize = 40;
 
@@ -105,6 +107,12 @@ fn not_regular(meta: &std::fs::Metadata) -> io::Error {
     )
 }
 
+/// `open(2)` flags as `OpenOptionsExt::custom_flags` takes them.
+pub(crate) fn open_flags(flags: OFlags) -> i32 {
+    // The O_ bits all sit below bit 31, so the cast keeps them as they are.
+    flags.bits() as i32
+}
+
 fn open_checked(disk_path: &Path, no_follow: bool) -> io::Result<std::fs::File> {
     use std::os::unix::fs::MetadataExt;
     let before = if no_follow {
@@ -115,13 +123,13 @@ fn open_checked(disk_path: &Path, no_follow: bool) -> io::Result<std::fs::File> 
     if !before.is_file() {
         return Err(not_regular(&before));
     }
-    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+    let mut flags = OFlags::NONBLOCK | OFlags::NOCTTY;
     if no_follow {
-        flags |= libc::O_NOFOLLOW;
+        flags |= OFlags::NOFOLLOW;
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(flags)
+        .custom_flags(open_flags(flags))
         .open(disk_path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {

@@ -14,19 +14,16 @@
 //! library (the tests, which start their own daemons such as a tmux server) is not made a
 //! subreaper and never sweeps: its commands' groups are still killed when they end.
 
-// FFI: The signal handler is installed with libc::signal: std and rustix have no safe way that
-// keeps a handler someone else chose (nohup's SIG_IGN).
-#![allow(unsafe_code)]
-
 use std::sync::Mutex;
 
 use rustix::process::{self, Pid, Signal};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::Once;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-/// Process groups of commands now running. A fixed array of atomics: the signal handler reads
-/// it, and a handler may not take a lock.
+/// Process groups of commands now running. A fixed array of atomics: registering and ending a
+/// command never waits on a lock, and the signal thread reads it while commands come and go.
 static LIVE: [AtomicI32; 64] = [const { AtomicI32::new(0) }; 64];
 
 /// Held while a command is being started and while orphans are looked for, so a command that
@@ -48,7 +45,7 @@ pub fn release() {
     let _ = rustix::process::set_child_subreaper(None);
 }
 
-/// Makes gpu-doctor a subreaper and installs the signal handlers; once, before the first
+/// Makes gpu-doctor a subreaper and starts watching for the ending signals; once, before the first
 /// command starts. Called by the program's `main`.
 pub fn enable() {
     if RELEASED.load(Ordering::SeqCst) {
@@ -58,37 +55,70 @@ pub fn enable() {
     SETUP.call_once(|| {
         // prctl(PR_SET_CHILD_SUBREAPER) takes any non-zero value; rustix spells it as a pid.
         let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-        // SAFETY: signal() with a handler that is async-signal-safe (atomic loads, kill,
-        // signal, raise). rustix has no safe way to install a handler, so this stays libc.
-        unsafe {
-            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                let old = libc::signal(
-                    sig,
-                    on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-                );
-                // Someone else (a test harness, the TUI) chose what happens: keep that.
-                if old != libc::SIG_DFL && old != libc::SIG_ERR {
-                    libc::signal(sig, old);
-                }
-            }
-        }
+        watch_signals();
     });
 }
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    kill_live_groups();
-    // SAFETY: restoring the default action and raising the signal again ends the process the
-    // way the signal would have, exit status included.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
+/// The signals that end gpu-doctor and its commands together.
+const ENDING: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+
+/// Ends the commands with gpu-doctor on `SIGINT`, `SIGTERM` and `SIGHUP`, then ends the process
+/// the way the signal would have (the parent sees the signal, not an exit code). A signal whose
+/// action someone else already chose is left to them: nohup's ignored `SIGHUP`, a test
+/// harness's handler. The signals are taken by signal-hook on a thread of their own, so the
+/// clean-up is ordinary code, not a signal handler.
+fn watch_signals() {
+    let chosen = chosen_elsewhere();
+    let ours: Vec<i32> = ENDING
+        .into_iter()
+        .filter(|&sig| !in_mask(chosen, sig))
+        .collect();
+    if ours.is_empty() {
+        return;
     }
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(&ours) else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if let Some(sig) = signals.forever().next() {
+                shutdown();
+                let _ = signal_hook::low_level::emulate_default_handler(sig);
+                // Only reached if the default action could not be restored.
+                std::process::exit(128 + sig);
+            }
+        });
+}
+
+/// The signals this process ignores or catches already, as the kernel's mask (bit `n - 1` for
+/// signal `n`), from `SigIgn` and `SigCgt` in `/proc/self/status`: the way to ask without
+/// replacing the action, which `sigaction` would need unsafe code for. Nothing when that file
+/// cannot be read.
+fn chosen_elsewhere() -> u64 {
+    std::fs::read_to_string("/proc/self/status").map_or(0, |status| signal_masks(&status))
+}
+
+/// `SigIgn | SigCgt` of a `/proc/PID/status` text.
+fn signal_masks(status: &str) -> u64 {
+    status
+        .lines()
+        .filter_map(|line| {
+            line.strip_prefix("SigIgn:")
+                .or_else(|| line.strip_prefix("SigCgt:"))
+        })
+        .filter_map(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .fold(0, |all, mask| all | mask)
+}
+
+/// Whether signal `sig` is in a kernel signal mask.
+fn in_mask(mask: u64, sig: i32) -> bool {
+    (1..=64).contains(&sig) && mask & (1 << (sig - 1)) != 0
 }
 
 fn kill_live_groups() {
     for slot in &LIVE {
         let pgid = slot.load(Ordering::SeqCst);
-        // kill(2) on a process group: one system call, async-signal-safe.
         kill_group(pgid);
     }
 }
@@ -261,4 +291,21 @@ fn stat_ids(pid: i32) -> Option<(i32, i32, i32)> {
     let pgid = fields.next()?.parse().ok()?;
     let sid = fields.next()?.parse().ok()?;
     Some((ppid, pgid, sid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_ignored_or_caught_elsewhere_is_left_alone() {
+        // nohup: SIGHUP (1) ignored; a harness catching SIGINT (2); SIGTERM (15) untouched.
+        let status = "Name:\tgpu-doctor\nSigBlk:\t0000000000004000\nSigIgn:\t0000000000000001\n\
+                      SigCgt:\t0000000000000002\n";
+        let mask = signal_masks(status);
+        assert!(in_mask(mask, SIGHUP));
+        assert!(in_mask(mask, SIGINT));
+        assert!(!in_mask(mask, SIGTERM), "SigBlk is not a choice of action");
+        assert!(!in_mask(mask, 0) && !in_mask(mask, 65));
+    }
 }

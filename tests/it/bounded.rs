@@ -221,6 +221,17 @@ fn alive(pid: i32) -> bool {
     })
 }
 
+/// Makes the several-toolkits copy at `root` run `script` (a shell body) for CUDA 12.4's nvcc:
+/// its version files are removed, so the scan has to ask nvcc.
+fn nvcc_runs(root: &Path, script: &str) {
+    let toolkit = root.join("usr/local/cuda-12.4");
+    let _ = std::fs::remove_file(toolkit.join("version.json"));
+    let _ = std::fs::remove_file(toolkit.join("version.txt"));
+    let nvcc = toolkit.join("bin/nvcc");
+    std::fs::write(&nvcc, format!("#!/bin/sh\n{script}")).unwrap();
+    std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 #[test]
 fn a_process_that_joins_gpu_doctors_own_group_does_not_outlive_it() {
     if Command::new("perl")
@@ -233,33 +244,17 @@ fn a_process_that_joins_gpu_doctors_own_group_does_not_outlive_it() {
     }
     let (dir, root) = scratch("several-toolkits");
     let pids = dir.path().join("pids");
-    let nvcc = root.join("usr/local/cuda-12.4/bin/nvcc");
-    let nvcc = if nvcc.exists() {
-        nvcc
-    } else {
-        std::fs::read_dir(root.join("usr/local"))
-            .unwrap()
-            .map(|e| e.unwrap().path().join("bin/nvcc"))
-            .find(|p| p.is_file())
-            .unwrap()
-    };
-    let toolkit = nvcc.parent().unwrap().parent().unwrap();
-    let _ = std::fs::remove_file(toolkit.join("version.json"));
-    let _ = std::fs::remove_file(toolkit.join("version.txt"));
     // nvcc's parent is gpu-doctor: the daemon moves into gpu-doctor's own process group (the
     // same session, so setpgid is allowed), where the old sweep spared it.
-    std::fs::write(
-        &nvcc,
-        format!(
-            "#!/bin/sh\n\
-             perl -e 'setpgrp(0, getpgrp('\"$PPID\"') ); open(F, \">>{p}\"); print F \"$$\\n\"; close F; exec(\"sleep\", \"60\")' \
+    nvcc_runs(
+        &root,
+        &format!(
+            "perl -e 'setpgrp(0, getpgrp('\"$PPID\"') ); open(F, \">>{p}\"); print F \"$$\\n\"; close F; exec(\"sleep\", \"60\")' \
              </dev/null >/dev/null 2>&1 &\n\
              sleep 0.3\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n",
             p = pids.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let out: Out = gpu_doctor("several-toolkits", &root)
         .args(["--timeout", "2", "doctor", "--json"])
         .output()
@@ -294,6 +289,120 @@ fn a_process_that_joins_gpu_doctors_own_group_does_not_outlive_it() {
         "the daemon never started"
     );
     assert!(left.is_empty(), "processes outlived gpu-doctor: {left:?}");
+}
+
+/// The signals in this process's own `SigIgn` mask (bit `n - 1` for signal `n`): a child
+/// inherits them, and gpu-doctor leaves an ignored signal ignored.
+fn ignored_here() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("SigIgn:")).unwrap();
+    u64::from_str_radix(line["SigIgn:".len()..].trim(), 16).unwrap()
+}
+
+/// Waits up to 10 s for `path` to name a process id (a script writes it when it starts).
+fn pid_in(path: &Path) -> i32 {
+    let started = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_mid_scan_ends_the_running_command_and_gpu_doctor_by_that_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    const SIGTERM: i32 = 15;
+    if ignored_here() & (1 << (SIGTERM - 1)) != 0 {
+        eprintln!("skipped: this test runs with SIGTERM ignored");
+        return;
+    }
+    let (dir, root) = scratch("several-toolkits");
+    let pid_file = dir.path().join("pid");
+    // The command writes its id, then outlasts any test: only gpu-doctor's clean-up ends it.
+    nvcc_runs(
+        &root,
+        &format!("echo $$ > {}\nexec sleep 60\n", pid_file.display()),
+    );
+    let mut child = gpu_doctor("several-toolkits", &root)
+        .args(["--timeout", "60", "doctor", "--json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let nvcc = pid_in(&pid_file);
+    let me = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(me, rustix::process::Signal::TERM).unwrap();
+    let status = child.wait().unwrap();
+    let started = Instant::now();
+    while alive(nvcc) && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = alive(nvcc);
+    if left {
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(nvcc).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+    }
+    assert_eq!(status.signal(), Some(SIGTERM), "ended by {status:?}");
+    assert!(!left, "the running command outlived gpu-doctor's SIGTERM");
+}
+
+#[test]
+fn under_nohup_a_sighup_mid_scan_changes_nothing() {
+    if Command::new("nohup")
+        .arg("true")
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        eprintln!("skipped: no nohup");
+        return;
+    }
+    let (dir, root) = scratch("several-toolkits");
+    let pid_file = dir.path().join("pid");
+    nvcc_runs(
+        &root,
+        &format!(
+            "echo $$ > {}\nsleep 1\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n",
+            pid_file.display()
+        ),
+    );
+    let mut command = Command::new("nohup");
+    command
+        .arg(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(fixture_env("several-toolkits"))
+        .arg("--root")
+        .arg(&root)
+        .args(["--timeout", "30", "doctor", "--json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // nohup runs gpu-doctor in its own process (exec), so the id is gpu-doctor's.
+    let child = command.spawn().unwrap();
+    let _ = pid_in(&pid_file);
+    let me = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(me, rustix::process::Signal::HUP).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "nohup's SIGHUP ended gpu-doctor: {:?}",
+        out.status
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report.to_string().contains("12.4.131"),
+        "the scan did not finish asking nvcc"
+    );
 }
 
 #[test]

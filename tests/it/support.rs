@@ -416,36 +416,38 @@ pub fn mkfifo(path: &Path) {
     .unwrap();
 }
 
-/// Runs gpu-doctor to its end: its output, and the CPU seconds it used (`wait4`).
-#[allow(
-    unsafe_code,
-    reason = "wait4 gives the child's own CPU time; std has no safe way"
-)]
+/// Runs gpu-doctor to its end: its output, and the CPU seconds it and the commands it waited
+/// for used. The ended child is left unreaped (`waitid` with `WNOWAIT`) while its
+/// `/proc/PID/stat` is read: `utime + stime + cutime + cstime`, what `wait4` would give.
 pub fn run_measured(mut command: Command) -> (Out, f64) {
+    use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
     let dir = tempfile::tempdir().unwrap();
     let (out_path, err_path) = (dir.path().join("out"), dir.path().join("err"));
-    #[expect(
-        clippy::zombie_processes,
-        reason = "reaped by wait4 below, which also gives its CPU time"
-    )]
-    let child = command
+    let mut child = command
         .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
-    let pid = i32::try_from(child.id()).unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, with valid pointers.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid);
-    let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let seconds = cpu(usage.ru_utime) + cpu(usage.ru_stime);
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    waitid(
+        WaitId::Pid(pid),
+        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+    )
+    .unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command's closing parenthesis start at the state (field 3); the CPU
+    // times are fields 14 to 17.
+    let after = stat.rsplit_once(')').unwrap().1;
+    let ticks: u64 = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|t| t.parse::<u64>().unwrap())
+        .sum();
+    let seconds = ticks as f64 / rustix::param::clock_ticks_per_second() as f64;
+    let status = child.wait().unwrap();
     let out = Out {
-        code: <std::process::ExitStatus as std::os::unix::process::ExitStatusExt>::from_raw(status)
-            .code()
-            .unwrap_or(-1),
+        code: status.code().unwrap_or(-1),
         stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
     };
