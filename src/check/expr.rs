@@ -116,7 +116,7 @@ impl std::error::Error for ExprError {}
 /// The subjects a user can name, for the error message.
 const KNOWN: &str = "driver, cuda, toolkit, cudnn, rocm, gpu.count, gpu.memory, gpu.cc, gpu.vendor, gpu.gfx, torch, tensorflow, jax, cupy, torch.cuda, tensorflow.gpu, jax.gpu, cupy.gpu, torch.rocm, tensorflow.rocm, jax.rocm, cupy.rocm";
 
-/// Parses one `--require` expression.
+/// Parses one `--require` expression: the subject, then (when it takes one) the comparison.
 ///
 /// # Errors
 /// An [`ExprError`] that quotes the expression and names the bad part.
@@ -136,43 +136,7 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
             "nothing before the operator; start with a subject such as driver or torch".into(),
         ));
     }
-    let lower = name.to_ascii_lowercase();
-    let subject = match lower.as_str() {
-        "driver" => Subject::Driver,
-        "cuda" => Subject::Cuda,
-        "toolkit" | "nvcc" => Subject::Toolkit,
-        "cudnn" => Subject::Cudnn,
-        "gpu.count" | "gpus" => Subject::GpuCount,
-        "gpu.memory" | "gpu.mem" => Subject::GpuMemory,
-        "gpu.cc" | "gpu.compute_capability" => Subject::GpuCc,
-        "gpu.vendor" => Subject::GpuVendor,
-        "gpu.gfx" | "gpu.gfx_target" => Subject::GpuGfx,
-        "rocm" => Subject::Rocm,
-        other => match other.split_once('.') {
-            Some((fw, "rocm")) => {
-                Subject::FrameworkRocm(FrameworkName::parse(fw).ok_or_else(|| {
-                    err(format!(
-                        "unknown framework '{fw}' (known: torch, tensorflow, jax, cupy)"
-                    ))
-                })?)
-            }
-            Some((fw, "cuda" | "gpu")) => {
-                Subject::FrameworkGpu(FrameworkName::parse(fw).ok_or_else(|| {
-                    err(format!(
-                        "unknown framework '{fw}' (known: torch, tensorflow, jax, cupy)"
-                    ))
-                })?)
-            }
-            Some((_, attr)) => {
-                return Err(err(format!(
-                    "unknown attribute '{attr}' in '{name}'; known subjects: {KNOWN}"
-                )));
-            }
-            None => Subject::Framework(FrameworkName::parse(other).ok_or_else(|| {
-                err(format!("unknown subject '{name}'; known subjects: {KNOWN}"))
-            })?),
-        },
-    };
+    let subject = subject(name).map_err(err)?;
     let Some(rest) = rest else {
         return match subject {
             Subject::Framework(_) | Subject::FrameworkGpu(_) | Subject::FrameworkRocm(_) => {
@@ -206,19 +170,65 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
     if value_text.is_empty() {
         return Err(err(format!("nothing after '{}'", op.as_str())));
     }
-    let value = match subject {
+    let value = value(subject, name, op, value_text).map_err(err)?;
+    Ok(Requirement {
+        text: expr.to_string(),
+        subject,
+        comparison: Some((op, value)),
+    })
+}
+
+/// The subject a name (before any operator) stands for; aliases included (`nvcc`, `gpus`).
+fn subject(name: &str) -> Result<Subject, String> {
+    let unknown_framework =
+        |fw: &str| format!("unknown framework '{fw}' (known: torch, tensorflow, jax, cupy)");
+    Ok(match name.to_ascii_lowercase().as_str() {
+        "driver" => Subject::Driver,
+        "cuda" => Subject::Cuda,
+        "toolkit" | "nvcc" => Subject::Toolkit,
+        "cudnn" => Subject::Cudnn,
+        "gpu.count" | "gpus" => Subject::GpuCount,
+        "gpu.memory" | "gpu.mem" => Subject::GpuMemory,
+        "gpu.cc" | "gpu.compute_capability" => Subject::GpuCc,
+        "gpu.vendor" => Subject::GpuVendor,
+        "gpu.gfx" | "gpu.gfx_target" => Subject::GpuGfx,
+        "rocm" => Subject::Rocm,
+        other => match other.split_once('.') {
+            Some((fw, "rocm")) => Subject::FrameworkRocm(
+                FrameworkName::parse(fw).ok_or_else(|| unknown_framework(fw))?,
+            ),
+            Some((fw, "cuda" | "gpu")) => Subject::FrameworkGpu(
+                FrameworkName::parse(fw).ok_or_else(|| unknown_framework(fw))?,
+            ),
+            Some((_, attr)) => {
+                return Err(format!(
+                    "unknown attribute '{attr}' in '{name}'; known subjects: {KNOWN}"
+                ));
+            }
+            None => Subject::Framework(
+                FrameworkName::parse(other)
+                    .ok_or_else(|| format!("unknown subject '{name}'; known subjects: {KNOWN}"))?,
+            ),
+        },
+    })
+}
+
+/// The value after the operator, read as the subject's kind of value: a version, a count, an
+/// amount of memory, a vendor or gfx target (compared with `==`/`!=` only), a PEP 440 version.
+fn value(subject: Subject, name: &str, op: Op, text: &str) -> Result<Value, String> {
+    Ok(match subject {
         Subject::GpuVendor | Subject::GpuGfx if !matches!(op, Op::Eq | Op::Ne) => {
-            return Err(err(format!(
+            return Err(format!(
                 "'{name}' is compared with == or != only (a vendor or a target has no order)"
-            )));
+            ));
         }
-        Subject::GpuVendor => match value_text.to_ascii_lowercase().as_str() {
+        Subject::GpuVendor => match text.to_ascii_lowercase().as_str() {
             v @ ("amd" | "nvidia") => Value::Word(v.to_string()),
-            other => return Err(err(format!("'{other}' is not a GPU vendor (amd, nvidia)"))),
+            other => return Err(format!("'{other}' is not a GPU vendor (amd, nvidia)")),
         },
         Subject::GpuGfx => {
-            let target = crate::version::GfxTarget::parse(value_text)
-                .ok_or_else(|| err(format!("'{value_text}' is not a gfx target like gfx1100")))?;
+            let target = crate::version::GfxTarget::parse(text)
+                .ok_or_else(|| format!("'{text}' is not a gfx target like gfx1100"))?;
             Value::Word(target.to_string())
         }
         Subject::Driver
@@ -226,29 +236,20 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
         | Subject::Toolkit
         | Subject::Cudnn
         | Subject::GpuCc
-        | Subject::Rocm => {
-            Value::Version(
-                strict_version(value_text)
-                    .ok_or_else(|| err(format!("'{value_text}' is not a version number")))?,
-            )
-        }
-        Subject::GpuCount => Value::Count(
-            value_text
-                .parse()
-                .map_err(|_| err(format!("'{value_text}' is not a whole number")))?,
+        | Subject::Rocm => Value::Version(
+            strict_version(text).ok_or_else(|| format!("'{text}' is not a version number"))?,
         ),
-        Subject::GpuMemory => Value::MiB(memory_mib(value_text).map_err(err)?),
-        Subject::Framework(_) => Value::Package(package_version(value_text).ok_or_else(|| {
-            err(format!(
-                "'{value_text}' is not a Python package version (PEP 440: 2.4, 2.4.0rc1, 2.4.0+cu121)"
-            ))
+        Subject::GpuCount => Value::Count(
+            text.parse()
+                .map_err(|_| format!("'{text}' is not a whole number"))?,
+        ),
+        Subject::GpuMemory => Value::MiB(memory_mib(text)?),
+        Subject::Framework(_) => Value::Package(package_version(text).ok_or_else(|| {
+            format!(
+                "'{text}' is not a Python package version (PEP 440: 2.4, 2.4.0rc1, 2.4.0+cu121)"
+            )
         })?),
         Subject::FrameworkGpu(_) | Subject::FrameworkRocm(_) => unreachable_value(),
-    };
-    Ok(Requirement {
-        text: expr.to_string(),
-        subject,
-        comparison: Some((op, value)),
     })
 }
 

@@ -91,13 +91,6 @@ pub(crate) fn verdict(
 /// Evaluates one requirement.
 #[must_use]
 pub(crate) fn evaluate(report: &Report, req: &Requirement, env: Option<&str>) -> Outcome {
-    let outcome = |met: bool, actual: Option<String>, message: String| Outcome {
-        requirement: req.text.clone(),
-        met,
-        actual,
-        message,
-    };
-    let usable_gpus: Vec<_> = report.gpus.iter().filter(|g| g.source != "pci").collect();
     match (req.subject, &req.comparison) {
         (Subject::Driver, Some((op, Value::Version(want)))) => {
             compare_version(req, "driver", report.driver.version.as_deref(), *op, want)
@@ -123,56 +116,9 @@ pub(crate) fn evaluate(report: &Report, req: &Requirement, env: Option<&str>) ->
             );
             compare_version(req, "cuDNN", newest, *op, want)
         }
-        (Subject::GpuCount, Some((op, Value::Count(want)))) => {
-            let n = usable_gpus.len() as u64;
-            let met = op.holds(n.cmp(want));
-            outcome(
-                met,
-                Some(format!("{n} GPU(s)")),
-                format!("the driver reports {n} GPU(s)"),
-            )
-        }
-        (Subject::GpuMemory, Some((op, Value::MiB(want)))) => {
-            let sizes: Vec<Option<u64>> = usable_gpus.iter().map(|g| g.memory_total_mib).collect();
-            if sizes.is_empty() || sizes.iter().any(Option::is_none) {
-                return outcome(
-                    false,
-                    None,
-                    "GPU memory is unknown (no GPU, or the driver did not say)".into(),
-                );
-            }
-            let smallest = sizes.into_iter().flatten().min().unwrap_or(0);
-            let met = op.holds(smallest.cmp(want));
-            outcome(
-                met,
-                Some(format!("{smallest} MiB")),
-                format!("the smallest GPU has {smallest} MiB"),
-            )
-        }
-        (Subject::GpuCc, Some((op, Value::Version(want)))) => {
-            let ccs: Vec<Option<Version>> = usable_gpus
-                .iter()
-                .map(|g| g.compute_capability.as_deref().and_then(Version::parse))
-                .collect();
-            if ccs.is_empty() || ccs.iter().any(Option::is_none) {
-                return outcome(
-                    false,
-                    None,
-                    "compute capability is unknown (no GPU, or the driver did not say)".into(),
-                );
-            }
-            let lowest = ccs.into_iter().flatten().min();
-            let met = lowest.as_ref().is_some_and(|l| op.holds(l.cmp(want)));
-            let actual = lowest.map(|l| l.to_string());
-            outcome(
-                met,
-                actual.clone(),
-                format!(
-                    "the lowest compute capability is {}",
-                    actual.unwrap_or_default()
-                ),
-            )
-        }
+        (Subject::GpuCount, Some((op, Value::Count(want)))) => gpu_count(report, req, *op, *want),
+        (Subject::GpuMemory, Some((op, Value::MiB(want)))) => gpu_memory(report, req, *op, *want),
+        (Subject::GpuCc, Some((op, Value::Version(want)))) => gpu_cc(report, req, *op, want),
         (Subject::Rocm, Some((op, Value::Version(want)))) => compare_version(
             req,
             "ROCm",
@@ -180,54 +126,141 @@ pub(crate) fn evaluate(report: &Report, req: &Requirement, env: Option<&str>) ->
             *op,
             want,
         ),
-        (Subject::GpuVendor, Some((op, Value::Word(want)))) => {
-            let all: Vec<&str> = report.gpus.iter().map(|g| g.vendor.as_str()).collect();
-            let matching = all.iter().filter(|v| *v == want).count();
-            let met = match op {
-                Op::Ne => matching == 0,
-                _ => !all.is_empty() && matching == all.len(),
-            };
-            let actual = (!all.is_empty()).then(|| {
-                let mut v = all.clone();
-                v.dedup();
-                v.join(", ")
-            });
-            outcome(
-                met,
-                actual.clone(),
-                match actual {
-                    Some(a) => format!("the GPUs are {a}"),
-                    None => "no GPU found".to_string(),
-                },
-            )
-        }
-        (Subject::GpuGfx, Some((op, Value::Word(want)))) => {
-            let targets: Vec<Option<&str>> =
-                report.amd_gpus().map(|g| g.gfx_target.as_deref()).collect();
-            if targets.is_empty() || targets.iter().any(Option::is_none) {
-                return outcome(
-                    false,
-                    None,
-                    "gfx target is unknown (no AMD GPU, or neither KFD nor the AMD table names it)"
-                        .into(),
-                );
-            }
-            let targets: Vec<&str> = targets.into_iter().flatten().collect();
-            let matching = targets.iter().filter(|t| **t == want.as_str()).count();
-            let met = match op {
-                Op::Ne => matching == 0,
-                _ => matching == targets.len(),
-            };
-            let list = targets.join(", ");
-            outcome(met, Some(list.clone()), format!("the AMD GPUs are {list}"))
-        }
+        (Subject::GpuVendor, Some((op, Value::Word(want)))) => gpu_vendor(report, req, *op, want),
+        (Subject::GpuGfx, Some((op, Value::Word(want)))) => gpu_gfx(report, req, *op, want),
         (Subject::FrameworkRocm(name), _) => framework_rocm(report, req, name, env),
         (Subject::Framework(name), comparison) => {
             framework_version(report, req, name, comparison.as_ref(), env)
         }
         (Subject::FrameworkGpu(name), _) => framework_gpu(report, req, name, env),
-        _ => outcome(false, None, "this requirement cannot be evaluated".into()),
+        _ => Outcome::of(
+            req,
+            false,
+            None,
+            "this requirement cannot be evaluated".into(),
+        ),
     }
+}
+
+impl Outcome {
+    fn of(req: &Requirement, met: bool, actual: Option<String>, message: String) -> Outcome {
+        Outcome {
+            requirement: req.text.clone(),
+            met,
+            actual,
+            message,
+        }
+    }
+}
+
+/// The GPUs the driver runs: a card seen only on the PCI bus (no driver bound, or the driver
+/// did not answer) cannot run a CI job, so it counts for no GPU requirement.
+fn usable_gpus(report: &Report) -> Vec<&crate::report::Gpu> {
+    report.gpus.iter().filter(|g| g.source != "pci").collect()
+}
+
+fn gpu_count(report: &Report, req: &Requirement, op: Op, want: u64) -> Outcome {
+    let n = usable_gpus(report).len() as u64;
+    Outcome::of(
+        req,
+        op.holds(n.cmp(&want)),
+        Some(format!("{n} GPU(s)")),
+        format!("the driver reports {n} GPU(s)"),
+    )
+}
+
+/// Memory holds when the smallest GPU has it: a job may land on any of them.
+fn gpu_memory(report: &Report, req: &Requirement, op: Op, want: u64) -> Outcome {
+    let sizes: Vec<Option<u64>> = usable_gpus(report)
+        .iter()
+        .map(|g| g.memory_total_mib)
+        .collect();
+    if sizes.is_empty() || sizes.iter().any(Option::is_none) {
+        return Outcome::of(
+            req,
+            false,
+            None,
+            "GPU memory is unknown (no GPU, or the driver did not say)".into(),
+        );
+    }
+    let smallest = sizes.into_iter().flatten().min().unwrap_or(0);
+    Outcome::of(
+        req,
+        op.holds(smallest.cmp(&want)),
+        Some(format!("{smallest} MiB")),
+        format!("the smallest GPU has {smallest} MiB"),
+    )
+}
+
+/// Compute capability holds when the lowest GPU has it, as memory does.
+fn gpu_cc(report: &Report, req: &Requirement, op: Op, want: &Version) -> Outcome {
+    let ccs: Vec<Option<Version>> = usable_gpus(report)
+        .iter()
+        .map(|g| g.compute_capability.as_deref().and_then(Version::parse))
+        .collect();
+    if ccs.is_empty() || ccs.iter().any(Option::is_none) {
+        return Outcome::of(
+            req,
+            false,
+            None,
+            "compute capability is unknown (no GPU, or the driver did not say)".into(),
+        );
+    }
+    let lowest = ccs.into_iter().flatten().min();
+    let met = lowest.as_ref().is_some_and(|l| op.holds(l.cmp(want)));
+    let actual = lowest.map(|l| l.to_string());
+    let message = format!(
+        "the lowest compute capability is {}",
+        actual.clone().unwrap_or_default()
+    );
+    Outcome::of(req, met, actual, message)
+}
+
+/// `gpu.vendor == X` holds when every GPU is X; `!=` when none is. Every GPU counts here, a
+/// PCI-only one too: the question is what hardware the runner has.
+fn gpu_vendor(report: &Report, req: &Requirement, op: Op, want: &str) -> Outcome {
+    let all: Vec<&str> = report.gpus.iter().map(|g| g.vendor.as_str()).collect();
+    let matching = all.iter().filter(|v| **v == want).count();
+    let met = match op {
+        Op::Ne => matching == 0,
+        _ => !all.is_empty() && matching == all.len(),
+    };
+    let actual = (!all.is_empty()).then(|| {
+        let mut v = all.clone();
+        v.dedup();
+        v.join(", ")
+    });
+    let message = match &actual {
+        Some(a) => format!("the GPUs are {a}"),
+        None => "no GPU found".to_string(),
+    };
+    Outcome::of(req, met, actual, message)
+}
+
+/// `gpu.gfx == gfx90a` holds when every AMD GPU has that target; unknown when any target is.
+fn gpu_gfx(report: &Report, req: &Requirement, op: Op, want: &str) -> Outcome {
+    let targets: Vec<Option<&str>> = report.amd_gpus().map(|g| g.gfx_target.as_deref()).collect();
+    if targets.is_empty() || targets.iter().any(Option::is_none) {
+        return Outcome::of(
+            req,
+            false,
+            None,
+            "gfx target is unknown (no AMD GPU, or neither KFD nor the AMD table names it)".into(),
+        );
+    }
+    let targets: Vec<&str> = targets.into_iter().flatten().collect();
+    let matching = targets.iter().filter(|t| **t == want).count();
+    let met = match op {
+        Op::Ne => matching == 0,
+        _ => matching == targets.len(),
+    };
+    let list = targets.join(", ");
+    Outcome::of(
+        req,
+        met,
+        Some(list.clone()),
+        format!("the AMD GPUs are {list}"),
+    )
 }
 
 fn newest<'a>(versions: impl Iterator<Item = &'a str>) -> Option<&'a str> {
@@ -252,12 +285,7 @@ fn compare_version(
         }
         None => (false, format!("{what} not found")),
     };
-    Outcome {
-        requirement: req.text.clone(),
-        met,
-        actual: actual.map(str::to_string),
-        message,
-    }
+    Outcome::of(req, met, actual.map(str::to_string), message)
 }
 
 /// The frameworks of that name in the environments in scope.
@@ -318,12 +346,7 @@ fn framework_version(
         ),
         (None, false) => (false, format!("found {} {actual}", name.as_str())),
     };
-    Outcome {
-        requirement: req.text.clone(),
-        met,
-        actual: (!actual.is_empty()).then_some(actual),
-        message,
-    }
+    Outcome::of(req, met, (!actual.is_empty()).then_some(actual), message)
 }
 
 /// A framework build that can use this machine's GPU: a CUDA build, a driver that answers and
@@ -382,12 +405,12 @@ fn framework_gpu(
             reasons.push(format!("{label}: {} ({})", f.title, f.id));
             continue;
         }
-        return Outcome {
-            requirement: req.text.clone(),
-            met: true,
-            actual: Some(label.clone()),
-            message: format!("{label}, CUDA {cuda}"),
-        };
+        return Outcome::of(
+            req,
+            true,
+            Some(label.clone()),
+            format!("{label}, CUDA {cuda}"),
+        );
     }
     if found.is_empty() {
         reasons.push(format!(
@@ -395,12 +418,7 @@ fn framework_gpu(
             name.as_str()
         ));
     }
-    Outcome {
-        requirement: req.text.clone(),
-        met: false,
-        actual: None,
-        message: reasons.join("; "),
-    }
+    Outcome::of(req, false, None, reasons.join("; "))
 }
 
 /// AMD findings that keep every ROCm build off the GPU, whatever their subjects.
@@ -455,12 +473,12 @@ fn framework_rocm(
             reasons.push(format!("{label}: {} ({})", f.title, f.id));
             continue;
         }
-        return Outcome {
-            requirement: req.text.clone(),
-            met: true,
-            actual: Some(label.clone()),
-            message: format!("{label}, ROCm {}", fw.rocm.as_deref().unwrap_or("?")),
-        };
+        return Outcome::of(
+            req,
+            true,
+            Some(label.clone()),
+            format!("{label}, ROCm {}", fw.rocm.as_deref().unwrap_or("?")),
+        );
     }
     if found.is_empty() {
         reasons.push(format!(
@@ -468,12 +486,7 @@ fn framework_rocm(
             name.as_str()
         ));
     }
-    Outcome {
-        requirement: req.text.clone(),
-        met: false,
-        actual: None,
-        message: reasons.join("; "),
-    }
+    Outcome::of(req, false, None, reasons.join("; "))
 }
 
 #[cfg(test)]
