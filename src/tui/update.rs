@@ -338,7 +338,7 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
             state.help_scroll = 0;
             Vec::new()
         }
-        Action::CloseHelp => {
+        Action::CloseHelp | Action::CloseExplain => {
             state.mode = Mode::Normal;
             Vec::new()
         }
@@ -354,25 +354,8 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
         Action::ChoicePrev => change_choice(state, -1),
         Action::ChoiceNext => change_choice(state, 1),
         Action::Open => open(state),
-        Action::RunSmoke => {
-            if matches!(state.smoke, Smoke::Running { .. }) {
-                return Vec::new();
-            }
-            state.smoke = Smoke::Running {
-                step: "starting".to_string(),
-                done: 0,
-                total: 0,
-            };
-            vec![Cmd::Smoke]
-        }
-        Action::Back => {
-            if state.focus == Focus::Detail {
-                state.focus = Focus::List;
-            } else if !state.cursor().filter.is_empty() {
-                state.cursor_mut().filter.clear();
-            }
-            Vec::new()
-        }
+        Action::RunSmoke => run_smoke(state),
+        Action::Back => back(state),
         Action::Filter => {
             state.mode = Mode::Filter;
             state.focus = Focus::List;
@@ -385,78 +368,108 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
             }
             Vec::new()
         }
-        Action::CloseExplain => {
-            state.mode = Mode::Normal;
-            Vec::new()
-        }
         Action::Rescan => start_scan(state),
         Action::Save => start_save(state),
         Action::Accept => accept(state),
-        Action::Cancel => {
-            match state.mode {
-                Mode::Filter => {
-                    state.cursor_mut().filter.clear();
-                }
-                Mode::SavePath => {
-                    state.pending_save = None;
-                    state.status = Some(Status {
-                        error: false,
-                        text: "Not saved.".to_string(),
-                    });
-                }
-                Mode::ExplainInput => state.explain_text.clear(),
-                _ => {}
-            }
-            state.mode = Mode::Normal;
-            Vec::new()
-        }
-        Action::Edit(edit) => {
-            match state.mode {
-                Mode::Filter => {
-                    // The filter is edited at its end: the keys that delete apply.
-                    let mut line = super::edit::LineEdit::new(state.cursor().filter.clone());
-                    line.apply(edit);
-                    state.cursor_mut().filter = line.text;
-                    let tab = state.tab;
-                    clamp_selection(state, tab);
-                }
-                Mode::SavePath => state.input.apply(edit),
-                Mode::ExplainInput => {
-                    // A pasted text is edited at its end, as the filter is.
-                    let mut text =
-                        super::edit::LineEdit::new(std::mem::take(&mut state.explain_text));
-                    text.apply(edit);
-                    state.explain_text = text.text;
-                }
-                _ => {}
-            }
-            Vec::new()
-        }
-        Action::Overwrite => {
-            state.mode = Mode::Normal;
-            match &state.pending_save {
-                Some(
-                    pending @ PendingSave {
-                        path: Some(path), ..
-                    },
-                ) => vec![Cmd::Save(pending.request(path.clone(), true))],
-                _ => Vec::new(),
-            }
-        }
-        Action::KeepFile => {
-            state.mode = Mode::Normal;
-            if let Some(PendingSave {
-                path: Some(path), ..
-            }) = state.pending_save.take()
-            {
-                state.status = Some(Status {
-                    error: false,
-                    text: format!("Kept {}; nothing saved.", path.display()),
-                });
-            }
-            Vec::new()
-        }
+        Action::Cancel => cancel(state),
+        Action::Edit(edit) => edit_input(state, edit),
+        Action::Overwrite => overwrite(state),
+        Action::KeepFile => keep_file(state),
     }
+}
+
+/// Starts the smoke test, unless one is running already.
+fn run_smoke(state: &mut State) -> Vec<Cmd> {
+    if matches!(state.smoke, Smoke::Running { .. }) {
+        return Vec::new();
+    }
+    state.smoke = Smoke::Running {
+        step: "starting".to_string(),
+        done: 0,
+        total: 0,
+    };
+    vec![Cmd::Smoke]
+}
+
+/// Esc in the normal mode: out of the detail pane first, then the filter is cleared.
+fn back(state: &mut State) -> Vec<Cmd> {
+    if state.focus == Focus::Detail {
+        state.focus = Focus::List;
+    } else if !state.cursor().filter.is_empty() {
+        state.cursor_mut().filter.clear();
+    }
+    Vec::new()
+}
+
+/// Esc in a prompt: what was typed is dropped, and a save that waited for a path is called off.
+fn cancel(state: &mut State) -> Vec<Cmd> {
+    match state.mode {
+        Mode::Filter => {
+            state.cursor_mut().filter.clear();
+        }
+        Mode::SavePath => {
+            state.pending_save = None;
+            state.status = Some(Status {
+                error: false,
+                text: "Not saved.".to_string(),
+            });
+        }
+        Mode::ExplainInput => state.explain_text.clear(),
+        _ => {}
+    }
+    state.mode = Mode::Normal;
+    Vec::new()
+}
+
+/// A line-editing key in whichever prompt is open.
+fn edit_input(state: &mut State, edit: super::edit::Edit) -> Vec<Cmd> {
+    match state.mode {
+        Mode::Filter => {
+            // The filter is edited at its end: the keys that delete apply.
+            let mut line = super::edit::LineEdit::new(state.cursor().filter.clone());
+            line.apply(edit);
+            state.cursor_mut().filter = line.text;
+            let tab = state.tab;
+            clamp_selection(state, tab);
+        }
+        Mode::SavePath => state.input.apply(edit),
+        Mode::ExplainInput => {
+            // A pasted text is edited at its end, as the filter is.
+            let mut text = super::edit::LineEdit::new(std::mem::take(&mut state.explain_text));
+            text.apply(edit);
+            state.explain_text = text.text;
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// The answer "overwrite" to a save whose file exists.
+fn overwrite(state: &mut State) -> Vec<Cmd> {
+    state.mode = Mode::Normal;
+    match &state.pending_save {
+        Some(
+            pending @ PendingSave {
+                path: Some(path), ..
+            },
+        ) => vec![Cmd::Save(pending.request(path.clone(), true))],
+        _ => Vec::new(),
+    }
+}
+
+/// The answer "keep the file" to a save whose file exists: nothing is written.
+fn keep_file(state: &mut State) -> Vec<Cmd> {
+    state.mode = Mode::Normal;
+    if let Some(PendingSave {
+        path: Some(path), ..
+    }) = state.pending_save.take()
+    {
+        state.status = Some(Status {
+            error: false,
+            text: format!("Kept {}; nothing saved.", path.display()),
+        });
+    }
+    Vec::new()
 }
 
 fn switch_tab(state: &mut State, tab: Tab) -> Vec<Cmd> {
