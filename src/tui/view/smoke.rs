@@ -10,7 +10,9 @@ use ratatui::widgets::{Cell, Gauge, Paragraph, Row, Table, Widget};
 use super::text::hanging;
 use super::{Screen, pane, spinner};
 use crate::sanitize::clean;
+use crate::tui::services::SmokeRow;
 use crate::tui::state::Smoke;
+use crate::tui::theme::Theme;
 
 /// The Smoke test screen as a widget over the frame's state.
 pub(super) struct View<'a>(pub(super) Screen<'a>);
@@ -78,65 +80,75 @@ impl Widget for &View<'_> {
                 ));
             }
             Smoke::Done(rows) => {
-                let failed = rows.iter().filter(|r| !r.passed).count();
-                lines.push(if failed == 0 {
-                    Line::styled(format!("✓ all {} checks passed", rows.len()), t.good())
-                } else {
-                    Line::styled(
-                        format!("✗ {failed} of {} checks failed", rows.len()),
-                        t.bad(),
-                    )
-                });
+                lines.push(summary(rows, t));
                 let [intro, rest] = Layout::vertical([
                     Constraint::Length(u16::try_from(lines.len() + 1).unwrap_or(4)),
                     Constraint::Fill(1),
                 ])
                 .areas(inner);
                 Paragraph::new(lines).render(intro, buf);
-                let body: Vec<Row> = rows
-                    .iter()
-                    .map(|r| {
-                        let (mark, style) = if r.passed {
-                            ("✓", t.good())
-                        } else {
-                            ("✗", t.bad())
-                        };
-                        let vs = match (r.measured, r.expected) {
-                            (Some(m), Some(e)) if e > 0.0 => format!(
-                                "{m:.0} of {e:.0} {} ({:.0} %)",
-                                clean(&r.unit),
-                                m / e * 100.0
-                            ),
-                            (Some(m), _) => format!("{m:.0} {}", clean(&r.unit)),
-                            _ => String::new(),
-                        };
-                        Row::new(vec![
-                            Cell::from(Span::styled(mark, style)),
-                            Cell::from(clean(&r.device)),
-                            Cell::from(clean(&r.check)),
-                            Cell::from(vs),
-                            Cell::from(clean(&r.detail)),
-                        ])
-                    })
-                    .collect();
-                Table::new(
-                    body,
-                    [
-                        Constraint::Length(1),
-                        Constraint::Length(6),
-                        Constraint::Length(23),
-                        Constraint::Length(26),
-                        Constraint::Fill(1),
-                    ],
-                )
-                .header(
-                    Row::new(["", "GPU", "Check", "Throughput vs expected", "Detail"])
-                        .style(t.dim()),
-                )
-                .render(rest, buf);
+                results(rows, t).render(rest, buf);
                 return;
             }
         }
         Paragraph::new(lines).render(inner, buf);
+    }
+}
+
+/// One line over the results: all passed, or how many failed.
+fn summary(rows: &[SmokeRow], t: Theme) -> Line<'static> {
+    let failed = rows.iter().filter(|r| !r.passed).count();
+    if failed == 0 {
+        Line::styled(format!("✓ all {} checks passed", rows.len()), t.good())
+    } else {
+        Line::styled(
+            format!("✗ {failed} of {} checks failed", rows.len()),
+            t.bad(),
+        )
+    }
+}
+
+/// Each check's result: GPU, check, throughput against what the card should reach, detail.
+fn results(rows: &[SmokeRow], t: Theme) -> Table<'static> {
+    let body: Vec<Row> = rows
+        .iter()
+        .map(|r| {
+            let (mark, style) = if r.passed {
+                ("✓", t.good())
+            } else {
+                ("✗", t.bad())
+            };
+            Row::new(vec![
+                Cell::from(Span::styled(mark, style)),
+                Cell::from(clean(&r.device)),
+                Cell::from(clean(&r.check)),
+                Cell::from(throughput(r)),
+                Cell::from(clean(&r.detail)),
+            ])
+        })
+        .collect();
+    Table::new(
+        body,
+        [
+            Constraint::Length(1),
+            Constraint::Length(6),
+            Constraint::Length(23),
+            Constraint::Length(26),
+            Constraint::Fill(1),
+        ],
+    )
+    .header(Row::new(["", "GPU", "Check", "Throughput vs expected", "Detail"]).style(t.dim()))
+}
+
+/// "m of e unit (p %)" when both are known, the measure alone when only it is.
+fn throughput(r: &SmokeRow) -> String {
+    match (r.measured, r.expected) {
+        (Some(m), Some(e)) if e > 0.0 => format!(
+            "{m:.0} of {e:.0} {} ({:.0} %)",
+            clean(&r.unit),
+            m / e * 100.0
+        ),
+        (Some(m), _) => format!("{m:.0} {}", clean(&r.unit)),
+        _ => String::new(),
     }
 }
