@@ -221,71 +221,20 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
         }
     };
     row("UUID", g.uuid.as_deref().map(clean).unwrap_or_default());
-    let mut bus = g.pci_bus_id.as_deref().map(clean).unwrap_or_default();
-    if let Some(id) = &g.pci_device_id {
-        bus = format!("{bus} [{}]", clean(id));
-    }
-    row("Bus", bus);
-    row(
-        "Arch",
-        match (&g.architecture, &g.compute_capability, &g.gfx_target) {
-            (Some(a), Some(cc), _) => format!("{} · cc {}", clean(a), clean(cc)),
-            (None, Some(cc), _) => format!("cc {}", clean(cc)),
-            (Some(a), None, Some(gfx)) => format!("{} · {}", clean(a), clean(gfx)),
-            (None, None, Some(gfx)) => clean(gfx),
-            (Some(a), None, None) => clean(a),
-            (None, None, None) => "unknown".to_string(),
-        },
-    );
+    row("Bus", bus_words(g));
+    row("Arch", arch_words(g));
     if g.is_amd() {
-        let mut rocm = vec!["AMD".to_string()];
-        if let Some(i) = g.rocm_index {
-            rocm.push(format!("ROCm device {i}"));
-        }
-        if let Some(n) = g.kfd_node {
-            rocm.push(format!("KFD node {n}"));
-        }
-        if let Some(r) = &g.render_node {
-            rocm.push(clean(r));
-        }
-        if let Some(d) = &g.bound_driver {
-            rocm.push(format!("driver {}", clean(d)));
-        }
-        if g.integrated == Some(true) {
-            rocm.push("integrated (APU)".to_string());
-        }
-        row("Vendor", rocm.join(" · "));
+        row("Vendor", amd_words(g));
     }
     row("Known by", clean(&crate::fill::identified_by_words(g)));
-    row(
-        "Memory",
-        match (g.memory_used_mib, g.memory_total_mib) {
-            (Some(u), Some(total)) => format!("{} of {} used", gib(u), gib(total)),
-            (None, Some(total)) => format!("{} (use unknown)", gib(total)),
-            _ => "unknown".to_string(),
-        },
-    );
-    row(
-        "Temp",
-        match (g.temperature_c, g.temperature_slowdown_c) {
-            (Some(c), Some(slow)) => format!("{c} °C (slows down at {slow} °C)"),
-            (Some(c), None) => format!("{c} °C"),
-            _ => "unknown".to_string(),
-        },
-    );
+    row("Memory", memory_words(g));
+    row("Temp", temp_words(g));
     row("Power", power(g).replace('/', " of "));
     row("SM clock", clock(g.clock_sm_mhz, g.clock_sm_max_mhz));
     row("Mem clock", clock(g.clock_mem_mhz, g.clock_mem_max_mhz));
     row("PCIe", pcie_words(g));
     row("ECC", ecc_words(g));
-    let mut modes = Vec::new();
-    if let Some(p) = g.persistence_mode {
-        modes.push(format!("persistence {}", if p { "on" } else { "off" }));
-    }
-    if let Some(m) = &g.mig_mode {
-        modes.push(format!("MIG {}", clean(m)));
-    }
-    row("Modes", modes.join(" · "));
+    row("Modes", modes_words(g));
     row(
         "Throttle",
         if g.throttle_reasons.is_empty() {
@@ -296,6 +245,76 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
     );
     row("Filled", clean(&g.filled_from.join("; ")));
     lines
+}
+
+/// The PCI address, and the device id beside it when known.
+fn bus_words(g: &Gpu) -> String {
+    let bus = g.pci_bus_id.as_deref().map(clean).unwrap_or_default();
+    match &g.pci_device_id {
+        Some(id) => format!("{bus} [{}]", clean(id)),
+        None => bus,
+    }
+}
+
+/// The architecture with the compute capability (NVIDIA) or the gfx target (AMD).
+fn arch_words(g: &Gpu) -> String {
+    match (&g.architecture, &g.compute_capability, &g.gfx_target) {
+        (Some(a), Some(cc), _) => format!("{} · cc {}", clean(a), clean(cc)),
+        (None, Some(cc), _) => format!("cc {}", clean(cc)),
+        (Some(a), None, Some(gfx)) => format!("{} · {}", clean(a), clean(gfx)),
+        (None, None, Some(gfx)) => clean(gfx),
+        (Some(a), None, None) => clean(a),
+        (None, None, None) => "unknown".to_string(),
+    }
+}
+
+/// How ROCm sees an AMD GPU: its device index, KFD node, render node, bound driver, APU.
+fn amd_words(g: &Gpu) -> String {
+    let mut rocm = vec!["AMD".to_string()];
+    if let Some(i) = g.rocm_index {
+        rocm.push(format!("ROCm device {i}"));
+    }
+    if let Some(n) = g.kfd_node {
+        rocm.push(format!("KFD node {n}"));
+    }
+    if let Some(r) = &g.render_node {
+        rocm.push(clean(r));
+    }
+    if let Some(d) = &g.bound_driver {
+        rocm.push(format!("driver {}", clean(d)));
+    }
+    if g.integrated == Some(true) {
+        rocm.push("integrated (APU)".to_string());
+    }
+    rocm.join(" · ")
+}
+
+fn memory_words(g: &Gpu) -> String {
+    match (g.memory_used_mib, g.memory_total_mib) {
+        (Some(u), Some(total)) => format!("{} of {} used", gib(u), gib(total)),
+        (None, Some(total)) => format!("{} (use unknown)", gib(total)),
+        _ => "unknown".to_string(),
+    }
+}
+
+fn temp_words(g: &Gpu) -> String {
+    match (g.temperature_c, g.temperature_slowdown_c) {
+        (Some(c), Some(slow)) => format!("{c} °C (slows down at {slow} °C)"),
+        (Some(c), None) => format!("{c} °C"),
+        _ => "unknown".to_string(),
+    }
+}
+
+/// Persistence and MIG mode, where the driver said.
+fn modes_words(g: &Gpu) -> String {
+    let mut modes = Vec::new();
+    if let Some(p) = g.persistence_mode {
+        modes.push(format!("persistence {}", if p { "on" } else { "off" }));
+    }
+    if let Some(m) = &g.mig_mode {
+        modes.push(format!("MIG {}", clean(m)));
+    }
+    modes.join(" · ")
 }
 
 fn pcie_words(g: &Gpu) -> String {
