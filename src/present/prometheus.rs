@@ -233,7 +233,17 @@ fn gpu_name(report: &Report, index: u32) -> &str {
         .unwrap_or("")
 }
 
+/// The GPU families, in the order they are written: how many, what each is, its readings, its
+/// ECC counters and PCIe link.
 fn gpus(out: &mut Exposition, report: &Report) {
+    gpu_counts(out, report);
+    gpu_info(out, report);
+    gpu_readings(out, report);
+    gpu_errors_and_links(out, report);
+}
+
+/// GPUs the driver reports, against NVIDIA GPUs on the bus.
+fn gpu_counts(out: &mut Exposition, report: &Report) {
     let mut count = Family::new(
         "gpu_doctor_gpus",
         "GPUs the driver reports (or the PCI bus shows when no driver answers).",
@@ -254,7 +264,10 @@ fn gpus(out: &mut Exposition, report: &Report) {
         .count();
     on_bus.set([], num(pci as u64));
     out.push(on_bus);
+}
 
+/// One series per GPU naming it; the value is always 1.
+fn gpu_info(out: &mut Exposition, report: &Report) {
     let mut info = Family::new(
         "gpu_doctor_gpu_info",
         "One series per GPU: model, UUID, PCI bus ID, compute capability and architecture, vendor (nvidia, amd) and an AMD GPU's gfx target (empty when unknown).",
@@ -285,7 +298,10 @@ fn gpus(out: &mut Exposition, report: &Report) {
         );
     }
     out.push(info);
+}
 
+/// What the driver read from each GPU when the report was made: memory, temperature, power.
+fn gpu_readings(out: &mut Exposition, report: &Report) {
     let per_gpu = |name, help, value: fn(&Gpu) -> Option<f64>| {
         let mut family = Family::new(name, help, ["gpu", "name"]);
         for g in &report.gpus {
@@ -323,7 +339,10 @@ fn gpus(out: &mut Exposition, report: &Report) {
         "1 when persistence mode is on, 0 when off.",
         |g| g.persistence_mode.map(flag),
     ));
+}
 
+/// ECC counters by scope and type, and the PCIe link now against its best.
+fn gpu_errors_and_links(out: &mut Exposition, report: &Report) {
     let mut ecc = Family::new(
         "gpu_doctor_gpu_ecc_errors",
         "ECC errors the driver counted: volatile (since the driver loaded) or aggregate (lifetime), corrected or uncorrected.",
