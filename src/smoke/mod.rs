@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::host::Host;
 use crate::report::Report;
-use crate::report::smoke::{SmokeRun, SmokeStatus};
+use crate::report::smoke::{DeviceResult, SmokeRun, SmokeStatus};
 use crate::sanitize::clean;
 
 /// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
@@ -242,82 +242,7 @@ pub(crate) fn render_text(report: &Report, paint: crate::present::paint::Paint) 
         let _ = writeln!(out, "  {}", clean(e));
     }
     for d in &run.devices {
-        let _ = writeln!(
-            out,
-            "\nGPU {}  {}  cc {}  {} SMs  {} MiB  -> {}",
-            d.index,
-            clean(d.name.as_deref().unwrap_or("unknown")),
-            d.compute_capability.as_deref().unwrap_or("?"),
-            d.sm_count
-                .map_or_else(|| "?".to_string(), |s| s.to_string()),
-            d.memory_total_mib
-                .map_or_else(|| "?".to_string(), |m| m.to_string()),
-            if d.passed {
-                paint.good("PASS")
-            } else {
-                paint.bad("FAIL")
-            }
-        );
-        let _ = writeln!(
-            out,
-            "  context {} ms, PTX JIT {} ms",
-            opt(d.context_ms, 0),
-            opt(d.ptx_load_ms, 0)
-        );
-        if let Some(m) = &d.matmul {
-            let _ = writeln!(
-                out,
-                "  fp32 matmul {}x{}x{} vs CPU: {} (max rel. error {:.1e}, tolerance {:.0e})",
-                m.size[0],
-                m.size[1],
-                m.size[2],
-                if m.passed { "ok" } else { "WRONG" },
-                m.max_rel_error,
-                m.tolerance
-            );
-        }
-        if let Some(m) = &d.memory {
-            let _ = writeln!(
-                out,
-                "  memory {} MiB x {} patterns: {} errors",
-                m.bytes / (1024 * 1024),
-                m.patterns,
-                m.errors
-            );
-        }
-        if let Some(b) = &d.bandwidth {
-            let _ = writeln!(
-                out,
-                "  bandwidth GB/s: host->device {}, device->host {}, device copy {} (read+write; card {})",
-                opt(b.host_to_device_gbs, 1),
-                opt(b.device_to_host_gbs, 1),
-                opt(b.device_to_device_gbs, 0),
-                opt(b.expected_gbs, 0)
-            );
-        }
-        if let Some(t) = &d.throughput {
-            let _ = writeln!(
-                out,
-                "  PTX fp32 kernel {} TFLOP/s (card fp32 peak {}); cuBLASLt bf16 {} TFLOP/s (card dense {})",
-                opt(t.ptx_fp32_tflops, 1),
-                opt(t.expected_fp32_tflops, 1),
-                opt(t.cublaslt_bf16_tflops, 0),
-                opt(t.expected_bf16_tflops, 0)
-            );
-            if let Some(e) = &t.cublaslt_error {
-                let _ = writeln!(out, "  cuBLASLt not measured: {}", clean(e));
-            }
-        }
-        if let Some(e) = &d.error {
-            let _ = writeln!(
-                out,
-                "  error: {} failed: {} ({}): {}",
-                e.call,
-                clean(&e.name),
-                e.code,
-                clean(&e.message)
-            );
-        }
+        write_device(&mut out, d, paint);
     }
     for p in &run.peer_access {
         let _ = writeln!(
@@ -342,9 +267,114 @@ pub(crate) fn render_text(report: &Report, paint: crate::present::paint::Paint) 
     out
 }
 
+/// One GPU's block: what it is and whether it passed, then each measurement it got to.
+fn write_device(out: &mut String, d: &DeviceResult, paint: crate::present::paint::Paint) {
+    let _ = writeln!(
+        out,
+        "\nGPU {}  {}  cc {}  {} SMs  {} MiB  -> {}",
+        d.index,
+        clean(d.name.as_deref().unwrap_or("unknown")),
+        d.compute_capability.as_deref().unwrap_or("?"),
+        d.sm_count
+            .map_or_else(|| "?".to_string(), |s| s.to_string()),
+        d.memory_total_mib
+            .map_or_else(|| "?".to_string(), |m| m.to_string()),
+        if d.passed {
+            paint.good("PASS")
+        } else {
+            paint.bad("FAIL")
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  context {} ms, PTX JIT {} ms",
+        opt(d.context_ms, 0),
+        opt(d.ptx_load_ms, 0)
+    );
+    if let Some(m) = &d.matmul {
+        let _ = writeln!(
+            out,
+            "  fp32 matmul {}x{}x{} vs CPU: {} (max rel. error {:.1e}, tolerance {:.0e})",
+            m.size[0],
+            m.size[1],
+            m.size[2],
+            if m.passed { "ok" } else { "WRONG" },
+            m.max_rel_error,
+            m.tolerance
+        );
+    }
+    if let Some(m) = &d.memory {
+        let _ = writeln!(
+            out,
+            "  memory {} MiB x {} patterns: {} errors",
+            m.bytes / (1024 * 1024),
+            m.patterns,
+            m.errors
+        );
+    }
+    if let Some(b) = &d.bandwidth {
+        let _ = writeln!(
+            out,
+            "  bandwidth GB/s: host->device {}, device->host {}, device copy {} (read+write; card {})",
+            opt(b.host_to_device_gbs, 1),
+            opt(b.device_to_host_gbs, 1),
+            opt(b.device_to_device_gbs, 0),
+            opt(b.expected_gbs, 0)
+        );
+    }
+    if let Some(t) = &d.throughput {
+        let _ = writeln!(
+            out,
+            "  PTX fp32 kernel {} TFLOP/s (card fp32 peak {}); cuBLASLt bf16 {} TFLOP/s (card dense {})",
+            opt(t.ptx_fp32_tflops, 1),
+            opt(t.expected_fp32_tflops, 1),
+            opt(t.cublaslt_bf16_tflops, 0),
+            opt(t.expected_bf16_tflops, 0)
+        );
+        if let Some(e) = &t.cublaslt_error {
+            let _ = writeln!(out, "  cuBLASLt not measured: {}", clean(e));
+        }
+    }
+    if let Some(e) = &d.error {
+        let _ = writeln!(
+            out,
+            "  error: {} failed: {} ({}): {}",
+            e.call,
+            clean(&e.name),
+            e.code,
+            clean(&e.message)
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use sha2::{Digest, Sha256};
+
+    /// The text face of the real H200's `smoke --bench --json`: every measurement line.
+    #[test]
+    fn the_text_face_of_the_real_h200_bench_names_every_measurement() {
+        let report: crate::report::Report = serde_json::from_str(include_str!(
+            "../../tests/fixtures/real/h200-smoke-bench.json"
+        ))
+        .unwrap();
+        let text = super::render_text(&report, crate::present::paint::Paint::plain());
+        for want in [
+            "gpu-doctor smoke: passed (",
+            "\nGPU 0  NVIDIA H200  cc 9.0  132 SMs  ",
+            " -> PASS\n",
+            "  context ",
+            "  fp32 matmul ",
+            " vs CPU: ok (max rel. error ",
+            "  memory ",
+            " patterns: 0 errors\n",
+            "  bandwidth GB/s: host->device ",
+            "  PTX fp32 kernel ",
+            "; cuBLASLt bf16 ",
+        ] {
+            assert!(text.contains(want), "{want:?} not in:\n{text}");
+        }
+    }
 
     #[test]
     fn shipped_ptx_was_generated_from_the_shipped_source() {
