@@ -193,6 +193,24 @@ struct Process {
     exe: Option<(PathBuf, Rc<Dynamic>)>,
 }
 
+/// Objects whose needs are still to be followed, in the order ld.so maps them (breadth first):
+/// `next` is the first not yet followed.
+#[derive(Default)]
+struct Queue {
+    items: Vec<usize>,
+    next: usize,
+}
+
+impl Queue {
+    fn push(&mut self, i: usize) {
+        self.items.push(i);
+    }
+
+    fn peek(&self) -> Option<usize> {
+        self.items.get(self.next).copied()
+    }
+}
+
 impl Ctx<'_> {
     fn framework(&self, env: &PythonEnv, fw: &Framework) -> FrameworkLoads {
         let sites: Vec<PathBuf> = env.site_packages.iter().map(PathBuf::from).collect();
@@ -227,6 +245,8 @@ impl Ctx<'_> {
         }
     }
 
+    /// One process of the framework, as ld.so would map it: the libraries it loads by path
+    /// first, then its modules with their needs, then what it opens at run time.
     fn run(
         &self,
         env: &PythonEnv,
@@ -236,38 +256,16 @@ impl Ctx<'_> {
         preloads: &[PathBuf],
         torch_habit: Option<&habits::TorchPreload>,
     ) -> Process {
-        let exe = env
-            .interpreter
-            .as_deref()
-            .and_then(|i| {
-                let real = self.canonical(Path::new(i));
-                self.dynamic(&real).map(|d| (real, d))
-            })
-            .or_else(|| {
-                // An interpreter that cannot be read (a stand-in): conda-built pythons carry
-                // `$ORIGIN/../lib` (and so do the lib-dynload modules that call dlopen).
-                (env.kind == crate::report::EnvKind::Conda).then(|| {
-                    let exe = Path::new(&env.path).join("bin/python3");
-                    let dynamic = Dynamic {
-                        rpath: Some("$ORIGIN/../lib".to_string()),
-                        ..Dynamic::default()
-                    };
-                    (exe, Rc::new(dynamic))
-                })
-            });
         let mut p = Process {
             objs: Vec::new(),
             by_name: HashMap::new(),
             loads: Vec::new(),
-            exe,
+            exe: self.interpreter(env),
         };
-        // Libraries the framework loads by path before its modules run, each with its own
-        // needs mapped at once (as `dlopen` does): torch's fallback preload, JAX's
-        // `_load_nvidia_libraries`.
-        let mut plan: Vec<(PathBuf, &str)> = preloads
-            .iter()
-            .map(|p| (p.clone(), "torch/__init__.py (_preload_cuda_deps)"))
-            .collect();
+        let mut pre_queue = Queue::default();
+        for (path, label) in self.preload_plan(sites, fw, preloads, torch_habit) {
+            self.load_by_path(&mut p, &path, label, &mut pre_queue);
+        }
         // torch files that preload every time (torch 2.11's `_load_global_deps`) do it after
         // libtorch_global_deps.so mapped libcudart, before the other modules.
         let after_first: Vec<PathBuf> = match torch_habit {
@@ -276,6 +274,58 @@ impl Ctx<'_> {
             }
             _ => Vec::new(),
         };
+        let mut queue = Queue::default();
+        let requester = if readable.is_empty() {
+            self.stand_in_module(&mut p, sites, fw)
+        } else {
+            self.load_modules(&mut p, readable, &after_first, &mut queue)
+        };
+        self.drain(&mut p, &mut queue);
+        // torch names every CUDA library in its modules' DT_NEEDED: nothing more to add when
+        // those were read.
+        if !(fw.name == FrameworkName::Torch && !readable.is_empty()) {
+            self.load_runtime_needs(&mut p, env, fw, sites, requester, &mut queue);
+        }
+        self.drain(&mut p, &mut queue);
+        p
+    }
+
+    /// The interpreter after its links, with its dynamic section. One that cannot be read (a
+    /// stand-in) is modelled for conda: conda-built pythons carry `$ORIGIN/../lib` (and so do
+    /// the lib-dynload modules that call dlopen).
+    fn interpreter(&self, env: &PythonEnv) -> Option<(PathBuf, Rc<Dynamic>)> {
+        env.interpreter
+            .as_deref()
+            .and_then(|i| {
+                let real = self.canonical(Path::new(i));
+                self.dynamic(&real).map(|d| (real, d))
+            })
+            .or_else(|| {
+                (env.kind == crate::report::EnvKind::Conda).then(|| {
+                    let exe = Path::new(&env.path).join("bin/python3");
+                    let dynamic = Dynamic {
+                        rpath: Some("$ORIGIN/../lib".to_string()),
+                        ..Dynamic::default()
+                    };
+                    (exe, Rc::new(dynamic))
+                })
+            })
+    }
+
+    /// Libraries the framework loads by path before its modules run, each with its own needs
+    /// mapped at once (as `dlopen` does): torch's fallback preload, JAX's
+    /// `_load_nvidia_libraries`.
+    fn preload_plan(
+        &self,
+        sites: &[PathBuf],
+        fw: &Framework,
+        preloads: &[PathBuf],
+        torch_habit: Option<&habits::TorchPreload>,
+    ) -> Vec<(PathBuf, &'static str)> {
+        let mut plan: Vec<(PathBuf, &str)> = preloads
+            .iter()
+            .map(|p| (p.clone(), "torch/__init__.py (_preload_cuda_deps)"))
+            .collect();
         if fw.name == FrameworkName::Torch && torch_habit.is_none() {
             // torch's file unread (a stand-in): NVRTC and cuSOLVER (used lazily) come from the
             // wheels by path, as the H200's torch 2.11 showed (`LD_DEBUG=files`: "dynamically
@@ -299,86 +349,89 @@ impl Ctx<'_> {
                     .map(|p| (p, "jax_plugins (_load_nvidia_libraries)")),
             );
         }
-        let mut pre_queue: Vec<usize> = Vec::new();
-        let mut pre_next = 0;
-        for (path, label) in plan {
-            self.load_by_path(&mut p, &path, label, &mut pre_queue, &mut pre_next);
-        }
-        let mut queue: Vec<usize> = Vec::new();
-        let mut next = 0;
+        plan
+    }
+
+    /// Nothing readable: one stand-in module with the framework's documented search path.
+    /// Returns its index, the requester of what the framework opens at run time.
+    fn stand_in_module(&self, p: &mut Process, sites: &[PathBuf], fw: &Framework) -> usize {
+        let module = entry_points(self.host, sites, fw)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| sites.first().cloned().unwrap_or_default().join(&fw.name));
+        let runpath = modelled_runpath(self.host, sites, fw);
+        let dynamic = Dynamic {
+            runpath: (!runpath.is_empty()).then(|| runpath.join(":")),
+            ..Dynamic::default()
+        };
+        p.objs.push(Obj {
+            path: module,
+            dynamic: Some(Rc::new(dynamic)),
+            parent: None,
+        });
+        p.objs.len() - 1
+    }
+
+    /// Each module as the framework loads it, one after another: a module already mapped as
+    /// another's dependency is not loaded again. `after_first` is loaded by path once the
+    /// first module has mapped a libcudart. Returns the module that dlopens at run time (JAX's
+    /// plugin, TF's framework library), else the first.
+    fn load_modules(
+        &self,
+        p: &mut Process,
+        readable: &[(PathBuf, Rc<Dynamic>)],
+        after_first: &[PathBuf],
+        queue: &mut Queue,
+    ) -> usize {
         let first_module = p.objs.len();
-        let requester = if readable.is_empty() {
-            // Nothing readable: one stand-in module with the framework's documented search path.
-            let module = entry_points(self.host, sites, fw)
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| sites.first().cloned().unwrap_or_default().join(&fw.name));
-            let runpath = modelled_runpath(self.host, sites, fw);
-            let dynamic = Dynamic {
-                runpath: (!runpath.is_empty()).then(|| runpath.join(":")),
-                ..Dynamic::default()
-            };
+        for (path, dynamic) in readable {
+            if dynamic
+                .soname
+                .as_ref()
+                .is_some_and(|s| p.by_name.contains_key(s))
+            {
+                continue;
+            }
+            let i = p.objs.len();
             p.objs.push(Obj {
-                path: module,
-                dynamic: Some(Rc::new(dynamic)),
+                path: lexical(path),
+                dynamic: Some(dynamic.clone()),
                 parent: None,
             });
-            first_module
-        } else {
-            // Each module as the framework loads it, one after another: a module already
-            // mapped as another's dependency is not loaded again.
-            for (path, dynamic) in readable {
-                if dynamic
-                    .soname
-                    .as_ref()
-                    .is_some_and(|s| p.by_name.contains_key(s))
-                {
-                    continue;
-                }
-                let i = p.objs.len();
-                p.objs.push(Obj {
-                    path: lexical(path),
-                    dynamic: Some(dynamic.clone()),
-                    parent: None,
-                });
-                if let Some(s) = &dynamic.soname {
-                    p.by_name.insert(s.clone(), i);
-                }
-                queue.push(i);
-                self.drain(&mut p, &mut queue, &mut next);
-                if i == first_module && !after_first.is_empty() && self.has_cudart(&p) {
-                    for path in &after_first {
-                        self.load_by_path(
-                            &mut p,
-                            path,
-                            "torch/__init__.py (_preload_cuda_deps)",
-                            &mut queue,
-                            &mut next,
-                        );
-                    }
+            if let Some(s) = &dynamic.soname {
+                p.by_name.insert(s.clone(), i);
+            }
+            queue.push(i);
+            self.drain(p, queue);
+            if i == first_module && !after_first.is_empty() && self.has_cudart(p) {
+                for path in after_first {
+                    self.load_by_path(p, path, "torch/__init__.py (_preload_cuda_deps)", queue);
                 }
             }
-            // The module that dlopens at run time: JAX's plugin, TF's framework library.
-            p.objs
-                .iter()
-                .position(|o| {
-                    let s = o.path.to_string_lossy();
-                    s.contains("xla_cuda_plugin") || s.contains("libtensorflow_framework")
-                })
-                .unwrap_or(first_module)
-                .min(p.objs.len().saturating_sub(1))
-        };
-        self.drain(&mut p, &mut queue, &mut next);
-        // What the framework loads at run time by soname, or by path (CuPy's pathfinder).
+        }
+        p.objs
+            .iter()
+            .position(|o| {
+                let s = o.path.to_string_lossy();
+                s.contains("xla_cuda_plugin") || s.contains("libtensorflow_framework")
+            })
+            .unwrap_or(first_module)
+            .min(p.objs.len().saturating_sub(1))
+    }
+
+    /// What the framework loads at run time, by soname from `requester`, or by path from the
+    /// wheels (CuPy's pathfinder).
+    fn load_runtime_needs(
+        &self,
+        p: &mut Process,
+        env: &PythonEnv,
+        fw: &Framework,
+        sites: &[PathBuf],
+        requester: usize,
+        queue: &mut Queue,
+    ) {
         let by_path = fw.name == FrameworkName::Cupy;
-        // torch names every CUDA library in its modules' DT_NEEDED: nothing more to add when
-        // those were read.
-        let needs = if fw.name == FrameworkName::Torch && !readable.is_empty() {
-            Vec::new()
-        } else {
-            runtime_needs(self.host, sites, fw, env)
-        };
-        for name in needs {
+        for name in runtime_needs(self.host, sites, fw, env) {
             if p.by_name.contains_key(&name) {
                 continue;
             }
@@ -392,35 +445,19 @@ impl Ctx<'_> {
                     searched: Vec::new(),
                     later: Vec::new(),
                 };
-                self.record(
-                    &mut p,
-                    &name,
-                    "cuda-pathfinder (CuPy)",
-                    None,
-                    &found,
-                    "preload",
-                );
+                self.record(p, &name, "cuda-pathfinder (CuPy)", None, &found, "preload");
                 continue;
             }
-            if let Some(j) = self.load(&mut p, requester, &name, "dlopen") {
+            if let Some(j) = self.load(p, requester, &name, "dlopen") {
                 queue.push(j);
             }
         }
-        self.drain(&mut p, &mut queue, &mut next);
-        p
     }
 
     /// A `dlopen` by path: ld.so matches it against the loaded objects by file (device and
     /// inode), not by soname, so a copy of an already-loaded soname from another folder is
     /// mapped beside it (JAX's cuBLASLt with the toolkit's first on `LD_LIBRARY_PATH`).
-    fn load_by_path(
-        &self,
-        p: &mut Process,
-        path: &Path,
-        label: &str,
-        queue: &mut Vec<usize>,
-        next: &mut usize,
-    ) {
+    fn load_by_path(&self, p: &mut Process, path: &Path, label: &str, queue: &mut Queue) {
         let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             return;
         };
@@ -438,7 +475,7 @@ impl Ctx<'_> {
         };
         if let Some(j) = self.record(p, &name, label, None, &found, "preload") {
             queue.push(j);
-            self.drain(p, queue, next);
+            self.drain(p, queue);
         }
     }
 
@@ -452,10 +489,11 @@ impl Ctx<'_> {
     }
 
     /// Follows the needs of every object queued, breadth first, as ld.so maps them.
-    fn drain(&self, p: &mut Process, queue: &mut Vec<usize>, next: &mut usize) {
-        while *next < queue.len() && p.objs.len() < MAX_OBJECTS {
-            let i = queue[*next];
-            *next += 1;
+    fn drain(&self, p: &mut Process, queue: &mut Queue) {
+        while let Some(i) = queue.peek()
+            && p.objs.len() < MAX_OBJECTS
+        {
+            queue.next += 1;
             let needed = p.objs[i]
                 .dynamic
                 .as_ref()
