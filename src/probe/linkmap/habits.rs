@@ -9,7 +9,7 @@ use crate::framework::FrameworkName;
 use crate::host::Host;
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
-use crate::report::{Framework, PythonEnv};
+use crate::report::Framework;
 
 pub(super) fn is_cudnn_front(path: &Path) -> bool {
     path.file_name()
@@ -152,14 +152,48 @@ pub(super) fn modelled_jax_preloads(version: Option<&str>) -> Vec<(String, Strin
 
 /// The sonames a framework loads at run time by name (or CuPy by path), beyond its modules'
 /// `DT_NEEDED`: the CUDA libraries of its wheels, else the ones its CUDA and cuDNN versions name.
-pub(super) fn runtime_needs(
-    host: &Host,
-    sites: &[PathBuf],
-    fw: &Framework,
-    env: &PythonEnv,
-) -> Vec<String> {
-    let _ = env;
-    let uses: &[&str] = match FrameworkName::from_report(&fw.name) {
+pub(super) fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<String> {
+    let uses = families_used(fw);
+    let mut out = wheel_sonames(host, sites, uses);
+    let have = |out: &Vec<String>, fam: &str| {
+        out.iter()
+            .any(|n| family::of(n).is_some_and(|f| f.as_str() == fam))
+    };
+    let cuda_major = fw
+        .cuda
+        .as_deref()
+        .and_then(|c| c.split('.').next())
+        .and_then(|m| m.parse::<u32>().ok());
+    // torch's own copies are bundled (renamed) unless it pins the runtime wheels.
+    let derive = fw.name != FrameworkName::Torch
+        || fw.pins.iter().any(|p| p.starts_with("nvidia-cuda-runtime"));
+    if let Some(major) = cuda_major.filter(|_| derive) {
+        // libcudart's soname carries the minor up to CUDA 11 (`libcudart.so.11.0`).
+        let cudart = match major {
+            11 => "libcudart.so.11.0".to_string(),
+            m if m < 11 => format!("libcudart.so.{}", fw.cuda.as_deref().unwrap_or_default()),
+            m => format!("libcudart.so.{m}"),
+        };
+        if uses.contains(&"cudart") && !have(&out, "cudart") {
+            out.push(cudart);
+        }
+        if uses.contains(&"cublas") && !have(&out, "cublas") && major >= 11 {
+            out.push(format!("libcublas.so.{major}"));
+            out.push(format!("libcublasLt.so.{major}"));
+        }
+    }
+    if let Some(m) = cudnn_major(fw)
+        && uses.contains(&"cudnn")
+        && !have(&out, "cudnn")
+    {
+        out.push(format!("libcudnn.so.{m}"));
+    }
+    out
+}
+
+/// The library families each framework opens at run time.
+fn families_used(fw: &Framework) -> &'static [&'static str] {
+    match FrameworkName::from_report(&fw.name) {
         Some(FrameworkName::Cupy) => &[
             "cudart",
             "cublas",
@@ -195,34 +229,17 @@ pub(super) fn runtime_needs(
             "tensorrt",
         ],
         _ => &["cudart", "cublas", "cudnn", "nccl"],
-    };
+    }
+}
+
+/// The sonames of the wheels' front libraries in the families `uses` names, in wheel order.
+fn wheel_sonames(host: &Host, sites: &[PathBuf], uses: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let front = |name: &str| {
-        split_soname(name).is_some_and(|(stem, v)| {
-            v.is_some()
-                && matches!(
-                    stem,
-                    "libcudart"
-                        | "libcublas"
-                        | "libcublasLt"
-                        | "libcudnn"
-                        | "libnccl"
-                        | "libnvJitLink"
-                        | "libnvrtc"
-                        | "libcusparse"
-                        | "libcufft"
-                        | "libcusolver"
-                        | "libcurand"
-                        | "libcupti"
-                        | "libnvinfer"
-                )
-        })
-    };
     for f in wheel_files(host, sites) {
         let Some(name) = f.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
         };
-        if front(&name) && family::of(&name).is_some_and(|fam| uses.contains(&fam.as_str())) {
+        if is_front(&name) && family::of(&name).is_some_and(|fam| uses.contains(&fam.as_str())) {
             // The soname is the name cut to its first version number.
             let soname = soname_of(&name);
             if !out.contains(&soname) {
@@ -230,35 +247,36 @@ pub(super) fn runtime_needs(
             }
         }
     }
-    let have = |out: &Vec<String>, fam: &str| {
-        out.iter()
-            .any(|n| family::of(n).is_some_and(|f| f.as_str() == fam))
-    };
-    let cuda_major = fw
-        .cuda
-        .as_deref()
-        .and_then(|c| c.split('.').next())
-        .and_then(|m| m.parse::<u32>().ok());
-    // torch's own copies are bundled (renamed) unless it pins the runtime wheels.
-    let derive = fw.name != FrameworkName::Torch
-        || fw.pins.iter().any(|p| p.starts_with("nvidia-cuda-runtime"));
-    if let Some(major) = cuda_major.filter(|_| derive) {
-        // libcudart's soname carries the minor up to CUDA 11 (`libcudart.so.11.0`).
-        let cudart = match major {
-            11 => "libcudart.so.11.0".to_string(),
-            m if m < 11 => format!("libcudart.so.{}", fw.cuda.as_deref().unwrap_or_default()),
-            m => format!("libcudart.so.{m}"),
-        };
-        if uses.contains(&"cudart") && !have(&out, "cudart") {
-            out.push(cudart);
-        }
-        if uses.contains(&"cublas") && !have(&out, "cublas") && major >= 11 {
-            out.push(format!("libcublas.so.{major}"));
-            out.push(format!("libcublasLt.so.{major}"));
-        }
-    }
-    let cudnn_major = fw
-        .cudnn
+    out
+}
+
+/// A versioned file of a library a framework opens itself (not a sub-library that one of
+/// them loads, such as cuDNN 9's engines).
+fn is_front(name: &str) -> bool {
+    split_soname(name).is_some_and(|(stem, v)| {
+        v.is_some()
+            && matches!(
+                stem,
+                "libcudart"
+                    | "libcublas"
+                    | "libcublasLt"
+                    | "libcudnn"
+                    | "libnccl"
+                    | "libnvJitLink"
+                    | "libnvrtc"
+                    | "libcusparse"
+                    | "libcufft"
+                    | "libcusolver"
+                    | "libcurand"
+                    | "libcupti"
+                    | "libnvinfer"
+            )
+    })
+}
+
+/// The cuDNN major a framework was built with, else the one its `nvidia-cudnn` pin names.
+fn cudnn_major(fw: &Framework) -> Option<String> {
+    fw.cudnn
         .as_deref()
         .and_then(|c| c.split('.').next().map(str::to_string))
         .or_else(|| {
@@ -272,14 +290,7 @@ pub(super) fn runtime_needs(
                 })
                 .and_then(|v| v.trim().split('.').next().map(str::to_string))
         })
-        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()));
-    if let Some(m) = cudnn_major
-        && uses.contains(&"cudnn")
-        && !have(&out, "cudnn")
-    {
-        out.push(format!("libcudnn.so.{m}"));
-    }
-    out
+        .filter(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// `libcudnn.so.9.1.0` → `libcudnn.so.9`; `libcudart.so.11.0` keeps its minor.

@@ -284,7 +284,7 @@ impl Ctx<'_> {
         // torch names every CUDA library in its modules' DT_NEEDED: nothing more to add when
         // those were read.
         if !(fw.name == FrameworkName::Torch && !readable.is_empty()) {
-            self.load_runtime_needs(&mut p, env, fw, sites, requester, &mut queue);
+            self.load_runtime_needs(&mut p, fw, sites, requester, &mut queue);
         }
         self.drain(&mut p, &mut queue);
         p
@@ -424,14 +424,13 @@ impl Ctx<'_> {
     fn load_runtime_needs(
         &self,
         p: &mut Process,
-        env: &PythonEnv,
         fw: &Framework,
         sites: &[PathBuf],
         requester: usize,
         queue: &mut Queue,
     ) {
         let by_path = fw.name == FrameworkName::Cupy;
-        for name in runtime_needs(self.host, sites, fw, env) {
+        for name in runtime_needs(self.host, sites, fw) {
             if p.by_name.contains_key(&name) {
                 continue;
             }
