@@ -296,17 +296,16 @@ impl RocmTable {
 
     pub(super) fn check(&self, c: &mut Checker) {
         c.start(Self::FILE, &self.meta);
-        let gfx_list = |c: &mut Checker, label: &str, list: &[String]| {
-            for gfx in list {
-                if GfxTarget::parse(gfx).is_none_or(|t| t.to_string() != *gfx) {
-                    c.report(
-                        label,
-                        ProblemKind::Inconsistent,
-                        format!("`{gfx}` is not a gfx target name"),
-                    );
-                }
-            }
-        };
+        self.check_first_releases(c);
+        self.check_releases(c);
+        self.check_torch_targets(c);
+        self.check_override_groups(c);
+        self.check_installers(c);
+        c.provenance("install", &self.install.source, &self.install.checked);
+        self.check_no_overrides(c);
+    }
+
+    fn check_first_releases(&self, c: &mut Checker) {
         for r in &self.first_releases {
             let label = format!("first_release {}", r.gfx);
             c.provenance(&label, &r.source, &r.checked);
@@ -319,38 +318,24 @@ impl RocmTable {
                 .iter()
                 .map(|r| (format!("first_release {}", r.gfx), r.gfx.as_str())),
         );
+    }
+
+    fn check_releases(&self, c: &mut Checker) {
         let mut previous: Option<&str> = None;
         for r in &self.releases {
             let label = format!("release {}", r.first);
             c.provenance(&label, &r.source, &r.checked);
-            if c.version(&label, "first", &r.first) && c.version(&label, "last", &r.last) {
-                c.range(&label, &r.first, &r.last);
-            }
-            if previous.is_some_and(|p| compare(p, &r.first).is_ge()) {
-                c.report(
-                    &label,
-                    ProblemKind::NotSorted,
-                    "ranges overlap or are not ascending",
-                );
-            }
-            previous = Some(&r.last);
+            ascending_range(c, &label, &mut previous, &r.first, &r.last);
             gfx_list(c, &label, &r.targets);
         }
+    }
+
+    fn check_torch_targets(&self, c: &mut Checker) {
         let mut previous: Option<&str> = None;
         for r in &self.torch_targets {
             let label = format!("torch_targets {}", r.first);
             c.provenance(&label, &r.source, &r.checked);
-            if c.version(&label, "first", &r.first) && c.version(&label, "last", &r.last) {
-                c.range(&label, &r.first, &r.last);
-            }
-            if previous.is_some_and(|p| compare(p, &r.first).is_ge()) {
-                c.report(
-                    &label,
-                    ProblemKind::NotSorted,
-                    "ranges overlap or are not ascending",
-                );
-            }
-            previous = Some(&r.last);
+            ascending_range(c, &label, &mut previous, &r.first, &r.last);
             gfx_list(c, &label, &r.targets);
             gfx_list(c, &label, &r.uncertain);
             if let Some(both) = r.uncertain.iter().find(|u| r.targets.contains(u)) {
@@ -361,6 +346,9 @@ impl RocmTable {
                 );
             }
         }
+    }
+
+    fn check_override_groups(&self, c: &mut Checker) {
         for g in &self.override_groups {
             let label = format!("override_group {}", g.family);
             c.provenance(&label, &g.source, &g.checked);
@@ -381,6 +369,11 @@ impl RocmTable {
                     .map(move |t| (format!("override_group {}", g.family), t.as_str()))
             }),
         );
+    }
+
+    /// amdgpu-install rows: ascending releases, each `.deb` of its own release, each URL a
+    /// repo.radeon.com folder per Ubuntu codename.
+    fn check_installers(&self, c: &mut Checker) {
         let mut previous: Option<&str> = None;
         for i in &self.installers {
             let label = format!("amdgpu_install {}", i.rocm);
@@ -410,7 +403,9 @@ impl RocmTable {
                 );
             }
         }
-        c.provenance("install", &self.install.source, &self.install.checked);
+    }
+
+    fn check_no_overrides(&self, c: &mut Checker) {
         for n in &self.no_overrides {
             let label = format!("no_override {}", n.targets.join(","));
             c.provenance(&label, &n.source, &n.checked);
@@ -424,6 +419,41 @@ impl RocmTable {
             }
         }
     }
+}
+
+/// Every name in `list` is a gfx target written the way [`GfxTarget`] writes it.
+fn gfx_list(c: &mut Checker, label: &str, list: &[String]) {
+    for gfx in list {
+        if GfxTarget::parse(gfx).is_none_or(|t| t.to_string() != *gfx) {
+            c.report(
+                label,
+                ProblemKind::Inconsistent,
+                format!("`{gfx}` is not a gfx target name"),
+            );
+        }
+    }
+}
+
+/// A `first..=last` row of versions: both versions, in order, and after the row before it
+/// (`previous` is that row's last, updated here).
+fn ascending_range<'a>(
+    c: &mut Checker,
+    label: &str,
+    previous: &mut Option<&'a str>,
+    first: &'a str,
+    last: &'a str,
+) {
+    if c.version(label, "first", first) && c.version(label, "last", last) {
+        c.range(label, first, last);
+    }
+    if previous.is_some_and(|p| compare(p, first).is_ge()) {
+        c.report(
+            label,
+            ProblemKind::NotSorted,
+            "ranges overlap or are not ascending",
+        );
+    }
+    *previous = Some(last);
 }
 
 impl ManifestFile for RocmTable {
