@@ -151,6 +151,57 @@ pub const MIN_ANCHOR: usize = 4;
 /// candidate.
 pub const LAZY_MAX: usize = 512;
 
+/// A capture name as [`FACTS`] spells it.
+fn capture(name: &str) -> Result<&'static str, String> {
+    FACTS
+        .iter()
+        .find(|(fact, _)| *fact == name)
+        .map(|(fact, _)| *fact)
+        .ok_or_else(|| format!("`{name}` is not a known capture name"))
+}
+
+/// The piece a `{kind}` or `{kind:name}` stands for: `{*}` or a class letter.
+fn placeholder(kind: &str, name: Option<&'static str>) -> Option<Piece> {
+    match kind {
+        "*" => Some(Piece::Lazy(name)),
+        letter => Class::from_letter(letter).map(|class| Piece::Run(class, name)),
+    }
+}
+
+/// A `{*}` needs literal text before it (where its search starts) and literal text or the
+/// end after it (where it stops).
+fn lazy_placement(pieces: &[Piece]) -> Result<(), &'static str> {
+    for (i, piece) in pieces.iter().enumerate() {
+        if matches!(piece, Piece::Lazy(_)) {
+            if i == 0 {
+                return Err("`{*}` cannot start a pattern");
+            }
+            if !matches!(pieces.get(i - 1), Some(Piece::Literal(_))) {
+                return Err("`{*}` must follow literal text directly");
+            }
+            if !matches!(pieces.get(i + 1), None | Some(Piece::Literal(_))) {
+                return Err("`{*}` must be followed by literal text or end the pattern");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The index of the literal a log is searched for first: the longest (the first of equals),
+/// if it is at least [`MIN_ANCHOR`] bytes.
+fn anchor(pieces: &[Piece]) -> Option<usize> {
+    pieces
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p {
+            Piece::Literal(l) => Some((i, l.len())),
+            _ => None,
+        })
+        .max_by_key(|&(i, len)| (len, std::cmp::Reverse(i)))
+        .filter(|&(_, len)| len >= MIN_ANCHOR)
+        .map(|(i, _)| i)
+}
+
 impl Pattern {
     /// Parses a pattern.
     ///
@@ -203,23 +254,17 @@ impl Pattern {
                         Some((kind, name)) => (kind, Some(name)),
                         None => (inside.as_str(), None),
                     };
-                    let name = match name {
-                        Some(name) => match FACTS.iter().find(|(fact, _)| *fact == name) {
-                            Some((fact, _)) => Some(*fact),
-                            None => return err(&format!("`{name}` is not a known capture name")),
-                        },
-                        None => None,
+                    let name = match name.map(capture).transpose() {
+                        Ok(name) => name,
+                        Err(m) => return err(&m),
                     };
                     flush(&mut literal, &mut pieces);
                     if matches!(pieces.last(), Some(Piece::Run(..) | Piece::Lazy(_))) {
                         return err("two placeholders side by side");
                     }
-                    let piece = match kind {
-                        "*" => Piece::Lazy(name),
-                        letter => match Class::from_letter(letter) {
-                            Some(class) => Piece::Run(class, name),
-                            None => return err(&format!("unknown placeholder `{{{inside}}}`")),
-                        },
+                    let piece = match placeholder(kind, name) {
+                        Some(piece) => piece,
+                        None => return err(&format!("unknown placeholder `{{{inside}}}`")),
                     };
                     pieces.push(piece);
                 }
@@ -234,30 +279,10 @@ impl Pattern {
             }
         }
         flush(&mut literal, &mut pieces);
-        for (i, piece) in pieces.iter().enumerate() {
-            if matches!(piece, Piece::Lazy(_)) {
-                if i == 0 {
-                    return err("`{*}` cannot start a pattern");
-                }
-                if !matches!(pieces.get(i - 1), Some(Piece::Literal(_))) {
-                    return err("`{*}` must follow literal text directly");
-                }
-                if !matches!(pieces.get(i + 1), None | Some(Piece::Literal(_))) {
-                    return err("`{*}` must be followed by literal text or end the pattern");
-                }
-            }
+        if let Err(m) = lazy_placement(&pieces) {
+            return err(m);
         }
-        let anchor = pieces
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p {
-                Piece::Literal(l) => Some((i, l.len())),
-                _ => None,
-            })
-            .max_by_key(|&(i, len)| (len, std::cmp::Reverse(i)))
-            .filter(|&(_, len)| len >= MIN_ANCHOR)
-            .map(|(i, _)| i);
-        let Some(anchor) = anchor else {
+        let Some(anchor) = anchor(&pieces) else {
             return err(&format!(
                 "needs a run of at least {MIN_ANCHOR} bytes of literal text to search for"
             ));
