@@ -559,8 +559,22 @@ impl FrameworkTable {
         );
     }
 
-    /// Extras unique; ranges well-formed and ordered by CUDA major, then range end.
+    /// Extras unique; ranges well-formed and ordered by CUDA major, then range end; the
+    /// per-release history tables well-formed.
     fn check_jax(&self, c: &mut Checker) {
+        self.check_jax_extras(c);
+        self.check_jax_ranges(c);
+        self.check_jax_history(c);
+        c.ascending_by(
+            "JAX range",
+            self.jax
+                .iter()
+                .map(|row| (jax_label(row), JaxKey(row.cuda_major, &row.last))),
+            |a, b| a.0.cmp(&b.0).then_with(|| compare(a.1, b.1)),
+        );
+    }
+
+    fn check_jax_extras(&self, c: &mut Checker) {
         for row in &self.jax_extra {
             let label = format!("jax_extra {}", row.extra);
             c.provenance(&label, &row.source, &row.checked);
@@ -576,13 +590,11 @@ impl FrameworkTable {
                 .iter()
                 .map(|row| (format!("jax_extra {}", row.extra), row.extra.as_str())),
         );
+    }
+
+    fn check_jax_ranges(&self, c: &mut Checker) {
         for row in &self.jax {
-            let label = format!(
-                "jax cuda{} {}..={}",
-                row.cuda_major,
-                row.first.as_deref().unwrap_or(""),
-                row.last
-            );
+            let label = jax_label(row);
             c.provenance(&label, &row.source, &row.checked);
             let ends_parse = c.version(&label, "last", &row.last);
             if let Some(first) = &row.first
@@ -601,6 +613,11 @@ impl FrameworkTable {
                 c.opt_version(&label, field, value.as_deref());
             }
         }
+    }
+
+    /// The tables keyed by jax or jaxlib release ranges: minimum jaxlib, preloads, the CUDA
+    /// check, the cuDNN each jaxlib was built with.
+    fn check_jax_history(&self, c: &mut Checker) {
         let history = self
             .jax_minimum_jaxlib
             .iter()
@@ -651,19 +668,6 @@ impl FrameworkTable {
             c.version(&label, "cuda", &row.cuda);
             c.version(&label, "cudnn", &row.cudnn);
         }
-        c.ascending_by(
-            "JAX range",
-            self.jax.iter().map(|row| {
-                let label = format!(
-                    "jax cuda{} {}..={}",
-                    row.cuda_major,
-                    row.first.as_deref().unwrap_or(""),
-                    row.last
-                );
-                (label, JaxKey(row.cuda_major, &row.last))
-            }),
-            |a, b| a.0.cmp(&b.0).then_with(|| compare(a.1, b.1)),
-        );
     }
 
     /// Releases ascending with sane CUDA ranges; package names unique.
@@ -735,6 +739,16 @@ fn is_variant(variant: &str) -> bool {
     variant
         .strip_prefix("rocm")
         .is_some_and(|version| strict_parts(version).is_some())
+}
+
+/// How a JAX range row is named in problems: `jax cuda12 0.4.26..=0.4.38`.
+fn jax_label(row: &JaxRequirement) -> String {
+    format!(
+        "jax cuda{} {}..={}",
+        row.cuda_major,
+        row.first.as_deref().unwrap_or(""),
+        row.last
+    )
 }
 
 /// A JAX row's place in its table: CUDA major, then the end of its version range.
