@@ -116,52 +116,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Option<Dynamic> {
         le: *head.get(5)? == 1,
     };
     let machine = fmt.u16(&head, 18)?;
-    let (phoff, phentsize, phnum) = if fmt.is_64 {
-        (
-            fmt.u64(&head, 32)?,
-            fmt.u16(&head, 54)?,
-            fmt.u16(&head, 56)?,
-        )
-    } else {
-        (
-            u64::from(fmt.u32(&head, 28)?),
-            fmt.u16(&head, 42)?,
-            fmt.u16(&head, 44)?,
-        )
-    };
-    let (phentsize, phnum) = (usize::from(phentsize), usize::from(phnum).min(MAX_PHDRS));
-    if phentsize < if fmt.is_64 { 56 } else { 32 } {
-        return None;
-    }
-    let phdrs = read(phoff, phentsize * phnum)?;
-    let mut loads = Vec::new();
-    let mut dynamic = None;
-    for i in 0..phnum {
-        let at = i * phentsize;
-        let p_type = fmt.u32(&phdrs, at)?;
-        let (offset, vaddr, filesz) = if fmt.is_64 {
-            (
-                fmt.u64(&phdrs, at + 8)?,
-                fmt.u64(&phdrs, at + 16)?,
-                fmt.u64(&phdrs, at + 32)?,
-            )
-        } else {
-            (
-                u64::from(fmt.u32(&phdrs, at + 4)?),
-                u64::from(fmt.u32(&phdrs, at + 8)?),
-                u64::from(fmt.u32(&phdrs, at + 16)?),
-            )
-        };
-        match p_type {
-            1 => loads.push(Load {
-                vaddr,
-                offset,
-                filesz,
-            }),
-            2 => dynamic = Some((offset, filesz)),
-            _ => {}
-        }
-    }
+    let (loads, dynamic) = segments(fmt, read, &head)?;
     let (dyn_off, dyn_size) = dynamic?;
     let dyn_size = usize::try_from(dyn_size).ok()?.min(MAX_DYN_BYTES);
     let bytes = read(dyn_off, dyn_size)?;
@@ -208,6 +163,58 @@ pub fn parse(read: &mut ReadAt<'_>) -> Option<Dynamic> {
         out.verneed = read_verneed(fmt, read, at, verneednum, strings);
     }
     Some(out)
+}
+
+/// The program headers' `PT_LOAD` segments (to turn addresses into file offsets) and the
+/// `PT_DYNAMIC` segment's offset and size, read from the table the ELF header points at.
+fn segments(
+    fmt: Fmt,
+    read: &mut ReadAt<'_>,
+    head: &[u8],
+) -> Option<(Vec<Load>, Option<(u64, u64)>)> {
+    let (phoff, phentsize, phnum) = if fmt.is_64 {
+        (fmt.u64(head, 32)?, fmt.u16(head, 54)?, fmt.u16(head, 56)?)
+    } else {
+        (
+            u64::from(fmt.u32(head, 28)?),
+            fmt.u16(head, 42)?,
+            fmt.u16(head, 44)?,
+        )
+    };
+    let (phentsize, phnum) = (usize::from(phentsize), usize::from(phnum).min(MAX_PHDRS));
+    if phentsize < if fmt.is_64 { 56 } else { 32 } {
+        return None;
+    }
+    let phdrs = read(phoff, phentsize * phnum)?;
+    let mut loads = Vec::new();
+    let mut dynamic = None;
+    for i in 0..phnum {
+        let at = i * phentsize;
+        let p_type = fmt.u32(&phdrs, at)?;
+        let (offset, vaddr, filesz) = if fmt.is_64 {
+            (
+                fmt.u64(&phdrs, at + 8)?,
+                fmt.u64(&phdrs, at + 16)?,
+                fmt.u64(&phdrs, at + 32)?,
+            )
+        } else {
+            (
+                u64::from(fmt.u32(&phdrs, at + 4)?),
+                u64::from(fmt.u32(&phdrs, at + 8)?),
+                u64::from(fmt.u32(&phdrs, at + 16)?),
+            )
+        };
+        match p_type {
+            1 => loads.push(Load {
+                vaddr,
+                offset,
+                filesz,
+            }),
+            2 => dynamic = Some((offset, filesz)),
+            _ => {}
+        }
+    }
+    Some((loads, dynamic))
 }
 
 /// The dynamic string table: its file offset and size.
