@@ -116,7 +116,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Option<Dynamic> {
         le: *head.get(5)? == 1,
     };
     let machine = fmt.u16(&head, 18)?;
-    let (loads, dynamic) = segments(fmt, read, &head)?;
+    let Segments { loads, dynamic } = segments(fmt, read, &head)?;
     let (dyn_off, dyn_size) = dynamic?;
     let dyn_size = usize::try_from(dyn_size).ok()?.min(MAX_DYN_BYTES);
     let bytes = read(dyn_off, dyn_size)?;
@@ -167,11 +167,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Option<Dynamic> {
 
 /// The program headers' `PT_LOAD` segments (to turn addresses into file offsets) and the
 /// `PT_DYNAMIC` segment's offset and size, read from the table the ELF header points at.
-fn segments(
-    fmt: Fmt,
-    read: &mut ReadAt<'_>,
-    head: &[u8],
-) -> Option<(Vec<Load>, Option<(u64, u64)>)> {
+fn segments(fmt: Fmt, read: &mut ReadAt<'_>, head: &[u8]) -> Option<Segments> {
     let (phoff, phentsize, phnum) = if fmt.is_64 {
         (fmt.u64(head, 32)?, fmt.u16(head, 54)?, fmt.u16(head, 56)?)
     } else {
@@ -214,7 +210,14 @@ fn segments(
             _ => {}
         }
     }
-    Some((loads, dynamic))
+    Some(Segments { loads, dynamic })
+}
+
+/// What [`segments`] finds.
+struct Segments {
+    loads: Vec<Load>,
+    /// `PT_DYNAMIC`'s file offset and size.
+    dynamic: Option<(u64, u64)>,
 }
 
 /// The dynamic string table: its file offset and size.

@@ -230,8 +230,16 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
         json!({"nodes": 40, "groups": 4, "odd_ones_out": 3, "attention": 3, "fewer_gpus": 0,
                "duplicates": 1, "skipped": 7})
     );
+    fleet_stacks(&f);
+    fleet_odd_ones_out(&f);
+    fleet_attention(&f);
+    fleet_throughput(&f);
+    fleet_duplicates(&f, &out);
+    fleet_skipped(&f, &out);
+}
 
-    // (1) The stacks: 37 H200 nodes, then three of one node each.
+/// (1) The stacks: 37 H200 nodes, then three of one node each.
+fn fleet_stacks(f: &Value) {
     let groups = f["groups"].as_array().expect("groups");
     let first = &groups[0];
     let h200: Vec<String> = (1..=37).map(|i| format!("node{i:02}")).collect();
@@ -263,8 +271,10 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
         groups[1]["gpu_models"],
         json!([{"name": "NVIDIA L4", "count": 1}])
     );
+}
 
-    // (2) The odd ones out, field by field against the majority.
+/// (2) The odd ones out, field by field against the majority.
+fn fleet_odd_ones_out(f: &Value) {
     let odd = &f["odd_ones_out"];
     assert_eq!(strs(odd, "node"), ["node38", "node39", "node40"]);
     let node38 = &odd[0]["differences"];
@@ -290,8 +300,10 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
         by_field["framework:/opt/torch/.venv:torch"]["majority"],
         "2.11.0+cu130 (CUDA 13.0)"
     );
+}
 
-    // (3) Nodes that need attention, and why.
+/// (3) Nodes that need attention, and why.
+fn fleet_attention(f: &Value) {
     let attention = &f["attention"];
     assert_eq!(strs(attention, "node"), ["node37", "node39", "node40"]);
     assert_eq!(attention[0]["smoke_status"], "failed");
@@ -316,8 +328,10 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
         .map(|n| n["name"].as_str().expect("name"))
         .collect();
     assert_eq!(healthy, ["node37", "node39", "node40"]);
+}
 
-    // (4) The spread per GPU model, against numbers computed here.
+/// (4) The spread per GPU model, against numbers computed here.
+fn fleet_throughput(f: &Value) {
     let t = &f["throughput"];
     assert_eq!(t["outlier_below_pct_of_median"], 90.0);
     assert_eq!(t["models"].as_array().expect("models").len(), 1);
@@ -350,8 +364,10 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
                 "metric": "cublaslt_bf16_tflops", "value": 390.0,
                 "median": bf16_median, "pct_of_median": pct}])
     );
+}
 
-    // The duplicate: the newer node05 report wins over the older one on another driver.
+/// The duplicate: the newer node05 report wins over the older one on another driver.
+fn fleet_duplicates(f: &Value, out: &Out) {
     assert_eq!(
         f["duplicates"],
         json!([{"node": "node05", "kept": "fleet/node05.json",
@@ -367,8 +383,10 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
         "{}",
         out.stderr
     );
+}
 
-    // Files skipped, each with its reason; the hidden file and the subfolder are not read.
+/// Files skipped, each with its reason; the hidden file and the subfolder are not read.
+fn fleet_skipped(f: &Value, out: &Out) {
     let skipped = f["skipped"].as_array().expect("skipped");
     let kinds: Vec<(&str, &str)> = skipped
         .iter()

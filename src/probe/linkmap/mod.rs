@@ -283,7 +283,7 @@ impl Ctx<'_> {
         self.drain(&mut p, &mut queue);
         // torch names every CUDA library in its modules' DT_NEEDED: nothing more to add when
         // those were read.
-        if !(fw.name == FrameworkName::Torch && !readable.is_empty()) {
+        if fw.name != FrameworkName::Torch || readable.is_empty() {
             self.load_runtime_needs(&mut p, fw, sites, requester, &mut queue);
         }
         self.drain(&mut p, &mut queue);
