@@ -57,93 +57,94 @@ fn the_amd_generator_reproduces_the_checked_in_table() {
     );
 }
 
+/// AMD GPUs of the fixtures: (fixture, index, PCI id, name, gfx target, source, integrated).
+const LISTED_AMD_GPUS: [(&str, u64, &str, &str, &str, &str, bool); 9] = [
+    (
+        "amd-rocm",
+        0,
+        "0x74a1",
+        "AMD Instinct MI300X",
+        "gfx942",
+        "kfd",
+        false,
+    ),
+    (
+        "amd-rx7900xtx-workstation",
+        0,
+        "0x744c",
+        "AMD Radeon RX 7900 XTX",
+        "gfx1100",
+        "kfd",
+        false,
+    ),
+    (
+        "amd-igpu-dgpu-masked",
+        1,
+        "0x164e",
+        "Raphael",
+        "gfx1036",
+        "kfd",
+        true,
+    ),
+    (
+        "amd-780m-override-11",
+        0,
+        "0x15bf",
+        "AMD Radeon 780M Graphics",
+        "gfx1103",
+        "kfd",
+        true,
+    ),
+    (
+        "amdgpu-not-loaded-mi210",
+        3,
+        "0x740f",
+        "AMD Instinct MI210",
+        "gfx90a",
+        "pci",
+        false,
+    ),
+    (
+        "amd-pitcairn-unsupported",
+        0,
+        "0x6811",
+        "AMD Radeon R7 370 Series",
+        "gfx601",
+        "pci",
+        false,
+    ),
+    (
+        "amd-rx6700xt-no-gfx1031",
+        0,
+        "0x73df",
+        "AMD Radeon RX 6700 XT",
+        "gfx1031",
+        "kfd",
+        false,
+    ),
+    (
+        "amd-rx9070xt-rocm62",
+        0,
+        "0x7550",
+        "AMD Radeon RX 9070 XT",
+        "gfx1201",
+        "kfd",
+        false,
+    ),
+    (
+        "amd-vega56-nightly-no-gfx900",
+        0,
+        "0x687f",
+        "AMD Radeon RX Vega",
+        "gfx900",
+        "kfd",
+        false,
+    ),
+];
+
 #[test]
 fn amd_gpus_are_listed_with_pci_id_name_target_and_source() {
-    // (fixture, index, PCI id, name, gfx target, source, integrated)
-    let cases: [(&str, u64, &str, &str, &str, &str, bool); 9] = [
-        (
-            "amd-rocm",
-            0,
-            "0x74a1",
-            "AMD Instinct MI300X",
-            "gfx942",
-            "kfd",
-            false,
-        ),
-        (
-            "amd-rx7900xtx-workstation",
-            0,
-            "0x744c",
-            "AMD Radeon RX 7900 XTX",
-            "gfx1100",
-            "kfd",
-            false,
-        ),
-        (
-            "amd-igpu-dgpu-masked",
-            1,
-            "0x164e",
-            "Raphael",
-            "gfx1036",
-            "kfd",
-            true,
-        ),
-        (
-            "amd-780m-override-11",
-            0,
-            "0x15bf",
-            "AMD Radeon 780M Graphics",
-            "gfx1103",
-            "kfd",
-            true,
-        ),
-        (
-            "amdgpu-not-loaded-mi210",
-            3,
-            "0x740f",
-            "AMD Instinct MI210",
-            "gfx90a",
-            "pci",
-            false,
-        ),
-        (
-            "amd-pitcairn-unsupported",
-            0,
-            "0x6811",
-            "AMD Radeon R7 370 Series",
-            "gfx601",
-            "pci",
-            false,
-        ),
-        (
-            "amd-rx6700xt-no-gfx1031",
-            0,
-            "0x73df",
-            "AMD Radeon RX 6700 XT",
-            "gfx1031",
-            "kfd",
-            false,
-        ),
-        (
-            "amd-rx9070xt-rocm62",
-            0,
-            "0x7550",
-            "AMD Radeon RX 9070 XT",
-            "gfx1201",
-            "kfd",
-            false,
-        ),
-        (
-            "amd-vega56-nightly-no-gfx900",
-            0,
-            "0x687f",
-            "AMD Radeon RX Vega",
-            "gfx900",
-            "kfd",
-            false,
-        ),
-    ];
-    for (name, index, id, gpu_name, gfx, source, integrated) in cases {
+    for (name, index, id, gpu_name, gfx, source, integrated) in LISTED_AMD_GPUS {
         let r = doctor(name);
         let g = &r["gpus"][usize::try_from(index).unwrap()];
         assert_eq!(g["index"], index, "{name}");

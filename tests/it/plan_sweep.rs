@@ -279,7 +279,11 @@ fn every_fixture_and_target_plans_lines_that_exist() {
     );
     assert!(checked > written, "plans install packages: {checked} lines");
 
-    // bash -n and shellcheck on one script of each shape, shellcheck in one batch.
+    scripts_pass_bash_and_shellcheck(&scripts);
+}
+
+/// `bash -n` and shellcheck on one script of each shape, shellcheck in two batches.
+fn scripts_pass_bash_and_shellcheck(scripts: &BTreeMap<String, String>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let paths: Vec<std::path::PathBuf> = scripts
         .values()
