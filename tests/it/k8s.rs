@@ -247,6 +247,24 @@ fn check_gpu_workload(docs: &[Value], workload: &Value) {
     );
     let template_labels = string_map(workload, "spec.template.metadata.labels");
     let pod = at(workload, "spec.template.spec");
+    check_gpu_scheduling(pod);
+    let (c, env) = container(workload);
+    check_gpu_access(pod, c, &env);
+    assert!(pod.get("hostPID").is_none() && pod.get("hostNetwork").is_none());
+    assert_eq!(
+        string_map(ns, "metadata.labels")
+            .get("pod-security.kubernetes.io/enforce")
+            .map(String::as_str),
+        Some("privileged"),
+        "hostPath volumes need a namespace that allows them"
+    );
+    check_host_mount(workload, c);
+    check_hardening(workload, c);
+    assert!(!template_labels.is_empty());
+}
+
+/// GPU nodes only, their taint tolerated; the default seccomp profile, no service account.
+fn check_gpu_scheduling(pod: &Value) {
     assert_eq!(
         string_map(pod, "nodeSelector").get("nvidia.com/gpu.present"),
         Some(&"true".to_string()),
@@ -269,8 +287,11 @@ fn check_gpu_workload(docs: &[Value], workload: &Value) {
         at(pod, "automountServiceAccountToken").as_bool(),
         Some(false)
     );
+}
 
-    let (c, env) = container(workload);
+/// No GPU held, yet every GPU visible through the nvidia runtime class with the capabilities
+/// NVML and the smoke test need; reports name the node.
+fn check_gpu_access(pod: &Value, c: &Value, env: &BTreeMap<String, String>) {
     assert_eq!(
         env.get("GPU_DOCTOR_HOSTNAME").map(String::as_str),
         Some("fieldRef:spec.nodeName"),
@@ -294,15 +315,10 @@ fn check_gpu_workload(docs: &[Value], workload: &Value) {
         Some("utility,compute"),
         "NVML and nvidia-smi (utility), libcuda for smoke (compute)"
     );
-    assert!(pod.get("hostPID").is_none() && pod.get("hostNetwork").is_none());
-    assert_eq!(
-        string_map(ns, "metadata.labels")
-            .get("pod-security.kubernetes.io/enforce")
-            .map(String::as_str),
-        Some("privileged"),
-        "hostPath volumes need a namespace that allows them"
-    );
-    // The node's / at /host, read-only, as --host-root expects.
+}
+
+/// The node's / at /host, read-only, as --host-root expects.
+fn check_host_mount(workload: &Value, c: &Value) {
     let host = volume_mounts(workload)
         .remove("/host")
         .expect("the node's / mounted at /host");
@@ -315,6 +331,11 @@ fn check_gpu_workload(docs: &[Value], workload: &Value) {
         .expect("the /host mount");
     assert_eq!(at(mount, "readOnly").as_bool(), Some(true));
     assert_eq!(text(mount, "recursiveReadOnly"), "IfPossible");
+}
+
+/// The placeholder image, bounded resources, a container that cannot gain privileges, and a
+/// writable /tmp under the read-only root.
+fn check_hardening(workload: &Value, c: &Value) {
     for key in ["cpu", "memory"] {
         at(c, &format!("resources.requests.{key}"));
         at(c, &format!("resources.limits.{key}"));
@@ -347,7 +368,6 @@ fn check_gpu_workload(docs: &[Value], workload: &Value) {
         Some(true),
         "/tmp is an emptyDir"
     );
-    assert!(!template_labels.is_empty());
 }
 
 /// Each volume mount's path and the volume behind it.
