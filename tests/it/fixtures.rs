@@ -1086,28 +1086,8 @@ fn h200_live_sections() -> Value {
     })
 }
 
-#[test]
-fn h200() {
-    let r = doctor("h200");
-    // The machine works: nothing to report.
-    assert_findings(&r, &[]);
-    assert!(
-        !severities(&r)
-            .iter()
-            .any(|s| s == "error" || s == "warning")
-    );
-
-    // What the brief of this machine says, key by key.
-    assert_eq!(r["driver"]["version"], "580.159.04");
-    assert_eq!(r["driver"]["cuda_version"], "13.0");
-    assert_eq!(r["driver"]["source"], "nvidia-smi");
-    assert_eq!(
-        r["driver"]["nvidia_smi_path"],
-        "/usr/local/nvidia/bin/nvidia-smi"
-    );
-    let gpus = array(&r, "gpus");
-    assert_eq!(gpus.len(), 1);
-    let g = &gpus[0];
+/// The H200 as nvidia-smi described it when the fixture was recorded.
+fn assert_h200_gpu(g: &Value) {
     assert_eq!(g["name"], "NVIDIA H200");
     assert_eq!(g["uuid"], "GPU-93d73297-7074-b467-5b79-c5d039e92c6f");
     assert_eq!(g["pci_bus_id"], "00000000:00:06.0");
@@ -1129,6 +1109,30 @@ fn h200() {
     assert_eq!(g["pcie_gen_current"], 5);
     assert_eq!(g["pcie_width_max"], 16);
     assert_eq!(g["source"], "nvidia-smi");
+}
+
+#[test]
+fn h200() {
+    let r = doctor("h200");
+    // The machine works: nothing to report.
+    assert_findings(&r, &[]);
+    assert!(
+        !severities(&r)
+            .iter()
+            .any(|s| s == "error" || s == "warning")
+    );
+
+    // What the brief of this machine says, key by key.
+    assert_eq!(r["driver"]["version"], "580.159.04");
+    assert_eq!(r["driver"]["cuda_version"], "13.0");
+    assert_eq!(r["driver"]["source"], "nvidia-smi");
+    assert_eq!(
+        r["driver"]["nvidia_smi_path"],
+        "/usr/local/nvidia/bin/nvidia-smi"
+    );
+    let gpus = array(&r, "gpus");
+    assert_eq!(gpus.len(), 1);
+    assert_h200_gpu(&gpus[0]);
     let toolkit = find(&r["toolkits"], "path", "/usr/local/cuda-13.0");
     assert_eq!(toolkit["version"], "13.0.88");
     assert_eq!(
