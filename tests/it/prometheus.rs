@@ -445,16 +445,7 @@ fn a_driver_library_mismatch_fires_and_is_unhealthy() {
 fn the_h200_fixture_describes_its_stack() {
     let (text, samples) = doctor_metrics("h200");
     let report = crate::support::doctor("h200");
-    let info = |name: &str| -> Vec<&BTreeMap<String, String>> {
-        samples
-            .iter()
-            .filter(|s| s.name == name)
-            .map(|s| {
-                assert_eq!(s.value, 1.0, "{name} is an info metric");
-                &s.labels
-            })
-            .collect()
-    };
+    let info = |name: &str| info(&samples, name);
     let tool = info("gpu_doctor_info");
     assert_eq!(tool[0]["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(tool[0]["schema"], report["schema_version"].to_string());
@@ -491,6 +482,25 @@ fn the_h200_fixture_describes_its_stack() {
     );
     assert_eq!(value(&samples, "gpu_doctor_gpus", &[]), 1.0);
 
+    assert_h200_software(&samples, &report, &text);
+    assert_no_smoke_series(&samples);
+}
+
+/// The series of an info metric (each valued 1): their labels.
+fn info<'a>(samples: &'a [Sample], name: &str) -> Vec<&'a BTreeMap<String, String>> {
+    samples
+        .iter()
+        .filter(|s| s.name == name)
+        .map(|s| {
+            assert_eq!(s.value, 1.0, "{name} is an info metric");
+            &s.labels
+        })
+        .collect()
+}
+
+/// The H200's toolkits, cuDNN copies and torch, as the report lists them.
+fn assert_h200_software(samples: &[Sample], report: &serde_json::Value, text: &str) {
+    let info = |name: &str| info(samples, name);
     let toolkits = info("gpu_doctor_cuda_toolkit_info");
     let want: Vec<(String, String)> = report["toolkits"]
         .as_array()
@@ -528,29 +538,27 @@ fn the_h200_fixture_describes_its_stack() {
     assert_eq!(torch[0]["env"], "/opt/torch/.venv");
     assert_eq!(torch[0]["version"], "2.11.0+cu130");
     assert_eq!(torch[0]["cuda"], "13.0");
+}
 
-    // doctor does not run the smoke test, and says so; no other smoke series.
+/// doctor does not run the smoke test, and says so; no other smoke series.
+fn assert_no_smoke_series(samples: &[Sample]) {
     assert_eq!(
-        value(
-            &samples,
-            "gpu_doctor_smoke_status",
-            &[("status", "not_run")]
-        ),
+        value(samples, "gpu_doctor_smoke_status", &[("status", "not_run")]),
         1.0
     );
     assert_eq!(
-        values(&samples, "gpu_doctor_smoke_status", &[])
+        values(samples, "gpu_doctor_smoke_status", &[])
             .iter()
             .sum::<f64>(),
         1.0
     );
-    let smoke: Vec<&str> = families(&samples)
+    let smoke: Vec<&str> = families(samples)
         .into_iter()
         .filter(|f| f.starts_with("gpu_doctor_smoke_") && *f != "gpu_doctor_smoke_status")
         .collect();
     assert!(smoke.is_empty(), "{smoke:?}");
     // Under --root without SOURCE_DATE_EPOCH the report has no time, so no timestamp series.
-    assert!(!families(&samples).contains("gpu_doctor_report_timestamp_seconds"));
+    assert!(!families(samples).contains("gpu_doctor_report_timestamp_seconds"));
 }
 
 #[test]
