@@ -1127,79 +1127,87 @@ fn hostile_names_cannot_inject_commands() {
             .count()
     };
     for name in &hostile {
-        // conda: the name goes to conda create/install/run and into environment.yml.
-        let sandbox = Sandbox::new("torch-cuda-venv");
-        let env_arg = format!("--env={name}");
-        let args = [
-            "--via",
-            "conda",
-            "--framework",
-            "torch==2.5.1",
-            env_arg.as_str(),
-        ];
-        let written = gpu_doctor(&sandbox.root(), &sandbox.env, &args, sandbox.dir.path());
-        assert_eq!(written.code, 0, "{name:?}: {}", written.block());
-        lint("hostile", &written.stdout);
-        // environment.yml keeps the name inside one quoted scalar: no extra lines or keys.
-        let out_dir = sandbox.dir.path().join("out");
-        std::fs::create_dir_all(&out_dir).expect("out");
-        let out_file = out_dir.join("plan.sh").display().to_string();
-        let mut with_o = args.to_vec();
-        with_o.extend(["-o", out_file.as_str()]);
-        let saved = gpu_doctor(&sandbox.root(), &sandbox.env, &with_o, sandbox.dir.path());
-        assert_eq!(saved.code, 0, "{name:?}: {}", saved.block());
-        let yml = std::fs::read_to_string(out_dir.join("environment.yml")).expect("yml");
-        let names: Vec<&str> = yml.lines().filter(|l| l.starts_with("name: ")).collect();
-        assert_eq!(names.len(), 1, "{name:?}\n{yml}");
-        assert!(
-            names[0].starts_with("name: \"") && names[0].ends_with('"'),
-            "{yml}"
-        );
-        assert_eq!(yml.lines().count(), benign_lines, "{name:?}\n{yml}");
-        let out = sandbox.execute(&args);
-        assert_eq!(out.code, 0, "{name:?}: {}", out.block());
-        let calls = sandbox.calls();
-        assert!(
-            calls.contains(&format!(
-                "conda [create] [-y] [-n] [{name}] [-c] [conda-forge] [python=3.12]"
-            )),
-            "{name:?}\n{calls}"
-        );
-        assert!(
-            calls.contains(&format!(
-                "conda [run] [-n] [{name}] [python] [-m] [pip] [install] [torch==2.5.1+cu121]"
-            )),
-            "{name:?}\n{calls}"
-        );
-        assert!(!pwned.exists(), "{name:?} ran a command");
-
-        // pip: the name is a venv folder (relative, so below the folder the plan runs in).
-        let sandbox = Sandbox::new("torch-cuda-venv");
-        let env_arg = format!("--env={name}");
-        let args = [
-            "--via",
-            "pip",
-            "--framework",
-            "torch==2.5.1",
-            env_arg.as_str(),
-        ];
-        let out = sandbox.execute(&args);
-        assert_eq!(out.code, 0, "{name:?}: {}", out.block());
-        let calls = sandbox.calls();
-        assert!(
-            calls.contains(&format!("python3 [-m] [venv] [./{name}]")),
-            "{name:?}\n{calls}"
-        );
-        assert!(
-            calls.contains("venv-python [-m] [pip] [install] [torch==2.5.1+cu121]"),
-            "{name:?}\n{calls}"
-        );
-        assert!(
-            sandbox.root().join(name).join("bin/python").exists(),
-            "{name:?}"
-        );
-        assert!(!pwned.exists(), "{name:?} ran a command");
+        conda_env_name_stays_one_argument(name, benign_lines, &pwned);
+        pip_env_name_stays_one_argument(name, &pwned);
     }
+}
+
+/// conda: the name goes to conda create/install/run and into environment.yml, which keeps it
+/// inside one quoted scalar (`benign_lines` lines, as with a plain name).
+fn conda_env_name_stays_one_argument(name: &str, benign_lines: usize, pwned: &Path) {
+    let sandbox = Sandbox::new("torch-cuda-venv");
+    let env_arg = format!("--env={name}");
+    let args = [
+        "--via",
+        "conda",
+        "--framework",
+        "torch==2.5.1",
+        env_arg.as_str(),
+    ];
+    let written = gpu_doctor(&sandbox.root(), &sandbox.env, &args, sandbox.dir.path());
+    assert_eq!(written.code, 0, "{name:?}: {}", written.block());
+    lint("hostile", &written.stdout);
+    // environment.yml keeps the name inside one quoted scalar: no extra lines or keys.
+    let out_dir = sandbox.dir.path().join("out");
+    std::fs::create_dir_all(&out_dir).expect("out");
+    let out_file = out_dir.join("plan.sh").display().to_string();
+    let mut with_o = args.to_vec();
+    with_o.extend(["-o", out_file.as_str()]);
+    let saved = gpu_doctor(&sandbox.root(), &sandbox.env, &with_o, sandbox.dir.path());
+    assert_eq!(saved.code, 0, "{name:?}: {}", saved.block());
+    let yml = std::fs::read_to_string(out_dir.join("environment.yml")).expect("yml");
+    let names: Vec<&str> = yml.lines().filter(|l| l.starts_with("name: ")).collect();
+    assert_eq!(names.len(), 1, "{name:?}\n{yml}");
+    assert!(
+        names[0].starts_with("name: \"") && names[0].ends_with('"'),
+        "{yml}"
+    );
+    assert_eq!(yml.lines().count(), benign_lines, "{name:?}\n{yml}");
+    let out = sandbox.execute(&args);
+    assert_eq!(out.code, 0, "{name:?}: {}", out.block());
+    let calls = sandbox.calls();
+    assert!(
+        calls.contains(&format!(
+            "conda [create] [-y] [-n] [{name}] [-c] [conda-forge] [python=3.12]"
+        )),
+        "{name:?}\n{calls}"
+    );
+    assert!(
+        calls.contains(&format!(
+            "conda [run] [-n] [{name}] [python] [-m] [pip] [install] [torch==2.5.1+cu121]"
+        )),
+        "{name:?}\n{calls}"
+    );
+    assert!(!pwned.exists(), "{name:?} ran a command");
+}
+
+/// pip: the name is a venv folder (relative, so below the folder the plan runs in).
+fn pip_env_name_stays_one_argument(name: &str, pwned: &Path) {
+    let sandbox = Sandbox::new("torch-cuda-venv");
+    let env_arg = format!("--env={name}");
+    let args = [
+        "--via",
+        "pip",
+        "--framework",
+        "torch==2.5.1",
+        env_arg.as_str(),
+    ];
+    let out = sandbox.execute(&args);
+    assert_eq!(out.code, 0, "{name:?}: {}", out.block());
+    let calls = sandbox.calls();
+    assert!(
+        calls.contains(&format!("python3 [-m] [venv] [./{name}]")),
+        "{name:?}\n{calls}"
+    );
+    assert!(
+        calls.contains("venv-python [-m] [pip] [install] [torch==2.5.1+cu121]"),
+        "{name:?}\n{calls}"
+    );
+    assert!(
+        sandbox.root().join(name).join("bin/python").exists(),
+        "{name:?}"
+    );
+    assert!(!pwned.exists(), "{name:?} ran a command");
 }
 
 /// AMD plans run: ROCm 7.1.1 for an RX 9070 XT (installer package, use case, --no-dkms, then
