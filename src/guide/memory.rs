@@ -187,144 +187,36 @@ const KORTHIKANTI: &str =
 /// INT4, ZeRO or checkpointing for inference, ZeRO on one GPU, more KV heads than heads.
 pub(crate) fn estimate(w: &Workload) -> Result<Estimate, String> {
     check(w)?;
-    let mut items = Vec::new();
-    let mut not_counted = Vec::new();
-    let p = w.params;
-    let pc = grouped(p);
-    let wbits = w.precision.weight_bits();
-    let weights = mul(&[p, wbits])? / 8;
-    let mut model_state = weights;
-    let zero = w.zero;
-    let n = w.gpus;
-    let split = |bytes: u64, stage: u8| -> (u64, String) {
-        if zero >= stage {
-            (bytes.div_ceil(n), format!(" ÷ {n} GPUs (ZeRO-{zero})"))
-        } else {
-            (bytes, String::new())
-        }
+    let mut b = Breakdown {
+        w,
+        items: Vec::new(),
+        not_counted: Vec::new(),
+        model_state: 0,
     };
-    let weight_formula = if wbits.is_multiple_of(8) {
-        format!("{pc} × {} bytes ({})", wbits / 8, w.precision.label())
-    } else {
-        format!("{pc} × {wbits}/8 bytes ({})", w.precision.label())
-    };
-    let (bytes, how) = split(weights, 3);
-    items.push(Item {
-        id: "weights",
-        label: "weights".into(),
-        bytes,
-        formula: format!("{weight_formula}{how}"),
-        basis: Basis::Arithmetic,
-    });
-
+    let weights = b.weights()?;
     let activations = if w.mode == Mode::Train {
-        let mixed = w.precision != Precision::Fp32;
-        let grad_bytes = wbits / 8;
-        let grads = mul(&[p, grad_bytes])?;
-        model_state += grads;
-        let (bytes, how) = split(grads, 2);
-        items.push(Item {
-            id: "gradients",
-            label: "gradients".into(),
-            bytes,
-            formula: format!("{pc} × {grad_bytes} bytes ({}){how}", w.precision.label()),
-            basis: Basis::Arithmetic,
-        });
-        if mixed {
-            let master = mul(&[p, 4])?;
-            model_state += master;
-            let (bytes, how) = split(master, 1);
-            items.push(Item {
-                id: "master_weights",
-                label: "FP32 master weights".into(),
-                bytes,
-                formula: format!("{pc} × 4 bytes (mixed precision updates an FP32 copy){how}"),
-                basis: Basis::Arithmetic,
-            });
-        }
-        let (per_param, what) = optimizer_state(w.optimizer);
-        let states = mul(&[p, per_param])?;
-        model_state += states;
-        let (bytes, how) = split(states, 1);
-        items.push(Item {
-            id: "optimizer_states",
-            label: format!("optimizer states ({})", optimizer_name(w.optimizer)),
-            bytes,
-            formula: format!("{pc} × {per_param} bytes ({what}){how}"),
-            basis: Basis::Arithmetic,
-        });
-        if w.optimizer == Optimizer::Adafactor {
-            not_counted.push(
-                "Adafactor's factored second moments: one row and one column vector per weight \
-                 matrix (Shazeer & Stern 2018), which needs each matrix's shape; far smaller \
-                 than the weights."
-                    .into(),
-            );
-        }
-        match training_activations(w)? {
-            Some(item) => {
-                let bytes = item.bytes;
-                items.push(item);
-                Some(bytes)
-            }
-            None => {
-                not_counted.push(missing_shape("activations", w));
-                None
-            }
-        }
+        b.training_state()?;
+        b.activations()?
     } else {
-        not_counted.push(
+        b.not_counted.push(
             "the working memory of one forward pass: freed layer by layer in inference, it grows \
              with batch × prompt length while a prompt is read (prefill)."
                 .into(),
         );
         None
     };
-
     let kv_cache = if w.mode == Mode::Infer {
-        match kv_cache(w)? {
-            Some(item) => {
-                let bytes = item.bytes;
-                items.push(item);
-                Some(bytes)
-            }
-            None => {
-                not_counted.push(missing_shape("the KV cache", w));
-                None
-            }
-        }
+        b.kv_cache()?
     } else {
         None
     };
-
-    items.push(Item {
-        id: "cuda_context",
-        label: "CUDA context, libraries, framework".into(),
-        bytes: CONTEXT_BYTES,
-        formula: format!(
-            "rule of thumb: {} MiB for the CUDA context, cuBLAS/cuDNN workspaces and the \
-             framework (a few hundred MiB to a few GiB by GPU and CUDA version; measure with \
-             nvidia-smi after torch.cuda.init())",
-            CONTEXT_BYTES / MIB
-        ),
-        basis: Basis::RuleOfThumb,
-    });
-    not_counted.push(match w.mode {
-        Mode::Train => "allocator fragmentation and temporary buffers (the output logits, \
-                        s × b × vocabulary values; workspaces of the backward pass)."
-            .into(),
-        Mode::Infer => "allocator fragmentation and temporary buffers (the output logits, \
-                        b × vocabulary values per generated token)."
-            .into(),
-    });
-    if w.mode == Mode::Infer {
-        not_counted.push(
-            "serving engines' reservations: vLLM takes 90% of GPU memory by default \
-             (gpu_memory_utilization) and fills what the model leaves with KV cache."
-                .into(),
-        );
-    }
-
+    b.context_and_the_rest();
+    let Breakdown {
+        items,
+        not_counted,
+        model_state,
+        ..
+    } = b;
     let total_bytes = items
         .iter()
         .try_fold(0_u64, |sum, item| sum.checked_add(item.bytes))
@@ -345,6 +237,159 @@ pub(crate) fn estimate(w: &Workload) -> Result<Estimate, String> {
         simple_rule,
         not_counted,
     })
+}
+
+/// The estimate's lines as they are added, in the order they are shown, with what the
+/// formulas leave out.
+struct Breakdown<'w> {
+    w: &'w Workload,
+    items: Vec<Item>,
+    not_counted: Vec<String>,
+    /// Weights, gradients, master weights and optimizer states, before any ZeRO split.
+    model_state: u64,
+}
+
+impl Breakdown<'_> {
+    /// A model-state part on one GPU: divided by the GPU count when ZeRO's `stage` shards it.
+    fn split(&self, bytes: u64, stage: u8) -> (u64, String) {
+        let (zero, n) = (self.w.zero, self.w.gpus);
+        if zero >= stage {
+            (bytes.div_ceil(n), format!(" ÷ {n} GPUs (ZeRO-{zero})"))
+        } else {
+            (bytes, String::new())
+        }
+    }
+
+    /// The weights at their precision (ZeRO-3 shards them); returns their whole size.
+    fn weights(&mut self) -> Result<u64, String> {
+        let w = self.w;
+        let wbits = w.precision.weight_bits();
+        let weights = mul(&[w.params, wbits])? / 8;
+        self.model_state += weights;
+        let pc = grouped(w.params);
+        let weight_formula = if wbits.is_multiple_of(8) {
+            format!("{pc} × {} bytes ({})", wbits / 8, w.precision.label())
+        } else {
+            format!("{pc} × {wbits}/8 bytes ({})", w.precision.label())
+        };
+        let (bytes, how) = self.split(weights, 3);
+        self.items.push(Item {
+            id: "weights",
+            label: "weights".into(),
+            bytes,
+            formula: format!("{weight_formula}{how}"),
+            basis: Basis::Arithmetic,
+        });
+        Ok(weights)
+    }
+
+    /// What training keeps beside the weights: gradients (ZeRO-2 shards them), FP32 master
+    /// weights under mixed precision and the optimizer's states (ZeRO-1 shards both).
+    fn training_state(&mut self) -> Result<(), String> {
+        let w = self.w;
+        let (p, pc) = (w.params, grouped(w.params));
+        let grad_bytes = w.precision.weight_bits() / 8;
+        let grads = mul(&[p, grad_bytes])?;
+        self.model_state += grads;
+        let (bytes, how) = self.split(grads, 2);
+        self.items.push(Item {
+            id: "gradients",
+            label: "gradients".into(),
+            bytes,
+            formula: format!("{pc} × {grad_bytes} bytes ({}){how}", w.precision.label()),
+            basis: Basis::Arithmetic,
+        });
+        if w.precision != Precision::Fp32 {
+            let master = mul(&[p, 4])?;
+            self.model_state += master;
+            let (bytes, how) = self.split(master, 1);
+            self.items.push(Item {
+                id: "master_weights",
+                label: "FP32 master weights".into(),
+                bytes,
+                formula: format!("{pc} × 4 bytes (mixed precision updates an FP32 copy){how}"),
+                basis: Basis::Arithmetic,
+            });
+        }
+        let (per_param, what) = optimizer_state(w.optimizer);
+        let states = mul(&[p, per_param])?;
+        self.model_state += states;
+        let (bytes, how) = self.split(states, 1);
+        self.items.push(Item {
+            id: "optimizer_states",
+            label: format!("optimizer states ({})", optimizer_name(w.optimizer)),
+            bytes,
+            formula: format!("{pc} × {per_param} bytes ({what}){how}"),
+            basis: Basis::Arithmetic,
+        });
+        if w.optimizer == Optimizer::Adafactor {
+            self.not_counted.push(
+                "Adafactor's factored second moments: one row and one column vector per weight \
+                 matrix (Shazeer & Stern 2018), which needs each matrix's shape; far smaller \
+                 than the weights."
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Training's activations, when the model's shape is known.
+    fn activations(&mut self) -> Result<Option<u64>, String> {
+        let item = training_activations(self.w)?;
+        Ok(self.shaped(item, "activations"))
+    }
+
+    /// Inference's KV cache, when the model's shape is known.
+    fn kv_cache(&mut self) -> Result<Option<u64>, String> {
+        let item = kv_cache(self.w)?;
+        Ok(self.shaped(item, "the KV cache"))
+    }
+
+    /// Adds an item that needs the model's shape, or says that `what` is not counted.
+    fn shaped(&mut self, item: Option<Item>, what: &str) -> Option<u64> {
+        match item {
+            Some(item) => {
+                let bytes = item.bytes;
+                self.items.push(item);
+                Some(bytes)
+            }
+            None => {
+                self.not_counted.push(missing_shape(what, self.w));
+                None
+            }
+        }
+    }
+
+    /// The CUDA context (a rule of thumb), and what no formula here counts.
+    fn context_and_the_rest(&mut self) {
+        self.items.push(Item {
+            id: "cuda_context",
+            label: "CUDA context, libraries, framework".into(),
+            bytes: CONTEXT_BYTES,
+            formula: format!(
+                "rule of thumb: {} MiB for the CUDA context, cuBLAS/cuDNN workspaces and the \
+                 framework (a few hundred MiB to a few GiB by GPU and CUDA version; measure with \
+                 nvidia-smi after torch.cuda.init())",
+                CONTEXT_BYTES / MIB
+            ),
+            basis: Basis::RuleOfThumb,
+        });
+        self.not_counted.push(match self.w.mode {
+            Mode::Train => "allocator fragmentation and temporary buffers (the output logits, \
+                            s × b × vocabulary values; workspaces of the backward pass)."
+                .into(),
+            Mode::Infer => "allocator fragmentation and temporary buffers (the output logits, \
+                            b × vocabulary values per generated token)."
+                .into(),
+        });
+        if self.w.mode == Mode::Infer {
+            self.not_counted.push(
+                "serving engines' reservations: vLLM takes 90% of GPU memory by default \
+                 (gpu_memory_utilization) and fills what the model leaves with KV cache."
+                    .into(),
+            );
+        }
+    }
 }
 
 fn check(w: &Workload) -> Result<(), String> {
@@ -534,38 +579,52 @@ fn kv_cache(w: &Workload) -> Result<Option<Item>, String> {
 /// term is left. It is shown because people compare against it, and the differences explain
 /// where the breakdown's extra memory goes.
 fn simple_rule(w: &Workload, parts: &Parts) -> Result<SimpleRule, String> {
+    match w.mode {
+        Mode::Infer => inference_rule(w, parts),
+        Mode::Train => training_rule(w, parts),
+    }
+}
+
+/// For inference the rule is its first term, the weights in 16-bit.
+fn inference_rule(w: &Workload, parts: &Parts) -> Result<SimpleRule, String> {
     let p = w.params;
     let weights16 = mul(&[p, 2])?;
     let mut differences = Vec::new();
-    if w.mode == Mode::Infer {
+    differences.push(format!(
+        "The rule counts 16-bit weights only: {} for {} parameters.",
+        gb(weights16),
+        short_params(p)
+    ));
+    if w.precision.weight_bits() != 16 {
         differences.push(format!(
-            "The rule counts 16-bit weights only: {} for {} parameters.",
-            gb(weights16),
-            short_params(p)
+            "{} weights take {}/8 bytes each: {} here.",
+            w.precision.label(),
+            w.precision.weight_bits(),
+            gb(parts.weights)
         ));
-        if w.precision.weight_bits() != 16 {
-            differences.push(format!(
-                "{} weights take {}/8 bytes each: {} here.",
-                w.precision.label(),
-                w.precision.weight_bits(),
-                gb(parts.weights)
-            ));
-        }
-        if let Some(kv) = parts.kv_cache {
-            differences.push(format!(
-                "The KV cache ({}) grows with sequence length and batch; the rule has no term \
-                 for it.",
-                gb(kv)
-            ));
-        }
-        differences.push(context_difference());
-        return Ok(SimpleRule {
-            rule: "params × 2",
-            reading: format!("{} × 2 bytes = {}", grouped(p), gb(weights16)),
-            bytes: weights16,
-            differences,
-        });
     }
+    if let Some(kv) = parts.kv_cache {
+        differences.push(format!(
+            "The KV cache ({}) grows with sequence length and batch; the rule has no term \
+             for it.",
+            gb(kv)
+        ));
+    }
+    differences.push(context_difference());
+    Ok(SimpleRule {
+        rule: "params × 2",
+        reading: format!("{} × 2 bytes = {}", grouped(p), gb(weights16)),
+        bytes: weights16,
+        differences,
+    })
+}
+
+/// For training, all three terms; the differences say where the breakdown's model state and
+/// activations part from the rule's.
+fn training_rule(w: &Workload, parts: &Parts) -> Result<SimpleRule, String> {
+    let p = w.params;
+    let weights16 = mul(&[p, 2])?;
+    let mut differences = Vec::new();
     let optimizer = mul(&[weights16, 2])?;
     let activations = match parts.activations {
         Some(a) => Some(mul(&[a, 2])?),
