@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use crate::present::paint::Paint;
 use crate::report::explain::{Explain, Signature};
-use crate::report::{Finding, Report};
+use crate::report::{Finding, Report, Severity};
 use crate::sanitize::clean;
 
 /// Quoted text from the user's log, on one line, shortened past `max` characters.
@@ -156,7 +156,7 @@ fn without_cause(out: &mut String, report: &Report, sig: &Signature, paint: Pain
     let errors: Vec<&Finding> = report
         .findings
         .iter()
-        .filter(|f| f.severity == crate::report::Severity::Error)
+        .filter(|f| f.severity == Severity::Error)
         .collect();
     if !errors.is_empty() {
         let _ = writeln!(
@@ -191,7 +191,7 @@ fn nothing_recognised(out: &mut String, report: &Report, explain: &Explain, pain
     let errors: Vec<&Finding> = report
         .findings
         .iter()
-        .filter(|f| f.severity == crate::report::Severity::Error)
+        .filter(|f| f.severity == Severity::Error)
         .collect();
     if !errors.is_empty() {
         let _ = writeln!(out, "  This machine has these errors anyway:");

@@ -11,7 +11,7 @@ use super::toolkit::LIB_DIRS;
 use crate::host::Host;
 use crate::parse::cuda_files;
 use crate::parse::libname::split_soname;
-use crate::report::{Libraries, Library, PythonEnv, Toolkit};
+use crate::report::{EnvKind, Libraries, Library, PythonEnv, Toolkit};
 
 /// One library family: its file stem, the wheel that ships it, and how to read its header.
 struct Family {
@@ -163,7 +163,7 @@ fn places(
                 wheels.clone(),
             );
         }
-        if env.kind == crate::report::EnvKind::Conda {
+        if env.kind == EnvKind::Conda {
             push(host, Path::new(&env.path).join("lib"), "conda", Vec::new());
         }
     }

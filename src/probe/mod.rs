@@ -29,7 +29,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::host::Host;
-use crate::report::{EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
+use crate::report::rocm::RocmStack;
+use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
 const REPORTED_VARS: [&str; 22] = [
@@ -90,7 +91,7 @@ struct SecondStage {
     toolkits: Vec<crate::report::Toolkit>,
     driver_libraries: Vec<crate::report::DriverLibrary>,
     libraries: crate::report::Libraries,
-    rocm: Option<crate::report::rocm::RocmStack>,
+    rocm: Option<RocmStack>,
     amd_gpus: Vec<crate::report::Gpu>,
 }
 
@@ -162,7 +163,7 @@ fn second_stage(
     let conda: Vec<PathBuf> = first
         .python_envs
         .iter()
-        .filter(|e| e.kind == crate::report::EnvKind::Conda)
+        .filter(|e| e.kind == EnvKind::Conda)
         .map(|e| PathBuf::from(&e.path))
         .collect();
     let f = &*first;

@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
 
 use crate::host::Host;
+use crate::report::explain::Explain;
 pub use msg::{Cmd, Msg, SaveError, SaveRequest};
 pub use services::{AppServices, Services};
 pub use state::State;
@@ -327,9 +328,9 @@ impl App {
                         Some(Msg::Explained(Box::new(services.explain(&report, &text))))
                     },
                     |e| {
-                        Msg::Explained(Box::new(crate::report::explain::Explain {
+                        Msg::Explained(Box::new(Explain {
                             text: format!("explaining broke (a bug in gpu-doctor): {e}"),
-                            ..crate::report::explain::Explain::default()
+                            ..Explain::default()
                         }))
                     },
                 );

@@ -16,6 +16,8 @@ use crate::host::Host;
 use crate::host::gpu::{GpuStream, STREAM_EVERY};
 use crate::manifest::Manifests;
 use crate::plan::choose;
+use crate::report::explain::Explain;
+use crate::report::smoke::{SmokeRun, SmokeStatus};
 use crate::report::{Gpu, Report};
 use crate::version::Version;
 
@@ -53,7 +55,7 @@ pub trait Services: Send + Sync {
 
     /// The answer for an error text on the report's machine (`gpu-doctor explain`), with the
     /// built-in signature table.
-    fn explain(&self, report: &Report, text: &str) -> crate::report::explain::Explain {
+    fn explain(&self, report: &Report, text: &str) -> Explain {
         let table = crate::manifest::embedded().errors.table();
         crate::explain::explain(report, table, text.as_bytes(), None)
     }
@@ -146,7 +148,7 @@ impl Services for AppServices {
     }
 
     /// With the manifest set the report was examined with (an installed one, if good).
-    fn explain(&self, report: &Report, text: &str) -> crate::report::explain::Explain {
+    fn explain(&self, report: &Report, text: &str) -> Explain {
         let selected = crate::update::select(&self.host);
         let table = selected.manifests.errors.table();
         crate::explain::explain(report, table, text.as_bytes(), None)
@@ -247,8 +249,8 @@ fn run_smoke(host: &Host, report: Option<&Report>) -> SmokeEvent {
 /// A smoke run as the rows the screen lists: one per check per GPU, throughput beside what
 /// the card should reach.
 #[must_use]
-pub fn smoke_outcome(run: &crate::report::smoke::SmokeRun) -> SmokeEvent {
-    if run.status == crate::report::smoke::SmokeStatus::CouldNotRun {
+pub fn smoke_outcome(run: &SmokeRun) -> SmokeEvent {
+    if run.status == SmokeStatus::CouldNotRun {
         return SmokeEvent::Unavailable(
             run.error
                 .clone()

@@ -47,6 +47,7 @@ use crate::host::Host;
 use crate::parse::elf::Dynamic;
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
+use crate::report::EnvKind;
 use crate::report::{
     Framework, FrameworkLoads, LibraryLoad, LibraryOwner, LosingCopy, PythonEnv, Toolkit,
 };
@@ -125,7 +126,7 @@ fn known_dirs(
             out.extend(wheel_dirs(host, Path::new(site)));
             out.push(Path::new(site).join("torch/lib"));
         }
-        if env.kind == crate::report::EnvKind::Conda {
+        if env.kind == EnvKind::Conda {
             out.push(Path::new(&env.path).join("lib"));
         }
     }
@@ -301,7 +302,7 @@ impl Ctx<'_> {
                 self.dynamic(&real).map(|d| (real, d))
             })
             .or_else(|| {
-                (env.kind == crate::report::EnvKind::Conda).then(|| {
+                (env.kind == EnvKind::Conda).then(|| {
                     let exe = Path::new(&env.path).join("bin/python3");
                     let dynamic = Dynamic {
                         rpath: Some("$ORIGIN/../lib".to_string()),

@@ -11,8 +11,7 @@ use std::sync::Mutex;
 
 use crate::framework::FrameworkName;
 use crate::host::Host;
-use crate::report::OwnerKind;
-use crate::report::{LibraryOwner, PythonEnv, Toolkit};
+use crate::report::{EnvKind, LibraryOwner, OwnerKind, PythonEnv, Toolkit};
 
 /// Words in a package name that mark it as possibly holding a CUDA library.
 const HINTS: [&str; 16] = [
@@ -179,11 +178,7 @@ impl<'a> Owners<'a> {
                 return owner(OwnerKind::Toolkit, Some(&name), None, "folder");
             }
         }
-        for env in self
-            .envs
-            .iter()
-            .filter(|e| e.kind == crate::report::EnvKind::Conda)
-        {
+        for env in self.envs.iter().filter(|e| e.kind == EnvKind::Conda) {
             if canonical.starts_with(&env.path) {
                 if let Some((name, version)) = self.conda_owner(Path::new(&env.path), canonical) {
                     return owner(OwnerKind::Conda, Some(&name), Some(&version), "conda-meta");

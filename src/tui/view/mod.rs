@@ -24,7 +24,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use super::keys;
 use super::state::{Focus, Mode, Scan, State, Tab};
 use super::theme::Theme;
-use crate::report::Report;
+use crate::report::{Report, Severity};
 use crate::sanitize::clean;
 
 /// A frame of the TUI: the state and the styles to draw it with.
@@ -222,7 +222,7 @@ fn verdict(state: &State, t: Theme) -> Vec<Span<'static>> {
     if d.errors > 0 {
         spans.push(Span::styled(
             format!("✗ {} error{}", d.errors, plural(d.errors)),
-            t.severity(crate::report::Severity::Error),
+            t.severity(Severity::Error),
         ));
     }
     if d.warnings > 0 {
@@ -231,7 +231,7 @@ fn verdict(state: &State, t: Theme) -> Vec<Span<'static>> {
         }
         spans.push(Span::styled(
             format!("! {} warning{}", d.warnings, plural(d.warnings)),
-            t.severity(crate::report::Severity::Warning),
+            t.severity(Severity::Warning),
         ));
     }
     if spans.is_empty() {
