@@ -21,7 +21,7 @@ cp -R src "$work/src"
 # Every `pub` becomes `pub(crate)`: rustc counts a binary's `pub` items as used.
 find "$work/src" -name '*.rs' -exec perl -pi -e 's/\bpub(?=\s)/pub(crate)/g' {} +
 {
-  cat src/lib.rs | perl -pe 's/\bpub(?=\s)/pub(crate)/g'
+  perl -pe 's/\bpub(?=\s)/pub(crate)/g' src/lib.rs
   printf '\nfn main() -> std::process::ExitCode {\n    commands::main()\n}\n'
 } >"$work/src/main.rs"
 rm -f "$work/src/lib.rs"

@@ -1,7 +1,8 @@
 //! The shape of the code that README's "How it works" promises, checked on the sources so it
 //! cannot drift: no cycle between top-level modules; only `cli/`, `commands/` and `main.rs` know
 //! clap; nothing imports `commands`; exit statuses are chosen only in `commands/`; the leaf
-//! modules import nothing of the crate; the layout list names every top-level module.
+//! modules import nothing of the crate; the layout list names every top-level module. And every
+//! shell script the repository keeps passes shellcheck.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -180,4 +181,49 @@ fn top_level_modules_import_each_other_without_a_cycle() {
         let uses = graph.get(leaf).cloned().unwrap_or_default();
         assert!(uses.is_empty(), "{leaf} is a leaf but imports {uses:?}");
     }
+}
+
+/// The shell scripts kept in the repository: `.ci/run`, `scripts/*.sh`, and the scripts that
+/// recorded the real machines under `tests/fixtures/real/`.
+fn shell_scripts() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = vec![root.join(".ci/run")];
+    let mut dirs = vec![root.join("scripts"), root.join("tests/fixtures/real")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a folder of the repository") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "sh") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_shell_script_passes_shellcheck() {
+    let scripts = shell_scripts();
+    assert!(
+        scripts.len() >= 13,
+        "the scripts were not found: {scripts:?}"
+    );
+    let Ok(out) = std::process::Command::new("shellcheck")
+        .args(&scripts)
+        .output()
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "shellcheck is not installed, and CI must run it"
+        );
+        eprintln!("note: shellcheck is not installed; the shell scripts were not linted");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "shellcheck:\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
