@@ -241,17 +241,16 @@ pub(super) fn decide<'m>(
             .filter(|c| c.fixed)
             .map(|c| c.max_cuda.clone())
             .or_else(|| named.and_then(|row| Version::parse(&row.max_cuda)));
-        plan_stack(
+        StackAsk {
             machine,
             m,
             target,
-            &ccs,
-            cap_for_choice.as_ref(),
-            ceiling.as_ref(),
-            &as_of,
-            &mut d,
-            &mut needs,
-        )?;
+            ccs: &ccs,
+            cap: cap_for_choice.as_ref(),
+            ceiling: ceiling.as_ref(),
+            as_of: &as_of,
+        }
+        .plan(&mut d, &mut needs)?;
         if keep && working.is_some() && machine.driver_fixed().is_none() {
             d.options
                 .extend(upgrade_options(machine, m, target, &ccs, &as_of, &d));
