@@ -10,7 +10,7 @@
 
 use crate::framework::FrameworkName;
 use crate::manifest::{AmdgpuInstall, Manifests, TargetCarried, TorchWheel};
-use crate::report::{Gpu, Report};
+use crate::report::{EnvKind, Framework, Gpu, PythonEnv, Report};
 use crate::version::GfxTarget;
 
 use super::cmd::{Check, Command, Guard, Python, Word, words};
@@ -221,7 +221,7 @@ pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Pl
             if !report
                 .python_envs
                 .iter()
-                .any(|e| e.path == t.env && e.kind == crate::report::EnvKind::Venv)
+                .any(|e| e.path == t.env && e.kind == EnvKind::Venv)
                 && t.replaces.is_none()
             {
                 steps.push(super::python::venv(&t.env, &t.python));
@@ -579,7 +579,40 @@ fn choose_torch(
     if asked.is_none() && broken.is_empty() {
         return Ok(None);
     }
-    let env = target
+    let env = torch_env(report, target, &broken);
+    let here = report.python_envs.iter().find(|e| e.path == env);
+    let gfx = targets.first().map(String::as_str).unwrap_or("");
+    let ask = TorchAsk {
+        m,
+        target,
+        here,
+        existing: here.and_then(|e| e.frameworks.iter().find(|f| f.name == FrameworkName::Torch)),
+        python_version: target
+            .python
+            .clone()
+            .or_else(|| here.and_then(|e| e.python_version.clone())),
+        wanted_version: asked.and_then(|f| f.version.clone()),
+        gfx,
+        group: m.rocm.override_group(gfx).and_then(|g| {
+            let sibling = GfxTarget::from_override(&g.value)?.to_string();
+            Some(OverrideSibling {
+                target: sibling,
+                value: g.value.clone(),
+                family: g.family.clone(),
+            })
+        }),
+        env,
+    };
+    if let Some(kept) = ask.kept() {
+        return Ok(Some(kept));
+    }
+    ask.install().map(Some)
+}
+
+/// The environment torch goes into: `--env`, else the one a finding names, else the one venv
+/// that has torch, else `.venv`.
+fn torch_env(report: &Report, target: &Target, broken: &[&str]) -> String {
+    target
         .env
         .clone()
         .or_else(|| broken.first().map(|e| (*e).to_string()))
@@ -588,135 +621,174 @@ fn choose_torch(
                 .python_envs
                 .iter()
                 .filter(|e| {
-                    e.kind == crate::report::EnvKind::Venv
+                    e.kind == EnvKind::Venv
                         && e.frameworks.iter().any(|f| f.name == FrameworkName::Torch)
                 })
                 .map(|e| e.path.as_str())
                 .collect();
             (torch_envs.len() == 1).then(|| torch_envs[0].to_string())
         })
-        .unwrap_or_else(|| ".venv".to_string());
-    let here = report.python_envs.iter().find(|e| e.path == env);
-    let existing = here.and_then(|e| e.frameworks.iter().find(|f| f.name == FrameworkName::Torch));
-    let python_version = target
-        .python
-        .clone()
-        .or_else(|| here.and_then(|e| e.python_version.clone()));
-    let wanted_version = asked.and_then(|f| f.version.clone());
-    let gfx = targets.first().map(String::as_str).unwrap_or("");
-    let group = m.rocm.override_group(gfx).and_then(|g| {
-        let sibling = GfxTarget::from_override(&g.value)?.to_string();
-        Some((sibling, g.value.clone(), g.family.clone()))
-    });
+        .unwrap_or_else(|| ".venv".to_string())
+}
 
-    // A ROCm build here that carries the target, or its override sibling, stays when it is
-    // the version asked for (or none is).
-    if let Some(f) = existing.filter(|f| f.variant.as_deref() == Some("rocm"))
-        && wanted_version.as_deref().is_none_or(|v| {
+/// A target's override sibling: the target ROCm's lists may carry in its place, and the
+/// `HSA_OVERRIDE_GFX_VERSION` value (with the family's name) that makes the runtime use it.
+struct OverrideSibling {
+    target: String,
+    value: String,
+    family: String,
+}
+
+impl OverrideSibling {
+    /// The override to export, `(value, family)`, as [`TorchChoice`] keeps it.
+    fn exported(&self) -> (String, String) {
+        (self.value.clone(), self.family.clone())
+    }
+}
+
+/// What the torch choice depends on, once the environment is known.
+struct TorchAsk<'a> {
+    m: &'a Manifests,
+    target: &'a Target,
+    env: String,
+    here: Option<&'a PythonEnv>,
+    /// The torch in that environment now.
+    existing: Option<&'a Framework>,
+    /// `--python`, else the environment's: the wheel must install on it.
+    python_version: Option<String>,
+    /// The torch release asked for (`--framework torch==2.5`).
+    wanted_version: Option<String>,
+    /// The first GPU's gfx target.
+    gfx: &'a str,
+    group: Option<OverrideSibling>,
+}
+
+impl TorchAsk<'_> {
+    /// A ROCm build here that carries the target, or its override sibling, stays when it is
+    /// the version asked for (or none is).
+    fn kept(&self) -> Option<TorchChoice> {
+        let f = self
+            .existing
+            .filter(|f| f.variant.as_deref() == Some("rocm"))?;
+        let wanted = self.wanted_version.as_deref().is_none_or(|v| {
             f.version
                 .as_deref()
                 .is_some_and(|have| same_release(have, v))
-        })
-    {
+        });
+        if !wanted {
+            return None;
+        }
         let carries = |t: &str| {
             f.gfx_targets.iter().any(|x| x == t)
                 || (f.gfx_targets.is_empty()
                     && f.version.as_deref().is_some_and(|v| {
-                        matches!(m.rocm.torch_carries(v, t), TargetCarried::Yes(_))
+                        matches!(self.m.rocm.torch_carries(v, t), TargetCarried::Yes(_))
                     }))
         };
-        if carries(gfx) {
-            return Ok(Some(TorchChoice {
-                env,
-                python: String::new(),
-                wheel: None,
-                replaces: None,
-                cuda_wheels: Vec::new(),
-                override_value: None,
-            }));
-        }
-        if let Some((sibling, value, family)) = &group
-            && carries(sibling)
-        {
-            return Ok(Some(TorchChoice {
-                env,
-                python: String::new(),
-                wheel: None,
-                replaces: None,
-                cuda_wheels: Vec::new(),
-                override_value: Some((value.clone(), family.clone())),
-            }));
-        }
+        let override_value = if carries(self.gfx) {
+            None
+        } else {
+            let sibling = self.group.as_ref().filter(|g| carries(&g.target))?;
+            Some(sibling.exported())
+        };
+        Some(TorchChoice {
+            env: self.env.clone(),
+            python: String::new(),
+            wheel: None,
+            replaces: None,
+            cuda_wheels: Vec::new(),
+            override_value,
+        })
     }
 
-    // Least change: the release that is there, in its ROCm build, when that carries the target;
-    // else the newest release that does.
-    let same_release_here = existing.and_then(|f| f.version.clone());
-    let wheel_for = |t: &str| {
-        m.rocm.torch_wheel(
-            &m.frameworks,
-            wanted_version.as_deref().or(same_release_here.as_deref()),
-            t,
-            python_version.as_deref(),
-        )
-    };
-    let (wheel, override_value) = match wheel_for(gfx) {
-        Some(w) => (w, None),
-        None => match group
-            .as_ref()
-            .and_then(|(sibling, value, family)| Some((wheel_for(sibling)?, value, family)))
+    /// The wheel to install, replacing the torch here (and the `nvidia-*` wheels a CUDA build
+    /// brought); a release asked for whose wheels do not carry the target is refused, naming
+    /// the newest that does.
+    fn install(self) -> Result<TorchChoice, String> {
+        let (wheel, override_value) = self.wheel()?;
+        if let Some(v) = &self.wanted_version
+            && !same_release(&wheel.release, v)
         {
-            Some((w, value, family)) => (w, Some((value.clone(), family.clone()))),
-            None => {
-                let why = m
-                    .rocm
-                    .no_override(gfx)
-                    .map(|n| {
-                        format!(
-                            "; HSA_OVERRIDE_GFX_VERSION is no way round it: {}",
-                            n.reason
-                        )
-                    })
-                    .unwrap_or_default();
-                let python = match python_version.as_deref() {
-                    Some(p) if m.rocm.torch_wheel(&m.frameworks, None, gfx, None).is_some() => {
-                        format!(
-                            " for Python {p}; a newer Python can take one (--python 3.12 --env \
-                             .venv-rocm makes a new environment)"
-                        )
-                    }
-                    _ => String::new(),
-                };
-                return Err(format!(
-                    "no PyTorch ROCm wheel in rocm.toml carries {gfx}{python}{why}"
-                ));
-            }
-        },
-    };
-    if let Some(v) = &wanted_version
-        && !same_release(&wheel.release, v)
-    {
-        return Err(format!(
-            "torch {v}'s ROCm wheels do not carry {gfx} (rocm.toml torch_targets); torch {} is \
-             the newest release whose wheels do",
-            wheel.release.trim_end_matches(".*")
-        ));
+            return Err(format!(
+                "torch {v}'s ROCm wheels do not carry {} (rocm.toml torch_targets); torch {} is \
+                 the newest release whose wheels do",
+                self.gfx,
+                wheel.release.trim_end_matches(".*")
+            ));
+        }
+        let existing = self.existing;
+        Ok(TorchChoice {
+            env: self.env,
+            python: self
+                .target
+                .python
+                .as_ref()
+                .map_or_else(|| "python3".to_string(), |p| format!("python{p}")),
+            wheel: Some(wheel),
+            replaces: existing.map(|f| f.version.clone().unwrap_or_else(|| "torch".to_string())),
+            cuda_wheels: self
+                .here
+                .filter(|_| existing.is_some_and(|f| f.variant.as_deref() == Some("cuda")))
+                .map(|e| e.nvidia_wheels.iter().map(|w| w.name.clone()).collect())
+                .unwrap_or_default(),
+            override_value,
+        })
     }
-    let replaces = existing.map(|f| f.version.clone().unwrap_or_else(|| "torch".to_string()));
-    Ok(Some(TorchChoice {
-        env,
-        python: target
-            .python
+
+    /// Least change: the release that is there, in its ROCm build, when that carries the
+    /// target; else the newest release that does; else the same through the override sibling
+    /// (with the override to export).
+    fn wheel(&self) -> Result<(TorchWheel, Option<(String, String)>), String> {
+        let m = self.m;
+        let same_release_here = self.existing.and_then(|f| f.version.clone());
+        let wheel_for = |t: &str| {
+            m.rocm.torch_wheel(
+                &m.frameworks,
+                self.wanted_version
+                    .as_deref()
+                    .or(same_release_here.as_deref()),
+                t,
+                self.python_version.as_deref(),
+            )
+        };
+        if let Some(w) = wheel_for(self.gfx) {
+            return Ok((w, None));
+        }
+        if let Some((w, sibling)) = self
+            .group
             .as_ref()
-            .map_or_else(|| "python3".to_string(), |p| format!("python{p}")),
-        wheel: Some(wheel),
-        replaces,
-        cuda_wheels: here
-            .filter(|_| existing.is_some_and(|f| f.variant.as_deref() == Some("cuda")))
-            .map(|e| e.nvidia_wheels.iter().map(|w| w.name.clone()).collect())
-            .unwrap_or_default(),
-        override_value,
-    }))
+            .and_then(|g| Some((wheel_for(&g.target)?, g)))
+        {
+            return Ok((w, Some(sibling.exported())));
+        }
+        Err(self.no_wheel())
+    }
+
+    /// Why no wheel carries the target: the maintainers' word when no override can help, and
+    /// the newer Python that would get one when only this Python lacks it.
+    fn no_wheel(&self) -> String {
+        let (m, gfx) = (self.m, self.gfx);
+        let why = m
+            .rocm
+            .no_override(gfx)
+            .map(|n| {
+                format!(
+                    "; HSA_OVERRIDE_GFX_VERSION is no way round it: {}",
+                    n.reason
+                )
+            })
+            .unwrap_or_default();
+        let python = match self.python_version.as_deref() {
+            Some(p) if m.rocm.torch_wheel(&m.frameworks, None, gfx, None).is_some() => {
+                format!(
+                    " for Python {p}; a newer Python can take one (--python 3.12 --env \
+                     .venv-rocm makes a new environment)"
+                )
+            }
+            _ => String::new(),
+        };
+        format!("no PyTorch ROCm wheel in rocm.toml carries {gfx}{python}{why}")
+    }
 }
 
 /// Whether two torch versions are the same release as far as the shorter says (`2.5` and
