@@ -9,7 +9,7 @@ use crate::version::Version;
 
 use super::choose::{self, DriverCap};
 use super::target::{FrameworkName, FrameworkSpec};
-use crate::version::python_fits;
+use crate::version::{compare, python_fits};
 
 /// A framework to pip-install, decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,7 +282,7 @@ fn tensorflow(
         .map(|v| v.major_minor())
         .unwrap_or_default();
     let first = &tf.tensorflow_pip.and_cuda_first;
-    if crate::version::compare(&series, first).is_lt() {
+    if compare(&series, first).is_lt() {
         return Err(format!(
             "TensorFlow {series} predates the [and-cuda] extra (first in {first}): it needs CUDA \
              {} and cuDNN {} from the system, which gpu-doctor plans do not install",
@@ -508,22 +508,20 @@ fn jax_extra_fits(
     let extra = &row.extra;
     if let Some(version) = &spec.version {
         if let Some(first) = &row.first
-            && crate::version::compare(version, first).is_lt()
+            && compare(version, first).is_lt()
         {
             return Err(format!(
                 "jax[{extra}] first appeared in JAX {first}, after {version}"
             ));
         }
         if let Some(removed) = &row.removed_in
-            && crate::version::compare(version, removed).is_ge()
+            && compare(version, removed).is_ge()
         {
             return Err(format!("jax[{extra}] was removed in JAX {removed}"));
         }
     }
     if let Some(min) = row.min_sm.as_deref()
-        && let Some(low) = ccs
-            .iter()
-            .find(|cc| crate::version::compare(cc, min).is_lt())
+        && let Some(low) = ccs.iter().find(|cc| compare(cc, min).is_lt())
     {
         return Err(format!(
             "jax[{extra}] needs compute capability {min} or newer; this GPU is {}",

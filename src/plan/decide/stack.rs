@@ -6,6 +6,7 @@ use super::*;
 use crate::manifest::Carried;
 use crate::plan::machine::EnvFact;
 use crate::plan::target::FrameworkSpec;
+use crate::report::EnvKind;
 
 /// The Pythons a new environment may be made with, oldest first.
 pub(super) const PYTHONS: [&str; 7] = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
@@ -310,8 +311,8 @@ pub(super) fn carried_toolkit(
     }
     let name = format!("cuda-toolkit-{}-{}", toolkit.major(), toolkit.minor());
     let why = match m.repos.lookup(&ids, &name, None, &[]) {
-        crate::manifest::Carried::No(why) => why,
-        crate::manifest::Carried::Yes(_) => String::new(),
+        Carried::No(why) => why,
+        Carried::Yes(_) => String::new(),
     };
     let nearest = carried
         .iter()
@@ -504,7 +505,7 @@ pub(super) fn default_env(machine: &Machine, target: &Target) -> Option<(String,
     let mut envs: Vec<&InstalledFramework> = machine
         .frameworks
         .iter()
-        .filter(|f| f.name == name && f.env_kind == crate::report::EnvKind::Venv)
+        .filter(|f| f.name == name && f.env_kind == EnvKind::Venv)
         .collect();
     envs.dedup_by(|a, b| a.env == b.env);
     match envs.as_slice() {
