@@ -152,7 +152,8 @@ impl Need {
     }
 }
 
-/// Decides the plan or refuses the target.
+/// Decides the plan or refuses the target: the GPUs and the apt target first, then what is
+/// installed already, then the stack (or the fixes), then the driver all of it runs on.
 ///
 /// # Errors
 /// A [`Refusal`] when the target cannot work on this machine.
@@ -163,8 +164,7 @@ pub(super) fn decide<'m>(
 ) -> Result<Decision<'m>, Refusal> {
     let via = target.via();
     let ccs = gpu_ccs(machine)?;
-    let apt = apt_target(machine, m, target);
-    let apt = match (via, apt) {
+    let apt = match (via, apt_target(machine, m, target)) {
         (_, Ok(apt)) => Some(apt),
         (Via::Apt, Err(why)) => return Err(Refusal::new(why)),
         (_, Err(why)) if target.os.is_some() => return Err(Refusal::new(why)),
@@ -179,31 +179,7 @@ pub(super) fn decide<'m>(
     };
     let keep = target.driver == DriverChoice::Keep;
     let working = working_cap(machine, keep);
-    let mut d = Decision {
-        via,
-        apt,
-        ccs: ccs.clone(),
-        nouveau: machine.nouveau_loaded,
-        driver: DriverPlan::Keep,
-        toolkit: None,
-        cudnn: None,
-        nccl: false,
-        framework: None,
-        env: None,
-        fixes: Vec::new(),
-        reboot_for_mismatch: false,
-        addresses: Vec::new(),
-        notes: Vec::new(),
-        driver_serves: Vec::new(),
-        request: target
-            .names_a_stack()
-            .then(|| format!("request: {}", super::shell::flags(target))),
-        options: Vec::new(),
-        env_python: None,
-    };
-    if d.nouveau {
-        d.addresses.push("nouveau-loaded".to_string());
-    }
+    let mut d = Decision::new(machine, target, via, apt, ccs.clone());
     // What is installed already must keep working after the plan.
     let mut needs = installed_needs(machine, m);
     let fixing = !target.names_a_stack() && has_fix(machine, &needs, m, &ccs, working.as_ref());
@@ -231,7 +207,7 @@ pub(super) fn decide<'m>(
         // What the picks must run on: the named branch, else a driver that stays (no
         // --driver, or one that cannot change here); under --driver auto the newest builds,
         // with the driver they need.
-        let cap_for_choice = named
+        let cap = named
             .and_then(DriverCap::planned)
             .or_else(|| working.clone().filter(|c| c.fixed));
         // A driver that stays (a working one without --driver, or one that cannot change
@@ -241,17 +217,16 @@ pub(super) fn decide<'m>(
             .filter(|c| c.fixed)
             .map(|c| c.max_cuda.clone())
             .or_else(|| named.and_then(|row| Version::parse(&row.max_cuda)));
-        plan_stack(
+        StackAsk {
             machine,
             m,
             target,
-            &ccs,
-            cap_for_choice.as_ref(),
-            ceiling.as_ref(),
-            &as_of,
-            &mut d,
-            &mut needs,
-        )?;
+            ccs: &ccs,
+            cap: cap.as_ref(),
+            ceiling: ceiling.as_ref(),
+            as_of: &as_of,
+        }
+        .plan(&mut d, &mut needs)?;
         if keep && working.is_some() && machine.driver_fixed().is_none() {
             d.options
                 .extend(upgrade_options(machine, m, target, &ccs, &as_of, &d));
@@ -273,18 +248,64 @@ pub(super) fn decide<'m>(
     if let Some(note) = legacy_note(machine, m, &ccs) {
         d.notes.push(note);
     }
-    if let DriverPlan::Install { .. } = d.driver {
-        for id in d.driver_serves.clone() {
-            if machine.finding(&id).is_some() {
-                push_unique(&mut d.addresses, &id);
+    d.address_driver_findings(machine);
+    Ok(d)
+}
+
+impl<'m> Decision<'m> {
+    /// A decision that changes nothing yet: the driver kept, nothing installed. A loaded
+    /// nouveau is addressed from the start, whatever else is planned (the apt steps turn it
+    /// off, a plan without them says how); the request its stack steps serve is named once.
+    fn new(
+        machine: &Machine,
+        target: &Target,
+        via: Via,
+        apt: Option<AptTarget<'m>>,
+        ccs: Vec<String>,
+    ) -> Decision<'m> {
+        let mut d = Decision {
+            via,
+            apt,
+            ccs,
+            nouveau: machine.nouveau_loaded,
+            driver: DriverPlan::Keep,
+            toolkit: None,
+            cudnn: None,
+            nccl: false,
+            framework: None,
+            env: None,
+            fixes: Vec::new(),
+            reboot_for_mismatch: false,
+            addresses: Vec::new(),
+            notes: Vec::new(),
+            driver_serves: Vec::new(),
+            request: target
+                .names_a_stack()
+                .then(|| format!("request: {}", super::shell::flags(target))),
+            options: Vec::new(),
+            env_python: None,
+        };
+        if d.nouveau {
+            d.addresses.push("nouveau-loaded".to_string());
+        }
+        d
+    }
+
+    /// Once the driver is decided: a driver install addresses the findings it serves, and a
+    /// kernel module older than its libraries is fixed by the reboot the plan ends with.
+    fn address_driver_findings(&mut self, machine: &Machine) {
+        if let DriverPlan::Install { .. } = self.driver {
+            for id in self.driver_serves.clone() {
+                if machine.finding(&id).is_some() {
+                    push_unique(&mut self.addresses, &id);
+                }
             }
         }
+        if machine.finding("driver-library-mismatch").is_some() {
+            self.reboot_for_mismatch = true;
+            push_unique(&mut self.addresses, "driver-library-mismatch");
+        }
     }
-    if machine.finding("driver-library-mismatch").is_some() {
-        d.reboot_for_mismatch = true;
-        push_unique(&mut d.addresses, "driver-library-mismatch");
-    }
-    Ok(d)
 }
 
 fn push_unique(list: &mut Vec<String>, id: &str) {

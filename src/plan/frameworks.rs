@@ -4,12 +4,12 @@
 //! for the CUDA variant, TensorFlow with `[and-cuda]`, JAX with its `cudaNN` extra, CuPy as the
 //! `cupy-cudaNNx` wheel (compat-frameworks.md; compat-cuda.md 6.1). Pure.
 
-use crate::manifest::{CudaTable, JaxRequirement, Manifests};
+use crate::manifest::{CudaTable, JaxExtra, JaxRequirement, Manifests};
 use crate::version::Version;
 
 use super::choose::{self, DriverCap};
 use super::target::{FrameworkName, FrameworkSpec};
-use crate::version::python_fits;
+use crate::version::{compare, python_fits};
 
 /// A framework to pip-install, decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,7 +282,7 @@ fn tensorflow(
         .map(|v| v.major_minor())
         .unwrap_or_default();
     let first = &tf.tensorflow_pip.and_cuda_first;
-    if crate::version::compare(&series, first).is_lt() {
+    if compare(&series, first).is_lt() {
         return Err(format!(
             "TensorFlow {series} predates the [and-cuda] extra (first in {first}): it needs CUDA \
              {} and cuDNN {} from the system, which gpu-doctor plans do not install",
@@ -385,6 +385,9 @@ fn pick_major(
     }
 }
 
+/// JAX with the `cudaNN` extra that brings NVIDIA's wheels: the extra for these GPUs and this
+/// driver, checked against the extra's own history and the GPUs it serves, then the release pip
+/// would land on the Python of the environment.
 fn jax(
     m: &Manifests,
     spec: &FrameworkSpec,
@@ -393,57 +396,13 @@ fn jax(
     driver: Option<&DriverCap>,
     python: Option<&str>,
 ) -> Result<FrameworkPlan, String> {
-    let major = match spec.extra.as_deref() {
-        Some("cuda12" | "cuda") => 12,
-        Some("cuda13") => 13,
-        Some(other) => {
-            return Err(format!(
-                "jax[{other}]: plans install jax[cuda12] or jax[cuda13] (the extras that bring \
-                 NVIDIA's wheels)"
-            ));
-        }
-        None => pick_major(&m.cuda, ccs, cuda, driver),
-    };
-    if let Some(c) = cuda
-        && c.major() != major
-    {
-        return Err(format!(
-            "jax[cuda{major}] is built for CUDA {major}, not CUDA {c}"
-        ));
-    }
+    let major = jax_major(m, spec, ccs, cuda, driver)?;
     let extra = format!("cuda{major}");
     let row = m
         .frameworks
         .jax_extra(&extra)
         .ok_or_else(|| format!("jax[{extra}] is not an extra the manifests know"))?;
-    if let Some(version) = &spec.version {
-        if let Some(first) = &row.first
-            && crate::version::compare(version, first).is_lt()
-        {
-            return Err(format!(
-                "jax[{extra}] first appeared in JAX {first}, after {version}"
-            ));
-        }
-        if let Some(removed) = &row.removed_in
-            && crate::version::compare(version, removed).is_ge()
-        {
-            return Err(format!("jax[{extra}] was removed in JAX {removed}"));
-        }
-    }
-    if let Some(min) = row.min_sm.as_deref()
-        && let Some(low) = ccs
-            .iter()
-            .find(|cc| crate::version::compare(cc, min).is_lt())
-    {
-        return Err(format!(
-            "jax[{extra}] needs compute capability {min} or newer; this GPU is {}",
-            choose::cc_label(&m.cuda, low)
-        ));
-    }
-    let cuda_v = Version::parse(&format!("{major}.0")).ok_or("JAX's CUDA")?;
-    if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &cuda_v, ccs) {
-        return Err(format!("jax[{extra}] cannot work here: {why}"));
-    }
+    jax_extra_fits(m, spec, ccs, row, major)?;
     let req_row = match &spec.version {
         Some(v) => Some(
             m.frameworks
@@ -460,34 +419,16 @@ fn jax(
             .filter_map(|r| r.python_min.clone())
             .last()
     });
-    let mut version_pin = spec
-        .version
-        .as_deref()
-        .map(|v| pin(v, None))
-        .unwrap_or_default();
-    let mut landed = String::new();
-    if let Some(py) = python {
-        let pinned = land(m, "jax", spec.version.as_deref(), Some(&extra), py)?;
-        let release = pinned.clone().or_else(|| {
-            m.pypi
-                .newest("jax", spec.version.as_deref(), py, "x86_64", Some(&extra))
-                .map(|r| r.version.clone())
-        });
-        // The plugin is what makes it a GPU JAX: it must have a wheel for this Python too.
-        if let Some(release) = &release {
-            let plugin = format!("jax-cuda{major}-plugin");
-            land(m, &plugin, Some(release), None, py)
-                .map_err(|why| format!("jax[{extra}] {release}: {why}"))?;
-        }
-        if let Some(v) = pinned {
-            landed = format!(
-                " Pinned to {v}: newer JAX releases do not install on Python {py}, and pip \
-                 would otherwise settle on an old release without the [{extra}] extra, a \
-                 CPU-only JAX (pypi.toml)."
-            );
-            version_pin = format!("=={v}");
-        }
-    }
+    let landing = match python {
+        Some(py) => jax_landing(m, spec, major, py)?,
+        None => JaxLanding::default(),
+    };
+    let version_pin = landing.pin.unwrap_or_else(|| {
+        spec.version
+            .as_deref()
+            .map(|v| pin(v, None))
+            .unwrap_or_default()
+    });
     let floor_text = floor
         .as_ref()
         .map_or_else(String::new, |f| format!("; JAX wants driver {f} or newer"));
@@ -518,9 +459,121 @@ fn jax(
         python: python.map(short_python),
         extra_dist: Some(("jax".to_string(), extra.clone())),
         why: format!(
-            "jax[{extra}] pulls {}{floor_text} (frameworks.toml jax_extra, jax).{landed}",
-            row.pulls
+            "jax[{extra}] pulls {}{floor_text} (frameworks.toml jax_extra, jax).{}",
+            row.pulls, landing.why
         ),
+    })
+}
+
+/// The CUDA major of the JAX extra: the one `jax[cudaNN]` names, else the one these GPUs and
+/// the driver take; `--cuda` must agree with it, since each extra is built for one major.
+fn jax_major(
+    m: &Manifests,
+    spec: &FrameworkSpec,
+    ccs: &[String],
+    cuda: Option<&Version>,
+    driver: Option<&DriverCap>,
+) -> Result<u64, String> {
+    let major = match spec.extra.as_deref() {
+        Some("cuda12" | "cuda") => 12,
+        Some("cuda13") => 13,
+        Some(other) => {
+            return Err(format!(
+                "jax[{other}]: plans install jax[cuda12] or jax[cuda13] (the extras that bring \
+                 NVIDIA's wheels)"
+            ));
+        }
+        None => pick_major(&m.cuda, ccs, cuda, driver),
+    };
+    if let Some(c) = cuda
+        && c.major() != major
+    {
+        return Err(format!(
+            "jax[cuda{major}] is built for CUDA {major}, not CUDA {c}"
+        ));
+    }
+    Ok(major)
+}
+
+/// Whether the extra can serve here: it existed in the JAX release asked for (extras come and
+/// go between releases), and its wheels run on every GPU (its lowest compute capability, and
+/// the CUDA major's own GPU support).
+fn jax_extra_fits(
+    m: &Manifests,
+    spec: &FrameworkSpec,
+    ccs: &[String],
+    row: &JaxExtra,
+    major: u64,
+) -> Result<(), String> {
+    let extra = &row.extra;
+    if let Some(version) = &spec.version {
+        if let Some(first) = &row.first
+            && compare(version, first).is_lt()
+        {
+            return Err(format!(
+                "jax[{extra}] first appeared in JAX {first}, after {version}"
+            ));
+        }
+        if let Some(removed) = &row.removed_in
+            && compare(version, removed).is_ge()
+        {
+            return Err(format!("jax[{extra}] was removed in JAX {removed}"));
+        }
+    }
+    if let Some(min) = row.min_sm.as_deref()
+        && let Some(low) = ccs.iter().find(|cc| compare(cc, min).is_lt())
+    {
+        return Err(format!(
+            "jax[{extra}] needs compute capability {min} or newer; this GPU is {}",
+            choose::cc_label(&m.cuda, low)
+        ));
+    }
+    let cuda_v = Version::parse(&format!("{major}.0")).ok_or("JAX's CUDA")?;
+    if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &cuda_v, ccs) {
+        return Err(format!("jax[{extra}] cannot work here: {why}"));
+    }
+    Ok(())
+}
+
+/// What pip would land for JAX on the environment's Python: a pin, when pip would otherwise
+/// settle on an old release without the extra, and the sentence that says so.
+#[derive(Default)]
+struct JaxLanding {
+    /// `==0.4.38`: replaces the pin of the version asked for.
+    pin: Option<String>,
+    why: String,
+}
+
+/// The release pip lands on for `py`, and its CUDA plugin, which is what makes it a GPU JAX:
+/// the plugin must have a wheel for this Python too.
+fn jax_landing(
+    m: &Manifests,
+    spec: &FrameworkSpec,
+    major: u64,
+    py: &str,
+) -> Result<JaxLanding, String> {
+    let extra = format!("cuda{major}");
+    let pinned = land(m, "jax", spec.version.as_deref(), Some(&extra), py)?;
+    let release = pinned.clone().or_else(|| {
+        m.pypi
+            .newest("jax", spec.version.as_deref(), py, "x86_64", Some(&extra))
+            .map(|r| r.version.clone())
+    });
+    if let Some(release) = &release {
+        let plugin = format!("jax-cuda{major}-plugin");
+        land(m, &plugin, Some(release), None, py)
+            .map_err(|why| format!("jax[{extra}] {release}: {why}"))?;
+    }
+    Ok(match pinned {
+        Some(v) => JaxLanding {
+            why: format!(
+                " Pinned to {v}: newer JAX releases do not install on Python {py}, and pip \
+                 would otherwise settle on an old release without the [{extra}] extra, a \
+                 CPU-only JAX (pypi.toml)."
+            ),
+            pin: Some(format!("=={v}")),
+        },
+        None => JaxLanding::default(),
     })
 }
 

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::manifest::Manifests;
-use crate::report::{Report, Severity};
+use crate::report::{DriverLibraryKind, EnvKind, Gpu, Report, Severity};
 use crate::version::Version;
 
 /// One GPU as the plan sees it.
@@ -26,12 +26,39 @@ pub struct GpuFact {
     pub identity_note: Option<String>,
 }
 
+impl GpuFact {
+    /// An NVIDIA GPU of the report, its name, compute capability and architecture filled from
+    /// the GPU table by PCI id where the report lacks them, as the report's own fill step does.
+    fn nvidia(g: &Gpu, manifests: &Manifests) -> GpuFact {
+        let row = g
+            .pci_device_id
+            .as_deref()
+            .and_then(|id| manifests.gpus.by_pci_id(id));
+        GpuFact {
+            index: g.index,
+            name: g.name.clone().or_else(|| row.map(|r| r.name.clone())),
+            compute_capability: g
+                .compute_capability
+                .clone()
+                .or_else(|| row.map(|r| r.compute_capability.clone())),
+            architecture: g
+                .architecture
+                .clone()
+                .or_else(|| row.and_then(|r| r.architecture.clone())),
+            pci_device_id: g.pci_device_id.clone(),
+            gfx_target: None,
+            first_driver: g.first_driver.clone(),
+            identity_note: g.identity_note.clone(),
+        }
+    }
+}
+
 /// A framework found in a Python environment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InstalledFramework {
     pub env: String,
     /// `venv`, `conda`, `system`.
-    pub env_kind: crate::report::EnvKind,
+    pub env_kind: EnvKind,
     pub env_python: Option<String>,
     pub name: String,
     pub version: Option<String>,
@@ -46,7 +73,7 @@ pub struct InstalledFramework {
 pub struct EnvFact {
     pub path: String,
     /// `venv`, `conda`, `system`.
-    pub kind: crate::report::EnvKind,
+    pub kind: EnvKind,
     pub python: Option<String>,
 }
 
@@ -106,28 +133,7 @@ impl Machine {
     pub fn from_report(report: &Report, manifests: &Manifests) -> Machine {
         let gpus = report
             .nvidia_gpus()
-            .map(|g| {
-                let row = g
-                    .pci_device_id
-                    .as_deref()
-                    .and_then(|id| manifests.gpus.by_pci_id(id));
-                GpuFact {
-                    index: g.index,
-                    name: g.name.clone().or_else(|| row.map(|r| r.name.clone())),
-                    compute_capability: g
-                        .compute_capability
-                        .clone()
-                        .or_else(|| row.map(|r| r.compute_capability.clone())),
-                    architecture: g
-                        .architecture
-                        .clone()
-                        .or_else(|| row.and_then(|r| r.architecture.clone())),
-                    pci_device_id: g.pci_device_id.clone(),
-                    gfx_target: None,
-                    first_driver: g.first_driver.clone(),
-                    identity_note: g.identity_note.clone(),
-                }
-            })
+            .map(|g| GpuFact::nvidia(g, manifests))
             .collect();
         let driver_cuda = report.driver.cuda_version.clone().or_else(|| {
             report
@@ -137,21 +143,7 @@ impl Machine {
                 .and_then(|d| manifests.cuda.max_cuda_for_driver(d))
                 .map(str::to_string)
         });
-        let frameworks = report
-            .python_envs
-            .iter()
-            .flat_map(|env| {
-                env.frameworks.iter().map(|fw| InstalledFramework {
-                    env: env.path.clone(),
-                    env_kind: env.kind.clone(),
-                    env_python: env.python_version.clone(),
-                    name: fw.name.clone(),
-                    version: fw.version.clone(),
-                    cuda: fw.cuda.clone(),
-                    variant: fw.variant.clone(),
-                })
-            })
-            .collect();
+        let frameworks = installed_frameworks(report);
         Machine {
             gpus,
             amd_gpu: report.pci_devices.iter().any(|d| d.vendor == "amd"),
@@ -162,7 +154,7 @@ impl Machine {
             library_version: report
                 .driver_libraries
                 .iter()
-                .filter(|l| l.kind == crate::report::DriverLibraryKind::Driver)
+                .filter(|l| l.kind == DriverLibraryKind::Driver)
                 .find_map(|l| l.version.clone()),
             nouveau_loaded: report.kernel.nouveau_loaded,
             amd_driver: None,
@@ -192,7 +184,7 @@ impl Machine {
             system_python: report
                 .python_envs
                 .iter()
-                .find(|e| e.kind == crate::report::EnvKind::System)
+                .find(|e| e.kind == EnvKind::System)
                 .and_then(|e| e.python_version.clone()),
             findings: report
                 .findings
@@ -335,4 +327,24 @@ impl Machine {
     pub fn finding(&self, id: &str) -> Option<&FindingFact> {
         self.findings.iter().find(|f| f.id == id)
     }
+}
+
+/// Every framework of every Python environment, each with its environment: what a plan must
+/// keep working (or fix) where it is.
+fn installed_frameworks(report: &Report) -> Vec<InstalledFramework> {
+    report
+        .python_envs
+        .iter()
+        .flat_map(|env| {
+            env.frameworks.iter().map(|fw| InstalledFramework {
+                env: env.path.clone(),
+                env_kind: env.kind.clone(),
+                env_python: env.python_version.clone(),
+                name: fw.name.clone(),
+                version: fw.version.clone(),
+                cuda: fw.cuda.clone(),
+                variant: fw.variant.clone(),
+            })
+        })
+        .collect()
 }

@@ -10,7 +10,7 @@
 
 use crate::framework::FrameworkName;
 use crate::manifest::{AmdgpuInstall, Manifests, TargetCarried, TorchWheel};
-use crate::report::{Gpu, Report};
+use crate::report::{EnvKind, Framework, Gpu, PythonEnv, Report};
 use crate::version::GfxTarget;
 
 use super::cmd::{Check, Command, Guard, Python, Word, words};
@@ -47,6 +47,8 @@ const FIXABLE: [&str; 5] = [
 /// The ROCm release a plan installs, and how.
 struct RocmChoice<'m> {
     installer: &'m AmdgpuInstall,
+    /// The Ubuntu release (`noble`) the installer package is for.
+    codename: String,
     usecase: String,
     no_dkms: bool,
 }
@@ -71,40 +73,360 @@ struct TorchChoice {
 /// A [`Refusal`] when the target cannot work on these GPUs or this system.
 pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Plan, Refusal> {
     let machine = machine(report);
-    let refuse = |reason: String| Refusal {
-        reason,
-        facts: super::machine_facts(&machine),
-    };
+    match Choices::make(report, m, target) {
+        Ok(choices) => Ok(choices.plan(machine)),
+        Err(reason) => Err(Refusal {
+            reason,
+            facts: super::machine_facts(&machine),
+        }),
+    }
+}
+
+/// What an AMD plan is written from, decided before any step: the GPUs' targets, the ROCm
+/// there and the one to install, and the torch to install or keep.
+struct Choices<'a, 'm> {
+    report: &'a Report,
+    m: &'m Manifests,
+    target: &'a Target,
+    /// The gfx targets of the GPUs ROCm programs run on, deduplicated.
+    targets: Vec<String>,
+    /// The version of the default ROCm install (`/opt/rocm`), when there is one.
+    installed: Option<String>,
+    rocm: Option<RocmChoice<'m>>,
+    torch: Option<TorchChoice>,
+}
+
+/// An AMD plan's parts as they are written, each list in the order it prints.
+#[derive(Default)]
+struct Draft {
+    steps: Vec<Step>,
+    summary: Vec<String>,
+    notes: Vec<String>,
+    /// The findings the steps fix (when the report has them).
+    fixes: Vec<&'static str>,
+}
+
+impl<'a, 'm> Choices<'a, 'm> {
+    /// The choices, or why none can be made: the target must be one an AMD plan serves, every
+    /// GPU must have a target some ROCm runs, and `--via pip` must have a torch to install.
+    fn make(report: &'a Report, m: &'m Manifests, target: &'a Target) -> Result<Self, String> {
+        let via = target.via();
+        refuse_nvidia_only(target, via)?;
+        let targets = gfx_targets(report, m)?;
+        let installed = report
+            .rocm
+            .as_ref()
+            .and_then(|s| {
+                s.default_install
+                    .as_deref()
+                    .and_then(|d| s.installs.iter().find(|i| i.path == d))
+            })
+            .and_then(|i| i.version.clone());
+        let mut choices = Choices {
+            report,
+            m,
+            target,
+            targets,
+            installed,
+            rocm: None,
+            torch: None,
+        };
+        choices.rocm = choices.rocm_to_install(via)?;
+        choices.torch = choose_torch(report, m, target, &choices.targets)?;
+        if via == Via::Pip && choices.torch.is_none() {
+            return Err(
+                "--via pip installs PyTorch's ROCm wheel, and nothing asks for it: name it with \
+                 --framework torch, or plan ROCm itself with --via apt"
+                    .to_string(),
+            );
+        }
+        Ok(choices)
+    }
+
+    /// Whether the report has this finding.
+    fn found(&self, id: &str) -> bool {
+        self.report.findings.iter().any(|f| f.id == id)
+    }
+
+    /// Whether a ROCm release's official list has every GPU's target (or its sibling).
+    fn lists_all(&self, rocm: &str) -> bool {
+        self.targets
+            .iter()
+            .all(|t| supported_by_release(self.m, rocm, t).is_some())
+    }
+
+    /// What to do about ROCm itself: install or upgrade it when asked (--via apt), when the
+    /// installed one does not list the GPU, or when nothing is named and nothing is to be fixed
+    /// (the newest stack, as for NVIDIA); else keep what is there (PyTorch's ROCm wheels bring
+    /// their own runtime).
+    fn rocm_to_install(&self, via: Via) -> Result<Option<RocmChoice<'m>>, String> {
+        let nothing_to_fix = !FIXABLE.iter().any(|id| self.found(id));
+        let wants_rocm = self.target.via == Some(Via::Apt)
+            || self.found("rocm-too-old-for-gpu")
+            || (!self.target.names_a_stack() && nothing_to_fix);
+        match via {
+            Via::Apt if self.installed.as_deref().is_some_and(|v| self.lists_all(v)) => Ok(None),
+            Via::Apt if wants_rocm => {
+                let codename = codename(self.report, self.target)?;
+                choose_rocm(self.report, self.m, codename, &self.targets).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The plan: ROCm, the groups, torch and the override, in that order (each needs the one
+    /// before), the check that runs them all, then what each step is there for.
+    fn plan(self, machine: Machine) -> Plan {
+        let mut draft = Draft::default();
+        self.write_rocm(&mut draft);
+        self.write_groups(&mut draft);
+        self.write_torch(&mut draft);
+        self.write_override(&mut draft);
+        draft.steps.push(verify_step(
+            self.rocm.is_some() || self.installed.is_some(),
+            self.torch.as_ref(),
+        ));
+        self.write_cautions(&mut draft);
+        let request = self
+            .target
+            .names_a_stack()
+            .then(|| format!("request: {}", super::shell::flags(self.target)));
+        for step in &mut draft.steps {
+            step.serves = serves(&step.id, &draft.fixes, request.as_deref(), |id| {
+                self.found(id)
+            });
+        }
+        let (addresses, leaves) = findings(&machine, &draft.fixes);
+        Plan {
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            untouched: untouched(self.report, self.rocm.as_ref(), self.torch.as_ref()),
+            summary: draft.summary,
+            notes: draft.notes,
+            addresses,
+            leaves,
+            machine,
+            target: self.target.clone(),
+            steps: draft.steps,
+            files: Vec::new(),
+            options: Vec::new(),
+            apt_repos: self.apt_repos(),
+        }
+    }
+
+    /// AMD's installer and ROCm through it, upgrading the ROCm there; or, with none to
+    /// install, the ROCm that stays.
+    fn write_rocm(&self, out: &mut Draft) {
+        let Some(choice) = &self.rocm else {
+            if let Some(v) = self.installed.as_deref() {
+                out.summary.push(format!(
+                    "ROCm: keep {v} in /opt/rocm{}",
+                    if self.lists_all(v) {
+                        format!(" (its list has {})", self.targets.join(", "))
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            return;
+        };
+        out.steps.push(installer_step(choice));
+        out.steps.push(rocm_step(self.m, choice));
+        out.summary.push(format!(
+            "via apt: amdgpu-install {} from repo.radeon.com for Ubuntu {}",
+            choice.installer.rocm, choice.codename
+        ));
+        out.summary.push(format!(
+            "ROCm {} (amdgpu-install --usecase={}{})",
+            choice.installer.rocm,
+            choice.usecase,
+            if choice.no_dkms {
+                " --no-dkms: the working amdgpu driver stays"
+            } else {
+                ": with AMD's amdgpu-dkms kernel driver"
+            }
+        ));
+        if let Some(v) = self.installed.as_deref() {
+            out.summary.push(format!(
+                "ROCm {v} in /opt/rocm: apt upgrades its packages to {} (a multi-version \
+                 install's versioned packages stay beside it)",
+                choice.installer.rocm
+            ));
+        }
+        out.fixes.push("rocm-too-old-for-gpu");
+    }
+
+    /// The `render` and `video` groups, when the user lacks them.
+    fn write_groups(&self, out: &mut Draft) {
+        if let Some(step) = groups_step(self.report, self.m) {
+            out.steps.push(step);
+            out.summary.push(format!(
+                "groups {} for the user (opening /dev/kfd and the render nodes)",
+                self.m.rocm.install.groups.join(", ")
+            ));
+            out.fixes.push("rocm-device-permission");
+        }
+    }
+
+    /// The torch wheel (into a new venv when the environment is not one yet), or the ROCm
+    /// build that stays.
+    fn write_torch(&self, out: &mut Draft) {
+        let Some(t) = &self.torch else {
+            return;
+        };
+        if let Some(wheel) = &t.wheel {
+            if !self
+                .report
+                .python_envs
+                .iter()
+                .any(|e| e.path == t.env && e.kind == EnvKind::Venv)
+                && t.replaces.is_none()
+            {
+                out.steps.push(super::python::venv(&t.env, &t.python));
+            }
+            out.steps.push(torch_step(self.m, t, wheel));
+            out.summary.push(format!(
+                "torch: pip install torch=={} from {} into {}",
+                wheel.release,
+                self.m.frameworks.torch_index_url(&wheel.variant),
+                t.env
+            ));
+            out.fixes.extend(TORCH_FINDINGS);
+        } else {
+            out.summary.push(format!(
+                "torch: keep the ROCm build in {} (it carries {})",
+                t.env,
+                if t.override_value.is_some() {
+                    "the GPU's override sibling"
+                } else {
+                    "the GPU's target"
+                }
+            ));
+            if t.override_value.is_some() {
+                out.fixes.push("arch-not-in-build");
+            }
+        }
+    }
+
+    /// The sibling override, when the GPU runs only as its sibling (the wheel's list, else
+    /// ROCm's): exported for every login, unless it is set already; with GPUs of different
+    /// targets, a note instead, since one override would give the others the wrong code.
+    fn write_override(&self, out: &mut Draft) {
+        let targets = &self.targets;
+        let override_value = self
+            .torch
+            .as_ref()
+            .and_then(|t| t.override_value.clone())
+            .or_else(|| {
+                let choice = self.rocm.as_ref()?;
+                targets
+                    .iter()
+                    .find_map(|gfx| sibling_release(self.m, &choice.installer.rocm, gfx))
+                    .map(|(family, value)| (value, family))
+            });
+        let Some((value, family)) = &override_value else {
+            return;
+        };
+        let mixed = targets.iter().any(|t| Some(t) != targets.first());
+        let set = crate::diagnose::env_var(self.report, "HSA_OVERRIDE_GFX_VERSION")
+            .is_some_and(|v| v.trim() == value);
+        if mixed {
+            out.notes.push(format!(
+                "These GPUs have different targets ({}): one HSA_OVERRIDE_GFX_VERSION={value} \
+                 would make the runtime load the wrong code on the others; run the programs with \
+                 HIP_VISIBLE_DEVICES naming the GPUs of one target and the override.",
+                targets.join(", ")
+            ));
+        } else if !set {
+            out.steps.push(override_step(value, family));
+            out.summary.push(format!(
+                "HSA_OVERRIDE_GFX_VERSION={value}: the GPU runs as its {family} sibling"
+            ));
+        }
+    }
+
+    /// What the plan cannot do from inside: a container's devices come from its host, and
+    /// amdgpu-dkms under Secure Boot needs its key enrolled.
+    fn write_cautions(&self, out: &mut Draft) {
+        if let Some(c) = self.report.host.container.as_deref()
+            && self.found("kfd-missing")
+        {
+            out.notes.push(format!(
+                "This is a {c} container: the amdgpu kernel driver is the host's. Start the \
+                 container with --device=/dev/kfd --device=/dev/dri --group-add video \
+                 --group-add render."
+            ));
+        }
+        if self.rocm.as_ref().is_some_and(|c| !c.no_dkms)
+            && self.report.host.secure_boot != Some(false)
+        {
+            out.notes.push(
+                "amdgpu-dkms builds its kernel module on this machine: with Secure Boot on, its \
+                 signing key must be enrolled as a Machine-Owner Key after the reboot ('Enroll \
+                 MOK'), or the module is rejected."
+                    .to_string(),
+            );
+        }
+    }
+
+    /// The repositories (repos.toml ids) the apt lines are for: those serving the Ubuntu
+    /// release the installer is for; none without an apt install.
+    fn apt_repos(&self) -> Vec<String> {
+        self.rocm
+            .as_ref()
+            .map(|choice| {
+                let os = if choice.codename == "jammy" {
+                    "ubuntu-22.04"
+                } else {
+                    "ubuntu-24.04"
+                };
+                self.m
+                    .repos
+                    .serving("ubuntu", os, "x86_64")
+                    .map(|r| r.id.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// `--cuda`, `--cudnn`, `--driver R`, `--via conda` and frameworks other than PyTorch are for
+/// NVIDIA's stack (or have no ROCm data in the tables): refused with what to ask instead.
+fn refuse_nvidia_only(target: &Target, via: Via) -> Result<(), String> {
     if target.cuda.is_some()
         || target.cudnn.is_some()
         || matches!(target.driver, super::DriverChoice::Branch(_))
     {
-        return Err(refuse(
+        return Err(
             "--cuda, --cudnn and --driver choose NVIDIA's CUDA stack, and this machine's GPUs are \
              AMD: plan ROCm without them (`gpu-doctor plan`, `gpu-doctor plan --framework torch`)"
                 .to_string(),
-        ));
+        );
     }
-    let via = target.via();
     if via == Via::Conda {
-        return Err(refuse(
+        return Err(
             "conda plans are made for NVIDIA's CUDA stack: PyTorch's ROCm builds come from its pip \
              index; use --via pip (the wheel only) or --via apt (ROCm and the wheel)"
                 .to_string(),
-        ));
+        );
     }
     if let Some(fw) = &target.framework
         && fw.name != super::FrameworkName::Torch
     {
-        return Err(refuse(format!(
+        return Err(format!(
             "gpu-doctor's tables hold ROCm wheel data for PyTorch only; {}'s ROCm builds are not \
              planned (rocm.toml gaps)",
             fw.name.as_str()
-        )));
+        ));
     }
+    Ok(())
+}
+
+/// The gfx targets of the GPUs ROCm programs run on, deduplicated; none (WSL, or only signs of
+/// an AMD GPU) or one no ROCm runs is a refusal with the reason.
+fn gfx_targets(report: &Report, m: &Manifests) -> Result<Vec<String>, String> {
     let gpus = target_gpus(report);
     if gpus.is_empty() {
-        return Err(refuse(if report.host.wsl {
+        return Err(if report.host.wsl {
             format!(
                 "under WSL the AMD GPU is reached through the Windows driver, and its gfx target \
                  cannot be read here, so no ROCm release or wheel can be chosen for it: follow \
@@ -117,219 +439,16 @@ pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Pl
             "no AMD GPU is on the PCI bus of this machine (only signs of one: the amdgpu \
              module, /dev/kfd or a ROCm install), so no ROCm release can be chosen for it"
                 .to_string()
-        }));
+        });
     }
     for g in &gpus {
         if let Some(why) = unsupported(m, g) {
-            return Err(refuse(why));
+            return Err(why);
         }
     }
     let mut targets: Vec<String> = gpus.iter().filter_map(|g| g.gfx_target.clone()).collect();
     targets.dedup();
-
-    let stack = report.rocm.as_ref();
-    let installed = stack
-        .and_then(|s| {
-            s.default_install
-                .as_deref()
-                .and_then(|d| s.installs.iter().find(|i| i.path == d))
-        })
-        .and_then(|i| i.version.clone());
-    let lists_all = |rocm: &str| {
-        targets
-            .iter()
-            .all(|t| supported_by_release(m, rocm, t).is_some())
-    };
-    let found = |id: &str| report.findings.iter().any(|f| f.id == id);
-    // What to do about ROCm itself: install or upgrade it when asked (--via apt), when the
-    // installed one does not list the GPU, or when nothing is named and nothing is to be fixed
-    // (the newest stack, as for NVIDIA); else keep what is there (PyTorch's ROCm wheels bring
-    // their own runtime).
-    let nothing_to_fix = !FIXABLE.iter().any(|id| found(id));
-    let wants_rocm = target.via == Some(Via::Apt)
-        || found("rocm-too-old-for-gpu")
-        || (!target.names_a_stack() && nothing_to_fix);
-    let (rocm, codename) = match via {
-        Via::Apt if installed.as_deref().is_some_and(lists_all) => (None, None),
-        Via::Apt if wants_rocm => {
-            let codename = codename(report, target).map_err(&refuse)?;
-            let choice = choose_rocm(report, m, &codename, &targets).map_err(&refuse)?;
-            (Some(choice), Some(codename))
-        }
-        _ => (None, None),
-    };
-    let torch = choose_torch(report, m, target, &targets).map_err(&refuse)?;
-    if via == Via::Pip && torch.is_none() {
-        return Err(refuse(
-            "--via pip installs PyTorch's ROCm wheel, and nothing asks for it: name it with \
-             --framework torch, or plan ROCm itself with --via apt"
-                .to_string(),
-        ));
-    }
-
-    let mut steps = Vec::new();
-    let mut summary = Vec::new();
-    let mut notes = Vec::new();
-    let mut fixes: Vec<&str> = Vec::new();
-    if let (Some(choice), Some(codename)) = (&rocm, &codename) {
-        steps.push(installer_step(choice, codename));
-        steps.push(rocm_step(m, choice));
-        summary.push(format!(
-            "via apt: amdgpu-install {} from repo.radeon.com for Ubuntu {codename}",
-            choice.installer.rocm
-        ));
-        summary.push(format!(
-            "ROCm {} (amdgpu-install --usecase={}{})",
-            choice.installer.rocm,
-            choice.usecase,
-            if choice.no_dkms {
-                " --no-dkms: the working amdgpu driver stays"
-            } else {
-                ": with AMD's amdgpu-dkms kernel driver"
-            }
-        ));
-        if let Some(v) = installed.as_deref() {
-            summary.push(format!(
-                "ROCm {v} in /opt/rocm: apt upgrades its packages to {} (a multi-version \
-                 install's versioned packages stay beside it)",
-                choice.installer.rocm
-            ));
-        }
-        fixes.push("rocm-too-old-for-gpu");
-    } else if let Some(v) = installed.as_deref() {
-        summary.push(format!(
-            "ROCm: keep {v} in /opt/rocm{}",
-            if lists_all(v) {
-                format!(" (its list has {})", targets.join(", "))
-            } else {
-                String::new()
-            }
-        ));
-    }
-    if let Some(step) = groups_step(report, m) {
-        steps.push(step);
-        summary.push(format!(
-            "groups {} for the user (opening /dev/kfd and the render nodes)",
-            m.rocm.install.groups.join(", ")
-        ));
-        fixes.push("rocm-device-permission");
-    }
-    // The sibling override, when the GPU runs only as its sibling (ROCm's list or the wheel).
-    let mut override_value = torch.as_ref().and_then(|t| t.override_value.clone());
-    if let Some(t) = &torch {
-        if let Some(wheel) = &t.wheel {
-            if !report
-                .python_envs
-                .iter()
-                .any(|e| e.path == t.env && e.kind == crate::report::EnvKind::Venv)
-                && t.replaces.is_none()
-            {
-                steps.push(super::python::venv(&t.env, &t.python));
-            }
-            steps.push(torch_step(m, t, wheel));
-            summary.push(format!(
-                "torch: pip install torch=={} from {} into {}",
-                wheel.release,
-                m.frameworks.torch_index_url(&wheel.variant),
-                t.env
-            ));
-            fixes.extend(TORCH_FINDINGS);
-        } else {
-            summary.push(format!(
-                "torch: keep the ROCm build in {} (it carries {})",
-                t.env,
-                if t.override_value.is_some() {
-                    "the GPU's override sibling"
-                } else {
-                    "the GPU's target"
-                }
-            ));
-            if t.override_value.is_some() {
-                fixes.push("arch-not-in-build");
-            }
-        }
-    }
-    if override_value.is_none()
-        && let Some(choice) = &rocm
-    {
-        override_value = targets
-            .iter()
-            .find_map(|gfx| sibling_release(m, &choice.installer.rocm, gfx))
-            .map(|(family, value)| (value, family));
-    }
-    if let Some((value, family)) = &override_value {
-        let mixed = targets.iter().any(|t| Some(t) != targets.first());
-        let set = crate::diagnose::env_var(report, "HSA_OVERRIDE_GFX_VERSION")
-            .is_some_and(|v| v.trim() == value);
-        if mixed {
-            notes.push(format!(
-                "These GPUs have different targets ({}): one HSA_OVERRIDE_GFX_VERSION={value} \
-                 would make the runtime load the wrong code on the others; run the programs with \
-                 HIP_VISIBLE_DEVICES naming the GPUs of one target and the override.",
-                targets.join(", ")
-            ));
-        } else if !set {
-            steps.push(override_step(value, family));
-            summary.push(format!(
-                "HSA_OVERRIDE_GFX_VERSION={value}: the GPU runs as its {family} sibling"
-            ));
-        }
-    }
-    steps.push(verify_step(
-        rocm.is_some() || installed.is_some(),
-        torch.as_ref(),
-    ));
-    if let Some(c) = report.host.container.as_deref()
-        && found("kfd-missing")
-    {
-        notes.push(format!(
-            "This is a {c} container: the amdgpu kernel driver is the host's. Start the container \
-             with --device=/dev/kfd --device=/dev/dri --group-add video --group-add render."
-        ));
-    }
-    if rocm.as_ref().is_some_and(|c| !c.no_dkms) && report.host.secure_boot != Some(false) {
-        notes.push(
-            "amdgpu-dkms builds its kernel module on this machine: with Secure Boot on, its \
-             signing key must be enrolled as a Machine-Owner Key after the reboot ('Enroll MOK'), \
-             or the module is rejected."
-                .to_string(),
-        );
-    }
-    let request = target
-        .names_a_stack()
-        .then(|| format!("request: {}", super::shell::flags(target)));
-    for step in &mut steps {
-        step.serves = serves(&step.id, &fixes, request.as_deref(), found);
-    }
-    let apt_repos = codename
-        .as_deref()
-        .map(|c| {
-            let os = if c == "jammy" {
-                "ubuntu-22.04"
-            } else {
-                "ubuntu-24.04"
-            };
-            m.repos
-                .serving("ubuntu", os, "x86_64")
-                .map(|r| r.id.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    let (addresses, leaves) = findings(&machine, &fixes);
-    Ok(Plan {
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        untouched: untouched(report, rocm.as_ref(), torch.as_ref()),
-        summary,
-        notes,
-        addresses,
-        leaves,
-        machine,
-        target: target.clone(),
-        steps,
-        files: Vec::new(),
-        options: Vec::new(),
-        apt_repos,
-    })
+    Ok(targets)
 }
 
 /// What a step of an AMD plan is there for: the findings it fixes that the report has, else
@@ -495,7 +614,7 @@ fn sibling_release(m: &Manifests, rocm: &str, gfx: &str) -> Option<(String, Stri
 fn choose_rocm<'m>(
     report: &Report,
     m: &'m Manifests,
-    codename: &str,
+    codename: String,
     targets: &[String],
 ) -> Result<RocmChoice<'m>, String> {
     let installer = m
@@ -503,7 +622,7 @@ fn choose_rocm<'m>(
         .installers
         .iter()
         .rev()
-        .filter(|i| i.codenames.iter().any(|c| c == codename))
+        .filter(|i| i.codenames.contains(&codename))
         .find(|i| {
             targets
                 .iter()
@@ -554,6 +673,7 @@ fn choose_rocm<'m>(
         report.kernel.amdgpu_loaded && report.kernel.device_nodes.iter().any(|n| n == "/dev/kfd");
     Ok(RocmChoice {
         installer,
+        codename,
         usecase,
         no_dkms: working || report.host.container.is_some(),
     })
@@ -579,7 +699,40 @@ fn choose_torch(
     if asked.is_none() && broken.is_empty() {
         return Ok(None);
     }
-    let env = target
+    let env = torch_env(report, target, &broken);
+    let here = report.python_envs.iter().find(|e| e.path == env);
+    let gfx = targets.first().map(String::as_str).unwrap_or("");
+    let ask = TorchAsk {
+        m,
+        target,
+        here,
+        existing: here.and_then(|e| e.frameworks.iter().find(|f| f.name == FrameworkName::Torch)),
+        python_version: target
+            .python
+            .clone()
+            .or_else(|| here.and_then(|e| e.python_version.clone())),
+        wanted_version: asked.and_then(|f| f.version.clone()),
+        gfx,
+        group: m.rocm.override_group(gfx).and_then(|g| {
+            let sibling = GfxTarget::from_override(&g.value)?.to_string();
+            Some(OverrideSibling {
+                target: sibling,
+                value: g.value.clone(),
+                family: g.family.clone(),
+            })
+        }),
+        env,
+    };
+    if let Some(kept) = ask.kept() {
+        return Ok(Some(kept));
+    }
+    ask.install().map(Some)
+}
+
+/// The environment torch goes into: `--env`, else the one a finding names, else the one venv
+/// that has torch, else `.venv`.
+fn torch_env(report: &Report, target: &Target, broken: &[&str]) -> String {
+    target
         .env
         .clone()
         .or_else(|| broken.first().map(|e| (*e).to_string()))
@@ -588,135 +741,174 @@ fn choose_torch(
                 .python_envs
                 .iter()
                 .filter(|e| {
-                    e.kind == crate::report::EnvKind::Venv
+                    e.kind == EnvKind::Venv
                         && e.frameworks.iter().any(|f| f.name == FrameworkName::Torch)
                 })
                 .map(|e| e.path.as_str())
                 .collect();
             (torch_envs.len() == 1).then(|| torch_envs[0].to_string())
         })
-        .unwrap_or_else(|| ".venv".to_string());
-    let here = report.python_envs.iter().find(|e| e.path == env);
-    let existing = here.and_then(|e| e.frameworks.iter().find(|f| f.name == FrameworkName::Torch));
-    let python_version = target
-        .python
-        .clone()
-        .or_else(|| here.and_then(|e| e.python_version.clone()));
-    let wanted_version = asked.and_then(|f| f.version.clone());
-    let gfx = targets.first().map(String::as_str).unwrap_or("");
-    let group = m.rocm.override_group(gfx).and_then(|g| {
-        let sibling = GfxTarget::from_override(&g.value)?.to_string();
-        Some((sibling, g.value.clone(), g.family.clone()))
-    });
+        .unwrap_or_else(|| ".venv".to_string())
+}
 
-    // A ROCm build here that carries the target, or its override sibling, stays when it is
-    // the version asked for (or none is).
-    if let Some(f) = existing.filter(|f| f.variant.as_deref() == Some("rocm"))
-        && wanted_version.as_deref().is_none_or(|v| {
+/// A target's override sibling: the target ROCm's lists may carry in its place, and the
+/// `HSA_OVERRIDE_GFX_VERSION` value (with the family's name) that makes the runtime use it.
+struct OverrideSibling {
+    target: String,
+    value: String,
+    family: String,
+}
+
+impl OverrideSibling {
+    /// The override to export, `(value, family)`, as [`TorchChoice`] keeps it.
+    fn exported(&self) -> (String, String) {
+        (self.value.clone(), self.family.clone())
+    }
+}
+
+/// What the torch choice depends on, once the environment is known.
+struct TorchAsk<'a> {
+    m: &'a Manifests,
+    target: &'a Target,
+    env: String,
+    here: Option<&'a PythonEnv>,
+    /// The torch in that environment now.
+    existing: Option<&'a Framework>,
+    /// `--python`, else the environment's: the wheel must install on it.
+    python_version: Option<String>,
+    /// The torch release asked for (`--framework torch==2.5`).
+    wanted_version: Option<String>,
+    /// The first GPU's gfx target.
+    gfx: &'a str,
+    group: Option<OverrideSibling>,
+}
+
+impl TorchAsk<'_> {
+    /// A ROCm build here that carries the target, or its override sibling, stays when it is
+    /// the version asked for (or none is).
+    fn kept(&self) -> Option<TorchChoice> {
+        let f = self
+            .existing
+            .filter(|f| f.variant.as_deref() == Some("rocm"))?;
+        let wanted = self.wanted_version.as_deref().is_none_or(|v| {
             f.version
                 .as_deref()
                 .is_some_and(|have| same_release(have, v))
-        })
-    {
+        });
+        if !wanted {
+            return None;
+        }
         let carries = |t: &str| {
             f.gfx_targets.iter().any(|x| x == t)
                 || (f.gfx_targets.is_empty()
                     && f.version.as_deref().is_some_and(|v| {
-                        matches!(m.rocm.torch_carries(v, t), TargetCarried::Yes(_))
+                        matches!(self.m.rocm.torch_carries(v, t), TargetCarried::Yes(_))
                     }))
         };
-        if carries(gfx) {
-            return Ok(Some(TorchChoice {
-                env,
-                python: String::new(),
-                wheel: None,
-                replaces: None,
-                cuda_wheels: Vec::new(),
-                override_value: None,
-            }));
-        }
-        if let Some((sibling, value, family)) = &group
-            && carries(sibling)
-        {
-            return Ok(Some(TorchChoice {
-                env,
-                python: String::new(),
-                wheel: None,
-                replaces: None,
-                cuda_wheels: Vec::new(),
-                override_value: Some((value.clone(), family.clone())),
-            }));
-        }
+        let override_value = if carries(self.gfx) {
+            None
+        } else {
+            let sibling = self.group.as_ref().filter(|g| carries(&g.target))?;
+            Some(sibling.exported())
+        };
+        Some(TorchChoice {
+            env: self.env.clone(),
+            python: String::new(),
+            wheel: None,
+            replaces: None,
+            cuda_wheels: Vec::new(),
+            override_value,
+        })
     }
 
-    // Least change: the release that is there, in its ROCm build, when that carries the target;
-    // else the newest release that does.
-    let same_release_here = existing.and_then(|f| f.version.clone());
-    let wheel_for = |t: &str| {
-        m.rocm.torch_wheel(
-            &m.frameworks,
-            wanted_version.as_deref().or(same_release_here.as_deref()),
-            t,
-            python_version.as_deref(),
-        )
-    };
-    let (wheel, override_value) = match wheel_for(gfx) {
-        Some(w) => (w, None),
-        None => match group
-            .as_ref()
-            .and_then(|(sibling, value, family)| Some((wheel_for(sibling)?, value, family)))
+    /// The wheel to install, replacing the torch here (and the `nvidia-*` wheels a CUDA build
+    /// brought); a release asked for whose wheels do not carry the target is refused, naming
+    /// the newest that does.
+    fn install(self) -> Result<TorchChoice, String> {
+        let (wheel, override_value) = self.wheel()?;
+        if let Some(v) = &self.wanted_version
+            && !same_release(&wheel.release, v)
         {
-            Some((w, value, family)) => (w, Some((value.clone(), family.clone()))),
-            None => {
-                let why = m
-                    .rocm
-                    .no_override(gfx)
-                    .map(|n| {
-                        format!(
-                            "; HSA_OVERRIDE_GFX_VERSION is no way round it: {}",
-                            n.reason
-                        )
-                    })
-                    .unwrap_or_default();
-                let python = match python_version.as_deref() {
-                    Some(p) if m.rocm.torch_wheel(&m.frameworks, None, gfx, None).is_some() => {
-                        format!(
-                            " for Python {p}; a newer Python can take one (--python 3.12 --env \
-                             .venv-rocm makes a new environment)"
-                        )
-                    }
-                    _ => String::new(),
-                };
-                return Err(format!(
-                    "no PyTorch ROCm wheel in rocm.toml carries {gfx}{python}{why}"
-                ));
-            }
-        },
-    };
-    if let Some(v) = &wanted_version
-        && !same_release(&wheel.release, v)
-    {
-        return Err(format!(
-            "torch {v}'s ROCm wheels do not carry {gfx} (rocm.toml torch_targets); torch {} is \
-             the newest release whose wheels do",
-            wheel.release.trim_end_matches(".*")
-        ));
+            return Err(format!(
+                "torch {v}'s ROCm wheels do not carry {} (rocm.toml torch_targets); torch {} is \
+                 the newest release whose wheels do",
+                self.gfx,
+                wheel.release.trim_end_matches(".*")
+            ));
+        }
+        let existing = self.existing;
+        Ok(TorchChoice {
+            env: self.env,
+            python: self
+                .target
+                .python
+                .as_ref()
+                .map_or_else(|| "python3".to_string(), |p| format!("python{p}")),
+            wheel: Some(wheel),
+            replaces: existing.map(|f| f.version.clone().unwrap_or_else(|| "torch".to_string())),
+            cuda_wheels: self
+                .here
+                .filter(|_| existing.is_some_and(|f| f.variant.as_deref() == Some("cuda")))
+                .map(|e| e.nvidia_wheels.iter().map(|w| w.name.clone()).collect())
+                .unwrap_or_default(),
+            override_value,
+        })
     }
-    let replaces = existing.map(|f| f.version.clone().unwrap_or_else(|| "torch".to_string()));
-    Ok(Some(TorchChoice {
-        env,
-        python: target
-            .python
+
+    /// Least change: the release that is there, in its ROCm build, when that carries the
+    /// target; else the newest release that does; else the same through the override sibling
+    /// (with the override to export).
+    fn wheel(&self) -> Result<(TorchWheel, Option<(String, String)>), String> {
+        let m = self.m;
+        let same_release_here = self.existing.and_then(|f| f.version.clone());
+        let wheel_for = |t: &str| {
+            m.rocm.torch_wheel(
+                &m.frameworks,
+                self.wanted_version
+                    .as_deref()
+                    .or(same_release_here.as_deref()),
+                t,
+                self.python_version.as_deref(),
+            )
+        };
+        if let Some(w) = wheel_for(self.gfx) {
+            return Ok((w, None));
+        }
+        if let Some((w, sibling)) = self
+            .group
             .as_ref()
-            .map_or_else(|| "python3".to_string(), |p| format!("python{p}")),
-        wheel: Some(wheel),
-        replaces,
-        cuda_wheels: here
-            .filter(|_| existing.is_some_and(|f| f.variant.as_deref() == Some("cuda")))
-            .map(|e| e.nvidia_wheels.iter().map(|w| w.name.clone()).collect())
-            .unwrap_or_default(),
-        override_value,
-    }))
+            .and_then(|g| Some((wheel_for(&g.target)?, g)))
+        {
+            return Ok((w, Some(sibling.exported())));
+        }
+        Err(self.no_wheel())
+    }
+
+    /// Why no wheel carries the target: the maintainers' word when no override can help, and
+    /// the newer Python that would get one when only this Python lacks it.
+    fn no_wheel(&self) -> String {
+        let (m, gfx) = (self.m, self.gfx);
+        let why = m
+            .rocm
+            .no_override(gfx)
+            .map(|n| {
+                format!(
+                    "; HSA_OVERRIDE_GFX_VERSION is no way round it: {}",
+                    n.reason
+                )
+            })
+            .unwrap_or_default();
+        let python = match self.python_version.as_deref() {
+            Some(p) if m.rocm.torch_wheel(&m.frameworks, None, gfx, None).is_some() => {
+                format!(
+                    " for Python {p}; a newer Python can take one (--python 3.12 --env \
+                     .venv-rocm makes a new environment)"
+                )
+            }
+            _ => String::new(),
+        };
+        format!("no PyTorch ROCm wheel in rocm.toml carries {gfx}{python}{why}")
+    }
 }
 
 /// Whether two torch versions are the same release as far as the shorter says (`2.5` and
@@ -776,8 +968,8 @@ fn override_step(value: &str, family: &str) -> Step {
 }
 
 /// Fetches and installs AMD's installer package for the release.
-fn installer_step(choice: &RocmChoice<'_>, codename: &str) -> Step {
-    let i = choice.installer;
+fn installer_step(choice: &RocmChoice<'_>) -> Step {
+    let (i, codename) = (choice.installer, &choice.codename);
     let url = format!("{}{}", i.url_for(codename), i.deb);
     let file = Word::Join(vec![Word::Var("tmp"), Word::lit(format!("/{}", i.deb))]);
     Step {

@@ -3,6 +3,7 @@
 
 // The parent's types and imports, and the sibling parts: this file is one part of one decision.
 use super::*;
+use crate::report::EnvKind;
 
 /// What the frameworks and toolkits already on the machine need of the driver.
 pub(super) fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
@@ -58,9 +59,10 @@ pub(super) fn has_fix(
 ) -> bool {
     let no_driver = machine.working_driver().is_none() && machine.driver_fixed().is_none();
     let unmet = working.is_some_and(|cap| needs.iter().any(|n| !n.met_by(m, cap)));
-    let rebuild = machine.frameworks.iter().any(|f| {
-        f.env_kind != crate::report::EnvKind::System && torch_rebuild(m, f, ccs).is_some()
-    });
+    let rebuild = machine
+        .frameworks
+        .iter()
+        .any(|f| f.env_kind != EnvKind::System && torch_rebuild(m, f, ccs).is_some());
     machine.nouveau_loaded
         || no_driver
         || unmet
@@ -126,7 +128,7 @@ pub(super) fn plan_fixes(
             None if too_old => "driver-too-old-for-framework",
             None => continue,
         };
-        if fw.env_kind == crate::report::EnvKind::System {
+        if fw.env_kind == EnvKind::System {
             d.notes.push(format!(
                 "torch {} in the system Python ({}) needs another build; this plan does not \
                  change the system Python: make a virtual environment with `gpu-doctor plan \

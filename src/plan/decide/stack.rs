@@ -3,123 +3,197 @@
 
 // The parent's types and imports, and the sibling parts: this file is one part of one decision.
 use super::*;
+use crate::manifest::Carried;
+use crate::plan::machine::EnvFact;
+use crate::plan::target::FrameworkSpec;
+use crate::report::EnvKind;
 
 /// The Pythons a new environment may be made with, oldest first.
 pub(super) const PYTHONS: [&str; 7] = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
 
-/// The stack the target names (or, with nothing named and nothing to fix, the newest stable
-/// one for these GPUs).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one call site; the pieces are all needed"
-)]
-pub(super) fn plan_stack(
-    machine: &Machine,
-    m: &Manifests,
-    target: &Target,
-    ccs: &[String],
-    cap: Option<&DriverCap>,
-    ceiling: Option<&Version>,
-    as_of: &str,
-    d: &mut Decision<'_>,
-    needs: &mut Vec<Need>,
-) -> Result<(), Refusal> {
-    let user_cuda = match &target.cuda {
-        Some(text) => Some(checked_cuda(m, text, ccs)?),
-        None => None,
-    };
-    // The environment the framework goes into, when it exists already, and its Python.
-    let existing = default_env(machine, target).and_then(|(path, _)| {
-        machine
-            .python_envs
-            .iter()
-            .find(|e| e.path.trim_end_matches('/') == path.trim_end_matches('/'))
-    });
-    let env_python = existing.and_then(|e| e.python.clone());
-    let python = target.python.clone().or(env_python).or_else(|| {
-        // A new venv made with `python3` gets the system's Python.
-        (d.via != Via::Conda)
-            .then(|| machine.system_python.clone())
-            .flatten()
-    });
-    let spec = target.framework.clone().or_else(|| {
-        (d.via == Via::Pip).then_some(crate::plan::target::FrameworkSpec {
-            name: FrameworkName::Torch,
-            extra: None,
-            version: None,
+/// What the stack's choice depends on: the machine, the tables, the target, the GPUs, and the
+/// driver the picks must run on.
+pub(super) struct StackAsk<'a> {
+    pub machine: &'a Machine,
+    pub m: &'a Manifests,
+    pub target: &'a Target,
+    pub ccs: &'a [String],
+    /// What the picks must run on: the named branch, or a driver that stays; `None` under
+    /// `--driver auto`, which picks the newest builds and the driver they need.
+    pub cap: Option<&'a DriverCap>,
+    /// The newest CUDA the plan picks when none is named (a driver that stays, or the named
+    /// branch, runs no newer).
+    pub ceiling: Option<&'a Version>,
+    pub as_of: &'a str,
+}
+
+impl StackAsk<'_> {
+    /// The stack the target names (or, with nothing named and nothing to fix, the newest
+    /// stable one for these GPUs): the framework, then the toolkit, cuDNN and NCCL it runs
+    /// with, then the environment they go into. What each needs of the driver goes to `needs`.
+    pub(super) fn plan(&self, d: &mut Decision<'_>, needs: &mut Vec<Need>) -> Result<(), Refusal> {
+        let user_cuda = match &self.target.cuda {
+            Some(text) => Some(checked_cuda(self.m, text, self.ccs)?),
+            None => None,
+        };
+        let existing = self.existing_env();
+        let python = self.python(existing, d.via);
+        let spec = self.framework_spec(d.via);
+        if let Some(spec) = &spec {
+            let fw = self.framework(spec, user_cuda.as_ref(), python.clone(), existing, d)?;
+            needs.push(Need {
+                cuda: fw.cuda.clone(),
+                native: false,
+                floor: fw.driver_floor.clone(),
+                what: fw.label.clone(),
+                requested: true,
+                serves: d.request.clone().unwrap_or_default(),
+            });
+            d.framework = Some(fw);
+        }
+        if d.via != Via::Pip {
+            let toolkit = self.toolkit(user_cuda.as_ref(), d)?;
+            needs.push(Need {
+                cuda: toolkit.clone(),
+                native: true,
+                floor: None,
+                what: format!("the CUDA {toolkit} toolkit"),
+                requested: true,
+                serves: d.request.clone().unwrap_or_default(),
+            });
+            d.cudnn = Some(cudnn_plan(
+                self.m,
+                d.via,
+                &toolkit,
+                self.ccs,
+                self.target,
+                d.framework.as_ref(),
+            )?);
+            d.nccl = true;
+            self.drop_uncarried_libraries(&toolkit, d);
+            d.toolkit = Some(toolkit);
+        } else if self.target.cudnn.is_some()
+            && d.framework.as_ref().is_some_and(|f| f.cudnn.is_none())
+        {
+            d.notes.push(
+                "--cudnn: pip wheels bring their own cuDNN, so the plan installs none".to_string(),
+            );
+        }
+        if spec.is_some() || d.via == Via::Conda {
+            d.env = Some(env_plan(self.machine, self.m, self.target, d, python)?);
+        }
+        Ok(())
+    }
+
+    /// The environment the framework goes into, when it exists already.
+    fn existing_env(&self) -> Option<&EnvFact> {
+        default_env(self.machine, self.target).and_then(|(path, _)| {
+            self.machine
+                .python_envs
+                .iter()
+                .find(|e| e.path.trim_end_matches('/') == path.trim_end_matches('/'))
         })
-    });
-    if let Some(spec) = &spec {
+    }
+
+    /// The Python the framework must install on: `--python`, else the existing environment's;
+    /// a new venv made with `python3` gets the system's Python.
+    fn python(&self, existing: Option<&EnvFact>, via: Via) -> Option<String> {
+        let env_python = existing.and_then(|e| e.python.clone());
+        self.target.python.clone().or(env_python).or_else(|| {
+            (via != Via::Conda)
+                .then(|| self.machine.system_python.clone())
+                .flatten()
+        })
+    }
+
+    /// The framework named, or PyTorch for `--via pip` with none named (pip installs a
+    /// framework or nothing).
+    fn framework_spec(&self, via: Via) -> Option<FrameworkSpec> {
+        self.target.framework.clone().or_else(|| {
+            (via == Via::Pip).then_some(FrameworkSpec {
+                name: FrameworkName::Torch,
+                extra: None,
+                version: None,
+            })
+        })
+    }
+
+    /// The framework build for these GPUs, this driver and the environment's Python. When no
+    /// build installs on that Python, a new environment is made with the newest Python one
+    /// does (a note says so); an existing environment or a named `--python` is a refusal that
+    /// names the Python that would do.
+    fn framework(
+        &self,
+        spec: &FrameworkSpec,
+        user_cuda: Option<&Version>,
+        python: Option<String>,
+        existing: Option<&EnvFact>,
+        d: &mut Decision<'_>,
+    ) -> Result<FrameworkPlan, Refusal> {
+        let via = d.via;
         let resolve = |python: Option<&str>| {
             frameworks::resolve(
-                m,
+                self.m,
                 spec,
-                ccs,
-                user_cuda.as_ref(),
-                cap,
+                self.ccs,
+                user_cuda,
+                self.cap,
                 python,
-                target.cudnn,
-                d.via == Via::Pip,
+                self.target.cudnn,
+                via == Via::Pip,
             )
         };
         // A conda environment gets the framework's own default Python unless one is named:
         // check the pip line against that one.
-        let python = python.clone().or_else(|| {
+        let python = python.or_else(|| {
             resolve(None)
                 .ok()
                 .and_then(|fw| fw.python_default)
-                .filter(|_| d.via == Via::Conda)
+                .filter(|_| via == Via::Conda)
         });
-        let fw = match resolve(python.as_deref()) {
-            Ok(fw) => fw,
-            Err(why) => {
-                // Would another Python do? The newest that does, for a new environment.
-                let fitting = PYTHONS
-                    .iter()
-                    .rev()
-                    .find_map(|p| resolve(Some(p)).ok().map(|fw| (*p, fw)));
-                match (fitting, existing, &target.python) {
-                    (Some((p, fw)), None, None) => {
-                        d.notes.push(format!(
-                            "{why}. So the plan makes the new environment with Python {p} \
-                             (python{p} must be on PATH; the venv step stops if it is not)."
-                        ));
-                        d.env_python = Some(p.to_string());
-                        fw
-                    }
-                    (Some((p, _)), Some(env), _) => {
-                        return Err(Refusal::new(format!(
-                            "{why}: {} has Python {}. A new environment can have it: \
-                             `gpu-doctor plan {} --env DIR --python {p}` with a DIR that does not \
-                             exist yet",
-                            env.path,
-                            env.python.as_deref().unwrap_or("(unknown)"),
-                            crate::plan::shell::flags(&Target {
-                                env: None,
-                                python: None,
-                                ..target.clone()
-                            })
-                        )));
-                    }
-                    (Some((p, _)), None, Some(_)) => {
-                        return Err(Refusal::new(format!("{why} (--python {p} would do)")));
-                    }
-                    (None, ..) => return Err(Refusal::new(why)),
-                }
-            }
+        let why = match resolve(python.as_deref()) {
+            Ok(fw) => return Ok(fw),
+            Err(why) => why,
         };
-        needs.push(Need {
-            cuda: fw.cuda.clone(),
-            native: false,
-            floor: fw.driver_floor.clone(),
-            what: fw.label.clone(),
-            requested: true,
-            serves: d.request.clone().unwrap_or_default(),
-        });
-        d.framework = Some(fw);
+        // Would another Python do? The newest that does, for a new environment.
+        let fitting = PYTHONS
+            .iter()
+            .rev()
+            .find_map(|p| resolve(Some(p)).ok().map(|fw| (*p, fw)));
+        match (fitting, existing, &self.target.python) {
+            (Some((p, fw)), None, None) => {
+                d.notes.push(format!(
+                    "{why}. So the plan makes the new environment with Python {p} \
+                     (python{p} must be on PATH; the venv step stops if it is not)."
+                ));
+                d.env_python = Some(p.to_string());
+                Ok(fw)
+            }
+            (Some((p, _)), Some(env), _) => Err(Refusal::new(format!(
+                "{why}: {} has Python {}. A new environment can have it: \
+                 `gpu-doctor plan {} --env DIR --python {p}` with a DIR that does not \
+                 exist yet",
+                env.path,
+                env.python.as_deref().unwrap_or("(unknown)"),
+                crate::plan::shell::flags(&Target {
+                    env: None,
+                    python: None,
+                    ..self.target.clone()
+                })
+            ))),
+            (Some((p, _)), None, Some(_)) => {
+                Err(Refusal::new(format!("{why} (--python {p} would do)")))
+            }
+            (None, ..) => Err(Refusal::new(why)),
+        }
     }
-    if d.via != Via::Pip {
-        let toolkit = match (&user_cuda, &d.framework) {
+
+    /// The CUDA toolkit (apt) or `cuda-version` (conda): `--cuda`, else the one the framework
+    /// build needs, else the newest stable one these GPUs run under the ceiling; on apt, as
+    /// NVIDIA's repository for the release carries it.
+    fn toolkit(&self, user_cuda: Option<&Version>, d: &Decision<'_>) -> Result<Version, Refusal> {
+        let (m, ccs, as_of, ceiling) = (self.m, self.ccs, self.as_of, self.ceiling);
+        let toolkit = match (user_cuda, &d.framework) {
             (Some(c), _) => c.clone(),
             // A toolkit runs natively only: under a driver that stays, the newest of the
             // build's major that driver runs (the wheels themselves run through minor-version
@@ -155,64 +229,43 @@ pub(super) fn plan_stack(
                  and newer (split packages pinned with cuda-version)"
             )));
         }
-        let toolkit = if d.via == Via::Apt {
-            carried_toolkit(m, d, ccs, ceiling, toolkit, user_cuda.is_some())?
+        if d.via == Via::Apt {
+            carried_toolkit(m, d, ccs, ceiling, toolkit, user_cuda.is_some())
         } else {
-            toolkit
-        };
-        needs.push(Need {
-            cuda: toolkit.clone(),
-            native: true,
-            floor: None,
-            what: format!("the CUDA {toolkit} toolkit"),
-            requested: true,
-            serves: d.request.clone().unwrap_or_default(),
-        });
-        d.cudnn = Some(cudnn_plan(
-            m,
-            d.via,
-            &toolkit,
-            ccs,
-            target,
-            d.framework.as_ref(),
-        )?);
-        d.nccl = true;
-        if d.via == Via::Apt
-            && let Some(apt) = &d.apt
-        {
-            let ids: Vec<&str> = apt.repo_ids.iter().map(String::as_str).collect();
-            let nccl = format!("-1+cuda{}", toolkit.major_minor());
-            if let crate::manifest::Carried::No(why) =
-                m.repos.lookup(&ids, "libnccl2", Some(&nccl), &[])
-            {
-                d.nccl = false;
-                d.notes.push(format!(
-                    "No NCCL step: NVIDIA's {} repository has no NCCL built for CUDA {toolkit} \
-                     ({why}). pip frameworks bring their own NCCL.",
-                    apt.distro
-                ));
-            }
-            let cudnn = format!("libcudnn9-cuda-{}", toolkit.major());
-            if d.cudnn.is_some()
-                && let crate::manifest::Carried::No(why) = m.repos.lookup(&ids, &cudnn, None, &[])
-            {
-                d.cudnn = None;
-                d.notes.push(format!(
-                    "No cuDNN step: NVIDIA's {} repository has no {cudnn} ({why}).",
-                    apt.distro
-                ));
-            }
+            Ok(toolkit)
         }
-        d.toolkit = Some(toolkit);
-    } else if target.cudnn.is_some() && d.framework.as_ref().is_some_and(|f| f.cudnn.is_none()) {
-        d.notes.push(
-            "--cudnn: pip wheels bring their own cuDNN, so the plan installs none".to_string(),
-        );
     }
-    if spec.is_some() || d.via == Via::Conda {
-        d.env = Some(env_plan(machine, m, target, d, python)?);
+
+    /// On apt, NCCL and cuDNN come from NVIDIA's repository too: a library it does not build
+    /// for this toolkit gets no step, and a note says why (pip frameworks bring their own).
+    fn drop_uncarried_libraries(&self, toolkit: &Version, d: &mut Decision<'_>) {
+        if d.via != Via::Apt {
+            return;
+        }
+        let Some(apt) = &d.apt else {
+            return;
+        };
+        let ids: Vec<&str> = apt.repo_ids.iter().map(String::as_str).collect();
+        let nccl = format!("-1+cuda{}", toolkit.major_minor());
+        if let Carried::No(why) = self.m.repos.lookup(&ids, "libnccl2", Some(&nccl), &[]) {
+            d.nccl = false;
+            d.notes.push(format!(
+                "No NCCL step: NVIDIA's {} repository has no NCCL built for CUDA {toolkit} \
+                 ({why}). pip frameworks bring their own NCCL.",
+                apt.distro
+            ));
+        }
+        let cudnn = format!("libcudnn9-cuda-{}", toolkit.major());
+        if d.cudnn.is_some()
+            && let Carried::No(why) = self.m.repos.lookup(&ids, &cudnn, None, &[])
+        {
+            d.cudnn = None;
+            d.notes.push(format!(
+                "No cuDNN step: NVIDIA's {} repository has no {cudnn} ({why}).",
+                apt.distro
+            ));
+        }
     }
-    Ok(())
 }
 
 /// The toolkit as NVIDIA's repository for the target release carries it (repos.toml). A
@@ -258,8 +311,8 @@ pub(super) fn carried_toolkit(
     }
     let name = format!("cuda-toolkit-{}-{}", toolkit.major(), toolkit.minor());
     let why = match m.repos.lookup(&ids, &name, None, &[]) {
-        crate::manifest::Carried::No(why) => why,
-        crate::manifest::Carried::Yes(_) => String::new(),
+        Carried::No(why) => why,
+        Carried::Yes(_) => String::new(),
     };
     let nearest = carried
         .iter()
@@ -452,7 +505,7 @@ pub(super) fn default_env(machine: &Machine, target: &Target) -> Option<(String,
     let mut envs: Vec<&InstalledFramework> = machine
         .frameworks
         .iter()
-        .filter(|f| f.name == name && f.env_kind == crate::report::EnvKind::Venv)
+        .filter(|f| f.name == name && f.env_kind == EnvKind::Venv)
         .collect();
     envs.dedup_by(|a, b| a.env == b.env);
     match envs.as_slice() {
