@@ -118,17 +118,7 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     if report.kernel.amdgpu_loaded || report.host.wsl {
         return None;
     }
-    let table = manifests.amd_gpu_ids.table();
-    let undriven: Vec<&PciDevice> = report
-        .pci_devices
-        .iter()
-        .filter(|d| d.vendor == "amd" && d.bound_driver.as_deref() != Some("amdgpu"))
-        .filter(|d| {
-            crate::manifest::device_id(&d.device_id)
-                .and_then(|id| table.identify(id, None))
-                .is_some_and(|i| i.target.is_some())
-        })
-        .collect();
+    let undriven = undriven(report, manifests);
     if undriven.is_empty() {
         return None;
     }
@@ -173,6 +163,46 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     for b in &blacklisted {
         f = f.evidence(format!("modprobe: {b}"));
     }
+    let fix = amdgpu_fix(report, &undriven, &cmdline, &blacklisted);
+    for id in [
+        &ids::KFD_MISSING,
+        &ids::ROCM_GPU_UNSUPPORTED,
+        &ids::ROCM_TOO_OLD_FOR_GPU,
+    ] {
+        f = f.explains(id);
+    }
+    for id in FRAMEWORK_SYMPTOMS {
+        f = f.explains(id);
+    }
+    Some(f.subject("driver:amdgpu").fix(fix).build())
+}
+
+/// The AMD GPUs on the bus that amdgpu does not drive, among those it could: the AMD table
+/// gives them a gfx target. Older cards have only `radeon`, and nothing is wrong with them.
+fn undriven<'a>(report: &'a Report, manifests: &Manifests) -> Vec<&'a PciDevice> {
+    let table = manifests.amd_gpu_ids.table();
+    report
+        .pci_devices
+        .iter()
+        .filter(|d| d.vendor == "amd" && d.bound_driver.as_deref() != Some("amdgpu"))
+        .filter(|d| {
+            crate::manifest::device_id(&d.device_id)
+                .and_then(|id| table.identify(id, None))
+                .is_some_and(|i| i.target.is_some())
+        })
+        .collect()
+}
+
+/// What keeps amdgpu off, the most specific cause first: the GPU reserved for a VM (vfio-pci),
+/// a kernel command line option or a modprobe blacklist, the old radeon driver holding the
+/// card; else load it and read why it fails. A container shares the host's kernel, so the fix
+/// is the host's.
+fn amdgpu_fix(
+    report: &Report,
+    undriven: &[&PciDevice],
+    cmdline: &[String],
+    blacklisted: &[String],
+) -> String {
     let radeon = undriven
         .iter()
         .any(|d| d.bound_driver.as_deref() == Some("radeon"));
@@ -215,17 +245,7 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     if let Some(runtime) = report.host.container.as_deref() {
         fix = format!("This {runtime} container uses the host's kernel; on the host: {fix}");
     }
-    for id in [
-        &ids::KFD_MISSING,
-        &ids::ROCM_GPU_UNSUPPORTED,
-        &ids::ROCM_TOO_OLD_FOR_GPU,
-    ] {
-        f = f.explains(id);
-    }
-    for id in FRAMEWORK_SYMPTOMS {
-        f = f.explains(id);
-    }
-    Some(f.subject("driver:amdgpu").fix(fix).build())
+    fix
 }
 
 // ---------------------------------------------------------------------------------------------
