@@ -292,12 +292,23 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
             }
         ));
     }
+    f = f.evidence(render_nodes(stack));
+    let fix = kfd_fix(container, stack);
+    for id in FRAMEWORK_SYMPTOMS {
+        f = f.explains(id);
+    }
+    Some(f.subject("device:/dev/kfd").fix(fix).build())
+}
+
+/// The DRM nodes ROCm would open beside `/dev/kfd`: whether the GPU reached the container (or
+/// the host's udev) at all.
+fn render_nodes(stack: &RocmStack) -> String {
     let renders: Vec<&DeviceNode> = stack
         .device_nodes
         .iter()
         .filter(|n| n.path.starts_with("/dev/dri/"))
         .collect();
-    f = f.evidence(if renders.is_empty() {
+    if renders.is_empty() {
         "/dev/dri: no render nodes either".to_string()
     } else {
         format!(
@@ -308,8 +319,13 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )
-    });
-    let fix = match container {
+    }
+}
+
+/// A container is given the devices (Kubernetes through AMD's device plugin); a host whose
+/// kernel has no KFD boots one that has it; a host with KFD but no node has a udev problem.
+fn kfd_fix(container: Option<&str>, stack: &RocmStack) -> String {
+    match container {
         Some("kubernetes") => "Request the GPU from AMD's device plugin (`resources: {limits: \
              {amd.com/gpu: 1}}`, the ROCm k8s-device-plugin or GPU Operator on the node), which \
              passes /dev/kfd and the render node in."
@@ -329,11 +345,7 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
              created: check udev (`sudo udevadm trigger`, a rule for KERNEL==\"kfd\") and \
              `sudo dmesg | grep -i kfd`, then reboot."
             .to_string(),
-    };
-    for id in FRAMEWORK_SYMPTOMS {
-        f = f.explains(id);
     }
-    Some(f.subject("device:/dev/kfd").fix(fix).build())
 }
 
 // ---------------------------------------------------------------------------------------------
