@@ -544,10 +544,18 @@ fn device_permission(report: &Report) -> Option<Finding> {
             "/etc/group lists {who} in {g}, but this login session does not have it yet"
         ));
     }
+    let fix = permission_fix(report, &who, &groups, &pending);
+    Some(f.fix(fix).explains(&ids::ROCM_IGPU_VISIBLE).build())
+}
+
+/// In a container the user gets the node's group from the runtime; a user already added to it
+/// needs only a new login; anyone else joins the groups (`render`, and `video` of older udev
+/// rules, besides the nodes' own), as does a service's user.
+fn permission_fix(report: &Report, who: &str, groups: &[String], pending: &[&String]) -> String {
     let add = if groups.is_empty() {
         "render,video".to_string()
     } else {
-        let mut all = groups.clone();
+        let mut all = groups.to_vec();
         for g in ["render", "video"] {
             if !all.iter().any(|x| x == g) {
                 all.push(g.to_string());
@@ -555,7 +563,7 @@ fn device_permission(report: &Report) -> Option<Finding> {
         }
         all.join(",")
     };
-    let fix = match report.host.container.as_deref() {
+    match report.host.container.as_deref() {
         Some(runtime) => format!(
             "Give the container's user the device group: `{runtime} run --group-add video \
              --group-add render ...` (or the host's numeric gid of the node's group, \
@@ -577,8 +585,7 @@ fn device_permission(report: &Report) -> Option<Finding> {
              $USER`. For a service (ollama, a Jupyter server), add its user instead: `sudo \
              usermod -aG {add} <service-user>` and restart it."
         ),
-    };
-    Some(f.fix(fix).explains(&ids::ROCM_IGPU_VISIBLE).build())
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
