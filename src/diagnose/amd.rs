@@ -12,7 +12,7 @@ use super::ids;
 use crate::manifest::Manifests;
 use crate::report::rocm::{DeviceNode, RocmStack};
 use crate::report::{Finding, Gpu, PciDevice, Report, Severity};
-use crate::version::Version;
+use crate::version::{GfxTarget, Version, compare};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -365,10 +365,7 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let mut bad: Vec<(&Gpu, String)> = Vec::new();
     for gpu in report.amd_gpus() {
         let target = gpu.gfx_target.as_deref().and_then(|g| table.target(g));
-        let gfx = gpu
-            .gfx_target
-            .as_deref()
-            .and_then(crate::version::GfxTarget::parse);
+        let gfx = gpu.gfx_target.as_deref().and_then(GfxTarget::parse);
         let why = if let Some(t) = target.filter(|t| t.kfd == "no") {
             Some(format!(
                 "{} is {} ({}): the kernel's KFD has no support for it, so ROCm never sees it",
@@ -603,7 +600,7 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
         .and_then(|d| stack.installs.iter().find(|i| i.path == d))
         .or_else(|| {
             stack.installs.iter().max_by(|a, b| {
-                crate::version::compare(
+                compare(
                     a.version.as_deref().unwrap_or(""),
                     b.version.as_deref().unwrap_or(""),
                 )
@@ -622,9 +619,7 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
             late.push((gpu, first.rocm.as_str()));
         }
     }
-    let (_, need) = *late
-        .iter()
-        .max_by(|a, b| crate::version::compare(a.1, b.1))?;
+    let (_, need) = *late.iter().max_by(|a, b| compare(a.1, b.1))?;
     let bundled = report
         .python_envs
         .iter()

@@ -591,6 +591,7 @@ fn build_release(fw: &Framework) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::embedded;
     use crate::report::{Gpu, PythonEnv};
 
     fn gpu(name: &str, cc: &str) -> Gpu {
@@ -631,10 +632,7 @@ mod tests {
     }
 
     fn ids(r: &Report) -> Vec<String> {
-        findings(r, crate::manifest::embedded())
-            .into_iter()
-            .map(|f| f.id)
-            .collect()
+        findings(r, embedded()).into_iter().map(|f| f.id).collect()
     }
 
     #[test]
@@ -645,7 +643,7 @@ mod tests {
             vec![gpu("NVIDIA A10", "8.6")],
             torch("2.11.0+cu130", Some("13.0")),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let too_old = f
             .iter()
             .find(|f| f.id == "driver-too-old-for-framework")
@@ -692,7 +690,7 @@ mod tests {
             vec![gpu("NVIDIA GeForce RTX 4070", "8.9")],
             torch("2.5.1+cpu", None),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].id, "cpu-only-framework-build");
         assert_eq!(f[0].severity, Severity::Warning);
@@ -714,7 +712,7 @@ mod tests {
             vec![gpu("NVIDIA GeForce RTX 5090", "12.0")],
             torch("2.11.0+cu126", Some("12.6")),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let arch = f
             .iter()
             .find(|f| f.id == "arch-not-in-build")
@@ -744,7 +742,7 @@ mod tests {
             vec![gpu("Tesla P100-PCIE-16GB", "6.0")],
             torch("2.11.0+cu130", Some("13.0")),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let arch = f
             .iter()
             .find(|f| f.id == "arch-not-in-build")

@@ -11,6 +11,7 @@ use super::ids;
 use std::path::Path;
 
 use super::FindingBuilder;
+use crate::check::expr::package_version;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, Library, PythonEnv, Report, Severity, framework_subject};
@@ -122,7 +123,7 @@ fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
     let cuda = fw.cuda.as_deref()?;
     let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib");
     if let Some(lib) = jaxlib
-        && let Some(release) = crate::check::expr::package_version(&lib.version)
+        && let Some(release) = package_version(&lib.version)
         && let Some(row) = table.jaxlib_cudnn_built(&release.without_local().to_string(), cuda)
         && let Some(built) = Version::parse(&row.cudnn)
     {
@@ -145,9 +146,7 @@ fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
         .or(jaxlib)
         .map(|c| c.version.as_str())
         .or(fw.version.as_deref())?;
-    let release = crate::check::expr::package_version(release)?
-        .without_local()
-        .to_string();
+    let release = package_version(release)?.without_local().to_string();
     let major = Version::parse(cuda)?.major();
     // The docs / PyPI ranges per CUDA major, else (CUDA 12) the plugin's cuDNN wheel floor read
     // from the release tag.
@@ -833,7 +832,7 @@ fn torch_with_cudnn(
     cuda_major: u64,
     allows: impl Fn(&Version) -> bool,
 ) -> Option<TorchUpgrade> {
-    let installed = crate::check::expr::package_version(torch.version.as_deref()?)?
+    let installed = package_version(torch.version.as_deref()?)?
         .without_local()
         .to_string();
     let fits_python = |min: &str, max: Option<&str>| {
@@ -873,7 +872,9 @@ fn torch_with_cudnn(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Gpu, Wheel};
+    use crate::diagnose::diagnose;
+    use crate::manifest::embedded;
+    use crate::report::{Component, Gpu, Wheel};
 
     const SITE: &str = "/venv/lib/python3.11/site-packages";
 
@@ -922,10 +923,7 @@ mod tests {
     }
 
     fn ids(r: &Report) -> Vec<String> {
-        crate::diagnose::diagnose(r)
-            .into_iter()
-            .map(|f| f.id)
-            .collect()
+        diagnose(r).into_iter().map(|f| f.id).collect()
     }
 
     fn wheel_cudnn(version: &str) -> Library {
@@ -949,7 +947,7 @@ mod tests {
             Some(("ld.so.conf", 3)),
         );
         let missing = machine(vec![torch(&pins)], vec![system8], vec![]);
-        let f = crate::diagnose::diagnose(&missing);
+        let f = diagnose(&missing);
         assert_eq!(
             f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
             ["cudnn-missing"]
@@ -973,7 +971,7 @@ mod tests {
             Some(("LD_LIBRARY_PATH", 0)),
         );
         let r = machine(vec![torch(&pins)], vec![old, wheel_cudnn("9.1.0")], vec![]);
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         assert_eq!(
             f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
             ["library-path-shadowing"]
@@ -992,7 +990,7 @@ mod tests {
             vec![newer, wheel_cudnn("9.1.0")],
             vec![],
         );
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         assert_eq!(
             f.iter()
                 .map(|f| (f.id.as_str(), f.severity))
@@ -1048,8 +1046,7 @@ mod tests {
             vec![wheel_cudnn("9.1.0")],
             wheels,
         );
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         assert!(
             f.evidence
                 .iter()
@@ -1062,10 +1059,7 @@ mod tests {
             "tensorflow and torch in /venv need different versions of nvidia-cudnn-cu12"
         );
         // The conflict is the root cause: TF's own cuDNN finding is not added on top.
-        let ids: Vec<String> = crate::diagnose::diagnose(&r)
-            .into_iter()
-            .map(|f| f.id)
-            .collect();
+        let ids: Vec<String> = diagnose(&r).into_iter().map(|f| f.id).collect();
         assert_eq!(ids, ["framework-wheels-conflict"]);
         // Ranges both satisfied by the installed wheel: no conflict.
         let jax = Framework {
@@ -1083,7 +1077,7 @@ mod tests {
             vec![],
             wheels,
         );
-        assert!(wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0]).is_none());
+        assert!(wheels_conflict(&r, embedded(), &r.python_envs[0]).is_none());
     }
 
     fn jax(version: &str, pins: &[&str]) -> Framework {
@@ -1094,11 +1088,11 @@ mod tests {
             variant: Some("cuda".into()),
             pins: pins.iter().map(|p| (*p).to_string()).collect(),
             components: vec![
-                crate::report::Component {
+                Component {
                     name: "jax-cuda12-plugin".into(),
                     version: version.into(),
                 },
-                crate::report::Component {
+                Component {
                     name: "jaxlib".into(),
                     version: version.into(),
                 },
@@ -1129,8 +1123,7 @@ mod tests {
             cudnn_wheel("9.1.0.70"),
         );
         r.python_envs[0].python_version = Some("3.11.9".into());
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         let fix = f.fix.clone().unwrap_or_default();
         assert!(
             fix.starts_with("Upgrade torch to 2.8 built for CUDA 12.6 (its wheel pins nvidia-cudnn-cu12==9.10.2.21"),
@@ -1161,8 +1154,7 @@ mod tests {
             vec![wheel_cudnn("9.10.2")],
             cudnn_wheel("9.10.2.21"),
         );
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         let fix = f.fix.clone().unwrap_or_default();
         assert!(
             fix.starts_with("Install the nvidia-cudnn-cu12 that torch pins, which every framework here allows: `pip install \"nvidia-cudnn-cu12==9.1.0.70\"`"),
@@ -1175,8 +1167,7 @@ mod tests {
             cudnn_wheel("9.1.0.70"),
         );
         r.python_envs[0].python_version = Some("3.7.1".into());
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         let fix = f.fix.clone().unwrap_or_default();
         assert!(
             fix.starts_with("Give each framework its own environment"),
@@ -1189,7 +1180,7 @@ mod tests {
     #[test]
     fn jax_without_pins_takes_its_release_cudnn_floor() {
         let r = machine(vec![jax("0.6.2", &[])], vec![wheel_cudnn("9.1.0")], vec![]);
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         let ids: Vec<&str> = f.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["cudnn-version-mismatch"]);
         assert_eq!(f[0].severity, Severity::Error);
@@ -1200,7 +1191,7 @@ mod tests {
         );
         // A newer wheel within the range is fine: a floor, not an exact pin.
         // jax 0.11.0's [[jax]] row gives no cuDNN; its tag's build/nvidia-requirements.txt does.
-        let f = crate::diagnose::diagnose(&machine(
+        let f = diagnose(&machine(
             vec![jax("0.11.0", &[])],
             vec![wheel_cudnn("9.1.0")],
             vec![],
@@ -1227,7 +1218,7 @@ mod tests {
     fn old_jaxlib_cudnn_comes_from_its_build_script() {
         let mut old = jax("0.2.12", &[]);
         old.cuda = Some("11.2".into());
-        old.components = vec![crate::report::Component {
+        old.components = vec![Component {
             name: "jaxlib".into(),
             version: "0.1.65+cuda112".into(),
         }];
@@ -1238,7 +1229,7 @@ mod tests {
             Some(("ld.so.conf", 2)),
         );
         let r = machine(vec![old.clone()], vec![system805], vec![]);
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(
             f[0].title,
