@@ -360,42 +360,11 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
     if !wants_amd_compute(report) {
         return None;
     }
-    let table = manifests.amd_gpu_ids.table();
-    let stack = report.rocm.as_ref();
-    let mut bad: Vec<(&Gpu, String)> = Vec::new();
-    for gpu in report.amd_gpus() {
-        let target = gpu.gfx_target.as_deref().and_then(|g| table.target(g));
-        let gfx = gpu.gfx_target.as_deref().and_then(GfxTarget::parse);
-        let why = if let Some(t) = target.filter(|t| t.kfd == "no") {
-            Some(format!(
-                "{} is {} ({}): the kernel's KFD has no support for it, so ROCm never sees it",
-                gpu_label(gpu),
-                t.family,
-                t.gfx
-            ))
-        } else if let Some(g) = gfx.filter(|g| g.major <= 8) {
-            Some(format!(
-                "{} is {} ({g}): no ROCm release since 4.0 ships code for gfx8 or older",
-                gpu_label(gpu),
-                target.map_or("GCN", |t| t.family.as_str())
-            ))
-        } else if gpu.source != "kfd"
-            && gpu.bound_driver.as_deref() == Some("amdgpu")
-            && stack.is_some_and(|s| s.kfd_topology)
-        {
-            Some(format!(
-                "{}: amdgpu drives it, but the KFD topology has no node for it (the kernel log \
-                 says why: \"not supported in kfd\", or \"PCI rejects atomics\" on a slot \
-                 without PCIe atomics)",
-                gpu_label(gpu)
-            ))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            bad.push((gpu, why));
-        }
-    }
+    let kfd_topology = report.rocm.as_ref().is_some_and(|s| s.kfd_topology);
+    let bad: Vec<(&Gpu, String)> = report
+        .amd_gpus()
+        .filter_map(|gpu| Some((gpu, unsupported_because(manifests, gpu, kfd_topology)?)))
+        .collect();
     if bad.is_empty() {
         return None;
     }
@@ -458,6 +427,38 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
         }
     }
     Some(f.fix(fix).build())
+}
+
+/// Why ROCm cannot drive this GPU, if it cannot: KFD does not support its target, no ROCm since
+/// 4.0 ships code for gfx8 or older, or amdgpu drives it while the KFD topology (present) has
+/// no node for it.
+fn unsupported_because(manifests: &Manifests, gpu: &Gpu, kfd_topology: bool) -> Option<String> {
+    let table = manifests.amd_gpu_ids.table();
+    let target = gpu.gfx_target.as_deref().and_then(|g| table.target(g));
+    let gfx = gpu.gfx_target.as_deref().and_then(GfxTarget::parse);
+    if let Some(t) = target.filter(|t| t.kfd == "no") {
+        Some(format!(
+            "{} is {} ({}): the kernel's KFD has no support for it, so ROCm never sees it",
+            gpu_label(gpu),
+            t.family,
+            t.gfx
+        ))
+    } else if let Some(g) = gfx.filter(|g| g.major <= 8) {
+        Some(format!(
+            "{} is {} ({g}): no ROCm release since 4.0 ships code for gfx8 or older",
+            gpu_label(gpu),
+            target.map_or("GCN", |t| t.family.as_str())
+        ))
+    } else if gpu.source != "kfd" && gpu.bound_driver.as_deref() == Some("amdgpu") && kfd_topology {
+        Some(format!(
+            "{}: amdgpu drives it, but the KFD topology has no node for it (the kernel log \
+             says why: \"not supported in kfd\", or \"PCI rejects atomics\" on a slot \
+             without PCIe atomics)",
+            gpu_label(gpu)
+        ))
+    } else {
+        None
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
