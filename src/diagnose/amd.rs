@@ -12,7 +12,7 @@ use super::ids;
 use crate::manifest::Manifests;
 use crate::report::rocm::{DeviceNode, RocmStack};
 use crate::report::{Finding, Gpu, PciDevice, Report, Severity};
-use crate::version::Version;
+use crate::version::{GfxTarget, Version, compare};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -118,17 +118,7 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     if report.kernel.amdgpu_loaded || report.host.wsl {
         return None;
     }
-    let table = manifests.amd_gpu_ids.table();
-    let undriven: Vec<&PciDevice> = report
-        .pci_devices
-        .iter()
-        .filter(|d| d.vendor == "amd" && d.bound_driver.as_deref() != Some("amdgpu"))
-        .filter(|d| {
-            crate::manifest::device_id(&d.device_id)
-                .and_then(|id| table.identify(id, None))
-                .is_some_and(|i| i.target.is_some())
-        })
-        .collect();
+    let undriven = undriven(report, manifests);
     if undriven.is_empty() {
         return None;
     }
@@ -173,6 +163,46 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     for b in &blacklisted {
         f = f.evidence(format!("modprobe: {b}"));
     }
+    let fix = amdgpu_fix(report, &undriven, &cmdline, &blacklisted);
+    for id in [
+        &ids::KFD_MISSING,
+        &ids::ROCM_GPU_UNSUPPORTED,
+        &ids::ROCM_TOO_OLD_FOR_GPU,
+    ] {
+        f = f.explains(id);
+    }
+    for id in FRAMEWORK_SYMPTOMS {
+        f = f.explains(id);
+    }
+    Some(f.subject("driver:amdgpu").fix(fix).build())
+}
+
+/// The AMD GPUs on the bus that amdgpu does not drive, among those it could: the AMD table
+/// gives them a gfx target. Older cards have only `radeon`, and nothing is wrong with them.
+fn undriven<'a>(report: &'a Report, manifests: &Manifests) -> Vec<&'a PciDevice> {
+    let table = manifests.amd_gpu_ids.table();
+    report
+        .pci_devices
+        .iter()
+        .filter(|d| d.vendor == "amd" && d.bound_driver.as_deref() != Some("amdgpu"))
+        .filter(|d| {
+            crate::manifest::device_id(&d.device_id)
+                .and_then(|id| table.identify(id, None))
+                .is_some_and(|i| i.target.is_some())
+        })
+        .collect()
+}
+
+/// What keeps amdgpu off, the most specific cause first: the GPU reserved for a VM (vfio-pci),
+/// a kernel command line option or a modprobe blacklist, the old radeon driver holding the
+/// card; else load it and read why it fails. A container shares the host's kernel, so the fix
+/// is the host's.
+fn amdgpu_fix(
+    report: &Report,
+    undriven: &[&PciDevice],
+    cmdline: &[String],
+    blacklisted: &[String],
+) -> String {
     let radeon = undriven
         .iter()
         .any(|d| d.bound_driver.as_deref() == Some("radeon"));
@@ -215,17 +245,7 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     if let Some(runtime) = report.host.container.as_deref() {
         fix = format!("This {runtime} container uses the host's kernel; on the host: {fix}");
     }
-    for id in [
-        &ids::KFD_MISSING,
-        &ids::ROCM_GPU_UNSUPPORTED,
-        &ids::ROCM_TOO_OLD_FOR_GPU,
-    ] {
-        f = f.explains(id);
-    }
-    for id in FRAMEWORK_SYMPTOMS {
-        f = f.explains(id);
-    }
-    Some(f.subject("driver:amdgpu").fix(fix).build())
+    fix
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -272,12 +292,23 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
             }
         ));
     }
+    f = f.evidence(render_nodes(stack));
+    let fix = kfd_fix(container, stack);
+    for id in FRAMEWORK_SYMPTOMS {
+        f = f.explains(id);
+    }
+    Some(f.subject("device:/dev/kfd").fix(fix).build())
+}
+
+/// The DRM nodes ROCm would open beside `/dev/kfd`: whether the GPU reached the container (or
+/// the host's udev) at all.
+fn render_nodes(stack: &RocmStack) -> String {
     let renders: Vec<&DeviceNode> = stack
         .device_nodes
         .iter()
         .filter(|n| n.path.starts_with("/dev/dri/"))
         .collect();
-    f = f.evidence(if renders.is_empty() {
+    if renders.is_empty() {
         "/dev/dri: no render nodes either".to_string()
     } else {
         format!(
@@ -288,8 +319,13 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )
-    });
-    let fix = match container {
+    }
+}
+
+/// A container is given the devices (Kubernetes through AMD's device plugin); a host whose
+/// kernel has no KFD boots one that has it; a host with KFD but no node has a udev problem.
+fn kfd_fix(container: Option<&str>, stack: &RocmStack) -> String {
+    match container {
         Some("kubernetes") => "Request the GPU from AMD's device plugin (`resources: {limits: \
              {amd.com/gpu: 1}}`, the ROCm k8s-device-plugin or GPU Operator on the node), which \
              passes /dev/kfd and the render node in."
@@ -309,11 +345,7 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
              created: check udev (`sudo udevadm trigger`, a rule for KERNEL==\"kfd\") and \
              `sudo dmesg | grep -i kfd`, then reboot."
             .to_string(),
-    };
-    for id in FRAMEWORK_SYMPTOMS {
-        f = f.explains(id);
     }
-    Some(f.subject("device:/dev/kfd").fix(fix).build())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -328,45 +360,11 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
     if !wants_amd_compute(report) {
         return None;
     }
-    let table = manifests.amd_gpu_ids.table();
-    let stack = report.rocm.as_ref();
-    let mut bad: Vec<(&Gpu, String)> = Vec::new();
-    for gpu in report.amd_gpus() {
-        let target = gpu.gfx_target.as_deref().and_then(|g| table.target(g));
-        let gfx = gpu
-            .gfx_target
-            .as_deref()
-            .and_then(crate::version::GfxTarget::parse);
-        let why = if let Some(t) = target.filter(|t| t.kfd == "no") {
-            Some(format!(
-                "{} is {} ({}): the kernel's KFD has no support for it, so ROCm never sees it",
-                gpu_label(gpu),
-                t.family,
-                t.gfx
-            ))
-        } else if let Some(g) = gfx.filter(|g| g.major <= 8) {
-            Some(format!(
-                "{} is {} ({g}): no ROCm release since 4.0 ships code for gfx8 or older",
-                gpu_label(gpu),
-                target.map_or("GCN", |t| t.family.as_str())
-            ))
-        } else if gpu.source != "kfd"
-            && gpu.bound_driver.as_deref() == Some("amdgpu")
-            && stack.is_some_and(|s| s.kfd_topology)
-        {
-            Some(format!(
-                "{}: amdgpu drives it, but the KFD topology has no node for it (the kernel log \
-                 says why: \"not supported in kfd\", or \"PCI rejects atomics\" on a slot \
-                 without PCIe atomics)",
-                gpu_label(gpu)
-            ))
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            bad.push((gpu, why));
-        }
-    }
+    let kfd_topology = report.rocm.as_ref().is_some_and(|s| s.kfd_topology);
+    let bad: Vec<(&Gpu, String)> = report
+        .amd_gpus()
+        .filter_map(|gpu| Some((gpu, unsupported_because(manifests, gpu, kfd_topology)?)))
+        .collect();
     if bad.is_empty() {
         return None;
     }
@@ -429,6 +427,38 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
         }
     }
     Some(f.fix(fix).build())
+}
+
+/// Why ROCm cannot drive this GPU, if it cannot: KFD does not support its target, no ROCm since
+/// 4.0 ships code for gfx8 or older, or amdgpu drives it while the KFD topology (present) has
+/// no node for it.
+fn unsupported_because(manifests: &Manifests, gpu: &Gpu, kfd_topology: bool) -> Option<String> {
+    let table = manifests.amd_gpu_ids.table();
+    let target = gpu.gfx_target.as_deref().and_then(|g| table.target(g));
+    let gfx = gpu.gfx_target.as_deref().and_then(GfxTarget::parse);
+    if let Some(t) = target.filter(|t| t.kfd == "no") {
+        Some(format!(
+            "{} is {} ({}): the kernel's KFD has no support for it, so ROCm never sees it",
+            gpu_label(gpu),
+            t.family,
+            t.gfx
+        ))
+    } else if let Some(g) = gfx.filter(|g| g.major <= 8) {
+        Some(format!(
+            "{} is {} ({g}): no ROCm release since 4.0 ships code for gfx8 or older",
+            gpu_label(gpu),
+            target.map_or("GCN", |t| t.family.as_str())
+        ))
+    } else if gpu.source != "kfd" && gpu.bound_driver.as_deref() == Some("amdgpu") && kfd_topology {
+        Some(format!(
+            "{}: amdgpu drives it, but the KFD topology has no node for it (the kernel log \
+             says why: \"not supported in kfd\", or \"PCI rejects atomics\" on a slot \
+             without PCIe atomics)",
+            gpu_label(gpu)
+        ))
+    } else {
+        None
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -512,10 +542,18 @@ fn device_permission(report: &Report) -> Option<Finding> {
             "/etc/group lists {who} in {g}, but this login session does not have it yet"
         ));
     }
+    let fix = permission_fix(report, &who, &groups, &pending);
+    Some(f.fix(fix).explains(&ids::ROCM_IGPU_VISIBLE).build())
+}
+
+/// In a container the user gets the node's group from the runtime; a user already added to it
+/// needs only a new login; anyone else joins the groups (`render`, and `video` of older udev
+/// rules, besides the nodes' own), as does a service's user.
+fn permission_fix(report: &Report, who: &str, groups: &[String], pending: &[&String]) -> String {
     let add = if groups.is_empty() {
         "render,video".to_string()
     } else {
-        let mut all = groups.clone();
+        let mut all = groups.to_vec();
         for g in ["render", "video"] {
             if !all.iter().any(|x| x == g) {
                 all.push(g.to_string());
@@ -523,7 +561,7 @@ fn device_permission(report: &Report) -> Option<Finding> {
         }
         all.join(",")
     };
-    let fix = match report.host.container.as_deref() {
+    match report.host.container.as_deref() {
         Some(runtime) => format!(
             "Give the container's user the device group: `{runtime} run --group-add video \
              --group-add render ...` (or the host's numeric gid of the node's group, \
@@ -545,8 +583,7 @@ fn device_permission(report: &Report) -> Option<Finding> {
              $USER`. For a service (ollama, a Jupyter server), add its user instead: `sudo \
              usermod -aG {add} <service-user>` and restart it."
         ),
-    };
-    Some(f.fix(fix).explains(&ids::ROCM_IGPU_VISIBLE).build())
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -564,7 +601,7 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
         .and_then(|d| stack.installs.iter().find(|i| i.path == d))
         .or_else(|| {
             stack.installs.iter().max_by(|a, b| {
-                crate::version::compare(
+                compare(
                     a.version.as_deref().unwrap_or(""),
                     b.version.as_deref().unwrap_or(""),
                 )
@@ -583,9 +620,7 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
             late.push((gpu, first.rocm.as_str()));
         }
     }
-    let (_, need) = *late
-        .iter()
-        .max_by(|a, b| crate::version::compare(a.1, b.1))?;
+    let (_, need) = *late.iter().max_by(|a, b| compare(a.1, b.1))?;
     let bundled = report
         .python_envs
         .iter()

@@ -147,61 +147,29 @@ fn cuda_build(
     if !fw.pins.is_empty() {
         f = f.evidence(format!("pins NVIDIA wheels: {}", fw.pins.join(", ")));
     }
-    let nvidia_wheels: Vec<&str> = env.nvidia_wheels.iter().map(|w| w.name.as_str()).collect();
-    let fix = match FrameworkName::from_report(&fw.name) {
-        Some(FrameworkName::Torch) => {
-            let uninstall = if nvidia_wheels.is_empty() {
-                String::new()
-            } else {
-                format!("`pip uninstall -y {}`, then ", nvidia_wheels.join(" "))
-            };
-            let sibling = gfx
-                .and_then(|g| manifests.rocm.override_group(g))
-                .and_then(|grp| {
-                    let t = GfxTarget::from_override(&grp.value)?.to_string();
-                    torch_for(
-                        manifests,
-                        fw.version.as_deref(),
-                        &t,
-                        env.python_version.as_deref(),
-                    )
-                    .map(|found| (grp, t, found))
-                });
-            match gfx.and_then(|g| {
-                torch_for(
-                    manifests,
-                    fw.version.as_deref(),
-                    g,
-                    env.python_version.as_deref(),
-                )
-            }) {
-                Some((rel, variant)) => format!(
-                    "Install PyTorch's ROCm build: {uninstall}`pip install --force-reinstall \
-                     torch=={rel} --index-url {}` (its wheels carry {}). Use --index-url, not \
-                     --extra-index-url: beside PyPI pip may pick the CUDA wheel again.",
-                    manifests.frameworks.torch_index_url(&variant),
-                    gfx.unwrap_or("the GPU's target")
-                ),
-                None if let Some((grp, t, (rel, variant))) = sibling => format!(
-                    "Install PyTorch's ROCm build: {uninstall}`pip install --force-reinstall \
-                     torch=={rel} --index-url {}`. No ROCm wheel carries {} itself; its {} \
-                     sibling {t} is carried, so start Python with `export \
-                     HSA_OVERRIDE_GFX_VERSION={}` set. Use --index-url, not --extra-index-url: \
-                     beside PyPI pip may pick the CUDA wheel again.",
-                    manifests.frameworks.torch_index_url(&variant),
-                    gfx.unwrap_or("the GPU's target"),
-                    grp.family,
-                    grp.value
-                ),
-                None => format!(
-                    "Install PyTorch's ROCm build instead: {uninstall}`pip install \
-                     --force-reinstall torch --index-url https://download.pytorch.org/whl/rocmX.Y` \
-                     with the ROCm version whose wheels carry the GPU's target{} (see `gpu-doctor \
-                     plan --framework torch`).",
-                    gfx.map(|g| format!(" ({g})")).unwrap_or_default()
-                ),
-            }
-        }
+    let fix = cuda_build_fix(manifests, env, fw, gfx);
+    for id in [
+        &ids::CPU_ONLY_FRAMEWORK_BUILD,
+        &ids::FRAMEWORK_CANNOT_SEE_GPU,
+        &ids::LIBRARY_NOT_FOUND,
+        &ids::CUDNN_MISSING,
+        &ids::ARCH_CHECK_SKIPPED,
+    ] {
+        f = f.explains(id);
+    }
+    Some(f.fix(fix).build())
+}
+
+/// The framework's ROCm build in place of its CUDA one: for torch the ROCm wheel that carries
+/// the GPU's target, for the others their ROCm package.
+fn cuda_build_fix(
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+    gfx: Option<&str>,
+) -> String {
+    match FrameworkName::from_report(&fw.name) {
+        Some(FrameworkName::Torch) => torch_rocm_fix(manifests, env, fw, gfx),
         Some(FrameworkName::Jax) => {
             "Replace the CUDA plugin with JAX's ROCm one: `pip uninstall -y \
              jax-cuda12-plugin jax-cuda12-pjrt jax-cuda13-plugin jax-cuda13-pjrt` and `pip \
@@ -226,17 +194,70 @@ fn cuda_build(
                 })
         ),
         None => format!("Install the ROCm build of {}.", fw.name),
-    };
-    for id in [
-        &ids::CPU_ONLY_FRAMEWORK_BUILD,
-        &ids::FRAMEWORK_CANNOT_SEE_GPU,
-        &ids::LIBRARY_NOT_FOUND,
-        &ids::CUDNN_MISSING,
-        &ids::ARCH_CHECK_SKIPPED,
-    ] {
-        f = f.explains(id);
     }
-    Some(f.fix(fix).build())
+}
+
+/// PyTorch's ROCm wheel from the index whose wheels carry the GPU's target; where none does,
+/// the one that carries its family's override sibling, run with `HSA_OVERRIDE_GFX_VERSION`.
+/// The NVIDIA wheels the CUDA build brought are uninstalled first.
+fn torch_rocm_fix(
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+    gfx: Option<&str>,
+) -> String {
+    let nvidia_wheels: Vec<&str> = env.nvidia_wheels.iter().map(|w| w.name.as_str()).collect();
+    let uninstall = if nvidia_wheels.is_empty() {
+        String::new()
+    } else {
+        format!("`pip uninstall -y {}`, then ", nvidia_wheels.join(" "))
+    };
+    let sibling = gfx
+        .and_then(|g| manifests.rocm.override_group(g))
+        .and_then(|grp| {
+            let t = GfxTarget::from_override(&grp.value)?.to_string();
+            torch_for(
+                manifests,
+                fw.version.as_deref(),
+                &t,
+                env.python_version.as_deref(),
+            )
+            .map(|found| (grp, t, found))
+        });
+    match gfx.and_then(|g| {
+        torch_for(
+            manifests,
+            fw.version.as_deref(),
+            g,
+            env.python_version.as_deref(),
+        )
+    }) {
+        Some((rel, variant)) => format!(
+            "Install PyTorch's ROCm build: {uninstall}`pip install --force-reinstall \
+             torch=={rel} --index-url {}` (its wheels carry {}). Use --index-url, not \
+             --extra-index-url: beside PyPI pip may pick the CUDA wheel again.",
+            manifests.frameworks.torch_index_url(&variant),
+            gfx.unwrap_or("the GPU's target")
+        ),
+        None if let Some((grp, t, (rel, variant))) = sibling => format!(
+            "Install PyTorch's ROCm build: {uninstall}`pip install --force-reinstall \
+             torch=={rel} --index-url {}`. No ROCm wheel carries {} itself; its {} \
+             sibling {t} is carried, so start Python with `export \
+             HSA_OVERRIDE_GFX_VERSION={}` set. Use --index-url, not --extra-index-url: \
+             beside PyPI pip may pick the CUDA wheel again.",
+            manifests.frameworks.torch_index_url(&variant),
+            gfx.unwrap_or("the GPU's target"),
+            grp.family,
+            grp.value
+        ),
+        None => format!(
+            "Install PyTorch's ROCm build instead: {uninstall}`pip install \
+             --force-reinstall torch --index-url https://download.pytorch.org/whl/rocmX.Y` \
+             with the ROCm version whose wheels carry the GPU's target{} (see `gpu-doctor \
+             plan --framework torch`).",
+            gfx.map(|g| format!(" ({g})")).unwrap_or_default()
+        ),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

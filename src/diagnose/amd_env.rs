@@ -273,58 +273,11 @@ fn override_mismatch(report: &Report, manifests: &Manifests) -> Option<Finding> 
     if value.trim().is_empty() || (gpus.is_empty() && !wants_amd_compute(report)) {
         return None;
     }
-    let table = &manifests.rocm;
     let Some(target) = GfxTarget::from_override(value) else {
-        return Some(
-            FindingBuilder::new(
-                &ids::HSA_OVERRIDE_MISMATCH,
-                Severity::Error,
-                format!("HSA_OVERRIDE_GFX_VERSION={value} is not a valid value"),
-            )
-            .detail(
-                "The value must be three decimal numbers, major.minor.stepping, naming a gfx \
-                 target (10.3.0 is gfx1030, 11.0.0 is gfx1100). ROCm rejects or misreads this \
-                 one, so programs fail to start on the GPU or ignore it.",
-            )
-            .evidence(format!("HSA_OVERRIDE_GFX_VERSION={value}"))
-            .subject("env:HSA_OVERRIDE_GFX_VERSION")
-            .fix(
-                "Unset it (`unset HSA_OVERRIDE_GFX_VERSION`, and remove it from where it is set: \
-                 a shell profile, a service's Environment=), or set a value of the form 11.0.0.",
-            )
-            .build(),
-        );
+        return Some(malformed_override(value));
     };
     let named = target.to_string();
-    let mut wrong: Vec<(&Gpu, String)> = Vec::new();
-    let mut needless: Vec<(&Gpu, String)> = Vec::new();
-    for gpu in &gpus {
-        let Some(own) = gpu.gfx_target.as_deref() else {
-            continue;
-        };
-        if own == named {
-            continue;
-        }
-        let group_ok = table
-            .override_group(own)
-            .is_some_and(|g| GfxTarget::from_override(&g.value) == Some(target));
-        if !group_ok {
-            let why = match table.no_override(own) {
-                Some(n) => n.reason.clone(),
-                None => format!(
-                    "{own} and {named} are different targets{}: the code built for {named} does \
-                     not run correctly on {own}",
-                    family_words(manifests, own, &named)
-                ),
-            };
-            wrong.push((gpu, why));
-        } else if let Some((env, fw)) = carrier(report, own) {
-            needless.push((
-                gpu,
-                format!("{} in {} carries {own} itself", label(fw), env.path),
-            ));
-        }
-    }
+    let Misfits { wrong, needless } = misfits(report, manifests, &gpus, target);
     if wrong.is_empty() && needless.is_empty() {
         return None;
     }
@@ -363,35 +316,111 @@ fn override_mismatch(report: &Report, manifests: &Manifests) -> Option<Finding> 
             .subject(format!("gpu:{}", gpu.index));
     }
     let fix = if error {
-        let proper: Vec<String> = wrong
-            .iter()
-            .filter_map(|(g, _)| {
-                let own = g.gfx_target.as_deref()?;
-                table.override_group(own).map(|grp| {
-                    format!(
-                        "{own} runs as HSA_OVERRIDE_GFX_VERSION={} ({} family)",
-                        grp.value, grp.family
-                    )
-                })
-            })
-            .collect();
-        let mut text = "Unset it (`unset HSA_OVERRIDE_GFX_VERSION`; remove it from the shell \
-                        profile or the service's Environment= too)"
-            .to_string();
-        if proper.is_empty() {
-            text.push_str(" and install a build that carries the GPU's own target (see `arch-not-in-build`, `gpu-doctor plan`).");
-        } else {
-            text.push_str(&format!(
-                ", or set the value of the GPU's own family: {}.",
-                proper.join("; ")
-            ));
-        }
-        text
+        override_fix(manifests, &wrong)
     } else {
         "Unset it (`unset HSA_OVERRIDE_GFX_VERSION`): the build runs the GPU with its own code."
             .to_string()
     };
     Some(f.fix(fix).build())
+}
+
+/// A value that is not three numbers naming a target: ROCm rejects or misreads it on any GPU,
+/// so it is an error before any GPU is looked at.
+fn malformed_override(value: &str) -> Finding {
+    FindingBuilder::new(
+        &ids::HSA_OVERRIDE_MISMATCH,
+        Severity::Error,
+        format!("HSA_OVERRIDE_GFX_VERSION={value} is not a valid value"),
+    )
+    .detail(
+        "The value must be three decimal numbers, major.minor.stepping, naming a gfx \
+         target (10.3.0 is gfx1030, 11.0.0 is gfx1100). ROCm rejects or misreads this \
+         one, so programs fail to start on the GPU or ignore it.",
+    )
+    .evidence(format!("HSA_OVERRIDE_GFX_VERSION={value}"))
+    .subject("env:HSA_OVERRIDE_GFX_VERSION")
+    .fix(
+        "Unset it (`unset HSA_OVERRIDE_GFX_VERSION`, and remove it from where it is set: \
+         a shell profile, a service's Environment=), or set a value of the form 11.0.0.",
+    )
+    .build()
+}
+
+/// The GPUs a valid override does not fit, each with why. `wrong`: it names a target outside
+/// the GPU's own override group (an error). `needless`: it fits, but a ROCm build here carries
+/// the GPU's own target, so it only swaps in a sibling's code (a warning).
+struct Misfits<'a> {
+    wrong: Vec<(&'a Gpu, String)>,
+    needless: Vec<(&'a Gpu, String)>,
+}
+
+fn misfits<'a>(
+    report: &Report,
+    manifests: &Manifests,
+    gpus: &[&'a Gpu],
+    target: GfxTarget,
+) -> Misfits<'a> {
+    let table = &manifests.rocm;
+    let named = target.to_string();
+    let mut wrong: Vec<(&Gpu, String)> = Vec::new();
+    let mut needless: Vec<(&Gpu, String)> = Vec::new();
+    for &gpu in gpus {
+        let Some(own) = gpu.gfx_target.as_deref() else {
+            continue;
+        };
+        if own == named {
+            continue;
+        }
+        let group_ok = table
+            .override_group(own)
+            .is_some_and(|g| GfxTarget::from_override(&g.value) == Some(target));
+        if !group_ok {
+            let why = match table.no_override(own) {
+                Some(n) => n.reason.clone(),
+                None => format!(
+                    "{own} and {named} are different targets{}: the code built for {named} does \
+                     not run correctly on {own}",
+                    family_words(manifests, own, &named)
+                ),
+            };
+            wrong.push((gpu, why));
+        } else if let Some((env, fw)) = carrier(report, own) {
+            needless.push((
+                gpu,
+                format!("{} in {} carries {own} itself", label(fw), env.path),
+            ));
+        }
+    }
+    Misfits { wrong, needless }
+}
+
+/// Unset the override; where a GPU's own family has an override value, offer that instead,
+/// else a build that carries the GPU's own target.
+fn override_fix(manifests: &Manifests, wrong: &[(&Gpu, String)]) -> String {
+    let proper: Vec<String> = wrong
+        .iter()
+        .filter_map(|(g, _)| {
+            let own = g.gfx_target.as_deref()?;
+            manifests.rocm.override_group(own).map(|grp| {
+                format!(
+                    "{own} runs as HSA_OVERRIDE_GFX_VERSION={} ({} family)",
+                    grp.value, grp.family
+                )
+            })
+        })
+        .collect();
+    let mut text = "Unset it (`unset HSA_OVERRIDE_GFX_VERSION`; remove it from the shell \
+                    profile or the service's Environment= too)"
+        .to_string();
+    if proper.is_empty() {
+        text.push_str(" and install a build that carries the GPU's own target (see `arch-not-in-build`, `gpu-doctor plan`).");
+    } else {
+        text.push_str(&format!(
+            ", or set the value of the GPU's own family: {}.",
+            proper.join("; ")
+        ));
+    }
+    text
 }
 
 /// " (RDNA 3 and RDNA 2)" when the table knows both families.

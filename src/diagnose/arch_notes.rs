@@ -10,12 +10,11 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
-use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
+use crate::report::{Finding, Framework, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    let gpus: Vec<&crate::report::Gpu> =
-        report.nvidia_gpus().filter(|g| g.source != "pci").collect();
+    let gpus: Vec<&Gpu> = report.nvidia_gpus().filter(|g| g.source != "pci").collect();
     if gpus.is_empty() {
         return Vec::new();
     }
@@ -37,7 +36,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 fn note(
     report: &Report,
     manifests: &Manifests,
-    gpus: &[&crate::report::Gpu],
+    gpus: &[&Gpu],
     env: &PythonEnv,
     fw: &Framework,
 ) -> Option<Finding> {

@@ -13,7 +13,7 @@
 use super::ids;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::Manifests;
-use crate::report::{Finding, ProbeStatus, Report, Severity};
+use crate::report::{DriverLibraryKind, Finding, ProbeStatus, Report, Severity};
 
 pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
     let Some(seen) = driver_without_libcuda(report) else {
@@ -32,7 +32,7 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
         || report
             .driver_libraries
             .iter()
-            .any(|l| l.name == "libcuda" && l.kind == crate::report::DriverLibraryKind::Driver)
+            .any(|l| l.name == "libcuda" && l.kind == DriverLibraryKind::Driver)
     {
         return None;
     }
@@ -53,7 +53,7 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
     if let Some(ml) = report
         .driver_libraries
         .iter()
-        .filter(|l| l.name == "libnvidia-ml" && l.kind == crate::report::DriverLibraryKind::Driver)
+        .filter(|l| l.name == "libnvidia-ml" && l.kind == DriverLibraryKind::Driver)
         .min_by_key(|l| l.rank)
     {
         seen.push(format!(
@@ -83,7 +83,7 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
     for lib in report
         .driver_libraries
         .iter()
-        .filter(|l| l.name == "libcuda" && l.kind != crate::report::DriverLibraryKind::Driver)
+        .filter(|l| l.name == "libcuda" && l.kind != DriverLibraryKind::Driver)
     {
         seen.push(format!(
             "libcuda #{}: {} is a {}, not the driver",

@@ -4,12 +4,15 @@
 
 use super::FindingBuilder;
 use super::ids;
-use crate::report::{DriverLibrary, Finding, ProbeStatus, Report, Severity};
+use crate::manifest::Manifests;
+use crate::report::{
+    DriverLibrary, DriverLibraryKind, Finding, PciDevice, ProbeStatus, Report, Severity,
+};
 use crate::version::Version;
 
 const MISMATCH_TEXT: &str = "driver/library version mismatch";
 
-pub(super) fn findings(report: &Report, _manifests: &crate::manifest::Manifests) -> Vec<Finding> {
+pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(no_gpu(report));
     out.extend(no_driver(report));
@@ -20,7 +23,7 @@ pub(super) fn findings(report: &Report, _manifests: &crate::manifest::Manifests)
     out
 }
 
-fn nvidia_on_bus(report: &Report) -> Vec<&crate::report::PciDevice> {
+fn nvidia_on_bus(report: &Report) -> Vec<&PciDevice> {
     report
         .pci_devices
         .iter()
@@ -276,7 +279,7 @@ fn first_driver_lib<'a>(report: &'a Report, name: &str) -> Option<&'a DriverLibr
         .iter()
         .filter(|l| l.name == name)
         .min_by_key(|l| l.rank)
-        .filter(|l| l.kind == crate::report::DriverLibraryKind::Driver)
+        .filter(|l| l.kind == DriverLibraryKind::Driver)
 }
 
 fn mismatch(report: &Report) -> Option<Finding> {
@@ -387,13 +390,11 @@ fn smi_failed(report: &Report) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{KernelInfo, PciDevice, ProbeOutcome};
+    use crate::diagnose::diagnose;
+    use crate::report::{KernelInfo, ProbeOutcome};
 
     fn ids(report: &Report) -> Vec<String> {
-        crate::diagnose::diagnose(report)
-            .into_iter()
-            .map(|f| f.id)
-            .collect()
+        diagnose(report).into_iter().map(|f| f.id).collect()
     }
 
     fn gpu_on_bus(bound: Option<&str>) -> PciDevice {
@@ -452,7 +453,7 @@ mod tests {
             ..Report::default()
         };
         r.kernel.nouveau_loaded = true;
-        let findings = crate::diagnose::diagnose(&r);
+        let findings = diagnose(&r);
         assert_eq!(
             findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
             ["nouveau-loaded"]
@@ -473,7 +474,7 @@ mod tests {
             driver_libraries: vec![lib("libcuda", "550.90.07", "driver")],
             ..Report::default()
         };
-        let findings = crate::diagnose::diagnose(&r);
+        let findings = diagnose(&r);
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].id, "driver-library-mismatch");
         assert!(findings[0].evidence.iter().any(|e| e.contains("550.90.07")));
@@ -517,7 +518,7 @@ mod tests {
         };
         r.driver.nvidia_smi =
             ProbeOutcome::new(ProbeStatus::TimedOut, Some("did not answer".into()));
-        let findings = crate::diagnose::diagnose(&r);
+        let findings = diagnose(&r);
         assert_eq!(findings[0].id, "nvidia-smi-failed");
         assert!(findings[0].title.contains("hung"));
     }

@@ -335,6 +335,7 @@ fn variant_cuda(variant: &str) -> Option<Version> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::embedded;
     use crate::report::Gpu;
 
     fn machine(nvcc: &str, cc: &str, torch_cuda: &str) -> Report {
@@ -370,7 +371,7 @@ mod tests {
     }
 
     fn found(r: &Report) -> Vec<(String, Severity)> {
-        findings(r, crate::manifest::embedded())
+        findings(r, embedded())
             .into_iter()
             .map(|f| (f.id, f.severity))
             .collect()
@@ -379,14 +380,14 @@ mod tests {
     #[test]
     fn cuda_11_3_cannot_compile_for_ada_and_12_6_not_for_blackwell() {
         let r = machine("11.3.109", "8.9", "11.3");
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].id, "toolkit-cannot-target-gpu");
         assert!(f[0].detail.contains("compute_89"), "{}", f[0].detail);
         assert!(f[0].fix.as_deref().unwrap().contains("11.8 or newer"));
 
         let r = machine("12.6.85", "12.0", "12.6");
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         assert_eq!(f[0].id, "toolkit-cannot-target-gpu");
         assert!(f[0].fix.as_deref().unwrap().contains("12.8 or newer"));
 
@@ -417,7 +418,7 @@ mod tests {
     fn nvcc_alone_that_cannot_target_the_gpu_is_found_without_a_framework() {
         let mut r = machine("11.3.109", "8.9", "11.3");
         r.python_envs.clear();
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].id, "toolkit-cannot-target-gpu");
         assert!(f[0].detail.contains("No CUDA framework"), "{}", f[0].detail);
@@ -442,7 +443,7 @@ mod tests {
         // nvcc 12.5: there is no cu125 build; the fix names a published lower minor.
         let mut r = machine("12.5.82", "8.9", "12.1");
         r.python_envs[0].python_version = Some("3.11.9".into());
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let fix = f[0].fix.as_deref().unwrap();
         assert!(!fix.contains("cu125"), "{fix}");
         assert!(fix.contains("cu124"), "{fix}");
@@ -450,7 +451,7 @@ mod tests {
         // nvcc 12.8 on Python 3.12: a cu128 build exists.
         let mut r = machine("12.8.93", "8.9", "12.1");
         r.python_envs[0].python_version = Some("3.12.3".into());
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let fix = f[0].fix.as_deref().unwrap();
         assert!(fix.contains("(cu128,"), "{fix}");
     }

@@ -374,6 +374,84 @@ fn split_arch_list(list: &[String]) -> (Vec<Version>, Vec<Version>) {
     (pick(false), pick(true))
 }
 
+/// The kernels a CUDA build carries: machine code (SASS) and PTX, per architecture, and where
+/// the list was read.
+struct Kernels {
+    sass: Vec<Version>,
+    ptx: Vec<Version>,
+    source: String,
+}
+
+impl Kernels {
+    /// Read from what the framework itself reported, else from torch's arch list in
+    /// frameworks.toml or TensorFlow's `cuda_compute_capabilities`; empty where nothing says.
+    /// `None` for a torch build the table does not know or lists no SASS for, which is then not
+    /// judged at all.
+    fn of(manifests: &Manifests, fw: &Framework) -> Option<Kernels> {
+        let runtime_list = super::runtime::arch_list(fw);
+        let name = FrameworkName::from_report(&fw.name);
+        let (sass, ptx, source): (Vec<Version>, Vec<Version>, String) = match name {
+            // What the framework itself reported outranks the tables.
+            _ if let Some((list, source)) = runtime_list => {
+                let (sass, ptx) = split_arch_list(list);
+                (sass, ptx, source)
+            }
+            Some(FrameworkName::Torch) => {
+                let build = torch_build(manifests, fw)?;
+                let sass = build.sass.as_ref()?;
+                let parse = |l: &Vec<String>| {
+                    l.iter()
+                        .filter_map(|s| Version::parse(s))
+                        .collect::<Vec<_>>()
+                };
+                (
+                    parse(sass),
+                    build.ptx.as_ref().map(parse).unwrap_or_default(),
+                    format!(
+                        "arch list of torch {} {} (frameworks.toml)",
+                        build_release(fw),
+                        build.variant
+                    ),
+                )
+            }
+            Some(FrameworkName::Tensorflow) if !fw.arch_list.is_empty() => {
+                let (sass, ptx) = split_arch_list(&fw.arch_list);
+                (
+                    sass,
+                    ptx,
+                    format!("cuda_compute_capabilities in {}", fw.source),
+                )
+            }
+            _ => (Vec::new(), Vec::new(), String::new()),
+        };
+        Some(Kernels { sass, ptx, source })
+    }
+
+    /// Nothing known: only the CUDA major's own range can then rule a GPU out.
+    fn is_empty(&self) -> bool {
+        self.sass.is_empty() && self.ptx.is_empty()
+    }
+
+    /// "SASS for [8.0, 9.0], PTX for [9.0] (source)".
+    fn evidence(&self) -> String {
+        let list = |l: &[Version]| {
+            l.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "SASS for [{}], PTX for [{}] ({})",
+            list(&self.sass),
+            list(&self.ptx),
+            self.source
+        )
+    }
+}
+
+/// A usable GPU the build has neither SASS nor PTX for, or (when its lists are unknown) one the
+/// build's CUDA major itself dropped: every kernel launch fails with "no kernel image is
+/// available".
 fn arch_missing(
     report: &Report,
     manifests: &Manifests,
@@ -381,42 +459,7 @@ fn arch_missing(
     fw: &Framework,
 ) -> Option<Finding> {
     let cuda = Version::parse(fw.cuda.as_deref()?)?;
-    let runtime_list = super::runtime::arch_list(fw);
-    let name = FrameworkName::from_report(&fw.name);
-    let (sass, ptx, list_source): (Vec<Version>, Vec<Version>, String) = match name {
-        // What the framework itself reported outranks the tables.
-        _ if let Some((list, source)) = runtime_list => {
-            let (sass, ptx) = split_arch_list(list);
-            (sass, ptx, source)
-        }
-        Some(FrameworkName::Torch) => {
-            let build = torch_build(manifests, fw)?;
-            let sass = build.sass.as_ref()?;
-            let parse = |l: &Vec<String>| {
-                l.iter()
-                    .filter_map(|s| Version::parse(s))
-                    .collect::<Vec<_>>()
-            };
-            (
-                parse(sass),
-                build.ptx.as_ref().map(parse).unwrap_or_default(),
-                format!(
-                    "arch list of torch {} {} (frameworks.toml)",
-                    build_release(fw),
-                    build.variant
-                ),
-            )
-        }
-        Some(FrameworkName::Tensorflow) if !fw.arch_list.is_empty() => {
-            let (sass, ptx) = split_arch_list(&fw.arch_list);
-            (
-                sass,
-                ptx,
-                format!("cuda_compute_capabilities in {}", fw.source),
-            )
-        }
-        _ => (Vec::new(), Vec::new(), String::new()),
-    };
+    let kernels = Kernels::of(manifests, fw)?;
     let major = manifests.cuda.major(cuda.major());
     for gpu in usable_gpus(report) {
         let Some(cc_text) = gpu.compute_capability.as_deref() else {
@@ -431,14 +474,14 @@ fn arch_missing(
             Version::parse(&m.min_sm).is_some_and(|min| cc < min)
                 || m.removed_sm.iter().any(|r| r == cc_text)
         });
-        let coverage = if sass.is_empty() && ptx.is_empty() {
+        let coverage = if kernels.is_empty() {
             if dropped_by_cuda {
                 Coverage::None
             } else {
                 continue;
             }
         } else {
-            covers(&sass, &ptx, &cc)
+            covers(&kernels.sass, &kernels.ptx, &cc)
         };
         if coverage != Coverage::None {
             continue;
@@ -462,18 +505,8 @@ fn arch_missing(
         .evidence(format!("{} in {}: CUDA {cuda}", label(fw), env.path))
         .subject(framework_subject(&env.path, &fw.name))
         .subject(format!("gpu:{}", gpu.index));
-        if !sass.is_empty() || !ptx.is_empty() {
-            let list = |l: &[Version]| {
-                l.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            f = f.evidence(format!(
-                "SASS for [{}], PTX for [{}] ({list_source})",
-                list(&sass),
-                list(&ptx)
-            ));
+        if !kernels.is_empty() {
+            f = f.evidence(kernels.evidence());
         }
         if dropped_by_cuda && let Some(m) = major {
             f = f.evidence(format!(
@@ -484,26 +517,32 @@ fn arch_missing(
         for line in super::runtime::confirmation(fw) {
             f = f.evidence(line);
         }
-        let fix = match torch_variant_covering(manifests, report, fw, &cc) {
-            _ if super::fix_history::ngc_build(fw) => super::fix_history::ngc_fix(fw, None),
-            Some(variant) => format!(
-                "Install the torch build that has kernels for sm_{}{}: `pip install --force-reinstall torch=={} --index-url {}`.",
-                cc.major(),
-                cc.minor(),
-                build_release(fw),
-                manifests.frameworks.torch_index_url(&variant)
-            ),
-            None => format!(
-                "Install a {} build whose arch list includes sm_{}{} (see `gpu-doctor plan --framework {}`).",
-                fw.name,
-                cc.major(),
-                cc.minor(),
-                fw.name
-            ),
-        };
-        return Some(f.fix(fix).build());
+        return Some(f.fix(arch_fix(report, manifests, fw, &cc)).build());
     }
     None
+}
+
+/// An NGC container's build changes with the container release, not with pip; a torch build
+/// the variant of its release that has kernels for the GPU (and that this driver runs); else
+/// any build whose arch list has them.
+fn arch_fix(report: &Report, manifests: &Manifests, fw: &Framework, cc: &Version) -> String {
+    match torch_variant_covering(manifests, report, fw, cc) {
+        _ if super::fix_history::ngc_build(fw) => super::fix_history::ngc_fix(fw, None),
+        Some(variant) => format!(
+            "Install the torch build that has kernels for sm_{}{}: `pip install --force-reinstall torch=={} --index-url {}`.",
+            cc.major(),
+            cc.minor(),
+            build_release(fw),
+            manifests.frameworks.torch_index_url(&variant)
+        ),
+        None => format!(
+            "Install a {} build whose arch list includes sm_{}{} (see `gpu-doctor plan --framework {}`).",
+            fw.name,
+            cc.major(),
+            cc.minor(),
+            fw.name
+        ),
+    }
 }
 
 /// A variant of the same torch release with kernels for `cc` that this driver runs.
@@ -552,6 +591,7 @@ fn build_release(fw: &Framework) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::embedded;
     use crate::report::{Gpu, PythonEnv};
 
     fn gpu(name: &str, cc: &str) -> Gpu {
@@ -592,10 +632,7 @@ mod tests {
     }
 
     fn ids(r: &Report) -> Vec<String> {
-        findings(r, crate::manifest::embedded())
-            .into_iter()
-            .map(|f| f.id)
-            .collect()
+        findings(r, embedded()).into_iter().map(|f| f.id).collect()
     }
 
     #[test]
@@ -606,7 +643,7 @@ mod tests {
             vec![gpu("NVIDIA A10", "8.6")],
             torch("2.11.0+cu130", Some("13.0")),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let too_old = f
             .iter()
             .find(|f| f.id == "driver-too-old-for-framework")
@@ -653,7 +690,7 @@ mod tests {
             vec![gpu("NVIDIA GeForce RTX 4070", "8.9")],
             torch("2.5.1+cpu", None),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].id, "cpu-only-framework-build");
         assert_eq!(f[0].severity, Severity::Warning);
@@ -675,7 +712,7 @@ mod tests {
             vec![gpu("NVIDIA GeForce RTX 5090", "12.0")],
             torch("2.11.0+cu126", Some("12.6")),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let arch = f
             .iter()
             .find(|f| f.id == "arch-not-in-build")
@@ -705,7 +742,7 @@ mod tests {
             vec![gpu("Tesla P100-PCIE-16GB", "6.0")],
             torch("2.11.0+cu130", Some("13.0")),
         );
-        let f = findings(&r, crate::manifest::embedded());
+        let f = findings(&r, embedded());
         let arch = f
             .iter()
             .find(|f| f.id == "arch-not-in-build")

@@ -12,6 +12,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::manifest::Manifests;
 use crate::report::{EnvVar, Finding, Gpu, Report, Severity};
+use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -595,8 +596,8 @@ fn capability(gpu: &Gpu, manifests: &Manifests) -> Option<String> {
 fn below_cuda12(gpu: &Gpu, manifests: &Manifests) -> bool {
     capability(gpu, manifests)
         .as_deref()
-        .and_then(crate::version::Version::parse)
-        .zip(crate::version::Version::parse("5.0"))
+        .and_then(Version::parse)
+        .zip(Version::parse("5.0"))
         .is_some_and(|(cc, min)| cc < min)
 }
 

@@ -16,8 +16,9 @@ use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{
-    Finding, Framework, LibraryFamily, PythonEnv, Report, Severity, framework_subject,
+    Finding, Framework, LibraryFamily, LibraryLoad, PythonEnv, Report, Severity, framework_subject,
 };
+use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out: Vec<Finding> = report
@@ -48,13 +49,13 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 /// "Installed version: 12002"). What a library reports can lag its file's version
 /// (jax-ml/jax#20079: nvidia-cusparse-cu12 12.2.0.103 reports 12103), so only the file's
 /// version is compared with this, never turned into a reported number.
-fn minimum_version(family: &str, min: u64) -> Option<crate::version::Version> {
+fn minimum_version(family: &str, min: u64) -> Option<Version> {
     let (major, minor, patch) = match family {
         "cublas" => (min / 10000, min / 100 % 100, min % 100),
         "cusparse" => (min / 1000, min / 100 % 10, min % 100),
         _ => return None,
     };
-    crate::version::Version::parse(&format!("{major}.{minor}.{patch}"))
+    Version::parse(&format!("{major}.{minor}.{patch}"))
 }
 
 /// jax's own check of the libraries its CUDA plugin loaded (`_check_cuda_versions`, jax 0.4.26
@@ -80,7 +81,7 @@ fn cuda_check(
     let Some(row) = manifests.frameworks.jax_cuda_check(&release.to_string()) else {
         return Vec::new();
     };
-    let loads: Vec<&crate::report::LibraryLoad> = report
+    let loads: Vec<&LibraryLoad> = report
         .libraries
         .loads
         .iter()
@@ -101,9 +102,7 @@ fn cuda_check(
         };
         let (Some(path), Some(version)) = (
             load.path.as_deref(),
-            load.version
-                .as_deref()
-                .and_then(crate::version::Version::parse),
+            load.version.as_deref().and_then(Version::parse),
         ) else {
             continue;
         };
@@ -284,7 +283,7 @@ fn newest_jax_accepting(manifests: &Manifests, jaxlib: &pep440_rs::Version) -> O
 
 /// Python's minor version as a number pair (`3.10.12` → (3, 10)).
 fn python(env: &PythonEnv) -> Option<(u64, u64)> {
-    let v = crate::version::Version::parse(env.python_version.as_deref()?)?;
+    let v = Version::parse(env.python_version.as_deref()?)?;
     Some((v.major(), v.minor()))
 }
 
@@ -295,7 +294,7 @@ pub(super) fn install_extra(env: &PythonEnv, fw: &Framework) -> String {
     let major = fw
         .cuda
         .as_deref()
-        .and_then(crate::version::Version::parse)
+        .and_then(Version::parse)
         .map_or(12, |v| v.major());
     let modern = python(env).is_none_or(|p| p >= (3, 10));
     if modern {
@@ -317,7 +316,7 @@ pub(super) fn cudnn_fix(
     needed: &str,
     upgrade: Option<String>,
 ) -> String {
-    let need = crate::version::Version::parse(needed);
+    let need = Version::parse(needed);
     let pinner = env
         .frameworks
         .iter()
@@ -325,7 +324,7 @@ pub(super) fn cudnn_fix(
         .find_map(|other| {
             let pin = other.pins.iter().find(|p| p.starts_with("nvidia-cudnn"))?;
             let pinned = pin.split("==").nth(1)?;
-            let pinned_v = crate::version::Version::parse(pinned)?;
+            let pinned_v = Version::parse(pinned)?;
             let older = need
                 .as_ref()
                 .is_some_and(|n| pinned_v.major() == n.major() && pinned_v.minor() < n.minor());
@@ -473,7 +472,7 @@ mod tests {
                 env: "/venv".into(),
                 framework: "jax".into(),
                 basis: "model".into(),
-                libraries: vec![crate::report::LibraryLoad {
+                libraries: vec![LibraryLoad {
                     family: "cusparse".into(),
                     soname: "libcusparse.so.12".into(),
                     path: Some(format!(
@@ -481,7 +480,7 @@ mod tests {
                     )),
                     via: Some(via.into()),
                     version: Some(cusparse.into()),
-                    ..crate::report::LibraryLoad::default()
+                    ..LibraryLoad::default()
                 }],
             }];
             findings(&r, crate::manifest::embedded())

@@ -11,6 +11,7 @@ use super::ids;
 use std::path::Path;
 
 use super::FindingBuilder;
+use crate::check::expr::package_version;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, Library, PythonEnv, Report, Severity, framework_subject};
@@ -122,7 +123,7 @@ fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
     let cuda = fw.cuda.as_deref()?;
     let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib");
     if let Some(lib) = jaxlib
-        && let Some(release) = crate::check::expr::package_version(&lib.version)
+        && let Some(release) = package_version(&lib.version)
         && let Some(row) = table.jaxlib_cudnn_built(&release.without_local().to_string(), cuda)
         && let Some(built) = Version::parse(&row.cudnn)
     {
@@ -145,9 +146,7 @@ fn jax_cudnn_need(manifests: &Manifests, fw: &Framework) -> Option<Need> {
         .or(jaxlib)
         .map(|c| c.version.as_str())
         .or(fw.version.as_deref())?;
-    let release = crate::check::expr::package_version(release)?
-        .without_local()
-        .to_string();
+    let release = package_version(release)?.without_local().to_string();
     let major = Version::parse(cuda)?.major();
     // The docs / PyPI ranges per CUDA major, else (CUDA 12) the plugin's cuDNN wheel floor read
     // from the release tag.
@@ -223,32 +222,66 @@ fn lib_major(lib: &Library) -> Option<u64> {
         .map(|v| v.major())
 }
 
+/// `cudnn-missing` or `cudnn-version-mismatch` for one framework: the cuDNN it needs, then the
+/// first copy of that major it could load, the one the loader resolution names ahead of all.
 fn cudnn(
     report: &Report,
     manifests: &Manifests,
     env: &PythonEnv,
     fw: &Framework,
 ) -> Option<Finding> {
-    let need = cudnn_need(manifests, fw)?;
+    let check = CudnnCheck {
+        manifests,
+        env,
+        fw,
+        need: cudnn_need(manifests, fw)?,
+    };
     let mut candidates = cudnn_candidates(report, env);
     // The copy the loader resolution says this framework loads goes first.
     if let Some(lib) = resolved_cudnn(report, env, fw) {
         candidates.retain(|l| l.path != lib.path);
         candidates.insert(0, lib);
     }
-    let usable: Vec<&&Library> = candidates
+    match candidates
         .iter()
-        .filter(|l| lib_major(l) == Some(need.major))
-        .collect();
-    let label = format!("{} {}", fw.name, fw.version.as_deref().unwrap_or(""));
-    let subject = framework_subject(&env.path, &fw.name);
-    let Some(loaded) = usable.first() else {
+        .find(|l| lib_major(l) == Some(check.need.major))
+    {
+        Some(loaded) => check.mismatch(loaded),
+        None => Some(check.missing(&candidates)),
+    }
+}
+
+/// One framework's cuDNN question: the cuDNN it needs and the environment it runs in, which
+/// both findings, their details and their fixes read.
+struct CudnnCheck<'a> {
+    manifests: &'a Manifests,
+    env: &'a PythonEnv,
+    fw: &'a Framework,
+    need: Need,
+}
+
+impl CudnnCheck<'_> {
+    /// "torch 2.5.1", as the titles name the framework.
+    fn label(&self) -> String {
+        format!(
+            "{} {}",
+            self.fw.name,
+            self.fw.version.as_deref().unwrap_or("")
+        )
+    }
+
+    /// `cudnn-missing`: no cuDNN of the needed major can be loaded. The copies of other majors
+    /// that can are the evidence of what is there instead.
+    fn missing(&self, candidates: &[&Library]) -> Finding {
+        let (fw, need) = (self.fw, &self.need);
         let mut f = FindingBuilder::new(
             &ids::CUDNN_MISSING,
             Severity::Error,
             format!(
-                "{label} needs cuDNN {}, and no loadable cuDNN {} was found",
-                need.major, need.major
+                "{} needs cuDNN {}, and no loadable cuDNN {} was found",
+                self.label(),
+                need.major,
+                need.major
             ),
         )
         .detail(format!(
@@ -258,8 +291,8 @@ fn cudnn(
             fw.name, need.major, need.major
         ))
         .evidence(need.source.clone())
-        .subject(subject);
-        for l in &candidates {
+        .subject(framework_subject(&self.env.path, &fw.name));
+        for l in candidates {
             f = f.evidence(format!(
                 "found only: cuDNN {} at {}",
                 l.version.as_deref().unwrap_or("unknown"),
@@ -272,7 +305,15 @@ fn cudnn(
                     .to_string(),
             );
         }
-        let fix = match FrameworkName::from_report(&fw.name) {
+        f.fix(self.missing_fix()).build()
+    }
+
+    /// Bring back the cuDNN the framework's own install brings: TensorFlow's CUDA libraries for
+    /// its release (`[and-cuda]` where the release has the extra), JAX's cuDNN wheel, else a
+    /// reinstall of the framework, which restores its cuDNN wheel.
+    fn missing_fix(&self) -> String {
+        let (manifests, fw, major) = (self.manifests, self.fw, self.need.major);
+        match FrameworkName::from_report(&fw.name) {
             Some(FrameworkName::Tensorflow)
                 if !super::fix_history::tensorflow_has_and_cuda(manifests, fw) =>
             {
@@ -284,84 +325,111 @@ fn cudnn(
             Some(FrameworkName::Tensorflow) => format!(
                 "Install TensorFlow's CUDA libraries for this version (`pip install 'tensorflow[and-cuda]=={}'`) or the cuDNN {} it was built for (see `gpu-doctor plan`).",
                 fw.version.as_deref().unwrap_or(""),
-                need.major
+                major
             ),
             Some(FrameworkName::Jax) => {
-                super::jax::cudnn_fix(env, fw, &need.major.to_string(), None)
+                super::jax::cudnn_fix(self.env, fw, &major.to_string(), None)
             }
             _ => format!(
                 "Reinstall {} so pip brings its cuDNN wheel back: `pip install --force-reinstall {}`.",
                 fw.name, fw.name
             ),
+        }
+    }
+
+    /// `cudnn-version-mismatch` for the copy it would load, of the right major: an error when
+    /// its minor is older than the one the framework was built against (frameworks refuse it),
+    /// a warning when it is a pip wheel other than the exact pin (pip's resolver moved it).
+    fn mismatch(&self, loaded: &Library) -> Option<Finding> {
+        let loaded_v = Version::parse(loaded.version.as_deref()?)?;
+        let built = self.need.built.as_ref()?;
+        // cuDNN loads within a major, but frameworks check that the run-time minor is not older
+        // than the one they were built against (PyTorch raises "cuDNN version incompatibility").
+        let older =
+            Version::parse(&loaded_v.major_minor())? < Version::parse(&built.major_minor())?;
+        let wheel_off_pin =
+            self.need.exact && loaded.origin == "pip" && !same_release(&loaded_v, built);
+        if !older && !wheel_off_pin {
+            return None;
+        }
+        let severity = if older {
+            Severity::Error
+        } else {
+            Severity::Warning
         };
-        return Some(f.fix(fix).build());
-    };
-    let loaded_v = Version::parse(loaded.version.as_deref()?)?;
-    let built = need.built.as_ref()?;
-    // cuDNN loads within a major, but frameworks check that the run-time minor is not older
-    // than the one they were built against (PyTorch raises "cuDNN version incompatibility").
-    let older = Version::parse(&loaded_v.major_minor())? < Version::parse(&built.major_minor())?;
-    let wheel_off_pin = need.exact && loaded.origin == "pip" && !same_release(&loaded_v, built);
-    if !older && !wheel_off_pin {
-        return None;
-    }
-    let severity = if older {
-        Severity::Error
-    } else {
-        Severity::Warning
-    };
-    // XLA (JAX, TensorFlow) refuses an older cuDNN minor with its own message.
-    let xla_refuses = fw.name == FrameworkName::Jax || fw.name == FrameworkName::Tensorflow;
-    let mut f = FindingBuilder::new(
-        &ids::CUDNN_VERSION_MISMATCH,
-        severity,
-        format!("{label} was built for cuDNN {built} but would load cuDNN {loaded_v}"),
-    )
-    .detail(if older && xla_refuses {
-        format!(
-            "The cuDNN that would be loaded is older than the one {} was built against; XLA \
-             refuses it: 'Loaded runtime CuDNN library: {} but source was compiled with: {}. \
-             CuDNN library needs to have matching major version and equal or higher minor \
-             version.', then 'DNN library initialization failed'.",
-            fw.name,
-            three_parts(&loaded_v),
-            three_parts(built)
+        let mut f = FindingBuilder::new(
+            &ids::CUDNN_VERSION_MISMATCH,
+            severity,
+            format!(
+                "{} was built for cuDNN {built} but would load cuDNN {loaded_v}",
+                self.label()
+            ),
         )
-    } else if older {
-        format!(
-            "The cuDNN that would be loaded is older than the one {} was built against; it \
-             refuses it ('cuDNN version incompatibility') or misbehaves.",
-            fw.name
-        )
-    } else {
-        "The installed cuDNN wheel is not the version the framework pins; pip's resolver let \
-         another package move it. It usually works within the same major, but it is not the \
-         tested combination."
-            .to_string()
-    })
-    .evidence(need.source.clone())
-    .evidence(format!(
-        "would load: {} ({}{})",
-        loaded.path,
-        loaded.origin,
-        loaded
-            .loader_origin
-            .as_deref()
-            .map(|o| format!(", via {o}"))
-            .unwrap_or_default()
-    ))
-    .subject(subject);
-    if loaded.loader_origin.as_deref() == Some("LD_LIBRARY_PATH") {
-        f = f.evidence("LD_LIBRARY_PATH is searched before the wheel's own RUNPATH".to_string());
+        .detail(self.mismatch_detail(older, &loaded_v, built))
+        .evidence(self.need.source.clone())
+        .evidence(format!(
+            "would load: {} ({}{})",
+            loaded.path,
+            loaded.origin,
+            loaded
+                .loader_origin
+                .as_deref()
+                .map(|o| format!(", via {o}"))
+                .unwrap_or_default()
+        ))
+        .subject(framework_subject(&self.env.path, &self.fw.name));
+        if loaded.loader_origin.as_deref() == Some("LD_LIBRARY_PATH") {
+            f = f
+                .evidence("LD_LIBRARY_PATH is searched before the wheel's own RUNPATH".to_string());
+        }
+        Some(f.fix(self.mismatch_fix(loaded, &loaded_v, built)).build())
     }
-    Some(
-        f.fix(if need.system_cudnn {
+
+    /// What an older minor does: XLA's own refusal for JAX and TensorFlow, PyTorch's "cuDNN
+    /// version incompatibility"; for a wheel off its pin, why that is only a warning.
+    fn mismatch_detail(&self, older: bool, loaded_v: &Version, built: &Version) -> String {
+        let fw = self.fw;
+        // XLA (JAX, TensorFlow) refuses an older cuDNN minor with its own message.
+        let xla_refuses = fw.name == FrameworkName::Jax || fw.name == FrameworkName::Tensorflow;
+        if older && xla_refuses {
+            format!(
+                "The cuDNN that would be loaded is older than the one {} was built against; XLA \
+                 refuses it: 'Loaded runtime CuDNN library: {} but source was compiled with: {}. \
+                 CuDNN library needs to have matching major version and equal or higher minor \
+                 version.', then 'DNN library initialization failed'.",
+                fw.name,
+                three_parts(loaded_v),
+                three_parts(built)
+            )
+        } else if older {
+            format!(
+                "The cuDNN that would be loaded is older than the one {} was built against; it \
+                 refuses it ('cuDNN version incompatibility') or misbehaves.",
+                fw.name
+            )
+        } else {
+            "The installed cuDNN wheel is not the version the framework pins; pip's resolver let \
+             another package move it. It usually works within the same major, but it is not the \
+             tested combination."
+                .to_string()
+        }
+    }
+
+    /// An old jaxlib that loads the system's cuDNN needs a newer system cuDNN (or a JAX whose
+    /// extra brings one); a newer JAX its cuDNN wheel, beside the torch that pins an older one;
+    /// other frameworks the reinstall that restores their pin.
+    fn mismatch_fix(&self, loaded: &Library, loaded_v: &Version, built: &Version) -> String {
+        let (env, fw) = (self.env, self.fw);
+        if self.need.system_cudnn {
             format!(
                 "Install cuDNN {} or a newer {}.x for CUDA {} in place of the {loaded_v} at {} (this jaxlib predates cuDNN's pip wheels and loads the system's), or move to a JAX whose pip extra brings its own cuDNN, in a fresh environment: `pip install -U {}`.",
                 built.major_minor(),
                 built.major(),
                 fw.cuda.as_deref().unwrap_or_default(),
-                Path::new(&loaded.path).parent().map(|p| p.display().to_string()).unwrap_or_default(),
+                Path::new(&loaded.path)
+                    .parent()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
                 super::jax::install_extra(env, fw)
             )
         } else if fw.name == FrameworkName::Jax {
@@ -369,16 +437,15 @@ fn cudnn(
                 env,
                 fw,
                 &built.major_minor(),
-                torch_for_jax(manifests, env, built),
+                torch_for_jax(self.manifests, env, built),
             )
         } else {
             format!(
                 "Install the cuDNN {} was built for (`pip install --force-reinstall {}`), and remove other cuDNN folders from LD_LIBRARY_PATH.",
                 fw.name, fw.name
             )
-        })
-        .build(),
-    )
+        }
+    }
 }
 
 /// Equal at the precision both give: `9.1.0` is the release `9.1.0.70`.
@@ -765,7 +832,7 @@ fn torch_with_cudnn(
     cuda_major: u64,
     allows: impl Fn(&Version) -> bool,
 ) -> Option<TorchUpgrade> {
-    let installed = crate::check::expr::package_version(torch.version.as_deref()?)?
+    let installed = package_version(torch.version.as_deref()?)?
         .without_local()
         .to_string();
     let fits_python = |min: &str, max: Option<&str>| {
@@ -805,7 +872,9 @@ fn torch_with_cudnn(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Gpu, Wheel};
+    use crate::diagnose::diagnose;
+    use crate::manifest::embedded;
+    use crate::report::{Component, Gpu, Wheel};
 
     const SITE: &str = "/venv/lib/python3.11/site-packages";
 
@@ -854,10 +923,7 @@ mod tests {
     }
 
     fn ids(r: &Report) -> Vec<String> {
-        crate::diagnose::diagnose(r)
-            .into_iter()
-            .map(|f| f.id)
-            .collect()
+        diagnose(r).into_iter().map(|f| f.id).collect()
     }
 
     fn wheel_cudnn(version: &str) -> Library {
@@ -881,7 +947,7 @@ mod tests {
             Some(("ld.so.conf", 3)),
         );
         let missing = machine(vec![torch(&pins)], vec![system8], vec![]);
-        let f = crate::diagnose::diagnose(&missing);
+        let f = diagnose(&missing);
         assert_eq!(
             f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
             ["cudnn-missing"]
@@ -905,7 +971,7 @@ mod tests {
             Some(("LD_LIBRARY_PATH", 0)),
         );
         let r = machine(vec![torch(&pins)], vec![old, wheel_cudnn("9.1.0")], vec![]);
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         assert_eq!(
             f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
             ["library-path-shadowing"]
@@ -924,7 +990,7 @@ mod tests {
             vec![newer, wheel_cudnn("9.1.0")],
             vec![],
         );
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         assert_eq!(
             f.iter()
                 .map(|f| (f.id.as_str(), f.severity))
@@ -980,8 +1046,7 @@ mod tests {
             vec![wheel_cudnn("9.1.0")],
             wheels,
         );
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         assert!(
             f.evidence
                 .iter()
@@ -994,10 +1059,7 @@ mod tests {
             "tensorflow and torch in /venv need different versions of nvidia-cudnn-cu12"
         );
         // The conflict is the root cause: TF's own cuDNN finding is not added on top.
-        let ids: Vec<String> = crate::diagnose::diagnose(&r)
-            .into_iter()
-            .map(|f| f.id)
-            .collect();
+        let ids: Vec<String> = diagnose(&r).into_iter().map(|f| f.id).collect();
         assert_eq!(ids, ["framework-wheels-conflict"]);
         // Ranges both satisfied by the installed wheel: no conflict.
         let jax = Framework {
@@ -1015,7 +1077,7 @@ mod tests {
             vec![],
             wheels,
         );
-        assert!(wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0]).is_none());
+        assert!(wheels_conflict(&r, embedded(), &r.python_envs[0]).is_none());
     }
 
     fn jax(version: &str, pins: &[&str]) -> Framework {
@@ -1026,11 +1088,11 @@ mod tests {
             variant: Some("cuda".into()),
             pins: pins.iter().map(|p| (*p).to_string()).collect(),
             components: vec![
-                crate::report::Component {
+                Component {
                     name: "jax-cuda12-plugin".into(),
                     version: version.into(),
                 },
-                crate::report::Component {
+                Component {
                     name: "jaxlib".into(),
                     version: version.into(),
                 },
@@ -1061,8 +1123,7 @@ mod tests {
             cudnn_wheel("9.1.0.70"),
         );
         r.python_envs[0].python_version = Some("3.11.9".into());
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         let fix = f.fix.clone().unwrap_or_default();
         assert!(
             fix.starts_with("Upgrade torch to 2.8 built for CUDA 12.6 (its wheel pins nvidia-cudnn-cu12==9.10.2.21"),
@@ -1093,8 +1154,7 @@ mod tests {
             vec![wheel_cudnn("9.10.2")],
             cudnn_wheel("9.10.2.21"),
         );
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         let fix = f.fix.clone().unwrap_or_default();
         assert!(
             fix.starts_with("Install the nvidia-cudnn-cu12 that torch pins, which every framework here allows: `pip install \"nvidia-cudnn-cu12==9.1.0.70\"`"),
@@ -1107,8 +1167,7 @@ mod tests {
             cudnn_wheel("9.1.0.70"),
         );
         r.python_envs[0].python_version = Some("3.7.1".into());
-        let f = wheels_conflict(&r, crate::manifest::embedded(), &r.python_envs[0])
-            .expect("a conflict");
+        let f = wheels_conflict(&r, embedded(), &r.python_envs[0]).expect("a conflict");
         let fix = f.fix.clone().unwrap_or_default();
         assert!(
             fix.starts_with("Give each framework its own environment"),
@@ -1121,7 +1180,7 @@ mod tests {
     #[test]
     fn jax_without_pins_takes_its_release_cudnn_floor() {
         let r = machine(vec![jax("0.6.2", &[])], vec![wheel_cudnn("9.1.0")], vec![]);
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         let ids: Vec<&str> = f.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, ["cudnn-version-mismatch"]);
         assert_eq!(f[0].severity, Severity::Error);
@@ -1132,7 +1191,7 @@ mod tests {
         );
         // A newer wheel within the range is fine: a floor, not an exact pin.
         // jax 0.11.0's [[jax]] row gives no cuDNN; its tag's build/nvidia-requirements.txt does.
-        let f = crate::diagnose::diagnose(&machine(
+        let f = diagnose(&machine(
             vec![jax("0.11.0", &[])],
             vec![wheel_cudnn("9.1.0")],
             vec![],
@@ -1159,7 +1218,7 @@ mod tests {
     fn old_jaxlib_cudnn_comes_from_its_build_script() {
         let mut old = jax("0.2.12", &[]);
         old.cuda = Some("11.2".into());
-        old.components = vec![crate::report::Component {
+        old.components = vec![Component {
             name: "jaxlib".into(),
             version: "0.1.65+cuda112".into(),
         }];
@@ -1170,7 +1229,7 @@ mod tests {
             Some(("ld.so.conf", 2)),
         );
         let r = machine(vec![old.clone()], vec![system805], vec![]);
-        let f = crate::diagnose::diagnose(&r);
+        let f = diagnose(&r);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(
             f[0].title,

@@ -24,7 +24,7 @@ pub(super) fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
     let libcuda = report
         .driver_libraries
         .iter()
-        .any(|l| l.name == "libcuda" && l.kind == crate::report::DriverLibraryKind::Driver);
+        .any(|l| l.name == "libcuda" && l.kind == DriverLibraryKind::Driver);
     if gpu_nodes || libcuda {
         return None;
     }

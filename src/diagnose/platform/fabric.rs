@@ -3,6 +3,7 @@
 
 // The parent's imports and shared helpers: one family of platform findings.
 use super::*;
+use crate::report::{PciDevice, Service};
 
 // ---------------------------------------------------------------------------------------------
 // fabric-manager-not-running
@@ -107,7 +108,7 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
 
 /// An NVSwitch system (NVSwitch bridges, or GPUs registering with an NVLink fabric) whose
 /// fabric is not working, outside a container, with the nvidia module loaded.
-fn needs_fabric_manager(report: &Report, switches: &[&crate::report::PciDevice]) -> bool {
+fn needs_fabric_manager(report: &Report, switches: &[&PciDevice]) -> bool {
     if (switches.is_empty() && in_fabric(report).is_empty())
         || report.host.container.is_some()
         || !report.kernel.nvidia_loaded
@@ -136,8 +137,8 @@ fn needs_fabric_manager(report: &Report, switches: &[&crate::report::PciDevice])
 fn fabric_manager_evidence(
     report: &Report,
     mut f: FindingBuilder,
-    switches: &[&crate::report::PciDevice],
-    service: Option<&crate::report::Service>,
+    switches: &[&PciDevice],
+    service: Option<&Service>,
     nvlink5_missing: &[String],
     mismatch: Option<&(String, String, &str)>,
     version: Option<&str>,
@@ -262,7 +263,7 @@ fn fabric_manager_fix(
 
 /// The fabric manager's package and version from its dpkg record ("dpkg:
 /// nvidia-fabricmanager-550 550.127.05-1" gives ("nvidia-fabricmanager-550", "550.127.05")).
-fn installed_version(service: &crate::report::Service) -> Option<(String, String)> {
+fn installed_version(service: &Service) -> Option<(String, String)> {
     service.evidence.iter().find_map(|line| {
         let (package, version) = line.strip_prefix("dpkg: ")?.split_once(' ')?;
         if package.starts_with("nvidia-fabricmanager-dev") {
@@ -307,7 +308,7 @@ pub(super) fn nvlink5_fix(report: &Report) -> String {
 }
 
 /// The NVIDIA GPUs that report an NVLink fabric (a state other than "Not Supported").
-pub(super) fn in_fabric(report: &Report) -> Vec<&crate::report::Gpu> {
+pub(super) fn in_fabric(report: &Report) -> Vec<&Gpu> {
     report
         .nvidia_gpus()
         .filter(|g| {
@@ -422,7 +423,7 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
     if running != Some(true) {
         return None;
     }
-    let stuck: Vec<&crate::report::Gpu> = in_fabric(report)
+    let stuck: Vec<&Gpu> = in_fabric(report)
         .into_iter()
         .filter(|g| {
             let f = g.fabric.as_ref();

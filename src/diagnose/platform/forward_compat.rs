@@ -3,6 +3,7 @@
 
 // The parent's imports and shared helpers: one family of platform findings.
 use super::*;
+use crate::version::Version;
 
 // ---------------------------------------------------------------------------------------------
 // forward-compatibility-unsupported
@@ -19,24 +20,25 @@ pub(in crate::diagnose) fn forward_compat_libcuda(
         .iter()
         .copied()
         .find(|l| l.origin != "cuda-compat")?;
-    if first.kind == crate::report::DriverLibraryKind::Compat {
+    if first.kind == DriverLibraryKind::Compat {
         return Some((first, None));
     }
-    if first.kind != crate::report::DriverLibraryKind::Driver {
+    if first.kind != DriverLibraryKind::Driver {
         return None;
     }
     let version = first.version.as_deref()?;
     let module = report.kernel.nvidia_version.as_deref()?;
     let newer = matches!(
         (
-            crate::version::Version::parse(version),
-            crate::version::Version::parse(module)
+            Version::parse(version),
+            Version::parse(module)
         ),
         (Some(v), Some(m)) if v > m
     );
-    let twin = libcuda.iter().copied().find(|l| {
-        l.kind == crate::report::DriverLibraryKind::Compat && l.version.as_deref() == Some(version)
-    })?;
+    let twin = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.kind == DriverLibraryKind::Compat && l.version.as_deref() == Some(version))?;
     newer.then_some((first, Some(twin)))
 }
 
@@ -111,7 +113,7 @@ pub(super) fn forward_compat(report: &Report, manifests: &Manifests) -> Option<F
     }
     if let Some(real) = libcuda
         .iter()
-        .find(|l| l.kind == crate::report::DriverLibraryKind::Driver && !std::ptr::eq(**l, first))
+        .find(|l| l.kind == DriverLibraryKind::Driver && !std::ptr::eq(**l, first))
     {
         f = f.evidence(lib_line(real));
     }

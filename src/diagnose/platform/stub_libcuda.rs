@@ -21,13 +21,13 @@ pub(super) fn stub_libcuda(report: &Report) -> Option<Finding> {
     let stubs: Vec<&DriverLibrary> = libcuda
         .iter()
         .copied()
-        .filter(|l| l.kind == crate::report::DriverLibraryKind::Stub)
+        .filter(|l| l.kind == DriverLibraryKind::Stub)
         .collect();
     let first = libcuda.first()?;
     if stubs.is_empty() {
         return None;
     }
-    let stub_first = first.kind == crate::report::DriverLibraryKind::Stub;
+    let stub_first = first.kind == DriverLibraryKind::Stub;
     let soname_stub = stub_first && first.path.ends_with("libcuda.so.1");
     let severity = if soname_stub {
         Severity::Error
@@ -62,7 +62,7 @@ pub(super) fn stub_libcuda(report: &Report) -> Option<Finding> {
     }
     for lib in libs(report, "libnvidia-ml")
         .iter()
-        .filter(|l| l.kind == crate::report::DriverLibraryKind::Stub)
+        .filter(|l| l.kind == DriverLibraryKind::Stub)
     {
         f = f.evidence(lib_line(lib));
     }

@@ -1,6 +1,7 @@
 use super::*;
+use crate::diagnose::diagnose;
 use crate::diagnose::test_support::{has_evidence, ids, one};
-use crate::report::{EnvVar, KernelInfo, PciDevice, ProbeOutcome, PythonEnv};
+use crate::report::{EnvVar, GpuFabric, KernelInfo, PciDevice, ProbeOutcome, PythonEnv};
 
 fn run(report: &Report) -> Vec<Finding> {
     findings(report, crate::manifest::embedded())
@@ -89,7 +90,7 @@ fn a_cuda_image_without_gpus_is_an_error_that_replaces_no_gpu() {
     assert_eq!(f.explains, ["no-gpu"]);
     assert!(f.fix.as_deref().is_some_and(|x| x.contains("--gpus all")));
     // Through the whole diagnosis, the generic no-gpu finding gives way.
-    let all = crate::diagnose::diagnose(&r);
+    let all = diagnose(&r);
     assert_eq!(
         all.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
         ["container-no-gpu-runtime"]
@@ -127,7 +128,7 @@ fn a_plain_cpu_container_is_left_to_no_gpu() {
     let mut r = bare_container();
     r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", "void")];
     assert!(run(&r).is_empty());
-    assert_eq!(ids(&crate::diagnose::diagnose(&r)), ["no-gpu"]);
+    assert_eq!(ids(&diagnose(&r)), ["no-gpu"]);
 }
 
 #[test]
@@ -143,7 +144,7 @@ fn a_read_bus_without_an_nvidia_gpu_is_no_gpu_even_for_a_cuda_image() {
         source: None,
     }];
     assert!(run(&r).is_empty());
-    let all = crate::diagnose::diagnose(&r);
+    let all = diagnose(&r);
     assert_eq!(ids(&all), ["no-gpu"]);
     assert_eq!(all[0].severity, Severity::Info);
     assert!(all[0].fix.as_deref().is_none_or(|x| !x.contains("--gpus")));
@@ -453,17 +454,17 @@ fn b200(state: &str, status: Option<&str>, fm: bool) -> Report {
     }));
     r.pci_devices.retain(|d| !d.nvswitch);
     r.gpus = (0..2)
-        .map(|i| crate::report::Gpu {
+        .map(|i| Gpu {
             index: i,
             name: Some("NVIDIA B200".into()),
             compute_capability: Some("10.0".into()),
             source: "nvidia-smi".into(),
-            fabric: Some(crate::report::GpuFabric {
+            fabric: Some(GpuFabric {
                 state: Some(state.into()),
                 status: status.map(str::to_string),
-                ..crate::report::GpuFabric::default()
+                ..GpuFabric::default()
             }),
-            ..crate::report::Gpu::default()
+            ..Gpu::default()
         })
         .collect();
     r
@@ -712,14 +713,14 @@ fn a_compat_libcuda_mounted_at_the_drivers_name_is_told_by_its_version() {
     r.environment.clear();
     r.host.container = Some("docker".into());
     for l in &mut r.driver_libraries {
-        if l.kind == crate::report::DriverLibraryKind::Compat {
+        if l.kind == DriverLibraryKind::Compat {
             l.origin = "cuda-compat".into();
             l.rank = 1;
         } else {
             l.rank = 0;
         }
     }
-    let all = crate::diagnose::diagnose(&r);
+    let all = diagnose(&r);
     assert_eq!(ids(&all), ["forward-compat-unsupported"], "{all:#?}");
     let f = &all[0];
     assert_eq!(f.severity, Severity::Error);
@@ -738,7 +739,7 @@ fn a_compat_libcuda_mounted_at_the_drivers_name_is_told_by_its_version() {
     );
     // The same libraries with the module at their version: the driver's own, all quiet.
     r.kernel.nvidia_version = Some("550.54.15".into());
-    assert!(crate::diagnose::diagnose(&r).is_empty());
+    assert!(diagnose(&r).is_empty());
 }
 
 #[test]
@@ -749,7 +750,7 @@ fn compat_on_data_center_gpus_or_behind_the_driver_is_fine() {
     let mut behind = compat_first(vec![rtx3090(0)]);
     for l in &mut behind.driver_libraries {
         l.rank = 1 - l.rank;
-        if l.kind == crate::report::DriverLibraryKind::Driver {
+        if l.kind == DriverLibraryKind::Driver {
             l.version = Some("535.183.01".into());
         }
     }

@@ -26,11 +26,11 @@ pub(super) fn wsl_driver_in_guest(report: &Report) -> Option<Finding> {
     let linux: Vec<&DriverLibrary> = ["libcuda", "libnvidia-ml"]
         .iter()
         .flat_map(|name| libs(report, name))
-        .filter(|l| l.kind == crate::report::DriverLibraryKind::Driver && l.origin != "wsl")
+        .filter(|l| l.kind == DriverLibraryKind::Driver && l.origin != "wsl")
         .collect();
     let linux_libcuda_first = libcuda
         .first()
-        .is_some_and(|l| l.kind == crate::report::DriverLibraryKind::Driver && l.origin != "wsl");
+        .is_some_and(|l| l.kind == DriverLibraryKind::Driver && l.origin != "wsl");
     let module = report.kernel.nvidia_loaded;
     if linux.is_empty() && !module {
         return None;
