@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
 use serde_json::Value;
 
 use crate::support::{Out, copy_tree, fixture_dir, fixture_env, one_string_cache, run_measured};
@@ -212,6 +213,14 @@ fn file_work_stops_with_the_scan_budget_and_says_so() {
     );
 }
 
+/// Sends `signal` to process `pid`; whether it was delivered.
+fn send(pid: impl TryInto<i32>, signal: Signal) -> bool {
+    pid.try_into()
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|p| rustix::process::kill_process(p, signal).is_ok())
+}
+
 /// Whether `pid` is still running (a zombie counts as gone).
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -280,9 +289,7 @@ fn a_process_that_joins_gpu_doctors_own_group_does_not_outlive_it() {
         std::thread::sleep(Duration::from_millis(20));
     };
     for &p in &left {
-        if let Some(p) = rustix::process::Pid::from_raw(p) {
-            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
-        }
+        send(p, Signal::KILL);
     }
     assert!(
         std::fs::read_to_string(&pids).is_ok_and(|t| !t.trim().is_empty()),
@@ -339,8 +346,7 @@ fn sigterm_mid_scan_ends_the_running_command_and_gpu_doctor_by_that_signal() {
         .spawn()
         .unwrap();
     let nvcc = pid_in(&pid_file);
-    let me = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-    rustix::process::kill_process(me, rustix::process::Signal::TERM).unwrap();
+    assert!(send(child.id(), Signal::TERM));
     let status = child.wait().unwrap();
     let started = Instant::now();
     while alive(nvcc) && started.elapsed() < Duration::from_secs(5) {
@@ -348,10 +354,7 @@ fn sigterm_mid_scan_ends_the_running_command_and_gpu_doctor_by_that_signal() {
     }
     let left = alive(nvcc);
     if left {
-        let _ = rustix::process::kill_process(
-            rustix::process::Pid::from_raw(nvcc).unwrap(),
-            rustix::process::Signal::KILL,
-        );
+        send(nvcc, Signal::KILL);
     }
     assert_eq!(status.signal(), Some(SIGTERM), "ended by {status:?}");
     assert!(!left, "the running command outlived gpu-doctor's SIGTERM");
@@ -390,8 +393,7 @@ fn under_nohup_a_sighup_mid_scan_changes_nothing() {
     // nohup runs gpu-doctor in its own process (exec), so the id is gpu-doctor's.
     let child = command.spawn().unwrap();
     let _ = pid_in(&pid_file);
-    let me = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-    rustix::process::kill_process(me, rustix::process::Signal::HUP).unwrap();
+    assert!(send(child.id(), Signal::HUP));
     let out = child.wait_with_output().unwrap();
     assert!(
         matches!(out.status.code(), Some(0 | 1)),

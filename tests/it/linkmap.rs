@@ -140,13 +140,9 @@ impl Machine {
 
 /// The load of `soname` for `framework`.
 fn load<'a>(r: &'a Value, framework: &str, soname: &str) -> &'a Value {
-    r["libraries"]["loads"]
-        .as_array()
-        .expect("loads")
-        .iter()
-        .filter(|f| f["framework"] == framework)
-        .flat_map(|f| f["libraries"].as_array().expect("libraries"))
-        .find(|l| l["soname"] == soname)
+    loads(r, framework, soname)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("{framework} has no {soname}: {}", r["libraries"]["loads"]))
 }
 
