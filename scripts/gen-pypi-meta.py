@@ -3,7 +3,9 @@
 
 For each release of torch, jax, jaxlib, the JAX CUDA plugins, CuPy's CUDA wheels and TensorFlow:
 its Requires-Python, the Python tags of its Linux wheels (x86_64 and aarch64), and the extras it
-declares (jax[cuda12], tensorflow[and-cuda], cupy-cuda12x[ctk]). The planner checks every pip line
+declares (jax[cuda12], tensorflow[and-cuda], cupy-cuda12x[ctk]). For torch's companions
+(torchvision, torchaudio) also the exact torch each release requires (Requires-Dist), so a plan
+that moves torch moves them with it; and uv, which plans install to get a Python the system lacks. The planner checks every pip line
 against it: a pip that resolves an older release without the extra exits 0 with a CPU-only build,
 which is what this table is there to prevent.
 
@@ -14,7 +16,7 @@ offline; --fetch refreshes them.
 
 usage: scripts/gen-pypi-meta.py > manifests/pypi.toml
        scripts/gen-pypi-meta.py --check          compares with manifests/pypi.toml
-       scripts/gen-pypi-meta.py --fetch          refreshes scripts/pypi-data/ from PyPI
+       scripts/gen-pypi-meta.py --fetch [NAME..] refreshes scripts/pypi-data/ from PyPI
 Only the Python standard library is used.
 """
 
@@ -46,7 +48,17 @@ PACKAGES = {
     "cupy-cuda12x": ("12.0.0", ["ctk"]),
     "cupy-cuda13x": ("13.0.0", ["ctk"]),
     "tensorflow": ("2.12.0", ["and-cuda"]),
+    "torchvision": ("0.13.0", []),
+    "torchaudio": ("0.12.0", []),
+    "uv": ("0.5.0", []),
 }
+
+# Package -> the distributions whose exact pins (Requires-Dist: torch==2.9.0) its METADATA gives.
+PINS = {
+    "torchvision": ["torch"],
+    "torchaudio": ["torch"],
+}
+PIN = re.compile(r"^Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*\(?\s*==\s*([0-9][0-9A-Za-z.+]*)")
 
 WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<ver>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
 FINAL = re.compile(r"^\d+(\.\d+)*$")
@@ -102,9 +114,11 @@ def wheel_metadata(url, size):
         return z.read(name).decode("utf-8", "replace")
 
 
-def fetch():
+def fetch(only):
     os.makedirs(DATA, exist_ok=True)
     for name, (oldest, extras) in PACKAGES.items():
+        if only and name not in only:
+            continue
         project = get(f"{API}/{name}/json")
         releases = {}
         for version, files in project.get("releases", {}).items():
@@ -115,7 +129,7 @@ def fetch():
                     for f in files if f["filename"].endswith(".whl")]
             if kept:
                 releases[version] = {"files": kept}
-        if extras:
+        if extras or name in PINS:
             for version in sorted(releases, key=version_key):
                 wheel = next((f for f in project["releases"][version]
                               if f["filename"].endswith(".whl") and not f.get("yanked")
@@ -123,13 +137,20 @@ def fetch():
                 if wheel is None:
                     continue
                 declared = set()
+                pins = set()
                 for line in wheel_metadata(urllib.parse.urljoin(f"{API}/{name}/json", wheel["url"]),
                                            wheel["size"]).splitlines():
                     if line.startswith("Provides-Extra:"):
                         declared.add(line.split(":", 1)[1].strip())
                     elif line.startswith("Requires-Dist:"):
                         declared.update(EXTRA.findall(line))
-                releases[version]["extras"] = sorted(declared)
+                        pin = PIN.match(line)
+                        if pin and pin.group(1).lower() in PINS.get(name, []) and "extra" not in line:
+                            pins.add(f"{pin.group(1).lower()}=={pin.group(2)}")
+                if extras:
+                    releases[version]["extras"] = sorted(declared)
+                if name in PINS:
+                    releases[version]["pins"] = sorted(pins)
         out = {"name": name, "fetched": time.strftime("%Y-%m-%d", time.gmtime()),
                "releases": releases}
         with open(os.path.join(DATA, f"{name}.json"), "w", encoding="utf-8") as f:
@@ -207,14 +228,18 @@ def generate():
             if "extras" in rel:
                 extras = [e for e in rel["extras"] if e in wanted]
                 out.append("extras = [" + ", ".join(quote(e) for e in extras) + "]")
-            out.append(f'source = "{API}/{name}/json (release {version}: its files and Requires-Python; extras from its wheel METADATA)"')
+            if "pins" in rel:
+                out.append("pins = [" + ", ".join(quote(p) for p in rel["pins"]) + "]")
+            what = "pins" if "pins" in rel else "extras"
+            metadata = f"; {what} from its wheel METADATA"
+            out.append(f'source = "{API}/{name}/json (release {version}: its files and Requires-Python{metadata})"')
             out.append(f"checked = {quote(data['fetched'])}")
     return "\n".join(out) + "\n"
 
 
 def main(args):
     if args[:1] == ["--fetch"]:
-        fetch()
+        fetch(set(args[1:]))
         return 0
     text = generate()
     if args[:1] == ["--check"]:

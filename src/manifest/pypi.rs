@@ -34,6 +34,9 @@ pub struct PypiRelease {
     pub aarch64: Vec<String>,
     /// The extras the release declares (only those plans use); `None`: not recorded.
     pub extras: Option<Vec<String>>,
+    /// The exact releases of other distributions it requires (`torch==2.9.0` for torchvision
+    /// 0.24.0), from its wheel's METADATA; `None`: not recorded.
+    pub pins: Option<Vec<String>>,
     pub source: String,
     pub checked: String,
 }
@@ -105,6 +108,18 @@ impl PypiRelease {
 }
 
 impl PypiTable {
+    /// The releases of `package` that pin `dist` at exactly `version` (torchvision for a torch).
+    pub fn pinning<'a>(
+        &'a self,
+        package: &'a str,
+        dist: &'a str,
+        version: &'a str,
+    ) -> impl DoubleEndedIterator<Item = &'a PypiRelease> + 'a {
+        let pin = format!("{dist}=={version}");
+        self.releases(package)
+            .filter(move |r| r.pins.as_ref().is_some_and(|p| p.contains(&pin)))
+    }
+
     /// The releases of a package, oldest first.
     pub fn releases<'a>(
         &'a self,

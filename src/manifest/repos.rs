@@ -21,6 +21,31 @@ pub struct RepoTable {
     pub repos: Vec<Repo>,
     #[serde(rename = "package")]
     pub packages: Vec<RepoPackage>,
+    /// The Pythons each release's own archive installs.
+    #[serde(rename = "python", default)]
+    pub pythons: Vec<DistroPython>,
+}
+
+/// One Python `major.minor` a release's archive installs, and what a new virtual environment
+/// made with it needs from the archive first.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistroPython {
+    /// The system, as `--os` names it: `ubuntu-22.04`.
+    pub os: String,
+    /// `3.10`.
+    pub version: String,
+    /// The release's `python3`.
+    #[serde(default)]
+    pub default: bool,
+    /// The command that runs it: `python3`, `python3.11`.
+    pub command: String,
+    /// The packages a new virtual environment made with it needs (`python3-venv`: Ubuntu's
+    /// Python has no ensurepip without it).
+    pub packages: Vec<String>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
 }
 
 /// One package repository.
@@ -220,6 +245,20 @@ impl RepoTable {
             .filter(move |r| r.os == os && r.arch == arch)
     }
 
+    /// The release's own `python3`.
+    #[must_use]
+    pub fn default_python(&self, os: &str) -> Option<&DistroPython> {
+        self.pythons.iter().find(|p| p.os == os && p.default)
+    }
+
+    /// The release's archive's Python `major.minor`, when it has it.
+    #[must_use]
+    pub fn distro_python(&self, os: &str, version: &str) -> Option<&DistroPython> {
+        self.pythons
+            .iter()
+            .find(|p| p.os == os && p.version == version)
+    }
+
     #[must_use]
     pub fn repo(&self, id: &str) -> Option<&Repo> {
         self.repos.iter().find(|r| r.id == id)
@@ -346,6 +385,39 @@ impl RepoTable {
                     &label,
                     ProblemKind::Inconsistent,
                     "a branch range on a name without {branch}",
+                );
+            }
+        }
+        self.check_pythons(c);
+    }
+
+    /// Each release's Pythons: one `python3` a release, and every package a row installs
+    /// carried by that release's own repositories.
+    fn check_pythons(&self, c: &mut Checker) {
+        for row in &self.pythons {
+            let label = format!("python {} ({})", row.version, row.os);
+            c.provenance(&label, &row.source, &row.checked);
+            let ids: Vec<&str> = self
+                .repos
+                .iter()
+                .filter(|r| r.os == row.os && r.vendor == "ubuntu")
+                .map(|r| r.id.as_str())
+                .collect();
+            for package in &row.packages {
+                if let Carried::No(why) = self.lookup(&ids, package, None, &[]) {
+                    c.report(&label, ProblemKind::Inconsistent, why);
+                }
+            }
+            let defaults = self
+                .pythons
+                .iter()
+                .filter(|p| p.os == row.os && p.default)
+                .count();
+            if defaults != 1 {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    format!("{} has {defaults} default Pythons, not one", row.os),
                 );
             }
         }

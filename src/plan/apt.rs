@@ -10,7 +10,7 @@ use super::decide::{Decision, DriverPlan};
 use super::machine::Machine;
 use super::target::Via;
 
-/// The file this plan writes for PATH and LD_LIBRARY_PATH: gpu-doctor's own, so it never
+/// The file this plan writes for PATH: gpu-doctor's own, so it never
 /// overwrites a file someone else keeps in /etc/profile.d.
 pub(super) const PROFILE_FILE: &str = "/etc/profile.d/gpu-doctor-cuda.sh";
 
@@ -410,23 +410,23 @@ fn toolkit(m: &Manifests, values: &[(&str, &str)], cuda: &str) -> Option<Step> {
     })
 }
 
-/// PATH and LD_LIBRARY_PATH for login shells, in NVIDIA's "environment setup" form.
+/// PATH for login shells, in NVIDIA's "environment setup" form; no LD_LIBRARY_PATH (see why).
 fn profile(m: &Manifests, values: &[(&str, &str)]) -> Option<Step> {
     let paths = &m.install.paths;
     let bin = crate::manifest::fill(&paths.toolkit_bin, values).ok()?;
     let lib = crate::manifest::fill(&paths.toolkit_lib, values).ok()?;
     let path_line = format!("export PATH={bin}${{PATH:+:${{PATH}}}}");
-    let lib_line =
-        format!("export LD_LIBRARY_PATH={lib}${{LD_LIBRARY_PATH:+:${{LD_LIBRARY_PATH}}}}");
     Some(Step {
         id: "cuda-environment".to_string(),
         title: format!("Put {bin} on PATH for every login shell"),
         why: format!(
             "nvcc and the CUDA tools live in {bin}. NVIDIA's environment setup also puts {lib} on \
-             LD_LIBRARY_PATH; the deb packages register their libraries with ldconfig, so that \
-             line matters mainly for runfile installs, and it can shadow libraries a pip wheel \
-             brings (gpu-doctor reports that as library-path-shadowing). The file is \
-             gpu-doctor's own: {PROFILE_FILE} (compat-cuda.md 5.5)."
+             LD_LIBRARY_PATH, which runfile installs need; the deb packages register their \
+             libraries with the loader themselves (/etc/ld.so.conf.d/000_cuda.conf and \
+             987_cuda-13.conf on the real H200 machine), and a toolkit on LD_LIBRARY_PATH \
+             would shadow the libraries every pip wheel brings (library-path-shadowing), so \
+             the plan sets PATH only. The file is gpu-doctor's own: {PROFILE_FILE} \
+             (compat-cuda.md 5.5)."
         ),
         guards: vec![Guard::skip(
             Check::FileHasLine {
@@ -440,7 +440,6 @@ fn profile(m: &Manifests, values: &[(&str, &str)]) -> Option<Step> {
             lines: vec![
                 "# Written by gpu-doctor plan: the CUDA toolkit for login shells.".to_string(),
                 path_line,
-                lib_line,
             ],
         }],
         needs_root: true,

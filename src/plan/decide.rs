@@ -17,10 +17,12 @@ use super::target::{DriverChoice, FrameworkName, Target, Via};
 
 mod driver;
 mod fixes;
+mod interpreter;
 mod stack;
 
 use driver::*;
 use fixes::*;
+pub(super) use interpreter::{NewPython, UV_HOME};
 use stack::*;
 
 /// The Ubuntu release and NVIDIA repository the apt steps are for.
@@ -86,6 +88,36 @@ pub struct EnvFix {
     pub serves: String,
 }
 
+/// A driver that is installed and built for the running kernel but not loaded: what loads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadModule {
+    /// Secure Boot refuses the module: enroll the key DKMS signed it with, then reboot.
+    Enroll { key: String },
+    /// Nothing refuses it that the files show: load it.
+    Modprobe,
+}
+
+/// Whether the machine's missing driver is a module that only needs loading: built for the
+/// running kernel, no nouveau in the way, not a container or WSL (whose driver is elsewhere).
+fn load_module(machine: &Machine) -> Option<LoadModule> {
+    let missing = machine.working_driver().is_none()
+        && machine.driver_fixed().is_none()
+        && !machine.nouveau_loaded
+        && machine.finding("no-driver").is_some();
+    if !missing || !machine.module_built {
+        return None;
+    }
+    Some(match machine.secure_boot {
+        Some(true) => LoadModule::Enroll {
+            key: machine
+                .module_signing_key
+                .clone()
+                .unwrap_or_else(|| "/var/lib/dkms/mok.pub".to_string()),
+        },
+        _ => LoadModule::Modprobe,
+    })
+}
+
 /// Everything the plan will do, decided.
 #[derive(Debug, Clone)]
 pub struct Decision<'m> {
@@ -116,6 +148,11 @@ pub struct Decision<'m> {
     /// The Python a new environment is made with because the one it would get does not fit
     /// the framework (pypi.toml).
     pub env_python: Option<String>,
+    /// How a new virtual environment gets its Python (absent: the environment exists, or
+    /// conda makes it).
+    pub new_python: Option<NewPython>,
+    /// The driver is built for this kernel and only needs loading or its key enrolled.
+    pub load_module: Option<LoadModule>,
 }
 
 /// What something the plan installs or keeps needs of the driver.
@@ -180,6 +217,16 @@ pub(super) fn decide<'m>(
     let keep = target.driver == DriverChoice::Keep;
     let working = working_cap(machine, keep);
     let mut d = Decision::new(machine, target, via, apt, ccs.clone());
+    // A driver built for this kernel that only needs loading (or its key enrolled) is not
+    // reinstalled: the finding's own fix is the plan.
+    if !target.names_a_stack()
+        && let Some(load) = load_module(machine)
+    {
+        push_unique(&mut d.addresses, "no-driver");
+        d.driver_serves = vec!["no-driver".to_string()];
+        d.load_module = Some(load);
+        return Ok(d);
+    }
     // What is installed already must keep working after the plan.
     let mut needs = installed_needs(machine, m);
     let fixing = !target.names_a_stack() && has_fix(machine, &needs, m, &ccs, working.as_ref());
@@ -193,6 +240,17 @@ pub(super) fn decide<'m>(
             &mut d,
             &mut needs,
         )?;
+    } else if !target.names_a_stack() && target.driver != DriverChoice::Auto && healthy(machine) {
+        // Nothing is wrong and nothing was asked: a plan changes nothing. Installing "the
+        // newest stack" here would change a working machine (and a system toolkit on
+        // LD_LIBRARY_PATH shadows the wheels of every environment).
+        d.notes.push(
+            "Nothing to fix: the doctor finds no error or warning here, so this plan changes \
+             nothing. To install or upgrade something, name it: `gpu-doctor plan --framework \
+             torch` (or tensorflow, jax[cuda13], cupy), `--cuda X.Y` for a system toolkit; \
+             `--driver auto` plans the newest stack with the driver it needs."
+                .to_string(),
+        );
     } else if !target.names_a_stack() && !healthy(machine) {
         // Something is wrong that no step of a plan fixes in its own scope (a cuDNN clash
         // inside one environment, a shadowing LD_LIBRARY_PATH): changing the system would not
@@ -284,6 +342,8 @@ impl<'m> Decision<'m> {
                 .then(|| format!("request: {}", super::shell::flags(target))),
             options: Vec::new(),
             env_python: None,
+            new_python: None,
+            load_module: None,
         };
         if d.nouveau {
             d.addresses.push("nouveau-loaded".to_string());

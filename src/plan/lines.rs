@@ -80,6 +80,15 @@ fn lines_of(
                         push(Manager::Apt, word.clone(), apt(word, None));
                     }
                 }
+                // `…/bin/python -m pip install uv==…`: a tool a step installs outside the
+                // environment (its Python is the release's python3, any uv wheel is py3).
+                [_, Some(flag), Some(module), Some(verb), rest @ ..]
+                    if flag == "-m" && module == "pip" && verb == "install" =>
+                {
+                    for req in rest.iter().flatten().filter(|w| !w.starts_with('-')) {
+                        push(Manager::Pip, req.clone(), pip(m, req, None, None));
+                    }
+                }
                 [Some(a), Some(b), rest @ ..]
                     if a == "conda" && (b == "install" || b == "create") =>
                 {

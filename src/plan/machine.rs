@@ -103,6 +103,13 @@ pub struct Machine {
     /// module must match.
     pub library_version: Option<String>,
     pub nouveau_loaded: bool,
+    /// An nvidia module is built for the running kernel (`/lib/modules/$(uname -r)/…`), loaded
+    /// or not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub module_built: bool,
+    /// The local key DKMS signs modules with (`/var/lib/dkms/mok.pub`), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module_signing_key: Option<String>,
     /// For a plan for AMD GPUs (`plan::rocm`): the amdgpu driver and ROCm in words, which the
     /// header shows as the driver; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -157,6 +164,8 @@ impl Machine {
                 .filter(|l| l.kind == DriverLibraryKind::Driver)
                 .find_map(|l| l.version.clone()),
             nouveau_loaded: report.kernel.nouveau_loaded,
+            module_built: !report.kernel.module_files.is_empty(),
+            module_signing_key: report.kernel.module_signing_key.clone(),
             amd_driver: None,
             os_id: report.host.os_id.clone(),
             os_version: report.host.os_version.clone(),

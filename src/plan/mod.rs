@@ -210,12 +210,16 @@ pub(crate) fn plan_for_machine(
         refusal
     })?;
     let mut steps = Vec::new();
+    steps.extend(decision.load_module.as_ref().map(load_module_step));
     steps.extend(apt::steps(&machine, manifests, &decision));
     steps.extend(python::steps(manifests, &decision));
     if decision.reboot_for_mismatch {
         steps.push(reboot_step(&machine));
     }
-    steps.push(verify_step());
+    // Nothing changes, so there is nothing to verify: the plan is its notes.
+    if !steps.is_empty() {
+        steps.push(verify_step());
+    }
     for step in &mut steps {
         step.serves = serves(step, &decision);
     }
@@ -276,6 +280,7 @@ fn serves(step: &Step, d: &Decision<'_>) -> Vec<String> {
     };
     let mut out = match step.id.as_str() {
         "nouveau-off" => vec!["nouveau-loaded".to_string()],
+        "enroll-key" | "load-driver" => d.driver_serves.clone(),
         "driver" | "driver-prerequisites" => d.driver_serves.clone(),
         "reboot" => vec!["driver-library-mismatch".to_string()],
         "verify" => vec!["every step above".to_string()],
@@ -290,7 +295,7 @@ fn serves(step: &Step, d: &Decision<'_>) -> Vec<String> {
             all
         }
         "cuda-toolkit" | "cuda-environment" | "cudnn" | "nccl" | "conda-env" | "conda-cuda"
-        | "venv" => stack(),
+        | "venv" | "python-packages" => stack(),
         id if id.starts_with("reinstall-") => {
             let n = id
                 .rsplit('-')
@@ -351,14 +356,23 @@ fn summary(d: &Decision<'_>) -> Vec<String> {
         )),
         None => out.push(format!("via {}", d.via.as_str())),
     }
-    match &d.driver {
-        DriverPlan::Keep => out.push("driver: keep the working driver".to_string()),
-        DriverPlan::Install {
-            row,
-            open,
-            replaces,
-            ..
-        } => {
+    match (&d.driver, &d.load_module) {
+        (_, Some(decide::LoadModule::Enroll { .. })) => out.push(
+            "driver: the installed one, loaded once its signing key is enrolled".to_string(),
+        ),
+        (_, Some(decide::LoadModule::Modprobe)) => {
+            out.push("driver: the installed one, loaded".to_string());
+        }
+        (DriverPlan::Keep, None) => out.push("driver: keep the working driver".to_string()),
+        (
+            DriverPlan::Install {
+                row,
+                open,
+                replaces,
+                ..
+            },
+            None,
+        ) => {
             let flavour = if *open { "open" } else { "proprietary" };
             let replaces = replaces
                 .as_deref()
@@ -368,7 +382,7 @@ fn summary(d: &Decision<'_>) -> Vec<String> {
                 row.branch, row.max_cuda
             ));
         }
-        DriverPlan::Elsewhere { needed, .. } => {
+        (DriverPlan::Elsewhere { needed, .. }, None) => {
             out.push(format!(
                 "driver: {needed}, installed outside this plan (see notes)"
             ));
@@ -403,9 +417,16 @@ fn summary(d: &Decision<'_>) -> Vec<String> {
     }
     match &d.env {
         Some(EnvPlan::Venv { path, python }) => {
-            out.push(format!(
-                "Python environment: {path} (venv, created with {python})"
-            ));
+            let made = match &d.new_python {
+                None => "exists".to_string(),
+                Some(new) => {
+                    let version = new
+                        .version()
+                        .map_or_else(String::new, |v| format!("Python {v}, "));
+                    format!("{version}created with {python}")
+                }
+            };
+            out.push(format!("Python environment: {path} (venv, {made})"));
         }
         Some(EnvPlan::Conda { name, python }) => {
             out.push(format!("conda environment: {name} (Python {python})"));
@@ -594,6 +615,58 @@ fn reboot_step(machine: &Machine) -> Step {
         needs_root: false,
         reboot: true,
         serves: Vec::new(),
+    }
+}
+
+/// Loads a driver that is built for the running kernel: enrolls the key Secure Boot refuses
+/// it for (mokutil asks for a one-time password; the firmware's MOK manager takes it at the
+/// next boot), or loads it. Skipped once the module is loaded.
+fn load_module_step(load: &decide::LoadModule) -> Step {
+    let loaded = Guard::skip(
+        Check::FileContains {
+            path: "/proc/driver/nvidia/version".to_string(),
+            text: "NVRM".to_string(),
+        },
+        "the nvidia module is loaded",
+    );
+    match load {
+        decide::LoadModule::Enroll { key } => Step {
+            id: "enroll-key".to_string(),
+            title: format!("Enroll the module-signing key {key} with Secure Boot"),
+            why: "The nvidia module is built for this kernel, but Secure Boot refuses it: it is \
+                  signed with a key the firmware does not trust yet. Enrolling the key, not \
+                  reinstalling the driver, is the fix. mokutil asks for a one-time password; at \
+                  the next boot the blue MOK manager asks for it: choose \"Enroll MOK\", \
+                  \"Continue\", enter it (compat-cuda.md 5.7)."
+                .to_string(),
+            guards: vec![loaded],
+            commands: vec![Command::Run {
+                argv: vec![
+                    Word::lit("mokutil"),
+                    Word::lit("--import"),
+                    Word::path(key.clone()),
+                ],
+                sudo: true,
+            }],
+            needs_root: true,
+            reboot: true,
+            serves: Vec::new(),
+        },
+        decide::LoadModule::Modprobe => Step {
+            id: "load-driver".to_string(),
+            title: "Load the nvidia module built for this kernel".to_string(),
+            why: "The nvidia module is built for the running kernel but not loaded; loading it \
+                  is the fix (if it fails, its message names why: `sudo dmesg | grep -i nvidia`)."
+                .to_string(),
+            guards: vec![loaded],
+            commands: vec![Command::Run {
+                argv: cmd::words(["modprobe", "nvidia"]),
+                sudo: true,
+            }],
+            needs_root: true,
+            reboot: false,
+            serves: Vec::new(),
+        },
     }
 }
 

@@ -5,7 +5,7 @@ use crate::manifest::Manifests;
 
 use super::Step;
 use super::cmd::{Check, Command, Guard, Landed, Python, Word, words};
-use super::decide::{Decision, EnvPlan};
+use super::decide::{Decision, EnvPlan, NewPython, UV_HOME};
 use super::frameworks::FrameworkPlan;
 
 /// The Python steps of a decision.
@@ -23,7 +23,16 @@ pub(super) fn steps(m: &Manifests, d: &Decision<'_>) -> Vec<Step> {
             }
         }
         Some(EnvPlan::Venv { path, python }) => {
-            out.push(venv(path, python));
+            match &d.new_python {
+                Some(new) => {
+                    out.extend(python_packages(new, path));
+                    out.push(match new {
+                        NewPython::Uv { version, uv, .. } => uv_venv(path, version, uv),
+                        _ => venv(path, python),
+                    });
+                }
+                None => out.push(venv(path, python)),
+            }
             if let Some(fw) = &d.framework {
                 out.push(framework(fw, &Python::Prefix(path.clone()), path));
             }
@@ -162,13 +171,131 @@ fn conda_cuda(m: &Manifests, d: &Decision<'_>, name: &str) -> Option<Step> {
     })
 }
 
+/// The packages the release leaves out that a new environment needs: `python3-venv` (Ubuntu's
+/// `python3` has no ensurepip without it), or another Python of the release's own archive.
+/// Skipped once the environment exists or every package is installed.
+fn python_packages(new: &NewPython, path: &str) -> Option<Step> {
+    let packages = new.packages();
+    if packages.is_empty() {
+        return None;
+    }
+    let interpreter = format!("{}/bin/python", path.trim_end_matches('/'));
+    let mut argv = words(["apt-get", "install", "-y"]);
+    argv.extend(packages.iter().map(|p| Word::lit(p.clone())));
+    let why = match new {
+        NewPython::Uv { .. } => "uv goes into a virtual environment of its own, made with the \
+             release's python3, which needs its venv module (repos.toml [[python]])."
+            .to_string(),
+        _ => format!(
+            "{} of the release's own archive makes the environment; without its venv module \
+             `-m venv` stops with 'ensurepip is not available' (repos.toml [[python]]).",
+            new.command()
+        ),
+    };
+    Some(Step {
+        id: "python-packages".to_string(),
+        title: format!(
+            "The Python packages a new environment needs ({})",
+            packages.join(" ")
+        ),
+        why,
+        guards: vec![
+            Guard::skip(
+                Check::Executable(interpreter),
+                format!("{path} has a Python"),
+            ),
+            Guard::skip(
+                Check::All(packages.iter().cloned().map(Check::DpkgInstalled).collect()),
+                format!("{} installed", packages.join(" ")),
+            ),
+        ],
+        commands: vec![
+            Command::Run {
+                argv: words(["apt-get", "update"]),
+                sudo: true,
+            },
+            Command::Run { argv, sudo: true },
+        ],
+        needs_root: true,
+        reboot: false,
+        serves: Vec::new(),
+    })
+}
+
+/// A new environment with a Python the release does not carry: uv, pinned and in its own
+/// environment under the user's home, installs a managed Python and makes the environment
+/// with pip in it (`--seed`), so the framework step's `python -m pip` works as in a venv.
+fn uv_venv(path: &str, version: &str, uv: &str) -> Step {
+    let interpreter = format!("{}/bin/python", path.trim_end_matches('/'));
+    let home = |tail: &str| {
+        Word::Join(vec![
+            Word::Var("HOME"),
+            Word::lit(format!("{UV_HOME}{tail}")),
+        ])
+    };
+    Step {
+        id: "venv".to_string(),
+        title: format!("Python {version} virtual environment {path}, made by uv {uv}"),
+        why: format!(
+            "The release has no Python {version}: uv {uv} (PyPI, in ~{UV_HOME}) installs a \
+             managed Python {version} and makes the environment with it."
+        ),
+        guards: vec![
+            Guard::skip(
+                Check::Executable(interpreter),
+                format!("{path} has a Python"),
+            ),
+            Guard::fail(
+                Check::CommandMissing("python3".to_string()),
+                "python3 is not on PATH: uv is installed with it",
+            ),
+        ],
+        commands: vec![
+            Command::Run {
+                argv: vec![
+                    Word::lit("python3"),
+                    Word::lit("-m"),
+                    Word::lit("venv"),
+                    home(""),
+                ],
+                sudo: false,
+            },
+            Command::Run {
+                argv: vec![
+                    home("/bin/python"),
+                    Word::lit("-m"),
+                    Word::lit("pip"),
+                    Word::lit("install"),
+                    Word::lit(format!("uv=={uv}")),
+                ],
+                sudo: false,
+            },
+            Command::Run {
+                argv: vec![
+                    home("/bin/uv"),
+                    Word::lit("venv"),
+                    Word::lit("--seed"),
+                    Word::lit("--python"),
+                    Word::lit(version),
+                    Word::path(path),
+                ],
+                sudo: false,
+            },
+        ],
+        needs_root: false,
+        reboot: false,
+        serves: Vec::new(),
+    }
+}
+
 pub(super) fn venv(path: &str, python: &str) -> Step {
     let interpreter = format!("{}/bin/python", path.trim_end_matches('/'));
     Step {
         id: "venv".to_string(),
         title: format!("Python virtual environment {path}"),
         why: "The framework's wheels go into a virtual environment, not the system Python \
-              (Ubuntu's own Python refuses pip installs outside one)."
+ \
+             (Ubuntu's own Python refuses pip installs outside one)."
             .to_string(),
         guards: vec![
             Guard::skip(

@@ -452,7 +452,7 @@ trap on_exit EXIT
 fn asked(target: &Target) -> String {
     let flags = flags(target);
     if flags.is_empty() {
-        "nothing named: fix what the doctor found, else the newest stable stack".to_string()
+        "nothing named: fix what the doctor found".to_string()
     } else {
         flags
     }

@@ -180,10 +180,19 @@ fn fix_library_mismatch_by_reboot() {
 /// pin, the working driver's proprietary modules, cuDNN and NCCL for CUDA 13).
 #[test]
 fn newest_stable_stack_on_ada() {
+    // Healthy and nothing named: nothing planned, and the way to ask said.
+    let plain = plan_on("healthy-driver-toolkit", &[], &[]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert!(
+        !plain.stdout.lines().any(|l| l.starts_with("step ")),
+        "{}",
+        plain.stdout
+    );
+    assert!(plain.stdout.contains("--framework"), "{}", plain.stdout);
     let script = snapshot_plan(
         "newest_stable_stack_on_ada",
         "healthy-driver-toolkit",
-        &[],
+        &["--via", "apt", "--cuda", "12.4"],
         &[],
     );
     assert!(script.contains("sudo apt-get install -y cuda-toolkit-12-4"));
@@ -987,7 +996,7 @@ fn execute_keeps_a_runfile_toolkit_of_the_same_release() {
         "madison-libnccl2",
         " libnccl2 | 2.28.9-1+cuda13.0 | https://x Packages\n",
     );
-    let out = sandbox.execute(&[]);
+    let out = sandbox.execute(&["--via", "apt", "--cuda", "13.0"]);
     assert_eq!(out.code, 0, "{}", out.block());
     let calls = changes(&sandbox.calls());
     assert!(
@@ -1400,7 +1409,18 @@ fn a_new_environment_gets_a_python_the_extra_supports() {
 #[test]
 fn the_h200_fixture_plans_what_the_real_h200_planned() {
     let real = include_str!("../fixtures/real/h200-plan.sh");
-    let ours = plan_on("h200", &[], &[]);
+    // The real H200 is healthy: asked for nothing, the plan changes nothing (the recording is
+    // of an older gpu-doctor that set up the newest stack there unasked); asked for the system
+    // toolkit it recorded, it plans the same steps.
+    let plain = plan_on("h200", &[], &[]);
+    assert_eq!(plain.code, 0, "{}", plain.block());
+    assert!(
+        !plain.stdout.lines().any(|l| l.starts_with("step ")),
+        "{}",
+        plain.stdout
+    );
+    assert!(plain.stdout.contains("Nothing to fix"), "{}", plain.stdout);
+    let ours = plan_on("h200", &["--via", "apt", "--cuda", "13.0"], &[]);
     assert_eq!(ours.code, 0, "{}", ours.block());
     let steps = |script: &str| -> Vec<String> {
         script

@@ -37,7 +37,7 @@ impl StackAsk<'_> {
             None => None,
         };
         let existing = self.existing_env();
-        let python = self.python(existing, d.via);
+        let python = self.python(existing, d);
         let spec = self.framework_spec(d.via);
         if let Some(spec) = &spec {
             let fw = self.framework(spec, user_cuda.as_ref(), python.clone(), existing, d)?;
@@ -80,7 +80,15 @@ impl StackAsk<'_> {
             );
         }
         if spec.is_some() || d.via == Via::Conda {
-            d.env = Some(env_plan(self.machine, self.m, self.target, d, python)?);
+            let (env, new_python) = env_plan(self.machine, self.m, self.target, d, python)?;
+            if let Some(np) = &new_python
+                && !matches!(np, NewPython::Distro { default: true, .. })
+            {
+                let os = d.apt.as_ref().map(|a| a.os.as_str());
+                d.notes.push(format!("New environment: {}.", np.how(os)));
+            }
+            d.env = Some(env);
+            d.new_python = new_python;
         }
         Ok(())
     }
@@ -96,12 +104,13 @@ impl StackAsk<'_> {
     }
 
     /// The Python the framework must install on: `--python`, else the existing environment's;
-    /// a new venv made with `python3` gets the system's Python.
-    fn python(&self, existing: Option<&EnvFact>, via: Via) -> Option<String> {
+    /// a new venv gets the target release's `python3` (this machine's when the plan is for its
+    /// own system), decided here once and used for every pick and every pip line.
+    fn python(&self, existing: Option<&EnvFact>, d: &Decision<'_>) -> Option<String> {
         let env_python = existing.and_then(|e| e.python.clone());
         self.target.python.clone().or(env_python).or_else(|| {
-            (via != Via::Conda)
-                .then(|| self.machine.system_python.clone())
+            (d.via != Via::Conda)
+                .then(|| interpreter::default_version(self.machine, self.m, d))
                 .flatten()
         })
     }
@@ -163,8 +172,7 @@ impl StackAsk<'_> {
         match (fitting, existing, &self.target.python) {
             (Some((p, fw)), None, None) => {
                 d.notes.push(format!(
-                    "{why}. So the plan makes the new environment with Python {p} \
-                     (python{p} must be on PATH; the venv step stops if it is not)."
+                    "{why}. So the plan makes the new environment with Python {p}."
                 ));
                 d.env_python = Some(p.to_string());
                 Ok(fw)
@@ -453,7 +461,7 @@ pub(super) fn env_plan(
     target: &Target,
     d: &Decision<'_>,
     python: Option<String>,
-) -> Result<EnvPlan, Refusal> {
+) -> Result<(EnvPlan, Option<NewPython>), Refusal> {
     // Without a framework, the newest Python the newest PyTorch supports, so one fits later.
     let python = d
         .env_python
@@ -481,17 +489,22 @@ pub(super) fn env_plan(
                     "no Python version to create the conda environment with: pass --python",
                 )
             })?;
-            Ok(EnvPlan::Conda { name, python })
+            Ok((EnvPlan::Conda { name, python }, None))
         }
         Via::Apt | Via::Pip => {
             let path =
                 default_env(machine, target).map_or_else(|| ".venv".to_string(), |(path, _)| path);
-            let python = target
-                .python
-                .as_ref()
-                .or(d.env_python.as_ref())
-                .map_or_else(|| "python3".to_string(), |p| format!("python{p}"));
-            Ok(EnvPlan::Venv { path, python })
+            if let Some(env) = interpreter::existing(machine, &path) {
+                let python = env
+                    .python
+                    .as_ref()
+                    .map_or_else(|| "python3".to_string(), |p| format!("python{p}"));
+                return Ok((EnvPlan::Venv { path, python }, None));
+            }
+            let asked = target.python.as_ref().or(d.env_python.as_ref());
+            let new = interpreter::new_python(machine, m, d, asked.map(String::as_str))?;
+            let python = new.command();
+            Ok((EnvPlan::Venv { path, python }, Some(new)))
         }
     }
 }

@@ -33,6 +33,8 @@ fn machine(ccs: &[&str]) -> Machine {
         driver_open: None,
         library_version: None,
         nouveau_loaded: false,
+        module_built: false,
+        module_signing_key: None,
         amd_driver: None,
         os_id: Some("ubuntu".to_string()),
         os_version: Some("22.04".to_string()),
@@ -714,7 +716,68 @@ fn environments_follow_env_then_the_one_venv_holding_the_framework() {
     let Some(EnvPlan::Venv { path, python }) = &d.env else {
         panic!("{:?}", d.env);
     };
-    assert_eq!((path.as_str(), python.as_str()), ("/opt/env", "python3.12"));
+    // Ubuntu 22.04's archive has no Python 3.12: uv makes the environment.
+    assert_eq!((path.as_str(), python.as_str()), ("/opt/env", "uv"));
+    assert!(
+        matches!(&d.new_python, Some(NewPython::Uv { version, .. }) if version == "3.12"),
+        "{:?}",
+        d.new_python
+    );
+    // Python 3.11 is in its archive: the interpreter and its venv module come from there.
+    let eleven = Target {
+        python: Some("3.11".to_string()),
+        ..named.clone()
+    };
+    let d = decide(&machine, m, &eleven).unwrap();
+    let Some(EnvPlan::Venv { python, .. }) = &d.env else {
+        panic!("{:?}", d.env);
+    };
+    assert_eq!(python, "python3.11");
+    assert_eq!(
+        d.new_python.as_ref().map(NewPython::packages),
+        Some(&["python3.11".to_string(), "python3.11-venv".to_string()][..])
+    );
+    // An environment that exists is used with its own Python, and nothing is installed for it.
+    machine.python_envs.push(crate::plan::machine::EnvFact {
+        path: "/opt/env".to_string(),
+        kind: crate::report::EnvKind::Venv,
+        python: Some("3.12".to_string()),
+    });
+    let d = decide(&machine, m, &named).unwrap();
+    assert!(d.new_python.is_none(), "{:?}", d.new_python);
+}
+
+#[test]
+fn a_new_environment_gets_the_target_releases_python3_with_its_venv_module() {
+    let m = embedded();
+    let torch = target_framework(FrameworkName::Torch);
+    // A fresh 22.04 whose python3 the probe did not find: 22.04's own, 3.10 (repos.toml).
+    let mut fresh = with_driver(machine(&["8.6"]), "580.95.05", "13.0");
+    fresh.system_python = None;
+    let d = decide(&fresh, m, &torch).unwrap();
+    let fw = d.framework.clone().unwrap();
+    assert_eq!(fw.python.as_deref(), Some("3.10"), "{}", fw.requirement);
+    assert_eq!(
+        d.new_python,
+        Some(NewPython::Distro {
+            version: "3.10".to_string(),
+            command: "python3".to_string(),
+            packages: vec!["python3-venv".to_string()],
+            default: true,
+        })
+    );
+    // Planned for 24.04 from this 22.04 machine: 24.04's python3 (3.12), not this one's.
+    let other = Target {
+        os: Some("ubuntu-24.04".to_string()),
+        ..torch.clone()
+    };
+    let d = decide(
+        &with_driver(machine(&["8.6"]), "580.95.05", "13.0"),
+        m,
+        &other,
+    )
+    .unwrap();
+    assert_eq!(d.framework.unwrap().python.as_deref(), Some("3.12"));
 }
 
 #[test]
@@ -877,7 +940,9 @@ fn pip_lines_fit_the_environments_python_or_get_a_new_environment() {
     let Some(EnvPlan::Venv { python, .. }) = &d.env else {
         panic!("{:?}", d.env);
     };
-    assert_eq!(python, "python3.11");
+    // 24.04's archive has no 3.11: uv brings it, and a note says so.
+    assert_eq!(python, "uv");
+    assert!(d.notes.iter().any(|n| n.contains("uv")), "{:?}", d.notes);
     // ... but into an existing 3.12 environment it is refused, with the way out.
     let mut host = noble(&["8.9"]);
     host.python_envs.push(crate::plan::machine::EnvFact {
