@@ -73,7 +73,14 @@ pub enum Command {
         python: Python,
         args: Vec<Word>,
         version: Option<String>,
+        /// The step's [`Command::Companions`] found in the environment go with the packages
+        /// named (installed or uninstalled together, so pip resolves them as one).
+        companions: bool,
     },
+    /// Finds which of these distributions the environment has (torchvision and torchaudio pin
+    /// one torch release each): a later [`Command::Pip`] with `companions` moves them with the
+    /// framework instead of leaving them at releases that no longer match it.
+    Companions { python: Python, dists: Vec<String> },
     /// Prints a line for the person running the plan.
     Say(String),
     /// After pip: checks in the step's Python that the GPU build landed, and stops the plan

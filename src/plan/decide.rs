@@ -219,7 +219,11 @@ pub(super) fn decide<'m>(
     let mut d = Decision::new(machine, target, via, apt, ccs.clone());
     // A driver built for this kernel that only needs loading (or its key enrolled) is not
     // reinstalled: the finding's own fix is the plan.
+    let this_system = target.os.as_ref().is_none_or(|os| {
+        matches!((&machine.os_id, &machine.os_version), (Some(id), Some(v)) if &format!("{id}-{v}") == os)
+    });
     if !target.names_a_stack()
+        && this_system
         && let Some(load) = load_module(machine)
     {
         push_unique(&mut d.addresses, "no-driver");

@@ -46,6 +46,9 @@ pub struct FrameworkPlan {
     /// The distribution and extra whose wheels must be installed after pip ran
     /// (`jax`, `cuda13`), for the step's check that the GPU build landed.
     pub extra_dist: Option<(String, String)>,
+    /// Distributions that pin this framework's release (torchvision, torchaudio for torch):
+    /// moved with it wherever the environment has them.
+    pub companions: Vec<String>,
 }
 
 /// What pip would land: the newest release of `package` (matching `version`, a release or a
@@ -253,6 +256,7 @@ fn torch(
              (frameworks.toml torch {}, compat-cuda.md 6.1).",
             release.version
         ),
+        companions: companions(m, "torch"),
     })
 }
 
@@ -352,6 +356,7 @@ fn tensorflow(
              [and-cuda] extra installs matching NVIDIA wheels{pulls}, so no system CUDA is needed \
              (frameworks.toml tensorflow, tensorflow_and_cuda)."
         ),
+        companions: Vec::new(),
     })
 }
 
@@ -462,6 +467,7 @@ fn jax(
             "jax[{extra}] pulls {}{floor_text} (frameworks.toml jax_extra, jax).{}",
             row.pulls, landing.why
         ),
+        companions: Vec::new(),
     })
 }
 
@@ -667,6 +673,7 @@ fn cupy(
                 .map(|n| format!(". {n}"))
                 .unwrap_or_default()
         ),
+        companions: Vec::new(),
     })
 }
 
@@ -724,4 +731,23 @@ mod tests {
         let cupy = resolve_text("cupy", &["6.1"], None).unwrap();
         assert_eq!(cupy.requirement, "cupy-cuda12x[ctk]");
     }
+}
+
+/// The distributions that pin one release of `framework` exactly (pypi.toml `pins`:
+/// torchvision and torchaudio for torch), which must move with it.
+fn companions(m: &Manifests, framework: &str) -> Vec<String> {
+    let pin = format!("{framework}==");
+    let mut out: Vec<String> = m
+        .pypi
+        .releases
+        .iter()
+        .filter(|r| {
+            r.pins
+                .as_ref()
+                .is_some_and(|p| p.iter().any(|p| p.starts_with(&pin)))
+        })
+        .map(|r| r.package.clone())
+        .collect();
+    out.dedup();
+    out
 }

@@ -118,6 +118,15 @@ fn lines_of(
                 push(Manager::Apt, text, apt(p, version));
             }
         }
+        Command::Companions { dists, .. } => {
+            for dist in dists {
+                push(
+                    Manager::Pip,
+                    format!("{dist} (where installed)"),
+                    pip(m, dist, None, None),
+                );
+            }
+        }
         Command::Pip { args, version, .. } => {
             let words: Vec<String> = args.iter().filter_map(word_text).collect();
             if words.first().map(String::as_str) != Some("install") {

@@ -220,6 +220,7 @@ pub(crate) fn plan_for_machine(
     if !steps.is_empty() {
         steps.push(verify_step());
     }
+    guard_apt_update(&mut steps);
     for step in &mut steps {
         step.serves = serves(step, &decision);
     }
@@ -265,6 +266,48 @@ pub(crate) fn plan_for_machine(
         });
     }
     Ok(plan)
+}
+
+/// Refreshing the package lists is only needed while something after it is still to be
+/// installed: the step is skipped once every package the later apt steps install is there, so a
+/// second run of a finished plan changes nothing.
+fn guard_apt_update(steps: &mut [Step]) {
+    let Some(at) = steps.iter().position(|s| s.id == "apt-update") else {
+        return;
+    };
+    let mut packages: Vec<String> = Vec::new();
+    for command in steps[at + 1..].iter().flat_map(|s| &s.commands) {
+        match command {
+            Command::Run { argv, .. } => {
+                let lits: Vec<&str> = argv
+                    .iter()
+                    .map(|w| match w {
+                        Word::Lit(t) => t.as_str(),
+                        _ => "",
+                    })
+                    .collect();
+                if let ["apt-get", "install", rest @ ..] = lits.as_slice() {
+                    packages.extend(
+                        rest.iter()
+                            .filter(|p| !p.is_empty() && !p.starts_with('-'))
+                            .map(|p| p.split('=').next().unwrap_or(p).to_string()),
+                    );
+                }
+            }
+            Command::AptInstallMatching { packages: p, .. } => packages.extend(p.iter().cloned()),
+            _ => {}
+        }
+    }
+    if packages.is_empty() {
+        return;
+    }
+    steps[at].guards.push(Guard::skip(
+        Check::All(packages.into_iter().map(Check::DpkgInstalled).collect()),
+        "everything the plan installs with apt is installed",
+    ));
+    steps[at].why = "apt learns what the repository just added offers; skipped once everything \
+                     the plan installs with apt is there."
+        .to_string();
 }
 
 /// What a step is there for, from the decision: the findings a fix serves, the request a
@@ -357,9 +400,8 @@ fn summary(d: &Decision<'_>) -> Vec<String> {
         None => out.push(format!("via {}", d.via.as_str())),
     }
     match (&d.driver, &d.load_module) {
-        (_, Some(decide::LoadModule::Enroll { .. })) => out.push(
-            "driver: the installed one, loaded once its signing key is enrolled".to_string(),
-        ),
+        (_, Some(decide::LoadModule::Enroll { .. })) => out
+            .push("driver: the installed one, loaded once its signing key is enrolled".to_string()),
         (_, Some(decide::LoadModule::Modprobe)) => {
             out.push("driver: the installed one, loaded".to_string());
         }

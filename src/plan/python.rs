@@ -359,17 +359,26 @@ fn framework(fw: &FrameworkPlan, python: &Python, where_: &str) -> Step {
         install.extend(words(["--index-url", url.as_str()]));
     }
     let mut commands = Vec::new();
+    let companions = !fw.companions.is_empty();
+    if companions {
+        commands.push(Command::Companions {
+            python: python.clone(),
+            dists: fw.companions.clone(),
+        });
+    }
     if fw.replace {
         commands.push(Command::Pip {
             python: python.clone(),
             args: words(["uninstall", "-y", fw.dist.as_str()]),
             version: fw.python.clone(),
+            companions,
         });
     }
     commands.push(Command::Pip {
         python: python.clone(),
         args: install,
         version: fw.python.clone(),
+        companions,
     });
     commands.extend(landed(fw, python));
     let replace = if fw.replace {

@@ -1137,12 +1137,14 @@ fn torch_step(m: &Manifests, t: &TorchChoice, wheel: &TorchWheel) -> Step {
             python: python.clone(),
             args,
             version: None,
+            companions: false,
         });
     }
     commands.push(Command::Pip {
         python: python.clone(),
         args: words(["install", requirement.as_str(), "--index-url", url.as_str()]),
         version: None,
+        companions: false,
     });
     let prefix = wheel.release.trim_end_matches('*').to_string();
     let prefix = if prefix.ends_with('.') {

@@ -159,11 +159,31 @@ pub fn command_lines(command: &Command) -> Vec<String> {
                 format!("sudo apt-get install -y {}", line(&pinned)),
             ]
         }
-        Command::Pip { python, args, .. } => {
+        Command::Pip {
+            python,
+            args,
+            companions,
+            ..
+        } => {
             let mut all = python_words(python);
             all.extend([Word::lit("-m"), Word::lit("pip")]);
             all.extend(args.iter().cloned());
-            vec![line(&all)]
+            let mut text = line(&all);
+            if *companions {
+                text.push_str(" \"${companions[@]}\"");
+            }
+            vec![text]
+        }
+        Command::Companions { python, dists } => {
+            let py = line(&python_words(python));
+            let names: Vec<String> = dists.iter().map(|d| shell_quote(d)).collect();
+            vec![
+                "companions=()".to_string(),
+                format!(
+                    "for dist in {}; do has_dist \"$dist\" '' '' {py} && companions+=(\"$dist\"); done",
+                    names.join(" ")
+                ),
+            ]
         }
         Command::Say(text) => vec![format!("say {}", shell_quote(text))],
         Command::Landed {
@@ -302,6 +322,9 @@ impl Uses {
         match command {
             Command::AptInstallMatching { .. } => {
                 self.0.insert("newest_version");
+            }
+            Command::Companions { .. } => {
+                self.0.insert("has_dist");
             }
             Command::Run { argv, .. } if argv.iter().any(has_kernel) => {
                 self.0.insert("kernel");

@@ -329,7 +329,11 @@ fn pip_cupy_in_a_container() {
 #[test]
 fn pip_torch_on_wsl() {
     let script = snapshot_plan("pip_torch_on_wsl", "wsl2", &["--framework", "torch"], &[]);
-    assert!(script.contains("cu126") && !script.contains("apt-get"));
+    assert!(script.contains("cu126"));
+    assert_eq!(
+        apt_installs(&script),
+        ["sudo apt-get install -y python3-venv"]
+    );
 }
 
 /// `--driver 570` with nothing else named: the newest CUDA R570 runs natively (12.8), and a
@@ -1340,7 +1344,11 @@ fn another_system_gets_the_headers_of_its_own_kernel() {
 /// NVIDIA's ubuntu2404 repository, so no apt line names it; torch comes as wheels instead.
 #[test]
 fn ubuntu_24_04_has_no_toolkit_before_12_5() {
-    let out = plan_on("container-ubuntu2404-driver-550", &[], &[]);
+    let out = plan_on(
+        "container-ubuntu2404-driver-550",
+        &["--via", "apt", "--cuda", "12.4"],
+        &[],
+    );
     assert_eq!(out.code, 1, "{}", out.block());
     assert!(
         out.stderr.contains("no cuda-toolkit-12-4")
@@ -1354,7 +1362,20 @@ fn ubuntu_24_04_has_no_toolkit_before_12_5() {
         &[],
     );
     assert_eq!(torch.code, 0, "{}", torch.stderr);
-    assert!(torch.stdout.contains("whl/cu126") && !torch.stdout.contains("apt-get"));
+    assert!(torch.stdout.contains("whl/cu126"));
+    assert_eq!(
+        apt_installs(&torch.stdout),
+        ["sudo apt-get install -y python3-venv"]
+    );
+}
+
+/// The `apt-get install` lines of a script: the packages it installs from apt.
+fn apt_installs(script: &str) -> Vec<&str> {
+    script
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#') && l.contains("apt-get install"))
+        .collect()
 }
 
 /// Kepler on 22.04: R470 is its last driver and NVIDIA's ubuntu2204 repository starts at CUDA

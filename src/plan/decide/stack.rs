@@ -164,10 +164,40 @@ impl StackAsk<'_> {
             Ok(fw) => return Ok(fw),
             Err(why) => why,
         };
-        // Would another Python do? The newest that does, for a new environment.
-        let fitting = PYTHONS
+        // Would another Python do? For a new environment: the newest the release's own
+        // archive has that does, else the one nearest the release's python3 that does (newer
+        // first on a tie): the most like the system's, with the most wheels for the rest of
+        // the user's packages. uv brings it.
+        let (distro, home) = d.apt.as_ref().map_or((Vec::new(), None), |apt| {
+            let mut v: Vec<&str> = self
+                .m
+                .repos
+                .pythons
+                .iter()
+                .filter(|p| p.os == apt.os)
+                .map(|p| p.version.as_str())
+                .collect();
+            v.sort_by(|a, b| crate::version::compare(b, a));
+            let home = self
+                .m
+                .repos
+                .default_python(&apt.os)
+                .map(|p| p.version.as_str());
+            (v, home)
+        });
+        let at = |p: &str| PYTHONS.iter().position(|x| *x == p);
+        let mut others: Vec<&str> = PYTHONS.to_vec();
+        if let Some(home) = home.and_then(at) {
+            others.sort_by_key(|p| {
+                let i = at(p).unwrap_or(0);
+                (i.abs_diff(home), std::cmp::Reverse(i))
+            });
+        } else {
+            others.reverse();
+        }
+        let fitting = distro
             .iter()
-            .rev()
+            .chain(others.iter())
             .find_map(|p| resolve(Some(p)).ok().map(|fw| (*p, fw)));
         match (fitting, existing, &self.target.python) {
             (Some((p, fw)), None, None) => {
@@ -495,10 +525,11 @@ pub(super) fn env_plan(
             let path =
                 default_env(machine, target).map_or_else(|| ".venv".to_string(), |(path, _)| path);
             if let Some(env) = interpreter::existing(machine, &path) {
-                let python = env
-                    .python
-                    .as_ref()
-                    .map_or_else(|| "python3".to_string(), |p| format!("python{p}"));
+                // The environment's own interpreter runs everything; this names it only.
+                let python = env.python.as_deref().and_then(Version::parse).map_or_else(
+                    || "python3".to_string(),
+                    |p| format!("python{}", p.major_minor()),
+                );
                 return Ok((EnvPlan::Venv { path, python }, None));
             }
             let asked = target.python.as_ref().or(d.env_python.as_ref());

@@ -223,9 +223,23 @@ fn a_working_driver_that_runs_the_stack_is_kept() {
         .find(|b| b.branch == branch)
         .unwrap();
     let working = with_driver(machine(&["8.6"]), &format!("{branch}.10.01"), &row.max_cuda);
+    // Nothing wrong and nothing asked: nothing planned.
     let d = decide(&working, m, &Target::default()).unwrap();
     assert!(matches!(d.driver, DriverPlan::Keep), "{:?}", d.driver);
-    // The default apt stack is the newest stable CUDA, which that branch runs.
+    assert!(d.toolkit.is_none() && d.framework.is_none(), "{d:?}");
+    assert!(
+        d.notes.iter().any(|n| n.contains("Nothing to fix")),
+        "{:?}",
+        d.notes
+    );
+    // Under --driver auto the default apt stack is the newest stable CUDA, which that branch
+    // runs.
+    let auto = Target {
+        driver: DriverChoice::Auto,
+        ..Target::default()
+    };
+    let d = decide(&working, m, &auto).unwrap();
+    assert!(matches!(d.driver, DriverPlan::Keep), "{:?}", d.driver);
     assert_eq!(
         d.toolkit.as_ref().map(Version::major_minor),
         Some(row.max_cuda.clone())
@@ -632,8 +646,8 @@ fn a_cpu_only_torch_in_a_venv_is_reinstalled_with_cuda_and_the_system_one_is_onl
     system.frameworks[0].env_kind = crate::report::EnvKind::System;
     system.frameworks[0].env = "/usr".to_string();
     let d = decide(&system, m, &Target::default()).unwrap();
-    assert!(d.fixes.is_empty() && d.notes.is_empty(), "{d:?}");
-    assert!(d.toolkit.is_some(), "nothing to fix: the default stack");
+    assert!(d.fixes.is_empty(), "{d:?}");
+    assert!(d.toolkit.is_none(), "nothing to fix: nothing planned");
     system.driver_loaded = false;
     let d = decide(&system, m, &Target::default()).unwrap();
     assert!(d.fixes.is_empty());
@@ -917,7 +931,11 @@ fn toolkits_the_target_repository_lacks_are_refused_with_the_nearest() {
     // A 24.04 container on a driver-550 host: the toolkit the driver runs is not carried.
     let mut container = with_driver(noble(&["8.9"]), "550.54.15", "12.4");
     container.container = Some("docker".to_string());
-    let why = refusal(decide(&container, m, &Target::default()));
+    let auto = Target {
+        driver: DriverChoice::Auto,
+        ..Target::default()
+    };
+    let why = refusal(decide(&container, m, &auto));
     assert!(why.contains("has no cuda-toolkit-12-4"), "{why}");
 }
 
