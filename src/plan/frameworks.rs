@@ -677,6 +677,25 @@ fn cupy(
     })
 }
 
+/// The distributions that pin one release of `framework` exactly (pypi.toml `pins`:
+/// torchvision and torchaudio for torch), which must move with it.
+fn companions(m: &Manifests, framework: &str) -> Vec<String> {
+    let pin = format!("{framework}==");
+    let mut out: Vec<String> = m
+        .pypi
+        .releases
+        .iter()
+        .filter(|r| {
+            r.pins
+                .as_ref()
+                .is_some_and(|p| p.iter().any(|p| p.starts_with(&pin)))
+        })
+        .map(|r| r.package.clone())
+        .collect();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -731,23 +750,4 @@ mod tests {
         let cupy = resolve_text("cupy", &["6.1"], None).unwrap();
         assert_eq!(cupy.requirement, "cupy-cuda12x[ctk]");
     }
-}
-
-/// The distributions that pin one release of `framework` exactly (pypi.toml `pins`:
-/// torchvision and torchaudio for torch), which must move with it.
-fn companions(m: &Manifests, framework: &str) -> Vec<String> {
-    let pin = format!("{framework}==");
-    let mut out: Vec<String> = m
-        .pypi
-        .releases
-        .iter()
-        .filter(|r| {
-            r.pins
-                .as_ref()
-                .is_some_and(|p| p.iter().any(|p| p.starts_with(&pin)))
-        })
-        .map(|r| r.package.clone())
-        .collect();
-    out.dedup();
-    out
 }

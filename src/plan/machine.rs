@@ -156,7 +156,10 @@ impl Machine {
             amd_gpu: report.pci_devices.iter().any(|d| d.vendor == "amd"),
             driver_version: report.driver.version.clone(),
             driver_cuda,
-            driver_loaded: report.kernel.nvidia_loaded,
+            // A driver stated with GPU_DOCTOR_DRIVER_VERSION is the other machine's working
+            // driver (a build container planning for it has no module of its own).
+            driver_loaded: report.kernel.nvidia_loaded
+                || report.overrides.iter().any(|o| o.field == "driver.version"),
             driver_open: report.kernel.nvidia_open,
             library_version: report
                 .driver_libraries

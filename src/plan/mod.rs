@@ -20,6 +20,7 @@ pub mod frameworks;
 pub mod json;
 pub mod lines;
 pub mod machine;
+pub mod predict;
 mod python;
 mod rocm;
 pub mod shell;
@@ -97,6 +98,9 @@ pub struct Plan {
     pub files: Vec<PlanFile>,
     /// The repositories (repos.toml ids) its apt lines come from.
     pub apt_repos: Vec<String>,
+    /// What its steps change in the report, which is diagnosed again before the plan is
+    /// written ([`predict`]).
+    pub effects: Vec<predict::StepEffect>,
 }
 
 impl Plan {
@@ -196,7 +200,29 @@ pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<P
     if rocm::applies(report) {
         return rocm::plan(report, manifests, target);
     }
-    plan_for_machine(Machine::from_report(report, manifests), manifests, target)
+    let mut plan = plan_for_machine(Machine::from_report(report, manifests), manifests, target)?;
+    // The doctor checks its own prescription: the machine the plan leaves, diagnosed again.
+    // A finding it addresses that would remain is a plan that misses its purpose; what would
+    // appear is said first, with its own fix.
+    let addressed: Vec<String> = plan.addresses.iter().map(|f| f.id.clone()).collect();
+    let after = predict::outcome(report, manifests, &plan.effects, &addressed);
+    if !after.remaining.is_empty() {
+        return Err(Refusal {
+            reason: format!(
+                "gpu-doctor diagnosed the machine this plan would leave, and it would still \
+                 report {}",
+                after.remaining.join(", ")
+            ),
+            facts: machine_facts(&plan.machine),
+        });
+    }
+    for (id, title, fix) in after.appearing {
+        let fix = fix.map_or_else(String::new, |f| format!(" Its fix: {f}"));
+        plan.notes.push(format!(
+            "After this plan, gpu-doctor would report {id}: {title}.{fix}"
+        ));
+    }
+    Ok(plan)
 }
 
 /// [`plan`] for a machine's facts already gathered (the unit tests build them by hand).
@@ -237,6 +263,7 @@ pub(crate) fn plan_for_machine(
         .as_ref()
         .map(|a| a.repo_ids.clone())
         .unwrap_or_default();
+    let effects = predict::effects(&decision);
     let plan = Plan {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         summary: summary(&decision),
@@ -250,6 +277,7 @@ pub(crate) fn plan_for_machine(
         steps,
         files,
         apt_repos,
+        effects,
     };
     // The last word: no line the tables contradict reaches a script.
     let wrong: Vec<String> = lines::check(&plan, manifests)

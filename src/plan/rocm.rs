@@ -210,6 +210,7 @@ impl<'a, 'm> Choices<'a, 'm> {
             files: Vec::new(),
             options: Vec::new(),
             apt_repos: self.apt_repos(),
+            effects: Vec::new(),
         }
     }
 

@@ -209,6 +209,7 @@ fn every_fixture_and_target_plans_lines_that_exist() {
     let mut distinct_lines: BTreeSet<String> = BTreeSet::new();
     let mut scripts: BTreeMap<String, String> = BTreeMap::new();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut appearing: BTreeMap<String, usize> = BTreeMap::new();
     let started = std::time::Instant::now();
     // One `doctor --json` per fixture (shared with the other tests of this binary): the
     // machine's facts, as plan reads them.
@@ -234,12 +235,30 @@ fn every_fixture_and_target_plans_lines_that_exist() {
                         "{fixture} {t:?}: the last-word check refused: {}",
                         refusal.reason
                     );
+                    // The machine a plan leaves still has a finding it addresses: the planner
+                    // chose steps that do not do what they are for.
+                    assert!(
+                        !refusal
+                            .reason
+                            .starts_with("gpu-doctor diagnosed the machine"),
+                        "{fixture} {t:?}: {}",
+                        refusal.reason
+                    );
                     let key: String = refusal.reason.chars().take(48).collect();
                     *reasons.entry(key).or_default() += 1;
                     continue;
                 }
             };
             written += 1;
+            healthy_gets_nothing(fixture, report, &t, &p);
+            for note in p.notes.iter().filter(|n| n.starts_with("After this plan")) {
+                let id: String = note
+                    .trim_start_matches("After this plan, gpu-doctor would report ")
+                    .chars()
+                    .take_while(|c| *c != ':')
+                    .collect();
+                *appearing.entry(id).or_default() += 1;
+            }
             for line in lines::check(&p, m) {
                 checked += 1;
                 let manager = match line.manager {
@@ -271,6 +290,9 @@ fn every_fixture_and_target_plans_lines_that_exist() {
     for (reason, n) in &reasons {
         eprintln!("  refused {n:>5}: {reason}...");
     }
+    for (id, n) in &appearing {
+        eprintln!("  the machine left would report {id}: {n} plans (said in their notes)");
+    }
     assert!(contradicted.is_empty(), "{}", contradicted.join("\n"));
     // At least 3 plans written in 14 tried, as with every target on every fixture.
     assert!(
@@ -280,6 +302,29 @@ fn every_fixture_and_target_plans_lines_that_exist() {
     assert!(checked > written, "plans install packages: {checked} lines");
 
     scripts_pass_bash_and_shellcheck(&scripts);
+}
+
+/// First, do no harm: a machine with no error or warning, asked for nothing, gets no step.
+fn healthy_gets_nothing(fixture: &str, report: &Report, t: &Target, p: &plan::Plan) {
+    let healthy = report.findings.iter().all(|f| {
+        !matches!(
+            f.severity,
+            gpu_doctor::report::Severity::Error | gpu_doctor::report::Severity::Warning
+        )
+    });
+    let nothing_asked = t.framework.is_none()
+        && t.cuda.is_none()
+        && t.cudnn.is_none()
+        && t.via.is_none()
+        && t.os.is_none()
+        && t.driver == plan::DriverChoice::Keep;
+    if healthy && nothing_asked && report.pci_devices.iter().all(|d| d.vendor != "amd") {
+        assert!(
+            p.steps.is_empty(),
+            "{fixture}: a healthy machine got steps: {:?}",
+            p.steps.iter().map(|s| &s.id).collect::<Vec<_>>()
+        );
+    }
 }
 
 /// `bash -n` and shellcheck on one script of each shape, shellcheck in two batches.

@@ -194,6 +194,16 @@ pub(super) fn plan_fixes(
                  torch build."
             ));
         }
+        // What the new build needs of the driver is a need like any other: the driver step
+        // (or a refusal under a driver that stays) follows from it.
+        needs.push(Need {
+            cuda: plan.cuda.clone(),
+            native: false,
+            floor: plan.driver_floor.clone(),
+            what: plan.label.clone(),
+            requested: false,
+            serves: finding.to_string(),
+        });
         d.fixes.push(EnvFix {
             env: fw.env.clone(),
             framework: FrameworkPlan {
