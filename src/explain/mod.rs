@@ -40,9 +40,9 @@ pub(crate) fn explain(
 ) -> Explain {
     let cleaned = read::clean(&read::decode(bytes));
     let text = cleaned.text;
-    let joined = cleaned.wrap_width.map(|w| read::Joined::new(&text, w));
+    let normal = read::View::new(&text, cleaned.wrap_width);
     let index = scan::Index::new(table);
-    let view = joined.as_ref().map_or(text.as_str(), |j| j.text.as_str());
+    let view = normal.text.as_str();
     let lines = LineIndex::new(&text);
     // Each signature with its row (to order signatures found on one line) and its span.
     let mut found: Vec<(Signature, usize, (usize, usize))> = Vec::new();
@@ -50,9 +50,10 @@ pub(crate) fn explain(
         let Some(row) = index.row(hits.row) else {
             continue;
         };
-        let map = |at: usize| joined.as_ref().map_or(at, |j| j.original(at));
-        let map_end = |at: usize| joined.as_ref().map_or(at, |j| j.original_end(at));
-        let (start, end) = (map(hits.first.start), map_end(hits.first.end));
+        let (start, end) = (
+            normal.original(hits.first.start),
+            normal.original_end(hits.first.end),
+        );
         let Some(matched) = text.get(start..end) else {
             continue;
         };
@@ -108,11 +109,14 @@ pub(crate) fn explain(
         .iter()
         .find_map(|s| Some((s.cause.clone()?, s.id.clone())))
         .map_or((None, None), |(c, f)| (Some(c), Some(f)));
+    // A last line is one with or without its newline; an empty text has none.
+    let lines_read = lines.count() - usize::from(text.is_empty() || text.ends_with('\n'));
     let (text, text_cut) = excerpt(text, &lines, &spans);
     Explain {
         text,
         text_cut,
         bytes_read: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+        lines_read: u64::try_from(lines_read).unwrap_or(u64::MAX),
         input_cut,
         wrap_width: cleaned.wrap_width.and_then(|w| u32::try_from(w).ok()),
         signatures,

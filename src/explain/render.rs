@@ -172,7 +172,7 @@ fn without_cause(out: &mut String, report: &Report, sig: &Signature, paint: Pain
 }
 
 fn nothing_recognised(out: &mut String, report: &Report, explain: &Explain, paint: Paint) {
-    let lines = explain.text.lines().count();
+    let lines = explain.lines_read;
     let _ = writeln!(
         out,
         "{} ({} line{} read).",

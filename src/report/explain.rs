@@ -27,6 +27,10 @@ pub struct Explain {
     pub text_cut: bool,
     /// Bytes read from the arguments, the log file or standard input.
     pub bytes_read: u64,
+    /// Lines read (of the text before any excerpt was taken: a 100,000-line log is 100,000
+    /// lines even when `text` is an excerpt of it).
+    #[serde(default)]
+    pub lines_read: u64,
     /// How the input was shortened before it was read whole (a log over the size limit is read
     /// as its head and its tail); null when it was read whole.
     pub input_cut: Option<String>,
