@@ -77,6 +77,7 @@ pub(crate) fn explain(
             family: row.family.clone(),
             printed_by: row.printed_by.clone(),
             fatal: row.fatal,
+            not_the_machine: row.not_the_machine,
             meaning: row.meaning.clone(),
             causes: row.causes.clone(),
             cause: chosen.map(|f| f.id.clone()),
@@ -105,7 +106,13 @@ pub(crate) fn explain(
     }
     let spans: Vec<(usize, usize)> = found.iter().map(|(_, _, span)| *span).collect();
     let signatures: Vec<Signature> = found.into_iter().map(|(s, _, _)| s).collect();
-    let (cause, cause_for) = signatures
+    // A lead message that is never the machine's fault keeps its own cause or none: another
+    // message's cause on this machine is not offered for it.
+    let candidates = match signatures.first() {
+        Some(lead) if lead.not_the_machine => &signatures[..1],
+        _ => &signatures[..],
+    };
+    let (cause, cause_for) = candidates
         .iter()
         .find_map(|s| Some((s.cause.clone()?, s.id.clone())))
         .map_or((None, None), |(c, f)| (Some(c), Some(f)));

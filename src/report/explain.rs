@@ -66,6 +66,10 @@ pub struct Signature {
     pub printed_by: String,
     /// It stops the program, rather than warning.
     pub fatal: bool,
+    /// The message is the program's, the cluster's or the installer's own, never a fault of
+    /// this machine unless `cause` names a finding (errors.toml's `not_the_machine`).
+    #[serde(default)]
+    pub not_the_machine: bool,
     /// What it means.
     pub meaning: String,
     /// The finding IDs that can cause it, as the table lists them.
