@@ -165,7 +165,7 @@ fn wrap_width(text: &str) -> Option<usize> {
 /// The text as signatures are matched in it: each line without the prefix a logger, a
 /// launcher or a quoting reply put before it ([`prefix_len`]), markdown's `**` gone, no-break
 /// spaces and typographic quotes made plain, and, when a terminal hard-wrapped the text, every
-/// line of exactly that width joined to the next. Every byte of the view maps back to the byte
+/// line of exactly that width joined to the next; syslog's `#012` is a line break again. Every byte of the view maps back to the byte
 /// of the text it came from ([`View::original`]), so what is quoted back is the user's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct View {
@@ -207,7 +207,8 @@ impl View {
     }
 
     /// Copies one line from byte `skip` on (`start`: where the line starts in the text),
-    /// dropping `**` and making no-break spaces and typographic quotes plain.
+    /// dropping `**`, making no-break spaces and typographic quotes plain and syslog's `#012`
+    /// a line break.
     fn copy_line(&mut self, line: &str, start: usize, skip: usize) {
         let b = line.as_bytes();
         let (mut run, mut i) = (skip, skip);
@@ -215,6 +216,8 @@ impl View {
             let at = |k: usize| b.get(i + k).copied();
             let (len, with) = match (b[i], at(1), at(2)) {
                 (b'*', Some(b'*'), _) => (2, ""),
+                // syslog writes a message's line breaks as `#012`.
+                (b'#', Some(b'0'), Some(b'1')) if b.get(i + 3) == Some(&b'2') => (4, "\n"),
                 (0xc2, Some(0xa0), _) => (2, " "),
                 (0xe2, Some(0x80), Some(0x98 | 0x99)) => (3, "'"),
                 (0xe2, Some(0x80), Some(0x9c | 0x9d)) => (3, "\""),
@@ -595,5 +598,11 @@ mod tests {
         assert_eq!(view.text, "couldn't load");
         assert_eq!(view.original_end(view.text.len()), text.len());
         assert_eq!(view.original(6), text.find('\u{2019}').unwrap());
+        // syslog's escaped line break.
+        let text = "the version 535.54.03, but#012NVRM: this kernel";
+        assert_eq!(
+            View::new(text, None).text,
+            "the version 535.54.03, but\nNVRM: this kernel"
+        );
     }
 }

@@ -502,3 +502,10 @@ fn the_lines_read_are_the_log_s_not_the_excerpt_s() {
         text.stdout
     );
 }
+
+/// The NVRM rows of errors.toml are scripts/gen-nvrm-errors.py's output from the kernel
+/// modules' source (vendored), coverage comment included.
+#[test]
+fn the_nvrm_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-nvrm-errors.py");
+}
