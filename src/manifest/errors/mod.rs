@@ -40,6 +40,7 @@ pub(crate) const FAMILIES: &[&str] = &[
     "oom",
     "xid",
     "pip",
+    "vllm",
 ];
 
 /// Where else a message can come from, by the prefix of an `elsewhere` entry, in the words the
