@@ -509,3 +509,10 @@ fn the_lines_read_are_the_log_s_not_the_excerpt_s() {
 fn the_nvrm_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-nvrm-errors.py");
 }
+
+/// The Container Toolkit rows are scripts/gen-container-toolkit-errors.py's output from the
+/// toolkit's source (vendored), coverage comment included.
+#[test]
+fn the_container_toolkit_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-container-toolkit-errors.py");
+}

@@ -41,6 +41,7 @@ pub(crate) const FAMILIES: &[&str] = &[
     "xid",
     "pip",
     "vllm",
+    "container",
 ];
 
 /// Where else a message can come from, by the prefix of an `elsewhere` entry, in the words the
