@@ -182,6 +182,10 @@ const PREFIX_MAX: usize = 96;
 /// level), at most this many.
 const PREFIXES_MAX: usize = 6;
 
+/// The most pieces a view keeps (24 MiB of them, give or take the two of the line in hand): past this, the rest of the text is taken
+/// verbatim, so a hostile text of a million prefixes or `**` costs bounded memory.
+const PIECES_MAX: usize = 1 << 20;
+
 impl View {
     /// The view of `text`, hard-wrapped at `width` when a terminal did.
     #[must_use]
@@ -195,6 +199,13 @@ impl View {
         for line in text.split('\n') {
             let line_start = at;
             at += line.len() + 1;
+            if view.pieces.len() >= PIECES_MAX {
+                view.copy(line_start, line);
+                if at <= text.len() {
+                    view.copy(line_start + line.len(), "\n");
+                }
+                continue;
+            }
             // A line that continues a wrapped one has no prefix of its own.
             let skip = if continued { 0 } else { prefix_len(line) };
             view.copy_line(line, line_start, skip);
@@ -212,7 +223,7 @@ impl View {
     fn copy_line(&mut self, line: &str, start: usize, skip: usize) {
         let b = line.as_bytes();
         let (mut run, mut i) = (skip, skip);
-        while i < b.len() {
+        while i < b.len() && self.pieces.len() < PIECES_MAX {
             let at = |k: usize| b.get(i + k).copied();
             let (len, with) = match (b[i], at(1), at(2)) {
                 (b'*', Some(b'*'), _) => (2, ""),
@@ -240,8 +251,18 @@ impl View {
         }
     }
 
+    /// Appends `text`, which is the original's from byte `from`. A copy that continues the
+    /// previous one in both texts extends it: a text with nothing set aside is one piece, and
+    /// the pieces grow with what was set aside, not with the lines.
     fn copy(&mut self, from: usize, text: &str) {
-        self.pieces.push((self.text.len(), from, None));
+        let here = self.text.len();
+        let continues = self
+            .pieces
+            .last()
+            .is_some_and(|&(v, o, replaced)| replaced.is_none() && o + (here - v) == from);
+        if !continues {
+            self.pieces.push((here, from, None));
+        }
         self.text.push_str(text);
     }
 
@@ -598,6 +619,14 @@ mod tests {
         assert_eq!(view.text, "couldn't load");
         assert_eq!(view.original_end(view.text.len()), text.len());
         assert_eq!(view.original(6), text.find('\u{2019}').unwrap());
+        // Set aside a million times: the map stops growing and the rest is verbatim.
+        let hostile = "**a".repeat(PIECES_MAX + 10);
+        let view = View::new(&hostile, None);
+        assert!(view.pieces.len() <= PIECES_MAX + 2, "{}", view.pieces.len());
+        assert!(view.text.ends_with("**a**a"));
+        assert_eq!(view.original_end(view.text.len()), hostile.len());
+        // Nothing set aside: one piece, however many lines.
+        assert_eq!(View::new(&"step ok\n".repeat(1000), None).pieces.len(), 1);
         // syslog's escaped line break.
         let text = "the version 535.54.03, but#012NVRM: this kernel";
         assert_eq!(

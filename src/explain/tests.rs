@@ -393,3 +393,18 @@ fn prefixes_quote_marks_emphasis_and_capitals_do_not_hide_a_message() {
     );
     assert_eq!(ids(&e), ["nvidia-smi-no-driver"]);
 }
+
+#[test]
+fn a_text_of_nothing_but_markup_keeps_a_bounded_view() {
+    // `**` between every letter and a prefix on every line: each would be a piece of the
+    // view's map; past the bound the rest is taken verbatim and still explained.
+    let mut text = "**a".repeat(400_000);
+    text.push('\n');
+    text.push_str(&"[rank1]: x\n".repeat(800_000));
+    text.push_str(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+    );
+    let e = run(&machine(Vec::new()), &text);
+    assert_eq!(ids(&e), ["cuda-no-kernel-image"]);
+    assert_eq!(e.lines_read, 800_002);
+}
