@@ -362,7 +362,7 @@ def block(data):
                     "the NVIDIA kernel module (NVRM) in the kernel log: " + ", ".join(files)),
                 "versions = " + toml_str(
                     f"driver branches {br[0]} to {br[-1]} of the open kernel modules' source "
-                    f"(tags {tag_list[0]} to {tag_list[-1]}); the proprietary modules print the same text"),
+                    f"(tags {tag_list[0]} to {tag_list[-1]})"),
                 f"fatal = {'true' if row['fatal'] else 'false'}",
                 "patterns = [" + ", ".join(toml_str(p) for p in patterns) + "]",
                 "meaning = " + toml_str(row["meaning"]),
