@@ -17,7 +17,7 @@ pub(crate) type Captures = Vec<(&'static str, String)>;
 /// The framework that prints messages of a family, as reports name frameworks.
 fn framework_of(family: &str) -> Option<&'static str> {
     match family {
-        "torch" | "triton" => Some("torch"),
+        "torch" | "triton" | "vllm" => Some("torch"),
         "tensorflow" => Some("tensorflow"),
         "jax" => Some("jax"),
         "cupy" => Some("cupy"),

@@ -40,9 +40,9 @@ pub(crate) fn explain(
 ) -> Explain {
     let cleaned = read::clean(&read::decode(bytes));
     let text = cleaned.text;
-    let joined = cleaned.wrap_width.map(|w| read::Joined::new(&text, w));
+    let normal = read::View::new(&text, cleaned.wrap_width);
     let index = scan::Index::new(table);
-    let view = joined.as_ref().map_or(text.as_str(), |j| j.text.as_str());
+    let view = normal.text.as_str();
     let lines = LineIndex::new(&text);
     // Each signature with its row (to order signatures found on one line) and its span.
     let mut found: Vec<(Signature, usize, (usize, usize))> = Vec::new();
@@ -50,9 +50,10 @@ pub(crate) fn explain(
         let Some(row) = index.row(hits.row) else {
             continue;
         };
-        let map = |at: usize| joined.as_ref().map_or(at, |j| j.original(at));
-        let map_end = |at: usize| joined.as_ref().map_or(at, |j| j.original_end(at));
-        let (start, end) = (map(hits.first.start), map_end(hits.first.end));
+        let (start, end) = (
+            normal.original(hits.first.start),
+            normal.original_end(hits.first.end),
+        );
         let Some(matched) = text.get(start..end) else {
             continue;
         };
@@ -76,6 +77,7 @@ pub(crate) fn explain(
             family: row.family.clone(),
             printed_by: row.printed_by.clone(),
             fatal: row.fatal,
+            not_the_machine: row.not_the_machine,
             meaning: row.meaning.clone(),
             causes: row.causes.clone(),
             cause: chosen.map(|f| f.id.clone()),
@@ -104,15 +106,24 @@ pub(crate) fn explain(
     }
     let spans: Vec<(usize, usize)> = found.iter().map(|(_, _, span)| *span).collect();
     let signatures: Vec<Signature> = found.into_iter().map(|(s, _, _)| s).collect();
-    let (cause, cause_for) = signatures
+    // A lead message that is never the machine's fault keeps its own cause or none: another
+    // message's cause on this machine is not offered for it.
+    let candidates = match signatures.first() {
+        Some(lead) if lead.not_the_machine => &signatures[..1],
+        _ => &signatures[..],
+    };
+    let (cause, cause_for) = candidates
         .iter()
         .find_map(|s| Some((s.cause.clone()?, s.id.clone())))
         .map_or((None, None), |(c, f)| (Some(c), Some(f)));
+    // A last line is one with or without its newline; an empty text has none.
+    let lines_read = lines.count() - usize::from(text.is_empty() || text.ends_with('\n'));
     let (text, text_cut) = excerpt(text, &lines, &spans);
     Explain {
         text,
         text_cut,
         bytes_read: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+        lines_read: u64::try_from(lines_read).unwrap_or(u64::MAX),
         input_cut,
         wrap_width: cleaned.wrap_width.and_then(|w| u32::try_from(w).ok()),
         signatures,

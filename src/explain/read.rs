@@ -162,49 +162,366 @@ fn wrap_width(text: &str) -> Option<usize> {
     (widest >= 40 && count >= 2).then_some(widest)
 }
 
-/// The text with every line of exactly `width` characters joined to the next, and for each
-/// byte of it the byte of `text` it came from (offsets into the joined view map back with
-/// [`Joined::original`]).
+/// The text as signatures are matched in it: each line without the prefix a logger, a
+/// launcher or a quoting reply put before it ([`prefix_len`]), markdown's `**` gone, no-break
+/// spaces and typographic quotes made plain, and, when a terminal hard-wrapped the text, every
+/// line of exactly that width joined to the next; syslog's `#012` is a line break again. Every byte of the view maps back to the byte
+/// of the text it came from ([`View::original`]), so what is quoted back is the user's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Joined {
+pub(crate) struct View {
     pub text: String,
-    /// Byte offsets, in the joined text, where a line break was removed.
-    removed: Vec<usize>,
+    /// Where each stretch of the view starts, where its source starts in the text, and how
+    /// long the source is when the stretch replaced it (`None`: copied byte for byte).
+    pieces: Vec<(usize, usize, Option<usize>)>,
 }
 
-impl Joined {
-    /// Joins the wrapped lines of `text`.
+/// A prefix this long or longer is no log prefix.
+const PREFIX_MAX: usize = 96;
+
+/// Prefixes stripped from one line, one after another (`[rank3]:` then a timestamp then a
+/// level), at most this many.
+const PREFIXES_MAX: usize = 6;
+
+/// The most pieces a view keeps (24 MiB of them, give or take the two of the line in hand): past this, the rest of the text is taken
+/// verbatim, so a hostile text of a million prefixes or `**` costs bounded memory.
+const PIECES_MAX: usize = 1 << 20;
+
+impl View {
+    /// The view of `text`, hard-wrapped at `width` when a terminal did.
     #[must_use]
-    pub(crate) fn new(text: &str, width: usize) -> Joined {
-        let mut out = String::with_capacity(text.len());
-        let mut removed = Vec::new();
-        let mut lines = text.split('\n').peekable();
-        while let Some(line) = lines.next() {
-            out.push_str(line);
-            if lines.peek().is_some() {
-                if line.chars().count() == width {
-                    removed.push(out.len());
-                } else {
-                    out.push('\n');
+    pub(crate) fn new(text: &str, width: Option<usize>) -> View {
+        let mut view = View {
+            text: String::with_capacity(text.len()),
+            pieces: Vec::new(),
+        };
+        let mut at = 0;
+        let mut continued = false;
+        for line in text.split('\n') {
+            let line_start = at;
+            at += line.len() + 1;
+            if view.pieces.len() >= PIECES_MAX {
+                view.copy(line_start, line);
+                if at <= text.len() {
+                    view.copy(line_start + line.len(), "\n");
                 }
+                continue;
+            }
+            // A line that continues a wrapped one has no prefix of its own.
+            let skip = if continued { 0 } else { prefix_len(line) };
+            view.copy_line(line, line_start, skip);
+            continued = width.is_some_and(|w| line.chars().count() == w);
+            if at <= text.len() && !continued {
+                view.copy(line_start + line.len(), "\n");
             }
         }
-        Joined { text: out, removed }
+        view
     }
 
-    /// The offset in the original text of byte `at` of the joined one.
+    /// Copies one line from byte `skip` on (`start`: where the line starts in the text),
+    /// dropping `**`, making no-break spaces and typographic quotes plain and syslog's `#012`
+    /// a line break.
+    fn copy_line(&mut self, line: &str, start: usize, skip: usize) {
+        let b = line.as_bytes();
+        let (mut run, mut i) = (skip, skip);
+        while i < b.len() && self.pieces.len() < PIECES_MAX {
+            let at = |k: usize| b.get(i + k).copied();
+            let (len, with) = match (b[i], at(1), at(2)) {
+                (b'*', Some(b'*'), _) => (2, ""),
+                // syslog writes a message's line breaks as `#012`.
+                (b'#', Some(b'0'), Some(b'1')) if b.get(i + 3) == Some(&b'2') => (4, "\n"),
+                (0xc2, Some(0xa0), _) => (2, " "),
+                (0xe2, Some(0x80), Some(0x98 | 0x99)) => (3, "'"),
+                (0xe2, Some(0x80), Some(0x9c | 0x9d)) => (3, "\""),
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            if let Some(stretch) = line.get(run..i).filter(|s| !s.is_empty()) {
+                self.copy(start + run, stretch);
+            }
+            if !with.is_empty() {
+                self.replace(start + i, len, with);
+            }
+            i += len;
+            run = i;
+        }
+        if let Some(stretch) = line.get(run..).filter(|s| !s.is_empty()) {
+            self.copy(start + run, stretch);
+        }
+    }
+
+    /// Appends `text`, which is the original's from byte `from`. A copy that continues the
+    /// previous one in both texts extends it: a text with nothing set aside is one piece, and
+    /// the pieces grow with what was set aside, not with the lines.
+    fn copy(&mut self, from: usize, text: &str) {
+        let here = self.text.len();
+        let continues = self
+            .pieces
+            .last()
+            .is_some_and(|&(v, o, replaced)| replaced.is_none() && o + (here - v) == from);
+        if !continues {
+            self.pieces.push((here, from, None));
+        }
+        self.text.push_str(text);
+    }
+
+    fn replace(&mut self, from: usize, len: usize, with: &str) {
+        self.pieces.push((self.text.len(), from, Some(len)));
+        self.text.push_str(with);
+    }
+
+    /// The offset in the original text of byte `at` of the view.
     #[must_use]
     pub(crate) fn original(&self, at: usize) -> usize {
-        // Every break removed at or before `at` shifts it by one byte.
-        at + self.removed.partition_point(|&r| r <= at)
+        let i = self.pieces.partition_point(|p| p.0 <= at).saturating_sub(1);
+        match self.pieces.get(i) {
+            Some(&(v, o, None)) => o + (at - v),
+            Some(&(_, o, Some(_))) => o,
+            None => at,
+        }
     }
 
-    /// The offset in the original text of the end of a span ending at byte `end` (a break
-    /// removed right at the end belongs after the span).
+    /// The offset in the original text of the end of a span ending at byte `end` of the view.
     #[must_use]
     pub(crate) fn original_end(&self, end: usize) -> usize {
-        end + self.removed.partition_point(|&r| r < end)
+        let Some(last) = end.checked_sub(1) else {
+            return self.original(0);
+        };
+        let i = self
+            .pieces
+            .partition_point(|p| p.0 <= last)
+            .saturating_sub(1);
+        match self.pieces.get(i) {
+            Some(&(v, o, None)) => o + (last - v) + 1,
+            Some(&(_, o, Some(len))) => o + len,
+            None => end,
+        }
     }
+}
+
+/// How many bytes at the start of `line` are a prefix that loggers, launchers and replies
+/// put before a message, not the message: markdown's `>`, `[rank3]:`, `[1,0]<stderr>:`,
+/// `(pid=123)`, a timestamp, a glog or TensorFlow header (`E1207 12:00:01.123 77 f.cc:12]`,
+/// `W tensorflow/x.cc:64]`), a syslog or journal header (`Dec  7 04:10:31 host kernel:`), a
+/// dmesg time (`[  12.345]`), srun's `0:` and docker compose's `name  |`. Several in a row are
+/// all taken, the spaces after each too; at most [`PREFIX_MAX`] bytes are looked at for each.
+#[must_use]
+pub(crate) fn prefix_len(line: &str) -> usize {
+    let b = line.as_bytes();
+    let mut at = 0;
+    for _ in 0..PREFIXES_MAX {
+        let rest = &b[at..];
+        let lead = rest
+            .iter()
+            .take_while(|c| **c == b' ' || **c == b'\t')
+            .count();
+        let Some(n) = one_prefix(&rest[lead..]) else {
+            break;
+        };
+        at += lead + n;
+        at += b[at..]
+            .iter()
+            .take_while(|c| **c == b' ' || **c == b'\t')
+            .count();
+    }
+    // Only ASCII is ever taken, so this is a character boundary; be sure anyway.
+    if line.is_char_boundary(at) { at } else { 0 }
+}
+
+/// The first [`PREFIX_MAX`] bytes of a line, where a prefix is looked for.
+#[derive(Clone, Copy)]
+struct Head<'a>(&'a [u8]);
+
+impl Head<'_> {
+    fn at(self, i: usize) -> Option<u8> {
+        self.0.get(i).copied()
+    }
+
+    fn starts(self, from: usize, what: &[u8]) -> bool {
+        self.0.get(from..).is_some_and(|r| r.starts_with(what))
+    }
+
+    /// How many digits from `from`.
+    fn digits(self, from: usize) -> usize {
+        self.count(from, |c| c.is_ascii_digit())
+    }
+
+    fn count(self, from: usize, class: impl Fn(u8) -> bool) -> usize {
+        self.0
+            .get(from..)
+            .map_or(0, |r| r.iter().take_while(|c| class(**c)).count())
+    }
+
+    /// Where `what` next occurs from `from`.
+    fn find(self, from: usize, what: &[u8]) -> Option<usize> {
+        self.0
+            .get(from..)?
+            .windows(what.len())
+            .position(|w| w == what)
+            .map(|p| from + p)
+    }
+
+    /// Past the `<stderr>:`, `<stdout>:` or `:` that may end a prefix at `from`.
+    fn tail(self, from: usize) -> usize {
+        let mut n = from;
+        for t in [&b"<stderr>"[..], b"<stdout>"] {
+            if self.starts(n, t) {
+                n += t.len();
+            }
+        }
+        if self.at(n) == Some(b':') {
+            n += 1;
+        }
+        n
+    }
+
+    /// The end of a time `hh:mm:ss` (with a fraction after `.` or `,`) at `from`.
+    fn time(self, from: usize) -> Option<usize> {
+        let t = self.0.get(from..from + 8)?;
+        let ok = t.iter().enumerate().all(|(i, c)| {
+            if i == 2 || i == 5 {
+                *c == b':'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+        if !ok {
+            return None;
+        }
+        let mut n = from + 8;
+        if matches!(self.at(n), Some(b'.' | b',')) && self.digits(n + 1) > 0 {
+            n += 1 + self.digits(n + 1);
+        }
+        Some(n)
+    }
+}
+
+/// The length of one prefix at the start of `b`, if one is there.
+fn one_prefix(b: &[u8]) -> Option<usize> {
+    let h = Head(&b[..b.len().min(PREFIX_MAX)]);
+    [bracketed, dated, glog, syslog, level, label]
+        .iter()
+        .find_map(|rule| rule(h))
+}
+
+/// Markdown's `>`; `[rank3]:`, `[1,0]<stderr>:`, a dmesg time `[  12.3]`, a glog bracket;
+/// Ray's `(pid=123)`.
+fn bracketed(h: Head) -> Option<usize> {
+    match h.at(0)? {
+        b'>' => Some(1),
+        b'[' => {
+            let close = h.find(1, b"]")?;
+            let inside = &h.0[1..close];
+            (!inside.is_empty() && !inside.contains(&b'[')).then(|| h.tail(close + 1))
+        }
+        b'(' => {
+            let close = h.find(1, b")")?;
+            h.find(1, b"pid=")
+                .filter(|&p| p < close)
+                .map(|_| h.tail(close + 1))
+        }
+        _ => None,
+    }
+}
+
+/// A date `2024-01-02` or `2024/01/02`, then `T` or a space and a time, a zone, a `:`; or a
+/// time alone.
+fn dated(h: Head) -> Option<usize> {
+    let date = h.digits(0) == 4
+        && matches!(h.at(4), Some(b'-' | b'/'))
+        && h.digits(5) == 2
+        && h.digits(8) == 2;
+    if !date {
+        return h.time(0).map(|n| h.tail(n));
+    }
+    let mut n = 10;
+    if matches!(h.at(n), Some(b'T' | b' ' | b'_')) {
+        n = h.time(n + 1).unwrap_or(n);
+    }
+    if h.at(n) == Some(b'Z') {
+        n += 1;
+    } else if matches!(h.at(n), Some(b'+' | b'-')) && h.digits(n + 1) >= 2 {
+        n += 1 + h.digits(n + 1);
+        if h.at(n) == Some(b':') && h.digits(n + 1) == 2 {
+            n += 3;
+        }
+    }
+    Some(h.tail(n))
+}
+
+/// glog's `E1207 12:00:01.123456  77 file.cc:12] ` and TensorFlow's `W tensorflow/x.cc:64] `
+/// (after its timestamp).
+fn glog(h: Head) -> Option<usize> {
+    if !matches!(h.at(0), Some(b'I' | b'W' | b'E' | b'F')) {
+        return None;
+    }
+    if h.digits(1) == 4 && h.at(5) == Some(b' ') && h.time(6).is_some() {
+        return h.find(6, b"] ").map(|p| p + 1);
+    }
+    if h.at(1) != Some(b' ') {
+        return None;
+    }
+    let close = h.find(2, b"] ")?;
+    let before = &h.0[2..close];
+    let colon = before.iter().rposition(|&c| c == b':')?;
+    let number = &before[colon + 1..];
+    (!number.is_empty() && number.iter().all(u8::is_ascii_digit) && !before.contains(&b' '))
+        .then_some(close + 1)
+}
+
+/// syslog and the journal: `Dec  7 04:10:31 host tag[pid]: `.
+fn syslog(h: Head) -> Option<usize> {
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan ", b"Feb ", b"Mar ", b"Apr ", b"May ", b"Jun ", b"Jul ", b"Aug ", b"Sep ", b"Oct ",
+        b"Nov ", b"Dec ",
+    ];
+    if !MONTHS.iter().any(|m| h.starts(0, m)) {
+        return None;
+    }
+    let mut n = 4 + h.count(4, |c| c == b' ');
+    n += h.digits(n);
+    n += h.count(n, |c| c == b' ');
+    let after = h.time(n)?;
+    h.find(after, b": ").map(|p| p + 1)
+}
+
+/// A level word, then a `MM-DD hh:mm:ss` time (vLLM) or a logger's name and `:` (Python's
+/// logging: `ERROR torch.cuda: `, `ERROR:root:`); a level word alone is the message's own
+/// (`ERROR: ...`).
+fn level(h: Head) -> Option<usize> {
+    const LEVELS: [&[u8]; 7] = [
+        b"DEBUG",
+        b"INFO",
+        b"WARNING",
+        b"WARN",
+        b"ERROR",
+        b"CRITICAL",
+        b"FATAL",
+    ];
+    let level = LEVELS.iter().find(|l| h.starts(0, l))?;
+    if !matches!(h.at(level.len()), Some(b' ' | b':')) {
+        return None;
+    }
+    let n = level.len() + 1;
+    if h.digits(n) == 2 && h.at(n + 2) == Some(b'-') && h.digits(n + 3) == 2 {
+        return h.time(n + 6).map(|after| h.tail(after));
+    }
+    let name = h.count(n, |c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.'));
+    (name > 0 && h.at(n + name) == Some(b':')).then_some(n + name + 1)
+}
+
+/// srun --label's `12: ` and docker compose's `name-1  | `.
+fn label(h: Head) -> Option<usize> {
+    let d = h.digits(0);
+    if (1..=5).contains(&d) && h.starts(d, b": ") {
+        return Some(d + 1);
+    }
+    let word = h.count(0, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')
+    });
+    let spaces = h.count(word, |c| c == b' ');
+    (word > 0 && spaces > 0 && h.starts(word + spaces, b"| ")).then_some(word + spaces + 1)
 }
 
 #[cfg(test)]
@@ -241,7 +558,7 @@ mod tests {
         let wrapped = "RuntimeError: CUDA error: no kernel image is avai\nlable for execution on the device. CUDA kernel er\nrors might be asynchronously reported\n";
         let cleaned = clean(wrapped);
         assert_eq!(cleaned.wrap_width, Some(49));
-        let joined = Joined::new(&cleaned.text, 49);
+        let joined = View::new(&cleaned.text, Some(49));
         assert!(
             joined
                 .text
@@ -254,6 +571,67 @@ mod tests {
         assert_eq!(
             &cleaned.text[original..joined.original_end(end)],
             "avai\nlable"
+        );
+    }
+
+    #[test]
+    fn log_prefixes_go_from_each_line_and_offsets_map_back() {
+        for (line, message) in [
+            ("[rank3]: RuntimeError: x", "RuntimeError: x"),
+            ("[rank3]:[W1207 12:00:01.123 ProcessGroup.cpp:9] msg", "msg"),
+            ("[1,0]<stderr>: msg", "msg"),
+            ("(RayWorker pid=4242, ip=10.0.0.1) msg", "msg"),
+            ("2026-12-07T04:10:31.123456Z msg", "msg"),
+            ("2026-12-07 04:10:31,123 msg", "msg"),
+            (
+                "2023-03-31 10:00:00.123456: W tensorflow/tsl/platform/default/dso_loader.cc:66] Could not load",
+                "Could not load",
+            ),
+            (
+                "E1207 12:00:01.123456   77 cuda_dnn.cc:334] Loaded",
+                "Loaded",
+            ),
+            (
+                "Dec  7 04:10:31 gpu01 kernel: [  12.345678] NVRM: x",
+                "NVRM: x",
+            ),
+            ("> > **RuntimeError**: x", "RuntimeError: x"),
+            ("0: RuntimeError: x", "RuntimeError: x"),
+            ("ERROR torch.cuda: Found", "Found"),
+            ("WARNING:root:Found", "Found"),
+            ("INFO 12-07 04:10:31 [config.py:1] Found", "Found"),
+            ("trainer-1  | RuntimeError: x", "RuntimeError: x"),
+            // Not prefixes: the message itself.
+            ("RuntimeError: x", "RuntimeError: x"),
+            ("ERROR: x", "ERROR: x"),
+            ("libcudnn.so.8: cannot", "libcudnn.so.8: cannot"),
+            ("Error 804: x", "Error 804: x"),
+        ] {
+            let view = View::new(line, None);
+            assert_eq!(view.text, message, "{line:?}");
+            assert_eq!(view.original_end(view.text.len()), line.len(), "{line:?}");
+            let head = &message[..3];
+            assert_eq!(view.original(0), line.rfind(head).unwrap(), "{line:?}");
+        }
+        // Typographic quotes and no-break spaces read as plain ones; the span maps back whole.
+        let text = "couldn\u{2019}t\u{a0}load";
+        let view = View::new(text, None);
+        assert_eq!(view.text, "couldn't load");
+        assert_eq!(view.original_end(view.text.len()), text.len());
+        assert_eq!(view.original(6), text.find('\u{2019}').unwrap());
+        // Set aside a million times: the map stops growing and the rest is verbatim.
+        let hostile = "**a".repeat(PIECES_MAX + 10);
+        let view = View::new(&hostile, None);
+        assert!(view.pieces.len() <= PIECES_MAX + 2, "{}", view.pieces.len());
+        assert!(view.text.ends_with("**a**a"));
+        assert_eq!(view.original_end(view.text.len()), hostile.len());
+        // Nothing set aside: one piece, however many lines.
+        assert_eq!(View::new(&"step ok\n".repeat(1000), None).pieces.len(), 1);
+        // syslog's escaped line break.
+        let text = "the version 535.54.03, but#012NVRM: this kernel";
+        assert_eq!(
+            View::new(text, None).text,
+            "the version 535.54.03, but\nNVRM: this kernel"
         );
     }
 }

@@ -42,6 +42,7 @@ pub(crate) fn render(report: &Report, explain: &Explain, paint: Paint) -> String
         explained,
     ) {
         (Some(f), Some(sig)) => with_cause(&mut out, f, sig, first, paint),
+        _ if first.not_the_machine => not_the_machine(&mut out, report, first, paint),
         _ => without_cause(&mut out, report, first, paint),
     }
     let others: Vec<&Signature> = explain
@@ -115,6 +116,55 @@ fn with_cause(out: &mut String, f: &Finding, sig: &Signature, first: &Signature,
     let _ = writeln!(out, "  Fix: {}", clean(fix));
 }
 
+/// A message that is the program's, the cluster's or the installer's own: said so, with what
+/// to check; the machine's own errors are listed as unrelated, never as its cause.
+fn not_the_machine(out: &mut String, report: &Report, sig: &Signature, paint: Paint) {
+    let _ = writeln!(
+        out,
+        "{} {}",
+        paint.heading("Not a fault of this machine:"),
+        quote(&sig.matched, 160)
+    );
+    let _ = writeln!(
+        out,
+        "  (line {}) printed by {}.",
+        sig.line,
+        clean(&sig.printed_by)
+    );
+    let _ = writeln!(out, "  What it means: {}", clean(&sig.meaning));
+    for note in &sig.notes {
+        let _ = writeln!(out, "  {}", clean(note));
+    }
+    if !sig.causes.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Of what on a machine can cause it ({}), none is found here.",
+            sig.causes.join(", ")
+        );
+    }
+    let _ = writeln!(out, "  What to check: {}", clean(&sig.decide));
+    for e in &sig.elsewhere {
+        let _ = writeln!(out, "    - {}: {}", e.kind, clean(&e.text));
+    }
+    for c in &sig.checks {
+        let _ = writeln!(out, "    - gpu-doctor {}", clean(c));
+    }
+    let _ = writeln!(out, "  Usual fix: {}", clean(&sig.fix));
+    let errors: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.id.as_str())
+        .collect();
+    if !errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Unrelated to this message, this machine also has (`gpu-doctor doctor` explains them): {}",
+            errors.join(", ")
+        );
+    }
+}
+
 fn without_cause(out: &mut String, report: &Report, sig: &Signature, paint: Paint) {
     let _ = writeln!(
         out,
@@ -172,7 +222,7 @@ fn without_cause(out: &mut String, report: &Report, sig: &Signature, paint: Pain
 }
 
 fn nothing_recognised(out: &mut String, report: &Report, explain: &Explain, paint: Paint) {
-    let lines = explain.text.lines().count();
+    let lines = explain.lines_read;
     let _ = writeln!(
         out,
         "{} ({} line{} read).",

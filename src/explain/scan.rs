@@ -95,7 +95,10 @@ impl<'t> Index<'t> {
         let mut entries = Vec::new();
         for (i, row) in table.errors.iter().enumerate() {
             for p in &row.patterns {
-                if let Ok(p) = Pattern::parse(p) {
+                if let Ok(mut p) = Pattern::parse(p) {
+                    // What users paste has its capitals changed (a logger's upper case, a
+                    // title's capitals): every pattern is matched ignoring ASCII case.
+                    p.case_insensitive = true;
                     entries.push((p, Target::Row(i)));
                 }
             }
@@ -105,7 +108,8 @@ impl<'t> Index<'t> {
             (&table.xid_formats, Target::Xid),
         ] {
             for f in formats {
-                if let Ok(p) = Pattern::parse(f) {
+                if let Ok(mut p) = Pattern::parse(f) {
+                    p.case_insensitive = true;
                     entries.push((p, target));
                 }
             }

@@ -360,3 +360,51 @@ mod props {
         }
     }
 }
+
+#[test]
+fn prefixes_quote_marks_emphasis_and_capitals_do_not_hide_a_message() {
+    let report = machine(Vec::new());
+    // A message a launcher split over two lines, each behind its rank.
+    let e = run(
+        &report,
+        "[rank3]: UserWarning: CUDA initialization: The NVIDIA driver on your system is too old\n[rank3]: (found version 12040). Please update your GPU driver",
+    );
+    assert_eq!(ids(&e), ["torch-driver-too-old"]);
+    assert_eq!(
+        e.signatures[0].matched,
+        "The NVIDIA driver on your system is too old\n[rank3]: (found version 12040)",
+        "the quote is the user's text, prefixes and all"
+    );
+    // Quoted in a reply, bold, with a logger's capitals.
+    for text in [
+        "> > RuntimeError: **No CUDA GPUs are available**",
+        "E1207 12:00:01.123456   77 main.cc:12] FAILED TO INITIALIZE NVML: DRIVER/LIBRARY\nE1207 12:00:01.123457   77 main.cc:12] VERSION MISMATCH",
+        "2026-12-07 04:10:31,123 ERROR torch.cuda: Found no NVIDIA driver on\n2026-12-07 04:10:31,124 ERROR torch.cuda: your system",
+        "Dec  7 04:10:31 gpu01 kernel: [  12.3] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen\nDec  7 04:10:31 gpu01 kernel: [  12.3] off the bus.",
+    ] {
+        let e = run(&report, text);
+        assert_eq!(e.signatures.len(), 1, "{text:?}: {:?}", ids(&e));
+        assert!(text.contains(&e.signatures[0].matched), "{text:?}");
+    }
+    // Typographic quotes (a web page's copy) read as the program's plain ones.
+    let e = run(
+        &report,
+        "nvidia-smi: NVIDIA-SMI has failed because it couldn\u{2019}t communicate with the NVIDIA driver.",
+    );
+    assert_eq!(ids(&e), ["nvidia-smi-no-driver"]);
+}
+
+#[test]
+fn a_text_of_nothing_but_markup_keeps_a_bounded_view() {
+    // `**` between every letter and a prefix on every line: each would be a piece of the
+    // view's map; past the bound the rest is taken verbatim and still explained.
+    let mut text = "**a".repeat(400_000);
+    text.push('\n');
+    text.push_str(&"[rank1]: x\n".repeat(800_000));
+    text.push_str(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+    );
+    let e = run(&machine(Vec::new()), &text);
+    assert_eq!(ids(&e), ["cuda-no-kernel-image"]);
+    assert_eq!(e.lines_read, 800_002);
+}

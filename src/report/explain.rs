@@ -27,6 +27,10 @@ pub struct Explain {
     pub text_cut: bool,
     /// Bytes read from the arguments, the log file or standard input.
     pub bytes_read: u64,
+    /// Lines read (of the text before any excerpt was taken: a 100,000-line log is 100,000
+    /// lines even when `text` is an excerpt of it).
+    #[serde(default)]
+    pub lines_read: u64,
     /// How the input was shortened before it was read whole (a log over the size limit is read
     /// as its head and its tail); null when it was read whole.
     pub input_cut: Option<String>,
@@ -62,6 +66,10 @@ pub struct Signature {
     pub printed_by: String,
     /// It stops the program, rather than warning.
     pub fatal: bool,
+    /// The message is the program's, the cluster's or the installer's own, never a fault of
+    /// this machine unless `cause` names a finding (errors.toml's `not_the_machine`).
+    #[serde(default)]
+    pub not_the_machine: bool,
     /// What it means.
     pub meaning: String,
     /// The finding IDs that can cause it, as the table lists them.

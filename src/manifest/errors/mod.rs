@@ -39,6 +39,9 @@ pub(crate) const FAMILIES: &[&str] = &[
     "rocm",
     "oom",
     "xid",
+    "pip",
+    "vllm",
+    "container",
 ];
 
 /// Where else a message can come from, by the prefix of an `elsewhere` entry, in the words the
@@ -112,6 +115,12 @@ pub struct KnownError {
     /// The finding IDs that can cause it on a machine, most likely first.
     #[serde(default)]
     pub causes: Vec<String>,
+    /// The message is the program's, the cluster's or the installer's own (the workload's
+    /// out-of-memory, a device-side assert, tensors on two devices, an NCCL watchdog timeout
+    /// between nodes, pip's resolver): never a fault of this machine, unless one of `causes`
+    /// is found on it. `explain` then names no cause at all, not another message's.
+    #[serde(default)]
+    pub not_the_machine: bool,
     /// Which facts decide between the causes (and between this machine and elsewhere).
     pub decide: String,
     /// What else causes it that the machine's files cannot show: `kind: text`, the kind one

@@ -27,7 +27,8 @@
 //! the pieces before it are matched backwards from there and those after it forwards, each
 //! possessively (a placeholder takes the longest run it can and never gives any back); only a
 //! `{*}` retries, within its line and its bound, so a match costs little more than the text it
-//! covers.
+//! covers. No piece looks further than [`RUN_MAX`] (a placeholder, a space) or [`LAZY_MAX`]
+//! (`{*}`) bytes, so the work at one candidate is bounded whatever the text around it.
 
 use std::fmt;
 
@@ -150,6 +151,13 @@ pub const MIN_ANCHOR: usize = 4;
 /// The most text a `{*}` takes, so a log of one endless line costs a bounded search per
 /// candidate.
 pub const LAZY_MAX: usize = 512;
+
+/// The longest run a placeholder or a space takes: a longer run of its class (a word of
+/// `libcuda.so` repeated for a megabyte, a page of blanks) is no library name, version or path,
+/// and the pattern does not match there. Every piece thus costs at most this many bytes per
+/// candidate, and a text full of anchors costs a bounded amount per occurrence, never the
+/// length of the run again at each.
+pub const RUN_MAX: usize = 512;
 
 /// A capture name as [`FACTS`] spells it.
 fn capture(name: &str) -> Result<&'static str, String> {
@@ -508,15 +516,20 @@ impl Pattern {
                 self.literal_at(bytes, start, l).then_some(start)
             }
             Piece::Space => {
+                let floor = end.saturating_sub(RUN_MAX);
                 let mut start = end;
-                while start > 0 && bytes.get(start - 1).is_some_and(u8::is_ascii_whitespace) {
+                while start > floor && bytes.get(start - 1).is_some_and(u8::is_ascii_whitespace) {
                     start -= 1;
                 }
                 (start < end).then_some(start)
             }
             Piece::Run(class, _) => {
+                let floor = end.saturating_sub(RUN_MAX);
                 let mut start = end;
                 while start > 0 && bytes.get(start - 1).is_some_and(|b| class.contains(*b)) {
+                    if start == floor {
+                        return None;
+                    }
                     start -= 1;
                 }
                 // The literal glued before the run may itself end in the run's class
@@ -547,8 +560,9 @@ impl Pattern {
         match self.pieces.get(i)? {
             Piece::Literal(l) => self.literal_at(bytes, start, l).then_some(start + l.len()),
             Piece::Space => {
+                let ceiling = start + RUN_MAX;
                 let mut end = start;
-                while bytes.get(end).is_some_and(u8::is_ascii_whitespace) {
+                while end < ceiling && bytes.get(end).is_some_and(u8::is_ascii_whitespace) {
                     end += 1;
                 }
                 (end > start).then_some(end)
@@ -557,8 +571,12 @@ impl Pattern {
                 if !bytes.get(start).is_some_and(|b| class.edge(*b)) {
                     return None;
                 }
+                let ceiling = start + RUN_MAX;
                 let mut end = start;
                 while bytes.get(end).is_some_and(|b| class.contains(*b)) {
+                    if end == ceiling {
+                        return None;
+                    }
                     end += 1;
                 }
                 // The literal glued after the run may begin in the run's class (`{w}.so`):

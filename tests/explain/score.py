@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The share of tests/explain cases whose top cause is the one the maintainers named, by kind.
+
+Runs a gpu-doctor binary on every case the way tests/it/explain.rs does (the fixture machine's
+root and environment, the text through --log, standard input or the arguments) and compares
+`explain.cause` with the case's `cause`. Kinds: "on the machine" (the case names a finding) and
+"not on the machine" (cause = "none": decoys and messages that point elsewhere).
+
+usage: tests/explain/score.py [BINARY]      (default target/debug/gpu-doctor)
+Prints one line per case that misses, then the shares. Standard library only (Python 3.11+).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def fixture_env(machine):
+    env = {}
+    path = os.path.join(ROOT, "tests", "fixtures", machine, "env")
+    if os.path.exists(path):
+        for line in open(path):
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                k, v = line.split("=", 1)
+                env[k] = v
+    return env
+
+
+def run(binary, case, tmp):
+    root = os.path.join(ROOT, "tests", "fixtures", case["machine"], "root")
+    args = [binary, "--root", root, "--timeout", "20", "explain", "--json"]
+    via = case.get("via", "log")
+    stdin = None
+    if via == "args":
+        args += ["--", case["text"]]
+    elif via == "stdin":
+        stdin = case["text"].encode()
+    else:
+        log = os.path.join(tmp, "case.log")
+        with open(log, "w") as f:
+            f.write(case["text"])
+        args += ["--log", log]
+    out = subprocess.run(args, input=stdin, capture_output=True, env=fixture_env(case["machine"]))
+    try:
+        import json
+        return json.loads(out.stdout)["explain"].get("cause") or "none"
+    except ValueError:
+        return "error"
+
+
+def main(argv):
+    binary = argv[0] if argv else os.path.join(ROOT, "target", "debug", "gpu-doctor")
+    totals = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted(os.listdir(HERE)):
+            if not name.endswith(".toml"):
+                continue
+            with open(os.path.join(HERE, name), "rb") as f:
+                case = tomllib.load(f)
+            kind = "not on the machine" if case["cause"] == "none" else "on the machine"
+            got = run(binary, case, tmp)
+            right, count = totals.get(kind, (0, 0))
+            ok = got == case["cause"]
+            totals[kind] = (right + ok, count + 1)
+            if not ok:
+                print(f"miss {name}: {got}, want {case['cause']}")
+    all_right = sum(r for r, _ in totals.values())
+    all_count = sum(c for _, c in totals.values())
+    for kind, (right, count) in sorted(totals.items()):
+        print(f"{kind}: {right}/{count} ({100 * right // max(count, 1)}%)")
+    print(f"all: {all_right}/{all_count} ({100 * all_right // max(all_count, 1)}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
