@@ -171,10 +171,12 @@ fn host_no_driver_fix(report: &Report) -> String {
              /var/lib/dkms/mok.pub` and a reboot into \"Enroll MOK\"); `sudo dmesg | grep -i \
              nvidia` shows the kernel's side."
             .to_string(),
-        (false, _) => "Install the driver and reboot: `sudo ubuntu-drivers install` on Ubuntu, \
-             or see `gpu-doctor plan`. If a driver is installed, check `sudo dkms status` (no \
-             module was found for the running kernel) and `sudo modprobe nvidia` for the error."
-            .to_string(),
+        // In the distribution's own words: `ubuntu-drivers` only on Ubuntu.
+        (false, _) => format!(
+            "{}. If a driver is installed, check `sudo dkms status` (no module was found for \
+             the running kernel) and `sudo modprobe nvidia` for the error.",
+            super::distro::install_driver(report)
+        ),
     }
 }
 

@@ -32,6 +32,8 @@ pub static KINDS: &[&Kind] = &[
     &DRIVER_LIBRARY_MISMATCH,
     &NVIDIA_SMI_FAILED,
     &DRIVER_TOO_OLD_FOR_GPU,
+    &DRIVER_TOO_NEW_FOR_GPU,
+    &MODULE_FLAVOUR_UNSUPPORTED,
     &DRIVER_TOO_OLD_FOR_FRAMEWORK,
     &TOOLKIT_NEWER_THAN_DRIVER,
     &CPU_ONLY_FRAMEWORK_BUILD,
@@ -154,6 +156,18 @@ pub static DRIVER_TOO_OLD_FOR_GPU: Kind = Kind {
     id: "driver-too-old-for-gpu",
     severities: &[Severity::Error],
     title: "the installed driver predates the GPU: NVIDIA's drivers list its PCI id only from a later release, so it is not driven (\"No devices were found\"); from `gpu-ids.toml`, Ada and newer",
+};
+
+pub static DRIVER_TOO_NEW_FOR_GPU: Kind = Kind {
+    id: "driver-too-new-for-gpu",
+    severities: &[Severity::Error],
+    title: "the installed driver branch is newer than the GPU's last one (R470 Kepler; R580 Maxwell, Pascal, Volta): the driver ignores the GPU; from `cuda.toml`'s `last_driver_branch`",
+};
+
+pub static MODULE_FLAVOUR_UNSUPPORTED: Kind = Kind {
+    id: "module-flavour-unsupported",
+    severities: &[Severity::Error],
+    title: "the kernel module's flavour does not drive the GPU: the open modules need Turing or newer, Blackwell and Grace Hopper need the open modules",
 };
 
 pub static DRIVER_TOO_OLD_FOR_FRAMEWORK: Kind = Kind {

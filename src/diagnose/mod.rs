@@ -12,7 +12,9 @@ mod amd_builds;
 mod amd_env;
 mod arch_notes;
 mod capabilities;
+mod distro;
 mod driver;
+mod driver_gpu;
 mod extensions;
 mod fix_history;
 mod frameworks;
@@ -44,6 +46,7 @@ const RULES: &[Rule] = &[
     amd_env::findings,
     capabilities::findings,
     gpu_support::findings,
+    driver_gpu::findings,
     frameworks::findings,
     arch_notes::findings,
     toolkits::findings,
