@@ -59,6 +59,7 @@ pub static KINDS: &[&Kind] = &[
     &CONTAINER_DRIVER_CAPABILITIES,
     &DRIVER_COMPUTE_LIBRARIES_MISSING,
     &CONTAINER_NO_GPU_RUNTIME,
+    &CONTAINER_LOST_GPU_ACCESS,
     &VISIBLE_DEVICES_HIDES_GPUS,
     &WSL_DRIVER_IN_GUEST,
     &FABRIC_NOT_COMPLETED,
@@ -318,6 +319,12 @@ pub static CONTAINER_NO_GPU_RUNTIME: Kind = Kind {
     id: "container-no-gpu-runtime",
     severities: &[Severity::Error, Severity::Info],
     title: "a container started without the NVIDIA runtime whose bus shows a GPU (info when nothing in it expects one), or whose bus is unreadable and that expects one",
+};
+
+pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {
+    id: "container-lost-gpu-access",
+    severities: &[Severity::Error],
+    title: "a running container lost its GPUs (NVML \"Unknown Error\" with the device nodes and libraries in place): the host's `systemctl daemon-reload` rewrote the container's device cgroup",
 };
 
 pub static VISIBLE_DEVICES_HIDES_GPUS: Kind = Kind {

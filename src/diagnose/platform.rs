@@ -1,6 +1,6 @@
 //! Is the GPU reachable from where the program runs? Containers, WSL2, NVSwitch systems, the
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
-//! `container-no-gpu-runtime`, `visible-devices-hides-gpus`, `wsl-driver-in-guest`,
+//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `visible-devices-hides-gpus`, `wsl-driver-in-guest`,
 //! `fabric-manager-not-running`, `fabric-not-completed`, `stub-libcuda-on-path`,
 //! `forward-compat-unsupported`: one file each under `platform/`, the helpers they share here.
 
@@ -33,6 +33,7 @@ use wsl::*;
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(container_no_gpu_runtime(report));
+    out.extend(container_lost_gpu_access(report));
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
     out.extend(fabric_manager(report));
