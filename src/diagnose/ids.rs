@@ -56,6 +56,7 @@ pub static KINDS: &[&Kind] = &[
     &FRAMEWORK_WHEELS_CONFLICT,
     &STUB_LIBCUDA_ON_PATH,
     &FORWARD_COMPAT_UNSUPPORTED,
+    &FORWARD_COMPAT_OLDER_THAN_DRIVER,
     &CONTAINER_DRIVER_CAPABILITIES,
     &DRIVER_COMPUTE_LIBRARIES_MISSING,
     &CONTAINER_NO_GPU_RUNTIME,
@@ -301,6 +302,12 @@ pub static FORWARD_COMPAT_UNSUPPORTED: Kind = Kind {
     id: "forward-compat-unsupported",
     severities: &[Severity::Error, Severity::Warning],
     title: "a forward-compatibility libcuda (by folder, or by version: a cuda-compat copy's, newer than the module, wherever mounted) on a GPU that does not support it (error 804); a warning when the GPU is not in the table",
+};
+
+pub static FORWARD_COMPAT_OLDER_THAN_DRIVER: Kind = Kind {
+    id: "forward-compat-older-than-driver",
+    severities: &[Severity::Error],
+    title: "a forward-compatibility libcuda older than the host's driver loads first: CUDA fails with error 803 (system driver mismatch)",
 };
 
 pub static CONTAINER_DRIVER_CAPABILITIES: Kind = Kind {
