@@ -50,6 +50,7 @@ pub static KINDS: &[&Kind] = &[
     &MULTIPLE_TOOLKITS,
     &TOOLKIT_CANNOT_TARGET_GPU,
     &TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
+    &EXTENSION_TORCH_MISMATCH,
     &JAX_VERSION_SKEW,
     &CUDA_LIBRARY_TOO_OLD,
     &ARCH_CHECK_SKIPPED,
@@ -266,6 +267,12 @@ pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {
     id: "toolkit-framework-cuda-mismatch",
     severities: &[Severity::Warning, Severity::Info],
     title: "that toolkit's CUDA differs from torch's build in the major (warning: cpp_extension refuses) or the minor (info: torch only warns, \"most likely not a problem\"); only matters for building extensions; the fix names only published torch builds for the env's Python (no `cu125`)",
+};
+
+pub static EXTENSION_TORCH_MISMATCH: Kind = Kind {
+    id: "extension-torch-mismatch",
+    severities: &[Severity::Error],
+    title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, ...) pins another torch than the one installed: its operators do not load",
 };
 
 pub static JAX_VERSION_SKEW: Kind = Kind {

@@ -15,6 +15,7 @@ mod capabilities;
 mod distro;
 mod driver;
 mod driver_gpu;
+mod ext_packages;
 mod extensions;
 mod fix_history;
 mod frameworks;
@@ -51,6 +52,7 @@ const RULES: &[Rule] = &[
     arch_notes::findings,
     toolkits::findings,
     extensions::findings,
+    ext_packages::findings,
     jax::findings,
     libraries::findings,
     loading::findings,

@@ -697,6 +697,26 @@ pub struct PythonEnv {
     /// absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rocm_wheels: Vec<Wheel>,
+    /// Packages that ship their own compiled code built against a framework (vLLM, flash-attn,
+    /// xformers, bitsandbytes, DeepSpeed, torchvision, torchaudio), with the framework pins of
+    /// their metadata; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<Extension>,
+}
+
+/// A package with its own compiled code built against a framework.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Extension {
+    /// The normalised distribution name ("vllm", "flash-attn", "torchvision").
+    pub name: String,
+    pub version: String,
+    /// Its `Requires-Dist` lines on torch, torchvision or torchaudio outside extras, as
+    /// name and specifier ("torch==2.8.0"); empty when it pins none.
+    pub requires: Vec<String>,
+    /// The dist-info folder they were read from.
+    pub source: String,
 }
 
 /// A framework build found in an environment's files.
