@@ -51,6 +51,7 @@ pub static KINDS: &[&Kind] = &[
     &TOOLKIT_CANNOT_TARGET_GPU,
     &TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
     &EXTENSION_TORCH_MISMATCH,
+    &EXTENSION_CANNOT_RUN_ON_GPU,
     &JAX_VERSION_SKEW,
     &CUDA_LIBRARY_TOO_OLD,
     &ARCH_CHECK_SKIPPED,
@@ -273,6 +274,12 @@ pub static EXTENSION_TORCH_MISMATCH: Kind = Kind {
     id: "extension-torch-mismatch",
     severities: &[Severity::Error],
     title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, ...) pins another torch than the one installed: its operators do not load",
+};
+
+pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {
+    id: "extension-cannot-run-on-gpu",
+    severities: &[Severity::Error],
+    title: "a package with its own CUDA kernels (flash-attn) has none for the GPU's architecture: it fails when used; from `extension-arch.toml`, generated from its sources",
 };
 
 pub static JAX_VERSION_SKEW: Kind = Kind {

@@ -12,6 +12,7 @@ mod amd_builds;
 mod amd_env;
 mod arch_notes;
 mod capabilities;
+mod compiled;
 mod distro;
 mod driver;
 mod driver_gpu;
@@ -53,6 +54,7 @@ const RULES: &[Rule] = &[
     toolkits::findings,
     extensions::findings,
     ext_packages::findings,
+    compiled::findings,
     jax::findings,
     libraries::findings,
     loading::findings,

@@ -231,3 +231,10 @@ fn the_walker_refuses_a_row_without_rule_table_or_fixture() {
         "{third:?}"
     );
 }
+
+/// manifests/extension-arch.toml is what scripts/gen-extension-arch.py makes of the facts it read
+/// from flash-attention's release tags (vendored in scripts/extension-arch-data/), offline.
+#[test]
+fn the_extension_arch_generator_reproduces_the_checked_in_table() {
+    crate::support::generator_reproduces_its_table("gen-extension-arch.py");
+}
