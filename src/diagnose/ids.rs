@@ -27,6 +27,7 @@ pub static KINDS: &[&Kind] = &[
     &ROCM_GPU_UNSUPPORTED,
     &ROCM_DEVICE_PERMISSION,
     &ROCM_TOO_OLD_FOR_GPU,
+    &ROCM_LIBRARY_MISSING_TARGET,
     &NOVA_CORE_BOUND,
     &NOUVEAU_LOADED,
     &DRIVER_LIBRARY_MISMATCH,
@@ -130,6 +131,12 @@ pub static ROCM_TOO_OLD_FOR_GPU: Kind = Kind {
     id: "rocm-too-old-for-gpu",
     severities: &[Severity::Error, Severity::Warning],
     title: "the ROCm `/opt/rocm` points at predates the AMD GPU's gfx target (RDNA 4 before 6.4.1, MI350 before 7.0); a warning when the frameworks bring their own runtime",
+};
+
+pub static ROCM_LIBRARY_MISSING_TARGET: Kind = Kind {
+    id: "rocm-library-missing-target",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "the rocBLAS of the ROCm install programs link against has no kernels for the GPU's target (\"Cannot read TensileLibrary.dat\"); a warning when the frameworks bring their own",
 };
 
 pub static NOVA_CORE_BOUND: Kind = Kind {

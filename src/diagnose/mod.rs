@@ -10,6 +10,7 @@ mod amd;
 pub(crate) use amd::amd_gpu_evidence;
 mod amd_builds;
 mod amd_env;
+mod amd_libs;
 mod arch_notes;
 mod capabilities;
 mod compiled;
@@ -46,6 +47,7 @@ const RULES: &[Rule] = &[
     amd::findings,
     amd_builds::findings,
     amd_env::findings,
+    amd_libs::findings,
     capabilities::findings,
     gpu_support::findings,
     driver_gpu::findings,
