@@ -52,6 +52,7 @@ pub static KINDS: &[&Kind] = &[
     &TOOLKIT_CANNOT_TARGET_GPU,
     &TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
     &EXTENSION_TORCH_MISMATCH,
+    &EXTENSION_CUDA_MISMATCH,
     &EXTENSION_CANNOT_RUN_ON_GPU,
     &JAX_VERSION_SKEW,
     &CUDA_LIBRARY_TOO_OLD,
@@ -281,6 +282,12 @@ pub static EXTENSION_TORCH_MISMATCH: Kind = Kind {
     id: "extension-torch-mismatch",
     severities: &[Severity::Error],
     title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, ...) pins another torch than the one installed: its operators do not load",
+};
+
+pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
+    id: "extension-cuda-mismatch",
+    severities: &[Severity::Error],
+    title: "a package's own compiled files need the CUDA libraries of another major than the environment's torch (`DT_NEEDED` libcudart.so.12 beside a cu130 torch)",
 };
 
 pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {

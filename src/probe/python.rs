@@ -351,9 +351,43 @@ fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
                 version,
                 requires,
                 source: e.path.display().to_string(),
+                cuda_needed: cuda_needed(host, site, &e.path),
             })
         })
         .collect()
+}
+
+/// CUDA libraries whose soname major is the CUDA major they come with.
+const CUDA_MAJOR_LIBS: [&str; 5] = [
+    "libcudart.so.",
+    "libcublas.so.",
+    "libcublasLt.so.",
+    "libnvrtc.so.",
+    "libnvJitLink.so.",
+];
+
+/// How many of a package's compiled files are read (vLLM and flash-attn have a handful).
+const MAX_EXTENSION_OBJECTS: usize = 16;
+
+/// The CUDA sonames (of [`CUDA_MAJOR_LIBS`]) that the `.so` files a package's RECORD lists need.
+fn cuda_needed(host: &Host, site: &Path, dist: &Path) -> Vec<String> {
+    let record = host.fs.read_opt(dist.join("RECORD")).unwrap_or_default();
+    let mut out: Vec<String> = record
+        .lines()
+        .filter_map(|l| l.split(',').next())
+        .filter(|f| f.ends_with(".so") && !f.starts_with('/') && !f.split('/').any(|c| c == ".."))
+        .take(MAX_EXTENSION_OBJECTS)
+        .filter_map(|f| {
+            let file = host.fs.open_ranged(&site.join(f)).ok()?;
+            let mut read = |off: u64, len: usize| file.read_at(off, len);
+            crate::parse::elf::parse(&mut read)
+        })
+        .flat_map(|d| d.needed)
+        .filter(|n| CUDA_MAJOR_LIBS.iter().any(|p| n.starts_with(p)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The `nvidia-*` pins in a framework's metadata ("nvidia-cudnn-cu13==9.19.0.56").

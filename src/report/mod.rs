@@ -717,6 +717,11 @@ pub struct Extension {
     pub requires: Vec<String>,
     /// The dist-info folder they were read from.
     pub source: String,
+    /// The CUDA libraries whose major follows CUDA's (`libcudart`, `libcublas`, `libcublasLt`,
+    /// `libnvrtc`, `libnvJitLink`) that its own compiled files need (`DT_NEEDED` of the `.so`
+    /// files its RECORD lists): "libcudart.so.12". Empty when none, or not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuda_needed: Vec<String>,
 }
 
 /// A framework build found in an environment's files.
