@@ -376,6 +376,7 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
     } else {
         Severity::Error
     };
+    let dropped = bad.iter().all(|(g, _)| dropped_in_rocm4(manifests, g));
     let mut f = FindingBuilder::new(
         &ids::ROCM_GPU_UNSUPPORTED,
         severity,
@@ -388,6 +389,11 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
     .detail(if usable_other {
         "ROCm never uses this GPU; the other AMD GPU(s) here are the ones ROCm programs run on. \
          Hide it from ROCm so nothing tries it (HIP_VISIBLE_DEVICES)."
+    } else if dropped {
+        "ROCm dropped this GPU's target in 4.0: no current ROCm release (and so no current ROCm \
+         build of PyTorch, ollama or llama.cpp) ships code for it, and HSA_OVERRIDE_GFX_VERSION \
+         does not help (it only maps a GPU onto a sibling target of its own family, and there is \
+         none here). The ROCm releases before 4.0 did run it."
     } else {
         "No ROCm release (and so no ROCm build of PyTorch, ollama or llama.cpp) can compute on \
          this GPU, whatever is installed: HSA_OVERRIDE_GFX_VERSION does not help (it only maps \
@@ -409,10 +415,7 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
             keep.join(",")
         )
     } else {
-        "There is no ROCm path for this GPU: use a backend that runs on it (Vulkan in llama.cpp \
-         or ollama's Vulkan build, OpenCL), run on the CPU, or use a GPU that ROCm supports \
-         (`gpu-doctor advise`)."
-            .to_string()
+        no_rocm_fix(dropped)
     };
     if !usable_other {
         for id in [
@@ -427,6 +430,41 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
         }
     }
     Some(f.fix(fix).build())
+}
+
+/// Whether ROCm once ran this GPU and dropped it: a gfx7 or gfx8 target that amdkfd supports,
+/// whose code ROCm stopped shipping in 4.0 (shared/reference/rocm.md: "gfx8 dropped in ROCm
+/// 4.0"; ROCm/tensorflow-upstream#1305: RX 570, "wont get official support any more, since
+/// ROCm-4.0 ... You can downgrade to ROCm-3.5.1"), as against a target KFD never drove.
+fn dropped_in_rocm4(manifests: &Manifests, gpu: &Gpu) -> bool {
+    let table = manifests.amd_gpu_ids.table();
+    let never = gpu
+        .gfx_target
+        .as_deref()
+        .and_then(|g| table.target(g))
+        .is_some_and(|t| t.kfd == "no");
+    !never
+        && gpu
+            .gfx_target
+            .as_deref()
+            .and_then(GfxTarget::parse)
+            .is_some_and(|g| (7..=8).contains(&g.major))
+}
+
+/// What to do about a GPU no current ROCm runs: where an older ROCm did, say so (it is a path,
+/// if an old one), then the backends that run on it today.
+fn no_rocm_fix(dropped: bool) -> String {
+    let others = "use a backend that runs on it (Vulkan in llama.cpp or ollama's Vulkan build, \
+         OpenCL), run on the CPU, or use a GPU that current ROCm supports (`gpu-doctor advise`).";
+    if dropped {
+        format!(
+            "Current ROCm has no path for this GPU, but the ROCm releases before 4.0 (ROCm 3.x; \
+             users run these cards on ROCm 3.5.1) did, with the framework builds of that time \
+             and a distribution and kernel those releases support. Otherwise {others}"
+        )
+    } else {
+        format!("There is no ROCm path for this GPU: {others}")
+    }
 }
 
 /// Why ROCm cannot drive this GPU, if it cannot: KFD does not support its target, no ROCm since

@@ -57,6 +57,16 @@ struct Visible {
     lost_after_bad: bool,
 }
 
+/// Whether ROCm programs see the AMD GPU of ROCm number `rocm_index` through the masks; true
+/// when no mask is set or one cannot be judged (a UUID), and for a GPU ROCm does not number.
+pub(super) fn rocm_sees(report: &Report, rocm_index: Option<u32>) -> bool {
+    let Some(index) = rocm_index else {
+        return true;
+    };
+    let count = report.amd_gpus().filter(|g| g.rocm_index.is_some()).count();
+    visible(report, count).is_none_or(|v| usize::try_from(index).is_ok_and(|i| v.gpus.contains(&i)))
+}
+
 fn visible(report: &Report, count: usize) -> Option<Visible> {
     let mut current: Vec<usize> = (0..count).collect();
     let mut bad = None;

@@ -171,10 +171,12 @@ fn host_no_driver_fix(report: &Report) -> String {
              /var/lib/dkms/mok.pub` and a reboot into \"Enroll MOK\"); `sudo dmesg | grep -i \
              nvidia` shows the kernel's side."
             .to_string(),
-        (false, _) => "Install the driver and reboot: `sudo ubuntu-drivers install` on Ubuntu, \
-             or see `gpu-doctor plan`. If a driver is installed, check `sudo dkms status` (no \
-             module was found for the running kernel) and `sudo modprobe nvidia` for the error."
-            .to_string(),
+        // In the distribution's own words: `ubuntu-drivers` only on Ubuntu.
+        (false, _) => format!(
+            "{}. If a driver is installed, check `sudo dkms status` (no module was found for \
+             the running kernel) and `sudo modprobe nvidia` for the error.",
+            super::distro::install_driver(report)
+        ),
     }
 }
 
@@ -492,9 +494,10 @@ mod tests {
             ..Report::default()
         };
         assert!(ids(&r).is_empty());
-        // A forward-compatibility libcuda first on the path is judged elsewhere, not here.
+        // A forward-compatibility libcuda first on the path is judged elsewhere, not here (this
+        // one, older than the module, is `forward-compat-older-than-driver`'s).
         r.driver_libraries = vec![lib("libcuda", "580.95.05", "compat")];
-        assert!(ids(&r).is_empty());
+        assert_eq!(ids(&r), ["forward-compat-older-than-driver"]);
     }
 
     #[test]

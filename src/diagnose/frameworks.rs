@@ -131,6 +131,21 @@ fn torch_variant_for(manifests: &Manifests, fw: &Framework, report: &Report) -> 
         .map(|(b, _)| b.variant.clone())
 }
 
+/// Whether CUDA `needed` runs here: on the driver natively or through minor-version
+/// compatibility, or through a forward-compatibility libcuda on a data-center GPU, which runs
+/// what the host driver cannot.
+fn runs_here(
+    report: &Report,
+    manifests: &Manifests,
+    driver: &Version,
+    have: &Version,
+    needed: &Version,
+) -> bool {
+    driver_runs(manifests, driver, have, needed)
+        || super::platform::compat_cuda(report, manifests)
+            .is_some_and(|(compat, cuda)| driver_runs(manifests, &compat, &cuda, needed))
+}
+
 fn driver_too_old(
     report: &Report,
     manifests: &Manifests,
@@ -145,7 +160,7 @@ fn driver_too_old(
         .major(needed.major())
         .map(|m| m.minor_compat_floor.as_str());
     let driver_v = Version::parse(driver)?;
-    let runs = driver_runs(manifests, &driver_v, &have, &needed);
+    let runs = runs_here(report, manifests, &driver_v, &have, &needed);
     // JAX checks the driver itself and refuses to start below its own floor.
     let jax_floor = (fw.name == FrameworkName::Jax)
         .then(|| {

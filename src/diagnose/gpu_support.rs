@@ -71,7 +71,10 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
         newest.major()
     ))
     .explains(&ids::NVIDIA_SMI_FAILED)
-    .explains(&ids::NO_DRIVER);
+    .explains(&ids::NO_DRIVER)
+    // A branch that predates the GPU is the cause whatever its flavour: the branch that knows
+    // the GPU is installed in the flavour the GPU needs.
+    .explains(&ids::MODULE_FLAVOUR_UNSUPPORTED);
     for (g, first) in &unknown {
         f = f
             .evidence(format!(

@@ -637,6 +637,16 @@ fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
     if visible.is_some_and(|v| narrows_to_one_model(v, &known)) {
         return None;
     }
+    // Inside a container the PCI bus is the host's: the GPUs this container was given are
+    // NVIDIA_VISIBLE_DEVICES's, by index or UUID (NVIDIA/nvidia-container-toolkit#1227: a pod
+    // given one GPU of a host with A10s and T4s).
+    let given = report
+        .environment
+        .iter()
+        .find(|v| v.name == "NVIDIA_VISIBLE_DEVICES");
+    if report.host.container.is_some() && given.is_some_and(|v| given_one_model(v, &known)) {
+        return None;
+    }
     let names: Vec<String> = groups
         .iter()
         .map(|(name, list)| format!("{}x {name}", list.len()))
@@ -708,6 +718,30 @@ fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
 
 /// Whether `CUDA_VISIBLE_DEVICES` leaves programs a single model: one entry, or UUIDs (or
 /// unique UUID prefixes) that all belong to GPUs of one model.
+/// Whether a container's `NVIDIA_VISIBLE_DEVICES` gives it GPUs of one model at most: one
+/// UUID, UUIDs of one model, indices (the host's order) of one model, or none at all (`void`,
+/// `none`, empty). `all` gives every GPU.
+fn given_one_model(var: &EnvVar, known: &[(&Gpu, String)]) -> bool {
+    let value = var.value.trim().to_ascii_lowercase();
+    if value == "all" {
+        return false;
+    }
+    if matches!(value.as_str(), "" | "void" | "none") || narrows_to_one_model(var, known) {
+        return true;
+    }
+    let indices: Option<Vec<u32>> = value.split(',').map(|e| e.trim().parse().ok()).collect();
+    indices.is_some_and(|indices| {
+        let mut models: Vec<&String> = known
+            .iter()
+            .filter(|(g, _)| indices.contains(&g.index))
+            .map(|(_, m)| m)
+            .collect();
+        models.sort();
+        models.dedup();
+        models.len() < 2
+    })
+}
+
 fn narrows_to_one_model(var: &EnvVar, known: &[(&Gpu, String)]) -> bool {
     let entries: Vec<&str> = var
         .value

@@ -27,11 +27,14 @@ pub static KINDS: &[&Kind] = &[
     &ROCM_GPU_UNSUPPORTED,
     &ROCM_DEVICE_PERMISSION,
     &ROCM_TOO_OLD_FOR_GPU,
+    &ROCM_LIBRARY_MISSING_TARGET,
     &NOVA_CORE_BOUND,
     &NOUVEAU_LOADED,
     &DRIVER_LIBRARY_MISMATCH,
     &NVIDIA_SMI_FAILED,
     &DRIVER_TOO_OLD_FOR_GPU,
+    &DRIVER_TOO_NEW_FOR_GPU,
+    &MODULE_FLAVOUR_UNSUPPORTED,
     &DRIVER_TOO_OLD_FOR_FRAMEWORK,
     &TOOLKIT_NEWER_THAN_DRIVER,
     &CPU_ONLY_FRAMEWORK_BUILD,
@@ -48,15 +51,20 @@ pub static KINDS: &[&Kind] = &[
     &MULTIPLE_TOOLKITS,
     &TOOLKIT_CANNOT_TARGET_GPU,
     &TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
+    &EXTENSION_TORCH_MISMATCH,
+    &EXTENSION_CUDA_MISMATCH,
+    &EXTENSION_CANNOT_RUN_ON_GPU,
     &JAX_VERSION_SKEW,
     &CUDA_LIBRARY_TOO_OLD,
     &ARCH_CHECK_SKIPPED,
     &FRAMEWORK_WHEELS_CONFLICT,
     &STUB_LIBCUDA_ON_PATH,
     &FORWARD_COMPAT_UNSUPPORTED,
+    &FORWARD_COMPAT_OLDER_THAN_DRIVER,
     &CONTAINER_DRIVER_CAPABILITIES,
     &DRIVER_COMPUTE_LIBRARIES_MISSING,
     &CONTAINER_NO_GPU_RUNTIME,
+    &CONTAINER_LOST_GPU_ACCESS,
     &VISIBLE_DEVICES_HIDES_GPUS,
     &WSL_DRIVER_IN_GUEST,
     &FABRIC_NOT_COMPLETED,
@@ -126,6 +134,12 @@ pub static ROCM_TOO_OLD_FOR_GPU: Kind = Kind {
     title: "the ROCm `/opt/rocm` points at predates the AMD GPU's gfx target (RDNA 4 before 6.4.1, MI350 before 7.0); a warning when the frameworks bring their own runtime",
 };
 
+pub static ROCM_LIBRARY_MISSING_TARGET: Kind = Kind {
+    id: "rocm-library-missing-target",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "the rocBLAS of the ROCm install programs link against has no kernels for the GPU's target (\"Cannot read TensileLibrary.dat\"); a warning when the frameworks bring their own",
+};
+
 pub static NOVA_CORE_BOUND: Kind = Kind {
     id: "nova-core-bound",
     severities: &[Severity::Error],
@@ -154,6 +168,18 @@ pub static DRIVER_TOO_OLD_FOR_GPU: Kind = Kind {
     id: "driver-too-old-for-gpu",
     severities: &[Severity::Error],
     title: "the installed driver predates the GPU: NVIDIA's drivers list its PCI id only from a later release, so it is not driven (\"No devices were found\"); from `gpu-ids.toml`, Ada and newer",
+};
+
+pub static DRIVER_TOO_NEW_FOR_GPU: Kind = Kind {
+    id: "driver-too-new-for-gpu",
+    severities: &[Severity::Error],
+    title: "the installed driver branch is newer than the GPU's last one (R470 Kepler; R580 Maxwell, Pascal, Volta): the driver ignores the GPU; from `cuda.toml`'s `last_driver_branch`",
+};
+
+pub static MODULE_FLAVOUR_UNSUPPORTED: Kind = Kind {
+    id: "module-flavour-unsupported",
+    severities: &[Severity::Error],
+    title: "the kernel module's flavour does not drive the GPU: the open modules need Turing or newer, Blackwell and Grace Hopper need the open modules",
 };
 
 pub static DRIVER_TOO_OLD_FOR_FRAMEWORK: Kind = Kind {
@@ -252,6 +278,24 @@ pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {
     title: "that toolkit's CUDA differs from torch's build in the major (warning: cpp_extension refuses) or the minor (info: torch only warns, \"most likely not a problem\"); only matters for building extensions; the fix names only published torch builds for the env's Python (no `cu125`)",
 };
 
+pub static EXTENSION_TORCH_MISMATCH: Kind = Kind {
+    id: "extension-torch-mismatch",
+    severities: &[Severity::Error],
+    title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, ...) pins another torch than the one installed: its operators do not load",
+};
+
+pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
+    id: "extension-cuda-mismatch",
+    severities: &[Severity::Error],
+    title: "a package's own compiled files need the CUDA libraries of another major than the environment's torch (`DT_NEEDED` libcudart.so.12 beside a cu130 torch)",
+};
+
+pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {
+    id: "extension-cannot-run-on-gpu",
+    severities: &[Severity::Error],
+    title: "a package with its own CUDA kernels (flash-attn) has none for the GPU's architecture: it fails when used; from `extension-arch.toml`, generated from its sources",
+};
+
 pub static JAX_VERSION_SKEW: Kind = Kind {
     id: "jax-version-skew",
     severities: &[Severity::Error, Severity::Warning],
@@ -288,6 +332,12 @@ pub static FORWARD_COMPAT_UNSUPPORTED: Kind = Kind {
     title: "a forward-compatibility libcuda (by folder, or by version: a cuda-compat copy's, newer than the module, wherever mounted) on a GPU that does not support it (error 804); a warning when the GPU is not in the table",
 };
 
+pub static FORWARD_COMPAT_OLDER_THAN_DRIVER: Kind = Kind {
+    id: "forward-compat-older-than-driver",
+    severities: &[Severity::Error],
+    title: "a forward-compatibility libcuda older than the host's driver loads first: CUDA fails with error 803 (system driver mismatch)",
+};
+
 pub static CONTAINER_DRIVER_CAPABILITIES: Kind = Kind {
     id: "container-driver-capabilities",
     severities: &[Severity::Error, Severity::Warning, Severity::Info],
@@ -304,6 +354,12 @@ pub static CONTAINER_NO_GPU_RUNTIME: Kind = Kind {
     id: "container-no-gpu-runtime",
     severities: &[Severity::Error, Severity::Info],
     title: "a container started without the NVIDIA runtime whose bus shows a GPU (info when nothing in it expects one), or whose bus is unreadable and that expects one",
+};
+
+pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {
+    id: "container-lost-gpu-access",
+    severities: &[Severity::Error],
+    title: "a running container lost its GPUs (NVML \"Unknown Error\" with the device nodes and libraries in place): the host's `systemctl daemon-reload` rewrote the container's device cgroup",
 };
 
 pub static VISIBLE_DEVICES_HIDES_GPUS: Kind = Kind {

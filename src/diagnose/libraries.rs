@@ -549,7 +549,7 @@ fn spec_floor(spec: &str) -> Option<Version> {
 
 /// Whether `version` meets every clause of a PEP 440 spec; `None` when a clause is not
 /// understood (then nothing is claimed).
-fn spec_allows(spec: &str, version: &Version) -> Option<bool> {
+pub(super) fn spec_allows(spec: &str, version: &Version) -> Option<bool> {
     let mut ok = true;
     for clause in spec.split(',').map(str::trim).filter(|c| !c.is_empty()) {
         let (op, rest) = ["==", ">=", "<=", "!=", "~=", ">", "<"]

@@ -10,9 +10,14 @@ mod amd;
 pub(crate) use amd::amd_gpu_evidence;
 mod amd_builds;
 mod amd_env;
+mod amd_libs;
 mod arch_notes;
 mod capabilities;
+mod compiled;
+mod distro;
 mod driver;
+mod driver_gpu;
+mod ext_packages;
 mod extensions;
 mod fix_history;
 mod frameworks;
@@ -42,12 +47,16 @@ const RULES: &[Rule] = &[
     amd::findings,
     amd_builds::findings,
     amd_env::findings,
+    amd_libs::findings,
     capabilities::findings,
     gpu_support::findings,
+    driver_gpu::findings,
     frameworks::findings,
     arch_notes::findings,
     toolkits::findings,
     extensions::findings,
+    ext_packages::findings,
+    compiled::findings,
     jax::findings,
     libraries::findings,
     loading::findings,

@@ -1,8 +1,9 @@
 //! Is the GPU reachable from where the program runs? Containers, WSL2, NVSwitch systems, the
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
-//! `container-no-gpu-runtime`, `visible-devices-hides-gpus`, `wsl-driver-in-guest`,
-//! `fabric-manager-not-running`, `fabric-not-completed`, `stub-libcuda-on-path`,
-//! `forward-compat-unsupported`: one file each under `platform/`, the helpers they share here.
+//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `visible-devices-hides-gpus`,
+//! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
+//! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`: one
+//! file each under `platform/`, the helpers they share here.
 
 use super::ids;
 use std::path::Path;
@@ -24,8 +25,8 @@ mod wsl;
 
 use container::*;
 use fabric::*;
-pub(super) use forward_compat::forward_compat_libcuda;
 use forward_compat::*;
+pub(super) use forward_compat::{compat_cuda, forward_compat_libcuda};
 use stub_libcuda::*;
 use visible::*;
 use wsl::*;
@@ -33,12 +34,14 @@ use wsl::*;
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(container_no_gpu_runtime(report));
+    out.extend(container_lost_gpu_access(report));
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
     out.extend(fabric_manager(report));
     out.extend(fabric_not_completed(report));
     out.extend(stub_libcuda(report));
     out.extend(forward_compat(report, manifests));
+    out.extend(forward_compat_older_than_driver(report));
     out
 }
 

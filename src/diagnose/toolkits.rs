@@ -29,6 +29,11 @@ fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) 
     if wanted <= driver_cuda {
         return None;
     }
+    // Programs of this toolkit run through a forward-compatibility libcuda where one loads on a
+    // data-center GPU: the compat package's CUDA is the level that counts.
+    if super::platform::compat_cuda(report, manifests).is_some_and(|(_, cuda)| wanted <= cuda) {
+        return None;
+    }
     let same_major = wanted.major() == driver_cuda.major();
     let floor = manifests
         .cuda

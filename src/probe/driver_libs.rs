@@ -27,8 +27,46 @@ pub(crate) fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLi
             }
         }
     }
+    out.extend(nixos_driver(host, loader, wsl, &out));
     out.extend(compat_copies(host, loader, &out));
     out
+}
+
+/// NixOS keeps the driver's libraries in `/run/opengl-driver/lib` (its `hardware.graphics`
+/// module links them there; there is no `/etc/ld.so.conf`): programs find them through their
+/// run path or `LD_LIBRARY_PATH`. When that folder is not on the loader path it is still the
+/// driver's, so its libraries are listed with origin "nixos", ranked after the loader's.
+fn nixos_driver(
+    host: &Host,
+    loader: &LoaderPath,
+    wsl: bool,
+    found: &[DriverLibrary],
+) -> Vec<DriverLibrary> {
+    let path = std::path::PathBuf::from("/run/opengl-driver/lib");
+    let Ok(canonical) = host.fs.canonical(&path, true) else {
+        return Vec::new();
+    };
+    if loader.dirs.iter().any(|d| d.canonical == canonical) {
+        return Vec::new();
+    }
+    let dir = SearchDir {
+        path,
+        canonical,
+        origin: super::loader::Origin::Default,
+    };
+    NAMES
+        .iter()
+        .filter_map(|name| {
+            let lib = library_in(host, &dir, name, wsl)?;
+            let rank =
+                u32::try_from(found.iter().filter(|l| l.name == *name).count()).unwrap_or(u32::MAX);
+            Some(DriverLibrary {
+                origin: "nixos".to_string(),
+                rank,
+                ..lib
+            })
+        })
+        .collect()
 }
 
 /// The cuda-compat libcuda copies of `/usr/local/cuda*/compat` that are not on the loader path,

@@ -59,6 +59,7 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
         // Filled in by `probe::gather`, which knows the running kernel and the container.
         module_files: Vec::new(),
         module_signing_key: None,
+        module_packages: Vec::new(),
         services: Vec::new(),
         infiniband_modules: ["ib_umad", "mlx5_ib", "mlx5_core"]
             .iter()

@@ -133,7 +133,12 @@ fn first_stage(host: &Host, records: &mut Vec<ProbeRecord>) -> FirstStage {
 /// The NVIDIA module files of the running kernel, and (where it can matter: the nvidia module
 /// loaded and an InfiniBand module of the NVLink5 fabric not) whether the kernel has those
 /// InfiniBand modules at all; the module signing key.
-type ModuleFacts = (Option<(Vec<String>, Option<Vec<String>>)>, Option<String>);
+/// The distribution's kernel-module packages come with them.
+type ModuleFacts = (
+    Option<(Vec<String>, Option<Vec<String>>)>,
+    Option<String>,
+    Vec<String>,
+);
 
 fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
     let kernel = &first.kernel;
@@ -148,7 +153,11 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
         });
         (files, absent)
     });
-    (files, module_files::signing_key(host))
+    (
+        files,
+        module_files::signing_key(host),
+        module_files::driver_packages(host),
+    )
 }
 
 /// The second stage needs the first one's facts; its groups need nothing of each other but
@@ -214,7 +223,8 @@ fn second_stage(
             )
         });
     let kernel = &mut first.kernel;
-    let (module_files, signing_key) = modules.unwrap_or_default();
+    let (module_files, signing_key, packages) = modules.unwrap_or_default();
+    kernel.module_packages = packages;
     if let Some((files, absent)) = module_files {
         kernel.module_files = files;
         if let Some(absent) = absent {

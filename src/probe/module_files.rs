@@ -9,11 +9,14 @@ use crate::host::Host;
 /// DKMS (`updates/dkms`), openSUSE and the `.run` installer (`updates`, `kernel/drivers/video`),
 /// akmods and RPM Fusion (`extra`, `extra/nvidia`), Ubuntu's prebuilt signed modules
 /// (`kernel/nvidia-<branch>`, found by listing `kernel`).
-const MODULE_DIRS: [&str; 6] = [
+/// RPM Fusion's open flavour goes to `extra/nvidia-open` (its `kmod-nvidia-open` file list,
+/// NVIDIA/open-gpu-kernel-modules#700).
+const MODULE_DIRS: [&str; 7] = [
     "updates/dkms",
     "updates",
     "extra",
     "extra/nvidia",
+    "extra/nvidia-open",
     "misc",
     "kernel/drivers/video",
 ];
@@ -92,6 +95,54 @@ pub(crate) fn absent_modules(host: &Host, release: &str, names: &[&str]) -> Vec<
         .collect()
 }
 
+/// The distribution's packages that carry an nvidia kernel module, as "manager: name version":
+/// dpkg's (`nvidia-dkms-580-open`, `linux-modules-nvidia-580-open-generic`, Debian's
+/// `nvidia-open-kernel-dkms`) and pacman's (`nvidia-open-dkms`, AUR's `nvidia-580xx-dkms`).
+/// Their names tell the module's flavour (open or proprietary) and branch when the module
+/// is not loaded, which is when it matters: a kernel module that does not drive the GPU fails
+/// to load ("NVRM: No NVIDIA GPU found"). Sorted; empty when neither database is there.
+#[must_use]
+pub(crate) fn driver_packages(host: &Host) -> Vec<String> {
+    let mut out: Vec<String> = host
+        .fs
+        .read_opt("/var/lib/dpkg/status")
+        .map(|s| super::services::dpkg_installed(&s))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(name, _)| is_module_package(name))
+        .map(|(name, version)| format!("dpkg: {name} {version}"))
+        .collect();
+    // pacman keeps one folder per package: `<name>-<version>-<release>`.
+    out.extend(
+        host.fs
+            .read_dir("/var/lib/pacman/local")
+            .into_iter()
+            .filter_map(|e| {
+                let mut parts = e.name.rsplitn(3, '-');
+                let release = parts.next()?;
+                let version = parts.next()?;
+                let name = parts.next()?;
+                is_module_package(name).then(|| format!("pacman: {name} {version}-{release}"))
+            }),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Whether a package name is one that builds or ships the nvidia kernel module.
+fn is_module_package(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.starts_with("nvidia-dkms")
+        || name.starts_with("linux-modules-nvidia-")
+        || name.starts_with("nvidia-kernel-")
+        || name.starts_with("nvidia-open-kernel")
+        || (name.starts_with("nvidia")
+            && (name.ends_with("-dkms")
+                || ["nvidia", "nvidia-open", "nvidia-lts", "nvidia-lts-open"]
+                    .contains(&name.as_str())))
+}
+
 /// The first local module-signing key that exists.
 #[must_use]
 pub(crate) fn signing_key(host: &Host) -> Option<String> {
@@ -119,6 +170,39 @@ mod tests {
             std::time::Duration::from_secs(5),
         );
         (dir, host)
+    }
+
+    #[test]
+    fn module_packages_are_read_from_dpkg_and_pacman() {
+        let dir = tempfile::tempdir().unwrap();
+        let dpkg = dir.path().join("var/lib/dpkg");
+        std::fs::create_dir_all(&dpkg).unwrap();
+        std::fs::write(
+            dpkg.join("status"),
+            "Package: nvidia-dkms-580-open\nStatus: install ok installed\nVersion: 580.95.05-0ubuntu1\n\n\
+             Package: nvidia-utils-580\nStatus: install ok installed\nVersion: 580.95.05-0ubuntu1\n\n\
+             Package: nvidia-dkms-570\nStatus: deinstall ok config-files\nVersion: 570.1-1\n",
+        )
+        .unwrap();
+        for p in [
+            "nvidia-580xx-dkms-580.119.02-1",
+            "nvidia-utils-590.48.01-2",
+            "linux-6.18.1.arch1-1",
+        ] {
+            std::fs::create_dir_all(dir.path().join("var/lib/pacman/local").join(p)).unwrap();
+        }
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        assert_eq!(
+            driver_packages(&host),
+            [
+                "dpkg: nvidia-dkms-580-open 580.95.05-0ubuntu1",
+                "pacman: nvidia-580xx-dkms 580.119.02-1"
+            ]
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::host::Host;
 use crate::parse::python_pkg::{self, Requirement};
 use crate::report::EnvKind;
-use crate::report::{Framework, PythonEnv, Wheel};
+use crate::report::{Extension, Framework, PythonEnv, Wheel};
 
 /// What a live interpreter prints for us: nothing is imported beyond `sys` and `json`.
 const INTERPRETER_QUERY: &str = "import sys, json; print(json.dumps({'version': sys.version.split()[0], 'prefix': sys.prefix, 'path': sys.path}))";
@@ -219,9 +219,12 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
         .or_else(|| version_from_site_dir(&sites));
     let mut frameworks = Vec::new();
     let mut wheels = Vec::new();
+    let mut extensions = Vec::new();
     for site in &sites {
         scan_site(host, site, &mut frameworks, &mut wheels);
+        extensions.extend(scan_extensions(host, site));
     }
+    extensions.sort_by(|a: &Extension, b| (&a.name, &a.source).cmp(&(&b.name, &b.source)));
     if kind == EnvKind::Conda {
         conda_frameworks(host, prefix, &mut frameworks);
     }
@@ -239,6 +242,7 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
         nvidia_wheels: wheels,
         // Filled by `probe::rocm_wheels`, which reads ROCm builds' own files.
         rocm_wheels: Vec::new(),
+        extensions,
     })
 }
 
@@ -303,6 +307,87 @@ fn scan_site(host: &Host, site: &Path, frameworks: &mut Vec<Framework>, wheels: 
             lib_dir: wheel_lib_dir(host, site, &d.dir),
         });
     }
+}
+
+/// Packages that ship compiled code built against torch, by normalised distribution name.
+const EXTENSIONS: [&str; 9] = [
+    "vllm",
+    "flash-attn",
+    "xformers",
+    "bitsandbytes",
+    "deepspeed",
+    "torchvision",
+    "torchaudio",
+    "flashinfer-python",
+    "sglang-kernel",
+];
+
+/// The extension packages of a site folder, with their torch-family pins.
+fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
+    host.fs
+        .read_dir(site)
+        .into_iter()
+        .filter(|e| e.name.ends_with(".dist-info"))
+        .filter_map(|e| {
+            let (name, version) = python_pkg::dist_info_name(&e.name)?;
+            let name = python_pkg::normalize_name(&name);
+            if !EXTENSIONS.contains(&name.as_str()) {
+                return None;
+            }
+            let mut requires: Vec<String> = host
+                .fs
+                .read_opt(e.path.join("METADATA"))
+                .map(|t| python_pkg::metadata(&t).requires_dist)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|r| ["torch", "torchvision", "torchaudio"].contains(&r.name.as_str()))
+                .filter(|r| !r.marker.as_deref().is_some_and(|m| m.contains("extra")))
+                .map(|r| format!("{}{}", r.name, r.spec))
+                .collect();
+            requires.sort();
+            requires.dedup();
+            Some(Extension {
+                name,
+                version,
+                requires,
+                source: e.path.display().to_string(),
+                cuda_needed: cuda_needed(host, site, &e.path),
+            })
+        })
+        .collect()
+}
+
+/// CUDA libraries whose soname major is the CUDA major they come with.
+const CUDA_MAJOR_LIBS: [&str; 5] = [
+    "libcudart.so.",
+    "libcublas.so.",
+    "libcublasLt.so.",
+    "libnvrtc.so.",
+    "libnvJitLink.so.",
+];
+
+/// How many of a package's compiled files are read (vLLM and flash-attn have a handful).
+const MAX_EXTENSION_OBJECTS: usize = 16;
+
+/// The CUDA sonames (of [`CUDA_MAJOR_LIBS`]) that the `.so` files a package's RECORD lists need.
+fn cuda_needed(host: &Host, site: &Path, dist: &Path) -> Vec<String> {
+    let record = host.fs.read_opt(dist.join("RECORD")).unwrap_or_default();
+    let mut out: Vec<String> = record
+        .lines()
+        .filter_map(|l| l.split(',').next())
+        .filter(|f| f.ends_with(".so") && !f.starts_with('/') && !f.split('/').any(|c| c == ".."))
+        .take(MAX_EXTENSION_OBJECTS)
+        .filter_map(|f| {
+            let file = host.fs.open_ranged(&site.join(f)).ok()?;
+            let mut read = |off: u64, len: usize| file.read_at(off, len);
+            crate::parse::elf::parse(&mut read)
+        })
+        .flat_map(|d| d.needed)
+        .filter(|n| CUDA_MAJOR_LIBS.iter().any(|p| n.starts_with(p)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The `nvidia-*` pins in a framework's metadata ("nvidia-cudnn-cu13==9.19.0.56").

@@ -239,6 +239,11 @@ pub struct KernelInfo {
     /// the one to enroll as a MOK when Secure Boot refuses the module.
     #[serde(default)]
     pub module_signing_key: Option<String>,
+    /// The distribution's packages that carry the nvidia kernel module, as "manager: name
+    /// version" ("dpkg: nvidia-dkms-580-open 580.95.05-0ubuntu1", "pacman: nvidia-580xx-dkms
+    /// 580.119.02-1"): the module's flavour and branch when it is not loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub module_packages: Vec<String>,
     /// GPU services (fabric manager, persistence daemon): installed and running, with the
     /// evidence each answer came from.
     #[serde(default)]
@@ -518,7 +523,8 @@ pub struct DriverLibrary {
     pub kind: DriverLibraryKind,
     /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl"; or
     /// "cuda-compat" for a `/usr/local/cuda*/compat` copy that is not on the loader path (ranked
-    /// after every loader folder; kept for its version).
+    /// after every loader folder; kept for its version); "nixos" for NixOS's
+    /// `/run/opengl-driver/lib` when the loader path does not hold it.
     pub origin: String,
     /// Position in loader order (0 is tried first); each library name counts separately.
     pub rank: u32,
@@ -691,6 +697,31 @@ pub struct PythonEnv {
     /// absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rocm_wheels: Vec<Wheel>,
+    /// Packages that ship their own compiled code built against a framework (vLLM, flash-attn,
+    /// xformers, bitsandbytes, DeepSpeed, torchvision, torchaudio), with the framework pins of
+    /// their metadata; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<Extension>,
+}
+
+/// A package with its own compiled code built against a framework.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Extension {
+    /// The normalised distribution name ("vllm", "flash-attn", "torchvision").
+    pub name: String,
+    pub version: String,
+    /// Its `Requires-Dist` lines on torch, torchvision or torchaudio outside extras, as
+    /// name and specifier ("torch==2.8.0"); empty when it pins none.
+    pub requires: Vec<String>,
+    /// The dist-info folder they were read from.
+    pub source: String,
+    /// The CUDA libraries whose major follows CUDA's (`libcudart`, `libcublas`, `libcublasLt`,
+    /// `libnvrtc`, `libnvJitLink`) that its own compiled files need (`DT_NEEDED` of the `.so`
+    /// files its RECORD lists): "libcudart.so.12". Empty when none, or not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuda_needed: Vec<String>,
 }
 
 /// A framework build found in an environment's files.

@@ -256,3 +256,23 @@ fn an_ngc_build_is_named_as_such_and_explains_its_toolkit() {
     );
     assert!(!text.contains("--index-url"), "{text}");
 }
+
+/// A GPU that ROCm dropped is not one with "no ROCm path": the fix names the releases before
+/// 4.0 that ran it; a GPU KFD never drove keeps the plain wording.
+#[test]
+fn a_gpu_rocm_dropped_is_told_the_releases_that_ran_it() {
+    let r = doctor("amd-rx580-gfx803-rocm6");
+    assert_findings(&r, &["rocm-gpu-unsupported"]);
+    let text = fix(&r, "rocm-gpu-unsupported");
+    assert!(!text.contains("There is no ROCm path"), "{text}");
+    assert!(
+        text.contains("before 4.0") && text.contains("ROCm 3.x"),
+        "{text}"
+    );
+    let r = doctor("amd-pitcairn-unsupported");
+    assert!(
+        fix(&r, "rocm-gpu-unsupported").starts_with("There is no ROCm path"),
+        "{}",
+        fix(&r, "rocm-gpu-unsupported")
+    );
+}

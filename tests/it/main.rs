@@ -19,6 +19,7 @@ mod findings;
 mod fixtures;
 mod fleet;
 mod gpu_ids;
+mod graph;
 mod guide;
 mod host_root;
 mod hostile;

@@ -105,3 +105,82 @@ pub(super) fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
             .build(),
     )
 }
+
+// ---------------------------------------------------------------------------------------------
+// container-lost-gpu-access
+
+/// NVML's own words when it cannot open the device nodes it sees.
+const NVML_UNKNOWN: &str = "failed to initialize nvml: unknown error";
+
+/// A container that had its GPUs and lost them: the device nodes and the driver's libraries are
+/// in place, yet NVML fails with "Unknown Error". With systemd managing the container's cgroups,
+/// a `systemctl daemon-reload` on the host (run by hand, or by any package install) rewrites the
+/// device rules without the NVIDIA nodes, which runc injected without `/dev/char` links
+/// (NVIDIA/nvidia-container-toolkit#48, NVIDIA's notice; #1227, 2025, on driver 570.133.20:
+/// "running `systemctl daemon-reload` cause all running gpu containers to lost gpu devices").
+/// Only a new container gets them back; NVIDIA's workarounds keep it from happening again.
+pub(super) fn container_lost_gpu_access(report: &Report) -> Option<Finding> {
+    let runtime = report.host.container.as_deref()?;
+    let said = [&report.driver.nvidia_smi, &report.driver.nvml]
+        .into_iter()
+        .filter_map(|o| o.detail.as_deref())
+        .find(|d| d.to_lowercase().contains(NVML_UNKNOWN))?;
+    let nodes: Vec<&String> = report
+        .kernel
+        .device_nodes
+        .iter()
+        .filter(|n| {
+            *n == "/dev/nvidiactl"
+                || n.strip_prefix("/dev/nvidia")
+                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    let has_ctl = nodes.iter().any(|n| *n == "/dev/nvidiactl");
+    let lib = report
+        .driver_libraries
+        .iter()
+        .find(|l| l.kind == DriverLibraryKind::Driver && l.name == "libnvidia-ml")?;
+    if !has_ctl || nodes.len() < 2 {
+        return None;
+    }
+    let nodes: Vec<&str> = nodes.iter().map(|n| n.as_str()).collect();
+    Some(
+        FindingBuilder::new(
+            &ids::CONTAINER_LOST_GPU_ACCESS,
+            Severity::Error,
+            format!(
+                "This {runtime} container lost access to its GPUs: NVML says \"Unknown Error\""
+            ),
+        )
+        .detail(
+            "The device nodes and the driver's libraries were put in when the container \
+             started, so it had its GPUs; NVML now cannot open them. When systemd manages the \
+             container's cgroups, a `systemctl daemon-reload` on the host (by hand, or from a \
+             package install or upgrade) rewrites the container's device rules without the \
+             NVIDIA devices, and every running GPU container loses them at once. The host \
+             itself is fine.",
+        )
+        .evidence(format!("NVML: {said}"))
+        .evidence(format!("device nodes present: {}", nodes.join(", ")))
+        .evidence(format!(
+            "driver library present: {} ({})",
+            lib.path,
+            lib.version.as_deref().unwrap_or("version unknown")
+        ))
+        .evidence(format!("container: {runtime}"))
+        .fix(
+            "Delete and recreate the container (a restart of the same container is not always \
+             enough): a new one gets its devices again. On the host, keep it from happening \
+             again with NVIDIA's workarounds: `sudo nvidia-ctk system create-dev-char-symlinks \
+             --create-all` (and the udev rule NVIDIA gives, so the /dev/char links survive a \
+             reboot), or pass the nodes explicitly (`--device /dev/nvidiactl --device \
+             /dev/nvidia0 ...`), or let Docker manage cgroups itself (`\"exec-opts\": \
+             [\"native.cgroupdriver=cgroupfs\"]` in /etc/docker/daemon.json). Upgrading the \
+             NVIDIA Container Toolkit adds the links for new containers.",
+        )
+        .subject("container")
+        .explains(&ids::NVIDIA_SMI_FAILED)
+        .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
+        .build(),
+    )
+}

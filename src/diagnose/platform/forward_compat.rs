@@ -42,6 +42,34 @@ pub(in crate::diagnose) fn forward_compat_libcuda(
     newer.then_some((first, Some(twin)))
 }
 
+/// The CUDA level a forward-compatibility libcuda gives programs, where it counts: the loader
+/// picks a `cuda-compat` libcuda and every GPU is one the GPU table marks `forward_compat` (a
+/// data-center part). A framework or toolkit that needs more than the host driver's CUDA runs
+/// through it (NVIDIA's forward compatibility; compat-cuda.md R5), so the driver is not "too old"
+/// for it. The compat library's version names its branch; `cuda.toml`'s `[[driver_branch]]`
+/// gives that branch's CUDA. Returns the compat library's version and its CUDA.
+pub(in crate::diagnose) fn compat_cuda(
+    report: &Report,
+    manifests: &Manifests,
+) -> Option<(Version, Version)> {
+    let (first, twin) = forward_compat_libcuda(report)?;
+    let gpus = machine_gpus(report);
+    if gpus.is_empty()
+        || !gpus
+            .iter()
+            .all(|g| matches!(forward_compat_of(g, manifests), Some((true, _))))
+    {
+        return None;
+    }
+    let text = first
+        .version
+        .as_deref()
+        .or(twin.and_then(|t| t.version.as_deref()))?;
+    let version = Version::parse(text)?;
+    let cuda = Version::parse(manifests.cuda.max_cuda_for_driver(text)?)?;
+    Some((version, cuda))
+}
+
 /// What the GPU table says about one GPU's forward compatibility: the row's verdict, or `None`
 /// when the GPU is not in the table (or its name fits rows that disagree).
 pub(super) fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(bool, String)> {
@@ -170,6 +198,73 @@ pub(super) fn forward_compat(report: &Report, manifests: &Manifests) -> Option<F
     Some(
         f.subject(format!("library:{}", first.path))
             .fix(fix.join(" "))
+            .build(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// forward-compat-older-than-driver
+
+/// The other direction of the compat package's edge: a `cuda-compat` libcuda older than the
+/// host's kernel module. Forward compatibility only runs a newer user-space driver on an older
+/// module; an older one fails every CUDA call with error 803
+/// (`CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`, "system has unsupported display driver / cuda driver
+/// combination"). Images that put their compat folder in `/etc/ld.so.conf.d` do this on any host
+/// whose driver is newer than the image's CUDA (vllm-project/vllm#34821, a B200 on 580.105.08;
+/// NVIDIA-NeMo/labs-molt#44: "forcing it on a 595 host gives CUDA error 803").
+pub(super) fn forward_compat_older_than_driver(report: &Report) -> Option<Finding> {
+    let libcuda = libs(report, "libcuda");
+    let first = libcuda
+        .iter()
+        .copied()
+        .find(|l| l.origin != "cuda-compat")?;
+    if first.kind != DriverLibraryKind::Compat {
+        return None;
+    }
+    let compat_text = first.version.as_deref()?;
+    let compat = Version::parse(compat_text)?;
+    let (host_text, host_source) = match report.kernel.nvidia_version.as_deref() {
+        Some(m) => (m, "kernel module"),
+        None => (report.driver.version.as_deref()?, "driver"),
+    };
+    let host = Version::parse(host_text)?;
+    if compat >= host {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        &ids::FORWARD_COMPAT_OLDER_THAN_DRIVER,
+        Severity::Error,
+        format!(
+            "A forward-compatibility libcuda {compat_text} loads first, older than the host's driver \
+             {host_text}"
+        ),
+    )
+    .detail(
+        "The cuda-compat package lets an older kernel module run a newer CUDA; it never runs on a \
+         newer module. With the image's compat libcuda picked before the host driver's own, \
+         every CUDA call fails with error 803 (\"system has unsupported display driver / cuda \
+         driver combination\"), and frameworks see no GPU. The host driver already runs the \
+         image's CUDA natively.",
+    )
+    .evidence(lib_line(first))
+    .evidence(format!("{host_source}: {host_text}"));
+    if let Some(real) = libcuda.iter().find(|l| l.kind == DriverLibraryKind::Driver) {
+        f = f.evidence(lib_line(real));
+    }
+    let fix = match ld_library_path_fix(report, &[first]) {
+        Some(cmd) => format!(
+            "Take the compat folder off the loader path so the host driver's libcuda loads: \
+             `{cmd}`."
+        ),
+        None => "Remove the compat folder from /etc/ld.so.conf.d (the image's `cuda-compat.conf` \
+                 or similar) and run `ldconfig`, or start the image with compat loading turned \
+                 off where it offers a switch, so the host driver's libcuda loads."
+            .to_string(),
+    };
+    Some(
+        f.fix(fix)
+            .subject("driver")
+            .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
             .build(),
     )
 }

@@ -1,0 +1,149 @@
+//! ROCm's libraries against the GPU, with or without a framework: the rocBLAS of the ROCm
+//! install programs link against (`/opt/rocm`: ollama, llama.cpp, a source build of PyTorch)
+//! ships kernels for a list of gfx targets, and a GPU whose target is not in it fails at the
+//! first matrix product ("rocBLAS error: Cannot read .../TensileLibrary.dat: No such file or
+//! directory for GPU arch : gfx1031", ROCm/rocBLAS#1299), though ROCm lists the GPU. Finding:
+//! `rocm-library-missing-target`.
+//!
+//! The target list is the install's own files (`lib/rocblas/library/TensileLibrary_*gfx*`, read
+//! by the probe into `rocm.installs[].rocblas_targets`). A GPU ROCm cannot run at all, or one
+//! newer than the install, is `rocm-gpu-unsupported`'s or `rocm-too-old-for-gpu`'s.
+
+use super::{FindingBuilder, env_var, ids};
+use crate::manifest::Manifests;
+use crate::report::rocm::RocmInstall;
+use crate::report::{Finding, Gpu, Report, Severity};
+use crate::version::{GfxTarget, Version, compare};
+
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    missing_target(report, manifests).into_iter().collect()
+}
+
+/// The install programs use: the one `/opt/rocm` points at, else the newest.
+fn default_install(report: &Report) -> Option<&RocmInstall> {
+    let stack = report.rocm.as_ref()?;
+    stack
+        .default_install
+        .as_deref()
+        .and_then(|d| stack.installs.iter().find(|i| i.path == d))
+        .or_else(|| {
+            stack.installs.iter().max_by(|a, b| {
+                compare(
+                    a.version.as_deref().unwrap_or(""),
+                    b.version.as_deref().unwrap_or(""),
+                )
+            })
+        })
+}
+
+/// Whether a kernel folder's target list covers `gfx` ("gfx90a" covers "gfx90a:xnack-").
+fn covers(targets: &[String], gfx: &str) -> bool {
+    targets
+        .iter()
+        .any(|t| t == gfx || t.split(':').next() == Some(gfx))
+}
+
+fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
+    let install = default_install(report)?;
+    if install.rocblas_targets.is_empty() {
+        return None;
+    }
+    let version = install.version.as_deref().and_then(Version::parse);
+    // An override makes the runtime load the sibling's code: that target is the one to look for.
+    let overridden = env_var(report, "HSA_OVERRIDE_GFX_VERSION")
+        .and_then(|v| GfxTarget::from_override(v.trim().trim_matches('"')))
+        .map(|t| t.to_string());
+    let missing: Vec<(&Gpu, String)> = report
+        .amd_gpus()
+        // A GPU the visibility masks hide from ROCm programs is not one they run on.
+        .filter(|g| super::amd_env::rocm_sees(report, g.rocm_index))
+        .filter_map(|g| {
+            let gfx = g.gfx_target.as_deref()?;
+            let parsed = GfxTarget::parse(gfx)?;
+            // gfx8 and older: no current ROCm at all (rocm-gpu-unsupported).
+            if parsed.major <= 8 {
+                return None;
+            }
+            // Newer than the install: rocm-too-old-for-gpu.
+            let first = manifests.rocm.first_release(gfx);
+            if first.is_some_and(|f| {
+                Version::parse(&f.rocm)
+                    .zip(version.clone())
+                    .is_some_and(|(f, v)| v < f)
+            }) {
+                return None;
+            }
+            let wanted = overridden.clone().unwrap_or_else(|| gfx.to_string());
+            (!covers(&install.rocblas_targets, &wanted)).then_some((g, wanted))
+        })
+        .collect();
+    let (gpu, wanted) = missing.first()?;
+    let bundled = report
+        .python_envs
+        .iter()
+        .flat_map(|e| &e.frameworks)
+        .any(|f| f.variant.as_deref() == Some("rocm") && !f.bundled_runtime.is_empty());
+    let mut f = FindingBuilder::new(
+        &ids::ROCM_LIBRARY_MISSING_TARGET,
+        if bundled {
+            Severity::Warning
+        } else {
+            Severity::Error
+        },
+        format!(
+            "rocBLAS in {} has no kernels for {}: it looks for {wanted}",
+            install.path,
+            super::health::gpu_label(gpu)
+        ),
+    )
+    .detail(
+        "ROCm lists the GPU, but the rocBLAS of this install ships kernels only for the targets \
+         it was built for; programs built against it (ollama, llama.cpp, a PyTorch built from \
+         source) fail at their first matrix product: \"rocBLAS error: Cannot read \
+         TensileLibrary.dat ... for GPU arch\", or hipBLASLt and MIOpen likewise.",
+    )
+    .evidence(format!(
+        "{}/lib/rocblas/library has kernels for: {}",
+        install.path,
+        install.rocblas_targets.join(" ")
+    ));
+    for (g, w) in &missing {
+        f = f
+            .evidence(format!(
+                "{}: looks for {w}{}",
+                super::health::gpu_label(g),
+                if overridden.is_some() {
+                    " (HSA_OVERRIDE_GFX_VERSION)"
+                } else {
+                    ""
+                }
+            ))
+            .subject(format!("gpu:{}", g.index));
+    }
+    if bundled {
+        f = f.evidence(
+            "the ROCm builds of the Python frameworks here bring their own rocBLAS: they are judged on theirs",
+        );
+    }
+    let gfx = gpu.gfx_target.as_deref().unwrap_or(wanted);
+    let sibling = manifests
+        .rocm
+        .override_group(gfx)
+        .filter(|_| overridden.is_none())
+        .and_then(|grp| {
+            let t = GfxTarget::from_override(&grp.value)?.to_string();
+            covers(&install.rocblas_targets, &t).then(|| (grp.value.clone(), t))
+        });
+    let fix = match sibling {
+        Some((value, t)) => format!(
+            "Run ROCm programs as the family's sibling target this rocBLAS carries: `export \
+             HSA_OVERRIDE_GFX_VERSION={value}` ({t}; for a service such as ollama, in its unit's \
+             Environment=). Or build rocBLAS for {gfx} (`-DAMDGPU_TARGETS={gfx}`)."
+        ),
+        None => format!(
+            "Install a ROCm whose rocBLAS carries {wanted} (AMD's compatibility matrix lists the \
+             targets per release), or build rocBLAS for it (`-DAMDGPU_TARGETS={wanted}`)."
+        ),
+    };
+    Some(f.fix(fix).explains(&ids::ARCH_NOT_IN_BUILD).build())
+}

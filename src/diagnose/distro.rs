@@ -1,0 +1,179 @@
+//! The distribution's own words for a driver step: which package names a branch or a module
+//! flavour, and the command that installs it, so that a fix never says `ubuntu-drivers` on a
+//! machine that is not Ubuntu. Pure: reads `host.os_id` of the report only.
+//!
+//! Package names, each from the distribution's own packaging or its users' reports:
+//! - Ubuntu: `nvidia-driver-<branch>` and `nvidia-driver-<branch>-open`
+//!   (NVIDIA/open-gpu-kernel-modules#872: "install a driver like nvidia-driver-570-open").
+//! - Fedora (RPM Fusion): `akmod-nvidia`, `akmod-nvidia-open` (NVIDIA/open-gpu-kernel-modules#700,
+//!   `rpm -qa` there); the legacy branch `akmod-nvidia-580xx xorg-x11-drv-nvidia-580xx
+//!   xorg-x11-drv-nvidia-580xx-cuda` (fady-saied/Nvidia-Fedora-Guide#20), `390xx` likewise
+//!   (negativo17/nvidia-driver#60).
+//! - Arch: `nvidia-open-dkms` replaces `nvidia-dkms` with R590; Maxwell and Pascal owners move to
+//!   the AUR's `nvidia-580xx-dkms` (Arch Linux news, 2025-12: "NVIDIA 590 driver drops Pascal
+//!   support; main packages switch to open kernel modules").
+//! - NixOS: `hardware.nvidia.open`, and `hardware.nvidia.package =
+//!   config.boot.kernelPackages.nvidiaPackages.legacy_580` (NixOS/nixos-hardware#1828, #1843).
+//!
+//! Anything else gets words that name the branch and flavour but no package.
+
+use crate::report::Report;
+
+/// A distribution family whose packaging gpu-doctor knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Distro {
+    Ubuntu,
+    Fedora,
+    Arch,
+    Nixos,
+    Other,
+}
+
+/// The family of the report's `/etc/os-release` ID.
+pub(crate) fn of(report: &Report) -> Distro {
+    match report.host.os_id.as_deref().unwrap_or("") {
+        "ubuntu" | "pop" | "linuxmint" => Distro::Ubuntu,
+        "fedora" | "nobara" | "ultramarine" => Distro::Fedora,
+        "arch" | "manjaro" | "endeavouros" | "cachyos" | "garuda" => Distro::Arch,
+        "nixos" => Distro::Nixos,
+        _ => Distro::Other,
+    }
+}
+
+/// How to install the last branch `branch` that drives an older GPU, in the distribution's
+/// words, replacing the newer driver.
+pub(crate) fn legacy_branch(report: &Report, branch: u64) -> String {
+    match of(report) {
+        Distro::Ubuntu => format!(
+            "Install Ubuntu's R{branch} driver in place of the newer one: `sudo apt install \
+             nvidia-driver-{branch}` (remove the newer `nvidia-driver-*` packages it does not \
+             replace; `ubuntu-drivers list` shows the ones for this GPU), then reboot"
+        ),
+        Distro::Fedora => format!(
+            "Replace RPM Fusion's current driver with its R{branch} legacy packages: `sudo dnf \
+             remove 'xorg-x11-drv-nvidia*' 'akmod-nvidia*'`, then `sudo dnf install \
+             akmod-nvidia-{branch}xx xorg-x11-drv-nvidia-{branch}xx \
+             xorg-x11-drv-nvidia-{branch}xx-cuda`, wait for akmods to build the module, and reboot"
+        ),
+        Distro::Arch => format!(
+            "Remove the `nvidia`, `nvidia-open`, `nvidia-dkms` or `nvidia-lts` package and \
+             install the R{branch} legacy driver from the AUR: `nvidia-{branch}xx-dkms` (with its \
+             `nvidia-{branch}xx-utils`), then reboot"
+        ),
+        Distro::Nixos => format!(
+            "Pin the R{branch} legacy driver in configuration.nix: `hardware.nvidia.package = \
+             config.boot.kernelPackages.nvidiaPackages.legacy_{branch};` with \
+             `hardware.nvidia.open = false;`, then `sudo nixos-rebuild switch` and reboot"
+        ),
+        Distro::Other => format!(
+            "Install NVIDIA's R{branch} legacy branch, the last one that drives this GPU, in \
+             place of the newer driver (your distribution's R{branch} packages, or NVIDIA's \
+             R{branch} `.run` installer; `gpu-doctor plan` writes the steps), then reboot"
+        ),
+    }
+}
+
+/// How to switch the kernel module to the open flavour (`open`) or to the proprietary one,
+/// keeping branch `branch` where it is known.
+pub(crate) fn module_flavour(report: &Report, open: bool, branch: Option<u64>) -> String {
+    let b = branch.map_or_else(|| "<branch>".to_string(), |b| b.to_string());
+    let flavour = if open { "open" } else { "proprietary" };
+    match (of(report), open) {
+        (Distro::Ubuntu, true) => format!(
+            "Install the open flavour of the driver: `sudo apt install nvidia-driver-{b}-open` \
+             (it replaces `nvidia-driver-{b}`), then reboot"
+        ),
+        (Distro::Ubuntu, false) => format!(
+            "Install the proprietary flavour of the driver: `sudo apt install nvidia-driver-{b}` \
+             (it replaces `nvidia-driver-{b}-open`), then reboot"
+        ),
+        (Distro::Fedora, true) => "Switch RPM Fusion's module to the open flavour: `sudo dnf \
+             swap akmod-nvidia akmod-nvidia-open`, wait for akmods to build it, then reboot"
+            .to_string(),
+        (Distro::Fedora, false) => "Switch RPM Fusion's module to the proprietary flavour: `sudo \
+             dnf swap akmod-nvidia-open akmod-nvidia`, wait for akmods to build it, then reboot"
+            .to_string(),
+        (Distro::Arch, true) => "Replace `nvidia-dkms` (or `nvidia`, `nvidia-lts`) with \
+             `nvidia-open-dkms` (or `nvidia-open`, `nvidia-lts-open`), then reboot"
+            .to_string(),
+        (Distro::Arch, false) => "Replace `nvidia-open-dkms` (or `nvidia-open`) with the \
+             proprietary module of a branch that still drives this GPU (the AUR's \
+             `nvidia-580xx-dkms`), then reboot"
+            .to_string(),
+        (Distro::Nixos, _) => format!(
+            "Set `hardware.nvidia.open = {open};` in configuration.nix, then `sudo \
+             nixos-rebuild switch` and reboot"
+        ),
+        (Distro::Other, _) => format!(
+            "Install the {flavour} flavour of the R{b} kernel module (your distribution's \
+             {flavour}-module package, or NVIDIA's `.run` installer with `-m={}`), then reboot",
+            if open { "kernel-open" } else { "kernel" }
+        ),
+    }
+}
+
+/// How to install a driver at all, in the distribution's words.
+pub(crate) fn install_driver(report: &Report) -> String {
+    match of(report) {
+        Distro::Ubuntu => "Install the driver and reboot: `sudo ubuntu-drivers install`, or see \
+             `gpu-doctor plan`"
+            .to_string(),
+        Distro::Fedora => "Install the driver and reboot: RPM Fusion's `sudo dnf install \
+             akmod-nvidia xorg-x11-drv-nvidia-cuda` (with RPM Fusion's nonfree repository \
+             enabled), or see `gpu-doctor plan`"
+            .to_string(),
+        Distro::Arch => "Install the driver and reboot: `sudo pacman -S nvidia-open-dkms \
+             nvidia-utils` (Turing or newer), or see `gpu-doctor plan`"
+            .to_string(),
+        Distro::Nixos => "Install the driver and reboot: enable it in configuration.nix (`services.xserver.videoDrivers \
+             = [ \"nvidia\" ];`, `hardware.nvidia.open`), `sudo nixos-rebuild switch`"
+            .to_string(),
+        Distro::Other => "Install the driver and reboot: your distribution's NVIDIA packages, \
+             or see `gpu-doctor plan`"
+            .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on(id: &str) -> Report {
+        let mut r = Report::default();
+        r.host.os_id = Some(id.to_string());
+        r
+    }
+
+    #[test]
+    fn only_ubuntu_is_told_ubuntu_drivers_and_apt() {
+        for id in [
+            "fedora",
+            "arch",
+            "nixos",
+            "debian",
+            "opensuse-tumbleweed",
+            "rhel",
+        ] {
+            let r = on(id);
+            for text in [
+                legacy_branch(&r, 580),
+                module_flavour(&r, true, Some(580)),
+                module_flavour(&r, false, Some(580)),
+                install_driver(&r),
+            ] {
+                assert!(!text.contains("ubuntu-drivers"), "{id}: {text}");
+                assert!(!text.contains("apt install"), "{id}: {text}");
+            }
+        }
+        assert!(install_driver(&on("ubuntu")).contains("ubuntu-drivers"));
+    }
+
+    #[test]
+    fn the_legacy_branch_is_named_in_each_distribution_words() {
+        assert!(legacy_branch(&on("ubuntu"), 580).contains("nvidia-driver-580"));
+        assert!(legacy_branch(&on("fedora"), 580).contains("akmod-nvidia-580xx"));
+        assert!(legacy_branch(&on("arch"), 580).contains("nvidia-580xx-dkms"));
+        assert!(legacy_branch(&on("nixos"), 580).contains("nvidiaPackages.legacy_580"));
+        assert!(legacy_branch(&on("debian"), 470).contains("R470"));
+    }
+}
