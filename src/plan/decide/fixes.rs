@@ -58,7 +58,12 @@ pub(super) fn has_fix(
     working: Option<&DriverCap>,
 ) -> bool {
     let no_driver = machine.working_driver().is_none() && machine.driver_fixed().is_none();
-    let unmet = working.is_some_and(|cap| needs.iter().any(|n| !n.met_by(m, cap)));
+    // Only what the doctor found: a framework that runs through a forward-compatibility
+    // libcuda is not "driver too old" there, and the planner must not fix what is not broken.
+    let found = ["driver-too-old-for-framework", "toolkit-newer-than-driver"]
+        .iter()
+        .any(|id| machine.finding(id).is_some());
+    let unmet = found && working.is_some_and(|cap| needs.iter().any(|n| !n.met_by(m, cap)));
     let rebuild = machine
         .frameworks
         .iter()
@@ -117,6 +122,7 @@ pub(super) fn plan_fixes(
         let what = installed_what(fw);
         // Under --driver auto (or a branch) the driver changes instead.
         let too_old = fw.name == FrameworkName::Torch
+            && machine.finding("driver-too-old-for-framework").is_some()
             && target.driver == DriverChoice::Keep
             && working.is_some_and(|cap| {
                 needs
