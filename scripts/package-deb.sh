@@ -63,7 +63,7 @@ dpkg-deb --root-owner-group -Zxz --build "$pkg" "$pkg.deb" >/dev/null
 echo "package-deb: built $pkg.deb ($(stat -c %s "$pkg.deb") bytes)"
 dpkg-deb --contents "$pkg.deb" | awk '{ print "  " $NF }'
 
-# Install. A scratch root has its own dpkg database, seeded with this machine's status file so
+# Install. A scratch root has its own dpkg database, seeded with this machine's libc6 entry so
 # `Depends: libc6` is checked against the real libc6; GPU_DOCTOR_DEB_SYSTEM=1 uses / itself.
 if [ "${GPU_DOCTOR_DEB_SYSTEM:-}" = 1 ]; then
   root=/
@@ -72,7 +72,8 @@ else
   root=$PWD/target/pkg-test/deb-root
   rm -rf "$root"
   mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/usr/bin"
-  cp /var/lib/dpkg/status "$root/var/lib/dpkg/status"
+  dpkg-query -s "libc6:$arch" > "$root/var/lib/dpkg/status"
+  touch "$root/var/lib/dpkg/info/libc6:$arch.list"
   dpkg=(dpkg --root="$root" --force-not-root --force-script-chrootless)
 fi
 "${dpkg[@]}" -i "$pkg.deb"
@@ -85,7 +86,7 @@ for want in /usr/bin/gpu-doctor /usr/share/man/man1/gpu-doctor.1.gz \
   [ -e "$root$want" ] || { echo "package-deb: $want listed but missing" >&2; exit 1; }
 done
 # The man page renders with a name and a synopsis (man reads the gzipped file as installed).
-page=$(MANWIDTH=80 man -l "$root/usr/share/man/man1/gpu-doctor.1.gz" 2>/dev/null | col -b || true)
+page=$(MANWIDTH=200 man -l "$root/usr/share/man/man1/gpu-doctor.1.gz" 2>/dev/null | col -b | tr -s ' ' || true)
 grep -q 'gpu-doctor - Finds out why a GPU' <<< "$page" || { echo "package-deb: man page NAME:" >&2; echo "$page" | head -12 >&2; exit 1; }
 rc=0
 "$root/usr/bin/gpu-doctor" doctor > target/pkg-test/deb-doctor.txt 2>&1 || rc=$?
@@ -97,7 +98,8 @@ fi
 echo "package-deb: installed; gpu-doctor doctor: exit $rc"
 
 "${dpkg[@]}" -r gpu-doctor >/dev/null
-"${dpkg[@]}" -P gpu-doctor >/dev/null
+# Nothing is left for a purge (no conffiles); it must still succeed.
+"${dpkg[@]}" -P gpu-doctor >/dev/null 2>&1
 left=""
 while read -r f; do
   [ -f "$root$f" ] && left="$left $f"

@@ -136,8 +136,9 @@ pub(crate) struct Cli {
     #[arg(long, short = 'q', global = true, action = clap::ArgAction::Count, conflicts_with = "verbose", help_heading = GLOBAL)]
     pub quiet: u8,
 
-    /// Say more on stderr: -v what was read and decided (config, manifests, each probe's time),
-    /// -vv also every command run.
+    /// Say more: -v what was read and decided (config, manifests, each probe's time) on
+    /// stderr, and `doctor`'s whole report (library paths, what each framework loads); -vv
+    /// also every command run.
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
 
