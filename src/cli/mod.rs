@@ -28,7 +28,7 @@ pub(crate) fn command() -> clap::Command {
     command_coloured(None)
 }
 
-/// [`command`] with clap's own colour choice for help and usage errors (set before the build,
+/// `command()` with clap's own colour choice for help and usage errors (set before the build,
 /// which copies it into the subcommands).
 #[must_use]
 pub(crate) fn command_coloured(color: Option<clap::ColorChoice>) -> clap::Command {
@@ -40,7 +40,7 @@ pub(crate) fn command_coloured(color: Option<clap::ColorChoice>) -> clap::Comman
     shorter_subcommand_help(command)
 }
 
-/// The command line for documents (man pages, completions): [`command`] with every option in
+/// The command line for documents (man pages, completions): `command()` with every option in
 /// every subcommand's help, as a man page lists them all (clap_mangen leaves the text of an
 /// option hidden from `-h` out).
 #[must_use]
