@@ -964,6 +964,23 @@ fn in_tmux_the_binary_shows_the_screens_and_restores_the_terminal() {
         !after.contains(['┌', '┐', '└', '┘', '│']),
         "box borders left after quitting:\n{after}"
     );
+    drop(tmux);
+
+    // A terminal without an alternate screen (tmux's `alternate-screen off`) shows whatever
+    // the app left on it: the app clears it before quitting, after a resize too.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("tmux.conf");
+    std::fs::write(&config, "set -g alternate-screen off\n").expect("tmux.conf");
+    let tmux = Tmux::start_with(H200, "-noalt", &config.display().to_string());
+    tmux.wait_for("✓ healthy", "the Overview without an alternate screen");
+    tmux.resize(80, 24);
+    tmux.wait_for("✓ healthy", "redrawn at 80×24");
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXITED 0", "the shell after quitting");
+    assert!(
+        !after.contains(['┌', '┐', '└', '┘', '│']),
+        "box borders left after quitting:\n{after}"
+    );
     assert!(after.contains(" icanon"), "{after}");
 }
 
@@ -974,7 +991,12 @@ struct Tmux {
 
 impl Tmux {
     fn start(fixture: &str) -> Tmux {
-        let socket = format!("gpu-doctor-tui-{}", std::process::id());
+        Tmux::start_with(fixture, "", "/dev/null")
+    }
+
+    /// [`Tmux::start`] on a server of its own (`name` in the socket) reading `config`.
+    fn start_with(fixture: &str, name: &str, config: &str) -> Tmux {
+        let socket = format!("gpu-doctor-tui{name}-{}", std::process::id());
         let exe = env!("CARGO_BIN_EXE_gpu-doctor");
         let dir = fixture_dir(fixture);
         let env: Vec<String> = fixture_env(fixture)
@@ -990,7 +1012,7 @@ impl Tmux {
             shell_word(&dir.join("root").display().to_string()),
         );
         let status = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-L", &socket, "-f", config, "new-session", "-d"])
             .args(["-x", "100", "-y", "30", &script])
             .status()
             .expect("tmux runs");
