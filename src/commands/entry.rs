@@ -39,10 +39,7 @@ pub fn main() -> ExitCode {
         );
     }
     // clap prints help and usage errors before `--color` is parsed: look for it first.
-    let mut command = crate::cli::command();
-    if let Some(choice) = color_flag(std::env::args_os().skip(1)) {
-        command = command.color(choice);
-    }
+    let command = crate::cli::command_coloured(color_flag(std::env::args_os().skip(1)));
     let cli =
         crate::cli::Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     // Commands' daemons and orphans are this process's to kill (see host::reap).

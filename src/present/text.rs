@@ -4,30 +4,136 @@
 use std::fmt::Write;
 
 use super::paint::Paint;
-use crate::report::{Library, ProbeStatus, Report};
+use crate::report::{Library, ProbeStatus, Report, Severity};
 use crate::sanitize::clean;
 
-/// Renders the whole report, without colour.
-#[must_use]
-pub fn render(report: &Report) -> String {
-    render_with(report, Paint::plain())
+/// How much the text report says and how wide its lines may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Everything: where each library and toolkit was found, what each framework loads, the
+    /// environments without GPU frameworks (`doctor -v`). Without it: the verdict, the GPUs,
+    /// the stack by version, the frameworks and the findings, what a person needs first.
+    pub detail: bool,
+    /// Wrap lines to this many columns, at spaces only (a path is never cut); `None`: no wrap.
+    pub width: Option<usize>,
 }
 
-/// Renders the whole report; `paint` colours the finding marks and the section titles.
+impl Layout {
+    /// Everything, unwrapped: the report pasted into an issue or saved to a file.
+    pub const FULL: Layout = Layout {
+        detail: true,
+        width: None,
+    };
+}
+
+/// Renders the whole report, without colour, every detail, unwrapped.
 #[must_use]
-pub fn render_with(report: &Report, paint: Paint) -> String {
+pub fn render(report: &Report) -> String {
+    render_with(report, Paint::plain(), Layout::FULL)
+}
+
+/// Renders the report as `layout` says; `paint` colours the finding marks and the section
+/// titles.
+#[must_use]
+pub fn render_with(report: &Report, paint: Paint, layout: Layout) -> String {
     let mut out = String::new();
+    let detail = layout.detail;
     header(&mut out, report);
+    verdict(&mut out, report);
     gpus(&mut out, report);
-    driver(&mut out, report);
+    driver(&mut out, report, detail);
     rocm(&mut out, report);
-    toolkits(&mut out, report);
-    libraries(&mut out, report);
-    python(&mut out, report);
+    toolkits(&mut out, report, detail);
+    libraries(&mut out, report, detail);
+    python(&mut out, report, detail);
     overrides(&mut out, report);
     findings(&mut out, report, paint);
+    if !detail {
+        out.push_str(
+            "\n(gpu-doctor doctor -v: where each library was found, what each framework loads)\n",
+        );
+    }
+    if let Some(width) = layout.width {
+        out = wrap(&out, width);
+    }
     if paint.is_on() {
         out = paint_headings(&out, paint);
+    }
+    out
+}
+
+/// The report's verdict in one line, as the TUI's Overview says it.
+fn verdict(out: &mut String, r: &Report) {
+    let errors = r.findings_of(Severity::Error).count();
+    let warnings = r.findings_of(Severity::Warning).count();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let verdict = match (errors, warnings) {
+        (0, 0) if r.has_gpu() => "healthy, no problems found".to_string(),
+        (0, 0) => "no GPU on this machine".to_string(),
+        (e, 0) => format!("{} (see Diagnosis)", plural(e, "error")),
+        (0, w) => format!("{} (see Diagnosis)", plural(w, "warning")),
+        (e, w) => format!(
+            "{}, {} (see Diagnosis)",
+            plural(e, "error"),
+            plural(w, "warning")
+        ),
+    };
+    let _ = writeln!(out, "verdict: {verdict}");
+}
+
+/// `text` with every line longer than `width` broken at spaces. A continuation is indented
+/// under the line's text: two more columns for a `- ` item, four for a two-space fact line
+/// (so it does not read as the next fact), the same for a paragraph (indented six or more).
+/// A word longer than the room left (a path) goes on a line of its own, whole: no space is
+/// ever put inside one, so a wrapped path still copies as it was.
+#[must_use]
+pub(crate) fn wrap(text: &str, width: usize) -> String {
+    let width = width.max(20);
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if line.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        let hang = if body.starts_with("- ") {
+            indent + 2
+        } else if indent >= 6 {
+            indent
+        } else {
+            indent + 4
+        };
+        out.push_str(&line[..indent]);
+        let mut column = indent;
+        let mut rest = body;
+        let mut first = true;
+        while !rest.is_empty() {
+            // The spaces before the next word (kept inside a line, dropped at a break).
+            let word_at = rest.find(|c| c != ' ').unwrap_or(rest.len());
+            let (gap, after) = rest.split_at(word_at);
+            let word_end = after.find(' ').unwrap_or(after.len());
+            let (word, next) = after.split_at(word_end);
+            if word.is_empty() {
+                break;
+            }
+            let len = word.chars().count();
+            if !first && column + gap.len() + len > width && column > hang {
+                out.push('\n');
+                out.push_str(&" ".repeat(hang));
+                column = hang;
+            } else {
+                out.push_str(gap);
+                column += gap.len();
+            }
+            out.push_str(word);
+            column += len;
+            first = false;
+            rest = next;
+        }
     }
     out
 }
@@ -149,7 +255,7 @@ fn gpus(out: &mut String, r: &Report) {
     }
 }
 
-fn driver(out: &mut String, r: &Report) {
+fn driver(out: &mut String, r: &Report, detail: bool) {
     section(out, "Driver");
     let d = &r.driver;
     let k = &r.kernel;
@@ -190,7 +296,12 @@ fn driver(out: &mut String, r: &Report) {
             let _ = writeln!(out, "  {name}: {}", opt(outcome.detail.as_deref()));
         }
     }
-    for lib in r.driver_libraries.iter().filter(|l| l.rank == 0) {
+    for lib in r
+        .driver_libraries
+        .iter()
+        .filter(|l| l.rank == 0)
+        .filter(|_| detail)
+    {
         let _ = writeln!(
             out,
             "  {}: {} -> {} [{}, {}]",
@@ -272,12 +383,19 @@ fn rocm(out: &mut String, r: &Report) {
     }
 }
 
-fn toolkits(out: &mut String, r: &Report) {
+fn toolkits(out: &mut String, r: &Report, detail: bool) {
     section(out, "CUDA toolkits");
     if r.toolkits.is_empty() {
         out.push_str("  none found\n");
     }
-    for t in &r.toolkits {
+    for t in r.toolkits.iter().filter(|_| !detail) {
+        let _ = write!(out, "  {}  {}", opt(t.version.as_deref()), clean(&t.path));
+        if t.builds_extensions {
+            out.push_str("  [extension builds]");
+        }
+        out.push('\n');
+    }
+    for t in r.toolkits.iter().filter(|_| detail) {
         let _ = write!(
             out,
             "  {}  {}  (version from {}; found via {})",
@@ -296,7 +414,7 @@ fn toolkits(out: &mut String, r: &Report) {
     }
 }
 
-fn libraries(out: &mut String, r: &Report) {
+fn libraries(out: &mut String, r: &Report, detail: bool) {
     section(out, "Libraries");
     let l = &r.libraries;
     let families: [(&str, &Vec<Library>); 5] = [
@@ -308,6 +426,27 @@ fn libraries(out: &mut String, r: &Report) {
     ];
     let mut any = false;
     for (name, libs) in families {
+        if !detail && !libs.is_empty() {
+            // One line a family: each copy's version and where it comes from; paths with -v.
+            any = true;
+            let copies: Vec<String> = libs
+                .iter()
+                .map(|lib| {
+                    format!(
+                        "{} ({}{})",
+                        opt(lib.version.as_deref()),
+                        clean(&lib.origin),
+                        if lib.on_loader_path {
+                            ", on loader path"
+                        } else {
+                            ""
+                        }
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "  {name:<8} {}", copies.join(", "));
+            continue;
+        }
         for lib in libs {
             any = true;
             let _ = writeln!(
@@ -329,17 +468,25 @@ fn libraries(out: &mut String, r: &Report) {
     }
 }
 
-fn python(out: &mut String, r: &Report) {
+fn python(out: &mut String, r: &Report, detail: bool) {
     section(out, "Python environments");
     if r.python_envs.is_empty() {
         out.push_str("  none found\n");
     }
+    let without = r
+        .python_envs
+        .iter()
+        .filter(|e| e.frameworks.is_empty())
+        .count();
     for env in &r.python_envs {
+        if !detail && env.frameworks.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             out,
             "  {} ({}, Python {})",
             clean(&env.path),
-            clean(env.kind.as_str()),
+            clean(&env.kind_label()),
             opt(env.python_version.as_deref())
         );
         if env.frameworks.is_empty() {
@@ -369,7 +516,27 @@ fn python(out: &mut String, r: &Report) {
                 let _ = write!(out, "; {} {}", clean(&c.name), clean(&c.version));
             }
             out.push('\n');
-            loads(out, r, &env.path, &fw.name);
+            if detail {
+                loads(out, r, &env.path, &fw.name);
+            }
+        }
+    }
+    if !detail && without > 0 {
+        let envs = if without == 1 {
+            "environment"
+        } else {
+            "environments"
+        };
+        if without == r.python_envs.len() {
+            let _ = writeln!(
+                out,
+                "  {without} {envs} found, no GPU framework in any (-v lists them)"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  and {without} {envs} without GPU frameworks (-v lists them)"
+            );
         }
     }
 }
@@ -457,5 +624,99 @@ fn findings(out: &mut String, r: &Report, paint: Paint) {
     }
     for f in &r.findings {
         super::finding::write(out, f, paint);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_never_inside_a_path() {
+        let path = "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcublasLt.so.13.1.0.3";
+        let text = format!(
+            "Libraries\n  cuBLAS   13.1.0.3     {path} (toolkit, on loader path)\n      - a piece of evidence that goes on and on past the edge of the screen\n"
+        );
+        let wrapped = wrap(&text, 40);
+        for line in wrapped.lines() {
+            assert!(
+                line.chars().count() <= 40 || line.trim() == path,
+                "too long: {line:?}\n{wrapped}"
+            );
+        }
+        assert!(wrapped.lines().any(|l| l.trim() == path), "{wrapped}");
+        // Joining the pieces gives the words back, in order, none changed.
+        let words = |t: &str| t.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(words(&wrapped), words(&text));
+        assert!(wrapped.ends_with('\n'), "{wrapped:?}");
+        assert!(!wrapped.lines().any(|l| l.ends_with(' ')), "{wrapped}");
+        // A continuation hangs under its item: an evidence line's text, a fact's (+4).
+        assert!(
+            wrapped.contains("\n        past") || wrapped.contains("\n        "),
+            "{wrapped}"
+        );
+        assert_eq!(wrap("short\n\nlines\n", 40), "short\n\nlines\n");
+    }
+
+    #[test]
+    fn the_default_text_is_short_and_the_detail_is_behind_v() {
+        let mut report = Report::default();
+        report.python_envs = (6..14)
+            .map(|minor| crate::report::PythonEnv {
+                path: format!("/root/.pyenv/versions/3.{minor}.1"),
+                kind: crate::report::EnvKind::System,
+                found_via: vec!["pyenv".to_string()],
+                python_version: Some(format!("3.{minor}")),
+                ..crate::report::PythonEnv::default()
+            })
+            .collect();
+        let short = render_with(
+            &report,
+            Paint::plain(),
+            Layout {
+                detail: false,
+                width: Some(80),
+            },
+        );
+        assert!(short.contains("verdict: no GPU on this machine"), "{short}");
+        assert!(
+            short.contains("8 environments found, no GPU framework in any (-v lists them)"),
+            "{short}"
+        );
+        assert!(!short.contains("/root/.pyenv/versions/3.6.1"), "{short}");
+        assert!(short.lines().all(|l| l.chars().count() <= 80), "{short}");
+        let full = render(&report);
+        assert!(
+            full.contains("/root/.pyenv/versions/3.6.1 (pyenv, Python 3.6)"),
+            "{full}"
+        );
+    }
+
+    /// The report of the real H200 (tests/fixtures/real/h200-doctor.json: torch, JAX and
+    /// TensorFlow in one venv) as a person reads it at 80 columns, and with -v.
+    #[test]
+    fn the_h200_report_at_80_columns() {
+        let report: Report =
+            serde_json::from_str(include_str!("../../tests/fixtures/real/h200-doctor.json"))
+                .unwrap();
+        let short = render_with(
+            &report,
+            Paint::plain(),
+            Layout {
+                detail: false,
+                width: Some(80),
+            },
+        );
+        let full = render(&report);
+        // The whole report ran to 81 lines, most of them 150-200-character library lists.
+        assert!(short.lines().count() <= 45, "{short}");
+        assert!(full.lines().count() > short.lines().count() + 20, "{full}");
+        assert!(!short.contains("loads (ld.so order"), "{short}");
+        assert!(full.contains("loads (ld.so order"), "{full}");
+        for line in short.lines() {
+            let unbreakable = line.split_whitespace().any(|w| w.chars().count() > 60);
+            assert!(line.chars().count() <= 80 || unbreakable, "{line:?}");
+        }
+        insta::assert_snapshot!("h200_doctor_text_80", short);
     }
 }

@@ -27,11 +27,49 @@ struct Candidate {
 
 #[must_use]
 pub(crate) fn probe(host: &Host) -> Vec<PythonEnv> {
-    let candidates: Vec<_> = candidates(host).into_iter().collect();
+    let mut candidates: Vec<_> = candidates(host).into_iter().collect();
+    // Numbers in paths by value: pyenv's 3.6 before 3.10, as people count them.
+    candidates.sort_by(|a, b| natural_cmp(&a.0.to_string_lossy(), &b.0.to_string_lossy()));
     super::in_parallel(&candidates, |(prefix, cand)| describe(host, prefix, cand))
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// `a` against `b` with each run of digits compared as a number ("3.6" < "3.10"), the rest
+/// as text; equal numbers with different leading zeros fall back to the text.
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn runs(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let mut digit = None;
+        for (i, c) in s.char_indices() {
+            let d = c.is_ascii_digit();
+            if digit.is_some_and(|was| was != d) {
+                out.push((digit == Some(true), &s[start..i]));
+                start = i;
+            }
+            digit = Some(d);
+        }
+        if start < s.len() {
+            out.push((digit == Some(true), &s[start..]));
+        }
+        out
+    }
+    let (ra, rb) = (runs(a), runs(b));
+    for (x, y) in ra.iter().zip(&rb) {
+        let order = match (x, y) {
+            ((true, p), (true, q)) => {
+                let (p, q) = (p.trim_start_matches('0'), q.trim_start_matches('0'));
+                p.len().cmp(&q.len()).then_with(|| p.cmp(q))
+            }
+            ((_, p), (_, q)) => p.cmp(q),
+        };
+        if order != std::cmp::Ordering::Equal {
+            return order;
+        }
+    }
+    ra.len().cmp(&rb.len()).then_with(|| a.cmp(b))
 }
 
 /// Environment prefixes keyed by their canonical path, with how each was found.
@@ -901,5 +939,36 @@ mod conda_tests {
         assert_eq!(conda_build_facts(&r, None).0.as_deref(), Some("12.0"));
         let r = rec("cupy", "py313h2d7d3e4_0", &["cuda-version >=12,<13.0a0"]);
         assert_eq!(conda_build_facts(&r, None).0.as_deref(), Some("12"));
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    #[test]
+    fn paths_are_ordered_by_the_numbers_in_them() {
+        let mut paths = vec![
+            "/root/.pyenv/versions/3.10.13",
+            "/root/.pyenv/versions/3.6.15",
+            "/usr",
+            "/root/.pyenv/versions/3.9.18",
+            "/root/.pyenv/versions/3.13.0",
+            "/opt/env2",
+            "/opt/env10",
+            "/opt/env",
+        ];
+        paths.sort_by(|a, b| super::natural_cmp(a, b));
+        assert_eq!(
+            paths,
+            [
+                "/opt/env",
+                "/opt/env2",
+                "/opt/env10",
+                "/root/.pyenv/versions/3.6.15",
+                "/root/.pyenv/versions/3.9.18",
+                "/root/.pyenv/versions/3.10.13",
+                "/root/.pyenv/versions/3.13.0",
+                "/usr",
+            ]
+        );
     }
 }

@@ -724,6 +724,25 @@ pub struct Extension {
     pub cuda_needed: Vec<String>,
 }
 
+impl PythonEnv {
+    /// What people call this environment: its kind, except that an interpreter of a version
+    /// manager (pyenv, asdf, mise, uv's own Pythons), which the report's `kind` calls
+    /// "system" (no venv, no conda), is named by its manager.
+    #[must_use]
+    pub fn kind_label(&self) -> String {
+        const MANAGERS: [&str; 4] = ["pyenv", "asdf", "mise", "uv"];
+        if self.kind == EnvKind::System
+            && let Some(manager) = self.found_via.iter().find_map(|via| {
+                let name = via.split(' ').next().unwrap_or(via);
+                MANAGERS.contains(&name).then_some(name)
+            })
+        {
+            return manager.to_string();
+        }
+        self.kind.as_str().to_string()
+    }
+}
+
 /// A framework build found in an environment's files.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

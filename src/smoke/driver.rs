@@ -172,7 +172,7 @@ impl Driver {
         // SAFETY: loading runs the library's initialisers; this is the smoke child process,
         // which exists so that a misbehaving driver cannot harm the parent.
         let lib = unsafe { Library::new(name) }
-            .map_err(|e| format!("no CUDA driver library ({name} could not be loaded: {e})"))?;
+            .map_err(|e| format!("{} ({name} could not be loaded: {e})", super::NO_LIBRARY))?;
         // SAFETY: a library exporting cuInit & co. under these names is the CUDA driver.
         let api = unsafe { Api::resolve(&lib) }?;
         Ok(Driver { api, _lib: lib })

@@ -20,6 +20,9 @@ use crate::report::Report;
 use crate::report::smoke::{DeviceResult, SmokeRun, SmokeStatus};
 use crate::sanitize::clean;
 
+/// How the smoke test's error starts when no CUDA driver library could be loaded.
+pub(crate) const NO_LIBRARY: &str = "no CUDA driver library";
+
 /// The kernels, generated from `kernels/smoke.cu` by `scripts/gen-ptx.sh`.
 pub(crate) const PTX: &str = include_str!("kernels/smoke.ptx");
 
@@ -94,6 +97,16 @@ pub(crate) fn test_with(
             ..SmokeRun::default()
         }
     };
+    if run.status == SmokeStatus::CouldNotRun
+        && let Some(why) = no_gpu(report)
+    {
+        // The loader's "cannot open shared object file" adds nothing to "no GPU"; what a
+        // driver library that did load answered (CUDA_ERROR_NO_DEVICE) is kept after it.
+        run.error = Some(match run.error.take() {
+            Some(e) if !e.starts_with(NO_LIBRARY) => format!("{why} (the CUDA driver: {e})"),
+            _ => why,
+        });
+    }
     let manifests = crate::manifest::embedded();
     findings::fill_expected(&mut run, report, manifests);
     for f in findings::findings(&run, report) {
@@ -109,6 +122,21 @@ pub(crate) fn test_with(
         .findings
         .sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
     run
+}
+
+/// Why the smoke test could not run, said plainly, on a machine where the doctor found no GPU
+/// at all (its `no-gpu` finding): there is nothing to test, which the driver library's loader
+/// error ("libcuda.so.1 could not be loaded") does not tell a person.
+fn no_gpu(report: &Report) -> Option<String> {
+    report
+        .findings
+        .iter()
+        .any(|f| f.id == crate::diagnose::ids::NO_GPU.id)
+        .then(|| {
+            "no GPU on this machine: the doctor found no NVIDIA GPU on the PCI bus and no GPU \
+             driver, so there is nothing to test (`gpu-doctor doctor` shows where it looked)"
+                .to_string()
+        })
 }
 
 /// Why the smoke test cannot run on a machine whose GPUs are AMD only: it drives the GPU

@@ -144,7 +144,7 @@ fn plan_fields(s: &State) -> bool {
     normal(s) && s.tab == Tab::Plan && s.focus == Focus::List
 }
 fn smoke_screen(s: &State) -> bool {
-    normal(s) && s.tab == Tab::Smoke
+    normal(s) && s.tab == Tab::Smoke && s.smoke_unavailable().is_none()
 }
 fn overview(s: &State) -> bool {
     normal(s) && s.tab == Tab::Overview && s.report.as_ref().is_some_and(|r| !r.findings.is_empty())

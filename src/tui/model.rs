@@ -263,7 +263,7 @@ pub fn visible_lib_rows(state: &State) -> Vec<LibRow> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameworkRow<'a> {
     pub env: &'a str,
-    pub env_kind: &'a str,
+    pub env_kind: String,
     pub framework: Option<&'a Framework>,
     /// `check`'s verdict: can it use this machine's GPU.
     pub usable: Option<bool>,
@@ -278,7 +278,7 @@ pub fn framework_rows<'a>(report: &'a Report, derived: &Derived) -> Vec<Framewor
         if env.frameworks.is_empty() {
             rows.push(FrameworkRow {
                 env: &env.path,
-                env_kind: env.kind.as_str(),
+                env_kind: env.kind_label(),
                 framework: None,
                 usable: None,
                 message: "no GPU frameworks installed".to_string(),
@@ -288,7 +288,7 @@ pub fn framework_rows<'a>(report: &'a Report, derived: &Derived) -> Vec<Framewor
             let verdict = derived.framework(&env.path, &fw.name);
             rows.push(FrameworkRow {
                 env: &env.path,
-                env_kind: env.kind.as_str(),
+                env_kind: env.kind_label(),
                 framework: Some(fw),
                 usable: verdict.map(|v| v.usable),
                 message: verdict.map_or_else(String::new, |v| clean(&v.message)),

@@ -521,6 +521,25 @@ impl Default for State {
 }
 
 impl State {
+    /// Why the smoke test has nothing to run on, once the scan has found no NVIDIA GPU (its
+    /// kernels go through NVIDIA's CUDA driver API); `None` while it could run. The Smoke
+    /// screen says this instead of offering Enter, and Enter does nothing there.
+    #[must_use]
+    pub fn smoke_unavailable(&self) -> Option<String> {
+        let report = self.report.as_ref()?;
+        if report.nvidia_gpus().next().is_some()
+            || report
+                .pci_devices
+                .iter()
+                .any(|d| d.vendor_id == "0x10de" && !d.nvswitch)
+        {
+            return None;
+        }
+        Some(crate::smoke::amd_only(report).unwrap_or_else(|| {
+            "No NVIDIA GPU on this machine: the smoke test has nothing to run on.".to_string()
+        }))
+    }
+
     #[must_use]
     pub fn new(size: (u16, u16)) -> State {
         State {

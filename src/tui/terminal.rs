@@ -15,11 +15,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::Command;
-use crossterm::cursor::Show;
+use crossterm::cursor::{MoveTo, Show};
 use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use crossterm::execute;
+use crossterm::style::ResetColor;
 use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -106,10 +107,16 @@ pub(super) fn restore() -> io::Result<()> {
         return Ok(());
     }
     let raw = disable_raw_mode();
+    // The alternate screen is cleared before it is left: a terminal that resized it (tmux
+    // after a window resize) or has none can otherwise show the app's last frame, box borders
+    // and all, on the shell's screen after quitting.
     let screen = execute!(
         stdout(),
         DisableBracketedPaste,
         DisableWheel,
+        ResetColor,
+        Clear(ClearType::All),
+        MoveTo(0, 0),
         LeaveAlternateScreen,
         Show
     );

@@ -64,6 +64,19 @@ pub(crate) fn file_rows(selected: &Selected) -> Vec<FileRow> {
         .collect()
 }
 
+/// What `manifest show` suggests for a newer set. While the project publishes none (its
+/// default location is a placeholder and no key is built in), a bare `manifest update` can
+/// only fail, so it names what does work: a set someone publishes, with its key.
+fn update_advice() -> &'static str {
+    if super::DEFAULT_MANIFEST_URL.contains(".invalid") {
+        "The project publishes no signed set yet; a set published with \
+         scripts/publish-manifests.sh installs with `gpu-doctor manifest update --url LOCATION \
+         --pubkey FILE`."
+    } else {
+        "`gpu-doctor manifest update` fetches a newer one."
+    }
+}
+
 pub(crate) fn show_text(host: &Host, selected: &Selected, files: &[FileRow]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -104,11 +117,12 @@ pub(crate) fn show_text(host: &Host, selected: &Selected, files: &[FileRow]) -> 
         InstalledState::None => {
             let _ = writeln!(
                 out,
-                "No downloaded set is installed{}. `gpu-doctor manifest update` fetches a newer one.",
+                "No downloaded set is installed{}. {}",
                 selected
                     .installed_dir
                     .as_deref()
-                    .map_or_else(String::new, |d| format!(" ({})", d.display()))
+                    .map_or_else(String::new, |d| format!(" ({})", d.display())),
+                update_advice()
             );
         }
         InstalledState::InUse => {
@@ -192,5 +206,18 @@ pub(crate) fn size_text(bytes: u64) -> String {
         )]
         let kib = bytes as f64 / 1024.0;
         format!("{kib:.1} KiB")
+    }
+}
+
+#[cfg(test)]
+mod advice_tests {
+    /// With no published set, `manifest show` must not send users to a bare `manifest update`,
+    /// which fails for want of a location and a key.
+    #[test]
+    fn show_names_what_an_update_needs_while_nothing_is_published() {
+        let advice = super::update_advice();
+        assert!(super::super::DEFAULT_MANIFEST_URL.contains(".invalid"));
+        assert!(advice.contains("--url LOCATION"), "{advice}");
+        assert!(advice.contains("--pubkey FILE"), "{advice}");
     }
 }

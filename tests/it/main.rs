@@ -28,6 +28,7 @@ mod layout;
 mod leads;
 mod linkmap;
 mod mutants;
+mod packaging;
 mod plan;
 mod plan_sweep;
 mod prometheus;

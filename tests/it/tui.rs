@@ -226,6 +226,76 @@ fn h200_every_screen_at_120x40() {
 }
 
 #[test]
+fn h200_every_screen_at_200x60() {
+    snapshot_screens(H200, &Tab::ALL, 200, 60);
+}
+
+/// At 80×24 the help does not fit: its frame says which lines show and that more follow, and
+/// scrolling reaches the last key.
+#[test]
+fn help_at_80x24_says_there_is_more_and_scrolls_to_it() {
+    let mut app = app(Fixture::new(H200), 80, 24);
+    app.press(KeyCode::Char('?'));
+    let first = text(&app);
+    assert!(first.contains("more below"), "{first}");
+    insta::assert_snapshot!("help_80x24", first);
+    app.press(KeyCode::End);
+    let last = text(&app);
+    assert!(!last.contains("more below"), "{last}");
+    assert!(last.contains("quit"), "{last}");
+}
+
+/// A pasted error with a long path, answered at 80×24: the path wraps across lines but keeps
+/// every character, with no space put into it.
+#[test]
+fn explain_at_80x24_wraps_a_long_path_without_breaking_it() {
+    let path = "/home/user/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
+    let mut app = app(Fixture::new(TWO_FINDINGS), 80, 24);
+    go(&mut app, Tab::Diagnosis);
+    app.press(KeyCode::Char('e'));
+    app.dispatch(Msg::Paste(format!(
+        "OSError: {path}: undefined symbol: cudaGetDriverEntryPointByVersion, \
+         CUDA driver version is insufficient for CUDA runtime version\n"
+    )));
+    insta::assert_snapshot!("explain_input_80x24", text(&app));
+    app.press(KeyCode::Enter);
+    assert_eq!(app.state.mode, Mode::Explained);
+    insta::assert_snapshot!("explain_answer_80x24", text(&app));
+}
+
+/// On a short terminal the Overview scrolls to the selected finding instead of leaving the
+/// findings below its edge, out of reach.
+#[test]
+fn overview_scrolls_to_the_selected_finding_on_a_short_terminal() {
+    let mut app = app(Fixture::new(TWO_FINDINGS), 80, 12);
+    let first = text(&app);
+    assert!(first.contains("forward-compat-unsupported"), "{first}");
+    app.press(KeyCode::Char('j'));
+    let second = text(&app);
+    assert!(second.contains("toolkit-newer-than-driver"), "{second}");
+}
+
+/// Without an NVIDIA GPU the Smoke screen says there is nothing to test, offers no Enter, and
+/// Enter starts nothing.
+#[test]
+fn smoke_screen_without_a_gpu_says_so_and_offers_no_run() {
+    let mut none = app(Fixture::new("no-gpu"), 80, 24);
+    go(&mut none, Tab::Smoke);
+    let screen = text(&none);
+    assert!(screen.contains("No NVIDIA GPU on this machine"), "{screen}");
+    assert!(!screen.contains("runs it"), "{screen}");
+    let footer = rows(&buffer(&none)).pop().unwrap_or_default();
+    assert!(!footer.contains("Enter"), "{footer}");
+    none.press(KeyCode::Enter);
+    assert!(matches!(none.state.smoke, Smoke::Idle));
+    insta::assert_snapshot!("no-gpu_7_80x24", screen);
+    // With a GPU, Enter is offered.
+    let mut h200 = app(Fixture::new(H200), 80, 24);
+    go(&mut h200, Tab::Smoke);
+    assert!(text(&h200).contains("Enter runs it."), "{}", text(&h200));
+}
+
+#[test]
 fn gpu_without_driver_screens() {
     snapshot_screens(
         NO_DRIVER,
@@ -879,11 +949,38 @@ fn in_tmux_the_binary_shows_the_screens_and_restores_the_terminal() {
     tmux.keys(&["Escape"]);
     tmux.wait_for("Libraries and toolkits", "help closed");
 
+    // A resize (issue #38: after one under tmux, quitting left box borders on the screen).
+    tmux.resize(80, 24);
+    tmux.wait_for("Libraries and toolkits", "redrawn at 80×24");
+    tmux.resize(100, 30);
+    tmux.wait_for("Libraries and toolkits", "redrawn at 100×30");
+
     tmux.keys(&["q"]);
     let after = tmux.wait_for("EXITED 0", "the shell after quitting");
     // Back on the main screen: none of the app's frame is left, and the terminal is in
     // cooked mode again (the shell's `stty -a` shows `icanon`, raw mode would be `-icanon`).
     assert!(!after.contains("1 Overview"), "{after}");
+    assert!(
+        !after.contains(['┌', '┐', '└', '┘', '│']),
+        "box borders left after quitting:\n{after}"
+    );
+    drop(tmux);
+
+    // A terminal without an alternate screen (tmux's `alternate-screen off`) shows whatever
+    // the app left on it: the app clears it before quitting, after a resize too.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("tmux.conf");
+    std::fs::write(&config, "set -g alternate-screen off\n").expect("tmux.conf");
+    let tmux = Tmux::start_with(H200, "-noalt", &config.display().to_string());
+    tmux.wait_for("✓ healthy", "the Overview without an alternate screen");
+    tmux.resize(80, 24);
+    tmux.wait_for("✓ healthy", "redrawn at 80×24");
+    tmux.keys(&["q"]);
+    let after = tmux.wait_for("EXITED 0", "the shell after quitting");
+    assert!(
+        !after.contains(['┌', '┐', '└', '┘', '│']),
+        "box borders left after quitting:\n{after}"
+    );
     assert!(after.contains(" icanon"), "{after}");
 }
 
@@ -894,7 +991,12 @@ struct Tmux {
 
 impl Tmux {
     fn start(fixture: &str) -> Tmux {
-        let socket = format!("gpu-doctor-tui-{}", std::process::id());
+        Tmux::start_with(fixture, "", "/dev/null")
+    }
+
+    /// [`Tmux::start`] on a server of its own (`name` in the socket) reading `config`.
+    fn start_with(fixture: &str, name: &str, config: &str) -> Tmux {
+        let socket = format!("gpu-doctor-tui{name}-{}", std::process::id());
         let exe = env!("CARGO_BIN_EXE_gpu-doctor");
         let dir = fixture_dir(fixture);
         let env: Vec<String> = fixture_env(fixture)
@@ -910,7 +1012,7 @@ impl Tmux {
             shell_word(&dir.join("root").display().to_string()),
         );
         let status = Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null", "new-session", "-d"])
+            .args(["-L", &socket, "-f", config, "new-session", "-d"])
             .args(["-x", "100", "-y", "30", &script])
             .status()
             .expect("tmux runs");
@@ -924,6 +1026,15 @@ impl Tmux {
             .output()
             .expect("capture-pane");
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn resize(&self, width: u16, height: u16) {
+        let status = Command::new("tmux")
+            .args(["-L", &self.socket, "resize-window"])
+            .args(["-x", &width.to_string(), "-y", &height.to_string()])
+            .status()
+            .expect("resize-window");
+        assert!(status.success());
     }
 
     fn keys(&self, keys: &[&str]) {

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Row, Table, Widget};
 
-use super::text::hanging;
+use super::text::{fit, hanging};
 use super::{Screen, WIDE, list_detail, waiting};
 use crate::sanitize::clean;
 use crate::tui::model::visible_findings;
@@ -43,6 +43,9 @@ impl Widget for &View<'_> {
         let (list_area, detail_area) = panes(area);
         let findings = visible_findings(s);
         let selected = s.cursor().selected;
+        // The title column's room: the pane less its borders, the two fixed columns and the
+        // table's one-cell gaps between columns.
+        let room = usize::from(list_area.width).saturating_sub(2 + 9 + 27 + 2);
         let rows: Vec<Row> = findings
             .iter()
             .enumerate()
@@ -53,8 +56,8 @@ impl Widget for &View<'_> {
                         format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
                         sev,
                     )),
-                    Cell::from(f.id.clone()),
-                    Cell::from(Span::styled(clean(&f.title), t.dim())),
+                    Cell::from(fit(&f.id, 27)),
+                    Cell::from(Span::styled(fit(&clean(&f.title), room), t.dim())),
                 ]);
                 t.mark_selected(r, i == selected)
             })

@@ -124,7 +124,7 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
     let Some(fw) = row.framework else {
         return hanging(
             vec![Span::styled(format!("{} ", clean(row.env)), t.title())],
-            &format!("({}) has no GPU framework installed.", clean(row.env_kind)),
+            &format!("({}) has no GPU framework installed.", clean(&row.env_kind)),
             Style::new(),
             width,
             2,
@@ -339,7 +339,7 @@ fn title(
             format!("{} {} ", clean(&fw.name), or_unknown(fw.version.as_deref())),
             t.title(),
         )],
-        &format!("in {} ({}{python})", clean(row.env), clean(row.env_kind)),
+        &format!("in {} ({}{python})", clean(row.env), clean(&row.env_kind)),
         Style::new(),
         width,
         2,

@@ -201,13 +201,32 @@ impl Screen<'_> {
         let t = self.theme;
         let area = help_area(body);
         Clear.render(area, buf);
+        let inner = Block::bordered().inner(area);
+        let lines = help_content(t, inner.width);
+        // When the keys do not all fit (80×24 holds about half), the frame says so and where
+        // the view is, so the help does not look cut off.
+        let shown = usize::from(inner.height);
+        let bottom = if lines.len() > shown {
+            let top = usize::from(self.state.help_scroll);
+            let last = (top + shown).min(lines.len());
+            format!(
+                " ↓↑ j k scroll: lines {}–{last} of {}{} · Esc or ? closes ",
+                top + 1,
+                lines.len(),
+                if last < lines.len() {
+                    ", more below"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            " Esc or ? closes ".to_string()
+        };
         let block = Block::bordered()
             .title(Line::styled(" Keys ", t.title()))
-            .title_bottom(Line::styled(" Esc or ? closes ", t.dim()))
+            .title_bottom(Line::styled(bottom, t.dim()))
             .border_style(t.border(true));
-        let inner = block.inner(area);
         block.render(area, buf);
-        let lines = help_content(t, inner.width);
         Paragraph::new(lines)
             .scroll((self.state.help_scroll, 0))
             .render(inner, buf);

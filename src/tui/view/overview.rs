@@ -1,6 +1,6 @@
 //! Screen 1, Overview: the verdict, the machine in a few lines (GPUs one a line, driver, CUDA,
-//! cuDNN), every framework per environment with whether it can use the GPU, and the top
-//! findings, each of which Enter opens on the Diagnosis screen.
+//! cuDNN), the top findings, each of which Enter opens on the Diagnosis screen, then every
+//! framework per environment with whether it can use the GPU.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use ratatui::style::Style;
 
-use super::text::{duration, gib, hanging};
+use super::text::{duration, fit, gib, hanging};
 use super::{Screen, pane, spinner, verdict};
 use crate::report::{Gpu, Library, ProbeStatus, Report};
 use crate::sanitize::clean;
@@ -52,45 +52,12 @@ impl Widget for &View<'_> {
         kv(&mut lines, "Driver", &driver(report));
         kv(&mut lines, "CUDA", &cuda(report));
         lines.push(Line::raw(""));
+        let (findings, selected) = finding_lines(s, report, t, width);
+        let selected_row = selected.map(|i| lines.len() + i);
+        lines.extend(findings);
+        lines.push(Line::raw(""));
         lines.push(Line::styled("Frameworks (✓ can use this GPU)", t.title()));
         lines.extend(framework_lines(s, report, t, width));
-        lines.push(Line::raw(""));
-        lines.push(Line::styled("Findings", t.title()));
-        if report.findings.is_empty() {
-            lines.push(Line::styled("  No problems found.", t.good()));
-        }
-        let selected = s.cursor().selected;
-        for (i, f) in report
-            .findings
-            .iter()
-            .take(model::OVERVIEW_FINDINGS)
-            .enumerate()
-        {
-            let sev = t.severity(f.severity);
-            let mut line = Line::from(vec![
-                Span::raw("  "),
-                Span::styled(
-                    format!("{} {:<7} ", severity_mark(f.severity), f.severity.as_str()),
-                    sev,
-                ),
-                Span::styled(format!("{:<27} ", f.id), t.text()),
-                Span::styled(clean(&f.title), t.dim()),
-            ]);
-            if i == selected {
-                line = line.patch_style(t.selected());
-            }
-            lines.push(line);
-        }
-        let more = report
-            .findings
-            .len()
-            .saturating_sub(model::OVERVIEW_FINDINGS);
-        if more > 0 {
-            lines.push(Line::styled(
-                format!("  … {more} more on the Diagnosis screen (5)"),
-                t.dim(),
-            ));
-        }
         if let Scan::Done { took } = s.scan {
             lines.push(Line::raw(""));
             lines.extend(hanging(
@@ -117,8 +84,67 @@ impl Widget for &View<'_> {
                 ));
             }
         }
-        Paragraph::new(lines).render(inner, buf);
+        // The findings come right after the machine, but a tall machine (many GPUs) can still
+        // push the selected one below the pane: scroll just enough to show it and the line
+        // after it (issue #38: at 80×24 the findings fell off and could not be reached).
+        let height = usize::from(inner.height);
+        let offset = selected_row
+            .map_or(0, |row| (row + 2).saturating_sub(height))
+            .min(lines.len().saturating_sub(1));
+        Paragraph::new(lines)
+            .scroll((u16::try_from(offset).unwrap_or(0), 0))
+            .render(inner, buf);
     }
+}
+
+/// The Findings block (its title, the top findings, a line for the rest), and which of its
+/// lines is the selected finding.
+fn finding_lines(
+    s: &State,
+    report: &Report,
+    t: Theme,
+    width: usize,
+) -> (Vec<Line<'static>>, Option<usize>) {
+    let mut lines = Vec::new();
+    lines.push(Line::styled("Findings", t.title()));
+    if report.findings.is_empty() {
+        lines.push(Line::styled("  No problems found.", t.good()));
+    }
+    let selected = s.cursor().selected;
+    let mut selected_row = None;
+    for (i, f) in report
+        .findings
+        .iter()
+        .take(model::OVERVIEW_FINDINGS)
+        .enumerate()
+    {
+        let sev = t.severity(f.severity);
+        let mark = format!("{} {:<7} ", severity_mark(f.severity), f.severity.as_str());
+        let id = format!("{:<27} ", fit(&f.id, 27));
+        let room = width.saturating_sub(2 + super::text::width(&mark) + 28);
+        let mut line = Line::from(vec![
+            Span::raw("  "),
+            Span::styled(mark, sev),
+            Span::styled(id, t.text()),
+            Span::styled(fit(&clean(&f.title), room), t.dim()),
+        ]);
+        if i == selected {
+            line = line.patch_style(t.selected());
+            selected_row = Some(lines.len());
+        }
+        lines.push(line);
+    }
+    let more = report
+        .findings
+        .len()
+        .saturating_sub(model::OVERVIEW_FINDINGS);
+    if more > 0 {
+        lines.push(Line::styled(
+            format!("  … {more} more on the Diagnosis screen (5)"),
+            t.dim(),
+        ));
+    }
+    (lines, selected_row)
 }
 
 fn label(name: &str) -> Span<'static> {

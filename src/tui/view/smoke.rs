@@ -41,10 +41,13 @@ impl Widget for &View<'_> {
         ])
         .areas(inner);
         match &s.smoke {
-            Smoke::Idle => lines.push(Line::from(vec![
-                Span::styled("Enter", t.key()),
-                Span::raw(" runs it."),
-            ])),
+            Smoke::Idle => match s.smoke_unavailable() {
+                Some(why) => lines.extend(hanging(Vec::new(), &why, t.muted(), width, 0)),
+                None => lines.push(Line::from(vec![
+                    Span::styled("Enter", t.key()),
+                    Span::raw(" runs it."),
+                ])),
+            },
             Smoke::Running { step, done, total } => {
                 lines.push(Line::from(vec![
                     Span::styled(format!("{} ", spinner(s)), t.title()),

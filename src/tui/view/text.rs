@@ -13,7 +13,17 @@ pub fn width(text: &str) -> usize {
 /// Greedy word wrap to `width` cells; a word longer than a line is cut across lines (paths).
 #[must_use]
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
+    wrap_hanging(text, width, width)
+}
+
+/// [`wrap`] with the first line `first` cells wide and the others `rest`, in one pass: a word
+/// cut across lines is cut once, and no space is ever put into it (re-wrapping the rest of a
+/// wrapped text joined with spaces would split a cut path in two).
+#[must_use]
+pub fn wrap_hanging(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let first = first.max(1);
+    let rest = rest.max(1);
+    let mut width = first;
     let mut lines = Vec::new();
     let mut line = String::new();
     let mut line_width = 0;
@@ -31,6 +41,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         if line_width > 0 {
             lines.push(std::mem::take(&mut line));
             line_width = 0;
+            width = rest;
         }
         if word_width <= width {
             line.push_str(word);
@@ -42,6 +53,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
             if line_width + w > width && line_width > 0 {
                 lines.push(std::mem::take(&mut line));
                 line_width = 0;
+                width = rest;
             }
             line.push(c);
             line_width += w;
@@ -51,6 +63,29 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+/// `text` cut to `width` cells, ending in "…" when something was cut, so a cut title reads as
+/// one (a table cell or a line that does not wrap would otherwise just stop at the edge).
+#[must_use]
+pub fn fit(text: &str, width: usize) -> String {
+    if self::width(text) <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = self::width(c.encode_utf8(&mut [0; 4]));
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    if width > 0 {
+        out.push('…');
+    }
+    out
 }
 
 /// A paragraph that starts after `prefix` and continues under an indent of `indent` cells.
@@ -65,19 +100,16 @@ pub fn hanging<'a>(
     let prefix_width: usize = prefix.iter().map(Span::width).sum();
     let first_width = width.saturating_sub(prefix_width).max(1);
     let rest_width = width.saturating_sub(indent).max(1);
-    let mut words = wrap(text, first_width).into_iter();
-    let first = words.next().unwrap_or_default();
+    let mut lines = wrap_hanging(text, first_width, rest_width).into_iter();
+    let first = lines.next().unwrap_or_default();
     let mut first_spans = prefix;
     first_spans.push(Span::styled(first, style));
     let mut out = vec![Line::from(first_spans)];
-    let rest: Vec<String> = words.collect();
-    if !rest.is_empty() {
-        for line in wrap(&rest.join(" "), rest_width) {
-            out.push(Line::from(vec![
-                Span::raw(" ".repeat(indent)),
-                Span::styled(line, style),
-            ]));
-        }
+    for line in lines {
+        out.push(Line::from(vec![
+            Span::raw(" ".repeat(indent)),
+            Span::styled(line, style),
+        ]));
     }
     out
 }
@@ -114,6 +146,35 @@ mod tests {
         let lines = hanging(vec![Span::raw("- ")], "aa bb cc", Style::new(), 7, 2);
         let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
         assert_eq!(text, ["- aa bb", "  cc"]);
+    }
+
+    #[test]
+    fn a_path_cut_across_lines_keeps_its_characters_and_no_space() {
+        let path = "/home/u/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
+        let text = format!("OSError: {path}: cannot open shared object file");
+        let lines = hanging(vec![Span::raw("  ")], &text, Style::new(), 24, 4);
+        let rows: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        assert!(rows.iter().all(|r| width(r) <= 24), "{rows:?}");
+        // The rows' text, indents taken off and put together, is the text with its spaces.
+        let joined: String = rows
+            .iter()
+            .map(|r| r.trim_start())
+            .collect::<Vec<_>>()
+            .concat();
+        assert!(joined.contains(path), "{rows:?}");
+        assert!(
+            rows.iter().skip(1).all(|r| r.starts_with("    ")),
+            "{rows:?}"
+        );
+    }
+
+    #[test]
+    fn a_cut_text_ends_in_an_ellipsis() {
+        assert_eq!(fit("short", 10), "short");
+        assert_eq!(fit("exactly10!", 10), "exactly10!");
+        assert_eq!(fit("a much longer title", 10), "a much lo…");
+        assert_eq!(width(&fit("a much longer title", 10)), 10);
+        assert_eq!(fit("abc", 0), "");
     }
 
     #[test]
