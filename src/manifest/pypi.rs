@@ -108,18 +108,6 @@ impl PypiRelease {
 }
 
 impl PypiTable {
-    /// The releases of `package` that pin `dist` at exactly `version` (torchvision for a torch).
-    pub fn pinning<'a>(
-        &'a self,
-        package: &'a str,
-        dist: &'a str,
-        version: &'a str,
-    ) -> impl DoubleEndedIterator<Item = &'a PypiRelease> + 'a {
-        let pin = format!("{dist}=={version}");
-        self.releases(package)
-            .filter(move |r| r.pins.as_ref().is_some_and(|p| p.contains(&pin)))
-    }
-
     /// The releases of a package, oldest first.
     pub fn releases<'a>(
         &'a self,

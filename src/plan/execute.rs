@@ -26,6 +26,18 @@ pub enum Outcome {
     Error(String),
 }
 
+/// How the log's last line says it: `finished`, `stopped with exit status 1`.
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Done => f.write_str("finished"),
+            Outcome::Failed(Some(code)) => write!(f, "stopped with exit status {code}"),
+            Outcome::Failed(None) => f.write_str("stopped by a signal"),
+            Outcome::Error(why) => write!(f, "not run: {why}"),
+        }
+    }
+}
+
 /// Asks on the terminal whether to run; `--yes` answers for the user. `None` when there is
 /// no terminal to ask on.
 #[must_use]
@@ -93,7 +105,7 @@ pub fn run(host: &Host, script: &str, log_path: &Path) -> Outcome {
     };
     let outcome = run_in(host, script, dir.path(), &mut log);
     let _ = dir.close();
-    let _ = writeln!(log, "== gpu-doctor plan --execute: {outcome:?}");
+    let _ = writeln!(log, "== gpu-doctor plan --execute: {outcome}");
     outcome
 }
 

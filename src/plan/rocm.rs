@@ -182,10 +182,19 @@ impl<'a, 'm> Choices<'a, 'm> {
         self.write_groups(&mut draft);
         self.write_torch(&mut draft);
         self.write_override(&mut draft);
-        draft.steps.push(verify_step(
-            self.rocm.is_some() || self.installed.is_some(),
-            self.torch.as_ref(),
-        ));
+        // Nothing changes, nothing to verify: a healthy machine gets no step.
+        if draft.steps.is_empty() {
+            draft.notes.push(
+                "Nothing to fix: this plan changes nothing. `gpu-doctor plan --framework torch` \
+                 plans a ROCm torch, `--via apt` the newest ROCm for these GPUs."
+                    .to_string(),
+            );
+        } else {
+            draft.steps.push(verify_step(
+                self.rocm.is_some() || self.installed.is_some(),
+                self.torch.as_ref(),
+            ));
+        }
         self.write_cautions(&mut draft);
         let request = self
             .target

@@ -484,7 +484,7 @@ fn amd_healthy_and_named() {
         assert_eq!(out.code, 0, "{fixture}: {}", out.stderr);
         lint(fixture, &out.stdout);
         assert!(
-            out.stdout.contains("steps=(verify)"),
+            out.stdout.contains("steps=()") && out.stdout.contains("Nothing to fix"),
             "{fixture}: {}",
             out.stdout
         );
@@ -1094,6 +1094,12 @@ fn execute_stops_at_the_first_failure() {
         out.stderr.contains("the plan stopped (exit status 100)"),
         "{}",
         out.stderr
+    );
+    // The log's last word is for a person, not Rust's debug form.
+    let log = sandbox.log();
+    assert!(
+        log.contains("plan --execute: stopped with exit status 100") && !log.contains("Failed("),
+        "{log}"
     );
 }
 
