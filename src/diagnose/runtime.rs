@@ -10,12 +10,13 @@
 //!
 //! A runtime symptom whose cause another rule already reports (no driver, a driver too old for
 //! the build, a missing cuDNN, hidden GPUs) is not reported again: the cause is the finding, and
-//! the framework's words are in its `runtime`.
+//! the framework's words are in its `runtime`. What the framework's words mean, and their fix,
+//! come from the rows of `errors.toml` that `gpu-doctor explain` answers from: one table.
 
 use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
-use crate::manifest::Manifests;
+use crate::manifest::{KnownError, Manifests};
 use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
 use crate::report::{
     Finding, Framework, Gpu, ProbeStatus, PythonEnv, Report, Severity, framework_subject,
@@ -63,7 +64,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                     && !gpus.is_empty()
                     && !explained(true)
                 {
-                    out.push(cannot_see_gpu(env, fw, rt, &gpus));
+                    out.push(cannot_see_gpu(env, fw, rt, &gpus, manifests));
                 }
                 if let Some(smoke) = &rt.smoke {
                     out.extend(smoke_failed(env, fw, rt, smoke, &mut explained));
@@ -240,83 +241,31 @@ fn quoted(rt: &FrameworkRuntime) -> Vec<String> {
     out
 }
 
-/// A text the frameworks print for a known cause, with what it means and the fix. Sources:
-/// compat-frameworks.md §2.2 (torch), §3.4 (TensorFlow), §4.3 (JAX), §5 (CuPy's CUDA errors).
-struct Known {
-    needle: &'static str,
-    cause: &'static str,
-    fix: &'static str,
-}
-
-const KNOWN: [Known; 8] = [
-    Known {
-        needle: "driver on your system is too old",
-        cause: "The framework's CUDA runtime needs a newer driver than this one. The 'found version' \
-                in torch's warning is the CUDA version the driver supports (12080 = CUDA 12.8), \
-                not the driver's own number.",
-        fix: "Upgrade the NVIDIA driver to a branch that supports the build's CUDA, or install the \
-              framework's build for the CUDA this driver has (see `gpu-doctor plan`).",
-    },
-    Known {
-        needle: "driver version is insufficient",
-        cause: "The framework's CUDA runtime is newer than the driver supports \
-                (cudaErrorInsufficientDriver).",
-        fix: "Upgrade the NVIDIA driver, or install a build for the driver's CUDA (see `gpu-doctor plan`).",
-    },
-    Known {
-        needle: "cannot dlopen some gpu libraries",
-        cause: "TensorFlow could not load the CUDA libraries it needs (cuDNN, cuBLAS, ...) and \
-                skipped registering the GPU; the log lines before it name the missing files.",
-        fix: "Install TensorFlow with its CUDA libraries (`pip install 'tensorflow[and-cuda]'`) \
-              and make sure LD_LIBRARY_PATH does not point at other versions of them.",
-    },
-    Known {
-        needle: "cuda-enabled jaxlib is not installed",
-        cause: "JAX fell back to the CPU: its CUDA plugin is missing, or it is installed and \
-                failed to start (the plugin's error comes first in the log).",
-        fix: "Install the CUDA plugin of the same version as jax: `pip install -U 'jax[cuda13]'` \
-              (or `jax[cuda12]` for a driver of CUDA 12).",
-    },
-    Known {
-        needle: "forward compatibility was attempted",
-        cause: "A forward-compatibility libcuda was loaded on a GPU that does not support it \
-                (error 804).",
-        fix: "Remove the cuda-compat folder from LD_LIBRARY_PATH, or upgrade the host driver.",
-    },
-    Known {
-        needle: "unsupported display driver / cuda driver combination",
-        cause: "The CUDA driver library and the loaded kernel module are different versions \
-                (error 803), usually a driver upgrade without a reboot.",
-        fix: "Reboot, or reload the nvidia kernel modules.",
-    },
-    Known {
-        needle: "no cuda-capable device",
-        cause: "CUDA itself finds no device in this process: the GPUs are hidden \
-                (CUDA_VISIBLE_DEVICES) or not passed into the container.",
-        fix: "Check CUDA_VISIBLE_DEVICES and, in a container, start it with `--gpus all`.",
-    },
-    Known {
-        needle: "cuda_error_no_device",
-        cause: "CUDA itself finds no device in this process: the GPUs are hidden \
-                (CUDA_VISIBLE_DEVICES) or not passed into the container.",
-        fix: "Check CUDA_VISIBLE_DEVICES and, in a container, start it with `--gpus all`.",
-    },
-];
-
-/// The first known text in the framework's output.
-fn known(rt: &FrameworkRuntime) -> Option<&'static Known> {
-    let all: Vec<String> = rt
+/// The row of `errors.toml` (the table `gpu-doctor explain` answers from) that explains the
+/// framework's own output: its `meaning` is the cause and its `fix` the fix, so `doctor --deep`
+/// and `explain` say the same about the same words. A fatal row comes before a warning, then the
+/// earliest in the output, then the earlier row; a message never the machine's fault (the
+/// workload's out-of-memory) explains nothing here. The table is parsed only when a framework
+/// cannot see the GPU.
+fn known<'m>(rt: &FrameworkRuntime, manifests: &'m Manifests) -> Option<&'m KnownError> {
+    let text = rt
         .warnings
         .iter()
         .chain(&rt.stderr)
         .chain(&rt.probe_errors)
         .chain(&rt.gpu_error)
         .chain(&rt.import_error)
-        .map(|l| l.to_lowercase())
-        .collect();
-    KNOWN
-        .iter()
-        .find(|k| all.iter().any(|l| l.contains(k.needle)))
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n");
+    manifests
+        .errors
+        .matching(&text)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (row, _))| !row.not_the_machine)
+        .min_by_key(|(order, (row, found))| (!row.fatal, found.start, *order))
+        .map(|(_, (row, _))| row)
 }
 
 fn label(fw: &Framework, rt: &FrameworkRuntime) -> String {
@@ -349,8 +298,9 @@ fn cannot_see_gpu(
     fw: &Framework,
     rt: &FrameworkRuntime,
     gpus: &[&Gpu],
+    manifests: &Manifests,
 ) -> Finding {
-    let known = known(rt);
+    let known = known(rt, manifests);
     let mut f = FindingBuilder::new(
         &ids::FRAMEWORK_CANNOT_SEE_GPU,
         Severity::Error,
@@ -361,7 +311,9 @@ fn cannot_see_gpu(
          driver reports {} GPU(s), so it runs everything on the CPU or fails. {}",
         fw.name,
         gpus.len(),
-        known.map_or("Its own messages below are the evidence.", |k| k.cause)
+        known.map_or("Its own messages below are the evidence.", |k| k
+            .meaning
+            .as_str())
     ))
     .evidence(question(&fw.name, rt))
     .evidence(imported_by(fw, rt));
@@ -386,7 +338,7 @@ fn cannot_see_gpu(
                     fw.name, fw.name
                 )
             },
-            |k| k.fix.to_string(),
+            |k| k.fix.clone(),
         ))
         .build()
 }
@@ -714,6 +666,47 @@ mod tests {
                 .iter()
                 .any(|e| e.contains("GPU 0: NVIDIA H200 (nvml)"))
         );
+    }
+
+    #[test]
+    fn the_frameworks_words_are_read_with_explains_table() {
+        // The texts doctor --deep once kept in its own table: each is now a row of errors.toml,
+        // and a fatal row outranks a warning before it.
+        let manifests = crate::manifest::embedded();
+        for (line, row) in [
+            (TOO_OLD, "torch-driver-too-old"),
+            (
+                "CUDA driver version is insufficient for CUDA runtime version",
+                "cuda-insufficient-driver",
+            ),
+            (
+                "Cannot dlopen some GPU libraries.",
+                "tf-cannot-dlopen-gpu-libraries",
+            ),
+            (
+                "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
+                "jax-fell-back-to-cpu",
+            ),
+            (
+                "forward compatibility was attempted on non supported HW",
+                "cuda-compat-unsupported",
+            ),
+            (
+                "system has unsupported display driver / cuda driver combination",
+                "cuda-driver-mismatch",
+            ),
+            ("CUDA_ERROR_NO_DEVICE", "cuda-no-device"),
+        ] {
+            let rt = FrameworkRuntime {
+                warnings: vec!["UserWarning: something else entirely".into(), line.into()],
+                ..blind_torch()
+            };
+            assert_eq!(
+                known(&rt, manifests).map(|k| k.id.as_str()),
+                Some(row),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -521,3 +521,17 @@ fn the_nvrm_rows_are_the_generator_s() {
 fn the_container_toolkit_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-container-toolkit-errors.py");
 }
+
+/// The NCCL WARN rows are scripts/gen-nccl-errors.py's output from NCCL's source (vendored),
+/// coverage comment included.
+#[test]
+fn the_nccl_warn_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-nccl-errors.py");
+}
+
+/// The CUDA error-name rows are scripts/gen-cuda-errors.py's output from HIPIFY's tables of
+/// cudaError_t and CUresult (vendored), coverage comment included.
+#[test]
+fn the_cuda_error_name_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-cuda-errors.py");
+}
