@@ -21,8 +21,8 @@ with `gpu-doctor --root SANDBOX plan ARGS --execute --yes` in a throwaway copy o
 Figures (plans, refused, steps run, pip lines resolved, failures with their reason) go to stdout
 and, with --json FILE, to a file; PLANS-RUN.md holds the last figures.
 
-usage: scripts/plan-run.py [--bin PATH] [--fixtures a,b] [--targets quick|all] [--resume]
-                           [--json FILE] [--jobs N]
+usage: scripts/plan-run.py [--bin PATH] [--fixtures a,b] [--targets quick|all]
+                           [--target "ARGS"]... [--resume] [--json FILE] [--jobs N]
 Needs: a built gpu-doctor (cargo build), pyenv's Pythons 3.8-3.13 under ~/.pyenv/versions, and
 PyPI. Only the Python standard library is used.
 """
@@ -384,6 +384,9 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "gpu-doctor"))
     ap.add_argument("--fixtures", default="")
     ap.add_argument("--targets", choices=["quick", "all"], default="quick")
+    ap.add_argument("--target", action="append", default=[],
+                    help="one target's plan arguments, quoted (\"--framework torch\"); repeatable, "
+                         "replaces --targets")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--jobs", type=int, default=2)
@@ -393,7 +396,7 @@ def main():
         print("plan-run: no pyenv Pythons under ~/.pyenv/versions", file=sys.stderr)
         return 2
     names = [n for n in a.fixtures.split(",") if n] or fixtures()
-    targets = QUICK if a.targets == "quick" else ALL
+    targets = [t.split() for t in a.target] or (QUICK if a.targets == "quick" else ALL)
     reports = {n: doctor(a.bin, n) for n in names}
     jobs = [(n, t) for n in names for t in targets]
     records = []
