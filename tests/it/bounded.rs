@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 use serde_json::Value;
 
-use crate::support::{Out, copy_tree, fixture_dir, fixture_env, one_string_cache, run_measured};
+use crate::support::{
+    Out, copy_tree, fixture_dir, fixture_env, one_string_cache, run_measured, run_watched,
+};
 
 fn gpu_doctor(fixture: &str, root: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
@@ -33,34 +35,6 @@ fn scratch(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let root = dir.path().join("root");
     copy_tree(&fixture_dir(fixture).join("root"), &root);
     (dir, root)
-}
-
-/// The peak resident memory of a running process (`VmHWM`, kB).
-fn peak_kb(pid: u32) -> Option<i64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Runs gpu-doctor, watching its peak memory: (stdout, peak kB).
-fn run_watched(mut command: Command) -> (String, i64) {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
-        s
-    });
-    let mut peak = 0;
-    while child.try_wait().unwrap().is_none() {
-        peak = peak.max(peak_kb(child.id()).unwrap_or(0));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    (reader.join().unwrap(), peak)
 }
 
 /// `nvidia-smi -q -x` and the CSV query of `n` GPUs, written where the `h200` fixture's
