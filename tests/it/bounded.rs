@@ -568,3 +568,40 @@ fn invisible_characters_show_in_no_face_and_plan_refuses_them_in_package_names()
         assert!(out.stderr.contains("refused"), "{}", out.stderr);
     }
 }
+
+/// A libnvidia-ml that says it has 2^31 - 1 GPUs, none of which answers: the NVML child pushed
+/// an entry per index (3.5-6.8 GB before the parent's deadline; the TUI's streaming child has
+/// none). It now believes at most gpu-doctor's device cap and says so.
+#[test]
+fn an_nvml_that_reports_two_billion_gpus_costs_a_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("nvml.c");
+    std::fs::write(
+        &src,
+        "int nvmlInit_v2(void) { return 0; }\n\
+         int nvmlShutdown(void) { return 0; }\n\
+         int nvmlDeviceGetCount_v2(unsigned int *n) { *n = 2147483647u; return 0; }\n\
+         int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **d) { (void)i; (void)d; return 15; }\n",
+    )
+    .unwrap();
+    let lib = dir.path().join("libnvidia-ml.so.1");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .expect("cc must be installed to build test libraries");
+    assert!(built.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    child
+        .env_clear()
+        .env("LD_LIBRARY_PATH", dir.path())
+        .arg("__gpu-probe")
+        .stdin(Stdio::null());
+    let (stdout, peak_kb) = run_watched(child);
+    let snapshot: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(snapshot["gpus"].as_array().unwrap().len(), 1024);
+    let detail = snapshot["nvml"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("2147483647"), "{}", snapshot["nvml"]);
+    assert!(peak_kb < 200 * 1024, "peak resident memory {peak_kb} kB");
+}
