@@ -418,11 +418,19 @@ fn text_throughput(out: &mut String, t: &Throughput, paint: Paint) {
 }
 
 /// Machine text for a Markdown table cell: control characters gone, and every character
-/// that Markdown or HTML would act on escaped (a `|` would split the cell).
+/// that Markdown or HTML would act on escaped (a `|` would split the cell). Text that GitHub
+/// would turn into a mention, a link or an issue reference even with its characters escaped
+/// (`@org/team`, `https://…`, `www.…`, `#12`, `a@b.c`) goes in a code span instead, where
+/// GitHub makes none of them; a `|` in it is escaped as tables need.
 #[must_use]
 pub(crate) fn md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in clean(text).chars() {
+    let cleaned = clean(text);
+    let lower = cleaned.to_ascii_lowercase();
+    if cleaned.contains(['@', '#']) || lower.contains("://") || lower.contains("www.") {
+        return code_span(&cleaned);
+    }
+    let mut out = String::with_capacity(cleaned.len());
+    for c in cleaned.chars() {
         if matches!(
             c,
             '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '~' | '&' | '#'
@@ -432,6 +440,24 @@ pub(crate) fn md(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// `text` as a Markdown code span: fenced by one more backtick than its longest run of them,
+/// padded with a space where it starts or ends with one, each `|` escaped for a table.
+fn code_span(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", text.replace('|', "\\|"))
 }
 
 fn row(out: &mut String, cells: &[String]) {
@@ -671,6 +697,16 @@ mod tests {
         assert_eq!(md("<img src=x>"), "\\<img src=x\\>");
         assert_eq!(md("evil\u{1b}[31m\nrow"), "evil?\\[31m?row");
         assert_eq!(md("node_01"), "node\\_01");
+    }
+
+    #[test]
+    fn mentions_links_and_references_go_in_code_spans() {
+        assert_eq!(md("@org/team"), "`@org/team`");
+        assert_eq!(md("https://evil.example/x"), "`https://evil.example/x`");
+        assert_eq!(md("WWW.evil.example"), "`WWW.evil.example`");
+        assert_eq!(md("fixes #12"), "`fixes #12`");
+        assert_eq!(md("a`@b|c"), "``a`@b\\|c``");
+        assert_eq!(md("`@x"), "`` `@x ``");
     }
 
     #[test]
