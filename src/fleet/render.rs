@@ -718,3 +718,40 @@ mod tests {
         assert_eq!(field_label("driver_cuda"), "driver CUDA");
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::md;
+    use crate::present::props::{config, hostile, non_printing};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(config())]
+
+    #[test]
+    fn a_markdown_cell_stays_one_cell_and_links_nothing(s in hostile()) {
+        let cell = md(&s);
+        prop_assert!(!cell.chars().any(non_printing), "{cell:?}");
+        prop_assert!(!cell.contains('\n'));
+        // The table parser's view (GFM): a `|` not after a backslash splits the row.
+        let mut escaped = false;
+        for c in cell.chars() {
+            prop_assert!(escaped || c != '|', "unescaped | in {cell:?}");
+            escaped = !escaped && c == '\\';
+        }
+        let spanned = cell.starts_with('`');
+        for active in ["@", "://", "www.", "#"] {
+            if cell.to_ascii_lowercase().contains(active) {
+                prop_assert!(spanned, "{active} outside a code span: {cell:?}");
+            }
+        }
+        if !spanned {
+            let mut escaped = false;
+            for c in cell.chars() {
+                prop_assert!(escaped || !"<>&`[]*_".contains(c), "{c} unescaped in {cell:?}");
+                escaped = !escaped && c == '\\';
+            }
+        }
+    }
+    }
+}

@@ -8,4 +8,4 @@ pub mod prometheus;
 pub mod text;
 
 #[cfg(test)]
-mod props;
+pub(crate) mod props;
