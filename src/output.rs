@@ -38,7 +38,8 @@ pub(crate) fn deliver(text: &str, output: Option<&Path>) -> Result<(), CliError>
     }
 }
 
-/// Writes `value` as pretty JSON and a newline to stdout.
+/// Writes `value` as pretty JSON and a newline to stdout, DEL, C1 and invisible characters
+/// escaped ([`crate::sanitize::json_controls`]).
 ///
 /// # Errors
 /// When it cannot be rendered or written.
@@ -46,5 +47,5 @@ pub(crate) fn emit_json<T: serde::Serialize>(value: &T) -> Result<(), CliError> 
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::failure(format!("cannot render JSON: {e}")))?;
     text.push('\n');
-    emit(&text)
+    emit(&crate::sanitize::json_controls(text))
 }

@@ -14,17 +14,21 @@ pub(crate) const CUT_MARK: &str = "…[cut: ";
 /// operators (U+2060..U+2064), the deprecated format characters (U+206A..U+206F), the
 /// byte-order mark, the soft hyphen, the line and paragraph separators (U+2028, U+2029), the
 /// interlinear annotation marks, fillers, variation selectors and the tag characters
-/// (U+E0000..U+E007F). Text carrying them reads as something it is not.
+/// (U+E0000..U+E007F), and every other format character (Unicode's class Cf: the Arabic
+/// number signs, Syriac and Kaithi marks, Egyptian hieroglyph and shorthand format controls).
+/// Text carrying them reads as something it is not.
 #[must_use]
 pub(crate) fn is_invisible(c: char) -> bool {
     matches!(c,
-        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
+        '\u{00ad}' | '\u{034f}' | '\u{0600}'..='\u{0605}' | '\u{061c}' | '\u{06dd}' | '\u{070f}'
+        | '\u{0890}' | '\u{0891}' | '\u{08e2}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}'
         | '\u{180b}'..='\u{180f}'
         | '\u{200b}'..='\u{200f}'
         | '\u{2028}'..='\u{202e}'
         | '\u{2060}'..='\u{206f}'
         | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}'
         | '\u{fff0}'..='\u{fffb}'
+        | '\u{110bd}' | '\u{110cd}' | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}'
         | '\u{1d173}'..='\u{1d17a}'
         | '\u{e0000}'..='\u{e007f}'
         | '\u{e0100}'..='\u{e01ef}')

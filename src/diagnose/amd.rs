@@ -138,12 +138,16 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
          radeon driver may have taken the card, or an amdgpu-dkms module failed to build for \
          this kernel.",
     );
+    // Each GPU by its normalised bus address, the first of an address kept: one look-up per
+    // device instead of a search of every GPU (5,000 devices took 7 s).
+    let mut by_address = std::collections::HashMap::new();
+    for g in report.amd_gpus() {
+        if let Some(b) = g.pci_bus_id.as_deref() {
+            by_address.entry(address_key(b)).or_insert(g);
+        }
+    }
     for d in &undriven {
-        let gpu = report.amd_gpus().find(|g| {
-            g.pci_bus_id
-                .as_deref()
-                .is_some_and(|b| same_address(b, &d.address))
-        });
+        let gpu = by_address.get(&address_key(&d.address)).copied();
         f = f.evidence(format!(
             "PCI {}: AMD {} {} bound to {}",
             d.address,
@@ -719,14 +723,12 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
     )
 }
 
-/// Two spellings of one PCI address (`0000:03:00.0`, `00000000:03:00.0`).
-pub(super) fn same_address(a: &str, b: &str) -> bool {
-    let norm = |x: &str| -> String {
-        let x = x.to_ascii_lowercase();
-        match x.split_once(':') {
-            Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),
-            None => x,
-        }
-    };
-    norm(a) == norm(b)
+/// A PCI address as its spellings (`0000:03:00.0`, `00000000:03:00.0`) compare equal: lower
+/// case, the domain's leading zeros gone.
+fn address_key(x: &str) -> String {
+    let x = x.to_ascii_lowercase();
+    match x.split_once(':') {
+        Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),
+        None => x,
+    }
 }

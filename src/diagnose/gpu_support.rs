@@ -75,14 +75,11 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
     // A branch that predates the GPU is the cause whatever its flavour: the branch that knows
     // the GPU is installed in the flavour the GPU needs.
     .explains(&ids::MODULE_FLAVOUR_UNSUPPORTED);
-    for (g, first) in &unknown {
+    // `names` is built from `unknown` in order: each GPU's name is beside it, not searched for.
+    for ((g, first), name) in unknown.iter().zip(&names) {
         f = f
             .evidence(format!(
-                "{}: PCI id {}, listed by NVIDIA's drivers from {first} on",
-                names
-                    .iter()
-                    .find(|n| n.starts_with(&format!("GPU {} ", g.index)))
-                    .map_or("GPU", String::as_str),
+                "{name}: PCI id {}, listed by NVIDIA's drivers from {first} on",
                 g.pci_device_id.as_deref().unwrap_or("unknown")
             ))
             .subject(format!("gpu:{}", g.index));

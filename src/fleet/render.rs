@@ -418,11 +418,19 @@ fn text_throughput(out: &mut String, t: &Throughput, paint: Paint) {
 }
 
 /// Machine text for a Markdown table cell: control characters gone, and every character
-/// that Markdown or HTML would act on escaped (a `|` would split the cell).
+/// that Markdown or HTML would act on escaped (a `|` would split the cell). Text that GitHub
+/// would turn into a mention, a link or an issue reference even with its characters escaped
+/// (`@org/team`, `https://…`, `www.…`, `#12`, `a@b.c`) goes in a code span instead, where
+/// GitHub makes none of them; a `|` in it is escaped as tables need.
 #[must_use]
 pub(crate) fn md(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in clean(text).chars() {
+    let cleaned = clean(text);
+    let lower = cleaned.to_ascii_lowercase();
+    if cleaned.contains(['@', '#']) || lower.contains("://") || lower.contains("www.") {
+        return code_span(&cleaned);
+    }
+    let mut out = String::with_capacity(cleaned.len());
+    for c in cleaned.chars() {
         if matches!(
             c,
             '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '~' | '&' | '#'
@@ -432,6 +440,24 @@ pub(crate) fn md(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// `text` as a Markdown code span: fenced by one more backtick than its longest run of them,
+/// padded with a space where it starts or ends with one, each `|` escaped for a table.
+fn code_span(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with(['`', ' ']) || text.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", text.replace('|', "\\|"))
 }
 
 fn row(out: &mut String, cells: &[String]) {
@@ -674,11 +700,58 @@ mod tests {
     }
 
     #[test]
+    fn mentions_links_and_references_go_in_code_spans() {
+        assert_eq!(md("@org/team"), "`@org/team`");
+        assert_eq!(md("https://evil.example/x"), "`https://evil.example/x`");
+        assert_eq!(md("WWW.evil.example"), "`WWW.evil.example`");
+        assert_eq!(md("fixes #12"), "`fixes #12`");
+        assert_eq!(md("a`@b|c"), "``a`@b\\|c``");
+        assert_eq!(md("`@x"), "`` `@x ``");
+    }
+
+    #[test]
     fn framework_fields_read_as_name_in_env() {
         assert_eq!(
             field_label("framework:/opt/a:b:torch"),
             "torch in /opt/a:b:"
         );
         assert_eq!(field_label("driver_cuda"), "driver CUDA");
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::md;
+    use crate::present::props::{config, hostile, non_printing};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(config())]
+
+    #[test]
+    fn a_markdown_cell_stays_one_cell_and_links_nothing(s in hostile()) {
+        let cell = md(&s);
+        prop_assert!(!cell.chars().any(non_printing), "{cell:?}");
+        prop_assert!(!cell.contains('\n'));
+        // The table parser's view (GFM): a `|` not after a backslash splits the row.
+        let mut escaped = false;
+        for c in cell.chars() {
+            prop_assert!(escaped || c != '|', "unescaped | in {cell:?}");
+            escaped = !escaped && c == '\\';
+        }
+        let spanned = cell.starts_with('`');
+        for active in ["@", "://", "www.", "#"] {
+            if cell.to_ascii_lowercase().contains(active) {
+                prop_assert!(spanned, "{active} outside a code span: {cell:?}");
+            }
+        }
+        if !spanned {
+            let mut escaped = false;
+            for c in cell.chars() {
+                prop_assert!(escaped || !"<>&`[]*_".contains(c), "{c} unescaped in {cell:?}");
+                escaped = !escaped && c == '\\';
+            }
+        }
+    }
     }
 }

@@ -30,6 +30,11 @@ pub const CHILD_ARG: &str = "__gpu-probe";
 /// ([`stream_main`]), which the TUI keeps running while its GPUs screen is open.
 pub const STREAM_ARG: &str = "__gpu-stream";
 
+/// The most GPUs a child reads from NVML or libcuda: a library that reports 2^31 - 1 devices
+/// made the child push an entry per index, gigabytes before its deadline (and the TUI's
+/// streaming child has none). A machine has at most tens of GPUs.
+pub const MAX_DEVICES: u32 = 1024;
+
 /// How often the streaming child takes a reading.
 pub const STREAM_EVERY: Duration = Duration::from_secs(1);
 
@@ -413,8 +418,17 @@ fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) {
             return;
         }
     };
-    snapshot.nvml = ProbeOutcome::new(ProbeStatus::Ok, None);
-    for index in 0..count {
+    snapshot.nvml = if count > MAX_DEVICES {
+        ProbeOutcome::new(
+            ProbeStatus::Ok,
+            Some(format!(
+                "NVML reported {count} GPUs; only the first {MAX_DEVICES} were read"
+            )),
+        )
+    } else {
+        ProbeOutcome::new(ProbeStatus::Ok, None)
+    };
+    for index in 0..count.min(MAX_DEVICES) {
         match nvml.device_by_index(index) {
             Ok(device) => snapshot.gpus.push(gpu_from_device(index, &device)),
             Err(e) => {

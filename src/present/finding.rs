@@ -20,7 +20,7 @@ pub(crate) fn write(out: &mut String, f: &Finding, paint: Paint) {
         out,
         "  {} {}: {}",
         paint.severity(f.severity, mark),
-        f.id,
+        clean(&f.id),
         clean(&f.title)
     );
     if !f.detail.is_empty() {

@@ -6,7 +6,8 @@ use crate::report::Report;
 /// the error becomes a JSON object rather than a panic.
 ///
 /// Facts keep the machine's exact text (JSON escapes it); the fields written for people
-/// (findings' titles, details, evidence and fixes, `probes[].detail`, `gpus[].identity_note`,
+/// (findings' titles, details, evidence and fixes, `probes[].detail`, `driver.nvml.detail`,
+/// `driver.nvidia_smi.detail` (a tool's own words), `gpus[].identity_note`,
 /// the manifest set's warning, `explain`'s notes) are cleaned as the text face cleans them
 /// ([`crate::sanitize::clean_lines`]): no control or invisible character, long values cut
 /// with a marker. `jq -r` on them prints nothing raw.
@@ -49,6 +50,9 @@ fn people_fields(report: &Report, f: &mut dyn FnMut(&str)) {
     for probe in &report.probes {
         probe.detail.iter().for_each(|e| f(e));
     }
+    for outcome in [&report.driver.nvml, &report.driver.nvidia_smi] {
+        outcome.detail.iter().for_each(|e| f(e));
+    }
     for gpu in &report.gpus {
         gpu.identity_note.iter().for_each(|e| f(e));
     }
@@ -70,6 +74,9 @@ fn people_fields_mut(report: &mut Report, f: &mut dyn FnMut(&mut String)) {
     for probe in &mut report.probes {
         probe.detail.iter_mut().for_each(&mut *f);
     }
+    for outcome in [&mut report.driver.nvml, &mut report.driver.nvidia_smi] {
+        outcome.detail.iter_mut().for_each(&mut *f);
+    }
     for gpu in &mut report.gpus {
         gpu.identity_note.iter_mut().for_each(&mut *f);
     }
@@ -88,6 +95,8 @@ mod tests {
     fn fields_for_people_are_cleaned_and_facts_kept() {
         let mut r = Report::default();
         r.driver.version = Some("550\u{200b}\u{1b}[2J".to_string());
+        r.driver.nvidia_smi.detail =
+            Some("NVIDIA-SMI has failed\u{1b}[2J\u{9b}\u{200f}".to_string());
         r.findings.push(Finding {
             id: "x".to_string(),
             severity: Severity::Error,
@@ -106,6 +115,10 @@ mod tests {
         }
         assert_eq!(f["title"], "GPU 0 (H200<U+202E>?]0;t?)");
         assert_eq!(f["detail"], "line one\nline two<U+FEFF>");
+        assert_eq!(
+            json["driver"]["nvidia_smi"]["detail"],
+            "NVIDIA-SMI has failed?[2J?<U+200F>"
+        );
         // The fact stays exact.
         assert_eq!(json["driver"]["version"], "550\u{200b}\u{1b}[2J");
     }

@@ -6,3 +6,6 @@ pub mod paint;
 pub mod prometheus;
 
 pub mod text;
+
+#[cfg(test)]
+pub(crate) mod props;

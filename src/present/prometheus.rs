@@ -44,6 +44,7 @@ mod exposition;
 use crate::report::smoke::{DeviceResult, SmokeRun, SmokeStatus};
 use crate::report::{Gpu, Report, Severity};
 use exposition::{Exposition, Family};
+use std::collections::{HashMap, HashSet};
 
 /// The `gpu_doctor_smoke_status` state of a report without a smoke run (from `doctor`), listed
 /// after every [`SmokeStatus::KNOWN`] state.
@@ -60,13 +61,14 @@ const GB: f64 = 1e9;
 #[must_use]
 pub fn render(report: &Report) -> String {
     let mut out = Exposition::default();
+    let names = Names::new(report);
     tool(&mut out, report);
-    findings(&mut out, report);
+    findings(&mut out, report, &names);
     driver(&mut out, report);
     rocm(&mut out, report);
-    gpus(&mut out, report);
+    gpus(&mut out, report, &names);
     software(&mut out, report);
-    smoke(&mut out, report);
+    smoke(&mut out, report, &names);
     probes(&mut out, report);
     out.text
 }
@@ -115,7 +117,7 @@ fn tool(out: &mut Exposition, report: &Report) {
     out.push(manifests);
 }
 
-fn findings(out: &mut Exposition, report: &Report) {
+fn findings(out: &mut Exposition, report: &Report, names: &Names) {
     let mut healthy = Family::new(
         "gpu_doctor_healthy",
         "1 when the report has no error finding, else 0.",
@@ -153,16 +155,30 @@ fn findings(out: &mut Exposition, report: &Report) {
         "Findings that name this GPU among their subjects, by severity; 0 when none.",
         ["gpu", "name", "severity"],
     );
+    // Each finding counted once per subject it names (a subject named twice counts once), so
+    // the work is the findings' subjects plus the GPUs, not their product.
+    let mut by_subject: HashMap<&str, [usize; SEVERITIES.len()]> = HashMap::new();
+    for f in &report.findings {
+        let Some(at) = SEVERITIES.iter().position(|s| *s == f.severity) else {
+            continue;
+        };
+        let mut named = HashSet::new();
+        for subject in &f.subjects {
+            if named.insert(subject.as_str()) {
+                by_subject.entry(subject.as_str()).or_default()[at] += 1;
+            }
+        }
+    }
     for gpu in &report.gpus {
         let subject = format!("gpu:{}", gpu.index);
         let index = gpu.index.to_string();
-        for severity in SEVERITIES {
-            let count = report
-                .findings_of(severity)
-                .filter(|f| f.subjects.contains(&subject))
-                .count();
+        let counts = by_subject
+            .get(subject.as_str())
+            .copied()
+            .unwrap_or_default();
+        for (severity, count) in SEVERITIES.into_iter().zip(counts) {
             per_gpu.set(
-                [&index, gpu_name(report, gpu.index), severity.as_str()],
+                [&index, names.get(gpu.index), severity.as_str()],
                 num(count as u64),
             );
         }
@@ -213,33 +229,44 @@ fn rocm(out: &mut Exposition, report: &Report) {
     out.push(info);
 }
 
-/// The model name of GPU `index`: from the driver, else from the smoke test, else empty.
-fn gpu_name(report: &Report, index: u32) -> &str {
-    report
-        .gpus
-        .iter()
-        .find(|g| g.index == index)
-        .and_then(|g| g.name.as_deref())
-        .or_else(|| {
-            report
-                .smoke
-                .as_ref()?
-                .devices
-                .iter()
-                .find(|d| d.index == index)?
-                .name
-                .as_deref()
-        })
-        .unwrap_or("")
+/// The model name of each GPU index: from the driver, else from the smoke test, else empty.
+/// Built once per render, so a lookup costs the same whatever the GPU count.
+struct Names<'a> {
+    driver: HashMap<u32, Option<&'a str>>,
+    smoke: HashMap<u32, Option<&'a str>>,
+}
+
+impl<'a> Names<'a> {
+    fn new(report: &'a Report) -> Names<'a> {
+        // The first entry of an index wins, as a search from the start would find it.
+        let mut driver = HashMap::new();
+        for g in &report.gpus {
+            driver.entry(g.index).or_insert(g.name.as_deref());
+        }
+        let mut smoke = HashMap::new();
+        for d in report.smoke.iter().flat_map(|s| &s.devices) {
+            smoke.entry(d.index).or_insert(d.name.as_deref());
+        }
+        Names { driver, smoke }
+    }
+
+    fn get(&self, index: u32) -> &'a str {
+        self.driver
+            .get(&index)
+            .copied()
+            .flatten()
+            .or_else(|| self.smoke.get(&index).copied().flatten())
+            .unwrap_or("")
+    }
 }
 
 /// The GPU families, in the order they are written: how many, what each is, its readings, its
 /// ECC counters and PCIe link.
-fn gpus(out: &mut Exposition, report: &Report) {
+fn gpus(out: &mut Exposition, report: &Report, names: &Names) {
     gpu_counts(out, report);
-    gpu_info(out, report);
-    gpu_readings(out, report);
-    gpu_errors_and_links(out, report);
+    gpu_info(out, report, names);
+    gpu_readings(out, report, names);
+    gpu_errors_and_links(out, report, names);
 }
 
 /// GPUs the driver reports, against NVIDIA GPUs on the bus.
@@ -267,7 +294,7 @@ fn gpu_counts(out: &mut Exposition, report: &Report) {
 }
 
 /// One series per GPU naming it; the value is always 1.
-fn gpu_info(out: &mut Exposition, report: &Report) {
+fn gpu_info(out: &mut Exposition, report: &Report, names: &Names) {
     let mut info = Family::new(
         "gpu_doctor_gpu_info",
         "One series per GPU: model, UUID, PCI bus ID, compute capability and architecture, vendor (nvidia, amd) and an AMD GPU's gfx target (empty when unknown).",
@@ -286,7 +313,7 @@ fn gpu_info(out: &mut Exposition, report: &Report) {
         info.set(
             [
                 &g.index.to_string(),
-                gpu_name(report, g.index),
+                names.get(g.index),
                 g.uuid.as_deref().unwrap_or(""),
                 g.pci_bus_id.as_deref().unwrap_or(""),
                 g.compute_capability.as_deref().unwrap_or(""),
@@ -301,11 +328,11 @@ fn gpu_info(out: &mut Exposition, report: &Report) {
 }
 
 /// What the driver read from each GPU when the report was made: memory, temperature, power.
-fn gpu_readings(out: &mut Exposition, report: &Report) {
+fn gpu_readings(out: &mut Exposition, report: &Report, names: &Names) {
     let per_gpu = |name, help, value: fn(&Gpu) -> Option<f64>| {
         let mut family = Family::new(name, help, ["gpu", "name"]);
         for g in &report.gpus {
-            family.set_some([&g.index.to_string(), gpu_name(report, g.index)], value(g));
+            family.set_some([&g.index.to_string(), names.get(g.index)], value(g));
         }
         family
     };
@@ -342,7 +369,7 @@ fn gpu_readings(out: &mut Exposition, report: &Report) {
 }
 
 /// ECC counters by scope and type, and the PCIe link now against its best.
-fn gpu_errors_and_links(out: &mut Exposition, report: &Report) {
+fn gpu_errors_and_links(out: &mut Exposition, report: &Report, names: &Names) {
     let mut ecc = Family::new(
         "gpu_doctor_gpu_ecc_errors",
         "ECC errors the driver counted: volatile (since the driver loaded) or aggregate (lifetime), corrected or uncorrected.",
@@ -360,7 +387,7 @@ fn gpu_errors_and_links(out: &mut Exposition, report: &Report) {
     );
     for g in &report.gpus {
         let index = g.index.to_string();
-        let name = gpu_name(report, g.index);
+        let name = names.get(g.index);
         for (scope, kind, value) in [
             ("volatile", "corrected", g.ecc.volatile_corrected),
             ("volatile", "uncorrected", g.ecc.volatile_uncorrected),
@@ -443,7 +470,7 @@ fn software(out: &mut Exposition, report: &Report) {
     out.push(frameworks);
 }
 
-fn smoke(out: &mut Exposition, report: &Report) {
+fn smoke(out: &mut Exposition, report: &Report, names: &Names) {
     let current = report
         .smoke
         .as_ref()
@@ -474,7 +501,7 @@ fn smoke(out: &mut Exposition, report: &Report) {
         wall.set([], num(run.wall_ms) / 1000.0);
         out.push(wall);
     }
-    smoke_devices(out, report, run);
+    smoke_devices(out, names, run);
 
     let mut peers = Family::new(
         "gpu_doctor_smoke_peer_access",
@@ -487,8 +514,8 @@ fn smoke(out: &mut Exposition, report: &Report) {
     out.push(peers);
 }
 
-fn smoke_devices(out: &mut Exposition, report: &Report, run: &SmokeRun) {
-    let labels = |d: &DeviceResult| (d.index.to_string(), gpu_name(report, d.index).to_string());
+fn smoke_devices(out: &mut Exposition, names: &Names, run: &SmokeRun) {
+    let labels = |d: &DeviceResult| (d.index.to_string(), names.get(d.index).to_string());
     let per_device = |name, help, value: fn(&DeviceResult) -> Option<f64>| {
         let mut family = Family::new(name, help, ["gpu", "name"]);
         for d in &run.devices {
@@ -997,5 +1024,84 @@ mod tests {
             ..Report::default()
         };
         assert!(render(&r).contains("\ngpu_doctor_report_timestamp_seconds 1796122747\n"));
+    }
+}
+
+#[cfg(test)]
+mod growth {
+    use super::*;
+    use crate::report::Finding;
+
+    /// CPU seconds this thread has used, as the kernel counts them (utime + stime of
+    /// `/proc/thread-self/stat`): no wall-clock, so a busy machine does not change it much.
+    fn thread_cpu_seconds() -> f64 {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+        let after = stat.rsplit_once(')').unwrap().1;
+        let ticks: u64 = after
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|t| t.parse::<u64>().unwrap())
+            .sum();
+        #[expect(clippy::cast_precision_loss, reason = "a test's ticks are few")]
+        let seconds = ticks as f64 / rustix::param::clock_ticks_per_second() as f64;
+        seconds
+    }
+
+    /// `n` GPUs, each the subject of a finding of its own ID, the smoke test run on each.
+    fn report_of(n: u32) -> Report {
+        let mut r = Report::default();
+        let mut run = SmokeRun::default();
+        for i in 0..n {
+            r.gpus.push(Gpu {
+                index: i,
+                name: Some("NVIDIA H200".into()),
+                uuid: Some(format!("GPU-{i:08x}")),
+                memory_total_mib: Some(143_771),
+                ..Gpu::default()
+            });
+            run.devices.push(DeviceResult {
+                index: i,
+                passed: true,
+                ..DeviceResult::default()
+            });
+            r.findings.push(Finding {
+                id: format!("finding-{i}"),
+                severity: Severity::Warning,
+                title: "t".into(),
+                detail: String::new(),
+                evidence: Vec::new(),
+                fix: None,
+                explains: Vec::new(),
+                subjects: vec![format!("gpu:{i}"), format!("gpu:{i}")],
+            });
+        }
+        r.smoke = Some(run);
+        r
+    }
+
+    fn render_cpu_seconds(n: u32) -> f64 {
+        let report = report_of(n);
+        let start = thread_cpu_seconds();
+        let text = render(&report);
+        let spent = thread_cpu_seconds() - start;
+        assert!(text.contains(&format!(
+            "gpu_doctor_gpu_findings{{gpu=\"{}\",name=\"NVIDIA H200\",severity=\"warning\"}} 1\n",
+            n - 1
+        )));
+        spent
+    }
+
+    #[test]
+    fn twice_the_gpus_cost_about_twice_the_cpu_time() {
+        // Each series found by a search of its family and each GPU's name and findings by a
+        // search of the report made this quadratic: 50,000 GPUs took two minutes.
+        let small = render_cpu_seconds(6_000);
+        let large = render_cpu_seconds(12_000);
+        eprintln!("6,000 GPUs: {small:.3} s of CPU; 12,000 GPUs: {large:.3} s");
+        assert!(
+            large < 3.0 * small + 0.1,
+            "6,000 GPUs: {small:.3} s of CPU; 12,000 GPUs: {large:.3} s"
+        );
     }
 }

@@ -166,7 +166,7 @@ fn header(out: &mut String, r: &Report) {
         (None, Some(id)) => format!("{} {}", clean(id), opt(h.os_version.as_deref())),
         (None, None) => "unknown OS".to_string(),
     };
-    let _ = write!(out, "gpu-doctor {} | {os}", r.tool.version);
+    let _ = write!(out, "gpu-doctor {} | {os}", clean(&r.tool.version));
     if let Some(k) = &h.kernel_release {
         let _ = write!(out, " | kernel {}", clean(k));
     }

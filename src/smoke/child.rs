@@ -105,7 +105,11 @@ fn execute(request: &Request) -> SmokeRun {
         Ok(_) => return could_not_run("the CUDA driver sees no GPU".to_string()),
         Err(e) => return could_not_run(e.to_string()),
     };
-    let wanted: Vec<u32> = (0..u32::try_from(count).unwrap_or(0))
+    // A library that claims billions of GPUs is believed only up to a machine's size.
+    let count = u32::try_from(count)
+        .unwrap_or(0)
+        .min(crate::host::gpu::MAX_DEVICES);
+    let wanted: Vec<u32> = (0..count)
         .filter(|i| request.devices.as_ref().is_none_or(|d| d.contains(i)))
         .collect();
     if wanted.is_empty() {

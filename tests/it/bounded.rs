@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use rustix::process::Signal;
 use serde_json::Value;
 
-use crate::support::{Out, copy_tree, fixture_dir, fixture_env, one_string_cache, run_measured};
+use crate::support::{
+    Out, copy_tree, fixture_dir, fixture_env, one_string_cache, run_measured, run_watched,
+};
 
 fn gpu_doctor(fixture: &str, root: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
@@ -33,34 +35,6 @@ fn scratch(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let root = dir.path().join("root");
     copy_tree(&fixture_dir(fixture).join("root"), &root);
     (dir, root)
-}
-
-/// The peak resident memory of a running process (`VmHWM`, kB).
-fn peak_kb(pid: u32) -> Option<i64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Runs gpu-doctor, watching its peak memory: (stdout, peak kB).
-fn run_watched(mut command: Command) -> (String, i64) {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
-        s
-    });
-    let mut peak = 0;
-    while child.try_wait().unwrap().is_none() {
-        peak = peak.max(peak_kb(child.id()).unwrap_or(0));
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    (reader.join().unwrap(), peak)
 }
 
 /// `nvidia-smi -q -x` and the CSV query of `n` GPUs, written where the `h200` fixture's
@@ -593,4 +567,41 @@ fn invisible_characters_show_in_no_face_and_plan_refuses_them_in_package_names()
     if out.code == 1 {
         assert!(out.stderr.contains("refused"), "{}", out.stderr);
     }
+}
+
+/// A libnvidia-ml that says it has 2^31 - 1 GPUs, none of which answers: the NVML child pushed
+/// an entry per index (3.5-6.8 GB before the parent's deadline; the TUI's streaming child has
+/// none). It now believes at most gpu-doctor's device cap and says so.
+#[test]
+fn an_nvml_that_reports_two_billion_gpus_costs_a_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("nvml.c");
+    std::fs::write(
+        &src,
+        "int nvmlInit_v2(void) { return 0; }\n\
+         int nvmlShutdown(void) { return 0; }\n\
+         int nvmlDeviceGetCount_v2(unsigned int *n) { *n = 2147483647u; return 0; }\n\
+         int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **d) { (void)i; (void)d; return 15; }\n",
+    )
+    .unwrap();
+    let lib = dir.path().join("libnvidia-ml.so.1");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .expect("cc must be installed to build test libraries");
+    assert!(built.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    child
+        .env_clear()
+        .env("LD_LIBRARY_PATH", dir.path())
+        .arg("__gpu-probe")
+        .stdin(Stdio::null());
+    let (stdout, peak_kb) = run_watched(child);
+    let snapshot: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(snapshot["gpus"].as_array().unwrap().len(), 1024);
+    let detail = snapshot["nvml"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("2147483647"), "{}", snapshot["nvml"]);
+    assert!(peak_kb < 200 * 1024, "peak resident memory {peak_kb} kB");
 }

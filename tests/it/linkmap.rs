@@ -29,7 +29,7 @@ use std::process::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::support::{fixture_dir, fixture_env};
+use crate::support::{fixture_dir, fixture_env, run_watched};
 
 const SITE: &str = "home/ubuntu/venv/lib/python3.10/site-packages";
 
@@ -1056,4 +1056,37 @@ fn a_conda_interpreters_rpath_serves_the_env_lib_and_its_runpath_does_not() {
     let cudart = load(&r, "cupy", "libcudart.so.12");
     assert!(cudart["path"].is_null(), "{cudart}");
     assert!(ids(&r).contains(&"library-not-found"), "{:?}", ids(&r));
+}
+
+/// 100 dpkg lists whose names hint at CUDA, each 8 MiB of nothing (sparse files: no disk), and
+/// the one that owns the system cuDNN. Keeping every list cost 820 MB; now the lists are read
+/// one at a time within a byte budget and only the library paths they name are kept.
+#[test]
+fn hostile_dpkg_lists_cost_a_bounded_memory_and_the_real_owner_is_still_found() {
+    let m = tf_machine();
+    tf_framework(&m, "libcudart.so.12");
+    let info = "/var/lib/dpkg/info";
+    m.write(
+        &format!("{info}/libcudnn8:amd64.list"),
+        "/.\n/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu/libcudnn.so.8\n",
+    );
+    for i in 0..100 {
+        let at = m.path(&format!("{info}/libcudnn8-sparse-{i:03}.list"));
+        let f = std::fs::File::create(at).unwrap();
+        f.set_len(8 * 1024 * 1024).unwrap();
+    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    command
+        .env_clear()
+        .envs(m.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .arg("--root")
+        .arg(m.root())
+        .args(["--timeout", "60", "doctor", "--json"])
+        .stdin(std::process::Stdio::null());
+    let (stdout, peak_kb) = run_watched(command);
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    let cudnn = load(&r, "tensorflow", "libcudnn.so.8");
+    assert_eq!(cudnn["owner"]["kind"], "dpkg", "{cudnn}");
+    assert_eq!(cudnn["owner"]["package"], "libcudnn8", "{cudnn}");
+    assert!(peak_kb < 200 * 1024, "peak resident memory {peak_kb} kB");
 }

@@ -491,3 +491,31 @@ pub fn generator_reproduces_its_table(script: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The peak resident memory of a running process (`VmHWM`, kB).
+pub fn peak_kb(pid: u32) -> Option<i64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs gpu-doctor, watching its peak memory: (stdout, peak kB).
+pub fn run_watched(mut command: Command) -> (String, i64) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        peak = peak.max(peak_kb(child.id()).unwrap_or(0));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (reader.join().unwrap(), peak)
+}

@@ -3,15 +3,26 @@
 //! own folder, a Debian package (`/var/lib/dpkg/info/*.list`), the driver, or nobody we know.
 //!
 //! Each RECORD, conda-meta record and dpkg list is read at most once per scan, and only those
-//! whose names say they could hold a CUDA library.
+//! whose names say they could hold a CUDA library. Memory is bounded by bytes, not by the scan's
+//! time: a dpkg list or conda-meta record is read one at a time, at most [`FILE_LIMIT`] bytes,
+//! [`READ_LIMIT`] bytes in all of each kind; only the library paths it names are kept, at most
+//! [`KEPT_LIMIT`] bytes of them, and the text is dropped. What lies past a limit is not known,
+//! and the cut is noted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::framework::FrameworkName;
 use crate::host::Host;
 use crate::report::{EnvKind, LibraryOwner, OwnerKind, PythonEnv, Toolkit};
+
+/// The most bytes of one dpkg list or conda-meta record read (a real one is tens of kB).
+const FILE_LIMIT: u64 = 2 * 1024 * 1024;
+/// The most bytes read of dpkg lists, and of conda-meta records, in one scan.
+const READ_LIMIT: u64 = 256 * 1024 * 1024;
+/// The most bytes of library paths kept from dpkg lists, and from conda-meta records.
+const KEPT_LIMIT: usize = 16 * 1024 * 1024;
 
 /// Words in a package name that mark it as possibly holding a CUDA library.
 const HINTS: [&str; 16] = [
@@ -75,8 +86,92 @@ pub(crate) fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// One conda-meta record: package, version, the record's text.
-type CondaRecord = (String, String, String);
+/// The library paths a kind of package list names, each with the first package naming it, read
+/// within the byte limits.
+#[derive(Default)]
+struct Index {
+    /// Packages, in the order their lists were read: (name, version).
+    packages: Vec<(String, String)>,
+    /// A library path → its first package in `packages`.
+    paths: HashMap<String, usize>,
+    read: u64,
+    kept: usize,
+    /// A limit was reached: the rest was not read (or not kept).
+    full: bool,
+}
+
+impl Index {
+    /// Reads `path` (a list of package `name` at `version`), keeping each library path that
+    /// `paths_in` finds in its text; false once a limit is reached.
+    fn add(
+        &mut self,
+        host: &Host,
+        path: &Path,
+        package: (String, String),
+        paths_in: impl Fn(&str) -> Vec<String>,
+    ) -> bool {
+        if self.full {
+            return false;
+        }
+        let limit = FILE_LIMIT.min(READ_LIMIT.saturating_sub(self.read));
+        let Ok(bytes) = host.fs.read_bytes_limited(path, limit) else {
+            return true;
+        };
+        self.read += bytes.len() as u64;
+        let text = String::from_utf8_lossy(&bytes);
+        let at = self.packages.len();
+        self.packages.push(package);
+        for p in paths_in(&text) {
+            if self.kept + p.len() > KEPT_LIMIT {
+                self.full = true;
+                break;
+            }
+            if !self.paths.contains_key(&p) {
+                self.kept += p.len();
+                self.paths.insert(p, at);
+            }
+        }
+        if self.read >= READ_LIMIT {
+            self.full = true;
+        }
+        if self.full {
+            host.fs.note_cut(
+                path,
+                &format!(
+                    "library owners: read {} bytes of package lists and kept {} bytes of paths; the rest was not read",
+                    self.read, self.kept
+                ),
+            );
+        }
+        !self.full
+    }
+
+    /// The package of the first list naming any of `wanted`.
+    fn owner(&self, wanted: &[&str]) -> Option<&(String, String)> {
+        let at = wanted.iter().filter_map(|w| self.paths.get(*w)).min()?;
+        self.packages.get(*at)
+    }
+}
+
+/// The library paths a dpkg list names: its lines that could be a shared library.
+fn dpkg_paths(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.contains(".so"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The library paths a conda-meta record of environment `prefix` names: its JSON strings that
+/// could be a shared library (a path relative to the prefix), each kept as `prefix\0path` so
+/// one index serves every environment.
+fn conda_paths(prefix: &str, text: &str) -> Vec<String> {
+    text.split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.contains(".so"))
+        .map(|s| format!("{prefix}\0{s}"))
+        .collect()
+}
 
 /// What is known about the machine's installs, read once.
 pub(crate) struct Owners<'a> {
@@ -85,10 +180,11 @@ pub(crate) struct Owners<'a> {
     toolkits: &'a [Toolkit],
     /// Library file (as RECORD names it, below its site folder) → (dist, version).
     records: HashMap<PathBuf, (String, String)>,
-    /// dpkg lists already read: (package, contents).
-    dpkg: Mutex<Option<Vec<(String, String)>>>,
-    /// conda-meta records already read, per prefix.
-    conda: Mutex<HashMap<PathBuf, Vec<CondaRecord>>>,
+    /// The library paths of the dpkg lists, read at the first lookup.
+    dpkg: Mutex<Option<Index>>,
+    /// The library paths of each prefix's conda-meta records (one byte budget for all), and
+    /// the prefixes read.
+    conda: Mutex<(Index, HashSet<PathBuf>)>,
 }
 
 impl<'a> Owners<'a> {
@@ -134,7 +230,7 @@ impl<'a> Owners<'a> {
             toolkits,
             records,
             dpkg: Mutex::new(None),
-            conda: Mutex::new(HashMap::new()),
+            conda: Mutex::new((Index::default(), HashSet::new())),
         }
     }
 
@@ -238,50 +334,54 @@ impl<'a> Owners<'a> {
         let Ok(mut cache) = self.conda.lock() else {
             return None;
         };
-        let records = cache.entry(prefix.to_path_buf()).or_insert_with(|| {
-            self.host
-                .fs
-                .read_dir(prefix.join("conda-meta"))
-                .into_iter()
-                .filter(|e| e.name.ends_with(".json") && hinted(&e.name))
-                .filter_map(|e| {
-                    let stem = e.name.strip_suffix(".json")?;
-                    let mut it = stem.rsplitn(3, '-');
-                    let _build = it.next()?;
-                    let version = it.next()?.to_string();
-                    let name = it.next()?.to_string();
-                    let text = self.host.fs.read_opt(&e.path)?;
-                    Some((name, version, text))
-                })
-                .collect()
-        });
-        records
-            .iter()
-            .find(|(_, _, text)| text.contains(&format!("\"{rel}\"")))
-            .map(|(n, v, _)| (n.clone(), v.clone()))
+        let (index, read) = &mut *cache;
+        if read.insert(prefix.to_path_buf()) {
+            for e in self.host.fs.read_dir(prefix.join("conda-meta")) {
+                if !(e.name.ends_with(".json") && hinted(&e.name)) {
+                    continue;
+                }
+                let Some(stem) = e.name.strip_suffix(".json") else {
+                    continue;
+                };
+                let mut it = stem.rsplitn(3, '-');
+                let (Some(_build), Some(version), Some(name)) = (it.next(), it.next(), it.next())
+                else {
+                    continue;
+                };
+                let base = prefix.display().to_string();
+                let package = (name.to_string(), version.to_string());
+                if !index.add(self.host, &e.path, package, |text| conda_paths(&base, text)) {
+                    break;
+                }
+            }
+        }
+        let key = format!("{}\0{rel}", prefix.display());
+        index.owner(&[&key]).cloned()
     }
 
     fn dpkg_owner(&self, path: &Path, canonical: &Path) -> Option<String> {
         let Ok(mut cache) = self.dpkg.lock() else {
             return None;
         };
-        let lists = cache.get_or_insert_with(|| {
-            self.host
-                .fs
-                .read_dir("/var/lib/dpkg/info")
-                .into_iter()
-                .filter(|e| e.name.ends_with(".list") && hinted(&e.name))
-                .filter_map(|e| {
-                    let name = e.name.strip_suffix(".list")?;
-                    let name = name.split(':').next().unwrap_or(name).to_string();
-                    Some((name, self.host.fs.read_opt(&e.path)?))
-                })
-                .collect()
+        let index = cache.get_or_insert_with(|| {
+            let mut index = Index::default();
+            for e in self.host.fs.read_dir("/var/lib/dpkg/info") {
+                if !(e.name.ends_with(".list") && hinted(&e.name)) {
+                    continue;
+                }
+                let Some(name) = e.name.strip_suffix(".list") else {
+                    continue;
+                };
+                let name = name.split(':').next().unwrap_or(name).to_string();
+                if !index.add(self.host, &e.path, (name, String::new()), dpkg_paths) {
+                    break;
+                }
+            }
+            index
         });
         let wanted = [path.display().to_string(), canonical.display().to_string()];
-        lists
-            .iter()
-            .find(|(_, text)| text.lines().any(|l| wanted.iter().any(|w| w == l)))
+        index
+            .owner(&[&wanted[0], &wanted[1]])
             .map(|(n, _)| n.clone())
     }
 }
