@@ -312,17 +312,25 @@ fn pip_jax_cuda13_upgrades_the_driver() {
     );
 }
 
-/// pip, CuPy in the H200 container: cupy-cuda13x for the host's R580, no driver step (the
-/// driver is the host's).
+/// pip, CuPy in the H200 container: cupy-cuda13x for the host's R580 in a new environment, no
+/// driver step (the driver is the host's). The environment that has CuPy already keeps it.
 #[test]
 fn pip_cupy_in_a_container() {
+    let kept = plan_on("h200", &["--framework", "cupy"], &[]);
+    assert_eq!(kept.code, 0, "{}", kept.block());
+    assert!(kept.stdout.contains("steps=()"), "{}", kept.stdout);
+    assert!(kept.stdout.contains("the plan keeps it"), "{}", kept.stdout);
     let script = snapshot_plan(
         "pip_cupy_in_a_container",
         "h200",
-        &["--framework", "cupy"],
+        &["--framework", "cupy", "--env", "/srv/cupy"],
         &[],
     );
-    assert!(script.contains("'cupy-cuda13x[ctk]'") && !script.contains("apt-get"));
+    assert!(script.contains("'cupy-cuda13x[ctk]'"));
+    assert_eq!(
+        apt_installs(&script),
+        ["sudo apt-get install -y python3-venv"]
+    );
 }
 
 /// WSL keeps the Windows driver: the newest torch whose build that driver runs.
@@ -1352,12 +1360,16 @@ fn pip_torch_keeps_a_working_driver() {
     let script = snapshot_plan(
         "pip_torch_keeps_a_working_driver",
         "healthy-torch-cu124-driver-550",
-        &["--framework", "torch"],
+        &["--framework", "torch", "--env", "/srv/new"],
         &[],
     );
     assert!(script.contains("--index-url https://download.pytorch.org/whl/cu126"));
-    assert!(!script.contains("apt-get") && !script.contains("reboot_needed=1"));
-    assert!(script.contains("--framework torch --driver auto` plans it"));
+    assert!(!script.contains("reboot_needed=1"));
+    assert_eq!(
+        apt_installs(&script),
+        ["sudo apt-get install -y python3-venv"]
+    );
+    assert!(script.contains("--framework torch --env /srv/new --driver auto` plans it"));
 }
 
 /// An RTX 5090 on a driver that predates it: the new driver uses the open kernel modules (NVIDIA

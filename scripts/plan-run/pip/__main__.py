@@ -16,6 +16,7 @@ import json
 import os
 import re
 import runpy
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -99,9 +100,13 @@ def normalise(name):
 
 
 def write_metadata(item, local):
-    """A dist-info for one distribution pip would install (metadata only)."""
+    """A dist-info for one distribution pip would install (metadata only), replacing the one
+    already there as pip's upgrade would."""
     site = sysconfig.get_paths()["purelib"]
     name, version = item["name"], item["version"]
+    for entry in os.listdir(site) if os.path.isdir(site) else []:
+        if entry.endswith(".dist-info") and normalise(entry.rsplit("-", 1)[0]) == normalise(name):
+            shutil.rmtree(os.path.join(site, entry), ignore_errors=True)
     if local and normalise(name) in ("torch", "torchvision", "torchaudio") and "+" not in version:
         version = f"{version}+{local}"
     info = f"{normalise(name)}-{version}.dist-info"

@@ -39,6 +39,10 @@ impl StackAsk<'_> {
         let existing = self.existing_env();
         let python = self.python(existing, d);
         let spec = self.framework_spec(d.via);
+        if let Some(kept) = spec.as_ref().and_then(|s| self.working_install(s, d.via)) {
+            d.notes.push(kept);
+            return Ok(());
+        }
         if let Some(spec) = &spec {
             let fw = self.framework(spec, user_cuda.as_ref(), python.clone(), existing, d)?;
             needs.push(Need {
@@ -91,6 +95,33 @@ impl StackAsk<'_> {
             d.new_python = new_python;
         }
         Ok(())
+    }
+
+    /// A framework asked for by name alone that its environment already has, as a GPU build,
+    /// on a machine the doctor finds nothing wrong with: kept as it is (upgrading it would
+    /// change what works and leave its companions behind). Said in a note, with how to ask
+    /// for another release.
+    fn working_install(&self, spec: &FrameworkSpec, via: Via) -> Option<String> {
+        if via != Via::Pip
+            || spec.version.is_some()
+            || spec.extra.is_some()
+            || !healthy(self.machine)
+        {
+            return None;
+        }
+        let (env, _) = default_env(self.machine, self.target)?;
+        let fw = self.machine.frameworks.iter().find(|f| {
+            f.name == spec.name
+                && f.env.trim_end_matches('/') == env.trim_end_matches('/')
+                && f.variant.as_deref() == Some("cuda")
+        })?;
+        let version = fw.version.as_deref().unwrap_or("(version unknown)");
+        Some(format!(
+            "{} {version} in {env} is a GPU build and the doctor finds nothing wrong: the plan \
+             keeps it. To move to another release, name it: `--framework {}==X.Y`.",
+            spec.name,
+            spec.name.as_str()
+        ))
     }
 
     /// The environment the framework goes into, when it exists already.
