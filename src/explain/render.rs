@@ -116,15 +116,10 @@ fn with_cause(out: &mut String, f: &Finding, sig: &Signature, first: &Signature,
     let _ = writeln!(out, "  Fix: {}", clean(fix));
 }
 
-/// A message that is the program's, the cluster's or the installer's own: said so, with what
-/// to check; the machine's own errors are listed as unrelated, never as its cause.
-fn not_the_machine(out: &mut String, report: &Report, sig: &Signature, paint: Paint) {
-    let _ = writeln!(
-        out,
-        "{} {}",
-        paint.heading("Not a fault of this machine:"),
-        quote(&sig.matched, 160)
-    );
+/// The first lines of an answer about one message: the heading with the words matched, the
+/// line and what printed it, what it means, and the row's notes.
+fn signature_head(out: &mut String, sig: &Signature, heading: String) {
+    let _ = writeln!(out, "{heading} {}", quote(&sig.matched, 160));
     let _ = writeln!(
         out,
         "  (line {}) printed by {}.",
@@ -135,6 +130,12 @@ fn not_the_machine(out: &mut String, report: &Report, sig: &Signature, paint: Pa
     for note in &sig.notes {
         let _ = writeln!(out, "  {}", clean(note));
     }
+}
+
+/// A message that is the program's, the cluster's or the installer's own: said so, with what
+/// to check; the machine's own errors are listed as unrelated, never as its cause.
+fn not_the_machine(out: &mut String, report: &Report, sig: &Signature, paint: Paint) {
+    signature_head(out, sig, paint.heading("Not a fault of this machine:"));
     if !sig.causes.is_empty() {
         let _ = writeln!(
             out,
@@ -166,22 +167,11 @@ fn not_the_machine(out: &mut String, report: &Report, sig: &Signature, paint: Pa
 }
 
 fn without_cause(out: &mut String, report: &Report, sig: &Signature, paint: Paint) {
-    let _ = writeln!(
+    signature_head(
         out,
-        "{} {}",
+        sig,
         paint.heading("No finding on this machine explains"),
-        quote(&sig.matched, 160)
     );
-    let _ = writeln!(
-        out,
-        "  (line {}) printed by {}.",
-        sig.line,
-        clean(&sig.printed_by)
-    );
-    let _ = writeln!(out, "  What it means: {}", clean(&sig.meaning));
-    for note in &sig.notes {
-        let _ = writeln!(out, "  {}", clean(note));
-    }
     if !sig.causes.is_empty() {
         let _ = writeln!(
             out,
