@@ -348,7 +348,7 @@ pub(crate) struct PlanArgs {
         long,
         value_name = "FILE",
         requires = "execute",
-        default_value = "gpu-doctor-plan.log",
+        default_value = crate::plan::execute::DEFAULT_LOG,
         help_heading = "Running it"
     )]
     pub log: PathBuf,

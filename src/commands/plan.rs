@@ -136,6 +136,12 @@ fn execute_plan(settings: &Settings, args: &PlanArgs, plan: &crate::plan::Plan) 
                 args.log.display()
             )))
         }
+        // Only a watcher asks a run to stop between steps; said the same way for safety.
+        Outcome::Stopped => Err(CliError::failure(format!(
+            "the plan stopped between steps; running it again goes on where it stopped; \
+             log: {}",
+            args.log.display()
+        ))),
         Outcome::Error(e) => Err(CliError::failure(e)),
     }
 }

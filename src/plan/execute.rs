@@ -1,7 +1,10 @@
 //! `plan --execute`: asks first, then runs the script with bash and logs everything it prints.
 //! The script itself does the step-by-step work (`set -euo pipefail`, a check before each step,
 //! an exit trap that says which step failed and what was and was not done), so running the
-//! written file by hand and `--execute` behave the same.
+//! written file by hand and `--execute` behave the same. The TUI runs the same script through
+//! [`run_watched`]: the script then also prints tagged progress lines (read back as [`Event`]s)
+//! and stops before a step when a file appears, so a watcher can show each step's state and stop
+//! between steps.
 //!
 //! Side effects, all here: reading the answer from the terminal, a private temporary folder for
 //! the script, the log file, and the bash process. The environment is the host's snapshot;
@@ -10,10 +13,15 @@
 
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::host::Host;
+
+/// Where a run is logged unless told otherwise (appended to, in the current folder): the
+/// CLI's `--log` default, and the TUI's.
+pub const DEFAULT_LOG: &str = "gpu-doctor-plan.log";
 
 /// How a run went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +30,8 @@ pub enum Outcome {
     Done,
     /// The script stopped; its exit status (`None`: killed by a signal).
     Failed(Option<i32>),
+    /// The script stopped before a step because its watcher asked ([`run_watched`]).
+    Stopped,
     /// The script could not be started or the log not written.
     Error(String),
 }
@@ -33,6 +43,7 @@ impl std::fmt::Display for Outcome {
             Outcome::Done => f.write_str("finished"),
             Outcome::Failed(Some(code)) => write!(f, "stopped with exit status {code}"),
             Outcome::Failed(None) => f.write_str("stopped by a signal"),
+            Outcome::Stopped => f.write_str("stopped between steps, as asked"),
             Outcome::Error(why) => write!(f, "not run: {why}"),
         }
     }
@@ -86,9 +97,73 @@ fn private_dir() -> std::io::Result<tempfile::TempDir> {
         .tempdir()
 }
 
+/// The exit status the script gives when it stopped between steps because a watcher asked
+/// (its `GPU_DOCTOR_STOP` file existed); see the script's preamble in [`super::shell`].
+pub const STOPPED_STATUS: i32 = 3;
+
+/// What a watched run reports as it goes ([`run_watched`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The script started as process `group`, the leader of its own process group (ending
+    /// the group ends the run); creating `stop` makes it stop before its next step.
+    Started { stop: PathBuf, group: u32 },
+    /// A line the script or a command printed (stdout and stderr in the order they came).
+    Output(String),
+    /// Step `n` (from 1) started.
+    Step(usize),
+    /// The running step found itself done already, and why.
+    Skipped(String),
+    /// The running step finished.
+    StepDone,
+    /// The running step failed.
+    StepFailed,
+    /// The script ended: how it went.
+    Ended(Outcome),
+}
+
+/// Who reads what the script prints: the terminal (`plan --execute`) or a watcher that wants
+/// progress as events (the TUI).
+enum Sink<'a> {
+    Terminal,
+    Watcher {
+        /// The tag that starts the script's progress lines.
+        tag: String,
+        on_event: &'a mut dyn FnMut(Event),
+    },
+}
+
 /// Runs `script` with bash, echoing and logging every line it prints (stdout and stderr in the
-/// order they come), and says how it went.
+/// order they come), and says how it went. The terminal stays the script's, so `sudo` can ask
+/// for a password.
 pub fn run(host: &Host, script: &str, log_path: &Path) -> Outcome {
+    run_logged(host, script, log_path, Sink::Terminal)
+}
+
+/// Runs `script` for a watcher that owns the terminal (the TUI): no input (so nothing can
+/// prompt; `sudo` must have been asked beforehand, and is called with `-n`), progress as
+/// [`Event`]s, every line logged as [`run`] does, and a stop file that ends the run before its
+/// next step, so running it again resumes where it stopped. The last event is
+/// [`Event::Ended`].
+pub fn run_watched(
+    host: &Host,
+    script: &str,
+    log_path: &Path,
+    on_event: &mut dyn FnMut(Event),
+) -> Outcome {
+    let outcome = run_logged(
+        host,
+        script,
+        log_path,
+        Sink::Watcher {
+            tag: String::new(),
+            on_event: &mut *on_event,
+        },
+    );
+    on_event(Event::Ended(outcome.clone()));
+    outcome
+}
+
+fn run_logged(host: &Host, script: &str, log_path: &Path, sink: Sink<'_>) -> Outcome {
     let mut log = match std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -103,13 +178,19 @@ pub fn run(host: &Host, script: &str, log_path: &Path) -> Outcome {
         Ok(d) => d,
         Err(e) => return Outcome::Error(format!("cannot make a folder for the script: {e}")),
     };
-    let outcome = run_in(host, script, dir.path(), &mut log);
+    let outcome = run_in(host, script, dir.path(), &mut log, sink);
     let _ = dir.close();
     let _ = writeln!(log, "== gpu-doctor plan --execute: {outcome}");
     outcome
 }
 
-fn run_in(host: &Host, script: &str, dir: &Path, log: &mut std::fs::File) -> Outcome {
+fn run_in(
+    host: &Host,
+    script: &str,
+    dir: &Path,
+    log: &mut std::fs::File,
+    mut sink: Sink<'_>,
+) -> Outcome {
     let path = dir.join("plan.sh");
     if let Err(e) = std::fs::write(&path, script) {
         return Outcome::Error(format!("cannot write {}: {e}", path.display()));
@@ -144,28 +225,94 @@ fn run_in(host: &Host, script: &str, dir: &Path, log: &mut std::fs::File) -> Out
         .env_clear()
         .envs(child_env(host))
         .current_dir(cwd)
-        .stdin(Stdio::inherit())
         .stdout(writer)
         .stderr(writer2);
+    let stop = dir.join("stop");
+    match &mut sink {
+        Sink::Terminal => {
+            command.stdin(Stdio::inherit());
+        }
+        Sink::Watcher { tag, .. } => {
+            // The folder's random name makes a tag no command's output carries by chance.
+            let name = dir.file_name().unwrap_or_default().to_string_lossy();
+            *tag = format!("@{name}");
+            command
+                .stdin(Stdio::null())
+                .env("GPU_DOCTOR_EVENTS", tag.as_str())
+                .env("GPU_DOCTOR_STOP", &stop)
+                .env("GPU_DOCTOR_NO_PROMPT", "1")
+                // Its own process group, so the watcher can end the whole run at once.
+                .process_group(0);
+        }
+    }
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => return Outcome::Error(format!("cannot start bash: {e}")),
     };
+    if let Sink::Watcher { on_event, .. } = &mut sink {
+        on_event(Event::Started {
+            stop,
+            group: child.id(),
+        });
+    }
     // The parent's copies of the write end are gone with `command`; the pipe ends with the child.
     drop(command);
     let stdout = std::io::stdout();
+    let mut stopped = false;
     for line in BufReader::new(reader).lines() {
         let Ok(line) = line else { break };
-        let mut out = stdout.lock();
-        let _ = writeln!(out, "{line}");
-        let _ = out.flush();
+        match &mut sink {
+            Sink::Terminal => {
+                let mut out = stdout.lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+            Sink::Watcher { tag, on_event } => {
+                if let Some(event) = parse_event(tag, &line) {
+                    stopped |= matches!(event, Parsed::Stopped);
+                    if let Parsed::Event(event) = event {
+                        on_event(event);
+                    }
+                    continue;
+                }
+                on_event(Event::Output(crate::sanitize::clean(&line)));
+            }
+        }
         let _ = writeln!(log, "{line}");
     }
     match child.wait() {
         Ok(status) if status.success() => Outcome::Done,
+        Ok(status) if stopped && status.code() == Some(STOPPED_STATUS) => Outcome::Stopped,
         Ok(status) => Outcome::Failed(status.code()),
         Err(e) => Outcome::Error(format!("lost the bash process: {e}")),
     }
+}
+
+/// A progress line of the script, read.
+#[derive(Debug, PartialEq, Eq)]
+enum Parsed {
+    Event(Event),
+    /// The script stopped before a step as asked.
+    Stopped,
+    /// Tagged, but nothing this version knows (ignored, not shown).
+    Unknown,
+}
+
+/// Reads a line the script's `event` function printed: `TAG start N`, `TAG skipped REASON`,
+/// `TAG finished`, `TAG failed STATUS`, `TAG stopped N`. `None` for any other line.
+fn parse_event(tag: &str, line: &str) -> Option<Parsed> {
+    let rest = line.strip_prefix(tag)?.strip_prefix(' ')?;
+    let (word, arg) = rest.split_once(' ').unwrap_or((rest, ""));
+    Some(match word {
+        "start" => arg
+            .parse()
+            .map_or(Parsed::Unknown, |n| Parsed::Event(Event::Step(n))),
+        "skipped" => Parsed::Event(Event::Skipped(crate::sanitize::clean(arg))),
+        "finished" => Parsed::Event(Event::StepDone),
+        "failed" => Parsed::Event(Event::StepFailed),
+        "stopped" => Parsed::Stopped,
+        _ => Parsed::Unknown,
+    })
 }
 
 /// Under `--root`, a program the plan runs by its path (an environment's Python) must stay
@@ -213,4 +360,43 @@ pub fn escapes_root(host: &Host, plan: &super::Plan) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_lines_with_the_tag_are_progress() {
+        let tag = "@gpu-doctor-plan-Ab12";
+        assert_eq!(
+            parse_event(tag, "@gpu-doctor-plan-Ab12 start 3"),
+            Some(Parsed::Event(Event::Step(3)))
+        );
+        assert_eq!(
+            parse_event(
+                tag,
+                "@gpu-doctor-plan-Ab12 skipped cuda-keyring is installed"
+            ),
+            Some(Parsed::Event(Event::Skipped(
+                "cuda-keyring is installed".to_string()
+            )))
+        );
+        assert_eq!(
+            parse_event(tag, "@gpu-doctor-plan-Ab12 finished"),
+            Some(Parsed::Event(Event::StepDone))
+        );
+        assert_eq!(
+            parse_event(tag, "@gpu-doctor-plan-Ab12 stopped 4"),
+            Some(Parsed::Stopped)
+        );
+        assert_eq!(
+            parse_event(tag, "@gpu-doctor-plan-Ab12 start x"),
+            Some(Parsed::Unknown)
+        );
+        // A command's own output, even one that looks alike, is output.
+        assert_eq!(parse_event(tag, "    done"), None);
+        assert_eq!(parse_event(tag, "@gpu-doctor-plan-Ab123 start 1"), None);
+        assert_eq!(parse_event(tag, "x @gpu-doctor-plan-Ab12 start 1"), None);
+    }
 }

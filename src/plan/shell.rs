@@ -449,12 +449,27 @@ if [ "$EUID" -eq 0 ] && ! command -v sudo >/dev/null 2>&1; then
   sudo() { "$@"; }
 fi
 
+# A program that watches the run (gpu-doctor's TUI) sets these: GPU_DOCTOR_EVENTS, a tag that
+# starts its progress lines; GPU_DOCTOR_STOP, a file whose existence stops the run before the
+# next step; GPU_DOCTOR_NO_PROMPT, when no one can answer a password prompt (sudo was asked
+# beforehand). Run by hand, none is set and the script behaves as written.
+event() { if [ -n "${GPU_DOCTOR_EVENTS:-}" ]; then printf '%s %s\n' "$GPU_DOCTOR_EVENTS" "$*"; fi; }
+if [ -n "${GPU_DOCTOR_NO_PROMPT:-}" ] && ! declare -F sudo >/dev/null; then
+  sudo() { command sudo -n "$@"; }
+fi
+
 current=''
 done_steps=()
 reboot_needed=0
-step() { current=$2; printf '\n==> [%s/%s] %s: %s\n' "$1" "${#steps[@]}" "$2" "$3"; }
-skipped() { printf '    skipped: %s\n' "$1"; done_steps+=("$current"); current=''; }
-finished() { printf '    done\n'; done_steps+=("$current"); current=''; }
+stopped=''
+step() {
+  if [ -n "${GPU_DOCTOR_STOP:-}" ] && [ -e "$GPU_DOCTOR_STOP" ]; then
+    stopped=$1; event stopped "$1"; exit 3
+  fi
+  current=$2; event start "$1"; printf '\n==> [%s/%s] %s: %s\n' "$1" "${#steps[@]}" "$2" "$3"
+}
+skipped() { printf '    skipped: %s\n' "$1"; event skipped "$1"; done_steps+=("$current"); current=''; }
+finished() { printf '    done\n'; event finished; done_steps+=("$current"); current=''; }
 
 tmp="$(mktemp -d)"
 on_exit() {
@@ -464,7 +479,12 @@ on_exit() {
   for id in "${steps[@]}"; do
     case " ${done_steps[*]:-} " in *" $id "*) ;; *) rest+=("$id") ;; esac
   done
-  printf '\ngpu-doctor plan: FAILED in step %s (exit status %s).\n' "${current:-?}" "$status" >&2
+  if [ -n "$stopped" ]; then
+    printf '\ngpu-doctor plan: stopped before step %s, as asked; run it again to go on.\n' "$stopped" >&2
+  else
+    event failed "$status"
+    printf '\ngpu-doctor plan: FAILED in step %s (exit status %s).\n' "${current:-?}" "$status" >&2
+  fi
   printf 'Done: %s\n' "${done_steps[*]:-nothing}" >&2
   printf 'Not done: %s\n' "${rest[*]:-nothing}" >&2
 }

@@ -51,6 +51,15 @@ pub enum Action {
     Explain,
     /// Close the explanation.
     CloseExplain,
+    /// Plan: ask to run the plan shown (or run it again); while it runs, stop it before its
+    /// next step.
+    RunPlan,
+    /// Yes, run it.
+    ConfirmRun,
+    /// No, do not run it.
+    CancelRun,
+    /// `q` while a plan runs: says how to stop it instead of quitting.
+    QuitWhileRunning,
 }
 
 /// A key with the modifiers that matter (Ctrl, Alt). Shift is part of the character itself
@@ -152,11 +161,33 @@ fn overview(s: &State) -> bool {
 fn plan_screen(s: &State) -> bool {
     normal(s) && s.tab == Tab::Plan
 }
+fn plan_running(s: &State) -> bool {
+    s.plan.run.as_ref().is_some_and(super::run::PlanRun::active)
+}
+fn plan_idle(s: &State) -> bool {
+    plan_screen(s) && !plan_running(s) && s.plan.run.is_none()
+}
+fn plan_ended(s: &State) -> bool {
+    plan_screen(s) && s.plan.run.as_ref().is_some_and(|r| !r.active())
+}
+fn plan_stoppable(s: &State) -> bool {
+    plan_screen(s) && plan_running(s)
+}
+fn confirming_run(s: &State) -> bool {
+    s.mode == Mode::ConfirmRun
+}
+fn quit_while_running(s: &State) -> bool {
+    normal(s) && plan_running(s)
+}
 fn filterable(s: &State) -> bool {
     normal(s) && s.tab.filterable()
 }
 fn back_useful(s: &State) -> bool {
-    normal(s) && (s.focus == Focus::Detail || !s.cursor().filter.is_empty() || s.status.is_some())
+    normal(s)
+        && (s.focus == Focus::Detail
+            || !s.cursor().filter.is_empty()
+            || s.status.is_some()
+            || plan_ended(s))
 }
 fn opens_detail(s: &State) -> bool {
     normal(s) && !matches!(s.tab, Tab::Overview | Tab::Smoke) && s.focus == Focus::List
@@ -315,6 +346,36 @@ pub const KEYMAP: &[Binding] = &[
         section: "Saving",
         listed: true,
         when: confirming,
+    },
+    Binding {
+        keys: &[Key::ch('y')],
+        label: "y",
+        action: Action::ConfirmRun,
+        help: "run the plan on this machine now",
+        hint: Some("run it"),
+        section: "Running a plan",
+        listed: true,
+        when: confirming_run,
+    },
+    Binding {
+        keys: &[Key::ch('n'), Key::code(KeyCode::Esc)],
+        label: "n Esc",
+        action: Action::CancelRun,
+        help: "do not run it",
+        hint: Some("don't"),
+        section: "Running a plan",
+        listed: true,
+        when: confirming_run,
+    },
+    Binding {
+        keys: &[Key::ch('q')],
+        label: "q",
+        action: Action::QuitWhileRunning,
+        help: "while a plan runs: says how to stop it (Ctrl-C ends it and quits)",
+        hint: None,
+        section: "Running a plan",
+        listed: true,
+        when: quit_while_running,
     },
     Binding {
         keys: ESC,
@@ -527,7 +588,7 @@ pub const KEYMAP: &[Binding] = &[
         keys: ESC,
         label: "Esc",
         action: Action::Back,
-        help: "back: close the detail, clear the filter or the message",
+        help: "back: close the detail, clear the filter or the message, close a finished run",
         hint: Some("back"),
         section: "Actions",
         listed: true,
@@ -562,6 +623,36 @@ pub const KEYMAP: &[Binding] = &[
         section: "Actions",
         listed: true,
         when: normal,
+    },
+    Binding {
+        keys: &[Key::ch('x')],
+        label: "x",
+        action: Action::RunPlan,
+        help: "Plan: run the plan on this machine (asks first; sudo asks for root steps)",
+        hint: Some("run"),
+        section: "Running a plan",
+        listed: true,
+        when: plan_idle,
+    },
+    Binding {
+        keys: &[Key::ch('x')],
+        label: "x",
+        action: Action::RunPlan,
+        help: "Plan, while it runs: stop before the next step",
+        hint: Some("stop"),
+        section: "Running a plan",
+        listed: true,
+        when: plan_stoppable,
+    },
+    Binding {
+        keys: &[Key::ch('x')],
+        label: "x",
+        action: Action::RunPlan,
+        help: "Plan, after a stop or a failure: run it again (steps done are skipped)",
+        hint: Some("run again"),
+        section: "Running a plan",
+        listed: true,
+        when: plan_ended,
     },
     Binding {
         keys: &[Key::ch('s')],
@@ -637,8 +728,16 @@ pub fn hints(state: &State) -> Vec<Hint> {
 #[must_use]
 pub fn help_lines() -> Vec<(&'static str, &'static str, &'static str)> {
     // Most used first; the keymap's own order is matching priority, not reading order.
-    const ORDER: [&str; 8] = [
-        "Screens", "Moving", "Actions", "Plan", "Explain", "Typing", "Saving", "General",
+    const ORDER: [&str; 9] = [
+        "Screens",
+        "Moving",
+        "Actions",
+        "Plan",
+        "Running a plan",
+        "Explain",
+        "Typing",
+        "Saving",
+        "General",
     ];
     let mut sections: Vec<&'static str> = ORDER.to_vec();
     for b in KEYMAP {

@@ -18,6 +18,7 @@ pub mod edit;
 pub mod keys;
 pub mod model;
 pub mod msg;
+pub mod run;
 pub mod services;
 pub mod state;
 mod terminal;
@@ -86,7 +87,8 @@ fn run_on_terminal(services: Arc<dyn Services>, theme: Theme) -> io::Result<()> 
     let mut guard = terminal::Guard::enter()?;
     let size = guard.terminal.size()?;
     let mut app = App::new(services, theme, (size.width, size.height), Clock::real());
-    spawn_input(app.sender())?;
+    let gate = Arc::new(InputGate::default());
+    spawn_input(app.sender(), Arc::clone(&gate))?;
     // The scan starts on its thread first, so the first frame already shows it running.
     app.dispatch(Msg::Start);
     loop {
@@ -99,19 +101,80 @@ fn run_on_terminal(services: Arc<dyn Services>, theme: Theme) -> io::Result<()> 
         if app.state.quit {
             return Ok(());
         }
+        if std::mem::take(&mut app.authorize_on_terminal) {
+            // sudo reads the password from the terminal: the input thread must not.
+            gate.pause();
+            let services = Arc::clone(&app.services);
+            let answer = guard.suspended(|| {
+                crate::term::note(
+                    "the plan has steps that run as root; sudo asks for your password once, \
+                     then the plan runs on the screen.",
+                );
+                services.authorize()
+            });
+            gate.resume();
+            app.dispatch(Msg::Authorized(answer?));
+            continue;
+        }
         let msg = app.next_msg();
         app.dispatch(msg);
     }
 }
 
-/// Reads the terminal on its own thread and forwards what matters. It blocks in `read`, so it
-/// costs nothing while the user does nothing; mouse events other than the wheel are dropped
+/// Lets the runtime take reading the terminal away from the input thread for a while (sudo
+/// asks for a password there), and hand it back.
+#[derive(Debug, Default)]
+struct InputGate {
+    paused: std::sync::atomic::AtomicBool,
+    /// The input thread saw the pause and is neither polling nor reading.
+    parked: std::sync::atomic::AtomicBool,
+}
+
+impl InputGate {
+    /// Waits until the input thread has stopped reading (at most a few of its polls).
+    fn pause(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.parked.store(false, SeqCst);
+        self.paused.store(true, SeqCst);
+        let deadline = Instant::now() + INPUT_POLL * 8;
+        while !self.parked.load(SeqCst) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn resume(&self) {
+        self.paused
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// How long the input thread waits for input before it looks whether it must let go of the
+/// terminal. A poll that times out costs a system call: four a second, nothing measurable.
+const INPUT_POLL: Duration = Duration::from_millis(250);
+
+/// Reads the terminal on its own thread and forwards what matters. It waits in `poll`, so it
+/// costs nothing while the user does nothing beyond a wake-up per [`INPUT_POLL`] (to let go of
+/// the terminal when the [`InputGate`] asks); mouse events other than the wheel are dropped
 /// here so they never wake the UI.
-fn spawn_input(tx: Sender<Msg>) -> io::Result<()> {
+fn spawn_input(tx: Sender<Msg>, gate: Arc<InputGate>) -> io::Result<()> {
+    use std::sync::atomic::Ordering::SeqCst;
     std::thread::Builder::new()
         .name("tui-input".to_string())
         .spawn(move || {
             loop {
+                if gate.paused.load(SeqCst) {
+                    gate.parked.store(true, SeqCst);
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                match crossterm::event::poll(INPUT_POLL) {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(_) => {
+                        let _ = tx.send(Msg::InputClosed);
+                        return;
+                    }
+                }
                 let msg = match crossterm::event::read() {
                     Ok(Event::Key(key)) => Msg::Key(key),
                     Ok(Event::Paste(text)) => Msg::Paste(text),
@@ -169,6 +232,8 @@ pub struct App {
     /// what tests use (with [`Clock::Frozen`]) to be deterministic.
     inline: bool,
     last_tick: Duration,
+    /// sudo must ask on the terminal before the plan runs: the terminal loop gives it back.
+    authorize_on_terminal: bool,
 }
 
 impl App {
@@ -185,6 +250,7 @@ impl App {
             clock,
             inline: false,
             last_tick: Duration::ZERO,
+            authorize_on_terminal: false,
         }
     }
 
@@ -225,6 +291,16 @@ impl App {
         }
         if !self.state.wants_live() || self.state.quit {
             self.services.stop_live();
+        }
+        if self.state.quit
+            && self
+                .state
+                .plan
+                .run
+                .as_ref()
+                .is_some_and(run::PlanRun::active)
+        {
+            self.services.abandon_plan();
         }
     }
 
@@ -338,6 +414,7 @@ impl App {
             Cmd::Save(request) => {
                 let _ = self.tx.send(Msg::Saved(save(&request)));
             }
+            Cmd::Authorize | Cmd::RunPlan(..) | Cmd::StopPlan(_) => self.execute_run(cmd),
             Cmd::Smoke => {
                 let report = self.state.report.clone();
                 let tx = self.tx.clone();
@@ -352,6 +429,47 @@ impl App {
                     |e| Msg::Smoke(services::SmokeEvent::Failed(format!("it broke: {e}"))),
                 );
             }
+        }
+    }
+
+    /// The commands of a plan run from the Plan screen.
+    fn execute_run(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::Authorize => {
+                if !self.services.sudo_asks() {
+                    let _ = self.tx.send(Msg::Authorized(Ok(())));
+                } else if self.inline {
+                    let _ = self.tx.send(Msg::Authorized(self.services.authorize()));
+                } else {
+                    self.authorize_on_terminal = true;
+                }
+            }
+            Cmd::RunPlan(plan, log) => {
+                let tx = self.tx.clone();
+                self.background(
+                    move |services| {
+                        services.run_plan(&plan, &log, &mut |event| {
+                            let _ = tx.send(Msg::PlanRun(event));
+                        });
+                        None
+                    },
+                    |e| {
+                        Msg::PlanRun(services::RunEvent::Ended(services::Outcome::Error(
+                            format!("the run broke (a bug in gpu-doctor): {e}"),
+                        )))
+                    },
+                );
+            }
+            Cmd::StopPlan(path) => {
+                // The script looks for this file before each step.
+                if let Err(e) = std::fs::File::create(&path) {
+                    self.state.status = Some(state::Status {
+                        error: true,
+                        text: format!("Could not ask the plan to stop: {e}"),
+                    });
+                }
+            }
+            _ => {}
         }
     }
 

@@ -43,6 +43,10 @@ pub enum Msg {
     Smoke(SmokeEvent),
     /// The answer for an error text.
     Explained(Box<crate::report::explain::Explain>),
+    /// sudo answered on the terminal: root steps may run, or why not.
+    Authorized(Result<(), String>),
+    /// Progress of the plan running from the Plan screen.
+    PlanRun(super::services::RunEvent),
     /// The terminal stopped sending input (closed, or read failed).
     InputClosed,
 }
@@ -62,6 +66,13 @@ pub enum Cmd {
     Smoke,
     /// Explain this error text on the report's machine and answer with [`Msg::Explained`].
     Explain(String),
+    /// Give the terminal back for a while so sudo can ask for the password there, and answer
+    /// with [`Msg::Authorized`].
+    Authorize,
+    /// Run the plan, logging to the path, and answer with [`Msg::PlanRun`] events.
+    RunPlan(Box<PlanText>, PathBuf),
+    /// Create this file: the running plan stops before its next step.
+    StopPlan(PathBuf),
 }
 
 /// A save: the main file, the files that go with it (a conda plan's `environment.yml`, which

@@ -53,6 +53,33 @@ pub trait Services: Send + Sync {
     /// Runs the smoke test, reporting progress as it goes; the last event is the outcome.
     fn smoke(&self, report: Option<&Report>, progress: &mut dyn FnMut(SmokeEvent));
 
+    /// Whether a plan's root steps need a password asked on the terminal first: `sudo` as a
+    /// user on the real machine (not as root, not under `--root`, whose stand-ins need none).
+    fn sudo_asks(&self) -> bool {
+        false
+    }
+
+    /// Asks `sudo` for the password on the terminal, which the runtime has given back for
+    /// the while, so the plan's root steps can then run without a prompt.
+    ///
+    /// # Errors
+    /// Why root steps cannot run: sudo refused, or is not installed.
+    fn authorize(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Runs a written plan's [`PlanText::run_script`] as `plan --execute` does, logging to
+    /// `log`, reporting progress as it goes; the last event is [`RunEvent::Ended`].
+    fn run_plan(&self, plan: &PlanText, log: &std::path::Path, on_event: &mut dyn FnMut(RunEvent)) {
+        let _ = (plan, log);
+        on_event(RunEvent::Ended(Outcome::Error(
+            "this build cannot run plans".to_string(),
+        )));
+    }
+
+    /// The app quits while a plan runs: end the run's commands now.
+    fn abandon_plan(&self) {}
+
     /// The answer for an error text on the report's machine (`gpu-doctor explain`), with the
     /// built-in signature table.
     fn explain(&self, report: &Report, text: &str) -> Explain {
@@ -69,7 +96,26 @@ pub struct PlanText {
     pub script: String,
     /// (file name, contents): a conda plan's `environment.yml`.
     pub files: Vec<(String, String)>,
+    /// Its steps in order, as the screen lists them while the plan runs.
+    pub steps: Vec<PlanStep>,
+    /// The script as `plan --execute` runs it on the examined machine: under `--root`, its
+    /// machine paths are below the root, so a fixture stands in for the machine.
+    pub run_script: String,
+    /// Why this plan cannot be run from the screen (it can still be saved), if so.
+    pub cannot_run: Option<String>,
 }
+
+/// One step of a written plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlanStep {
+    /// The step's id (`cuda-keyring`).
+    pub id: String,
+    pub title: String,
+    /// Runs commands as root (through sudo).
+    pub root: bool,
+}
+
+pub use crate::plan::execute::{Event as RunEvent, Outcome};
 
 /// The lists the Plan screen offers, each already narrowed to what this machine can use.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -130,6 +176,14 @@ pub struct AppServices {
     /// The streaming reader of live readings while the GPUs screen is open, and the number of
     /// the last reading handed out (shared by clones).
     stream: Arc<Mutex<Option<(GpuStream, u64)>>>,
+    /// The process group of the plan now running from the Plan screen, if one is.
+    running: Arc<Mutex<Option<i32>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl AppServices {
@@ -138,6 +192,7 @@ impl AppServices {
         AppServices {
             host,
             stream: Arc::new(Mutex::new(None)),
+            running: Arc::new(Mutex::new(None)),
         }
     }
 }
@@ -205,7 +260,49 @@ impl Services for AppServices {
     }
 
     fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String> {
-        write_plan(report, crate::manifest::embedded(), choice)
+        write_plan_for(
+            report,
+            crate::manifest::embedded(),
+            choice,
+            Some(&self.host),
+        )
+    }
+
+    fn sudo_asks(&self) -> bool {
+        !self.host.is_rooted() && !rustix::process::geteuid().is_root()
+    }
+
+    fn authorize(&self) -> Result<(), String> {
+        sudo_validate()
+    }
+
+    fn run_plan(&self, plan: &PlanText, log: &std::path::Path, on_event: &mut dyn FnMut(RunEvent)) {
+        if let Some(why) = &plan.cannot_run {
+            on_event(RunEvent::Ended(Outcome::Error(why.clone())));
+            return;
+        }
+        let keep_alive =
+            (self.sudo_asks() && plan.steps.iter().any(|s| s.root)).then(SudoKeepAlive::start);
+        crate::plan::execute::run_watched(&self.host, &plan.run_script, log, &mut |event| {
+            match &event {
+                RunEvent::Started { group, .. } => {
+                    *lock(&self.running) = i32::try_from(*group).ok();
+                }
+                RunEvent::Ended(_) => *lock(&self.running) = None,
+                _ => {}
+            }
+            on_event(event);
+        });
+        drop(keep_alive);
+    }
+
+    fn abandon_plan(&self) {
+        if let Some(group) = lock(&self.running).take() {
+            // sudo passes the signal on to the command it runs as root.
+            if let Some(pid) = rustix::process::Pid::from_raw(group) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+            }
+        }
     }
 
     fn smoke(&self, report: Option<&Report>, progress: &mut dyn FnMut(SmokeEvent)) {
@@ -358,6 +455,20 @@ pub fn write_plan(
     manifests: &Manifests,
     choice: &PlanChoice,
 ) -> Result<PlanText, String> {
+    write_plan_for(report, manifests, choice, None)
+}
+
+/// [`write_plan`], with the script that runs it on `host` (the examined machine) as
+/// `plan --execute` would, or why it cannot be run from here.
+///
+/// # Errors
+/// As [`write_plan`].
+pub fn write_plan_for(
+    report: &Report,
+    manifests: &Manifests,
+    choice: &PlanChoice,
+    host: Option<&Host>,
+) -> Result<PlanText, String> {
     let framework = choice
         .framework
         .as_deref()
@@ -371,15 +482,138 @@ pub fn write_plan(
         ..crate::plan::Target::default()
     };
     let plan = crate::plan::plan(report, manifests, &target).map_err(|r| r.render())?;
+    let script = crate::plan::shell::render(&plan, &crate::plan::shell::Options::default());
+    let (run_script, cannot_run) = match host {
+        None => (script.clone(), None),
+        Some(host) => runnable(host, &plan, &script),
+    };
     Ok(PlanText {
         summary: plan.summary.clone(),
-        script: crate::plan::shell::render(&plan, &crate::plan::shell::Options::default()),
         files: plan
             .files
             .iter()
             .map(|f| (f.name.clone(), f.content.clone()))
             .collect(),
+        steps: plan
+            .steps
+            .iter()
+            .map(|s| PlanStep {
+                id: s.id.clone(),
+                title: s.title.clone(),
+                root: s.needs_root,
+            })
+            .collect(),
+        script,
+        run_script,
+        cannot_run,
     })
+}
+
+/// The script that runs a plan on `host` (below the root under `--root`, as `plan --execute`
+/// writes it), and why it may not run there: `plan --execute`'s own refusals.
+fn runnable(host: &Host, plan: &crate::plan::Plan, script: &str) -> (String, Option<String>) {
+    if host.host_root().is_some() {
+        return (
+            String::new(),
+            Some(
+                "Examined through --host-root: running a plan here would change the \
+                 container, not the node it examined. Save it (s) and run it on the node."
+                    .to_string(),
+            ),
+        );
+    }
+    if !host.is_rooted() {
+        return (script.to_string(), None);
+    }
+    let options = crate::plan::shell::Options {
+        root: host.fs.root().display().to_string(),
+    };
+    let why = crate::plan::execute::escapes_root(host, plan).map(|why| format!("Not run: {why}"));
+    (crate::plan::shell::render(plan, &options), why)
+}
+
+/// Asks sudo for the password on the terminal (`sudo -v`), waiting at most
+/// [`SUDO_PROMPT_LIMIT`] for the answer.
+fn sudo_validate() -> Result<(), String> {
+    let Ok(sudo) = which::which("sudo") else {
+        return Err(
+            "the plan has steps that run as root and sudo is not installed: run gpu-doctor as \
+             root, or save the plan (s) and run it as root"
+                .to_string(),
+        );
+    };
+    let mut child = std::process::Command::new(sudo)
+        .args([
+            "-v",
+            "-p",
+            "gpu-doctor: the plan's root steps run with sudo; password for %p: ",
+        ])
+        .spawn()
+        .map_err(|e| format!("cannot start sudo: {e}"))?;
+    let deadline = std::time::Instant::now() + SUDO_PROMPT_LIMIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(_)) => return Err("sudo did not accept; nothing was run".to_string()),
+            Ok(None) if std::time::Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("no password was given to sudo in time; nothing was run".to_string());
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("lost the sudo process: {e}")),
+        }
+    }
+}
+
+/// How long sudo's password prompt may wait for the user.
+const SUDO_PROMPT_LIMIT: Duration = Duration::from_secs(300);
+
+/// Keeps sudo's remembered password fresh (`sudo -n -v` every minute) while a long plan runs,
+/// so a step late in it does not fail for want of a prompt no one could answer.
+struct SudoKeepAlive {
+    stop: Arc<(Mutex<bool>, std::sync::Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SudoKeepAlive {
+    fn start() -> SudoKeepAlive {
+        let stop = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let theirs = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("sudo-keep-alive".to_string())
+            .spawn(move || {
+                let (flag, wake) = &*theirs;
+                let mut stopped = lock(flag);
+                while !*stopped {
+                    let (guard, timeout) = wake
+                        .wait_timeout(stopped, Duration::from_secs(60))
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    stopped = guard;
+                    if timeout.timed_out() && !*stopped {
+                        let _ = std::process::Command::new("sudo")
+                            .args(["-n", "-v"])
+                            .stdin(std::process::Stdio::null())
+                            .stdout(std::process::Stdio::null())
+                            .stderr(std::process::Stdio::null())
+                            .status();
+                    }
+                }
+            })
+            .ok();
+        SudoKeepAlive { stop, thread }
+    }
+}
+
+impl Drop for SudoKeepAlive {
+    fn drop(&mut self) {
+        let (flag, wake) = &*self.stop;
+        *lock(flag) = true;
+        wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// A choice in words: "via apt, CUDA 12.8, torch".

@@ -108,6 +108,8 @@ pub enum Mode {
     ExplainInput,
     /// The explanation is shown over the screen.
     Explained,
+    /// Asked whether to run the plan on this machine now (Plan, `x`).
+    ConfirmRun,
 }
 
 /// Which pane of a screen has the arrows.
@@ -276,6 +278,12 @@ pub struct PlanState {
     /// Index into each field's values; 0 is "auto" (or "none" for the framework).
     pub picks: [usize; 3],
     pub script: Script,
+    /// The plan run from this screen, while it runs and after it ended (until a choice
+    /// changes or Esc closes it).
+    pub run: Option<super::run::PlanRun>,
+    /// Where a run is logged (appended to): `plan --execute`'s default, in the folder the
+    /// app was started in.
+    pub log: PathBuf,
 }
 
 impl Default for PlanState {
@@ -284,6 +292,8 @@ impl Default for PlanState {
             options: PlanOptions::default(),
             picks: [0; 3],
             script: Script::None,
+            run: None,
+            log: PathBuf::from(crate::plan::execute::DEFAULT_LOG),
         }
     }
 }
@@ -571,6 +581,11 @@ impl State {
             || matches!(self.smoke, Smoke::Running { .. })
             || (self.mode == Mode::Explained && self.explanation.is_none())
             || matches!(self.plan.script, Script::Building)
+            || self
+                .plan
+                .run
+                .as_ref()
+                .is_some_and(super::run::PlanRun::active)
             || (self.tab == Tab::Gpus && self.live == Live::Waiting)
     }
 

@@ -83,6 +83,28 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// Gives the terminal back for a while (sudo asks for a password on it), runs `f`, and
+    /// takes it over again with a full redraw next frame.
+    ///
+    /// # Errors
+    /// When the terminal cannot be taken over again.
+    pub(super) fn suspended<T>(&mut self, f: impl FnOnce() -> T) -> io::Result<T> {
+        let _ = restore();
+        let out = f();
+        TAKEN.store(true, Ordering::SeqCst);
+        enable_raw_mode()?;
+        execute!(
+            stdout(),
+            EnterAlternateScreen,
+            EnableWheel,
+            EnableBracketedPaste
+        )?;
+        self.terminal.clear()?;
+        Ok(out)
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         let _ = restore();

@@ -697,7 +697,11 @@ const LOG: &str = r#"{ printf '%s' "${0##*/}"; for a in "$@"; do printf ' [%s]' 
 fn stubs() -> Vec<(&'static str, String)> {
     let with_log = |body: &str| format!("#!/bin/sh\n{LOG}\n{body}\n");
     vec![
-        ("sudo", with_log("exec \"$@\"")),
+        // `-n` (never prompt) is what a run from the TUI passes.
+        (
+            "sudo",
+            with_log("[ \"${1:-}\" = -n ] && shift; exec \"$@\""),
+        ),
         (
             "apt-get",
             with_log(
@@ -1539,6 +1543,167 @@ fn the_h200_fixture_plans_what_the_real_h200_planned() {
             !script.lines().any(|l| !l.starts_with('#')
                 && (l.contains("cuda-drivers") || l.contains("nvidia-open"))),
             "a driver line in the plan"
+        );
+    }
+}
+
+/// The TUI's services around the real ones, standing in for a user who presses `x` while step
+/// `stop_at` runs: the stop file is made as that step starts, so the script stops before the
+/// next one.
+struct StopsAt {
+    real: gpu_doctor::tui::AppServices,
+    stop_at: std::sync::atomic::AtomicUsize,
+}
+
+impl gpu_doctor::tui::Services for StopsAt {
+    fn examine(&self) -> Result<gpu_doctor::report::Report, String> {
+        self.real.examine()
+    }
+    fn sample(&self) -> Result<Vec<gpu_doctor::report::Gpu>, String> {
+        self.real.sample()
+    }
+    fn plan_options(
+        &self,
+        report: &gpu_doctor::report::Report,
+    ) -> gpu_doctor::tui::services::PlanOptions {
+        self.real.plan_options(report)
+    }
+    fn plan(
+        &self,
+        report: &gpu_doctor::report::Report,
+        choice: &gpu_doctor::tui::services::PlanChoice,
+    ) -> Result<gpu_doctor::tui::services::PlanText, String> {
+        self.real.plan(report, choice)
+    }
+    fn smoke(
+        &self,
+        report: Option<&gpu_doctor::report::Report>,
+        progress: &mut dyn FnMut(gpu_doctor::tui::services::SmokeEvent),
+    ) {
+        self.real.smoke(report, progress);
+    }
+    fn sudo_asks(&self) -> bool {
+        self.real.sudo_asks()
+    }
+    fn run_plan(
+        &self,
+        plan: &gpu_doctor::tui::services::PlanText,
+        log: &Path,
+        on_event: &mut dyn FnMut(gpu_doctor::tui::services::RunEvent),
+    ) {
+        use gpu_doctor::tui::services::RunEvent;
+        let at = self.stop_at.load(std::sync::atomic::Ordering::SeqCst);
+        let mut stop = None;
+        self.real.run_plan(plan, log, &mut |event| {
+            match &event {
+                RunEvent::Started { stop: file, .. } => stop = Some(file.clone()),
+                RunEvent::Step(n) if *n == at => {
+                    std::fs::write(stop.as_ref().expect("started first"), "").expect("stop");
+                }
+                _ => {}
+            }
+            on_event(event);
+        });
+    }
+}
+
+/// The TUI's Plan screen runs the nouveau fixture's plan for real (bash and the stand-in
+/// commands, as `--execute` does), stopped while each step runs in turn: the run stops before
+/// the next step with the steps so far done, and `x` again resumes it, the steps finished
+/// before skipped and marked, to the end.
+#[test]
+fn the_tui_runs_the_plan_stops_between_steps_and_resumes() {
+    use crossterm::event::KeyCode;
+    use gpu_doctor::tui::run::StepState;
+    use gpu_doctor::tui::services::Outcome;
+    use gpu_doctor::tui::state::Tab;
+
+    for stop_at in 1..=5 {
+        let sandbox = Sandbox::new("nouveau-loaded");
+        let timeout =
+            std::time::Duration::from_secs(crate::support::TIMEOUT_SECS.parse().expect("timeout"));
+        let host = gpu_doctor::host::Host::rooted(
+            sandbox.root(),
+            gpu_doctor::host::Env::from_pairs(sandbox.env.clone()),
+            timeout,
+        );
+        let services = std::sync::Arc::new(StopsAt {
+            real: gpu_doctor::tui::AppServices::new(host),
+            stop_at: std::sync::atomic::AtomicUsize::new(stop_at),
+        });
+        let mut app = gpu_doctor::tui::App::inline(
+            services.clone(),
+            gpu_doctor::tui::Theme::new(false),
+            (100, 30),
+        );
+        app.dispatch(gpu_doctor::tui::Msg::Start);
+        app.press(KeyCode::Char('6'));
+        assert_eq!(app.state.tab, Tab::Plan);
+        let log = sandbox.dir.path().join("plan.log");
+        app.state.plan.log = log.clone();
+        app.press(KeyCode::Char('x'));
+        app.press(KeyCode::Char('y'));
+        let run = app.state.plan.run.clone().expect("a run");
+        assert_eq!(
+            run.outcome(),
+            Some(&Outcome::Stopped),
+            "stop at {stop_at}: {:?}",
+            run.output
+        );
+        let ids: Vec<&str> = run.steps.iter().map(|s| s.step.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "nouveau-off",
+                "cuda-keyring",
+                "apt-update",
+                "driver-prerequisites",
+                "driver",
+                "verify"
+            ]
+        );
+        for (i, step) in run.steps.iter().enumerate() {
+            let expected = if i < stop_at {
+                StepState::Done
+            } else {
+                StepState::ToDo
+            };
+            assert_eq!(step.state, expected, "stop at {stop_at}: {}", step.step.id);
+        }
+        let text = std::fs::read_to_string(&log).expect("log");
+        assert!(
+            text.contains("stopped before step")
+                && !text.contains(&format!("==> [{}/6]", stop_at + 1)),
+            "{text}"
+        );
+
+        // Run again: nothing stops it now.
+        services
+            .stop_at
+            .store(usize::MAX, std::sync::atomic::Ordering::SeqCst);
+        app.press(KeyCode::Char('x'));
+        app.press(KeyCode::Char('y'));
+        let run = app.state.plan.run.clone().expect("a run");
+        assert_eq!(run.outcome(), Some(&Outcome::Done), "{:?}", run.output);
+        for (i, step) in run.steps.iter().enumerate() {
+            match &step.state {
+                // apt-update is skipped only once everything it serves is installed.
+                StepState::Skipped(_) => assert!(i < stop_at || step.step.id == "verify"),
+                StepState::Done => assert!(
+                    i >= stop_at || step.step.id == "apt-update",
+                    "{}",
+                    step.step.id
+                ),
+                other => panic!("stop at {stop_at}: {} {other:?}", step.step.id),
+            }
+            let skipped = matches!(step.state, StepState::Skipped(_));
+            assert_eq!(step.earlier, i < stop_at && skipped, "{}", step.step.id);
+        }
+        assert!(
+            app.state
+                .status
+                .as_ref()
+                .is_some_and(|s| s.text.contains("ran to the end"))
         );
     }
 }

@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyModifiers};
 use gpu_doctor::host::{Env, Host};
 use gpu_doctor::report::{Gpu, Report};
+use gpu_doctor::tui::run::StepState;
 use gpu_doctor::tui::services::{
-    AppServices, PlanChoice, PlanOptions, PlanText, Services, SmokeEvent, SmokeRow, Via,
+    AppServices, Outcome, PlanChoice, PlanOptions, PlanStep, PlanText, RunEvent, Services,
+    SmokeEvent, SmokeRow, Via,
 };
 use gpu_doctor::tui::state::{Live, Mode, Phase, PlanField, Scan, Script, Smoke, Step, Tab};
 use gpu_doctor::tui::{App, Cmd, Msg, Theme, model};
@@ -39,6 +41,8 @@ struct Fixture {
     script: Option<PlanText>,
     readings: Option<Vec<Gpu>>,
     smoke: Option<SmokeEvent>,
+    /// sudo's answer, when the fake asks for one.
+    sudo: Option<Result<(), String>>,
 }
 
 impl Fixture {
@@ -56,17 +60,34 @@ impl Fixture {
             script: None,
             readings: None,
             smoke: None,
+            sudo: None,
         }
     }
 
     /// A planner that writes this script whatever is chosen (the planner's own output is
     /// `plan`'s tests' business; here it is the screen's).
     fn with_script(mut self, script: &str) -> Fixture {
+        let step = |id: &str, title: &str, root: bool| PlanStep {
+            id: id.to_string(),
+            title: title.to_string(),
+            root,
+        };
         self.script = Some(PlanText {
             summary: vec!["via the test planner".to_string()],
             script: script.to_string(),
-            files: Vec::new(),
+            steps: vec![
+                step("cuda-keyring", "Add NVIDIA's CUDA repository", true),
+                step("driver", "Install the 580 driver", true),
+                step("venv", "Make the virtual environment", false),
+            ],
+            ..PlanText::default()
         });
+        self
+    }
+
+    /// sudo asks, and answers this.
+    fn with_sudo(mut self, answer: Result<(), String>) -> Fixture {
+        self.sudo = Some(answer);
         self
     }
 
@@ -111,10 +132,26 @@ impl Services for Fixture {
                     script.script,
                     gpu_doctor::tui::services::describe(choice)
                 ),
-                files: script.files.clone(),
+                ..script.clone()
             }),
             None => self.real.plan(report, choice),
         }
+    }
+
+    fn sudo_asks(&self) -> bool {
+        self.sudo.is_some()
+    }
+
+    fn authorize(&self) -> Result<(), String> {
+        self.sudo.clone().unwrap_or(Ok(()))
+    }
+
+    /// The script starts and says where its stop file is; the test sends the rest.
+    fn run_plan(&self, _: &PlanText, _: &Path, on_event: &mut dyn FnMut(RunEvent)) {
+        on_event(RunEvent::Started {
+            stop: stop_file(),
+            group: 0,
+        });
     }
 
     fn smoke(&self, report: Option<&Report>, progress: &mut dyn FnMut(SmokeEvent)) {
@@ -130,6 +167,11 @@ impl Services for Fixture {
             None => self.real.smoke(report, progress),
         }
     }
+}
+
+/// Where the fake run's stop file goes: one per test process, in the temporary folder.
+fn stop_file() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("gpu-doctor-tui-stop-{}", std::process::id()))
 }
 
 const SCRIPT: &str = "#!/usr/bin/env bash\n# a plan\nset -euo pipefail\necho install\n";
@@ -1190,4 +1232,188 @@ fn the_explain_key_is_only_offered_on_diagnosis_with_a_report() {
     assert!(footer.contains("e explain"), "{footer}");
     app.press(KeyCode::Char('e'));
     assert_eq!(app.state.mode, Mode::ExplainInput);
+}
+
+/// The Plan screen runs the plan: asked first (with what sudo will do), then each step's state
+/// (to do, running, done, skipped, failed) above the script's output; `x` stops before the
+/// next step, and `x` again resumes, the steps finished before kept and marked. Each state is
+/// a snapshot.
+#[test]
+fn the_plan_screen_runs_the_plan_step_by_step_and_stops_and_resumes() {
+    let mut app = stopped_run();
+    let run = |app: &App| app.state.plan.run.clone().expect("a run");
+    // x again: asked as a second run, and the steps finished before are kept and marked.
+    app.press(KeyCode::Char('x'));
+    assert!(
+        text(&app).contains("Run the 3 steps again (those done are skipped)"),
+        "{}",
+        text(&app)
+    );
+    app.press(KeyCode::Char('y'));
+    assert!(
+        !run(&app).steps[0].earlier,
+        "skipped before, not done by the run"
+    );
+    assert!(run(&app).steps[1].earlier);
+    send(&mut app, RunEvent::Step(1));
+    send(
+        &mut app,
+        RunEvent::Skipped("cuda-keyring is installed".to_string()),
+    );
+    send(&mut app, RunEvent::Step(2));
+    send(
+        &mut app,
+        RunEvent::Skipped("nvidia-driver-580 is installed".to_string()),
+    );
+    send(&mut app, RunEvent::Step(3));
+    send(
+        &mut app,
+        RunEvent::Output("ERROR: Could not find a version that satisfies".to_string()),
+    );
+    send(&mut app, RunEvent::StepFailed);
+    send(&mut app, RunEvent::Ended(Outcome::Failed(Some(1))));
+    let failed = text(&app);
+    insta::assert_snapshot!("plan_run_failed_80x24", failed);
+    assert!(failed.contains("Step venv failed"), "{failed}");
+    assert_eq!(run(&app).steps[2].state, StepState::Failed);
+
+    // Once more, to the end: done, and the machine is examined again.
+    app.press(KeyCode::Char('x'));
+    app.press(KeyCode::Char('y'));
+    send(&mut app, RunEvent::Step(3));
+    send(&mut app, RunEvent::StepDone);
+    send(&mut app, RunEvent::Ended(Outcome::Done));
+    let done = text(&app);
+    insta::assert_snapshot!("plan_run_done_80x24", done);
+    assert!(done.contains("The plan ran: 3 of 3 done"), "{done}");
+    assert!(
+        matches!(app.state.scan, Scan::Done { .. }),
+        "examined again"
+    );
+    // Esc gives the screen back to the preview.
+    app.press(KeyCode::Esc);
+    app.press(KeyCode::Esc);
+    assert!(app.state.plan.run.is_none());
+}
+
+/// A fake run on the Plan screen, asked, started, and stopped between steps 2 and 3, each
+/// state checked on the way (the first half of the test above).
+fn stopped_run() -> App {
+    let _ = std::fs::remove_file(stop_file());
+    let mut app = app(
+        Fixture::new(H200).with_script(SCRIPT).with_sudo(Ok(())),
+        80,
+        24,
+    );
+    go(&mut app, Tab::Plan);
+    app.state.plan.log = "plan.log".into();
+    assert!(text(&app).contains("x runs it"), "{}", text(&app));
+    app.press(KeyCode::Char('x'));
+    assert_eq!(app.state.mode, Mode::ConfirmRun);
+    let asked = text(&app);
+    assert!(
+        asked.contains("Run these 3 steps on this machine now (log: plan.log)?"),
+        "{asked}"
+    );
+    insta::assert_snapshot!("plan_run_confirm_80x24", asked);
+    // n: nothing runs.
+    app.press(KeyCode::Char('n'));
+    assert!(app.state.plan.run.is_none());
+    assert!(text(&app).contains("Not run; nothing was changed."));
+
+    // y: sudo answers (the fake), the script starts.
+    app.press(KeyCode::Char('x'));
+    app.press(KeyCode::Char('y'));
+    let run = |app: &App| app.state.plan.run.clone().expect("a run");
+    assert!(run(&app).active());
+    send(&mut app, RunEvent::Step(1));
+    send(
+        &mut app,
+        RunEvent::Output("==> [1/3] cuda-keyring: Add NVIDIA's CUDA repository".to_string()),
+    );
+    send(
+        &mut app,
+        RunEvent::Skipped("cuda-keyring is installed".to_string()),
+    );
+    send(&mut app, RunEvent::Step(2));
+    send(
+        &mut app,
+        RunEvent::Output("==> [2/3] driver: Install the 580 driver".to_string()),
+    );
+    send(
+        &mut app,
+        RunEvent::Output("Setting up nvidia-driver-580 (580.95.05-0ubuntu1) ...".to_string()),
+    );
+    let running = text(&app);
+    insta::assert_snapshot!("plan_run_running_80x24", running);
+    assert_eq!(
+        run(&app)
+            .steps
+            .iter()
+            .map(|s| s.state.clone())
+            .collect::<Vec<_>>(),
+        [
+            StepState::Skipped("cuda-keyring is installed".to_string()),
+            StepState::Running,
+            StepState::ToDo
+        ]
+    );
+    // The choices stay while it runs, and q says how to stop instead of quitting.
+    app.press(KeyCode::Right);
+    assert!(text(&app).contains("the choices stay until it ends"));
+    app.press(KeyCode::Char('q'));
+    assert!(!app.state.quit);
+    assert!(text(&app).contains("x stops it before the next step"));
+
+    // x: the stop file is made; the script stops before step 3.
+    app.press(KeyCode::Char('x'));
+    assert!(stop_file().exists(), "the stop file was not made");
+    let _ = std::fs::remove_file(stop_file());
+    send(&mut app, RunEvent::StepDone);
+    send(&mut app, RunEvent::Ended(Outcome::Stopped));
+    let stopped = text(&app);
+    insta::assert_snapshot!("plan_run_stopped_80x24", stopped);
+    assert!(
+        stopped.contains("Stopped: 2 of 3 done (x runs it again)"),
+        "{stopped}"
+    );
+    app
+}
+
+/// Sends one event of the running plan.
+fn send(app: &mut App, event: RunEvent) {
+    app.dispatch(Msg::PlanRun(event));
+}
+
+/// sudo refusing (or missing) stops the run before anything runs, and says why.
+#[test]
+fn a_plan_whose_sudo_fails_does_not_run() {
+    let mut app = app(
+        Fixture::new(H200)
+            .with_script(SCRIPT)
+            .with_sudo(Err("sudo did not accept; nothing was run".to_string())),
+        80,
+        24,
+    );
+    go(&mut app, Tab::Plan);
+    app.press(KeyCode::Char('x'));
+    assert!(
+        text(&app).contains("2 of them run as root: sudo asks for your"),
+        "{}",
+        text(&app)
+    );
+    app.press(KeyCode::Char('y'));
+    let run = app.state.plan.run.clone().expect("a run");
+    assert_eq!(
+        run.outcome(),
+        Some(&Outcome::Error(
+            "sudo did not accept; nothing was run".to_string()
+        ))
+    );
+    assert!(run.steps.iter().all(|s| s.state == StepState::ToDo));
+    assert!(
+        text(&app).contains("Not run: sudo did not accept"),
+        "{}",
+        text(&app)
+    );
 }

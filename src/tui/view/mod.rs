@@ -174,6 +174,13 @@ impl Screen<'_> {
                     keys::hints(s),
                 )
             }
+            Mode::ConfirmRun => (
+                vec![
+                    Span::styled(plan::confirm_prompt(s), t.key()),
+                    Span::raw(" "),
+                ],
+                keys::hints(s),
+            ),
             Mode::ExplainInput => (
                 vec![
                     Span::styled(format!("{} bytes pasted ", s.explain_text.len()), t.key()),
@@ -372,10 +379,16 @@ pub fn detail_max_scroll(state: &State) -> u16 {
             let pane = gpus::panes(state, body).1;
             (pane, gpus::detail(state, t, inner(pane).width).len())
         }
-        Tab::Plan => {
-            let pane = plan::panes(body).1;
-            (pane, plan::preview(state, t, inner(pane).width).len())
-        }
+        Tab::Plan => match &state.plan.run {
+            Some(run) => {
+                let pane = plan::run_panes(run, plan::panes(body).1).1;
+                (pane, plan::run_output(run, t, inner(pane).width).len())
+            }
+            None => {
+                let pane = plan::panes(body).1;
+                (pane, plan::preview(state, t, inner(pane).width).len())
+            }
+        },
         Tab::Overview | Tab::Smoke => return 0,
     };
     u16::try_from(lines.saturating_sub(usize::from(inner(pane).height))).unwrap_or(u16::MAX)

@@ -2,6 +2,8 @@
 //! ([`Cmd`]s). Pure, so every behaviour (navigation, filtering, building and saving a plan) is
 //! tested by feeding messages, with no terminal and no threads (The Elm Architecture).
 
+mod run;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -108,6 +110,8 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Cmd> {
             explained(state, *answer);
             Vec::new()
         }
+        Msg::Authorized(result) => run::authorized(state, result),
+        Msg::PlanRun(event) => run::event(state, event),
         Msg::InputClosed => {
             state.quit = true;
             Vec::new()
@@ -375,6 +379,10 @@ pub fn apply(state: &mut State, action: Action) -> Vec<Cmd> {
         Action::Edit(edit) => edit_input(state, edit),
         Action::Overwrite => overwrite(state),
         Action::KeepFile => keep_file(state),
+        Action::RunPlan => run::run_or_stop(state),
+        Action::ConfirmRun => run::confirmed(state),
+        Action::CancelRun => run::cancelled(state),
+        Action::QuitWhileRunning => run::quit_asked(state),
     }
 }
 
@@ -397,6 +405,9 @@ fn back(state: &mut State) -> Vec<Cmd> {
         state.focus = Focus::List;
     } else if !state.cursor().filter.is_empty() {
         state.cursor_mut().filter.clear();
+    } else if state.tab == Tab::Plan {
+        // A run that ended gives the screen back to the preview.
+        run::close(state);
     }
     Vec::new()
 }
@@ -530,7 +541,7 @@ where
 }
 
 fn change_choice(state: &mut State, delta: isize) -> Vec<Cmd> {
-    if state.report.is_none() {
+    if state.report.is_none() || !run::choices_free(state) {
         return Vec::new();
     }
     let field = PlanField::ALL[state.cursors[Tab::Plan.index()]
