@@ -260,7 +260,7 @@ impl Services for AppServices {
     }
 
     fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String> {
-        write_plan_for(
+        write_plan(
             report,
             crate::manifest::embedded(),
             choice,
@@ -446,24 +446,13 @@ pub fn smoke_outcome(run: &SmokeRun) -> SmokeEvent {
     }
 }
 
-/// Writes the install script for a choice with [`crate::plan`], as `gpu-doctor plan` would.
+/// Writes the install script for a choice with [`crate::plan`], as `gpu-doctor plan` would,
+/// with the script that runs it on `host` (the examined machine) as `plan --execute` would, or
+/// why it cannot be run from there; `None`: the script as written is the one run.
 ///
 /// # Errors
 /// The planner's refusal, rendered with its facts; or a framework the planner cannot parse.
 pub fn write_plan(
-    report: &Report,
-    manifests: &Manifests,
-    choice: &PlanChoice,
-) -> Result<PlanText, String> {
-    write_plan_for(report, manifests, choice, None)
-}
-
-/// [`write_plan`], with the script that runs it on `host` (the examined machine) as
-/// `plan --execute` would, or why it cannot be run from here.
-///
-/// # Errors
-/// As [`write_plan`].
-pub fn write_plan_for(
     report: &Report,
     manifests: &Manifests,
     choice: &PlanChoice,
@@ -764,7 +753,7 @@ mod tests {
             cuda: None,
             framework: Some("torch".to_string()),
         };
-        match write_plan(&report, m, &choice) {
+        match write_plan(&report, m, &choice, None) {
             Ok(plan) => assert!(plan.script.starts_with("#!"), "{}", plan.script),
             Err(reason) => assert!(!reason.is_empty()),
         }
@@ -772,7 +761,7 @@ mod tests {
             framework: Some("numpy".to_string()),
             ..PlanChoice::default()
         };
-        assert!(write_plan(&report, m, &bad).is_err());
+        assert!(write_plan(&report, m, &bad, None).is_err());
     }
 
     #[test]
