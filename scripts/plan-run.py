@@ -70,7 +70,8 @@ FAIL = '''n=$(( $(cat "$STUB_STATE/calls" 2>/dev/null || echo 0) + 1 )); echo "$
 if [ "${STUB_FAIL_CALL:-0}" = "$n" ]; then echo "plan-run: call $n fails on purpose" >&2; exit 100; fi'''
 
 STUBS = {
-    "sudo": 'exec "$@"',
+    # `-n` (never prompt) is what a run from the TUI passes.
+    "sudo": '[ "${1:-}" = -n ] && shift; exec "$@"',
     "apt-get": FAIL + '''
 if [ "$1" = install ]; then
   shift
@@ -86,7 +87,13 @@ case "$format" in *Status*) printf 'install ok installed' ;; *Version*) printf '
     "wget": FAIL + '\n[ "$1" = -qO ] && : >"$2"; exit 0',
     "update-initramfs": FAIL,
     "modprobe": FAIL,
-    "mokutil": FAIL,
+    # --import queues the key for the next boot; --test-key then says so, as mokutil 0.7 does.
+    "mokutil": '''case "$1" in
+  --test-key) if grep -sqxF -- "$2" "$STUB_STATE/mok-new"; then echo "$2 is already in the enrollment request"; exit 1; fi
+    echo "$2 is not enrolled"; exit 0 ;;
+esac
+''' + FAIL + '''
+[ "$1" = --import ] && printf '%s\\n' "$2" >>"$STUB_STATE/mok-new"; exit 0''',
     "usermod": FAIL,
     "amdgpu-install": FAIL,
     "conda": FAIL + '''

@@ -120,6 +120,11 @@ pub enum Check {
     FileContains { path: String, text: String },
     /// The path is an executable file.
     Executable(String),
+    /// Nothing is at the path.
+    Missing(String),
+    /// mokutil finds the key enrolled already, or waiting in the enrollment request for the
+    /// next boot's MOK manager (`mokutil --test-key` says "is already ...").
+    MokKeyKnown(String),
     /// No command of this name on PATH.
     CommandMissing(String),
     /// A Python distribution is installed at a version starting with `prefix` (`2.5.` or `` for

@@ -690,7 +690,8 @@ fn reboot_step(machine: &Machine) -> Step {
 
 /// Loads a driver that is built for the running kernel: enrolls the key Secure Boot refuses
 /// it for (mokutil asks for a one-time password; the firmware's MOK manager takes it at the
-/// next boot), or loads it. Skipped once the module is loaded.
+/// next boot), or loads it. Skipped once the module is loaded, and the enrolment once mokutil
+/// knows the key (a second run before the reboot must not ask for a new password).
 fn load_module_step(load: &decide::LoadModule) -> Step {
     let loaded = Guard::skip(
         Check::FileContains {
@@ -709,7 +710,22 @@ fn load_module_step(load: &decide::LoadModule) -> Step {
                   the next boot the blue MOK manager asks for it: choose \"Enroll MOK\", \
                   \"Continue\", enter it (compat-cuda.md 5.7)."
                 .to_string(),
-            guards: vec![loaded],
+            guards: vec![
+                loaded,
+                Guard::fail(
+                    Check::Missing(key.clone()),
+                    format!(
+                        "no module-signing key at {key}: reinstalling the driver's DKMS package \
+                         makes one (sudo dpkg-reconfigure the nvidia-dkms package), then run \
+                         the plan again"
+                    ),
+                ),
+                Guard::skip(
+                    Check::MokKeyKnown(key.clone()),
+                    "mokutil knows the key: enrolled, or waiting for the MOK manager at the \
+                     next boot (reboot and choose \"Enroll MOK\")",
+                ),
+            ],
             commands: vec![Command::Run {
                 argv: vec![
                     Word::lit("mokutil"),

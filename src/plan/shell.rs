@@ -234,6 +234,12 @@ pub fn check_text(check: &Check) -> String {
             word(&Word::path(path.clone()))
         ),
         Check::Executable(path) => format!("[ -x {} ]", word(&Word::path(path.clone()))),
+        Check::Missing(path) => format!("[ ! -e {} ]", word(&Word::path(path.clone()))),
+        // `--test-key` exits 1 when the key is known, so its status is kept out of pipefail.
+        Check::MokKeyKnown(path) => format!(
+            "{{ sudo mokutil --test-key {} 2>/dev/null || true; }} | grep -q ' is already '",
+            word(&Word::path(path.clone()))
+        ),
         Check::CommandMissing(name) => {
             format!("! command -v {} >/dev/null 2>&1", shell_quote(name))
         }

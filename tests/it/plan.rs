@@ -745,6 +745,17 @@ esac"#,
         ),
         ("wget", with_log(r#"[ "$1" = -qO ] && : >"$2"; exit 0"#)),
         ("update-initramfs", with_log("exit 0")),
+        // --import queues the key for the next boot; --test-key then says so (mokutil 0.7).
+        (
+            "mokutil",
+            with_log(
+                r#"case "$1" in
+  --test-key) if grep -sqxF -- "$2" "$STUB_STATE/mok-new"; then echo "$2 is already in the enrollment request"; exit 1; fi
+    echo "$2 is not enrolled"; exit 0 ;;
+  --import) printf '%s\n' "$2" >>"$STUB_STATE/mok-new" ;;
+esac"#,
+            ),
+        ),
         ("amdgpu-install", with_log("exit 0")),
         ("usermod", with_log("exit 0")),
         ("gpu-doctor", with_log("exit 0")),
@@ -1706,4 +1717,40 @@ fn the_tui_runs_the_plan_stops_between_steps_and_resumes() {
                 .is_some_and(|s| s.text.contains("ran to the end"))
         );
     }
+}
+
+/// Secure Boot refuses a module built for the running kernel: the plan enrolls the key once.
+/// A second run before the reboot (mokutil already holds the key for the MOK manager) does not
+/// ask for another password, and a key that is not there stops the step with what makes one.
+#[test]
+fn execute_enrolls_the_signing_key_once() {
+    let sandbox = Sandbox::new("secure-boot-mok-not-enrolled");
+    let out = sandbox.execute(&[]);
+    assert_eq!(out.code, 0, "{}", out.block());
+    let imports = |calls: &str| {
+        calls
+            .lines()
+            .filter(|l| l.starts_with("mokutil [--import]"))
+            .count()
+    };
+    assert_eq!(imports(&sandbox.calls()), 1, "{}", sandbox.calls());
+    let again = sandbox.execute(&[]);
+    assert_eq!(again.code, 0, "{}", again.block());
+    assert_eq!(imports(&sandbox.calls()), 1, "{}", sandbox.calls());
+    assert!(
+        again.stdout.contains("skipped: mokutil knows the key"),
+        "{}",
+        again.stdout
+    );
+
+    let keyless = Sandbox::new("secure-boot-mok-not-enrolled");
+    std::fs::remove_file(keyless.root().join("var/lib/dkms/mok.pub")).expect("key");
+    let out = keyless.execute(&[]);
+    assert_ne!(out.code, 0, "{}", out.block());
+    assert!(
+        out.stdout.contains("no module-signing key at"),
+        "{}",
+        out.block()
+    );
+    assert_eq!(imports(&keyless.calls()), 0);
 }
