@@ -105,7 +105,8 @@ def write_metadata(item, local):
     site = sysconfig.get_paths()["purelib"]
     name, version = item["name"], item["version"]
     for entry in os.listdir(site) if os.path.isdir(site) else []:
-        if entry.endswith(".dist-info") and normalise(entry.rsplit("-", 1)[0]) == normalise(name):
+        # `torch-2.11.0.dist-info`: the name is before the version's dash, not dist-info's.
+        if entry.endswith(".dist-info") and normalise(entry[:-len(".dist-info")].rsplit("-", 1)[0]) == normalise(name):
             shutil.rmtree(os.path.join(site, entry), ignore_errors=True)
     if local and normalise(name) in ("torch", "torchvision", "torchaudio") and "+" not in version:
         version = f"{version}+{local}"
