@@ -1038,20 +1038,27 @@ impl Tmux {
 
     /// [`Tmux::start`] on a server of its own (`name` in the socket) reading `config`.
     fn start_with(fixture: &str, name: &str, config: &str) -> Tmux {
+        let root = fixture_dir(fixture).join("root");
+        Tmux::start_on(fixture, &root, name, config, Path::new("."))
+    }
+
+    /// The app on `root` (a fixture's tree or a copy of it) with the fixture's environment,
+    /// started in the folder `cwd`.
+    fn start_on(fixture: &str, root: &Path, name: &str, config: &str, cwd: &Path) -> Tmux {
         let socket = format!("gpu-doctor-tui{name}-{}", std::process::id());
         let exe = env!("CARGO_BIN_EXE_gpu-doctor");
-        let dir = fixture_dir(fixture);
         let env: Vec<String> = fixture_env(fixture)
             .into_iter()
             .map(|(k, v)| shell_word(&format!("{k}={v}")))
             .collect();
         // Plain `gpu-doctor` (no subcommand) must open the app on a terminal.
         let script = format!(
-            "env -i TERM=xterm-256color {} {} --root {} --timeout {TIMEOUT_SECS}; \
+            "cd {} && env -i TERM=xterm-256color {} {} --root {} --timeout {TIMEOUT_SECS}; \
              echo EXITED $?; stty -a; sleep 60",
+            shell_word(&cwd.display().to_string()),
             env.join(" "),
             shell_word(exe),
-            shell_word(&dir.join("root").display().to_string()),
+            shell_word(&root.display().to_string()),
         );
         let status = Command::new("tmux")
             .args(["-L", &socket, "-f", config, "new-session", "-d"])
@@ -1416,4 +1423,45 @@ fn a_plan_whose_sudo_fails_does_not_run() {
         "{}",
         text(&app)
     );
+}
+
+/// The real binary on a terminal runs a plan from the Plan screen on its worker thread: the
+/// question, the run, the script's output streamed in and its failure shown (the copy of the
+/// fixture has none of the commands the plan calls), `q` refused while it runs, the log written
+/// in the folder the app started in; and the terminal given back.
+#[test]
+fn in_tmux_the_plan_screen_runs_a_plan_and_shows_how_it_ended() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("root");
+    let copied = Command::new("cp")
+        .arg("-a")
+        .arg(fixture_dir("nouveau-loaded").join("root"))
+        .arg(&root)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    let tmux = Tmux::start_on("nouveau-loaded", &root, "-run", "/dev/null", dir.path());
+    tmux.wait_for("1 Overview", "the app opened");
+    tmux.keys(&["6"]);
+    tmux.wait_for("x runs it", "the plan was written");
+    tmux.keys(&["x"]);
+    tmux.wait_for("Run the plan?", "the question");
+    tmux.keys(&["y"]);
+    let ended = tmux.wait_for("x runs it again", "the run ended");
+    assert!(ended.contains("Failed:"), "{ended}");
+    assert!(
+        ended.contains("command not found"),
+        "the script's output streamed in:\n{ended}"
+    );
+    let log = std::fs::read_to_string(dir.path().join("gpu-doctor-plan.log")).expect("the log");
+    assert!(
+        log.contains("== gpu-doctor plan --execute: stopped with exit status"),
+        "{log}"
+    );
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXITED 0", "quit");
 }
