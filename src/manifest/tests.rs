@@ -662,6 +662,7 @@ fn tables_round_trip_through_toml() {
         (RocmTable::FILE, toml::to_string(&m.rocm)),
         (RepoTable::FILE, toml::to_string(&m.repos)),
         (PypiTable::FILE, toml::to_string(&m.pypi)),
+        (ExtensionArchTable::FILE, toml::to_string(&m.extension_arch)),
     ]
     .map(|(file, text)| (file, text.unwrap_or_else(|e| panic!("{file}: {e}"))));
     let again = load(&texts).expect("serialized set loads");

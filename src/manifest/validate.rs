@@ -70,6 +70,7 @@ pub fn validate(manifests: &Manifests) -> Vec<ManifestProblem> {
     manifests.rocm.check(&mut checker);
     manifests.repos.check(&mut checker);
     manifests.pypi.check(&mut checker);
+    manifests.extension_arch.check(&mut checker);
     forward_compat_agrees(manifests, &mut checker);
     checker.problems
 }
