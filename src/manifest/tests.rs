@@ -759,3 +759,19 @@ fn a_gpu_row_contradicting_the_generated_forward_compat_list_is_refused() {
         "{problems:#?}"
     );
 }
+
+/// The module-flavour table: the open modules from Turing on, the proprietary ones up to Hopper,
+/// Grace Hopper by name on the open modules only.
+#[test]
+fn kernel_module_flavours_come_from_the_table() {
+    let cuda = &embedded().cuda;
+    let f = |name: &str, cc: &str| cuda.module_flavours_for(Some(name), cc);
+    assert_eq!(f("Tesla P4", "6.1"), Some((false, true)));
+    assert_eq!(f("Tesla V100-SXM2-16GB", "7.0"), Some((false, true)));
+    assert_eq!(f("Tesla T4", "7.5"), Some((true, true)));
+    assert_eq!(f("NVIDIA H100 80GB HBM3", "9.0"), Some((true, true)));
+    assert_eq!(f("NVIDIA GH200 480GB", "9.0"), Some((true, false)));
+    assert_eq!(f("NVIDIA B200", "10.0"), Some((true, false)));
+    assert_eq!(f("NVIDIA GeForce RTX 5090", "12.0"), Some((true, false)));
+    assert_eq!(f("NVIDIA GeForce GTX 680", "2.1"), None, "Fermi: no row");
+}
