@@ -173,6 +173,10 @@ fn the_module_and_container_edges_are_listed() {
             "container-lost-gpu-access",
             "container-lost-gpu-mixed-host-one-given",
         ),
+        (
+            "extension-cuda-mismatch",
+            "onnxruntime-gpu-cu11-in-torch-cu121",
+        ),
     ] {
         assert!(
             edges
