@@ -18,7 +18,7 @@ row without `cuda` holds for every other). bitsandbytes loads the library of tor
 xformers (github.com/facebookresearch/xformers, tags `vX.Y.Z[.postN]`): the base
 TORCH_CUDA_ARCH_LIST of .github/workflows/wheels_build.yml, the workflow that builds the PyPI
 wheels; its lowest entry (a `+PTX` entry counts: the driver JIT-compiles it for newer GPUs, never
-for older ones).
+for older ones). Read and vendored, but not made rows (the table's gaps say why).
 
 The facts read from the tags are vendored in scripts/extension-arch-data/NAME.json so that
 --check runs offline; --extract refreshes one package's from a clone.
@@ -188,7 +188,7 @@ def render(data):
         '  "vLLM: the repository is over the size this project can fetch (1.1 GB), so the CUDA_SUPPORTED_ARCHS of CMakeLists.txt per tag is not read",',
         '  "DeepSpeed: its PyPI package compiles its CUDA ops on the machine when first used (JIT, unless built with DS_BUILD_OPS), so a release has no fixed minimum; not listed",',
         '  "bitsandbytes before 0.43.1 (no .github/scripts/build-cuda.sh; built from a Makefile per CUDA version) and its aarch64 and Windows builds are not listed",',
-        '  "xformers before 0.0.22.post5 (no TORCH_CUDA_ARCH_LIST in wheels_build.yml) is not listed; its conda builds may differ",',
+        '  "xformers: its wheels\' base TORCH_CUDA_ARCH_LIST is read (scripts/extension-arch-data/xformers.json: 5.0 to 0.0.26.post1, 6.0 to 0.0.30, 7.5 from 0.0.31) but gives no rows: its attention also dispatches to PyTorch\'s own kernels (xformers.info of 0.0.28.post3 lists cutlassF-pt, huggingface/diffusers#10070), so a GPU below the list may still run it",',
         '  "flash-attn 1.x and the FlashAttention-3 hopper/ package are not listed",',
         '  "No maximum is read (a release older than the GPU)",',
         "]",
@@ -212,11 +212,7 @@ def render(data):
                 "bitsandbytes", first, last, low,
                 f"{where}: build_capability for CUDA " + ", ".join(cudas), cuda=list(cudas),
             )
-    for sm, first, last in rows(data["xformers"], lambda f: f["min_sm"]):
-        lines += package_rows(
-            "xformers", first, last, sm,
-            f"{XFORMERS_REPO} .github/workflows/wheels_build.yml TORCH_CUDA_ARCH_LIST at tags v{first} to v{last}",
-        )
+    # xformers' facts are read (xformers.json) but give no rows: see the gap above.
     return "\n".join(lines)
 
 
