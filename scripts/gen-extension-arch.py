@@ -8,13 +8,26 @@ whether csrc/flash_attn/flash_api.cpp refuses older GPUs at run time ("FlashAtte
 supports Ampere GPUs or newer."). Consecutive releases with equal values become one row
 (`first`..`last`, inclusive).
 
-The facts read from the tags are vendored in scripts/extension-arch-data/flash-attn.json so that
---check runs offline; --extract refreshes them from a clone.
+bitsandbytes (github.com/bitsandbytes-foundation/bitsandbytes, tags `X.Y.Z` from 0.43.1, the first
+with .github/scripts/build-cuda.sh): the wheels carry one library per CUDA version, and the script
+picks the architectures per CUDA version; the x86-64 branch's default list and its
+`[[ "${cuda_version}" == 12.8.* ... ]] && build_capability="..."` overrides give one row per CUDA
+group (`cuda`: the CUDA versions, `major.minor` or a bare major, whose library it describes; the
+row without `cuda` holds for every other). bitsandbytes loads the library of torch's CUDA.
 
-usage: scripts/gen-extension-arch.py                     prints the table
-       scripts/gen-extension-arch.py --write             writes manifests/extension-arch.toml
-       scripts/gen-extension-arch.py --check             compares with manifests/extension-arch.toml
-       scripts/gen-extension-arch.py --extract GIT_DIR   refreshes flash-attn.json from a clone
+xformers (github.com/facebookresearch/xformers, tags `vX.Y.Z[.postN]`): the base
+TORCH_CUDA_ARCH_LIST of .github/workflows/wheels_build.yml, the workflow that builds the PyPI
+wheels; its lowest entry (a `+PTX` entry counts: the driver JIT-compiles it for newer GPUs, never
+for older ones). Read and vendored, but not made rows (the table's gaps say why).
+
+The facts read from the tags are vendored in scripts/extension-arch-data/NAME.json so that
+--check runs offline; --extract refreshes one package's from a clone.
+
+usage: scripts/gen-extension-arch.py                          prints the table
+       scripts/gen-extension-arch.py --write                  writes manifests/extension-arch.toml
+       scripts/gen-extension-arch.py --check                  compares with manifests/extension-arch.toml
+       scripts/gen-extension-arch.py --extract NAME GIT_DIR   refreshes NAME.json from a clone
+                                                              (NAME: flash-attn, bitsandbytes, xformers)
 Only the Python standard library is used.
 """
 
@@ -26,7 +39,10 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DATA = os.path.join(HERE, "extension-arch-data", "flash-attn.json")
+DATA_DIR = os.path.join(HERE, "extension-arch-data")
+PACKAGES = ("flash-attn", "bitsandbytes", "xformers")
+BNB_REPO = "https://github.com/bitsandbytes-foundation/bitsandbytes"
+XFORMERS_REPO = "https://github.com/facebookresearch/xformers"
 OUTPUT = os.path.join(ROOT, "manifests", "extension-arch.toml")
 REPO = "https://github.com/Dao-AILab/flash-attention"
 RUNTIME_CHECK = "FlashAttention only supports Ampere GPUs or newer."
@@ -39,6 +55,67 @@ def vkey(v):
 def git(gitdir, *args):
     r = subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True, text=True)
     return r.stdout if r.returncode == 0 else None
+
+
+def extract_bitsandbytes(gitdir):
+    """Per release: the x86-64 default architecture list's lowest and each CUDA group's."""
+    tags = [t for t in (git(gitdir, "tag") or "").split() if re.fullmatch(r"\d+\.\d+\.\d+", t)]
+    out = []
+    for tag in sorted(tags, key=vkey):
+        script = git(gitdir, "show", f"{tag}:.github/scripts/build-cuda.sh")
+        if script is None:
+            continue
+        lines = script.splitlines()
+        # With an aarch64/ARM64 branch, the x86-64 one is the last top-level `else` .. `fi`.
+        arm = next((i for i, l in enumerate(lines) if "aarch64" in l or "ARM64" in l), None)
+        if arm is not None:
+            start = next(i for i in range(arm, len(lines)) if lines[i].rstrip() == "else")
+            end = next(i for i in range(start, len(lines)) if lines[i].startswith("fi"))
+            lines = lines[start + 1 : end]
+        default, groups = None, []
+        for line in lines:
+            code = line.strip()
+            if code.startswith("#"):
+                continue
+            m = re.search(r'build_capability="([0-9;]+)"', code)
+            if not m:
+                continue
+            low = min(int(x) for x in m.group(1).split(";") if x)
+            if code.startswith("build_capability="):
+                default = low
+            else:
+                cudas = [
+                    f"{a}.{b}" if b != "*" else a
+                    for a, b in re.findall(r'== "?(\d+)\.(\d+|\*)\.\*', code)
+                ]
+                groups.append({"cuda": cudas, "min_sm": low})
+        out.append({"version": tag, "min_sm": default, "by_cuda": groups})
+    return out
+
+
+def extract_xformers(gitdir):
+    """Per release: the lowest entry of the wheel workflow's base TORCH_CUDA_ARCH_LIST."""
+    tags = [
+        t for t in (git(gitdir, "tag") or "").split()
+        if re.fullmatch(r"v\d+\.\d+\.\d+(\.post\d+)?", t)
+    ]
+    out = []
+    for tag in sorted(tags, key=lambda t: vkey(t[1:].replace(".post", "."))):
+        wf = git(gitdir, "show", f"{tag}:.github/workflows/wheels_build.yml")
+        if wf is None:
+            continue
+        line = next((l for l in wf.splitlines() if re.match(r"\s*TORCH_CUDA_ARCH_LIST:", l)), None)
+        if line is None:
+            continue
+        # The first quoted list with numbers in it is the base list.
+        lists = [q for q in re.findall(r"[\"']([^\"']*)[\"']", line) if re.search(r"\d\.\d", q)]
+        if not lists:
+            continue
+        low = min(
+            (int(a), int(b)) for a, b in re.findall(r"(\d+)\.(\d+)", lists[0])
+        )
+        out.append({"version": tag[1:], "min_sm": low[0] * 10 + low[1]})
+    return out
 
 
 def extract(gitdir):
@@ -63,18 +140,34 @@ def extract(gitdir):
     return out
 
 
-def rows(facts):
+def rows(facts, key):
+    """Consecutive releases with equal facts as one group: (facts, first, last)."""
     groups = []
     for f in facts:
-        key = (f["min_sm"], f["runtime_check"])
-        if groups and groups[-1]["key"] == key:
-            groups[-1]["last"] = f["version"]
+        k = key(f)
+        if groups and groups[-1][0] == k:
+            groups[-1][2] = f["version"]
         else:
-            groups.append({"key": key, "first": f["version"], "last": f["version"]})
+            groups.append([k, f["version"], f["version"]])
     return groups
 
 
-def render(facts):
+def cc(sm):
+    return f"{sm // 10}.{sm % 10}"
+
+
+def package_rows(name, first, last, min_sm, source, error=None, cuda=None):
+    lines = ["[[package]]", f'name = "{name}"', f'first = "{first}"', f'last = "{last}"']
+    if cuda:
+        lines.append("cuda = [" + ", ".join(f'"{c}"' for c in cuda) + "]")
+    lines.append(f'min_cc = "{cc(min_sm)}"')
+    if error:
+        lines.append(f'error = "{error}"')
+    lines += [f'source = "{source}"', ""]
+    return lines
+
+
+def render(data):
     lines = [
         "# The oldest GPU each release of a package with its own CUDA kernels runs on.",
         "#",
@@ -83,48 +176,67 @@ def render(facts):
         "#",
         "# `[[package]]` rows: the distribution name, the releases `first`..`last` (inclusive), the",
         "# lowest compute capability its build compiles kernels for (`min_cc`), and the error it raises",
-        "# on an older GPU where its sources have one.",
+        "# on an older GPU where its sources have one. `cuda`: the row holds only for the library the",
+        "# package loads for these CUDA versions (`major.minor`, or a bare major for all its minors);",
+        "# bitsandbytes loads the one of torch's CUDA. A release's row without `cuda` holds otherwise.",
         "",
         "[meta]",
         "schema = 1",
         'title = "Minimum compute capability of packages that ship their own CUDA kernels"',
+        'updated = "2026-12-07"',
         "gaps = [",
-        '  "bitsandbytes, xformers, vLLM and DeepSpeed: their minimum compute capability per release is not read yet",',
+        '  "vLLM: the repository is over the size this project can fetch (1.1 GB), so the CUDA_SUPPORTED_ARCHS of CMakeLists.txt per tag is not read",',
+        '  "DeepSpeed: its PyPI package compiles its CUDA ops on the machine when first used (JIT, unless built with DS_BUILD_OPS), so a release has no fixed minimum; not listed",',
+        '  "bitsandbytes before 0.43.1 (no .github/scripts/build-cuda.sh; built from a Makefile per CUDA version) and its aarch64 and Windows builds are not listed",',
+        '  "xformers: its wheels\' base TORCH_CUDA_ARCH_LIST is read (scripts/extension-arch-data/xformers.json: 5.0 to 0.0.26.post1, 6.0 to 0.0.30, 7.5 from 0.0.31) but gives no rows: its attention also dispatches to PyTorch\'s own kernels (xformers.info of 0.0.28.post3 lists cutlassF-pt, huggingface/diffusers#10070), so a GPU below the list may still run it",',
         '  "flash-attn 1.x and the FlashAttention-3 hopper/ package are not listed",',
+        '  "No maximum is read (a release older than the GPU)",',
         "]",
         "",
     ]
-    for g in rows(facts):
-        sm, check = g["key"]
+    for (sm, check), first, last in rows(data["flash-attn"], lambda f: (f["min_sm"], f["runtime_check"])):
         if sm is None:
             continue
-        lines += [
-            "[[package]]",
-            'name = "flash-attn"',
-            f'first = "{g["first"]}"',
-            f'last = "{g["last"]}"',
-            f'min_cc = "{sm // 10}.{sm % 10}"',
-        ]
-        if check:
-            lines.append(f'error = "{RUNTIME_CHECK}"')
-        lines.append(
-            f'source = "{REPO} setup.py (cc_flag arch=compute_{sm}) and '
-            'csrc/flash_attn/flash_api.cpp at tags v' + g["first"] + " to v" + g["last"] + '"'
+        lines += package_rows(
+            "flash-attn", first, last, sm,
+            f"{REPO} setup.py (cc_flag arch=compute_{sm}) and csrc/flash_attn/flash_api.cpp at tags v{first} to v{last}",
+            error=RUNTIME_CHECK if check else None,
         )
-        lines.append("")
+    bnb_key = lambda f: (f["min_sm"], tuple((tuple(g["cuda"]), g["min_sm"]) for g in f["by_cuda"]))
+    for (sm, groups), first, last in rows(data["bitsandbytes"], bnb_key):
+        where = f"{BNB_REPO} .github/scripts/build-cuda.sh at tags {first} to {last}"
+        if sm is not None:
+            lines += package_rows("bitsandbytes", first, last, sm, f"{where}: the x86-64 default build_capability")
+        for cudas, low in groups:
+            lines += package_rows(
+                "bitsandbytes", first, last, low,
+                f"{where}: build_capability for CUDA " + ", ".join(cudas), cuda=list(cudas),
+            )
+    # xformers' facts are read (xformers.json) but give no rows: see the gap above.
     return "\n".join(lines)
 
 
+def load():
+    data = {}
+    for name in PACKAGES:
+        with open(os.path.join(DATA_DIR, f"{name}.json")) as f:
+            data[name] = json.load(f)
+    return data
+
+
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--extract":
-        facts = extract(argv[2])
-        with open(DATA, "w") as f:
+    extractors = {
+        "flash-attn": extract,
+        "bitsandbytes": extract_bitsandbytes,
+        "xformers": extract_xformers,
+    }
+    if len(argv) == 4 and argv[1] == "--extract" and argv[2] in extractors:
+        facts = extractors[argv[2]](argv[3])
+        with open(os.path.join(DATA_DIR, f"{argv[2]}.json"), "w") as f:
             json.dump(facts, f, indent=1)
             f.write("\n")
         return 0
-    with open(DATA) as f:
-        facts = json.load(f)
-    text = render(facts)
+    text = render(load())
     if len(argv) == 2 and argv[1] == "--write":
         with open(OUTPUT, "w") as f:
             f.write(text)

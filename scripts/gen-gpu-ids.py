@@ -57,6 +57,39 @@ FIRST_DRIVER_ARCHS = {"Ada", "Hopper", "Blackwell"}
 # The README's names, shortened to the ones gpus.toml uses.
 ARCH_NAMES = {"Ada Lovelace": "Ada"}
 
+# NVIDIA's CUDA Compatibility guide, "Forward Compatibility": the cuda-compat package "is
+# applicable only for systems with NVIDIA Data Center GPUs, select NGC Server Ready SKUs of RTX
+# cards, Jetson boards". The guide names no SKUs, so a data-center part is told by NVIDIA's own
+# product name (the NVIDIA table's, else pci.ids' bracketed one): the lines below, first match.
+FORWARD_COMPAT_SOURCE = (
+    "NVIDIA CUDA Compatibility guide, Forward Compatibility "
+    "(https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html): "
+    "'applicable only for systems with NVIDIA Data Center GPUs, select NGC Server Ready SKUs "
+    "of RTX cards, Jetson boards'; data-center parts told by NVIDIA's product names "
+    "(Tesla/GRID, the A/AX/B/H/L/T<=2-digit series, GH/GB superchips, HGX, PG5xx boards, "
+    "RTX PRO Server Edition) in the NVIDIA table and pci.ids"
+)
+NOT_DATA_CENTER = re.compile(
+    r"GeForce|Quadro|TITAN|Titan|Laptop|Mobile|Max-Q|\bCMP\b|DRIVE|Display|Matrox|\bNVS\b|Jetson"
+)
+DATA_CENTER = re.compile(
+    r"^(Tesla|GRID|HGX|PG5[0-9]{2})\b"
+    r"|^(A|AX|B|H|L)[0-9]+"
+    r"|^T[0-9]{1,2}G?\b"
+    r"|^(GH|GB)[0-9]+"
+)
+
+
+def data_center(name):
+    """Whether NVIDIA's product name is a data-center part (forward compatibility applies)."""
+    name = re.sub(r"^NVIDIA\s+", "", name.strip())
+    if "Server Edition" in name:
+        return True
+    if NOT_DATA_CENTER.search(name) or name.startswith("RTX"):
+        return False
+    return bool(DATA_CENTER.search(name))
+
+
 PCI_IDS_NOTICE = """\
 # Device ids, chip codenames and product names from pci.ids, the PCI ID database, used under
 # its 3-clause BSD licence option. Its notice:
@@ -261,6 +294,9 @@ def generate(data_dir):
     w("# A subsystem row names a product that shares its device id with others (A2 vs A16).")
     w("# `block`: 128-id blocks (id & 0xff80, from 0x1b00 on) that hold only one chip, so an id")
     w("# newer than this table still gets its chip, marked inferred.")
+    w("# `forward_compat`: the ids whose every name is a data-center part, so the cuda-compat")
+    w("# package serves them (`devices`), and ids that name a data-center part and another")
+    w("# (`mixed`: told apart only by subsystem). An id in neither is not a data-center part.")
     w("")
     w("[meta]")
     w("schema = 1")
@@ -316,7 +352,36 @@ def generate(data_dir):
             sub_first = sub_first if known_first else ""
             w(f'  ["0x{device:04x}", "{sub}", "{chip}", "{sub_first}", "nvidia", {toml_str(sub_name)}],')
     w("]")
+    w("")
+    write_forward_compat(w, ids, pci, nv_rows)
     return "\n".join(out) + "\n"
+
+
+def write_forward_compat(w, ids, pci, nv_rows):
+    """The `[forward_compat]` section: device ids by whether every name is a data-center part."""
+    devices, mixed = [], []
+    for device in ids:
+        names = [v[0] for (d, _), v in nv_rows.items() if d == device]
+        if not names and pci[device][1]:
+            names = [pci[device][1]]
+        if not names:
+            continue
+        verdicts = {data_center(n) for n in names}
+        row = f'  ["0x{device:04x}", {toml_str(sorted(names)[0])}],'
+        if verdicts == {True}:
+            devices.append(row)
+        elif True in verdicts:
+            mixed.append(row)
+    w("[forward_compat]")
+    w(f"source = {toml_str(FORWARD_COMPAT_SOURCE)}")
+    w("devices = [")
+    for row in devices:
+        w(row)
+    w("]")
+    w("mixed = [")
+    for row in mixed:
+        w(row)
+    w("]")
 
 
 UPDATED = "2026-12-01"

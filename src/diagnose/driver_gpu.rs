@@ -16,6 +16,9 @@
 //!   NVIDIA Grace Hopper or NVIDIA Blackwell, you must use the open-source GPU kernel modules";
 //!   NVRM: "... requires use of the NVIDIA open kernel modules").
 //!
+//! Which flavour drives which GPUs is `cuda.toml`'s `[[kernel_module_flavour]]` (sourced rows by
+//! compute capability, and by name for Grace Hopper), not constants here.
+//!
 //! The installed driver is read where it can be when the module is not loaded: the user-space
 //! libraries' version, then the distribution's module package.
 
@@ -27,7 +30,7 @@ use crate::version::Version;
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(too_new_for_gpu(report, manifests));
-    out.extend(flavour(report));
+    out.extend(flavour(report, manifests));
     out
 }
 
@@ -167,28 +170,22 @@ fn too_new_for_gpu(report: &Report, manifests: &Manifests) -> Option<Finding> {
     )
 }
 
-/// Whether a GPU runs only on the open modules: Blackwell (10.x and 12.x) and Grace Hopper.
-fn open_only(g: &Gpu, cc: &Version) -> bool {
-    cc.major() >= 10
-        || g.name
-            .as_deref()
-            .is_some_and(|n| n.to_ascii_uppercase().contains("GH200"))
+/// The module flavours that drive a GPU, from `cuda.toml`'s `[[kernel_module_flavour]]`.
+fn flavours(manifests: &Manifests, g: &Gpu, cc: &str) -> Option<(bool, bool)> {
+    manifests.cuda.module_flavours_for(g.name.as_deref(), cc)
 }
 
-/// Whether the open modules cannot drive it: before Turing (7.5), no GSP.
-fn before_turing(cc: &Version) -> bool {
-    (cc.major(), cc.minor()) < (7, 5)
-}
-
-fn flavour(report: &Report) -> Option<Finding> {
+fn flavour(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let (open, source) = module_open(report)?;
     let wrong: Vec<String> = known_gpus(report)
-        .filter(|(g, _, v)| {
-            if open {
-                before_turing(v)
-            } else {
-                open_only(g, v)
-            }
+        .filter(|(g, cc, _)| {
+            flavours(manifests, g, cc).is_some_and(|(drives_open, drives_proprietary)| {
+                if open {
+                    !drives_open
+                } else {
+                    !drives_proprietary
+                }
+            })
         })
         .map(|(g, cc, _)| label(g, cc))
         .collect();

@@ -63,8 +63,9 @@ fn cuda_major(env: &PythonEnv) -> Option<Finding> {
     .detail(
         "A package that ships compiled CUDA code links against the CUDA runtime of the CUDA it \
          was built with; the environment holds the libraries of torch's CUDA major, so \
-         importing the package fails (\"libcudart.so.12: cannot open shared object file\") \
-         or, with the other major found elsewhere, mixes two CUDA runtimes in one process.",
+         loading the package's compiled files fails (\"libcudart.so.12: cannot open shared \
+         object file\"; onnxruntime-gpu then drops its CUDA provider and runs on the CPU) or, \
+         with the other major found elsewhere, mixes two CUDA runtimes in one process.",
     );
     for (e, n) in &wrong {
         f = f.evidence(format!(
@@ -77,8 +78,11 @@ fn cuda_major(env: &PythonEnv) -> Option<Finding> {
         torch_cuda.as_str(),
         torch.source
     ));
-    Some(
-        f.fix(format!(
+    // A package built against torch can be rebuilt against this one; one that is not
+    // (onnxruntime-gpu) only has releases built for each CUDA major.
+    let against_torch = first.requires.iter().any(|r| split(r).0.trim() == "torch");
+    let fix = if against_torch {
+        format!(
             "Install a {} build for CUDA {} (a wheel whose name or local version names cu{}), or \
              build it here against this torch (`pip install --no-build-isolation --no-cache-dir \
              {}`), or use a torch built for CUDA {major}.",
@@ -86,10 +90,21 @@ fn cuda_major(env: &PythonEnv) -> Option<Finding> {
             torch_cuda.major(),
             torch_cuda.major(),
             first.name
-        ))
-        .subject(crate::report::framework_subject(&env.path, "torch"))
-        .explains(&ids::FRAMEWORK_IMPORT_FAILED)
-        .build(),
+        )
+    } else {
+        format!(
+            "Install a {} release built for CUDA {} (its documentation lists the CUDA each \
+             release is built for; `pip install -U {}`), or use a torch built for CUDA {major}.",
+            first.name,
+            torch_cuda.major(),
+            first.name
+        )
+    };
+    Some(
+        f.fix(fix)
+            .subject(crate::report::framework_subject(&env.path, "torch"))
+            .explains(&ids::FRAMEWORK_IMPORT_FAILED)
+            .build(),
     )
 }
 

@@ -58,6 +58,20 @@ fn driver_cuda(report: &Report, manifests: &Manifests) -> Option<Version> {
         .and_then(Version::parse)
 }
 
+/// The driver programs get and its CUDA: the host driver's, or a forward-compatibility libcuda's
+/// where one serves every GPU (a data-center part) and gives a newer CUDA. Every comparison of
+/// a build's CUDA with the driver's goes through this (or [`runs_here`]), so a framework that
+/// works through the compat package is never called "driver too old", nor steered off a build
+/// it runs.
+fn effective_driver(report: &Report, manifests: &Manifests) -> Option<(Version, Version)> {
+    let driver = Version::parse(report.driver.version.as_deref()?)?;
+    let cuda = driver_cuda(report, manifests)?;
+    match super::platform::compat_cuda(report, manifests) {
+        Some((compat, compat_cuda)) if compat_cuda > cuda => Some((compat, compat_cuda)),
+        _ => Some((driver, cuda)),
+    }
+}
+
 /// The torch variant tag of a build: from the local version (`+cu130`), else from its CUDA.
 fn torch_variant(fw: &Framework) -> Option<String> {
     if let Some((_, local)) = fw.version.as_deref().and_then(|v| v.split_once('+')) {
@@ -113,8 +127,7 @@ fn driver_runs(
 /// The torch variant to suggest for this driver: the newest the driver runs natively, else the
 /// oldest it runs through minor-version compatibility (the fewest newer-minor features missing).
 fn torch_variant_for(manifests: &Manifests, fw: &Framework, report: &Report) -> Option<String> {
-    let driver = Version::parse(report.driver.version.as_deref()?)?;
-    let driver_cuda = driver_cuda(report, manifests)?;
+    let (driver, driver_cuda) = effective_driver(report, manifests)?;
     let release = manifests.frameworks.torch_release(fw.version.as_deref()?)?;
     let runnable: Vec<(&TorchBuild, Version)> = release
         .builds
@@ -170,9 +183,9 @@ fn driver_too_old(
         })
         .flatten()
         .and_then(|row| row.driver_min.as_deref());
-    let below_jax = jax_floor
-        .and_then(Version::parse)
-        .is_some_and(|f| driver_v < f);
+    // JAX asks the libcuda it loads, so a forward-compatibility copy's version is what it sees.
+    let seen = effective_driver(report, manifests).map_or(driver_v.clone(), |(d, _)| d);
+    let below_jax = jax_floor.and_then(Version::parse).is_some_and(|f| seen < f);
     // Minor-version compatibility runs any minor of the major (without PTX JIT of newer code,
     // which arch-not-in-build covers).
     if runs && !below_jax {
@@ -571,8 +584,7 @@ fn torch_variant_covering(
         return None;
     }
     let release = manifests.frameworks.torch_release(fw.version.as_deref()?)?;
-    let driver = report.driver.version.as_deref().and_then(Version::parse);
-    let driver_cuda = driver_cuda(report, manifests);
+    let effective = effective_driver(report, manifests);
     let parse = |l: &Vec<String>| {
         l.iter()
             .filter_map(|s| Version::parse(s))
@@ -585,10 +597,9 @@ fn torch_variant_covering(
             let cuda = Version::parse(&b.cuda()?)?;
             let sass = parse(b.sass.as_ref()?);
             let ptx = b.ptx.as_ref().map(parse).unwrap_or_default();
-            let runs = match (&driver, &driver_cuda) {
-                (Some(d), Some(dc)) => driver_runs(manifests, d, dc, &cuda),
-                _ => true,
-            };
+            let runs = effective
+                .as_ref()
+                .is_none_or(|(d, dc)| driver_runs(manifests, d, dc, &cuda));
             (runs && covers(&sass, &ptx, cc) != Coverage::None).then(|| (cuda, b.variant.clone()))
         })
         .max_by(|a, b| a.0.cmp(&b.0))

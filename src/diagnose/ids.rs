@@ -293,7 +293,7 @@ pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
 pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {
     id: "extension-cannot-run-on-gpu",
     severities: &[Severity::Error],
-    title: "a package with its own CUDA kernels (flash-attn) has none for the GPU's architecture: it fails when used; from `extension-arch.toml`, generated from its sources",
+    title: "a package with its own CUDA kernels (flash-attn, bitsandbytes) has none for the GPU's architecture: it fails when used; from `extension-arch.toml`, generated from its sources",
 };
 
 pub static JAX_VERSION_SKEW: Kind = Kind {

@@ -32,6 +32,28 @@ pub struct CudaTable {
     /// Per release: the compute capabilities nvcc started or stopped targeting, ascending.
     #[serde(rename = "arch_support", default)]
     pub arch_support: Vec<super::arch_support::ArchSupport>,
+    /// Which kernel module flavours (open, proprietary) drive which GPUs.
+    #[serde(rename = "kernel_module_flavour", default)]
+    pub module_flavours: Vec<ModuleFlavour>,
+}
+
+/// One `[[kernel_module_flavour]]` row: the flavours that drive GPUs named `names`, else of
+/// compute capability `cc_min`..`cc_max`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModuleFlavour {
+    /// Words a GPU's name holds for the row to hold (GH200: Hopper's 9.0, open modules only).
+    #[serde(default)]
+    pub names: Vec<String>,
+    pub cc_min: Option<String>,
+    /// `None`: every newer compute capability too.
+    pub cc_max: Option<String>,
+    /// Whether the open modules drive these GPUs.
+    pub open: bool,
+    /// Whether the proprietary modules drive them.
+    pub proprietary: bool,
+    pub source: String,
+    pub checked: String,
 }
 
 /// What holds for a whole CUDA major: its minor-version-compatibility driver floor and the
@@ -225,8 +247,63 @@ impl CudaTable {
         self.compute_capabilities.iter().find(|row| row.cc == cc)
     }
 
+    /// The kernel module flavours that drive a GPU of this name and compute capability:
+    /// `(open, proprietary)`; `None` when no row places it.
+    #[must_use]
+    pub fn module_flavours_for(&self, name: Option<&str>, cc: &str) -> Option<(bool, bool)> {
+        let upper = name.map(str::to_ascii_uppercase);
+        let named = self.module_flavours.iter().find(|row| {
+            upper.as_deref().is_some_and(|n| {
+                row.names
+                    .iter()
+                    .any(|w| n.contains(&w.to_ascii_uppercase()))
+            })
+        });
+        let cc = crate::version::Version::parse(cc)?;
+        let in_range = |row: &&ModuleFlavour| {
+            row.names.is_empty()
+                && row
+                    .cc_min
+                    .as_deref()
+                    .and_then(crate::version::Version::parse)
+                    .is_some_and(|min| cc >= min)
+                && row
+                    .cc_max
+                    .as_deref()
+                    .and_then(crate::version::Version::parse)
+                    .is_none_or(|max| cc <= max)
+        };
+        named
+            .or_else(|| self.module_flavours.iter().find(in_range))
+            .map(|row| (row.open, row.proprietary))
+    }
+
     pub(super) fn check(&self, c: &mut Checker) {
         c.start(Self::FILE, &self.meta);
+        for row in &self.module_flavours {
+            let label = format!(
+                "kernel_module_flavour {}",
+                row.cc_min.as_deref().unwrap_or(&row.names.join(","))
+            );
+            c.provenance(&label, &row.source, &row.checked);
+            for cc in row.cc_min.iter().chain(&row.cc_max) {
+                c.cc(&label, "cc", cc);
+            }
+            if row.names.is_empty() && row.cc_min.is_none() {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    "a row names neither GPUs nor a compute capability",
+                );
+            }
+            if !row.open && !row.proprietary {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    "no flavour drives these GPUs",
+                );
+            }
+        }
         self.check_majors(c);
         self.check_releases(c);
         self.check_driver_branches(c);

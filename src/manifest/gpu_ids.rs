@@ -25,6 +25,9 @@ pub struct GpuIdTable {
     #[serde(rename = "chip")]
     pub chips: Vec<Chip>,
     pub devices: Devices,
+    /// The ids the cuda-compat package serves (data-center parts), from NVIDIA's product names.
+    #[serde(default)]
+    pub forward_compat: ForwardCompatIds,
     /// Row words and name look-ups made so far ([`GpuIdTable::by_name`]).
     #[serde(skip)]
     names: super::memo::NameMemo,
@@ -90,6 +93,7 @@ impl GpuIds {
                     },
                     chips: Vec::new(),
                     devices: Devices { rows: Vec::new() },
+                    forward_compat: ForwardCompatIds::default(),
                     names: super::memo::NameMemo::default(),
                 })
         })
@@ -151,6 +155,22 @@ pub struct DeviceRow(
     pub String,
     pub String,
 );
+
+/// `[forward_compat]`: which device ids may use the CUDA forward-compatibility package.
+///
+/// NVIDIA's CUDA Compatibility guide allows it only on data-center GPUs (and select NGC Server
+/// Ready RTX SKUs and Jetson) without naming SKUs; the generator tells a data-center part by
+/// NVIDIA's own product name, which covers the China-market parts (H20, H800, A800, L20, L2)
+/// that a hand-kept model list missed. Rows are `[id, name]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardCompatIds {
+    pub source: String,
+    /// Ids whose every name is a data-center part.
+    pub devices: Vec<(String, String)>,
+    /// Ids that name a data-center part and another, told apart only by subsystem.
+    pub mixed: Vec<(String, String)>,
+}
 
 /// How a GPU's chip was found from its PCI ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,6 +298,27 @@ impl GpuIdTable {
         })
     }
 
+    /// Whether the cuda-compat package serves the GPU with this device id: `Some(true)` for a
+    /// data-center part, `Some(false)` for an id the table lists that is none (GeForce,
+    /// workstation, mining, embedded), `None` when the table cannot tell (an unknown id, or one
+    /// shared by a data-center part and another).
+    #[must_use]
+    pub fn forward_compat(&self, device: u16) -> Option<bool> {
+        let id = format!("{device:#06x}");
+        let listed = |rows: &[(String, String)]| rows.iter().any(|(row, _)| *row == id);
+        if listed(&self.forward_compat.devices) {
+            return Some(true);
+        }
+        if listed(&self.forward_compat.mixed) || self.forward_compat.source.is_empty() {
+            return None;
+        }
+        self.devices
+            .rows
+            .iter()
+            .any(|row| row.0 == id)
+            .then_some(false)
+    }
+
     /// What can honestly be said of an id no row or known block places: NVIDIA numbered its
     /// chips upwards, so only a lower bound holds (a new block need not lie above the highest
     /// known one: GB10's 0x2e00 came after B300's 0x3180).
@@ -372,6 +413,19 @@ impl GpuIdTable {
                 .iter()
                 .map(|row| (format!("device {}", row.0), format!("{} {}", row.0, row.1))),
         );
+        let fc = &self.forward_compat;
+        for (id, _) in fc.devices.iter().chain(&fc.mixed) {
+            if !self.devices.rows.iter().any(|row| row.0 == *id) {
+                c.report(
+                    format!("forward_compat {id}"),
+                    ProblemKind::Inconsistent,
+                    "the id has no device row",
+                );
+            }
+        }
+        if !fc.devices.is_empty() && fc.source.trim().is_empty() {
+            c.report("forward_compat", ProblemKind::MissingSource, "no source");
+        }
     }
 
     /// A source word must name one of `[sources]`, so every row traces to a citation.

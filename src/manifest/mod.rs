@@ -22,6 +22,7 @@ mod arch_support;
 mod cuda;
 mod cudnn;
 mod errors;
+mod extension_arch;
 mod frameworks;
 mod gpu_ids;
 mod gpus;
@@ -50,6 +51,7 @@ pub use cuda::{
 };
 pub use cudnn::{CudnnBuild, CudnnMajor, CudnnRelease, CudnnTable, SupportEnd};
 pub use errors::{ErrorTable, Errors, KnownError, captured_number, pattern};
+pub use extension_arch::{ExtensionArch, ExtensionArchTable};
 pub use frameworks::{
     CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxRequirement, PipWheel,
     TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchIndex, TorchMatch,
@@ -105,6 +107,9 @@ pub struct Manifests {
     pub repos: RepoTable,
     /// What PyPI serves of the packages plans pip-install (`pypi.toml`, generated).
     pub pypi: PypiTable,
+    /// The oldest GPU each release of a package with its own CUDA kernels runs on
+    /// (`extension-arch.toml`, generated).
+    pub extension_arch: ExtensionArchTable,
 }
 
 /// Why a manifest set could not be loaded.
@@ -125,7 +130,7 @@ pub enum ManifestError {
 }
 
 /// The file names of a manifest set, in the order [`Manifests`] holds them.
-pub const FILE_NAMES: [&str; 11] = [
+pub const FILE_NAMES: [&str; 12] = [
     CudaTable::FILE,
     GpuTable::FILE,
     FrameworkTable::FILE,
@@ -137,10 +142,11 @@ pub const FILE_NAMES: [&str; 11] = [
     RocmTable::FILE,
     RepoTable::FILE,
     PypiTable::FILE,
+    ExtensionArchTable::FILE,
 ];
 
 /// The set compiled into the binary.
-const EMBEDDED: [(&str, &str); 11] = [
+const EMBEDDED: [(&str, &str); 12] = [
     (CudaTable::FILE, include_str!("../../manifests/cuda.toml")),
     (GpuTable::FILE, include_str!("../../manifests/gpus.toml")),
     (
@@ -167,6 +173,10 @@ const EMBEDDED: [(&str, &str); 11] = [
     (RocmTable::FILE, include_str!("../../manifests/rocm.toml")),
     (RepoTable::FILE, include_str!("../../manifests/repos.toml")),
     (PypiTable::FILE, include_str!("../../manifests/pypi.toml")),
+    (
+        ExtensionArchTable::FILE,
+        include_str!("../../manifests/extension-arch.toml"),
+    ),
 ];
 
 /// The manifest set built into the binary, parsed on first use and shared afterwards.
@@ -217,7 +227,7 @@ pub fn embedded() -> &'static Manifests {
 /// Parses a manifest set from `(file name, TOML text)` pairs.
 ///
 /// File names are matched on their last path component, so `manifests/cuda.toml` works too.
-/// All eleven files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
+/// All twelve files of [`FILE_NAMES`] are required: a partial set would silently drop facts.
 /// Content is not checked here; run [`validate()`] on the result before trusting a set that did
 /// not come with the binary.
 ///
@@ -276,6 +286,7 @@ fn from_texts(
         rocm: parse_table(&texts)?,
         repos: parse_table(&texts)?,
         pypi: parse_table(&texts)?,
+        extension_arch: parse_table(&texts)?,
     })
 }
 

@@ -662,6 +662,7 @@ fn tables_round_trip_through_toml() {
         (RocmTable::FILE, toml::to_string(&m.rocm)),
         (RepoTable::FILE, toml::to_string(&m.repos)),
         (PypiTable::FILE, toml::to_string(&m.pypi)),
+        (ExtensionArchTable::FILE, toml::to_string(&m.extension_arch)),
     ]
     .map(|(file, text)| (file, text.unwrap_or_else(|e| panic!("{file}: {e}"))));
     let again = load(&texts).expect("serialized set loads");
@@ -703,4 +704,74 @@ fn torch_arch_lists_before_1_12_come_from_the_build_script_rows() {
     assert_eq!(b.sass.as_deref().unwrap(), ["3.7", "5.0", "6.0", "7.0"]);
     assert!(m.frameworks.torch_old_build("1.3.1", "cu101").is_none());
     assert!(m.frameworks.torch_old_build("1.12.0", "cu113").is_none());
+}
+
+/// The generated data-center list covers the China-market parts no hand-kept row had, and
+/// keeps GeForce, workstation and mining cards out (NVIDIA's compatibility guide: forward
+/// compatibility on data-center GPUs only).
+#[test]
+fn forward_compat_ids_cover_every_data_center_part() {
+    let ids = &embedded().gpu_ids;
+    for (id, what) in [
+        (0x2329, "H20"),
+        (0x2324, "H800"),
+        (0x20f3, "A800 SXM4 80GB"),
+        (0x26ba, "L20"),
+        (0x27b6, "L2"),
+        (0x2237, "A10G"),
+        (0x2321, "H100 NVL"),
+        (0x1eb8, "Tesla T4"),
+        (0x1eb4, "T4G"),
+        (0x2bb5, "RTX PRO 6000 Blackwell Server Edition"),
+    ] {
+        assert_eq!(ids.forward_compat(id), Some(true), "{what}");
+    }
+    for (id, what) in [
+        (0x2684, "GeForce RTX 4090"),
+        (0x2b85, "GeForce RTX 5090"),
+        (0x2230, "RTX A6000"),
+        (0x1fb0, "T1000"),
+        (0x20c2, "CMP 170HX"),
+    ] {
+        assert_eq!(ids.forward_compat(id), Some(false), "{what}");
+    }
+    assert_eq!(ids.forward_compat(0xfffe), None, "an id no row has");
+}
+
+/// gpus.toml's hand-kept flag must agree with the generated list: a row saying a data-center
+/// part cannot use the compat package is refused by validation.
+#[test]
+fn a_gpu_row_contradicting_the_generated_forward_compat_list_is_refused() {
+    let mut m = embedded().clone();
+    let t4 = m
+        .gpus
+        .gpus
+        .iter_mut()
+        .find(|g| g.name == "Tesla T4")
+        .expect("T4 row");
+    t4.forward_compat = false;
+    t4.segment = Segment::Workstation;
+    let problems = validate(&m);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("[forward_compat]") && p.row.contains("Tesla T4")),
+        "{problems:#?}"
+    );
+}
+
+/// The module-flavour table: the open modules from Turing on, the proprietary ones up to Hopper,
+/// Grace Hopper by name on the open modules only.
+#[test]
+fn kernel_module_flavours_come_from_the_table() {
+    let cuda = &embedded().cuda;
+    let f = |name: &str, cc: &str| cuda.module_flavours_for(Some(name), cc);
+    assert_eq!(f("Tesla P4", "6.1"), Some((false, true)));
+    assert_eq!(f("Tesla V100-SXM2-16GB", "7.0"), Some((false, true)));
+    assert_eq!(f("Tesla T4", "7.5"), Some((true, true)));
+    assert_eq!(f("NVIDIA H100 80GB HBM3", "9.0"), Some((true, true)));
+    assert_eq!(f("NVIDIA GH200 480GB", "9.0"), Some((true, false)));
+    assert_eq!(f("NVIDIA B200", "10.0"), Some((true, false)));
+    assert_eq!(f("NVIDIA GeForce RTX 5090", "12.0"), Some((true, false)));
+    assert_eq!(f("NVIDIA GeForce GTX 680", "2.1"), None, "Fermi: no row");
 }

@@ -70,7 +70,31 @@ pub fn validate(manifests: &Manifests) -> Vec<ManifestProblem> {
     manifests.rocm.check(&mut checker);
     manifests.repos.check(&mut checker);
     manifests.pypi.check(&mut checker);
+    manifests.extension_arch.check(&mut checker);
+    forward_compat_agrees(manifests, &mut checker);
     checker.problems
+}
+
+/// `gpus.toml`'s hand-kept `forward_compat` and `gpu-ids.toml`'s generated verdict agree for
+/// every id both hold: two tables that disagree would make the answer depend on which was asked.
+fn forward_compat_agrees(manifests: &Manifests, c: &mut Checker) {
+    c.file = <super::GpuTable as super::ManifestFile>::FILE;
+    for gpu in &manifests.gpus.gpus {
+        for id in &gpu.pci_device_ids {
+            let generated = super::gpus::device_id(id)
+                .and_then(|device| manifests.gpu_ids.forward_compat(device));
+            if generated.is_some_and(|g| g != gpu.forward_compat) {
+                c.report(
+                    format!("gpu \"{}\"", gpu.name),
+                    ProblemKind::Inconsistent,
+                    format!(
+                        "forward_compat = {} but gpu-ids.toml's [forward_compat] says {} for {id}",
+                        gpu.forward_compat, !gpu.forward_compat
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Collects problems for one manifest set. Methods return whether the value passed, so callers

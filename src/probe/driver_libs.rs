@@ -173,7 +173,12 @@ fn kind_of(dir: &Path, file: &Path) -> DriverLibraryKind {
     let in_component = |p: &Path, c: &str| p.components().any(|x| x.as_os_str() == c);
     if in_component(dir, "stubs") || in_component(file, "stubs") {
         DriverLibraryKind::Stub
-    } else if in_component(dir, "compat") || in_component(file, "compat") {
+    } else if ["compat", "cuda-compat"]
+        .iter()
+        .any(|c| in_component(dir, c) || in_component(file, c))
+    {
+        // `/usr/local/cuda-X.Y/compat` (NVIDIA's cuda-compat-X-Y) and `$CONDA_PREFIX/cuda-compat`
+        // (conda-forge's cuda-compat package).
         DriverLibraryKind::Compat
     } else {
         DriverLibraryKind::Driver

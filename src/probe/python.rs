@@ -347,8 +347,9 @@ fn scan_site(host: &Host, site: &Path, frameworks: &mut Vec<Framework>, wheels: 
     }
 }
 
-/// Packages that ship compiled code built against torch, by normalised distribution name.
-const EXTENSIONS: [&str; 9] = [
+/// Packages that ship compiled code built against torch, by normalised distribution name, and
+/// onnxruntime-gpu, whose CUDA provider links one CUDA major's libraries (its `DT_NEEDED`).
+const EXTENSIONS: [&str; 10] = [
     "vllm",
     "flash-attn",
     "xformers",
@@ -358,6 +359,7 @@ const EXTENSIONS: [&str; 9] = [
     "torchaudio",
     "flashinfer-python",
     "sglang-kernel",
+    "onnxruntime-gpu",
 ];
 
 /// The extension packages of a site folder, with their torch-family pins.

@@ -20,7 +20,7 @@ use crate::manifest::{
 
 /// The manifest files built into the binary, as bytes: the same files `manifest::embedded()`
 /// parses, needed here for their digests (`include_str!` of one file twice is stored once).
-const EMBEDDED_FILES: [(&str, &str); 11] = [
+const EMBEDDED_FILES: [(&str, &str); 12] = [
     ("cuda.toml", include_str!("../../manifests/cuda.toml")),
     ("gpus.toml", include_str!("../../manifests/gpus.toml")),
     (
@@ -38,6 +38,10 @@ const EMBEDDED_FILES: [(&str, &str); 11] = [
     ("rocm.toml", include_str!("../../manifests/rocm.toml")),
     ("repos.toml", include_str!("../../manifests/repos.toml")),
     ("pypi.toml", include_str!("../../manifests/pypi.toml")),
+    (
+        "extension-arch.toml",
+        include_str!("../../manifests/extension-arch.toml"),
+    ),
 ];
 
 /// One file of a set.
@@ -170,7 +174,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Each table's `[meta]`, in [`FILE_NAMES`] order.
 #[must_use]
-pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 11] {
+pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 12] {
     [
         (FILE_NAMES[0], &m.cuda.meta),
         (FILE_NAMES[1], &m.gpus.meta),
@@ -183,6 +187,7 @@ pub fn metas(m: &Manifests) -> [(&'static str, &Meta); 11] {
         (FILE_NAMES[8], &m.rocm.meta),
         (FILE_NAMES[9], &m.repos.meta),
         (FILE_NAMES[10], &m.pypi.meta),
+        (FILE_NAMES[11], &m.extension_arch.meta),
     ]
 }
 

@@ -173,6 +173,10 @@ fn the_module_and_container_edges_are_listed() {
             "container-lost-gpu-access",
             "container-lost-gpu-mixed-host-one-given",
         ),
+        (
+            "extension-cuda-mismatch",
+            "onnxruntime-gpu-cu11-in-torch-cu121",
+        ),
     ] {
         assert!(
             edges
@@ -237,4 +241,51 @@ fn the_walker_refuses_a_row_without_rule_table_or_fixture() {
 #[test]
 fn the_extension_arch_generator_reproduces_the_checked_in_table() {
     crate::support::generator_reproduces_its_table("gen-extension-arch.py");
+}
+
+/// The sweep the issue is judged by, over every fixture with `expected-findings.txt`: the root
+/// finding (the report's first: root causes, most severe first) is one the fixture's README
+/// names as the maintainers' cause, and a healthy fixture (an empty file) has no error or
+/// warning. `cargo test --test it graph::root -- --nocapture` prints the figure.
+#[test]
+fn root_findings_name_the_maintainers_cause_on_every_fixture() {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .expect("tests/fixtures")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("expected-findings.txt").is_file())
+        .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+        .collect();
+    names.sort();
+    let mut misses = Vec::new();
+    for (name, report) in doctor_all(&names) {
+        let text =
+            std::fs::read_to_string(fixtures_dir().join(&name).join("expected-findings.txt"))
+                .expect("readable");
+        let expected: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let findings = report["findings"].as_array().cloned().unwrap_or_default();
+        let ok = if expected.is_empty() {
+            !findings
+                .iter()
+                .any(|f| matches!(f["severity"].as_str(), Some("error" | "warning")))
+        } else {
+            findings
+                .first()
+                .and_then(|f| f["id"].as_str())
+                .is_some_and(|id| expected.contains(&id))
+        };
+        if !ok {
+            misses.push(format!("{name}: {:?}", finding_ids(&report)));
+        }
+    }
+    eprintln!(
+        "{} of {} fixtures: the root finding is the maintainers' cause (healthy: no error or warning)",
+        names.len() - misses.len(),
+        names.len()
+    );
+    assert!(misses.is_empty(), "{}", misses.join("\n"));
 }

@@ -70,8 +70,9 @@ pub(in crate::diagnose) fn compat_cuda(
     Some((version, cuda))
 }
 
-/// What the GPU table says about one GPU's forward compatibility: the row's verdict, or `None`
-/// when the GPU is not in the table (or its name fits rows that disagree).
+/// What the GPU tables say about one GPU's forward compatibility: `gpus.toml`'s row by PCI id,
+/// else `gpu-ids.toml`'s data-center list by PCI id (every NVIDIA id, China-market parts
+/// included), else `gpus.toml`'s rows by name; `None` when none of them can tell.
 pub(super) fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(bool, String)> {
     if let Some(row) = gpu
         .pci_device_id
@@ -79,6 +80,18 @@ pub(super) fn forward_compat_of(gpu: &Gpu, manifests: &Manifests) -> Option<(boo
         .and_then(|id| manifests.gpus.by_pci_id(id))
     {
         return Some((row.forward_compat, row.name.clone()));
+    }
+    if let Some(device) = gpu
+        .pci_device_id
+        .as_deref()
+        .and_then(crate::manifest::device_id)
+        && let Some(verdict) = manifests.gpu_ids.forward_compat(device)
+    {
+        let name = gpu
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("PCI device {device:#06x}"));
+        return Some((verdict, name));
     }
     let rows = manifests.gpus.by_name(gpu.name.as_deref()?);
     let first = rows.first()?;
