@@ -2,7 +2,8 @@
 """Generates manifests/pypi.toml: what PyPI serves of the packages gpu-doctor's plans pip-install.
 
 For each release of torch, jax, jaxlib, the JAX CUDA plugins, CuPy's CUDA wheels and TensorFlow:
-its Requires-Python, the Python tags of its Linux wheels (x86_64 and aarch64), and the extras it
+its Requires-Python, the Python tags of its Linux wheels (x86_64 and aarch64), the build of torch's
+aarch64 wheels (CPU-only or a CUDA variant, from the wheel's torch/version.py), and the extras it
 declares (jax[cuda12], tensorflow[and-cuda], cupy-cuda12x[ctk]). For torch's companions
 (torchvision, torchaudio) also the exact torch each release requires (Requires-Dist), so a plan
 that moves torch moves them with it; and uv, which plans install to get a Python the system lacks. The planner checks every pip line
@@ -58,6 +59,15 @@ PINS = {
     "torchvision": ["torch"],
     "torchaudio": ["torch"],
 }
+# Package -> the file in its wheels that says which build it is: PyPI's Linux aarch64 torch
+# wheels were CPU-only builds up to some release and CUDA builds after it (Grace Hopper, Grace
+# Blackwell and DGX Spark are aarch64), which the wheel's name and tags do not say. Read from one
+# aarch64 wheel of each release (HTTP range requests, a few kilobytes).
+BUILD_FILES = {
+    "torch": "torch/version.py",
+}
+BUILD_CUDA = re.compile(r"""^cuda(?::\s*Optional\[str\])?\s*=\s*(?:'([^']*)'|"([^"]*)"|None)""", re.M)
+
 PIN = re.compile(r"^Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*\(?\s*==\s*([0-9][0-9A-Za-z.+]*)")
 
 WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<ver>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
@@ -107,6 +117,19 @@ class RangeFile:
         return data
 
 
+def wheel_member(url, size, member):
+    """One file of a wheel on the index, read through range requests."""
+    with zipfile.ZipFile(RangeFile(url, size)) as z:
+        return z.read(member).decode("utf-8", "replace")
+
+
+def build_of(version_py):
+    """`cpu` or the CUDA variant (`cu130`) a torch/version.py describes."""
+    m = BUILD_CUDA.search(version_py)
+    cuda = m and (m.group(1) or m.group(2))
+    return "cu" + cuda.replace(".", "") if cuda else "cpu"
+
+
 def wheel_metadata(url, size):
     """The METADATA text of a wheel on the index, read through range requests."""
     with zipfile.ZipFile(RangeFile(url, size)) as z:
@@ -151,6 +174,16 @@ def fetch(only):
                     releases[version]["extras"] = sorted(declared)
                 if name in PINS:
                     releases[version]["pins"] = sorted(pins)
+        if name in BUILD_FILES:
+            for version in sorted(releases, key=version_key):
+                wheel = next((f for f in project["releases"][version]
+                              if f["filename"].endswith(".whl") and not f.get("yanked")
+                              and re.search(r"manylinux[^-]*_aarch64\.whl$", f["filename"])), None)
+                if wheel is None:
+                    continue
+                text = wheel_member(urllib.parse.urljoin(f"{API}/{name}/json", wheel["url"]),
+                                    wheel["size"], BUILD_FILES[name])
+                releases[version]["aarch64_build"] = build_of(text)
         out = {"name": name, "fetched": time.strftime("%Y-%m-%d", time.gmtime()),
                "releases": releases}
         with open(os.path.join(DATA, f"{name}.json"), "w", encoding="utf-8") as f:
@@ -206,6 +239,7 @@ def generate():
         "gaps = [",
         '  "PyTorch\'s own index (download.pytorch.org/whl/cuXYZ) was not reachable when this was generated: the Python tags of its CUDA variants are taken to be those of the same release on PyPI",',
         '  "Pre-releases, yanked files and releases older than the oldest a plan picks are left out",',
+        '  "The aarch64 variants of PyTorch\'s own index were not readable either: aarch64 plans use only releases whose PyPI aarch64 wheel is a CUDA build (aarch64_build); CUDA aarch64 wheels from that index seen in public reports but not planned: 2.6.0+cu126 on a GH200 (vllm-project/vllm#18390), 2.8 from whl/cu128 (pytorch/pytorch#160162)",',
         "]",
     ]
     for name, wanted, data in packages:
@@ -225,6 +259,8 @@ def generate():
                 out.append(f"requires_python = {quote(rp)}")
             out.append("x86_64 = [" + ", ".join(quote(t) for t in x86) + "]")
             out.append("aarch64 = [" + ", ".join(quote(t) for t in arm) + "]")
+            if "aarch64_build" in rel:
+                out.append(f"aarch64_build = {quote(rel['aarch64_build'])}")
             if "extras" in rel:
                 extras = [e for e in rel["extras"] if e in wanted]
                 out.append("extras = [" + ", ".join(quote(e) for e in extras) + "]")
@@ -232,6 +268,8 @@ def generate():
                 out.append("pins = [" + ", ".join(quote(p) for p in rel["pins"]) + "]")
             what = "pins" if "pins" in rel else "extras"
             metadata = f"; {what} from its wheel METADATA"
+            if "aarch64_build" in rel:
+                metadata += f"; aarch64_build from its aarch64 wheel's {BUILD_FILES[name]}"
             out.append(f'source = "{API}/{name}/json (release {version}: its files and Requires-Python{metadata})"')
             out.append(f"checked = {quote(data['fetched'])}")
     return "\n".join(out) + "\n"

@@ -161,6 +161,7 @@ pub(super) fn plan_fixes(
         });
         let plan = match frameworks::resolve(
             m,
+            super::machine_arch(machine),
             &spec,
             ccs,
             None,
