@@ -3,7 +3,7 @@
 
 For each release of torch, jax, jaxlib, the JAX CUDA plugins, CuPy's CUDA wheels and TensorFlow:
 its Requires-Python, the Python tags of its Linux wheels (x86_64 and aarch64), the build of torch's
-aarch64 wheels (CPU-only or a CUDA variant, from the wheel's torch/version.py), and the extras it
+and TensorFlow's aarch64 wheels (CPU-only or a CUDA variant, from the wheel's own build file), and the extras it
 declares (jax[cuda12], tensorflow[and-cuda], cupy-cuda12x[ctk]). For torch's companions
 (torchvision, torchaudio) also the exact torch each release requires (Requires-Dist), so a plan
 that moves torch moves them with it; and uv, which plans install to get a Python the system lacks. The planner checks every pip line
@@ -59,14 +59,18 @@ PINS = {
     "torchvision": ["torch"],
     "torchaudio": ["torch"],
 }
-# Package -> the file in its wheels that says which build it is: PyPI's Linux aarch64 torch
-# wheels were CPU-only builds up to some release and CUDA builds after it (Grace Hopper, Grace
-# Blackwell and DGX Spark are aarch64), which the wheel's name and tags do not say. Read from one
-# aarch64 wheel of each release (HTTP range requests, a few kilobytes).
+# Package -> the file in its wheels that says which build it is. PyPI's Linux aarch64 torch
+# wheels were CPU-only builds up to some release and CUDA builds after it, and TensorFlow's are
+# CPU-only builds (Grace Hopper, Grace Blackwell and DGX Spark are aarch64), which the wheels' names
+# and tags do not say. Read from one aarch64 wheel of each release (HTTP range requests, a few
+# kilobytes).
 BUILD_FILES = {
     "torch": "torch/version.py",
+    "tensorflow": "tensorflow/python/platform/build_info.py",
 }
-BUILD_CUDA = re.compile(r"""^cuda(?::\s*Optional\[str\])?\s*=\s*(?:'([^']*)'|"([^"]*)"|None)""", re.M)
+TORCH_CUDA = re.compile(r"""^cuda(?::\s*Optional\[str\])?\s*=\s*(?:'([^']*)'|"([^"]*)"|None)""", re.M)
+TF_CUDA = re.compile(r"""\('cuda_version',\s*'(\d+)\.(\d+)""")
+TF_IS_CUDA = re.compile(r"""\('is_cuda_build',\s*(True|False)\)""")
 
 PIN = re.compile(r"^Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*\(?\s*==\s*([0-9][0-9A-Za-z.+]*)")
 
@@ -123,11 +127,17 @@ def wheel_member(url, size, member):
         return z.read(member).decode("utf-8", "replace")
 
 
-def build_of(version_py):
-    """`cpu` or the CUDA variant (`cu130`) a torch/version.py describes."""
-    m = BUILD_CUDA.search(version_py)
-    cuda = m and (m.group(1) or m.group(2))
-    return "cu" + cuda.replace(".", "") if cuda else "cpu"
+def build_of(name, text):
+    """`cpu` or the CUDA variant (`cu130`) a torch/version.py or TensorFlow build_info.py says."""
+    if name == "torch":
+        m = TORCH_CUDA.search(text)
+        cuda = m and (m.group(1) or m.group(2))
+        return "cu" + cuda.replace(".", "") if cuda else "cpu"
+    is_cuda = TF_IS_CUDA.search(text)
+    version = TF_CUDA.search(text)
+    if is_cuda and is_cuda.group(1) == "True" and version:
+        return f"cu{version.group(1)}{version.group(2)}"
+    return "cpu"
 
 
 def wheel_metadata(url, size):
@@ -181,9 +191,19 @@ def fetch(only):
                               and re.search(r"manylinux[^-]*_aarch64\.whl$", f["filename"])), None)
                 if wheel is None:
                     continue
-                text = wheel_member(urllib.parse.urljoin(f"{API}/{name}/json", wheel["url"]),
-                                    wheel["size"], BUILD_FILES[name])
-                releases[version]["aarch64_build"] = build_of(text)
+                try:
+                    text = wheel_member(urllib.parse.urljoin(f"{API}/{name}/json", wheel["url"]),
+                                        wheel["size"], BUILD_FILES[name])
+                    build = build_of(name, text)
+                except KeyError:
+                    # A shim: TensorFlow's aarch64 wheels up to 2.15 carry no code and require
+                    # tensorflow-cpu-aws, a CPU build, on aarch64.
+                    meta = wheel_metadata(urllib.parse.urljoin(f"{API}/{name}/json", wheel["url"]),
+                                          wheel["size"])
+                    if not re.search(r"^Requires-Dist:\s*tensorflow-cpu-aws\b", meta, re.M):
+                        continue
+                    build = "cpu"
+                releases[version]["aarch64_build"] = build
         out = {"name": name, "fetched": time.strftime("%Y-%m-%d", time.gmtime()),
                "releases": releases}
         with open(os.path.join(DATA, f"{name}.json"), "w", encoding="utf-8") as f:
@@ -269,7 +289,7 @@ def generate():
             what = "pins" if "pins" in rel else "extras"
             metadata = f"; {what} from its wheel METADATA"
             if "aarch64_build" in rel:
-                metadata += f"; aarch64_build from its aarch64 wheel's {BUILD_FILES[name]}"
+                metadata += "; aarch64_build from its aarch64 wheel's own build file"
             out.append(f'source = "{API}/{name}/json (release {version}: its files and Requires-Python{metadata})"')
             out.append(f"checked = {quote(data['fetched'])}")
     return "\n".join(out) + "\n"

@@ -33,10 +33,11 @@ pub struct PypiRelease {
     /// Python tags of its manylinux aarch64 wheels.
     #[serde(default)]
     pub aarch64: Vec<String>,
-    /// Which build PyPI's Linux aarch64 wheels of this release are (torch only): `cpu`, or the
-    /// CUDA variant (`cu130`), read from the wheel's own `torch/version.py`; `None`: not
-    /// recorded. PyPI's aarch64 torch was a CPU-only build up to 2.10.0, so `pip install torch`
-    /// on a Grace Hopper got a torch without CUDA.
+    /// Which build PyPI's Linux aarch64 wheels of this release are (torch, TensorFlow): `cpu`,
+    /// or the CUDA variant (`cu130`), read from the wheel's own `torch/version.py` or
+    /// `build_info.py`; `None`: not recorded. PyPI's aarch64 torch was a CPU-only build up to
+    /// 2.10.0 and TensorFlow's always is, so `pip install torch` on a Grace Hopper got a
+    /// framework without CUDA.
     pub aarch64_build: Option<String>,
     /// The extras the release declares (only those plans use); `None`: not recorded.
     pub extras: Option<Vec<String>>,

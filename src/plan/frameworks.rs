@@ -403,6 +403,21 @@ fn tensorflow(
     if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &built_cuda, ccs) {
         return Err(format!("TensorFlow {series} cannot work here: {why}"));
     }
+    if arch == "aarch64" {
+        let build = m.pypi.aarch64_build("tensorflow", &series);
+        if !build.is_some_and(|b| b.starts_with("cu")) {
+            return Err(format!(
+                "TensorFlow {series} has no CUDA build for aarch64 on PyPI: its aarch64 wheels \
+                 are {} (pypi.toml aarch64_build, from the wheels' own build_info.py), so \
+                 `tensorflow[and-cuda]` would install a TensorFlow that never uses the GPU",
+                build.map_or("not recorded", |b| if b == "cpu" {
+                    "CPU-only builds"
+                } else {
+                    b
+                })
+            ));
+        }
+    }
     if let Some(py) = python {
         land(m, arch, "tensorflow", Some(&series), Some("and-cuda"), py)?;
     }

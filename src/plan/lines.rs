@@ -272,6 +272,22 @@ fn pip(
             }
         }
     }
+    // TensorFlow's [and-cuda] on aarch64: PyPI's aarch64 wheels must be a CUDA build.
+    if arch == "aarch64"
+        && name == "tensorflow"
+        && extra == Some("and-cuda")
+        && let Some(public) = public
+        && m.pypi.knows("tensorflow")
+    {
+        let build = m.pypi.aarch64_build("tensorflow", public);
+        if !build.is_some_and(|b| b.starts_with("cu")) {
+            return Err(format!(
+                "tensorflow {public}'s PyPI aarch64 wheels are {} (pypi.toml aarch64_build): no \
+                 CUDA build",
+                build.unwrap_or("not recorded")
+            ));
+        }
+    }
     if !m.pypi.knows(name) {
         return Ok("PyPI (not in pypi.toml)".to_string());
     }

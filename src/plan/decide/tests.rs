@@ -578,6 +578,16 @@ fn torch_on_aarch64_is_a_release_whose_pypi_aarch64_wheel_is_a_cuda_build() {
     assert!(why.contains("CPU-only from 1.12.0 to 2.10.0"), "{why}");
     // The same request on x86_64 is planned.
     assert!(decide(&machine(&["9.0"]), m, &t).is_ok());
+    // PyPI's TensorFlow for aarch64 is a CPU build in every release: [and-cuda] is refused.
+    let why = refusal(decide(
+        &arm,
+        m,
+        &target_framework(FrameworkName::Tensorflow),
+    ));
+    assert!(
+        why.contains("has no CUDA build for aarch64 on PyPI"),
+        "{why}"
+    );
 }
 
 #[test]
