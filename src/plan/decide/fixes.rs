@@ -159,17 +159,47 @@ pub(super) fn plan_fixes(
             fixed: true,
             ..cap.clone()
         });
-        let plan = match frameworks::resolve(
-            m,
-            super::machine_arch(machine),
-            &spec,
-            ccs,
-            None,
-            fixed.as_ref(),
-            python.as_deref(),
-            None,
-            false,
-        ) {
+        let arch = super::machine_arch(machine);
+        let resolve = |spec: &crate::plan::target::FrameworkSpec, cap: Option<&DriverCap>| {
+            frameworks::resolve(
+                m,
+                arch,
+                spec,
+                ccs,
+                None,
+                cap,
+                python.as_deref(),
+                None,
+                false,
+            )
+        };
+        let mut result = resolve(&spec, fixed.as_ref());
+        // On aarch64 the installed release may have no CUDA build at all (PyPI's aarch64 torch
+        // was CPU-only up to 2.10.0): the fix is the newest release that has one, on the
+        // driver that is there if one runs on it, else with the driver it needs.
+        if arch == "aarch64"
+            && result.is_err()
+            && let Some(v) = spec.version.as_deref()
+            && !m
+                .pypi
+                .aarch64_build("torch", v)
+                .is_some_and(|b| b.starts_with("cu"))
+        {
+            let newest = crate::plan::target::FrameworkSpec {
+                version: None,
+                ..spec.clone()
+            };
+            result = resolve(&newest, fixed.as_ref()).or_else(|_| resolve(&newest, None));
+            if let Ok(plan) = &result {
+                d.notes.push(format!(
+                    "{what}: torch {v} has no CUDA build for aarch64 (its PyPI aarch64 wheel is \
+                     {}; pypi.toml aarch64_build), so the fix installs {} instead.",
+                    m.pypi.aarch64_build("torch", v).unwrap_or("not recorded"),
+                    plan.label
+                ));
+            }
+        }
+        let plan = match result {
             Ok(plan) => plan,
             Err(why) if rebuild.is_none() => {
                 // No build of this release runs on the driver: the driver has to change.
