@@ -1,5 +1,6 @@
 //! Arm servers: Grace Hopper (GH200), a Grace Blackwell compute tray (GB200) and DGX Spark (GB10),
-//! each `uname -m` aarch64 on Ubuntu, with PyPI's CPU-only aarch64 torch in a venv. Their
+//! each `uname -m` aarch64 on Ubuntu, with PyPI's CPU-only aarch64 torch in a venv, and the DGX
+//! Spark again with PyPI's cu130 aarch64 torch 2.11.0, healthy. Their
 //! reports name the architecture and find the sbsa toolkits; every target of the plan grid is
 //! planned on them (the whole grid, not the sweep's share): apt lines come from NVIDIA's sbsa
 //! repositories and Ubuntu's ports archive only, pip lines are checked for aarch64 wheels, and
@@ -13,11 +14,14 @@ use serde_json::Value;
 use crate::plan_sweep::{full_grid, target};
 use crate::support::*;
 
-const ARM: [&str; 3] = [
+/// The machines with PyPI's CPU-only aarch64 torch.
+const CPU_TORCH: [&str; 3] = [
     "gh200-pypi-torch-cpu-aarch64",
     "gb200-pypi-torch-291-cpu",
     "dgx-spark-gb10-pypi-torch-2100-cpu",
 ];
+const HEALTHY: &str = "dgx-spark-gb10-torch-2110-cu130";
+const ARM: [&str; 4] = [CPU_TORCH[0], CPU_TORCH[1], CPU_TORCH[2], HEALTHY];
 
 fn torch(r: &Value) -> &Value {
     let env = python_env(r, "/home/ubuntu/venv");
@@ -26,7 +30,7 @@ fn torch(r: &Value) -> &Value {
 
 #[test]
 fn arm64_reports_name_the_architecture_and_the_cpu_only_torch() {
-    for name in ARM {
+    for name in CPU_TORCH {
         let r = doctor(name);
         assert_eq!(r["host"]["arch"], "aarch64", "{name}");
         assert_findings(&r, &["cpu-only-framework-build"]);
@@ -46,6 +50,16 @@ fn arm64_reports_name_the_architecture_and_the_cpu_only_torch() {
     assert_eq!(gpu["compute_capability"], "12.1");
     assert_eq!(gpu["memory_total_mib"], Value::Null, "{gpu}");
     assert_eq!(array(&doctor("gb200-pypi-torch-291-cpu"), "gpus").len(), 4);
+    // PyPI's torch 2.11.0 for aarch64 is a CUDA 13.0 build; its sm_120 code covers the GB10's
+    // 12.1 (same major), so nothing is wrong.
+    let healthy = doctor(HEALTHY);
+    assert_eq!(healthy["host"]["arch"], "aarch64");
+    assert_findings(&healthy, &[]);
+    let t = torch(&healthy);
+    assert_eq!(
+        (t["variant"].as_str(), t["cuda"].as_str()),
+        (Some("cuda"), Some("13.0"))
+    );
 }
 
 #[test]
