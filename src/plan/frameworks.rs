@@ -171,46 +171,7 @@ fn torch(
     } else {
         &m.frameworks
     };
-    let release = match &spec.version {
-        Some(v) => table.torch_release(v).ok_or_else(|| {
-            if m.frameworks.torch_release(v).is_some() {
-                return aarch64_refusal(m, v);
-            }
-            let known: Vec<&str> = m
-                .frameworks
-                .torch
-                .iter()
-                .map(|r| r.version.as_str())
-                .collect();
-            format!(
-                "torch {v} is not a release the manifests know ({})",
-                known.join(", ")
-            )
-        })?,
-        None => {
-            let fixed = driver.filter(|d| d.fixed);
-            let lands = |r: &crate::manifest::TorchRelease| {
-                python.is_none_or(|py| land(m, arch, "torch", Some(&r.version), None, py).is_ok())
-            };
-            choose::newest_torch(&m.cuda, table, ccs, cuda, python, fixed, &lands)
-                .or_else(|| choose::newest_torch(&m.cuda, table, ccs, cuda, python, None, &lands))
-                .ok_or_else(|| {
-                    let py = python
-                        .map(|p| format!(" and Python {p}"))
-                        .unwrap_or_default();
-                    let arm = if arch == "aarch64" {
-                        format!(" on aarch64 ({})", aarch64_builds(m))
-                    } else {
-                        String::new()
-                    };
-                    format!(
-                        "no torch release in the manifests has a CUDA build for compute \
-                         capability {}{py}{arm}",
-                        ccs.join(", ")
-                    )
-                })?
-        }
-    };
+    let release = torch_release(m, table, arch, spec, ccs, cuda, driver, python)?;
     if let Some(py) = python
         && !python_fits(py, &release.python_min, release.python_max.as_deref())
     {
@@ -273,6 +234,84 @@ fn torch(
         ),
         companions: companions(m, "torch"),
     })
+}
+
+/// The torch release to install: the one asked for, else the newest with a build for these
+/// GPUs (on the driver that stays, when one does), from `table` (on aarch64: only releases
+/// whose PyPI aarch64 wheels are a CUDA build).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one fact the choice depends on, as in `resolve`"
+)]
+fn torch_release<'t>(
+    m: &Manifests,
+    table: &'t crate::manifest::FrameworkTable,
+    arch: &str,
+    spec: &FrameworkSpec,
+    ccs: &[String],
+    cuda: Option<&Version>,
+    driver: Option<&DriverCap>,
+    python: Option<&str>,
+) -> Result<&'t crate::manifest::TorchRelease, String> {
+    match &spec.version {
+        Some(v) => table.torch_release(v).ok_or_else(|| {
+            if m.frameworks.torch_release(v).is_some() {
+                return aarch64_refusal(m, v);
+            }
+            let known: Vec<&str> = m
+                .frameworks
+                .torch
+                .iter()
+                .map(|r| r.version.as_str())
+                .collect();
+            format!(
+                "torch {v} is not a release the manifests know ({})",
+                known.join(", ")
+            )
+        }),
+        None => {
+            let fixed = driver.filter(|d| d.fixed);
+            let lands = |r: &crate::manifest::TorchRelease| {
+                python.is_none_or(|py| land(m, arch, "torch", Some(&r.version), None, py).is_ok())
+            };
+            choose::newest_torch(&m.cuda, table, ccs, cuda, python, fixed, &lands)
+                .or_else(|| choose::newest_torch(&m.cuda, table, ccs, cuda, python, None, &lands))
+                .ok_or_else(|| {
+                    let py = python
+                        .map(|p| format!(" and Python {p}"))
+                        .unwrap_or_default();
+                    let arm = if arch == "aarch64" {
+                        format!(" on aarch64 ({})", aarch64_builds(m))
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "no torch release in the manifests has a CUDA build for compute \
+                         capability {}{py}{arm}",
+                        ccs.join(", ")
+                    )
+                })
+        }
+    }
+}
+
+/// TensorFlow on aarch64 needs PyPI's aarch64 wheels of the series to be a CUDA build; they
+/// are CPU-only in every release pypi.toml records.
+fn tensorflow_aarch64(m: &Manifests, series: &str) -> Result<(), String> {
+    let build = m.pypi.aarch64_build("tensorflow", series);
+    if build.is_some_and(|b| b.starts_with("cu")) {
+        return Ok(());
+    }
+    let what = match build {
+        None => "not recorded",
+        Some("cpu") => "CPU-only builds",
+        Some(b) => b,
+    };
+    Err(format!(
+        "TensorFlow {series} has no CUDA build for aarch64 on PyPI: its aarch64 wheels are \
+         {what} (pypi.toml aarch64_build, from the wheels' own build_info.py), so \
+         `tensorflow[and-cuda]` would install a TensorFlow that never uses the GPU"
+    ))
 }
 
 /// The torch releases and builds an aarch64 machine can pip-install with CUDA: those whose
@@ -404,19 +443,7 @@ fn tensorflow(
         return Err(format!("TensorFlow {series} cannot work here: {why}"));
     }
     if arch == "aarch64" {
-        let build = m.pypi.aarch64_build("tensorflow", &series);
-        if !build.is_some_and(|b| b.starts_with("cu")) {
-            return Err(format!(
-                "TensorFlow {series} has no CUDA build for aarch64 on PyPI: its aarch64 wheels \
-                 are {} (pypi.toml aarch64_build, from the wheels' own build_info.py), so \
-                 `tensorflow[and-cuda]` would install a TensorFlow that never uses the GPU",
-                build.map_or("not recorded", |b| if b == "cpu" {
-                    "CPU-only builds"
-                } else {
-                    b
-                })
-            ));
-        }
+        tensorflow_aarch64(m, &series)?;
     }
     if let Some(py) = python {
         land(m, arch, "tensorflow", Some(&series), Some("and-cuda"), py)?;
@@ -680,6 +707,10 @@ fn jax_landing(
     })
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one fact the choice depends on, as in `resolve`"
+)]
 fn cupy(
     m: &Manifests,
     arch: &str,
