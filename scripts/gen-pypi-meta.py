@@ -2,7 +2,8 @@
 """Generates manifests/pypi.toml: what PyPI serves of the packages gpu-doctor's plans pip-install.
 
 For each release of torch, jax, jaxlib, the JAX CUDA plugins, CuPy's CUDA wheels and TensorFlow:
-its Requires-Python, the Python tags of its Linux wheels (x86_64 and aarch64), and the extras it
+its Requires-Python, the Python tags of its Linux wheels (x86_64 and aarch64), the build of torch's
+and TensorFlow's aarch64 wheels (CPU-only or a CUDA variant, from the wheel's own build file), and the extras it
 declares (jax[cuda12], tensorflow[and-cuda], cupy-cuda12x[ctk]). For torch's companions
 (torchvision, torchaudio) also the exact torch each release requires (Requires-Dist), so a plan
 that moves torch moves them with it; and uv, which plans install to get a Python the system lacks. The planner checks every pip line
@@ -58,6 +59,19 @@ PINS = {
     "torchvision": ["torch"],
     "torchaudio": ["torch"],
 }
+# Package -> the file in its wheels that says which build it is. PyPI's Linux aarch64 torch
+# wheels were CPU-only builds up to some release and CUDA builds after it, and TensorFlow's are
+# CPU-only builds (Grace Hopper, Grace Blackwell and DGX Spark are aarch64), which the wheels' names
+# and tags do not say. Read from one aarch64 wheel of each release (HTTP range requests, a few
+# kilobytes).
+BUILD_FILES = {
+    "torch": "torch/version.py",
+    "tensorflow": "tensorflow/python/platform/build_info.py",
+}
+TORCH_CUDA = re.compile(r"""^cuda(?::\s*Optional\[str\])?\s*=\s*(?:'([^']*)'|"([^"]*)"|None)""", re.M)
+TF_CUDA = re.compile(r"""\('cuda_version',\s*'(\d+)\.(\d+)""")
+TF_IS_CUDA = re.compile(r"""\('is_cuda_build',\s*(True|False)\)""")
+
 PIN = re.compile(r"^Requires-Dist:\s*([A-Za-z0-9_.-]+)\s*\(?\s*==\s*([0-9][0-9A-Za-z.+]*)")
 
 WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<ver>[^-]+)(-\d[^-]*)?-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
@@ -107,6 +121,25 @@ class RangeFile:
         return data
 
 
+def wheel_member(url, size, member):
+    """One file of a wheel on the index, read through range requests."""
+    with zipfile.ZipFile(RangeFile(url, size)) as z:
+        return z.read(member).decode("utf-8", "replace")
+
+
+def build_of(name, text):
+    """`cpu` or the CUDA variant (`cu130`) a torch/version.py or TensorFlow build_info.py says."""
+    if name == "torch":
+        m = TORCH_CUDA.search(text)
+        cuda = m and (m.group(1) or m.group(2))
+        return "cu" + cuda.replace(".", "") if cuda else "cpu"
+    is_cuda = TF_IS_CUDA.search(text)
+    version = TF_CUDA.search(text)
+    if is_cuda and is_cuda.group(1) == "True" and version:
+        return f"cu{version.group(1)}{version.group(2)}"
+    return "cpu"
+
+
 def wheel_metadata(url, size):
     """The METADATA text of a wheel on the index, read through range requests."""
     with zipfile.ZipFile(RangeFile(url, size)) as z:
@@ -151,6 +184,26 @@ def fetch(only):
                     releases[version]["extras"] = sorted(declared)
                 if name in PINS:
                     releases[version]["pins"] = sorted(pins)
+        if name in BUILD_FILES:
+            for version in sorted(releases, key=version_key):
+                wheel = next((f for f in project["releases"][version]
+                              if f["filename"].endswith(".whl") and not f.get("yanked")
+                              and re.search(r"manylinux[^-]*_aarch64\.whl$", f["filename"])), None)
+                if wheel is None:
+                    continue
+                try:
+                    text = wheel_member(urllib.parse.urljoin(f"{API}/{name}/json", wheel["url"]),
+                                        wheel["size"], BUILD_FILES[name])
+                    build = build_of(name, text)
+                except KeyError:
+                    # A shim: TensorFlow's aarch64 wheels up to 2.15 carry no code and require
+                    # tensorflow-cpu-aws, a CPU build, on aarch64.
+                    meta = wheel_metadata(urllib.parse.urljoin(f"{API}/{name}/json", wheel["url"]),
+                                          wheel["size"])
+                    if not re.search(r"^Requires-Dist:\s*tensorflow-cpu-aws\b", meta, re.M):
+                        continue
+                    build = "cpu"
+                releases[version]["aarch64_build"] = build
         out = {"name": name, "fetched": time.strftime("%Y-%m-%d", time.gmtime()),
                "releases": releases}
         with open(os.path.join(DATA, f"{name}.json"), "w", encoding="utf-8") as f:
@@ -206,6 +259,7 @@ def generate():
         "gaps = [",
         '  "PyTorch\'s own index (download.pytorch.org/whl/cuXYZ) was not reachable when this was generated: the Python tags of its CUDA variants are taken to be those of the same release on PyPI",',
         '  "Pre-releases, yanked files and releases older than the oldest a plan picks are left out",',
+        '  "The aarch64 variants of PyTorch\'s own index were not readable either: aarch64 plans use only releases whose PyPI aarch64 wheel is a CUDA build (aarch64_build); CUDA aarch64 wheels from that index seen in public reports but not planned: 2.6.0+cu126 on a GH200 (vllm-project/vllm#18390), 2.8 from whl/cu128 (pytorch/pytorch#160162)",',
         "]",
     ]
     for name, wanted, data in packages:
@@ -225,6 +279,8 @@ def generate():
                 out.append(f"requires_python = {quote(rp)}")
             out.append("x86_64 = [" + ", ".join(quote(t) for t in x86) + "]")
             out.append("aarch64 = [" + ", ".join(quote(t) for t in arm) + "]")
+            if "aarch64_build" in rel:
+                out.append(f"aarch64_build = {quote(rel['aarch64_build'])}")
             if "extras" in rel:
                 extras = [e for e in rel["extras"] if e in wanted]
                 out.append("extras = [" + ", ".join(quote(e) for e in extras) + "]")
@@ -232,6 +288,8 @@ def generate():
                 out.append("pins = [" + ", ".join(quote(p) for p in rel["pins"]) + "]")
             what = "pins" if "pins" in rel else "extras"
             metadata = f"; {what} from its wheel METADATA"
+            if "aarch64_build" in rel:
+                metadata += "; aarch64_build from its aarch64 wheel's own build file"
             out.append(f'source = "{API}/{name}/json (release {version}: its files and Requires-Python{metadata})"')
             out.append(f"checked = {quote(data['fetched'])}")
     return "\n".join(out) + "\n"

@@ -10,7 +10,8 @@ with `gpu-doctor --root SANDBOX plan ARGS --execute --yes` in a throwaway copy o
   environments from those interpreters (UV_PYTHON_PREFERENCE=only-system);
 - every pip line is resolved by that interpreter's own pip against PyPI (`pip install --dry-run
   --report --only-binary=:all:`; lines on PyTorch's index from PyPI's metadata for the same
-  release, said in the results), and what it would install is written into the environment as
+  release, said in the results; an aarch64 fixture's lines for `--platform
+  manylinux2014_aarch64` and the manylinux_2_x aarch64 tags), and what it would install is written into the environment as
   metadata (scripts/plan-run/pip), so the plan's own checks that the build landed see it;
 - root steps go through recording stand-ins (apt-get, dpkg, dpkg-query, wget, modprobe,
   mokutil, update-initramfs, sudo, conda) that keep what they "installed" for the next run;
@@ -145,6 +146,16 @@ def fixture_env(name):
     return env
 
 
+def fixture_arch(name):
+    """The fixture machine's `uname -m` (its /proc/sys/kernel/arch), x86_64 when it has none."""
+    path = os.path.join(FIXTURES, name, "root", "proc", "sys", "kernel", "arch")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip() or "x86_64"
+    except OSError:
+        return "x86_64"
+
+
 def fixtures():
     return sorted(n for n in os.listdir(FIXTURES)
                   if os.path.isdir(os.path.join(FIXTURES, n, "root"))
@@ -237,6 +248,8 @@ class Sandbox:
             "PYTHONPATH": SHIM,
             "PLANRUN_PIP_LOG": os.path.join(self.dir, "pip.log"),
             "PLANRUN_CACHE": CACHE,
+            # An aarch64 fixture's pip lines are resolved for manylinux aarch64 wheels.
+            "PLANRUN_PLATFORM": fixture_arch(name),
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             "UV_PYTHON_PREFERENCE": "only-system",
             "UV_PYTHON_DOWNLOADS": "never",

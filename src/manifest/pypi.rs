@@ -30,8 +30,15 @@ pub struct PypiRelease {
     /// Python tags of its manylinux x86_64 wheels (`cp312`, or `py3` for pure wheels).
     #[serde(default)]
     pub x86_64: Vec<String>,
+    /// Python tags of its manylinux aarch64 wheels.
     #[serde(default)]
     pub aarch64: Vec<String>,
+    /// Which build PyPI's Linux aarch64 wheels of this release are (torch, TensorFlow): `cpu`,
+    /// or the CUDA variant (`cu130`), read from the wheel's own `torch/version.py` or
+    /// `build_info.py`; `None`: not recorded. PyPI's aarch64 torch was a CPU-only build up to
+    /// 2.10.0 and TensorFlow's always is, so `pip install torch` on a Grace Hopper got a
+    /// framework without CUDA.
+    pub aarch64_build: Option<String>,
     /// The extras the release declares (only those plans use); `None`: not recorded.
     pub extras: Option<Vec<String>>,
     /// The exact releases of other distributions it requires (`torch==2.9.0` for torchvision
@@ -114,6 +121,19 @@ impl PypiTable {
         package: &'a str,
     ) -> impl DoubleEndedIterator<Item = &'a PypiRelease> + 'a {
         self.releases.iter().filter(move |r| r.package == package)
+    }
+
+    /// The build of a release's PyPI aarch64 wheels (`cpu`, `cu130`), when recorded; for a
+    /// series (`2.12`), that of its newest release, which pip lands on.
+    #[must_use]
+    pub fn aarch64_build(&self, package: &str, version: &str) -> Option<&str> {
+        let series = format!("{version}.");
+        self.releases
+            .iter()
+            .filter(|r| r.package == package)
+            .filter(|r| r.version == version || r.version.starts_with(&series))
+            .max_by(|a, b| compare(&a.version, &b.version))
+            .and_then(|r| r.aarch64_build.as_deref())
     }
 
     /// Whether the table knows the package at all.

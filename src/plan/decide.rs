@@ -418,19 +418,41 @@ fn gpu_ccs(machine: &Machine) -> Result<Vec<String>, Refusal> {
     Ok(ccs)
 }
 
+/// The architectures apt plans are made for: the machine's (`uname -m`), the name NVIDIA's CUDA
+/// repository gives it (`sbsa` for Arm servers: Grace Hopper, Grace Blackwell, DGX Spark; the
+/// `arm64` repository is Jetson's, which plans do not serve), and the name of Ubuntu's own
+/// archive rows in repos.toml (`arm64`: ports.ubuntu.com).
+const APT_ARCHES: [(&str, &str, &str); 2] =
+    [("x86_64", "x86_64", "x86_64"), ("aarch64", "sbsa", "arm64")];
+
+/// The machine architecture a plan is for: the report's (`uname -m`), else x86_64 (a machine
+/// described by hand, `GPU_DOCTOR_GPU_CC`, without one).
+pub(super) fn machine_arch(machine: &Machine) -> &str {
+    machine.arch.as_deref().unwrap_or("x86_64")
+}
+
 /// The Ubuntu release the apt steps are for: `--os`, else this machine's, when NVIDIA's
-/// repository in the manifests has it for this architecture.
+/// repository in the manifests has it for this machine's architecture.
 fn apt_target<'m>(
     machine: &Machine,
     m: &'m Manifests,
     target: &Target,
 ) -> Result<AptTarget<'m>, String> {
-    const ARCH: &str = "x86_64";
+    let arch = machine_arch(machine);
+    let Some(&(_, nvidia_arch, distro_arch)) = APT_ARCHES.iter().find(|(a, _, _)| *a == arch)
+    else {
+        let known: Vec<&str> = APT_ARCHES.iter().map(|(a, _, _)| *a).collect();
+        return Err(format!(
+            "this machine is {arch}: apt plans are made for {} (NVIDIA's x86_64 and sbsa \
+             repositories)",
+            known.join(" and ")
+        ));
+    };
     let known: Vec<String> = m
         .install
         .apt_repos
         .iter()
-        .filter(|r| r.arch == ARCH)
+        .filter(|r| r.arch == nvidia_arch)
         .filter_map(|r| {
             let version = r.distro.strip_prefix("ubuntu")?;
             (version.len() == 4).then(|| format!("ubuntu-{}.{}", &version[..2], &version[2..]))
@@ -454,34 +476,31 @@ fn apt_target<'m>(
             )
         };
         return Err(format!(
-            "{what}: apt plans are made for {} (NVIDIA's repository, {ARCH})",
+            "{what}: apt plans are made for {} (NVIDIA's repository, {nvidia_arch})",
             known.join(", ")
         ));
     }
-    if let Some(arch) = machine.arch.as_deref()
-        && arch != ARCH
-    {
-        return Err(format!(
-            "this machine is {arch}: apt plans use NVIDIA's {ARCH} repository only"
-        ));
-    }
     let distro = os.replace(['-', '.'], "");
-    let repo = m
-        .install
-        .apt_repo(&distro, ARCH)
-        .ok_or_else(|| format!("no NVIDIA repository for {distro}/{ARCH} in the manifests"))?;
+    let repo = m.install.apt_repo(&distro, nvidia_arch).ok_or_else(|| {
+        format!("no NVIDIA repository for {distro}/{nvidia_arch} in the manifests")
+    })?;
     let repo_ids: Vec<String> = m
         .repos
-        .for_system(&os, ARCH)
+        .for_system(&os, nvidia_arch)
+        .chain(
+            m.repos
+                .for_system(&os, distro_arch)
+                .filter(|_| distro_arch != nvidia_arch),
+        )
         .filter(|r| r.kind == "apt")
         .map(|r| r.id.clone())
         .collect();
     let nvidia_repo = m
         .repos
-        .serving("nvidia", &os, ARCH)
+        .serving("nvidia", &os, nvidia_arch)
         .map(|r| r.id.clone())
         .next()
-        .ok_or_else(|| format!("repos.toml has no NVIDIA repository for {os} ({ARCH})"))?;
+        .ok_or_else(|| format!("repos.toml has no NVIDIA repository for {os} ({nvidia_arch})"))?;
     Ok(AptTarget {
         os,
         distro,

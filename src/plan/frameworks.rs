@@ -58,12 +58,12 @@ pub struct FrameworkPlan {
 /// `Err`: nothing fits, with the Pythons that would.
 pub(super) fn land(
     m: &Manifests,
+    arch: &str,
     package: &str,
     version: Option<&str>,
     extra: Option<&str>,
     python: &str,
 ) -> Result<Option<String>, String> {
-    const ARCH: &str = "x86_64";
     if !m.pypi.knows(package) {
         return Ok(None);
     }
@@ -71,8 +71,8 @@ pub(super) fn land(
     let python = python.as_str();
     let with_extra = extra.map_or_else(String::new, |e| format!("[{e}]"));
     let asked = version.map_or_else(String::new, |v| format!(" {v}"));
-    let Some(fits) = m.pypi.newest(package, version, python, ARCH, extra) else {
-        let pythons = m.pypi.pythons_for(package, version, ARCH, extra);
+    let Some(fits) = m.pypi.newest(package, version, python, arch, extra) else {
+        let pythons = m.pypi.pythons_for(package, version, arch, extra);
         let known = m.pypi.releases(package).any(|r| {
             version.is_none_or(|v| r.version == v || r.version.starts_with(&format!("{v}.")))
         });
@@ -80,7 +80,7 @@ pub(super) fn land(
             format!("PyPI has no {package}{asked} (pypi.toml)")
         } else if pythons.is_empty() {
             format!(
-                "no {package}{with_extra}{asked} release on PyPI installs on Linux x86_64 (pypi.toml)"
+                "no {package}{with_extra}{asked} release on PyPI installs on Linux {arch} (pypi.toml)"
             )
         } else {
             format!(
@@ -119,6 +119,7 @@ fn short_python(python: &str) -> String {
 )]
 pub fn resolve(
     m: &Manifests,
+    arch: &str,
     spec: &FrameworkSpec,
     ccs: &[String],
     cuda: Option<&Version>,
@@ -128,10 +129,10 @@ pub fn resolve(
     with_ctk: bool,
 ) -> Result<FrameworkPlan, String> {
     match spec.name {
-        FrameworkName::Torch => torch(m, spec, ccs, cuda, driver, python),
-        FrameworkName::Tensorflow => tensorflow(m, spec, ccs, cuda, python, cudnn),
-        FrameworkName::Jax => jax(m, spec, ccs, cuda, driver, python),
-        FrameworkName::Cupy => cupy(m, spec, ccs, cuda, driver, python, with_ctk),
+        FrameworkName::Torch => torch(m, arch, spec, ccs, cuda, driver, python),
+        FrameworkName::Tensorflow => tensorflow(m, arch, spec, ccs, cuda, python, cudnn),
+        FrameworkName::Jax => jax(m, arch, spec, ccs, cuda, driver, python),
+        FrameworkName::Cupy => cupy(m, arch, spec, ccs, cuda, driver, python, with_ctk),
     }
 }
 
@@ -156,46 +157,21 @@ fn pin(version: &str, local: Option<&str>) -> String {
 
 fn torch(
     m: &Manifests,
+    arch: &str,
     spec: &FrameworkSpec,
     ccs: &[String],
     cuda: Option<&Version>,
     driver: Option<&DriverCap>,
     python: Option<&str>,
 ) -> Result<FrameworkPlan, String> {
-    let release = match &spec.version {
-        Some(v) => m.frameworks.torch_release(v).ok_or_else(|| {
-            let known: Vec<&str> = m
-                .frameworks
-                .torch
-                .iter()
-                .map(|r| r.version.as_str())
-                .collect();
-            format!(
-                "torch {v} is not a release the manifests know ({})",
-                known.join(", ")
-            )
-        })?,
-        None => {
-            let fixed = driver.filter(|d| d.fixed);
-            let lands = |r: &crate::manifest::TorchRelease| {
-                python.is_none_or(|py| land(m, "torch", Some(&r.version), None, py).is_ok())
-            };
-            choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, fixed, &lands)
-                .or_else(|| {
-                    choose::newest_torch(&m.cuda, &m.frameworks, ccs, cuda, python, None, &lands)
-                })
-                .ok_or_else(|| {
-                    let py = python
-                        .map(|p| format!(" and Python {p}"))
-                        .unwrap_or_default();
-                    format!(
-                        "no torch release in the manifests has a CUDA build for compute \
-                         capability {}{py}",
-                        ccs.join(", ")
-                    )
-                })?
-        }
+    let arm;
+    let table = if arch == "aarch64" {
+        arm = aarch64_torch(m);
+        &arm
+    } else {
+        &m.frameworks
     };
+    let release = torch_release(m, table, arch, spec, ccs, cuda, driver, python)?;
     if let Some(py) = python
         && !python_fits(py, &release.python_min, release.python_max.as_deref())
     {
@@ -206,7 +182,7 @@ fn torch(
         ));
     }
     if let Some(py) = python {
-        land(m, "torch", Some(&release.version), None, py)?;
+        land(m, arch, "torch", Some(&release.version), None, py)?;
     }
     let pick = choose::torch_build(&m.cuda, release, ccs, cuda, driver)?;
     let variant = pick.build.variant.clone();
@@ -260,8 +236,151 @@ fn torch(
     })
 }
 
+/// The torch release to install: the one asked for, else the newest with a build for these
+/// GPUs (on the driver that stays, when one does), from `table` (on aarch64: only releases
+/// whose PyPI aarch64 wheels are a CUDA build).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one fact the choice depends on, as in `resolve`"
+)]
+fn torch_release<'t>(
+    m: &Manifests,
+    table: &'t crate::manifest::FrameworkTable,
+    arch: &str,
+    spec: &FrameworkSpec,
+    ccs: &[String],
+    cuda: Option<&Version>,
+    driver: Option<&DriverCap>,
+    python: Option<&str>,
+) -> Result<&'t crate::manifest::TorchRelease, String> {
+    match &spec.version {
+        Some(v) => table.torch_release(v).ok_or_else(|| {
+            if m.frameworks.torch_release(v).is_some() {
+                return aarch64_refusal(m, v);
+            }
+            let known: Vec<&str> = m
+                .frameworks
+                .torch
+                .iter()
+                .map(|r| r.version.as_str())
+                .collect();
+            format!(
+                "torch {v} is not a release the manifests know ({})",
+                known.join(", ")
+            )
+        }),
+        None => {
+            let fixed = driver.filter(|d| d.fixed);
+            let lands = |r: &crate::manifest::TorchRelease| {
+                python.is_none_or(|py| land(m, arch, "torch", Some(&r.version), None, py).is_ok())
+            };
+            choose::newest_torch(&m.cuda, table, ccs, cuda, python, fixed, &lands)
+                .or_else(|| choose::newest_torch(&m.cuda, table, ccs, cuda, python, None, &lands))
+                .ok_or_else(|| {
+                    let py = python
+                        .map(|p| format!(" and Python {p}"))
+                        .unwrap_or_default();
+                    let arm = if arch == "aarch64" {
+                        format!(" on aarch64 ({})", aarch64_builds(m))
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "no torch release in the manifests has a CUDA build for compute \
+                         capability {}{py}{arm}",
+                        ccs.join(", ")
+                    )
+                })
+        }
+    }
+}
+
+/// TensorFlow on aarch64 needs PyPI's aarch64 wheels of the series to be a CUDA build; they
+/// are CPU-only in every release pypi.toml records.
+fn tensorflow_aarch64(m: &Manifests, series: &str) -> Result<(), String> {
+    let build = m.pypi.aarch64_build("tensorflow", series);
+    if build.is_some_and(|b| b.starts_with("cu")) {
+        return Ok(());
+    }
+    let what = match build {
+        None => "not recorded",
+        Some("cpu") => "CPU-only builds",
+        Some(b) => b,
+    };
+    Err(format!(
+        "TensorFlow {series} has no CUDA build for aarch64 on PyPI: its aarch64 wheels are \
+         {what} (pypi.toml aarch64_build, from the wheels' own build_info.py), so \
+         `tensorflow[and-cuda]` would install a TensorFlow that never uses the GPU"
+    ))
+}
+
+/// The torch releases and builds an aarch64 machine can pip-install with CUDA: those whose
+/// PyPI aarch64 wheels are a CUDA build (pypi.toml `aarch64_build`, read from the wheels' own
+/// `torch/version.py`), with that build alone. PyTorch's own index was not readable when the
+/// table was made, so its other aarch64 variants are not planned (pypi.toml `gaps`).
+fn aarch64_torch(m: &Manifests) -> crate::manifest::FrameworkTable {
+    let mut table = m.frameworks.clone();
+    table.torch.retain_mut(|release| {
+        let Some(build) = m
+            .pypi
+            .aarch64_build("torch", &release.version)
+            .filter(|b| b.starts_with("cu"))
+        else {
+            return false;
+        };
+        release.builds.retain(|b| b.variant == build);
+        !release.builds.is_empty()
+    });
+    table
+}
+
+/// What PyPI's aarch64 torch wheels are, in a few words: `CPU-only up to 2.10.0, cu130 from
+/// 2.11.0`.
+fn aarch64_builds(m: &Manifests) -> String {
+    let mut runs: Vec<(String, String, String)> = Vec::new();
+    for r in m.pypi.releases("torch") {
+        let Some(build) = r.aarch64_build.as_deref() else {
+            continue;
+        };
+        match runs.last_mut() {
+            Some((b, _, last)) if b == build => last.clone_from(&r.version),
+            _ => runs.push((build.to_string(), r.version.clone(), r.version.clone())),
+        }
+    }
+    let words: Vec<String> = runs
+        .iter()
+        .map(|(build, first, last)| {
+            let what = if build == "cpu" { "CPU-only" } else { build };
+            if first == last {
+                format!("{what} in {first}")
+            } else {
+                format!("{what} from {first} to {last}")
+            }
+        })
+        .collect();
+    format!(
+        "PyPI's aarch64 torch wheels: {} (pypi.toml)",
+        words.join(", ")
+    )
+}
+
+/// Why a torch release the manifests know is not planned on aarch64.
+fn aarch64_refusal(m: &Manifests, version: &str) -> String {
+    let build = m
+        .pypi
+        .aarch64_build("torch", version)
+        .unwrap_or("not recorded");
+    format!(
+        "torch {version} has no CUDA build for aarch64 that gpu-doctor knows: its PyPI aarch64 \
+         wheel is {build}, and PyTorch's own index's aarch64 wheels are not in the manifests. \
+         {}. Ask for a release with a CUDA build, or leave the version out.",
+        aarch64_builds(m)
+    )
+}
+
 fn tensorflow(
     m: &Manifests,
+    arch: &str,
     spec: &FrameworkSpec,
     ccs: &[String],
     cuda: Option<&Version>,
@@ -323,8 +442,11 @@ fn tensorflow(
     if let Some(why) = choose::wheels_refuse_gpus(&m.cuda, &built_cuda, ccs) {
         return Err(format!("TensorFlow {series} cannot work here: {why}"));
     }
+    if arch == "aarch64" {
+        tensorflow_aarch64(m, &series)?;
+    }
     if let Some(py) = python {
-        land(m, "tensorflow", Some(&series), Some("and-cuda"), py)?;
+        land(m, arch, "tensorflow", Some(&series), Some("and-cuda"), py)?;
     }
     let pulls = tf
         .tensorflow_and_cuda(&config.version)
@@ -395,6 +517,7 @@ fn pick_major(
 /// would land on the Python of the environment.
 fn jax(
     m: &Manifests,
+    arch: &str,
     spec: &FrameworkSpec,
     ccs: &[String],
     cuda: Option<&Version>,
@@ -425,7 +548,7 @@ fn jax(
             .last()
     });
     let landing = match python {
-        Some(py) => jax_landing(m, spec, major, py)?,
+        Some(py) => jax_landing(m, arch, spec, major, py)?,
         None => JaxLanding::default(),
     };
     let version_pin = landing.pin.unwrap_or_else(|| {
@@ -554,20 +677,21 @@ struct JaxLanding {
 /// the plugin must have a wheel for this Python too.
 fn jax_landing(
     m: &Manifests,
+    arch: &str,
     spec: &FrameworkSpec,
     major: u64,
     py: &str,
 ) -> Result<JaxLanding, String> {
     let extra = format!("cuda{major}");
-    let pinned = land(m, "jax", spec.version.as_deref(), Some(&extra), py)?;
+    let pinned = land(m, arch, "jax", spec.version.as_deref(), Some(&extra), py)?;
     let release = pinned.clone().or_else(|| {
         m.pypi
-            .newest("jax", spec.version.as_deref(), py, "x86_64", Some(&extra))
+            .newest("jax", spec.version.as_deref(), py, arch, Some(&extra))
             .map(|r| r.version.clone())
     });
     if let Some(release) = &release {
         let plugin = format!("jax-cuda{major}-plugin");
-        land(m, &plugin, Some(release), None, py)
+        land(m, arch, &plugin, Some(release), None, py)
             .map_err(|why| format!("jax[{extra}] {release}: {why}"))?;
     }
     Ok(match pinned {
@@ -583,8 +707,13 @@ fn jax_landing(
     })
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one fact the choice depends on, as in `resolve`"
+)]
 fn cupy(
     m: &Manifests,
+    arch: &str,
     spec: &FrameworkSpec,
     ccs: &[String],
     cuda: Option<&Version>,
@@ -635,7 +764,14 @@ fn cupy(
         .map(|v| pin(v, None))
         .unwrap_or_default();
     if let Some(py) = python
-        && let Some(v) = land(m, &name, spec.version.as_deref(), ctk.then_some("ctk"), py)?
+        && let Some(v) = land(
+            m,
+            arch,
+            &name,
+            spec.version.as_deref(),
+            ctk.then_some("ctk"),
+            py,
+        )?
     {
         version_pin = format!("=={v}");
     }
@@ -712,7 +848,17 @@ mod tests {
         cudnn: Option<u64>,
     ) -> Result<FrameworkPlan, String> {
         let spec = parse_framework(text).unwrap();
-        resolve(embedded(), &spec, &ccs(gpus), None, None, None, cudnn, true)
+        resolve(
+            embedded(),
+            "x86_64",
+            &spec,
+            &ccs(gpus),
+            None,
+            None,
+            None,
+            cudnn,
+            true,
+        )
     }
 
     #[test]

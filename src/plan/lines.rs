@@ -41,20 +41,23 @@ pub fn check(plan: &Plan, m: &Manifests) -> Vec<Line> {
         .iter()
         .filter_map(|r| crate::version::Version::parse(&r.version).map(|v| v.major_minor()))
         .collect();
+    let arch = plan.machine.arch.as_deref().unwrap_or("x86_64");
     let mut out = Vec::new();
     for step in &plan.steps {
         for command in &step.commands {
-            lines_of(step, command, m, &repos, &releases, &mut out);
+            lines_of(step, command, m, (&repos, arch), &releases, &mut out);
         }
     }
     out
 }
 
+/// `sources`: the repositories the apt lines come from and the machine architecture the pip
+/// wheels are for.
 fn lines_of(
     step: &Step,
     command: &Command,
     m: &Manifests,
-    repos: &[&str],
+    (repos, arch): (&[&str], &str),
     releases: &[String],
     out: &mut Vec<Line>,
 ) {
@@ -86,7 +89,7 @@ fn lines_of(
                     if flag == "-m" && module == "pip" && verb == "install" =>
                 {
                     for req in rest.iter().flatten().filter(|w| !w.starts_with('-')) {
-                        push(Manager::Pip, req.clone(), pip(m, req, None, None));
+                        push(Manager::Pip, req.clone(), pip(m, arch, req, None, None));
                     }
                 }
                 [Some(a), Some(b), rest @ ..]
@@ -123,7 +126,7 @@ fn lines_of(
                 push(
                     Manager::Pip,
                     format!("{dist} (where installed)"),
-                    pip(m, dist, None, None),
+                    pip(m, arch, dist, None, None),
                 );
             }
         }
@@ -148,7 +151,7 @@ fn lines_of(
                 push(
                     Manager::Pip,
                     text,
-                    pip(m, req, version.as_deref(), index.as_deref()),
+                    pip(m, arch, req, version.as_deref(), index.as_deref()),
                 );
             }
         }
@@ -216,6 +219,7 @@ fn conda(m: &Manifests, package: &str, cuda: Option<&str>) -> Result<String, Str
 /// a PyTorch variant (`+cu126`, the index URL's tag) against frameworks.toml.
 fn pip(
     m: &Manifests,
+    arch: &str,
     requirement: &str,
     python: Option<&str>,
     index: Option<&str>,
@@ -252,13 +256,43 @@ fn pip(
                     release.version
                 ));
             }
+            // On aarch64 only the build PyPI's aarch64 wheels are is known to exist there.
+            if arch == "aarch64"
+                && let Some(public) = public
+                && m.pypi.knows("torch")
+            {
+                let build = m.pypi.aarch64_build("torch", public);
+                if build != Some(variant.as_str()) {
+                    return Err(format!(
+                        "torch {public} has no {variant} build for aarch64 in the manifests (its \
+                         PyPI aarch64 wheel is {}; pypi.toml aarch64_build)",
+                        build.unwrap_or("not recorded")
+                    ));
+                }
+            }
+        }
+    }
+    // TensorFlow's [and-cuda] on aarch64: PyPI's aarch64 wheels must be a CUDA build.
+    if arch == "aarch64"
+        && name == "tensorflow"
+        && extra == Some("and-cuda")
+        && let Some(public) = public
+        && m.pypi.knows("tensorflow")
+    {
+        let build = m.pypi.aarch64_build("tensorflow", public);
+        if !build.is_some_and(|b| b.starts_with("cu")) {
+            return Err(format!(
+                "tensorflow {public}'s PyPI aarch64 wheels are {} (pypi.toml aarch64_build): no \
+                 CUDA build",
+                build.unwrap_or("not recorded")
+            ));
         }
     }
     if !m.pypi.knows(name) {
         return Ok("PyPI (not in pypi.toml)".to_string());
     }
     match python {
-        Some(py) => super::frameworks::land(m, name, public, extra, py)
+        Some(py) => super::frameworks::land(m, arch, name, public, extra, py)
             .map(|_| format!("PyPI, Python {py}")),
         None => {
             let any = m.pypi.releases(name).any(|r| {

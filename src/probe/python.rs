@@ -433,6 +433,7 @@ fn cuda_needed(host: &Host, site: &Path, dist: &Path) -> Vec<String> {
 /// The `nvidia-*` pins in a framework's metadata ("nvidia-cudnn-cu13==9.19.0.56").
 fn nvidia_pins(host: &Host, dist: Option<&Dist>, installed: &[String]) -> Vec<Requirement> {
     let Some(dist) = dist else { return Vec::new() };
+    let arch = super::system::machine_arch(host);
     host.fs
         .read_opt(dist.dir.join("METADATA"))
         .or_else(|| host.fs.read_opt(dist.dir.join("PKG-INFO")))
@@ -440,12 +441,31 @@ fn nvidia_pins(host: &Host, dist: Option<&Dist>, installed: &[String]) -> Vec<Re
         .unwrap_or_default()
         .into_iter()
         .filter(|r| r.name.starts_with("nvidia-") || r.name == "cuda-toolkit")
+        // A pin for another machine (`platform_machine == "x86_64"` on an aarch64 one: PyPI's
+        // CPU-only aarch64 torch keeps its x86_64 CUDA pins) was never installed here.
+        .filter(|r| {
+            let wanted = r.marker.as_deref().and_then(marker_machine);
+            match (wanted, arch.as_deref()) {
+                (Some(wanted), Some(arch)) => wanted == arch,
+                _ => true,
+            }
+        })
         // A pin under an extra (`extra == 'and-cuda'`) applies only when that extra was asked
         // for, which the metadata does not record; whether its package is installed tells.
         .filter(|r| {
             !r.marker.as_deref().is_some_and(|m| m.contains("extra")) || installed.contains(&r.name)
         })
         .collect()
+}
+
+/// The machine a requirement's marker limits it to: `x86_64` of `platform_system == "Linux"
+/// and platform_machine == "x86_64"`; `None` when it names none (or not with `==`).
+fn marker_machine(marker: &str) -> Option<&str> {
+    let rest = marker.split("platform_machine").nth(1)?.trim_start();
+    let rest = rest.strip_prefix("==")?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let rest = &rest[1..];
+    rest.find(quote).map(|end| &rest[..end])
 }
 
 /// The version a pin fixes (`==9.19.0.56` → "9.19.0.56"); ranges fix nothing.
@@ -972,5 +992,23 @@ mod order_tests {
                 "/usr",
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::marker_machine;
+
+    #[test]
+    fn a_marker_names_the_machine_its_requirement_is_for() {
+        let torch = r#"platform_system == "Linux" and platform_machine == "x86_64""#;
+        assert_eq!(marker_machine(torch), Some("x86_64"));
+        assert_eq!(
+            marker_machine("platform_machine=='aarch64' and python_version < '3.13'"),
+            Some("aarch64")
+        );
+        assert_eq!(marker_machine(r#"python_version >= "3.12""#), None);
+        assert_eq!(marker_machine(r#"platform_machine != "x86_64""#), None);
+        assert_eq!(marker_machine(r#"platform_machine == "x86_64"#), None);
     }
 }

@@ -1,7 +1,7 @@
 //! The operating system and what kind of machine this is: distribution, kernel, WSL2,
 //! containers, Secure Boot.
 
-use crate::host::Host;
+use crate::host::{CmdOutput, Host};
 use crate::parse::{kernel, os_release};
 use crate::report::HostInfo;
 
@@ -29,10 +29,7 @@ pub(crate) fn probe(host: &Host) -> HostInfo {
         os_codename: os.version_codename,
         os_pretty_name: os.pretty_name,
         kernel_release: trimmed(fs.read_opt("/proc/sys/kernel/osrelease")),
-        arch: trimmed(fs.read_opt("/proc/sys/kernel/arch")).or_else(|| {
-            // Older kernels lack that file; on the real machine our own build target is the answer.
-            host.live().then(|| std::env::consts::ARCH.to_string())
-        }),
+        arch: machine_arch(host),
         wsl,
         container: container(host),
         secure_boot: fs
@@ -41,6 +38,29 @@ pub(crate) fn probe(host: &Host) -> HostInfo {
             .and_then(|b| kernel::secure_boot_from_efivar(&b)),
         network_interfaces: super::net::interfaces(host),
     }
+}
+
+/// The machine's architecture as `uname -m` names it (`x86_64`, `aarch64`): the kernel's
+/// `/proc/sys/kernel/arch` (the same `utsname.machine`), so a `--root` fixture states it; on the
+/// real machine without that file (kernels before 6.1), `uname -m` itself, else our own build
+/// target (an x86_64 build under emulation would say x86_64, which is why it comes last).
+#[must_use]
+pub(crate) fn machine_arch(host: &Host) -> Option<String> {
+    let trimmed = |s: String| Some(s.trim().to_string()).filter(|s| !s.is_empty());
+    if let Some(arch) = host.fs.read_opt("/proc/sys/kernel/arch").and_then(trimmed) {
+        return Some(arch);
+    }
+    if !host.live() {
+        return None;
+    }
+    host.runs_found_programs()
+        .then(|| host.which("uname"))
+        .flatten()
+        .and_then(|uname| host.run(&uname, &["-m"]).ok())
+        .filter(CmdOutput::success)
+        .and_then(|out| trimmed(out.stdout))
+        .filter(|a| a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .or_else(|| Some(std::env::consts::ARCH.to_string()))
 }
 
 /// Container runtimes leave markers: Docker `/.dockerenv`, Podman `/run/.containerenv`,

@@ -151,6 +151,10 @@ pub struct HostInfo {
     pub os_codename: Option<String>,
     pub os_pretty_name: Option<String>,
     pub kernel_release: Option<String>,
+    /// The machine type as `uname -m` names it: "x86_64", or "aarch64" for Arm servers (Grace
+    /// Hopper, Grace Blackwell, DGX Spark), whose CUDA comes from NVIDIA's sbsa repositories and
+    /// whose wheels are manylinux aarch64 ones. From `/proc/sys/kernel/arch`, else `uname -m`;
+    /// null when neither answered (a `--root` tree without that file).
     pub arch: Option<String>,
     pub wsl: bool,
     /// "docker", "podman", "kubernetes", ... or null when no container marker was found.

@@ -7,6 +7,7 @@
 #![allow(unreachable_pub)]
 
 mod amd;
+mod arm;
 mod bounded;
 mod build_facts;
 mod check;

@@ -84,22 +84,27 @@ const DRIVERS: [Option<&str>; 2] = [None, Some("auto")];
 
 fn targets() -> Vec<[Option<&'static str>; 5]> {
     if std::env::var("GPU_DOCTOR_SWEEP").is_ok_and(|v| v == "full") {
-        let mut out = Vec::new();
-        for via in VIAS {
-            for os in OSES {
-                for framework in FRAMEWORKS {
-                    for cuda in CUDAS {
-                        for driver in DRIVERS {
-                            out.push([via, os, framework, cuda, driver]);
-                        }
+        full_grid()
+    } else {
+        TARGETS.to_vec()
+    }
+}
+
+/// Every combination of the grid's values (768 targets).
+pub fn full_grid() -> Vec<[Option<&'static str>; 5]> {
+    let mut out = Vec::new();
+    for via in VIAS {
+        for os in OSES {
+            for framework in FRAMEWORKS {
+                for cuda in CUDAS {
+                    for driver in DRIVERS {
+                        out.push([via, os, framework, cuda, driver]);
                     }
                 }
             }
         }
-        out
-    } else {
-        TARGETS.to_vec()
     }
+    out
 }
 
 /// Targets besides the plain one that each fixture gets by default.
@@ -138,7 +143,7 @@ fn the_default_sweep_gives_every_target_to_several_fixtures() {
     assert!(uses.iter().all(|&n| n >= 10), "{uses:?}");
 }
 
-fn target(
+pub fn target(
     via: Option<&str>,
     os: Option<&str>,
     framework: Option<&str>,

@@ -9,6 +9,12 @@ Lines on PyTorch's own index (not reachable from where this runs) are resolved f
 same release, its local tag (+cu126) kept from the index URL for the metadata written, and said
 in the log. uv, which plans install to get a Python the system lacks, is installed for real.
 Every line goes to $PLANRUN_PIP_LOG as one JSON object.
+
+For a fixture of another machine type ($PLANRUN_PLATFORM=aarch64: Grace Hopper, Grace Blackwell,
+DGX Spark) pip resolves for that platform instead of this machine's: `--platform
+manylinux2014_aarch64` and the manylinux_2_17 to 2_35 aarch64 tags (Ubuntu 22.04's glibc is 2.35,
+24.04's newer), `--python-version` of the interpreter, `--implementation cp`, `--only-binary=:all:`
+(pip takes platform options only with `--target`, a throwaway folder here).
 """
 
 import hashlib
@@ -62,18 +68,32 @@ def variant(index):
     return index.rstrip("/").rsplit("/", 1)[-1]
 
 
+def platform_args(python):
+    """pip's options to resolve for another machine type ($PLANRUN_PLATFORM), else none."""
+    machine = os.environ.get("PLANRUN_PLATFORM", "")
+    if machine != "aarch64":
+        return []
+    target = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"pip-target-{os.getpid()}")
+    args = ["--target", target, "--platform", "manylinux2014_aarch64"]
+    for minor in range(17, 36):
+        args += ["--platform", f"manylinux_2_{minor}_aarch64"]
+    return args + ["--python-version", python, "--implementation", "cp"]
+
+
 def resolve(reqs):
-    """pip's report for these requirements on this interpreter, cached by Python and lines."""
+    """pip's report for these requirements on this interpreter (and platform, when another
+    machine type's), cached by Python, platform and lines."""
     python = "%d.%d" % sys.version_info[:2]
     cache = os.environ.get("PLANRUN_CACHE")
-    key = hashlib.sha256(json.dumps([python, sorted(reqs)]).encode()).hexdigest()[:24]
+    platform = os.environ.get("PLANRUN_PLATFORM", "")
+    key = hashlib.sha256(json.dumps([python, platform, sorted(reqs)] if platform else [python, sorted(reqs)]).encode()).hexdigest()[:24]
     path = os.path.join(cache, f"{key}.json") if cache else None
     if path and os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"pip-report-{os.getpid()}.json")
     done = real_pip(["install", "--dry-run", "--quiet", "--ignore-installed", "--only-binary=:all:",
-                     "--report", report, "--disable-pip-version-check", *reqs])
+                     "--report", report, "--disable-pip-version-check", *platform_args(python), *reqs])
     if done.returncode != 0:
         result = {"ok": False, "error": (done.stderr or done.stdout).strip()[-2000:]}
     else:
@@ -146,7 +166,8 @@ def install(argv):
     # PyPI has no local versions: `torch==2.5.1+cu124` is resolved as 2.5.1.
     asked = [re.sub(r"\+[A-Za-z0-9.]+$", "", r) for r in reqs]
     result = resolve(asked)
-    log({"python": "%d.%d" % sys.version_info[:2], "line": argv, "resolved_as": asked,
+    log({"python": "%d.%d" % sys.version_info[:2], "platform": os.environ.get("PLANRUN_PLATFORM") or None,
+         "line": argv, "resolved_as": asked,
          "index": index, "from_pypi_instead": bool(local), "ok": result["ok"],
          "error": result.get("error"),
          "installs": [f"{i['name']}=={i['version']}" for i in result.get("install", [])]})

@@ -83,6 +83,7 @@ pub(super) fn upgrade_options(
         };
         if let Ok(free) = frameworks::resolve(
             m,
+            super::machine_arch(machine),
             spec,
             ccs,
             None,

@@ -3,6 +3,7 @@
 
 // The parent's types and imports, and the sibling parts: this file is one part of one decision.
 use super::*;
+use crate::plan::target::FrameworkSpec;
 use crate::report::EnvKind;
 
 /// What the frameworks and toolkits already on the machine need of the driver.
@@ -159,16 +160,15 @@ pub(super) fn plan_fixes(
             fixed: true,
             ..cap.clone()
         });
-        let plan = match frameworks::resolve(
-            m,
-            &spec,
-            ccs,
-            None,
-            fixed.as_ref(),
-            python.as_deref(),
-            None,
-            false,
-        ) {
+        let result = rebuild_build(machine, m, ccs, &spec, fixed.as_ref(), python.as_deref()).map(
+            |(plan, note)| {
+                if let Some(note) = note {
+                    d.notes.push(format!("{what}: {note}"));
+                }
+                plan
+            },
+        );
+        let plan = match result {
             Ok(plan) => plan,
             Err(why) if rebuild.is_none() => {
                 // No build of this release runs on the driver: the driver has to change.
@@ -221,6 +221,48 @@ pub(super) fn plan_fixes(
         push_unique(&mut d.addresses, finding);
     }
     Ok(())
+}
+
+/// The torch build that replaces an installed one: the same release on the driver that stays.
+/// On aarch64 the installed release may have no CUDA build at all (PyPI's aarch64 torch was
+/// CPU-only up to 2.10.0): then the newest release that has one, on the driver that stays if
+/// one runs on it, else with the driver it needs, and a note that says why.
+fn rebuild_build(
+    machine: &Machine,
+    m: &Manifests,
+    ccs: &[String],
+    spec: &FrameworkSpec,
+    fixed: Option<&DriverCap>,
+    python: Option<&str>,
+) -> Result<(FrameworkPlan, Option<String>), String> {
+    let arch = super::machine_arch(machine);
+    let resolve = |spec: &FrameworkSpec, cap: Option<&DriverCap>| {
+        frameworks::resolve(m, arch, spec, ccs, None, cap, python, None, false)
+    };
+    let first = resolve(spec, fixed);
+    let Some(v) = spec
+        .version
+        .as_deref()
+        .filter(|_| arch == "aarch64" && first.is_err())
+    else {
+        return first.map(|plan| (plan, None));
+    };
+    let build = m.pypi.aarch64_build("torch", v);
+    if build.is_some_and(|b| b.starts_with("cu")) {
+        return first.map(|plan| (plan, None));
+    }
+    let newest = FrameworkSpec {
+        version: None,
+        ..spec.clone()
+    };
+    let plan = resolve(&newest, fixed).or_else(|_| resolve(&newest, None))?;
+    let note = format!(
+        "torch {v} has no CUDA build for aarch64 (its PyPI aarch64 wheel is {}; pypi.toml \
+         aarch64_build), so the fix installs {} instead.",
+        build.unwrap_or("not recorded"),
+        plan.label
+    );
+    Ok((plan, Some(note)))
 }
 
 /// How an installed framework is named in needs and notes.

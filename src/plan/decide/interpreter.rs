@@ -163,7 +163,7 @@ pub(super) fn new_python(
             apt.os
         )));
     };
-    let arch = machine.arch.as_deref().unwrap_or("x86_64");
+    let arch = super::machine_arch(machine);
     let uv = m
         .pypi
         .newest("uv", None, &default.version, arch, None)

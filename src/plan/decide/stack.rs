@@ -174,6 +174,7 @@ impl StackAsk<'_> {
         let resolve = |python: Option<&str>| {
             frameworks::resolve(
                 self.m,
+                super::machine_arch(self.machine),
                 spec,
                 self.ccs,
                 user_cuda,

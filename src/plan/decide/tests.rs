@@ -527,19 +527,66 @@ fn apt_plans_need_a_covered_ubuntu_on_x86_64() {
         why.contains("--os ubuntu-16.04 is not a system gpu-doctor plans for"),
         "{why}"
     );
-    let mut arm = machine(&["8.6"]);
+    // An Arm server (Grace Hopper: aarch64) plans from NVIDIA's sbsa repository and Ubuntu's
+    // ports archive; another architecture is refused, and a pip plan goes on without apt.
+    let mut arm = machine(&["9.0"]);
     arm.arch = Some("aarch64".to_string());
-    let why = apt_target(&arm, m, &Target::default()).unwrap_err();
-    assert!(why.contains("this machine is aarch64"), "{why}");
-    // An apt plan refuses; a pip plan goes on without apt steps.
-    let why = refusal(decide(&arm, m, &Target::default()));
-    assert!(why.contains("aarch64"), "{why}");
-    let d = decide(&arm, m, &target_framework(FrameworkName::Torch)).unwrap();
-    assert!(d.apt.is_none());
+    let apt = apt_target(&arm, m, &Target::default()).unwrap();
+    assert_eq!(apt.repo.arch, "sbsa");
+    assert_eq!(apt.nvidia_repo, "nvidia-cuda-ubuntu2204-sbsa");
     assert!(
-        matches!(d.driver, DriverPlan::Elsewhere { .. }),
+        apt.repo_ids.iter().any(|r| r == "ubuntu-jammy-arm64")
+            && !apt.repo_ids.iter().any(|r| r.ends_with("x86_64")),
         "{:?}",
-        d.driver
+        apt.repo_ids
+    );
+    let mut power = machine(&["8.6"]);
+    power.arch = Some("ppc64le".to_string());
+    let why = apt_target(&power, m, &Target::default()).unwrap_err();
+    assert!(why.contains("this machine is ppc64le"), "{why}");
+    let why = refusal(decide(&power, m, &Target::default()));
+    assert!(why.contains("ppc64le"), "{why}");
+    let d = decide(&power, m, &target_framework(FrameworkName::Torch)).unwrap();
+    assert!(d.apt.is_none());
+}
+
+#[test]
+fn torch_on_aarch64_is_a_release_whose_pypi_aarch64_wheel_is_a_cuda_build() {
+    let m = embedded();
+    let mut arm = machine(&["9.0"]);
+    arm.arch = Some("aarch64".to_string());
+    let d = decide(&arm, m, &target_framework(FrameworkName::Torch)).unwrap();
+    let fw = d.framework.expect("a torch plan");
+    let version = fw.dist_prefix.trim_end_matches('.');
+    let build = m.pypi.aarch64_build("torch", version);
+    assert_eq!(build, fw.dist_local.as_deref(), "{}", fw.label);
+    assert!(build.is_some_and(|b| b.starts_with("cu")), "{build:?}");
+    // torch 2.5.1's PyPI aarch64 wheel is CPU-only: asking for it is refused with the facts.
+    let t = Target {
+        framework: Some(FrameworkSpec {
+            name: FrameworkName::Torch,
+            extra: None,
+            version: Some("2.5.1".to_string()),
+        }),
+        ..Target::default()
+    };
+    let why = refusal(decide(&arm, m, &t));
+    assert!(
+        why.contains("torch 2.5.1 has no CUDA build for aarch64"),
+        "{why}"
+    );
+    assert!(why.contains("CPU-only from 1.12.0 to 2.10.0"), "{why}");
+    // The same request on x86_64 is planned.
+    assert!(decide(&machine(&["9.0"]), m, &t).is_ok());
+    // PyPI's TensorFlow for aarch64 is a CPU build in every release: [and-cuda] is refused.
+    let why = refusal(decide(
+        &arm,
+        m,
+        &target_framework(FrameworkName::Tensorflow),
+    ));
+    assert!(
+        why.contains("has no CUDA build for aarch64 on PyPI"),
+        "{why}"
     );
 }
 
