@@ -535,3 +535,10 @@ fn the_nccl_warn_rows_are_the_generator_s() {
 fn the_cuda_error_name_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-cuda-errors.py");
 }
+
+/// The HIP/ROCm rows are scripts/gen-rocm-errors.py's output from ROCm's runtime and libraries
+/// (vendored), coverage comment included.
+#[test]
+fn the_rocm_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-rocm-errors.py");
+}
