@@ -250,7 +250,7 @@ node0:811:811 [0] misc/socket.cc:538 NCCL WARN socketPollConnect: Connect to 10.
         [
             "cuda-no-kernel-image",
             "torch-arch-not-compatible",
-            "nccl-warn",
+            "nccl-peer-connection-lost",
             "cuda-illegal-address"
         ]
     );
