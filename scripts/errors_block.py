@@ -376,3 +376,71 @@ def main(argv, spec, doc):
     with open(spec.DATA) as f:
         data = json.load(f)
     return run(argv, rows_block(spec, data), spec.BEGIN, spec.END, spec.WHAT, spec.SCRIPT, doc)
+
+
+def _assigned(text, start, lang):
+    """The literal (adjacent literals joined, in parentheses or not) assigned at `start`."""
+    i, parts = start, []
+    while i < len(text):
+        while i < len(text) and text[i] in " \t(\\\n" and (text[i] != "\n" or parts == [] or text[i - 1] in "(\\"):
+            i += 1
+        lit = _literal_at(text, i, lang) if i < len(text) else None
+        if not lit:
+            break
+        parts.append(lit[0])
+        i = lit[1]
+        while i < len(text) and text[i] in " \t":
+            i += 1
+        if i < len(text) and text[i] == "\n":
+            # Joined across lines only inside parentheses.
+            depth = text.count("(", start, i) - text.count(")", start, i)
+            if depth <= 0:
+                break
+    return "".join(parts).strip()
+
+
+def harvest_assigned(text, lang, names):
+    """The literals assigned to variables whose names match `names` (a message kept in a
+    variable, printed later: torch's capability warnings)."""
+    out = []
+    for m in re.finditer(r"(?m)^\s*(" + names + r")\s*=\s*", text):
+        s = _assigned(text, m.end(), lang)
+        if s:
+            out.append(s)
+    return out
+
+
+def extract_wheels(name, project, wheels, members, opener, assigned=None):
+    """The messages `opener` finds in the wheel files' `members` (paths inside the wheels), as a
+    source of the vendored data; each wheel is one ref (its version)."""
+    import zipfile
+    msgs, files_read, refs = {}, [], []
+    for path in wheels:
+        version = os.path.basename(path).split("-")[1]
+        refs.append(version)
+        with zipfile.ZipFile(path) as z:
+            names = set(z.namelist())
+            for member in members:
+                if member not in names:
+                    continue
+                src = z.read(member).decode("utf-8", "replace")
+                found = harvest(src, "py", opener)
+                if assigned:
+                    found += harvest_assigned(src, "py", assigned)
+                for text in found:
+                    if not is_message(text):
+                        continue
+                    m = msgs.setdefault(text, {"text": text, "source": name, "files": [], "refs": []})
+                    if member not in m["files"]:
+                        m["files"].append(member)
+                    if member not in files_read:
+                        files_read.append(member)
+                    if version not in m["refs"]:
+                        m["refs"].append(version)
+    source = {"name": name, "repo": f"PyPI {project}", "files": sorted(files_read), "refs": refs,
+              "via": "the released wheels' files, read with pip download"}
+    return source, sorted(msgs.values(), key=lambda m: m["text"])
+
+
+PY_OPENER = (r"\braise\s+[\w.]+\s*\(|\b(?:warnings\.)?warn\s*\(|\b(?:logger|log|_logger)\.(?:warning|warn|error|info|critical|exception)\s*\("
+             r"|\b(?:RuntimeError|AssertionError|OSError|ImportError|ValueError)\s*\(")

@@ -542,3 +542,10 @@ fn the_cuda_error_name_rows_are_the_generator_s() {
 fn the_rocm_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-rocm-errors.py");
 }
+
+/// The PyTorch rows are scripts/gen-torch-errors.py's output from torch's released wheels'
+/// Python files (vendored), coverage comment included.
+#[test]
+fn the_torch_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-torch-errors.py");
+}
