@@ -380,22 +380,25 @@ def main(argv, spec, doc):
 
 def _assigned(text, start, lang):
     """The literal (adjacent literals joined, in parentheses or not) assigned at `start`."""
-    i, parts = start, []
+    i, depth, parts = start, 0, []
     while i < len(text):
-        while i < len(text) and text[i] in " \t(\\\n" and (text[i] != "\n" or parts == [] or text[i - 1] in "(\\"):
-            i += 1
-        lit = _literal_at(text, i, lang) if i < len(text) else None
-        if not lit:
-            break
-        parts.append(lit[0])
-        i = lit[1]
-        while i < len(text) and text[i] in " \t":
-            i += 1
-        if i < len(text) and text[i] == "\n":
-            # Joined across lines only inside parentheses.
-            depth = text.count("(", start, i) - text.count(")", start, i)
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c in " \t" or text.startswith("\\\n", i):
+            i += 1 if c != "\\" else 2
+            continue
+        elif c == "\n":
             if depth <= 0:
                 break
+        else:
+            lit = _literal_at(text, i, lang)
+            if not lit:
+                break
+            parts.append(lit[0])
+            i = lit[1]
+            continue
+        i += 1
     return "".join(parts).strip()
 
 

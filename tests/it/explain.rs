@@ -549,3 +549,10 @@ fn the_rocm_rows_are_the_generator_s() {
 fn the_torch_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-torch-errors.py");
 }
+
+/// The JAX rows are scripts/gen-jax-errors.py's output from jax's source (vendored), coverage
+/// comment included.
+#[test]
+fn the_jax_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-jax-errors.py");
+}
