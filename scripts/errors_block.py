@@ -322,7 +322,7 @@ def coverage(spec, data):
     return tuple(int(x) for x in m.groups()) + (left,)
 
 
-def extract_git(gitdir, name, repo, refs, paths, lang, opener, via="fetch"):
+def extract_git(gitdir, name, repo, refs, paths, lang, opener, via="fetch", assigned=None):
     """The messages `opener` finds in `paths` (files, or folders read whole) at each of `refs`,
     as a source of the vendored data."""
     msgs = {}
@@ -335,7 +335,11 @@ def extract_git(gitdir, name, repo, refs, paths, lang, opener, via="fetch"):
             if not path.endswith((".py", ".pyx", ".pxd", ".c", ".cc", ".cpp", ".h", ".hpp", ".cu", ".hip", ".in")):
                 continue
             src = git(gitdir, "show", f"{ref}:{path}") or ""
-            for text in harvest(src, "py" if path.endswith((".py", ".pyx", ".pxd")) else "c", opener):
+            file_lang = "py" if path.endswith((".py", ".pyx", ".pxd")) else "c"
+            found = harvest(src, file_lang, opener)
+            if assigned and file_lang == "py":
+                found += harvest_assigned(src, file_lang, assigned)
+            for text in found:
                 if not is_message(text):
                     continue
                 m = msgs.setdefault(text, {"text": text, "source": name, "files": [], "refs": []})

@@ -556,3 +556,10 @@ fn the_torch_rows_are_the_generator_s() {
 fn the_jax_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-jax-errors.py");
 }
+
+/// The CuPy, Numba, Triton and vLLM rows are scripts/gen-python-gpu-errors.py's output from
+/// their source and wheels (vendored), coverage comment included.
+#[test]
+fn the_python_gpu_package_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-python-gpu-errors.py");
+}
