@@ -563,3 +563,68 @@ fn the_jax_rows_are_the_generator_s() {
 fn the_python_gpu_package_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-python-gpu-errors.py");
 }
+
+/// The CUDA library status rows are scripts/gen-cuda-library-errors.py's output from HIPIFY's
+/// tables of cuBLAS, cuSPARSE, cuFFT, cuSOLVER and cuDNN statuses (vendored), coverage included.
+#[test]
+fn the_cuda_library_status_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-cuda-library-errors.py");
+}
+
+/// Coverage of the generated rows (scripts/explain-coverage.py): per generator, the strings
+/// harvested from its source, the rows and the strings they print are not below what was
+/// measured when the generator was written, and every harvested string is accounted for (in
+/// a row here, in a hand-written row, or left out with a reason).
+#[test]
+fn each_generator_s_coverage_is_at_least_what_was_measured() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let Ok(out) = Command::new("python3")
+        .arg(format!("{root}/scripts/explain-coverage.py"))
+        .arg("--json")
+        .output()
+    else {
+        eprintln!("python3 is not installed: coverage check skipped");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // (generator, harvested, rows, strings in rows), as measured on 2026-12-07.
+    let measured = [
+        ("gen-nvrm-errors.py", 559, 9, 21),
+        ("gen-container-toolkit-errors.py", 1528, 3, 5),
+        ("gen-nccl-errors.py", 872, 5, 18),
+        ("gen-cuda-errors.py", 227, 2, 3),
+        ("gen-cuda-library-errors.py", 119, 1, 1),
+        ("gen-torch-errors.py", 141, 2, 2),
+        ("gen-jax-errors.py", 56, 2, 2),
+        ("gen-python-gpu-errors.py", 272, 2, 2),
+        ("gen-rocm-errors.py", 541, 2, 3),
+    ];
+    for (generator, harvested, written, printing) in measured {
+        let r = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["generator"] == generator)
+            .unwrap_or_else(|| panic!("{generator}: not in the coverage report"));
+        let n = |k: &str| r[k].as_u64().unwrap();
+        assert!(n("harvested") >= harvested, "{generator}: {r}");
+        assert!(n("rows") >= written, "{generator}: {r}");
+        assert!(n("in_rows") >= printing, "{generator}: {r}");
+        let left: u64 = r["left_out"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            n("in_rows") + n("in_hand_rows") + left,
+            n("harvested"),
+            "{generator}: every harvested string is in a row or left out with why: {r}"
+        );
+    }
+}
