@@ -451,3 +451,46 @@ def extract_wheels(name, project, wheels, members, opener, assigned=None):
 
 PY_OPENER = (r"\braise\s+[\w.]+\s*\(|\b(?:warnings\.)?warn\s*\(|\b(?:logger|log|_logger)\.(?:warning|warn|error|info|critical|exception)\s*\("
              r"|\b(?:RuntimeError|AssertionError|OSError|ImportError|ValueError)\s*\(")
+
+
+NATIVE_KEYWORDS = re.compile(
+    r"(?i)cuda|cudnn|cublas|cufft|cusparse|cusolver|nccl|libcu|\bdso\b|driver|ptxas|nvrtc|nvjitlink|\bgpu\b|provider|load library")
+
+
+def native_message(text):
+    """Whether a string of a shared library reads as a message about CUDA, the driver, a GPU or
+    a provider (not a symbol, a path, a code expression or an identifier)."""
+    return (" " in text and "\\" not in text and NATIVE_KEYWORDS.search(text) is not None
+            and is_message(text)
+            and not re.search(r"::|^[_*$\d]|\w\(.*[,)]|\.(?:cc|h|cpp|cu|cuh)\b|^/|external/|\bconst\b|\bvoid\b|[{};]", text))
+
+
+def extract_native(name, project, wheels, member_re, min_len=16):
+    """The C/C++ message strings compiled into the shared libraries of released wheels: runs of
+    printable bytes (a format string is kept whole, `%s` and all) that read as a message and
+    name a CUDA library, the driver, a GPU or a provider. Each wheel is one ref (its version)."""
+    import zipfile
+    run = re.compile(rb"[\x20-\x7e]{%d,}" % min_len)
+    msgs, files_read, refs = {}, [], []
+    for path in wheels:
+        version = os.path.basename(path).split("-")[1]
+        refs.append(version)
+        with zipfile.ZipFile(path) as z:
+            for member in z.namelist():
+                if not re.search(member_re, member):
+                    continue
+                data = z.read(member)
+                for m in run.finditer(data):
+                    text = " ".join(m.group().decode("ascii").split())
+                    if not native_message(text):
+                        continue
+                    e = msgs.setdefault(text, {"text": text, "source": name, "files": [], "refs": []})
+                    if member not in e["files"]:
+                        e["files"].append(member)
+                        if member not in files_read:
+                            files_read.append(member)
+                    if version not in e["refs"]:
+                        e["refs"].append(version)
+    source = {"name": name, "repo": f"PyPI {project}", "files": sorted(files_read), "refs": refs,
+              "via": "strings of the released wheels' shared libraries, read with pip download"}
+    return source, sorted(msgs.values(), key=lambda m: m["text"])

@@ -27,6 +27,7 @@ GENERATORS = [
     "gen-torch-errors.py",
     "gen-jax-errors.py",
     "gen-python-gpu-errors.py",
+    "gen-native-errors.py",
     "gen-rocm-errors.py",
 ]
 

@@ -602,6 +602,7 @@ fn each_generator_s_coverage_is_at_least_what_was_measured() {
         ("gen-torch-errors.py", 141, 2, 2),
         ("gen-jax-errors.py", 56, 2, 2),
         ("gen-python-gpu-errors.py", 272, 2, 2),
+        ("gen-native-errors.py", 2251, 2, 12),
         ("gen-rocm-errors.py", 541, 2, 3),
     ];
     for (generator, harvested, written, printing) in measured {
@@ -627,4 +628,11 @@ fn each_generator_s_coverage_is_at_least_what_was_measured() {
             "{generator}: every harvested string is in a row or left out with why: {r}"
         );
     }
+}
+
+/// The TensorFlow/XLA and onnxruntime rows are scripts/gen-native-errors.py's output from the
+/// strings of their released shared libraries (vendored), coverage comment included.
+#[test]
+fn the_native_library_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-native-errors.py");
 }
