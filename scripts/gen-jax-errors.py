@@ -8,8 +8,8 @@ CPU), jax_plugins/cuda/__init__.py (the CUDA plugin: its libraries' loading and 
 
 TensorFlow's dso_loader ("Could not load dynamic library") and XLA's cuda_diagnostics ("kernel
 version ... does not match DSO version") and ptxas messages live in tensorflow/tensorflow and
-openxla/xla, whose snapshots are larger than can be fetched here: they are not harvested, and
-the hand-written tensorflow and xla rows above quote them from real reports.
+openxla/xla, whose snapshots are larger than can be fetched here: scripts/gen-native-errors.py
+reads them from the strings of TensorFlow's released libraries instead.
 
 A message is the text of a raising, warning or logging call's string literals, or of a literal
 kept in a variable named msg / *_msg / *_message (scripts/errors_block.py). A row's patterns must
@@ -43,8 +43,8 @@ SCRIPT = "scripts/gen-jax-errors.py"
 CHECKED = "2026-12-07"
 GITDIR = "/work/.mirror/jax-ml+jax/repo"
 SOURCE_NOTE = """
-Source: jax-ml/jax at the newest tag of each minor release; TensorFlow's and XLA's C++ messages are not
-harvested (their repositories are too large to fetch here).
+Source: jax-ml/jax at the newest tag of each minor release; XLA's C++ messages are read from TensorFlow's
+libraries by scripts/gen-native-errors.py (openxla/xla is too large to fetch here).
 """
 PATHS = ["jax/_src/lib/__init__.py", "jax/_src/xla_bridge.py", "jax_plugins/cuda/__init__.py", "jax/version.py"]
 

@@ -13,7 +13,8 @@ Read:
   here): triton/backends/nvidia/ and amd/ driver.py, triton/runtime/build.py; vLLM's
   vllm/platforms/ (cuda, rocm, interface) and vllm/config/device.py.
 onnxruntime-gpu's provider bridge ("Failed to load library libonnxruntime_providers_cuda.so") is
-C++ compiled into its wheel and microsoft/onnxruntime is too large to fetch: not harvested.
+C++ compiled into its wheel (microsoft/onnxruntime is too large to fetch): scripts/gen-native-errors.py
+reads it from the wheel's libraries.
 
 A message is the text of a raising, warning or logging call's string literals, or of a literal
 kept in a variable named msg / errmsg / *_msg (scripts/errors_block.py). A row's patterns must
@@ -50,7 +51,7 @@ CHECKED = "2026-12-07"
 MIRROR = "/work/.mirror"
 SOURCE_NOTE = """
 Source: CuPy, Numba and numba-cuda at the newest tag of each minor release; Triton and vLLM from their
-released wheels; onnxruntime-gpu is not harvested (its C++ repository is too large to fetch here).
+released wheels; onnxruntime-gpu's C++ messages are scripts/gen-native-errors.py's.
 """
 GIT_SOURCES = [
     {"name": "cupy", "repo": "cupy/cupy", "tag": r"v(\d+)\.(\d+)\.(\d+)", "first": (12, 0),
