@@ -60,7 +60,7 @@ ROWS = [
     },
     {
         "id": "nccl-no-socket-interface",
-        "keys": ["no socket interface found"],
+        "keys": ["no socket interface found", "No usable listening interface found"],
         "fatal": True,
         "meaning": "NCCL found no network interface to bootstrap its ranks over: none is up besides loopback and docker bridges, or NCCL_SOCKET_IFNAME names interfaces this machine does not have. Even one node needs one when several processes share it.",
         "causes": [],
@@ -72,6 +72,58 @@ ROWS = [
             "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1201, internal error, NCCL version 2.14.3\nncclInternalError: Internal check failed.\nLast error:\nBootstrap : no socket interface found",
         ],
         "reports": "EasonXiao-888/MambaTree#14 (NCCL 2.14.3, a single workstation); NVIDIA/nccl#210 (maintainer kwen2501: no IP interface found on the machine, one is needed even on a single node)",
+    },
+    {
+        "id": "nccl-shm-segment",
+        "keys": ["shared memory segment", "Error: failed to extend"],
+        "patterns": ["Error while creating shared memory segment", "Error while attaching to shared memory segment", "Error: failed to extend"],
+        "fills": ["creating", "attaching", "to"],
+        "fatal": True,
+        "meaning": "NCCL could not create or open its shared-memory segment under /dev/shm, which ranks on one node use to talk: /dev/shm is too small (Docker gives a container 64 MB unless told otherwise; a Kubernetes pod has no larger /dev/shm without an emptyDir of medium Memory), or a segment another rank made is gone. A setting of the container or job, not of this machine's GPUs.",
+        "causes": [],
+        "decide": "df -h /dev/shm inside the container or pod against the segment's size in the message (several per pair of GPUs), and whether the job runs with --ipc=host.",
+        "elsewhere": ["runtime: a container started without --ipc=host or --shm-size (Docker's default /dev/shm is 64 MB)", "runtime: a Kubernetes pod without an emptyDir of medium Memory mounted on /dev/shm"],
+        "checks": ["smoke --frameworks: runs an NCCL all-reduce on this node, outside the container"],
+        "fix": "Start the container with --ipc=host or --shm-size=1g (more for 8 GPUs); in Kubernetes mount an emptyDir with medium: Memory on /dev/shm. NCCL_SHM_DISABLE=1 avoids shared memory at some cost in speed.",
+        "examples": [
+            "gpu2-ru7:2143:2561 [1] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-250a7cc850ba9298-0-1-3 (size 9637888)",
+            "[2026-04-22 21:34:20] mt-l-x86iavx512-45-172-t4-4-csmpw-runner-g4sfw-workflow:202016:202235 [0] misc/shmutils.cc:132 NCCL WARN Error while creating shared memory segment /dev/shm/nccl-WU88OE (size 9637888), error: No space left on device (28)",
+            "ubuntu:9621:9691 [6] misc/shmutils.cc:71 NCCL WARN Error: failed to extend /dev/shm/nccl-fjwOOB to 5967876 bytes",
+        ],
+        "reports": "NVIDIA/nccl#342 (Docker's 64 MB /dev/shm; fixed by a larger one); NVIDIA/nccl#1683 (2025, maintainer sjeaugey: 'failing to create a shared memory segment ... enough shared memory (in your container in particular)'); pytorch/ci-infra#490 (2026: CI pods given a /dev/shm tmpfs); NVIDIA/nccl-tests#166",
+    },
+    {
+        "id": "nccl-socket-ifname-no-interface",
+        "keys": ["is neither AF_INET"],
+        "patterns": ["is neither AF_INET({n}) nor AF_INET6({n})"],
+        "fatal": True,
+        "meaning": "NCCL_SOCKET_IFNAME names no interface that exists here, so NCCL had no address to connect from and tried an empty one (its 'family' is garbage). A setting of the job, not of the machine.",
+        "causes": [],
+        "decide": "NCCL_SOCKET_IFNAME in the job's environment against the interfaces that are up here (ip -br addr); the '=' prefix asks for an exact name.",
+        "elsewhere": ["runtime: NCCL_SOCKET_IFNAME set by the job script, launcher or cluster defaults to an interface of other machines"],
+        "checks": ["doctor: lists the network interfaces NCCL would choose from"],
+        "fix": "Set NCCL_SOCKET_IFNAME to an interface that is up on every node (or to a prefix they share, or unset it).",
+        "examples": [
+            "ncclInternalError: Internal check failed.\nLast error:\nncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)",
+        ],
+        "reports": "NVIDIA/nccl#1837 (2025, NCCL 2.27.7: NCCL_SOCKET_IFNAME set to an interface that does not exist)",
+    },
+    {
+        "id": "nccl-peer-connection-lost",
+        "keys": ["Connection closed by remote peer", "Socket recv failed while polling", "socketPollConnect: Connect to", "Call to recv from"],
+        "patterns": ["Connection closed by remote peer", "Socket recv failed while polling for opId", "socketPollConnect: Connect to{*}returned", "Call to recv from{*}failed"],
+        "fatal": False,
+        "meaning": "The socket to another rank broke or could not be made (NCCL may retry; the error the job stops on follows): that rank's process died first (its own log has the first error), the nodes cannot reach each other over the interface NCCL chose (a firewall, a route, a docker bridge or a second NIC picked instead of the one the nodes share), or the job was torn down.",
+        "causes": ["nccl-interface-unset"],
+        "decide": "The other rank's log (did it crash first?), the interface and address NCCL chose (NCCL_DEBUG=INFO's 'Bootstrap : Using ...' on each node) and whether those addresses reach each other.",
+        "elsewhere": ["node: another rank's process failed first (out of memory, an exception): its log has the real error", "runtime: a firewall or route between the nodes"],
+        "checks": ["doctor: lists the network interfaces NCCL would choose from", "smoke --frameworks: runs an NCCL all-reduce on this node"],
+        "fix": "Read the first failing rank's log; set NCCL_SOCKET_IFNAME to the interface the nodes share; open the ports between the nodes.",
+        "examples": [
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - please report this issue to the NCCL developers, NCCL version 2.18.1\nncclInternalError: Internal check failed.\nLast error:\nSocket recv failed while polling for opId=0x7f22ff731e10",
+            "[0] node0:13571:13600 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer node2<42830>",
+        ],
+        "reports": "NVIDIA/nccl#1546 (2024-12, several nodes through slurm); NVIDIA/nccl#1232 (two nodes, NCCL_SOCKET_IFNAME=en,eth,em,bond); sgl-project/sglang#3820",
     },
 ]
 
@@ -143,16 +195,24 @@ def block(data):
         patterns, tags, files = [], set(), set()
         for m in mine:
             p = to_pattern(m["text"])
-            if not p:
+            if "patterns" in row:
+                # A row's own patterns: each must be printed by one of its messages.
+                if not any(errors_block.printed_by_source(q, [m], row.get("fills", ())) for q in row["patterns"]):
+                    continue
+            elif not p:
                 continue
             used[m["text"]] = row["id"]
-            if p not in patterns:
+            if "patterns" not in row and p not in patterns:
                 patterns.append(p)
             tags.update(m["tags"])
             files.update(m["files"])
+        for q in row.get("patterns", []):
+            if not errors_block.printed_by_source(q, mine, row.get("fills", ())):
+                raise SystemExit(f"{row['id']}: pattern {q!r} is printed by no message of the source")
+            patterns.append(q)
         if not patterns:
             raise SystemExit(f"{row['id']}: no message of the source matches its keys")
-        rows_out.append((row, sorted(patterns), sorted(tags, key=vkey), sorted(files)))
+        rows_out.append((row, patterns if "patterns" in row else sorted(patterns), sorted(tags, key=vkey), sorted(files)))
     left = {}
     for m in msgs:
         if m["text"] in used:

@@ -107,10 +107,18 @@ pub(crate) fn explain(
     let spans: Vec<(usize, usize)> = found.iter().map(|(_, _, span)| *span).collect();
     let signatures: Vec<Signature> = found.into_iter().map(|(s, _, _)| s).collect();
     // A lead message that is never the machine's fault keeps its own cause or none: another
-    // message's cause on this machine is not offered for it.
-    let candidates = match signatures.first() {
-        Some(lead) if lead.not_the_machine => &signatures[..1],
-        _ => &signatures[..],
+    // message's cause on this machine is not offered for it. A fatal lead's own family's
+    // messages that are not fatal (NCCL's result code above its "Last error:" line, a generic
+    // WARN line) are its context: their guesses are not offered for what the lead names.
+    let candidates: Vec<&Signature> = match signatures.first() {
+        Some(lead) if lead.not_the_machine => vec![lead],
+        Some(lead) if lead.fatal => signatures
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| *i == 0 || s.fatal || s.family != lead.family)
+            .map(|(_, s)| s)
+            .collect(),
+        _ => signatures.iter().collect(),
     };
     let (cause, cause_for) = candidates
         .iter()

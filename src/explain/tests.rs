@@ -76,7 +76,7 @@ fn the_first_fatal_message_leads_and_the_machine_names_its_cause() {
         [
             "cuda-no-kernel-image",
             "torch-arch-not-compatible",
-            "nccl-warn"
+            "nccl-peer-connection-lost"
         ]
     );
     assert_eq!(e.cause.as_deref(), Some("arch-not-in-build"));

@@ -3,8 +3,10 @@
 
 Runs a gpu-doctor binary on every case the way tests/it/explain.rs does (the fixture machine's
 root and environment, the text through --log, standard input or the arguments) and compares
-`explain.cause` with the case's `cause`. Kinds: "on the machine" (the case names a finding) and
-"not on the machine" (cause = "none": decoys and messages that point elsewhere).
+`explain.cause` with the case's `cause`. Kinds (the issue's three): "cause on the machine" (the case
+names a finding), "decoy" (cause = "none" on a machine that has findings of its own: the case's
+`kind = "decoy"`, or a leading comment that says Decoy) and "points elsewhere" (cause = "none",
+any other case: the real cause is another machine's, the job's or the program's).
 
 usage: tests/explain/score.py [BINARY]      (default target/debug/gpu-doctor)
 Prints one line per case that misses, then the shares. Standard library only (Python 3.11+).
@@ -54,6 +56,21 @@ def run(binary, case, tmp):
         return "error"
 
 
+KINDS = {"machine": "cause on the machine", "decoy": "decoy", "elsewhere": "points elsewhere"}
+
+
+def kind_of(case, path):
+    """The kind of a case without a `kind` key: from its cause and its leading comment."""
+    if case["cause"] != "none":
+        return KINDS["machine"]
+    head = []
+    for line in open(path):
+        if not line.startswith("#"):
+            break
+        head.append(line)
+    return KINDS["decoy"] if "decoy" in "".join(head).lower() else KINDS["elsewhere"]
+
+
 def main(argv):
     binary = argv[0] if argv else os.path.join(ROOT, "target", "debug", "gpu-doctor")
     totals = {}
@@ -63,7 +80,7 @@ def main(argv):
                 continue
             with open(os.path.join(HERE, name), "rb") as f:
                 case = tomllib.load(f)
-            kind = "not on the machine" if case["cause"] == "none" else "on the machine"
+            kind = KINDS.get(case.get("kind")) or kind_of(case, os.path.join(HERE, name))
             got = run(binary, case, tmp)
             right, count = totals.get(kind, (0, 0))
             ok = got == case["cause"]

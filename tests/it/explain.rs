@@ -250,7 +250,7 @@ node0:811:811 [0] misc/socket.cc:538 NCCL WARN socketPollConnect: Connect to 10.
         [
             "cuda-no-kernel-image",
             "torch-arch-not-compatible",
-            "nccl-warn",
+            "nccl-peer-connection-lost",
             "cuda-illegal-address"
         ]
     );
@@ -534,4 +534,105 @@ fn the_nccl_warn_rows_are_the_generator_s() {
 #[test]
 fn the_cuda_error_name_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-cuda-errors.py");
+}
+
+/// The HIP/ROCm rows are scripts/gen-rocm-errors.py's output from ROCm's runtime and libraries
+/// (vendored), coverage comment included.
+#[test]
+fn the_rocm_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-rocm-errors.py");
+}
+
+/// The PyTorch rows are scripts/gen-torch-errors.py's output from torch's released wheels'
+/// Python files (vendored), coverage comment included.
+#[test]
+fn the_torch_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-torch-errors.py");
+}
+
+/// The JAX rows are scripts/gen-jax-errors.py's output from jax's source (vendored), coverage
+/// comment included.
+#[test]
+fn the_jax_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-jax-errors.py");
+}
+
+/// The CuPy, Numba, Triton and vLLM rows are scripts/gen-python-gpu-errors.py's output from
+/// their source and wheels (vendored), coverage comment included.
+#[test]
+fn the_python_gpu_package_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-python-gpu-errors.py");
+}
+
+/// The CUDA library status rows are scripts/gen-cuda-library-errors.py's output from HIPIFY's
+/// tables of cuBLAS, cuSPARSE, cuFFT, cuSOLVER and cuDNN statuses (vendored), coverage included.
+#[test]
+fn the_cuda_library_status_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-cuda-library-errors.py");
+}
+
+/// Coverage of the generated rows (scripts/explain-coverage.py): per generator, the strings
+/// harvested from its source, the rows and the strings they print are not below what was
+/// measured when the generator was written, and every harvested string is accounted for (in
+/// a row here, in a hand-written row, or left out with a reason).
+#[test]
+fn each_generator_s_coverage_is_at_least_what_was_measured() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let Ok(out) = Command::new("python3")
+        .arg(format!("{root}/scripts/explain-coverage.py"))
+        .arg("--json")
+        .output()
+    else {
+        eprintln!("python3 is not installed: coverage check skipped");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // (generator, harvested, rows, strings in rows), as measured on 2026-12-07.
+    let measured = [
+        ("gen-nvrm-errors.py", 559, 9, 21),
+        ("gen-container-toolkit-errors.py", 1528, 3, 5),
+        ("gen-nccl-errors.py", 872, 5, 18),
+        ("gen-cuda-errors.py", 227, 2, 3),
+        ("gen-cuda-library-errors.py", 119, 1, 1),
+        ("gen-torch-errors.py", 141, 2, 2),
+        ("gen-jax-errors.py", 56, 2, 2),
+        ("gen-python-gpu-errors.py", 272, 2, 2),
+        ("gen-native-errors.py", 2251, 2, 12),
+        ("gen-rocm-errors.py", 541, 2, 3),
+    ];
+    for (generator, harvested, written, printing) in measured {
+        let r = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["generator"] == generator)
+            .unwrap_or_else(|| panic!("{generator}: not in the coverage report"));
+        let n = |k: &str| r[k].as_u64().unwrap();
+        assert!(n("harvested") >= harvested, "{generator}: {r}");
+        assert!(n("rows") >= written, "{generator}: {r}");
+        assert!(n("in_rows") >= printing, "{generator}: {r}");
+        let left: u64 = r["left_out"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            n("in_rows") + n("in_hand_rows") + left,
+            n("harvested"),
+            "{generator}: every harvested string is in a row or left out with why: {r}"
+        );
+    }
+}
+
+/// The TensorFlow/XLA and onnxruntime rows are scripts/gen-native-errors.py's output from the
+/// strings of their released shared libraries (vendored), coverage comment included.
+#[test]
+fn the_native_library_rows_are_the_generator_s() {
+    crate::support::generator_reproduces_its_table("gen-native-errors.py");
 }

@@ -42,6 +42,7 @@ pub(crate) const FAMILIES: &[&str] = &[
     "pip",
     "vllm",
     "container",
+    "numba",
 ];
 
 /// Where else a message can come from, by the prefix of an `elsewhere` entry, in the words the
