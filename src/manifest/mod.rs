@@ -25,6 +25,7 @@ mod errors;
 mod frameworks;
 mod gpu_ids;
 mod gpus;
+mod in_use;
 mod install;
 mod matching;
 mod memo;
@@ -57,6 +58,7 @@ pub use frameworks::{
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id};
+pub use in_use::{InUse, SetInUse};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,

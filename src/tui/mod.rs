@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
 
 use crate::host::Host;
+use crate::manifest::SetInUse;
 use crate::report::explain::Explain;
 pub use msg::{Cmd, Msg, SaveError, SaveRequest};
 pub use services::{AppServices, Services};
@@ -60,17 +61,17 @@ pub enum TuiError {
     Crashed,
 }
 
-/// Opens the TUI on this terminal; `color` is what `--color`, `NO_COLOR` and the config file
-/// decided ([`crate::present::paint::enabled`]).
+/// Opens the TUI on this terminal; `set` is the run's manifest set, `color` what `--color`,
+/// `NO_COLOR` and the config file decided ([`crate::present::paint::enabled`]).
 ///
 /// # Errors
 /// No terminal, a terminal that failed, or a crash (after the terminal was given back).
-pub fn run(host: &Host, color: bool) -> Result<(), TuiError> {
+pub fn run(host: &Host, set: Arc<SetInUse>, color: bool) -> Result<(), TuiError> {
     if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
         return Err(TuiError::NoTerminal);
     }
     let theme = Theme::new(color);
-    let services: Arc<dyn Services> = Arc::new(AppServices::new(host.clone()));
+    let services: Arc<dyn Services> = Arc::new(AppServices::new(host.clone(), set));
     // A panic has been printed by the hook, after the terminal was given back; what is left
     // is to say whose fault it is.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

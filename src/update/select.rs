@@ -18,7 +18,7 @@ use super::store::Store;
 use crate::config::Dirs;
 use crate::date::Date;
 use crate::host::Host;
-use crate::manifest::Manifests;
+use crate::manifest::{InUse, Manifests, SetInUse};
 
 /// Where the set in use came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +93,26 @@ impl Selected {
             warning: self.warning(),
         }
     }
+
+    /// The set for the faces: its tables and what the report says of it.
+    #[must_use]
+    pub fn into_in_use(self) -> InUse {
+        let warning = self.warning();
+        InUse {
+            manifests: self.manifests,
+            origin: self.origin.as_str(),
+            version: self.identity.version,
+            updated: self.identity.date.to_string(),
+            warning,
+        }
+    }
+}
+
+/// The set `host`'s data folder selects ([`select`]), chosen on first use: what the settings
+/// pass hands every face.
+#[must_use]
+pub fn set_in_use(host: Host) -> SetInUse {
+    SetInUse::new(move || select(&host).into_in_use())
 }
 
 /// The set `doctor` uses: the installed one when it is intact and not older than the built-in
