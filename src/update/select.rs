@@ -119,6 +119,10 @@ pub fn set_in_use(host: Host) -> SetInUse {
 /// one, else the built-in one. Never fails: a damaged installed set is reported in
 /// [`Selected::installed`] and [`Selected::warning`], and the built-in set is used.
 #[must_use]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the choosing itself: the built-in set is what the settings pass's choice falls back to"
+)]
 pub fn select(host: &Host) -> Selected {
     let embedded = || Selected {
         manifests: Cow::Borrowed(crate::manifest::embedded()),
