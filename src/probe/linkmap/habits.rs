@@ -144,7 +144,7 @@ pub(super) fn modelled_jax_preloads(
     table: &FrameworkTable,
     version: Option<&str>,
 ) -> Vec<(String, String)> {
-    let row = match version.and_then(crate::check::expr::package_version) {
+    let row = match version.and_then(crate::version::package_version) {
         Some(v) => table.jax_preload(&v.without_local().to_string()),
         None => table.jax_preload.last(),
     };
