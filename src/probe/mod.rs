@@ -148,7 +148,7 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
     let files = first.system.kernel_release.as_deref().map(|release| {
         let files = module_files::nvidia_modules(host, release);
         let absent = kernel.nvidia_loaded.then(|| {
-            let unloaded: Vec<&str> = ["ib_umad", "mlx5_ib"]
+            let unloaded: Vec<&str> = crate::report::NVLINK5_INFINIBAND_MODULES
                 .into_iter()
                 .filter(|m| !kernel.infiniband_modules.iter().any(|x| x == m))
                 .collect();
