@@ -63,7 +63,7 @@ pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,
 };
-pub use pypi::{PypiRelease, PypiTable, python_satisfies};
+pub use pypi::{PYTHONS, PypiRelease, PypiTable, python_satisfies};
 pub use repos::{Carried, Repo, RepoPackage, RepoTable};
 pub use rocm::{
     AmdgpuInstall, OverrideGroup, RocmInstallFacts, RocmTable, TargetCarried, TorchTargets,
