@@ -5,10 +5,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table, Widget};
+use ratatui::widgets::{Cell, Widget};
 
+use super::list_detail::{self, Column, DataTable};
 use super::text::{fit, hanging};
-use super::{Screen, WIDE, list_detail, waiting};
+use super::{Screen, WIDE, waiting};
+use crate::report::Finding;
 use crate::sanitize::clean;
 use crate::tui::model::visible_findings;
 use crate::tui::state::State;
@@ -42,38 +44,21 @@ impl Widget for &View<'_> {
         }
         let (list_area, detail_area) = panes(area);
         let findings = visible_findings(s);
-        let selected = s.cursor().selected;
         // The title column's room: the pane less its borders, the two fixed columns and the
         // table's one-cell gaps between columns.
         let room = usize::from(list_area.width).saturating_sub(2 + 9 + 27 + 2);
-        let rows: Vec<Row> = findings
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let sev = t.severity(f.severity);
-                let r = Row::new(vec![
-                    Cell::from(Span::styled(
-                        format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
-                        sev,
-                    )),
-                    Cell::from(fit(&f.id, 27)),
-                    Cell::from(Span::styled(fit(&clean(&f.title), room), t.dim())),
-                ]);
-                t.mark_selected(r, i == selected)
-            })
-            .collect();
-        let empty = rows.is_empty();
-        let widths = [
-            Constraint::Length(9),
-            Constraint::Length(27),
-            Constraint::Fill(1),
-        ];
-        list_detail::list(
+        let empty = findings.is_empty();
+        DataTable {
+            name: "Findings",
+            suffix: None,
+            columns: &FindingColumn::ALL,
+            header: false,
+        }
+        .render(
             s,
             t,
-            "Findings",
-            None,
-            Table::new(rows, widths),
+            findings.iter().enumerate(),
+            |f, column| column.cell(f, t, room),
             list_area,
             buf,
         );
@@ -89,6 +74,44 @@ impl Widget for &View<'_> {
         list_detail::detail(s, t, "Why, evidence, fix", detail_area, buf, |width| {
             detail(s, t, width)
         });
+    }
+}
+
+/// The findings table's columns.
+#[derive(Debug, Clone, Copy)]
+enum FindingColumn {
+    Severity,
+    Id,
+    Title,
+}
+
+impl FindingColumn {
+    const ALL: [FindingColumn; 3] = [Self::Severity, Self::Id, Self::Title];
+
+    /// `f`'s cell; the title is cut to `room`.
+    fn cell(self, f: &Finding, t: Theme, room: usize) -> Cell<'static> {
+        match self {
+            Self::Severity => Cell::from(Span::styled(
+                format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
+                t.severity(f.severity),
+            )),
+            Self::Id => Cell::from(fit(&f.id, 27)),
+            Self::Title => Cell::from(Span::styled(fit(&clean(&f.title), room), t.dim())),
+        }
+    }
+}
+
+impl Column for FindingColumn {
+    fn header(self) -> &'static str {
+        ""
+    }
+
+    fn width(self) -> Constraint {
+        match self {
+            Self::Severity => Constraint::Length(9),
+            Self::Id => Constraint::Length(27),
+            Self::Title => Constraint::Fill(1),
+        }
     }
 }
 
