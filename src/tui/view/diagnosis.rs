@@ -7,9 +7,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Widget};
 
+use super::WIDE;
 use super::list_detail::{self, Column, DataTable};
 use super::text::{fit, hanging};
-use super::{Screen, WIDE, waiting};
 use crate::report::Finding;
 use crate::sanitize::clean;
 use crate::tui::model::visible_findings;
@@ -30,51 +30,41 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect) {
     }
 }
 
-/// The Diagnosis screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
-
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        if s.report.is_none() {
-            waiting(screen, area, buf);
-            return;
-        }
-        let (list_area, detail_area) = panes(area);
-        let findings = visible_findings(s);
-        // The title column's room: the pane less its borders, the two fixed columns and the
-        // table's one-cell gaps between columns.
-        let room = usize::from(list_area.width).saturating_sub(2 + 9 + 27 + 2);
-        let empty = findings.is_empty();
-        DataTable {
-            name: "Findings",
-            suffix: None,
-            columns: &FindingColumn::ALL,
-            header: false,
-        }
-        .render(
-            s,
-            t,
-            findings.iter().enumerate(),
-            |f, column| column.cell(f, t, room),
-            list_area,
-            buf,
-        );
-        if empty {
-            let inner = super::inner(list_area);
-            let text = if s.cursor().filter.is_empty() {
-                Line::styled("✓ No problems found.", t.good())
-            } else {
-                Line::styled("Nothing matches the filter.", t.dim())
-            };
-            text.render(inner, buf);
-        }
-        list_detail::detail(s, t, "Why, evidence, fix", detail_area, buf, |width| {
-            detail(s, t, width)
-        });
+/// The Diagnosis screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let (list_area, detail_area) = panes(area);
+    let findings = visible_findings(s);
+    // The title column's room: the pane less its borders, the two fixed columns and the
+    // table's one-cell gaps between columns.
+    let room = usize::from(list_area.width).saturating_sub(2 + 9 + 27 + 2);
+    let empty = findings.is_empty();
+    DataTable {
+        name: "Findings",
+        suffix: None,
+        columns: &FindingColumn::ALL,
+        header: false,
     }
+    .render(
+        s,
+        t,
+        findings.iter().enumerate(),
+        |f, column| column.cell(f, t, room),
+        list_area,
+        buf,
+    );
+    if empty {
+        let inner = super::inner(list_area);
+        let text = if s.cursor().filter.is_empty() {
+            Line::styled("✓ No problems found.", t.good())
+        } else {
+            Line::styled("Nothing matches the filter.", t.dim())
+        };
+        text.render(inner, buf);
+    }
+    list_detail::detail(s, t, "Why, evidence, fix", detail_area, buf, |width| {
+        detail(s, t, width)
+    });
 }
 
 /// The findings table's columns.

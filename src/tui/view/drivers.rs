@@ -9,8 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Widget};
 
 use super::list_detail::{self, Column, DataTable};
+use super::pane;
 use super::text::hanging;
-use super::{Screen, pane, waiting};
 use crate::report::{ProbeOutcome, ProbeStatus, Report};
 use crate::sanitize::clean;
 use crate::tui::model::{LibRow, LoadState, or_unknown, visible_lib_rows};
@@ -29,28 +29,21 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect, Rect) {
     .into()
 }
 
-/// The Drivers & CUDA screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
-
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        let Some(report) = &s.report else {
-            waiting(screen, area, buf);
-            return;
-        };
-        let (summary, table_area, detail_area) = panes(area);
-        Paragraph::new(driver_lines(report, t))
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .block(pane("Driver", false, t))
-            .render(summary, buf);
-        table(s, t, table_area, buf);
-        list_detail::detail(s, t, "Selected", detail_area, buf, |width| {
-            detail(s, t, width)
-        });
-    }
+/// The Drivers & CUDA screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let Some(report) = &s.report else {
+        return;
+    };
+    let (summary, table_area, detail_area) = panes(area);
+    Paragraph::new(driver_lines(report, t))
+        .wrap(ratatui::widgets::Wrap { trim: false })
+        .block(pane("Driver", false, t))
+        .render(summary, buf);
+    table(s, t, table_area, buf);
+    list_detail::detail(s, t, "Selected", detail_area, buf, |width| {
+        detail(s, t, width)
+    });
 }
 
 fn outcome(name: &str, o: &ProbeOutcome, t: Theme) -> Span<'static> {

@@ -6,11 +6,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Widget};
+use ratatui::widgets::Cell;
 
 use super::list_detail::{self, Column, DataTable};
 use super::text::hanging;
-use super::{Screen, waiting};
 use crate::report::{Finding, Framework, Report, Severity, framework_subject};
 use crate::sanitize::clean;
 use crate::tui::model::{FrameworkRow, or_unknown, visible_framework_rows};
@@ -26,38 +25,28 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect) {
         .into()
 }
 
-/// The Frameworks screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
-
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        if s.report.is_none() {
-            waiting(screen, area, buf);
-            return;
-        }
-        let (list_area, detail_area) = panes(area);
-        let rows = visible_framework_rows(s);
-        DataTable {
-            name: "Frameworks (✓ can use this GPU)",
-            suffix: None,
-            columns: &FrameworkColumn::ALL,
-            header: true,
-        }
-        .render(
-            s,
-            t,
-            rows.iter().enumerate(),
-            |row, column| column.cell(row, t),
-            list_area,
-            buf,
-        );
-        list_detail::detail(s, t, "Needs / has", detail_area, buf, |width| {
-            detail(s, t, width)
-        });
+/// The Frameworks screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let (list_area, detail_area) = panes(area);
+    let rows = visible_framework_rows(s);
+    DataTable {
+        name: "Frameworks (✓ can use this GPU)",
+        suffix: None,
+        columns: &FrameworkColumn::ALL,
+        header: true,
     }
+    .render(
+        s,
+        t,
+        rows.iter().enumerate(),
+        |row, column| column.cell(row, t),
+        list_area,
+        buf,
+    );
+    list_detail::detail(s, t, "Needs / has", detail_area, buf, |width| {
+        detail(s, t, width)
+    });
 }
 
 /// The frameworks table's columns.

@@ -12,7 +12,7 @@ use ratatui::widgets::{Cell, Paragraph, RenderDirection, Sparkline, Widget};
 use super::list_detail::{self, Column, DataTable};
 use super::overview::live_word;
 use super::text::{gib, hanging};
-use super::{Screen, pane, spinner, waiting};
+use super::{pane, spinner};
 use crate::report::Gpu;
 use crate::sanitize::clean;
 use crate::tui::model::{or_unknown, visible_gpus};
@@ -45,25 +45,15 @@ fn selected_index(state: &State) -> Option<usize> {
     visible_gpus(state).get(state.cursor().selected).copied()
 }
 
-/// The GPUs screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
-
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        if s.report.is_none() {
-            waiting(screen, area, buf);
-            return;
-        }
-        let (table_area, facts_area, live_area) = panes(s, area);
-        table(s, t, table_area, buf);
-        list_detail::detail(s, t, "Details", facts_area, buf, |width| {
-            detail(s, t, width)
-        });
-        live(s, t, live_area, buf);
-    }
+/// The GPUs screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let (table_area, facts_area, live_area) = panes(s, area);
+    table(s, t, table_area, buf);
+    list_detail::detail(s, t, "Details", facts_area, buf, |width| {
+        detail(s, t, width)
+    });
+    live(s, t, live_area, buf);
 }
 
 fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
