@@ -49,19 +49,6 @@ impl SetInUse {
         }
     }
 
-    /// A set already chosen (a test's own, or one a caller has in hand).
-    #[must_use]
-    pub fn fixed(in_use: InUse) -> SetInUse {
-        let chosen = OnceLock::new();
-        let _ = chosen.set(in_use);
-        SetInUse {
-            chosen,
-            // Never called: the cell is filled, and a `OnceLock` runs its initialiser only
-            // while empty.
-            choose: Box::new(|| unreachable!("a fixed set is chosen already")),
-        }
-    }
-
     /// The chosen set (choosing it now if nothing asked before; a second thread asking
     /// meanwhile waits for the same choice).
     #[must_use]

@@ -16,7 +16,6 @@ use super::render::Progress;
 use super::set::{self, CheckedSet, SetIdentity};
 use super::store::Store;
 use crate::config::Dirs;
-use crate::date::Date;
 use crate::host::Host;
 use crate::manifest::{InUse, Manifests, SetInUse};
 
@@ -78,19 +77,6 @@ impl Selected {
                 set::embedded_identity().version,
             )),
             _ => None,
-        }
-    }
-
-    /// The report's `manifests` object. `today` is the system clock's date, or `None` where the
-    /// report must not depend on the day (`--root`).
-    #[must_use]
-    pub fn summary(&self, today: Option<Date>) -> crate::report::ManifestSet {
-        crate::report::ManifestSet {
-            origin: self.origin.as_str().to_string(),
-            version: self.identity.version.clone(),
-            updated: self.identity.date.to_string(),
-            today: today.map(|d| d.to_string()),
-            warning: self.warning(),
         }
     }
 
