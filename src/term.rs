@@ -34,6 +34,14 @@ fn say(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
+/// Text already written for a person (a refusal's explanation, a question, a progress line),
+/// as it is, whatever the level: where a face's own words go to stderr.
+pub(crate) fn raw(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(text.as_bytes());
+    let _ = stderr.flush();
+}
+
 /// An error the user must see, whatever the level: `gpu-doctor: <text>`.
 pub(crate) fn error(text: &str) {
     say(&format!("gpu-doctor: {text}"));

@@ -3,9 +3,18 @@
 //!
 //! The original text is kept so a report shows exactly what the machine said. AMD's gfx
 //! targets (`gfx1100`), which three facts of a machine spell differently, are [`GfxTarget`].
+//! Python packages' versions are PEP 440's ([`package_version`]), compared as pip compares
+//! them: the other of the two version types.
 
 use std::cmp::Ordering;
 use std::fmt;
+
+/// A Python package version as pip reads it (PEP 440): `2.4`, `2.4.0rc1`, `2.4.0.dev20240601`,
+/// `2.9.0.post0`, `2.11.0+cu130`.
+#[must_use]
+pub(crate) fn package_version(text: &str) -> Option<pep440_rs::Version> {
+    text.trim().parse().ok()
+}
 
 /// A dotted numeric version compared component by component, missing parts counting as zero
 /// (`12.4 == 12.4.0`, `12.10 > 12.9`, `550.144.03 > 550.54.14`).

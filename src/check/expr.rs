@@ -5,7 +5,7 @@
 use std::fmt;
 
 pub(crate) use crate::framework::FrameworkName;
-use crate::version::Version;
+use crate::version::{Version, package_version};
 
 /// What a requirement is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,13 +288,6 @@ fn strict_version(text: &str) -> Option<Version> {
             .split('.')
             .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
     ok.then(|| Version::parse(text)).flatten()
-}
-
-/// A Python package version as pip reads it (PEP 440): `2.4`, `2.4.0rc1`, `2.4.0.dev20240601`,
-/// `2.9.0.post0`, `2.11.0+cu130`.
-#[must_use]
-pub(crate) fn package_version(text: &str) -> Option<pep440_rs::Version> {
-    text.trim().parse().ok()
 }
 
 /// Whether an installed package version meets `op want` the way pip decides it: through a

@@ -316,7 +316,9 @@ fn framework_version(
     let best = found.iter().find(|(_, f)| {
         match (
             comparison,
-            f.version.as_deref().and_then(expr::package_version),
+            f.version
+                .as_deref()
+                .and_then(crate::version::package_version),
         ) {
             (None, _) => true,
             (Some((op, Value::Package(want))), Some(have)) => expr::package_meets(&have, *op, want),

@@ -61,7 +61,7 @@ fn say(error: &CliError) {
     for said in &error.said {
         match said {
             Said::Error(message) => crate::term::error(message),
-            Said::Text(text) => eprint!("{text}"),
+            Said::Text(text) => crate::term::raw(text),
         }
     }
 }

@@ -34,7 +34,13 @@ pub(super) fn run(settings: &Settings, args: &ExplainArgs) -> CliResult {
             "nothing to explain: give the error as arguments, --log FILE, or on standard input",
         ));
     }
-    let report = crate::examine::explain_guarded(&settings.host, deep.as_ref(), &bytes, cut)
+    let report = crate::examine::explain_guarded(
+        &settings.host,
+        &settings.manifests,
+        deep.as_ref(),
+        &bytes,
+        cut,
+    )
         .map_err(|message| {
             CliError::failure(format!(
                 "internal error while examining the machine: {message}\n\

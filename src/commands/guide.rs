@@ -35,7 +35,7 @@ fn workload(args: &EstimateArgs) -> Workload {
 /// This machine's report for the guidance, or an empty one (with a note on stderr) when
 /// examining it failed: the estimate and the table do not depend on it.
 fn machine_report(settings: &Settings) -> Report {
-    match crate::examine::examine_guarded(&settings.host) {
+    match crate::examine::examine_guarded(&settings.host, &settings.manifests) {
         Ok(report) => report,
         Err(message) => {
             crate::term::error(&format!(
@@ -51,7 +51,8 @@ pub(super) fn estimate(settings: &Settings, args: &EstimateArgs) -> CliResult {
     // Refuse bad combinations before examining the machine.
     crate::guide::memory::estimate(&w).map_err(CliError::usage)?;
     let report = machine_report(settings);
-    let out = crate::guide::estimate_for(&w, &report).map_err(CliError::usage)?;
+    let out = crate::guide::estimate_for(&w, &report, settings.manifests.manifests())
+        .map_err(CliError::usage)?;
     if args.json {
         emit_json(&out)?;
     } else {
@@ -64,7 +65,7 @@ pub(super) fn advise(settings: &Settings, args: &AdviseArgs) -> CliResult {
     let run = |report: &Report| {
         crate::guide::advise::advise(
             report,
-            crate::manifest::embedded(),
+            settings.manifests.manifests(),
             crate::guide::mode(args.infer),
             args.params,
             args.precision,

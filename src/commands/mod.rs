@@ -74,7 +74,7 @@ pub(crate) fn run(cli: &Cli) -> CliResult {
 /// # Errors
 /// A failure, when examining panicked.
 fn examined(settings: &Settings, deep: Option<&crate::deep::Options>) -> Result<Report, CliError> {
-    let report = crate::examine::examine_guarded_with(&settings.host, deep).map_err(|message| {
+    let report = crate::examine::examine_guarded_with(&settings.host, &settings.manifests, deep).map_err(|message| {
         CliError::failure(format!(
             "internal error while examining the machine: {message}\n\
              This is a bug in gpu-doctor; please report it with the output of `gpu-doctor doctor --json`."

@@ -50,8 +50,8 @@ pub(super) fn run(settings: &Settings, args: &PlanArgs) -> CliResult {
         ));
     }
     let target = target(args).map_err(|e| CliError::usage(e.to_string()))?;
-    let manifests = crate::manifest::embedded();
-    let report = crate::examine::examine(host);
+    let report = crate::examine::examine(host, &settings.manifests);
+    let manifests = settings.manifests.manifests();
     let plan = crate::plan::plan(&report, manifests, &target).map_err(|refusal| CliError {
         status: ExitStatus::Problem,
         said: vec![Said::Text(refusal.render())],

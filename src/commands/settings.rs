@@ -10,6 +10,7 @@
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::check::FailOn;
@@ -17,6 +18,7 @@ use crate::cli::Cli;
 use crate::config::Config;
 use crate::exit::CliError;
 use crate::host::{Env, Host};
+use crate::manifest::SetInUse;
 use crate::present::paint::{ColorChoice, Paint};
 
 /// The settings every command shares, and the machine it examines.
@@ -26,6 +28,10 @@ pub(super) struct Settings {
     pub host: Host,
     /// The config file and variables, for the settings of single commands.
     pub config: Config,
+    /// The manifest set of this run (the installed one when good, else the built-in one),
+    /// chosen on first use and handed to every face, planner and probe: the one place a set
+    /// is picked.
+    pub manifests: Arc<SetInUse>,
     /// `--color`, when given.
     color: Option<ColorChoice>,
 }
@@ -69,9 +75,11 @@ impl Settings {
         if let Some(timeout) = timeout {
             host.timeout = Duration::from_secs_f64(timeout);
         }
+        let manifests = Arc::new(crate::update::set_in_use(host.clone()));
         let settings = Settings {
             host,
             config,
+            manifests,
             color: cli.color,
         };
         settings.say();

@@ -43,7 +43,14 @@ pub(super) fn run(settings: &Settings, args: &SmokeArgs) -> CliResult {
     if !early_child {
         say_testing(host, args.bench);
     }
-    let run = crate::smoke::test_with(host, &mut report, devices, args.bench, early);
+    let run = crate::smoke::test_with(
+        host,
+        &mut report,
+        settings.manifests.manifests(),
+        devices,
+        args.bench,
+        early,
+    );
     let status = if run.status == crate::report::smoke::SmokeStatus::CouldNotRun {
         ExitStatus::Failure
     } else {

@@ -10,7 +10,12 @@ pub(super) fn run(settings: &Settings) -> CliResult {
         crate::term::note("TERM=dumb cannot draw the interactive app; printing the text report");
         return super::doctor::run(settings, &super::doctor::text_report());
     }
-    crate::tui::run(&settings.host, settings.color(true)).map_err(|e| {
+    crate::tui::run(
+        &settings.host,
+        std::sync::Arc::clone(&settings.manifests),
+        settings.color(true),
+    )
+    .map_err(|e| {
         let status = match e {
             TuiError::NoTerminal => ExitStatus::Usage,
             TuiError::Terminal(_) | TuiError::Crashed => ExitStatus::Failure,

@@ -591,13 +591,18 @@ fn capability(gpu: &Gpu, manifests: &Manifests) -> Option<String> {
     })
 }
 
-/// Below compute capability 5.0: CUDA 12.0 removed Kepler (compat-cuda.md R6), so no current
-/// framework build runs on it.
+/// The lowest compute capability CUDA 12 compiles for (`cuda.toml` `[[major]]` 12's `min_sm`:
+/// 12.0 removed Kepler, compat-cuda.md R6); below it no current framework build runs.
+fn cuda12_min_sm(manifests: &Manifests) -> Option<&str> {
+    manifests.cuda.major(12).map(|m| m.min_sm.as_str())
+}
+
+/// Below CUDA 12's lowest compute capability ([`cuda12_min_sm`]).
 fn below_cuda12(gpu: &Gpu, manifests: &Manifests) -> bool {
     capability(gpu, manifests)
         .as_deref()
         .and_then(Version::parse)
-        .zip(Version::parse("5.0"))
+        .zip(cuda12_min_sm(manifests).and_then(Version::parse))
         .is_some_and(|(cc, min)| cc < min)
 }
 
@@ -615,8 +620,8 @@ fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
         .filter(|g| g.source != "override")
         .filter_map(|g| model(g, manifests).map(|m| (g, m)))
         .collect();
-    // A card no CUDA 12 framework computes on (compute capability below 5.0, e.g. a GT 710
-    // driving the display) is never in a data-parallel job beside compute GPUs.
+    // A card no CUDA 12 framework computes on (compute capability below CUDA 12's lowest, e.g.
+    // a GT 710 driving the display) is never in a data-parallel job beside compute GPUs.
     let (known, display_only): (Vec<_>, Vec<_>) = all
         .into_iter()
         .partition(|(g, _)| !below_cuda12(g, manifests));
@@ -664,10 +669,11 @@ fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
     );
     for (gpu, name) in &display_only {
         f = f.evidence(format!(
-            "GPU {}: {name} left out: compute capability {}, below the 5.0 CUDA 12 needs, so \
+            "GPU {}: {name} left out: compute capability {}, below the {} CUDA 12 needs, so \
              frameworks do not compute on it",
             gpu.index,
-            capability(gpu, manifests).unwrap_or_default()
+            capability(gpu, manifests).unwrap_or_default(),
+            cuda12_min_sm(manifests).unwrap_or_default()
         ));
     }
     for (gpu, name) in &known {

@@ -159,7 +159,7 @@ fn cuda_check(
 
 /// The release part of a Python version, local tag dropped (`0.4.20+cuda12.cudnn89`).
 fn release(text: &str) -> Option<pep440_rs::Version> {
-    crate::check::expr::package_version(text).map(pep440_rs::Version::without_local)
+    crate::version::package_version(text).map(pep440_rs::Version::without_local)
 }
 
 fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Finding> {

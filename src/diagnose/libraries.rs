@@ -11,11 +11,11 @@ use super::ids;
 use std::path::Path;
 
 use super::FindingBuilder;
-use crate::check::expr::package_version;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::report::{Finding, Framework, Library, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
+use crate::version::package_version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();

@@ -67,9 +67,11 @@ const RULES: &[Rule] = &[
     manifests::findings,
 ];
 
-/// Runs every rule with the embedded manifests and keeps the root causes, most severe first.
+/// Runs every rule with the embedded manifests and keeps the root causes, most severe first:
+/// the rules' unit tests (a run diagnoses with the set its settings chose, [`diagnose_with`]).
+#[cfg(test)]
 #[must_use]
-pub fn diagnose(report: &Report) -> Vec<Finding> {
+pub(crate) fn diagnose(report: &Report) -> Vec<Finding> {
     diagnose_with(report, crate::manifest::embedded())
 }
 

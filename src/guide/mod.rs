@@ -15,6 +15,7 @@ pub(crate) mod render;
 
 use serde::Serialize;
 
+use crate::manifest::Manifests;
 use crate::report::Report;
 use memory::{Estimate, Mode, Workload};
 
@@ -40,12 +41,16 @@ pub(crate) fn mode(infer: bool) -> Mode {
     if infer { Mode::Infer } else { Mode::Train }
 }
 
-/// The estimate for `w`, fitted to `report`'s GPUs and the table. Pure.
+/// The estimate for `w`, fitted to `report`'s GPUs and the GPU table of `manifests` (the run's
+/// set). Pure.
 ///
 /// # Errors
 /// The estimate's refusals (see [`memory::estimate`]).
-pub(crate) fn estimate_for(w: &Workload, report: &Report) -> Result<EstimateOutput, String> {
-    let manifests = crate::manifest::embedded();
+pub(crate) fn estimate_for(
+    w: &Workload,
+    report: &Report,
+    manifests: &Manifests,
+) -> Result<EstimateOutput, String> {
     let estimate = memory::estimate(w)?;
     let need = estimate.total_bytes;
     Ok(EstimateOutput {

@@ -26,6 +26,7 @@ mod extension_arch;
 mod frameworks;
 mod gpu_ids;
 mod gpus;
+mod in_use;
 mod install;
 mod matching;
 mod memo;
@@ -59,11 +60,12 @@ pub use frameworks::{
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id};
+pub use in_use::{InUse, SetInUse};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
     Paths, UbuntuTransition, UnfilledPlaceholder, fill,
 };
-pub use pypi::{PypiRelease, PypiTable, python_satisfies};
+pub use pypi::{PYTHONS, PypiRelease, PypiTable, python_satisfies};
 pub use repos::{Carried, Repo, RepoPackage, RepoTable};
 pub use rocm::{
     AmdgpuInstall, OverrideGroup, RocmInstallFacts, RocmTable, TargetCarried, TorchTargets,

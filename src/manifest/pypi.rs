@@ -48,6 +48,11 @@ pub struct PypiRelease {
     pub checked: String,
 }
 
+/// The CPython minor releases the tables are asked about, oldest first: what a release
+/// installs on (refusals list them), and what a new environment may be made with (the planner
+/// takes them from 3.9, `plan::decide::stack`). One list for both.
+pub const PYTHONS: &[&str] = &["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
+
 /// Whether a `major.minor` Python satisfies a Requires-Python specifier set (`>=3.9,<3.13`,
 /// `!=3.10.*`). Only the operators PyPI's metadata uses for these packages are understood; an
 /// unknown clause is taken as satisfied rather than guessed.
@@ -170,9 +175,9 @@ impl PypiTable {
         arch: &str,
         extra: Option<&str>,
     ) -> Vec<&'static str> {
-        const PYTHONS: [&str; 8] = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
         PYTHONS
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|p| self.newest(package, version, p, arch, extra).is_some())
             .collect()
     }
@@ -207,6 +212,18 @@ impl ManifestFile for PypiTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pythons_are_listed_oldest_first_from_3_8() {
+        // The planner's list starts one later (`plan::decide::stack::PYTHONS`).
+        assert_eq!(PYTHONS.first(), Some(&"3.8"));
+        assert!(
+            PYTHONS
+                .windows(2)
+                .all(|w| crate::version::compare(w[0], w[1]).is_lt()),
+            "{PYTHONS:?}"
+        );
+    }
 
     #[test]
     fn requires_python_clauses() {

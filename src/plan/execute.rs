@@ -60,8 +60,7 @@ pub fn confirm(yes: bool, question: &str) -> Option<bool> {
     if !stdin.is_terminal() {
         return None;
     }
-    eprint!("{question} [y/N] ");
-    let _ = std::io::stderr().flush();
+    crate::term::raw(&format!("{question} [y/N] "));
     let mut answer = String::new();
     if stdin.lock().read_line(&mut answer).is_err() {
         return Some(false);
@@ -319,6 +318,10 @@ fn parse_event(tag: &str, line: &str) -> Option<Parsed> {
 /// inside the root: the kernel follows an absolute link such as `bin/python3 -> /usr/bin/python3`
 /// to this machine's own file, which would turn a fixture run into a real one. The reason when
 /// one leaves (or cannot be followed).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "checks the plan's interpreters against the real --root folder before a script runs there"
+)]
 pub fn escapes_root(host: &Host, plan: &super::Plan) -> Option<String> {
     if !host.is_rooted() {
         return None;

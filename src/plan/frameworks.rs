@@ -594,6 +594,11 @@ fn jax(
     })
 }
 
+/// The CUDA major `jax[cuda]` installs: the extra is an alias of `cuda12` (frameworks.toml
+/// `[[jax_extra]]` "cuda" pulls `jax-cuda12-plugin[with-cuda]`, from jax-ml/jax CHANGELOG.md @
+/// cec06d11; a test keeps the two in step).
+const JAX_CUDA_ALIAS_MAJOR: u64 = 12;
+
 /// The CUDA major of the JAX extra: the one `jax[cudaNN]` names, else the one these GPUs and
 /// the driver take; `--cuda` must agree with it, since each extra is built for one major.
 fn jax_major(
@@ -604,7 +609,8 @@ fn jax_major(
     driver: Option<&DriverCap>,
 ) -> Result<u64, String> {
     let major = match spec.extra.as_deref() {
-        Some("cuda12" | "cuda") => 12,
+        Some("cuda") => JAX_CUDA_ALIAS_MAJOR,
+        Some("cuda12") => 12,
         Some("cuda13") => 13,
         Some(other) => {
             return Err(format!(
@@ -895,5 +901,17 @@ mod tests {
         );
         let cupy = resolve_text("cupy", &["6.1"], None).unwrap();
         assert_eq!(cupy.requirement, "cupy-cuda12x[ctk]");
+    }
+
+    #[test]
+    fn the_jax_cuda_alias_is_the_major_the_table_says_it_pulls() {
+        let row = embedded()
+            .frameworks
+            .jax_extra
+            .iter()
+            .find(|r| r.extra == "cuda")
+            .expect("the jax[cuda] row");
+        let plugin = format!("jax-cuda{JAX_CUDA_ALIAS_MAJOR}-plugin");
+        assert!(row.pulls.starts_with(&plugin), "{}", row.pulls);
     }
 }

@@ -72,7 +72,7 @@ struct TorchChoice {
 /// # Errors
 /// A [`Refusal`] when the target cannot work on these GPUs or this system.
 pub(super) fn plan(report: &Report, m: &Manifests, target: &Target) -> Result<Plan, Refusal> {
-    let machine = machine(report);
+    let machine = machine(report, m);
     match Choices::make(report, m, target) {
         Ok(choices) => Ok(choices.plan(machine)),
         Err(reason) => Err(Refusal {
@@ -498,8 +498,8 @@ fn serves(
 }
 
 /// The plan's view of the machine: its AMD GPUs with their targets, the driver in words.
-fn machine(report: &Report) -> Machine {
-    let mut machine = Machine::from_report(report, crate::manifest::embedded());
+fn machine(report: &Report, m: &Manifests) -> Machine {
+    let mut machine = Machine::from_report(report, m);
     machine.gpus = report
         .amd_gpus()
         .map(|g| GpuFact {

@@ -29,6 +29,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::host::Host;
+use crate::manifest::SetInUse;
 use crate::report::rocm::RocmStack;
 use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
@@ -63,15 +64,17 @@ const REPORTED_VARS: [&str; 22] = [
 pub(crate) const CONTAINER_SOURCE: &str = "container";
 
 /// Runs every probe and returns the report without findings.
+/// `set` is the run's manifest set, which one probe asks in a rare fallback (see
+/// [`linkmap::probe`]).
 #[must_use]
-pub(crate) fn gather(host: &Host) -> Report {
+pub(crate) fn gather(host: &Host, set: &SetInUse) -> Report {
     let host = &host.with_budget(host.timeout + crate::host::budget::SLACK);
     // The driver probe (the NVML child, or nvidia-smi) needs nothing the other probes find and
     // nothing needs it until the report is put together: it runs beside the whole scan (issue
     // 29: once the interpreters' answers are cached, it is the longest probe on a GPU machine).
     std::thread::scope(|s| {
         let driver = s.spawn(|| timed("driver", || driver::probe(host)));
-        gather_besides(host, move || driver.join())
+        gather_besides(host, set, move || driver.join())
     })
 }
 
@@ -145,7 +148,7 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
     let files = first.system.kernel_release.as_deref().map(|release| {
         let files = module_files::nvidia_modules(host, release);
         let absent = kernel.nvidia_loaded.then(|| {
-            let unloaded: Vec<&str> = ["ib_umad", "mlx5_ib"]
+            let unloaded: Vec<&str> = crate::report::NVLINK5_INFINIBAND_MODULES
                 .into_iter()
                 .filter(|m| !kernel.infiniband_modules.iter().any(|x| x == m))
                 .collect();
@@ -166,6 +169,7 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
 /// written into `first.kernel`.
 fn second_stage(
     host: &Host,
+    set: &SetInUse,
     first: &mut FirstStage,
     records: &mut Vec<ProbeRecord>,
 ) -> SecondStage {
@@ -208,7 +212,7 @@ fn second_stage(
                     })
                 });
                 let resolution = timed("library-resolution", || {
-                    linkmap::probe(host, &f.loader, &toolkits.0, &f.python_envs)
+                    linkmap::probe(host, &f.loader, &toolkits.0, &f.python_envs, set)
                 });
                 (libraries.join(), resolution)
             });
@@ -261,7 +265,11 @@ fn second_stage(
 }
 
 /// Every probe but the driver's, whose result `driver` waits for at the end.
-fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driven>) -> Report {
+fn gather_besides(
+    host: &Host,
+    set: &SetInUse,
+    driver: impl FnOnce() -> std::thread::Result<Driven>,
+) -> Report {
     let mut records: Vec<ProbeRecord> = Vec::new();
     let mut first = first_stage(host, &mut records);
     let SecondStage {
@@ -270,7 +278,7 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
         libraries,
         rocm,
         amd_gpus,
-    } = second_stage(host, &mut first, &mut records);
+    } = second_stage(host, set, &mut first, &mut records);
     let FirstStage {
         system,
         pci,
@@ -313,7 +321,7 @@ fn gather_besides(host: &Host, driver: impl FnOnce() -> std::thread::Result<Driv
         },
         // Stamped by `examine::examine`, which owns the clock.
         generated_at: None,
-        // Chosen and filled in by `examine::examine`, which picks the manifest set.
+        // Filled in by `examine::examine` from the set the settings pass chose.
         manifests: crate::report::ManifestSet::default(),
         host: system,
         pci_devices: pci,

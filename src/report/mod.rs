@@ -51,6 +51,13 @@ use serde::{Deserialize, Serialize};
 /// Bumped when a key path above changes meaning or disappears; additions keep the number.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The InfiniBand modules the NVLink5 (Blackwell) fabric needs loaded: the fabric manager's
+/// start check needs `ib_umad`, and the NVSwitch management ports are mlx5 devices (NVIDIA
+/// Fabric Manager user guide; spectrocloud/CanvOS#700). The probe asks whether the running
+/// kernel has them ([`KernelInfo::infiniband_modules_absent`]), the fabric rule whether they are
+/// loaded: one list for both.
+pub const NVLINK5_INFINIBAND_MODULES: [&str; 2] = ["ib_umad", "mlx5_ib"];
+
 /// Everything known about one machine. Facts keep the machine's exact text (JSON escapes
 /// control and invisible characters); the fields written for people (findings' `title`,
 /// `detail`, `evidence`, `fix`, `probes[].detail`, `gpus[].identity_note`, `manifests.warning`,

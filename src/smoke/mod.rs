@@ -16,6 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::host::Host;
+use crate::manifest::Manifests;
 use crate::report::Report;
 use crate::report::smoke::{DeviceResult, SmokeRun, SmokeStatus};
 use crate::sanitize::clean;
@@ -42,14 +43,16 @@ fn deadline(host: &Host, bench: bool) -> Duration {
 
 /// Runs the smoke test on the machine `report` describes (in a child process with a
 /// deadline, or not at all under `--root`), and adds what it found to `report.findings`.
-/// `devices` are GPU indexes, `None` for all; `bench` also measures throughput.
+/// `manifests` is the run's set (what each card should reach); `devices` are GPU indexes,
+/// `None` for all; `bench` also measures throughput.
 pub(crate) fn test(
     host: &Host,
     report: &mut Report,
+    manifests: &Manifests,
     devices: Option<Vec<u32>>,
     bench: bool,
 ) -> SmokeRun {
-    test_with(host, report, devices, bench, None)
+    test_with(host, report, manifests, devices, bench, None)
 }
 
 /// Whether the child can start before the machine is examined: it needs the report only for
@@ -71,6 +74,7 @@ pub(crate) fn run_early(host: &Host, devices: Option<Vec<u32>>) -> SmokeRun {
 pub(crate) fn test_with(
     host: &Host,
     report: &mut Report,
+    manifests: &Manifests,
     devices: Option<Vec<u32>>,
     bench: bool,
     early: Option<SmokeRun>,
@@ -107,7 +111,6 @@ pub(crate) fn test_with(
             _ => why,
         });
     }
-    let manifests = crate::manifest::embedded();
     findings::fill_expected(&mut run, report, manifests);
     for f in findings::findings(&run, report) {
         if !report

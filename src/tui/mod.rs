@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEventKind};
 
 use crate::host::Host;
+use crate::manifest::SetInUse;
 use crate::report::explain::Explain;
 pub use msg::{Cmd, Msg, SaveError, SaveRequest};
 pub use services::{AppServices, Services};
@@ -61,17 +62,17 @@ pub enum TuiError {
     Crashed,
 }
 
-/// Opens the TUI on this terminal; `color` is what `--color`, `NO_COLOR` and the config file
-/// decided ([`crate::present::paint::enabled`]).
+/// Opens the TUI on this terminal; `set` is the run's manifest set, `color` what `--color`,
+/// `NO_COLOR` and the config file decided ([`crate::present::paint::enabled`]).
 ///
 /// # Errors
 /// No terminal, a terminal that failed, or a crash (after the terminal was given back).
-pub fn run(host: &Host, color: bool) -> Result<(), TuiError> {
+pub fn run(host: &Host, set: Arc<SetInUse>, color: bool) -> Result<(), TuiError> {
     if !(io::stdin().is_terminal() && io::stdout().is_terminal()) {
         return Err(TuiError::NoTerminal);
     }
     let theme = Theme::new(color);
-    let services: Arc<dyn Services> = Arc::new(AppServices::new(host.clone()));
+    let services: Arc<dyn Services> = Arc::new(AppServices::new(host.clone(), set));
     // A panic has been printed by the hook, after the terminal was given back; what is left
     // is to say whose fault it is.
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -515,6 +516,10 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// Writes the files of a save with the plan writer's own `-o` code: all or none, each written
 /// to a temporary file and linked into place, so an existing file is never replaced unless
 /// asked and never left half-written.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "whether a file the user saves to exists, on the real filesystem where it is written (as outfile checks)"
+)]
 fn save(request: &msg::SaveRequest) -> Result<Vec<PathBuf>, SaveError> {
     let folder = request.path.parent().unwrap_or_else(|| Path::new(""));
     let mut files = vec![crate::outfile::OutFile {

@@ -3,7 +3,9 @@
 //! [`Services`] trait, so the state, update and view code never names a probe or the host, and
 //! tests swap in fixtures.
 //!
-//! [`AppServices`] is the real one. It reaches the machine only through [`crate::examine`],
+//! [`AppServices`] is the real one. It uses the run's manifest set (the settings pass chose it)
+//! for the report, the plans and the explain box alike, and reaches the machine only through
+//! [`crate::examine`],
 //! [`crate::host::gpu::query`] (NVML in a child process with a deadline, the same door the
 //! report uses), the pure planner [`crate::plan::plan`], and `gpu-doctor smoke` run as a child
 //! process (the smoke test keeps its driver calls out of process already; its library entry
@@ -14,7 +16,7 @@ use std::time::Duration;
 
 use crate::host::Host;
 use crate::host::gpu::{GpuStream, STREAM_EVERY};
-use crate::manifest::Manifests;
+use crate::manifest::{Manifests, SetInUse};
 use crate::plan::choose;
 use crate::report::explain::Explain;
 use crate::report::smoke::{SmokeRun, SmokeStatus};
@@ -81,11 +83,8 @@ pub trait Services: Send + Sync {
     fn abandon_plan(&self) {}
 
     /// The answer for an error text on the report's machine (`gpu-doctor explain`), with the
-    /// built-in signature table.
-    fn explain(&self, report: &Report, text: &str) -> Explain {
-        let table = crate::manifest::embedded().errors.table();
-        crate::explain::explain(report, table, text.as_bytes(), None)
-    }
+    /// signature table of the set the report was examined with.
+    fn explain(&self, report: &Report, text: &str) -> Explain;
 }
 
 /// A written plan: the script and the files it reads from its own folder.
@@ -173,6 +172,8 @@ pub struct SmokeRow {
 #[derive(Debug, Clone)]
 pub struct AppServices {
     host: Host,
+    /// The run's manifest set, for every service.
+    set: Arc<SetInUse>,
     /// The streaming reader of live readings while the GPUs screen is open, and the number of
     /// the last reading handed out (shared by clones).
     stream: Arc<Mutex<Option<(GpuStream, u64)>>>,
@@ -188,9 +189,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl AppServices {
     #[must_use]
-    pub fn new(host: Host) -> AppServices {
+    pub fn new(host: Host, set: Arc<SetInUse>) -> AppServices {
         AppServices {
             host,
+            set,
             stream: Arc::new(Mutex::new(None)),
             running: Arc::new(Mutex::new(None)),
         }
@@ -199,13 +201,11 @@ impl AppServices {
 
 impl Services for AppServices {
     fn examine(&self) -> Result<Report, String> {
-        crate::examine::examine_guarded(&self.host)
+        crate::examine::examine_guarded(&self.host, &self.set)
     }
 
-    /// With the manifest set the report was examined with (an installed one, if good).
     fn explain(&self, report: &Report, text: &str) -> Explain {
-        let selected = crate::update::select(&self.host);
-        let table = selected.manifests.errors.table();
+        let table = self.set.manifests().errors.table();
         crate::explain::explain(report, table, text.as_bytes(), None)
     }
 
@@ -256,16 +256,11 @@ impl Services for AppServices {
     }
 
     fn plan_options(&self, report: &Report) -> PlanOptions {
-        plan_options(report, crate::manifest::embedded())
+        plan_options(report, self.set.manifests())
     }
 
     fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String> {
-        write_plan(
-            report,
-            crate::manifest::embedded(),
-            choice,
-            Some(&self.host),
-        )
+        write_plan(report, self.set.manifests(), choice, Some(&self.host))
     }
 
     fn sudo_asks(&self) -> bool {
@@ -331,15 +326,15 @@ impl Services for AppServices {
             done: 0,
             total: 0,
         });
-        progress(run_smoke(&self.host, report));
+        progress(run_smoke(&self.host, self.set.manifests(), report));
     }
 }
 
 /// The smoke test with benchmarks on the machine `report` describes: the same child process,
 /// deadline and findings as `gpu-doctor smoke --bench`.
-fn run_smoke(host: &Host, report: Option<&Report>) -> SmokeEvent {
+fn run_smoke(host: &Host, manifests: &Manifests, report: Option<&Report>) -> SmokeEvent {
     let mut report = report.cloned().unwrap_or_default();
-    let run = crate::smoke::test(host, &mut report, None, true);
+    let run = crate::smoke::test(host, &mut report, manifests, None, true);
     smoke_outcome(&run)
 }
 

@@ -151,6 +151,10 @@ impl SecretKey {
     ///
     /// # Errors
     /// When `/dev/urandom` cannot be read.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "randomness for a new signing key, not a fact of the examined machine"
+    )]
     pub fn generate() -> std::io::Result<SecretKey> {
         use std::io::Read;
         let mut seed = [0u8; 32];

@@ -35,7 +35,7 @@ pub mod set;
 pub mod store;
 
 pub use install::UpdateOptions;
-pub use select::{InstalledState, Origin, Selected, select};
+pub use select::{InstalledState, Origin, Selected, select, set_in_use};
 
 /// Where `manifest update` downloads from when neither `--url` nor `manifest_url` says.
 ///

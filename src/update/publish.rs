@@ -62,6 +62,10 @@ pub struct Published {
 /// # Errors
 /// [`PublishError`]: unreadable files, a set that fails the client's checks, a bad key file,
 /// or a write failure.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the maintainer's manifest folder (`manifest publish --from`) on this machine, not the examined one"
+)]
 pub fn publish(
     from: &Path,
     out: &Path,

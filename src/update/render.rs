@@ -191,7 +191,7 @@ impl Progress {
 
     pub(crate) fn say(&self, line: &str) {
         if self.on {
-            eprintln!("{line}");
+            crate::term::raw(&format!("{line}\n"));
         }
     }
 }

@@ -16,9 +16,8 @@ use super::render::Progress;
 use super::set::{self, CheckedSet, SetIdentity};
 use super::store::Store;
 use crate::config::Dirs;
-use crate::date::Date;
 use crate::host::Host;
-use crate::manifest::Manifests;
+use crate::manifest::{InUse, Manifests, SetInUse};
 
 /// Where the set in use came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,24 +80,35 @@ impl Selected {
         }
     }
 
-    /// The report's `manifests` object. `today` is the system clock's date, or `None` where the
-    /// report must not depend on the day (`--root`).
+    /// The set for the faces: its tables and what the report says of it.
     #[must_use]
-    pub fn summary(&self, today: Option<Date>) -> crate::report::ManifestSet {
-        crate::report::ManifestSet {
-            origin: self.origin.as_str().to_string(),
-            version: self.identity.version.clone(),
+    pub fn into_in_use(self) -> InUse {
+        let warning = self.warning();
+        InUse {
+            manifests: self.manifests,
+            origin: self.origin.as_str(),
+            version: self.identity.version,
             updated: self.identity.date.to_string(),
-            today: today.map(|d| d.to_string()),
-            warning: self.warning(),
+            warning,
         }
     }
+}
+
+/// The set `host`'s data folder selects ([`select`]), chosen on first use: what the settings
+/// pass hands every face.
+#[must_use]
+pub fn set_in_use(host: Host) -> SetInUse {
+    SetInUse::new(move || select(&host).into_in_use())
 }
 
 /// The set `doctor` uses: the installed one when it is intact and not older than the built-in
 /// one, else the built-in one. Never fails: a damaged installed set is reported in
 /// [`Selected::installed`] and [`Selected::warning`], and the built-in set is used.
 #[must_use]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the choosing itself: the built-in set is what the settings pass's choice falls back to"
+)]
 pub fn select(host: &Host) -> Selected {
     let embedded = || Selected {
         manifests: Cow::Borrowed(crate::manifest::embedded()),

@@ -13,6 +13,11 @@
 //!
 //! Depends on `std::fs`, tempfile and rustix; the caller decides the data folder.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the installed set's folder, already a real path (config::Dirs resolves it through the Host); the store reads and replaces its own files"
+)]
+
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

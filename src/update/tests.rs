@@ -334,10 +334,10 @@ fn install_then_select_then_damage_falls_back_with_a_warning() {
     assert_eq!(selected.origin, Origin::Installed);
     assert_eq!(selected.identity, identity);
     assert!(selected.warning().is_none());
-    let summary = selected.summary(Date::parse("2027-01-01"));
-    assert_eq!(summary.origin, "installed");
-    assert_eq!(summary.updated, date);
-    assert_eq!(summary.today.as_deref(), Some("2027-01-01"));
+    let in_use = selected.clone().into_in_use();
+    assert_eq!(in_use.origin, "installed");
+    assert_eq!(in_use.updated, date);
+    assert_eq!(in_use.version, identity.version);
 
     // The same set again: nothing to do.
     let (again, _) = update(&plan, &selected, &Progress::off()).expect("up to date");
@@ -352,7 +352,7 @@ fn install_then_select_then_damage_falls_back_with_a_warning() {
     assert!(warning.contains("is damaged"), "{warning}");
     assert!(warning.contains("cuda.toml"), "{warning}");
     assert_eq!(
-        fallback.summary(None).warning.as_deref(),
+        fallback.clone().into_in_use().warning.as_deref(),
         Some(warning.as_str())
     );
 }

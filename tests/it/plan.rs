@@ -1596,6 +1596,13 @@ impl gpu_doctor::tui::Services for StopsAt {
     fn sudo_asks(&self) -> bool {
         self.real.sudo_asks()
     }
+    fn explain(
+        &self,
+        report: &gpu_doctor::report::Report,
+        text: &str,
+    ) -> gpu_doctor::report::explain::Explain {
+        self.real.explain(report, text)
+    }
     fn run_plan(
         &self,
         plan: &gpu_doctor::tui::services::PlanText,
@@ -1639,7 +1646,10 @@ fn the_tui_runs_the_plan_stops_between_steps_and_resumes() {
             timeout,
         );
         let services = std::sync::Arc::new(StopsAt {
-            real: gpu_doctor::tui::AppServices::new(host),
+            real: gpu_doctor::tui::AppServices::new(
+                host.clone(),
+                std::sync::Arc::new(gpu_doctor::update::set_in_use(host)),
+            ),
             stop_at: std::sync::atomic::AtomicUsize::new(stop_at),
         });
         let mut app = gpu_doctor::tui::App::inline(

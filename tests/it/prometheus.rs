@@ -352,24 +352,70 @@ fn assert_close(actual: f64, expected: f64) {
     );
 }
 
+/// Every fixture machine under `tests/fixtures/`, not a list: each one's `doctor --json` (one
+/// run per machine, shared with the other tests of this binary) rendered as `--format
+/// prometheus` renders it, then validated; one machine also through the binary, which must
+/// give the same samples.
 #[test]
 fn every_fixture_machine_gives_valid_metrics() {
-    for fixture in crate::support::FIXTURES {
-        let (_, samples) = doctor_metrics(fixture);
-        for family in [
-            "gpu_doctor_info",
-            "gpu_doctor_healthy",
-            "gpu_doctor_findings_by_severity",
-            "gpu_doctor_driver_info",
-            "gpu_doctor_gpus",
-            "gpu_doctor_smoke_status",
-        ] {
-            assert!(
-                families(&samples).contains(family),
-                "{fixture}: no {family}"
-            );
+    let names = crate::support::machine_names();
+    assert!(
+        names.len() > crate::support::FIXTURES.len(),
+        "{} fixture machines found",
+        names.len()
+    );
+    let reports: Vec<(String, Report)> = crate::support::doctor_all(&names)
+        .into_iter()
+        .map(|(name, json)| {
+            let report = serde_json::from_value(json)
+                .unwrap_or_else(|e| panic!("{name}: the report reads back: {e}"));
+            (name, report)
+        })
+        .collect();
+    assert_eq!(reports.len(), names.len());
+    // The validators are processes of their own: four machines at a time.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((fixture, report)) = reports.get(i) else {
+                        break;
+                    };
+                    let text = gpu_doctor::present::prometheus::render(report);
+                    let samples = validate(&text, fixture);
+                    for family in [
+                        "gpu_doctor_info",
+                        "gpu_doctor_healthy",
+                        "gpu_doctor_findings_by_severity",
+                        "gpu_doctor_driver_info",
+                        "gpu_doctor_gpus",
+                        "gpu_doctor_smoke_status",
+                    ] {
+                        assert!(
+                            families(&samples).contains(family),
+                            "{fixture}: no {family}"
+                        );
+                    }
+                }
+            });
         }
-    }
+    });
+    // The binary's own output is the renderer's, but for how long each probe took.
+    let timeless = |samples: Vec<Sample>| -> Vec<Sample> {
+        samples
+            .into_iter()
+            .filter(|s| s.name != "gpu_doctor_probe_duration_seconds")
+            .collect()
+    };
+    let (_, report) = reports
+        .iter()
+        .find(|(name, _)| name == "h200")
+        .expect("the h200 machine");
+    let (_, cli) = doctor_metrics("h200");
+    let rendered = strict_read(&gpu_doctor::present::prometheus::render(report), "h200");
+    assert_eq!(timeless(cli), timeless(rendered));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{FIXTURES, check_common, doctor_all};
+use crate::support::{FIXTURES, check_common, doctor_all, machine_names};
 
 fn committed_schema() -> (String, Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/report.schema.json");
@@ -38,9 +38,16 @@ fn committed_schema_is_what_the_binary_prints() {
 fn every_fixture_report_validates_against_the_schema() {
     let (_, schema) = committed_schema();
     let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    // One process per fixture, four at a time, each kept for the other tests of this binary.
-    let names: Vec<String> = FIXTURES.iter().map(|n| (*n).to_string()).collect();
+    // Every fixture machine under tests/fixtures/: one process each, four at a time, each kept
+    // for the other tests of this binary.
+    let names = machine_names();
+    assert!(
+        names.len() > FIXTURES.len(),
+        "{} fixture machines found",
+        names.len()
+    );
     let reports: Vec<(String, Value)> = doctor_all(&names);
+    assert_eq!(reports.len(), names.len());
     let mut failures = Vec::new();
     for (name, report) in &reports {
         check_common(name, report);

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use gpu_doctor::host::{Env, Host};
+use gpu_doctor::report::explain::Explain;
 use gpu_doctor::report::{Gpu, Report};
 use gpu_doctor::tui::run::StepState;
 use gpu_doctor::tui::services::{
@@ -56,7 +57,7 @@ impl Fixture {
         );
         Fixture {
             name,
-            real: AppServices::new(host),
+            real: AppServices::new(host.clone(), Arc::new(gpu_doctor::update::set_in_use(host))),
             script: None,
             readings: None,
             smoke: None,
@@ -121,6 +122,10 @@ impl Services for Fixture {
 
     fn plan_options(&self, report: &Report) -> PlanOptions {
         self.real.plan_options(report)
+    }
+
+    fn explain(&self, report: &Report, text: &str) -> Explain {
+        self.real.explain(report, text)
     }
 
     fn plan(&self, report: &Report, choice: &PlanChoice) -> Result<PlanText, String> {
@@ -944,6 +949,9 @@ fn escape_sequences_in_machine_strings_never_reach_the_terminal() {
         }
         fn smoke(&self, r: Option<&Report>, p: &mut dyn FnMut(SmokeEvent)) {
             self.0.smoke(r, p);
+        }
+        fn explain(&self, r: &Report, text: &str) -> Explain {
+            self.0.explain(r, text)
         }
     }
     let mut app = App::inline(Arc::new(Hostile(services)), Theme::new(true), (120, 40));

@@ -17,6 +17,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use gpu_doctor::manifest::FILE_NAMES;
+use gpu_doctor::tui::services::{AppServices, PlanChoice, Services};
 use gpu_doctor::update::index::{self, Index};
 use gpu_doctor::update::keys::{self, SecretKey};
 use gpu_doctor::update::publish::{THROWAWAY_PUBLIC_KEY, publish};
@@ -175,10 +176,15 @@ fn routes_of(dir: &Path) -> HashMap<String, Reply> {
 
 /// The repository's manifest files with every `[meta] updated` set to `date`.
 fn redated(dir: &Path, date: &str) -> PathBuf {
+    redated_with(dir, date, &|_, text| text.to_string())
+}
+
+/// [`redated`], each file's text first passed through `edit(name, text)`.
+fn redated_with(dir: &Path, date: &str, edit: &dyn Fn(&str, &str) -> String) -> PathBuf {
     let src = dir.join(format!("src-{date}"));
     std::fs::create_dir_all(&src).expect("mkdir");
     for name in FILE_NAMES {
-        let text = set::embedded_text(name).expect("built-in text");
+        let text = edit(name, set::embedded_text(name).expect("built-in text"));
         let text: Vec<String> = text
             .lines()
             .map(|l| {
@@ -973,4 +979,150 @@ fn the_publish_script_documents_the_key_and_its_rotation() {
     }
     // The help is the whole header, up to the first command.
     assert!(!help.contains("set -euo pipefail"), "{help}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// One set per run
+
+/// What the installed set of [`every_face_uses_the_installed_set`] changes, one mark per table
+/// a face reads: the torch index (plans), a GPU id row's first driver (the report's GPUs), an
+/// error's meaning (explain), a GPU model's name (estimate).
+const MIRROR: &str = "https://mirror.example/whl/";
+const FIRST_DRIVER: &str = "570.99.99";
+const MEANING: &str = "(installed set) The driver is older";
+const MODEL: &str = "GeForce RTX 3070 (installed set)";
+
+fn marked(name: &str, text: &str) -> String {
+    match name {
+        "frameworks.toml" => text.replace("https://download.pytorch.org/whl/", MIRROR),
+        "gpu-ids.toml" => text.replace(
+            r#"["0x2b85", "", "GB202", "570.86.16","#,
+            &format!(r#"["0x2b85", "", "GB202", "{FIRST_DRIVER}","#),
+        ),
+        "errors.toml" => text.replace(
+            "meaning = \"The driver is older",
+            &format!("meaning = \"{MEANING}"),
+        ),
+        "gpus.toml" => text.replace(
+            "name = \"GeForce RTX 3070\"",
+            &format!("name = \"{MODEL}\""),
+        ),
+        _ => text.to_string(),
+    }
+}
+
+/// The issue-39 bug: `doctor` diagnosed with an installed set while `plan`, `smoke`,
+/// `estimate`, the TUI's plan and explain box used the built-in one. With a set installed by
+/// `manifest update` that differs from the built-in one in each table they read, every face
+/// shows the installed set's rows.
+#[test]
+fn every_face_uses_the_installed_set() {
+    const MACHINE: &str = "rtx5090-torch-cu126";
+    let work = tempfile::tempdir().expect("tempdir");
+    let root = work.path().join("root");
+    crate::support::copy_tree(&crate::support::fixture_dir(MACHINE).join("root"), &root);
+    let date = built_in_plus(2);
+    let src = redated_with(work.path(), &date, &marked);
+    for (name, mark) in [
+        ("frameworks.toml", MIRROR),
+        ("gpu-ids.toml", FIRST_DRIVER),
+        ("errors.toml", MEANING),
+        ("gpus.toml", MODEL),
+    ] {
+        let built_in = set::embedded_text(name).expect("built-in");
+        let text = std::fs::read_to_string(src.join(name)).expect("edited");
+        assert!(
+            !built_in.contains(mark) && text.contains(mark),
+            "{name}: {mark}"
+        );
+    }
+    let published = work.path().join("published");
+    let version = publish(&src, &published, None)
+        .expect("published")
+        .identity
+        .version;
+    let env = crate::support::fixture_env(MACHINE);
+    let run = |args: &[&str], stdin: Option<&str>| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .arg("--root")
+            .arg(&root)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("gpu-doctor runs");
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(text.as_bytes())
+                .expect("write");
+        }
+        drop(child.stdin.take());
+        let out = child.wait_with_output().expect("gpu-doctor ends");
+        (
+            text(&out),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (said, _) = run(
+        &[
+            "manifest",
+            "update",
+            "--offline",
+            "--url",
+            &published.display().to_string(),
+            "--pubkey",
+            &pubkey(&published),
+        ],
+        None,
+    );
+    assert!(said.starts_with("exit Some(0)"), "{said}");
+
+    // doctor: the report's set and a GPU filled from its id table.
+    let (said, stdout) = run(&["doctor", "--json"], None);
+    let report: Value = serde_json::from_str(&stdout).expect(&said);
+    assert_eq!(report["manifests"]["version"], version.as_str(), "{said}");
+    assert_eq!(report["gpus"][0]["first_driver"], FIRST_DRIVER, "{said}");
+    // smoke (which cannot run under --root, and says so) reports the same machine.
+    let (said, stdout) = run(&["smoke", "--json"], None);
+    let report: Value = serde_json::from_str(&stdout).expect(&said);
+    assert_eq!(report["manifests"]["version"], version.as_str(), "{said}");
+    assert_eq!(report["gpus"][0]["first_driver"], FIRST_DRIVER, "{said}");
+    // plan: the torch index of the installed set.
+    let (said, stdout) = run(&["plan", "--framework", "torch"], None);
+    assert!(stdout.contains(MIRROR), "{said}");
+    assert!(!stdout.contains("download.pytorch.org/whl"), "{said}");
+    // explain: the installed set's error table.
+    let error = "RuntimeError: The NVIDIA driver on your system is too old (found version 11000).";
+    let (said, stdout) = run(&["explain"], Some(error));
+    assert!(stdout.contains(MEANING), "{said}");
+    // estimate: the installed set's GPU models.
+    let (said, stdout) = run(&["estimate", "--params", "1", "--infer"], None);
+    assert!(stdout.contains(MODEL), "{said}");
+
+    // The TUI's services, given the set the settings pass would choose for this root.
+    let host = gpu_doctor::host::Host::rooted(
+        root.clone(),
+        gpu_doctor::host::Env::from_pairs(env.clone()),
+        Duration::from_secs(10),
+    );
+    let set = Arc::new(gpu_doctor::update::set_in_use(host.clone()));
+    let services = AppServices::new(host, Arc::clone(&set));
+    let report = services.examine().expect("examined");
+    assert_eq!(report.manifests.version, version);
+    assert_eq!(report.gpus[0].first_driver.as_deref(), Some(FIRST_DRIVER));
+    let answer = serde_json::to_string(&services.explain(&report, error)).expect("json");
+    assert!(answer.contains(MEANING), "{answer}");
+    let choice = PlanChoice {
+        framework: Some("torch".to_string()),
+        ..PlanChoice::default()
+    };
+    let plan = services.plan(&report, &choice).expect("a plan");
+    assert!(plan.script.contains(MIRROR), "{}", plan.script);
+    assert_eq!(set.get().version, version);
 }

@@ -363,7 +363,7 @@ pub(super) fn nvlink5_missing(report: &Report) -> Vec<String> {
     }
     let k = &report.kernel;
     let mut out = Vec::new();
-    for m in ["ib_umad", "mlx5_ib"] {
+    for m in crate::report::NVLINK5_INFINIBAND_MODULES {
         if !k.infiniband_modules.iter().any(|x| x == m) {
             out.push(if k.infiniband_modules_absent.iter().any(|x| x == m) {
                 format!(

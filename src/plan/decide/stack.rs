@@ -8,8 +8,8 @@ use crate::plan::machine::EnvFact;
 use crate::plan::target::FrameworkSpec;
 use crate::report::EnvKind;
 
-/// The Pythons a new environment may be made with, oldest first.
-pub(super) const PYTHONS: [&str; 7] = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"];
+/// The Pythons a new environment may be made with, oldest first: the table's list from 3.9.
+pub(super) const PYTHONS: &[&str] = crate::manifest::PYTHONS.split_at(1).1;
 
 /// What the stack's choice depends on: the machine, the tables, the target, the GPUs, and the
 /// driver the picks must run on.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use super::wheel_dirs;
 use crate::framework::FrameworkName;
 use crate::host::Host;
+use crate::manifest::{FrameworkTable, SetInUse};
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
 use crate::report::Framework;
@@ -105,7 +106,12 @@ pub(super) fn wheel_files(host: &Host, sites: &[PathBuf]) -> Vec<PathBuf> {
 /// The wheel copies JAX's CUDA plugin loads by path before anything else
 /// (`jax_plugins/xla_cuda*/__init__.py`, `_load_nvidia_libraries`), in its order; a wheel that
 /// is not installed is skipped (the plugin then loads the library by soname).
-pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf], fw: &Framework) -> Vec<PathBuf> {
+pub(super) fn jax_preloads(
+    host: &Host,
+    sites: &[PathBuf],
+    fw: &Framework,
+    set: &SetInUse,
+) -> Vec<PathBuf> {
     // The plugin's own list when its file can be read, else the list of the installed jax
     // release (frameworks.toml `jax_preload`, read from jax's tags: none before 0.6.2).
     // The plugin is released under jaxlib's version, which may trail jax's.
@@ -116,8 +122,8 @@ pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
         .or_else(|| fw.components.iter().find(|c| c.name == "jaxlib"))
         .map(|c| c.version.as_str())
         .or(fw.version.as_deref());
-    let order: Vec<(String, String)> =
-        jax_preload_list(host, sites).unwrap_or_else(|| modelled_jax_preloads(release));
+    let order: Vec<(String, String)> = jax_preload_list(host, sites)
+        .unwrap_or_else(|| modelled_jax_preloads(&set.manifests().frameworks, release));
     let mut out = Vec::new();
     for (module, lib) in order {
         // The first `nvidia` package on sys.path wins, as `importlib` finds it.
@@ -134,9 +140,11 @@ pub(super) fn jax_preloads(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
 
 /// The preload list of a jax release as `(module, file)` pairs, from the manifest; a release
 /// not known (no version) takes the newest list.
-pub(super) fn modelled_jax_preloads(version: Option<&str>) -> Vec<(String, String)> {
-    let table = &crate::manifest::embedded().frameworks;
-    let row = match version.and_then(crate::check::expr::package_version) {
+pub(super) fn modelled_jax_preloads(
+    table: &FrameworkTable,
+    version: Option<&str>,
+) -> Vec<(String, String)> {
+    let row = match version.and_then(crate::version::package_version) {
         Some(v) => table.jax_preload(&v.without_local().to_string()),
         None => table.jax_preload.last(),
     };
@@ -468,7 +476,7 @@ mod tests {
     #[test]
     fn jax_preloads_by_plugin_release() {
         let files = |v: Option<&str>| -> Vec<String> {
-            modelled_jax_preloads(v)
+            modelled_jax_preloads(&crate::manifest::embedded().frameworks, v)
                 .into_iter()
                 .map(|(m, f)| format!("{m}/{f}"))
                 .collect()

@@ -44,6 +44,7 @@ use super::loader::{LoaderPath, Origin};
 use super::toolkit::LIB_DIRS;
 use crate::framework::FrameworkName;
 use crate::host::Host;
+use crate::manifest::SetInUse;
 use crate::parse::elf::Dynamic;
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
@@ -57,11 +58,14 @@ const MAX_OBJECTS: usize = 400;
 
 /// The per-framework loads and the name of the soname table used.
 #[must_use]
+/// `set` is the run's manifest set, asked only where a framework's own file cannot be read and
+/// the manifest models it (JAX's preload list).
 pub(crate) fn probe(
     host: &Host,
     loader: &LoaderPath,
     toolkits: &[Toolkit],
     envs: &[PythonEnv],
+    set: &SetInUse,
 ) -> (Vec<FrameworkLoads>, Option<String>) {
     let cuda_frameworks: Vec<(&PythonEnv, &Framework)> = envs
         .iter()
@@ -97,6 +101,7 @@ pub(crate) fn probe(
         canon: RefCell::new(HashMap::new()),
         owners: &owners,
         known: &known,
+        set,
     };
     // A few threads share the frameworks: each reads its framework's own modules; the
     // tables are shared.
@@ -180,6 +185,8 @@ struct Ctx<'a> {
     canon: RefCell<HashMap<PathBuf, PathBuf>>,
     owners: &'a Owners<'a>,
     known: &'a [PathBuf],
+    /// The run's manifest set.
+    set: &'a SetInUse,
 }
 
 /// One framework's process being modelled.
@@ -345,7 +352,7 @@ impl Ctx<'_> {
         }
         if fw.name == FrameworkName::Jax {
             plan.extend(
-                jax_preloads(self.host, sites, fw)
+                jax_preloads(self.host, sites, fw, self.set)
                     .into_iter()
                     .map(|p| (p, "jax_plugins (_load_nvidia_libraries)")),
             );

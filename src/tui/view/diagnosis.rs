@@ -5,10 +5,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table, Widget};
+use ratatui::widgets::{Cell, Widget};
 
+use super::WIDE;
+use super::list_detail::{self, Column, DataTable};
 use super::text::{fit, hanging};
-use super::{Screen, WIDE, list_detail, waiting};
+use crate::report::Finding;
 use crate::sanitize::clean;
 use crate::tui::model::visible_findings;
 use crate::tui::state::State;
@@ -28,67 +30,78 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect) {
     }
 }
 
-/// The Diagnosis screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
+/// The Diagnosis screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let (list_area, detail_area) = panes(area);
+    let findings = visible_findings(s);
+    // The title column's room: the pane less its borders, the two fixed columns and the
+    // table's one-cell gaps between columns.
+    let room = usize::from(list_area.width).saturating_sub(2 + 9 + 27 + 2);
+    let empty = findings.is_empty();
+    DataTable {
+        name: "Findings",
+        suffix: None,
+        columns: &FindingColumn::ALL,
+        header: false,
+    }
+    .render(
+        s,
+        t,
+        findings.iter().enumerate(),
+        |f, column| column.cell(f, t, room),
+        list_area,
+        buf,
+    );
+    if empty {
+        let inner = super::inner(list_area);
+        let text = if s.cursor().filter.is_empty() {
+            Line::styled("✓ No problems found.", t.good())
+        } else {
+            Line::styled("Nothing matches the filter.", t.dim())
+        };
+        text.render(inner, buf);
+    }
+    list_detail::detail(s, t, "Why, evidence, fix", detail_area, buf, |width| {
+        detail(s, t, width)
+    });
+}
 
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        if s.report.is_none() {
-            waiting(screen, area, buf);
-            return;
+/// The findings table's columns.
+#[derive(Debug, Clone, Copy)]
+enum FindingColumn {
+    Severity,
+    Id,
+    Title,
+}
+
+impl FindingColumn {
+    const ALL: [FindingColumn; 3] = [Self::Severity, Self::Id, Self::Title];
+
+    /// `f`'s cell; the title is cut to `room`.
+    fn cell(self, f: &Finding, t: Theme, room: usize) -> Cell<'static> {
+        match self {
+            Self::Severity => Cell::from(Span::styled(
+                format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
+                t.severity(f.severity),
+            )),
+            Self::Id => Cell::from(fit(&f.id, 27)),
+            Self::Title => Cell::from(Span::styled(fit(&clean(&f.title), room), t.dim())),
         }
-        let (list_area, detail_area) = panes(area);
-        let findings = visible_findings(s);
-        let selected = s.cursor().selected;
-        // The title column's room: the pane less its borders, the two fixed columns and the
-        // table's one-cell gaps between columns.
-        let room = usize::from(list_area.width).saturating_sub(2 + 9 + 27 + 2);
-        let rows: Vec<Row> = findings
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let sev = t.severity(f.severity);
-                let r = Row::new(vec![
-                    Cell::from(Span::styled(
-                        format!("{} {}", severity_mark(f.severity), f.severity.as_str()),
-                        sev,
-                    )),
-                    Cell::from(fit(&f.id, 27)),
-                    Cell::from(Span::styled(fit(&clean(&f.title), room), t.dim())),
-                ]);
-                t.mark_selected(r, i == selected)
-            })
-            .collect();
-        let empty = rows.is_empty();
-        let widths = [
-            Constraint::Length(9),
-            Constraint::Length(27),
-            Constraint::Fill(1),
-        ];
-        list_detail::list(
-            s,
-            t,
-            "Findings",
-            None,
-            Table::new(rows, widths),
-            list_area,
-            buf,
-        );
-        if empty {
-            let inner = super::inner(list_area);
-            let text = if s.cursor().filter.is_empty() {
-                Line::styled("✓ No problems found.", t.good())
-            } else {
-                Line::styled("Nothing matches the filter.", t.dim())
-            };
-            text.render(inner, buf);
+    }
+}
+
+impl Column for FindingColumn {
+    fn header(self) -> &'static str {
+        ""
+    }
+
+    fn width(self) -> Constraint {
+        match self {
+            Self::Severity => Constraint::Length(9),
+            Self::Id => Constraint::Length(27),
+            Self::Title => Constraint::Fill(1),
         }
-        list_detail::detail(s, t, "Why, evidence, fix", detail_area, buf, |width| {
-            detail(s, t, width)
-        });
     }
 }
 

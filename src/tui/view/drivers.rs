@@ -6,13 +6,14 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Widget};
+use ratatui::widgets::{Cell, Paragraph, Widget};
 
+use super::list_detail::{self, Column, DataTable};
+use super::pane;
 use super::text::hanging;
-use super::{Screen, list_detail, pane, waiting};
 use crate::report::{ProbeOutcome, ProbeStatus, Report};
 use crate::sanitize::clean;
-use crate::tui::model::{LoadState, or_unknown, visible_lib_rows};
+use crate::tui::model::{LibRow, LoadState, or_unknown, visible_lib_rows};
 use crate::tui::state::State;
 use crate::tui::theme::Theme;
 
@@ -28,28 +29,21 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect, Rect) {
     .into()
 }
 
-/// The Drivers & CUDA screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
-
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        let Some(report) = &s.report else {
-            waiting(screen, area, buf);
-            return;
-        };
-        let (summary, table_area, detail_area) = panes(area);
-        Paragraph::new(driver_lines(report, t))
-            .wrap(ratatui::widgets::Wrap { trim: false })
-            .block(pane("Driver", false, t))
-            .render(summary, buf);
-        table(s, t, table_area, buf);
-        list_detail::detail(s, t, "Selected", detail_area, buf, |width| {
-            detail(s, t, width)
-        });
-    }
+/// The Drivers & CUDA screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let Some(report) = &s.report else {
+        return;
+    };
+    let (summary, table_area, detail_area) = panes(area);
+    Paragraph::new(driver_lines(report, t))
+        .wrap(ratatui::widgets::Wrap { trim: false })
+        .block(pane("Driver", false, t))
+        .render(summary, buf);
+    table(s, t, table_area, buf);
+    list_detail::detail(s, t, "Selected", detail_area, buf, |width| {
+        detail(s, t, width)
+    });
 }
 
 fn outcome(name: &str, o: &ProbeOutcome, t: Theme) -> Span<'static> {
@@ -118,48 +112,87 @@ fn driver_lines(r: &Report, t: Theme) -> Vec<Line<'static>> {
 
 fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
     let rows = visible_lib_rows(s);
-    let selected = s.cursor().selected;
     // Borders, the fixed columns and the gaps between the six columns.
     let path_width = usize::from(area.width).saturating_sub(2 + 12 + 3 + 11 + 10 + 15 + 5);
-    let body: Vec<Row> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let state_style = match row.state {
-                LoadState::Loads => t.good(),
-                LoadState::Shadowed => t.muted(),
-                LoadState::OffPath | LoadState::Toolkit => t.dim(),
-            };
-            let r = Row::new(vec![
-                Cell::from(row.family.clone()),
-                Cell::from(row.rank.map(|r| format!("#{r}")).unwrap_or_default()),
-                Cell::from(row.version.clone()),
-                Cell::from(Span::styled(row.state.label(), state_style)),
-                Cell::from(row.origin.clone()),
-                Cell::from(tail(&row.path, path_width)),
-            ]);
-            t.mark_selected(r, i == selected)
-        })
-        .collect();
-    let widths = [
-        Constraint::Length(12),
-        Constraint::Length(3),
-        Constraint::Length(11),
-        Constraint::Length(10),
-        Constraint::Length(15),
-        Constraint::Fill(1),
-    ];
-    let table = Table::new(body, widths)
-        .header(Row::new(["Library", "#", "Version", "Status", "Via", "Path"]).style(t.dim()));
-    list_detail::list(
+    DataTable {
+        name: "Libraries and toolkits, in loader order",
+        suffix: None,
+        columns: &LibColumn::ALL,
+        header: true,
+    }
+    .render(
         s,
         t,
-        "Libraries and toolkits, in loader order",
-        None,
-        table,
+        rows.iter().enumerate(),
+        |row, column| column.cell(row, t, path_width),
         area,
         buf,
     );
+}
+
+/// The library table's columns.
+#[derive(Debug, Clone, Copy)]
+enum LibColumn {
+    Library,
+    Rank,
+    Version,
+    Status,
+    Via,
+    Path,
+}
+
+impl LibColumn {
+    const ALL: [LibColumn; 6] = [
+        Self::Library,
+        Self::Rank,
+        Self::Version,
+        Self::Status,
+        Self::Via,
+        Self::Path,
+    ];
+
+    /// `row`'s cell; the path keeps its last `path_width` characters.
+    fn cell(self, row: &LibRow, t: Theme, path_width: usize) -> Cell<'static> {
+        match self {
+            Self::Library => Cell::from(row.family.clone()),
+            Self::Rank => Cell::from(row.rank.map(|r| format!("#{r}")).unwrap_or_default()),
+            Self::Version => Cell::from(row.version.clone()),
+            Self::Status => {
+                let style = match row.state {
+                    LoadState::Loads => t.good(),
+                    LoadState::Shadowed => t.muted(),
+                    LoadState::OffPath | LoadState::Toolkit => t.dim(),
+                };
+                Cell::from(Span::styled(row.state.label(), style))
+            }
+            Self::Via => Cell::from(row.origin.clone()),
+            Self::Path => Cell::from(tail(&row.path, path_width)),
+        }
+    }
+}
+
+impl Column for LibColumn {
+    fn header(self) -> &'static str {
+        match self {
+            Self::Library => "Library",
+            Self::Rank => "#",
+            Self::Version => "Version",
+            Self::Status => "Status",
+            Self::Via => "Via",
+            Self::Path => "Path",
+        }
+    }
+
+    fn width(self) -> Constraint {
+        match self {
+            Self::Library => Constraint::Length(12),
+            Self::Rank => Constraint::Length(3),
+            Self::Version => Constraint::Length(11),
+            Self::Status => Constraint::Length(10),
+            Self::Via => Constraint::Length(15),
+            Self::Path => Constraint::Fill(1),
+        }
+    }
 }
 
 /// The selected row in full, wrapped to `width`.

@@ -6,10 +6,10 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table, Widget};
+use ratatui::widgets::Cell;
 
+use super::list_detail::{self, Column, DataTable};
 use super::text::hanging;
-use super::{Screen, list_detail, waiting};
 use crate::report::{Finding, Framework, Report, Severity, framework_subject};
 use crate::sanitize::clean;
 use crate::tui::model::{FrameworkRow, or_unknown, visible_framework_rows};
@@ -25,75 +25,101 @@ pub(super) fn panes(body: Rect) -> (Rect, Rect) {
         .into()
 }
 
-/// The Frameworks screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
+/// The Frameworks screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let (list_area, detail_area) = panes(area);
+    let rows = visible_framework_rows(s);
+    DataTable {
+        name: "Frameworks (✓ can use this GPU)",
+        suffix: None,
+        columns: &FrameworkColumn::ALL,
+        header: true,
+    }
+    .render(
+        s,
+        t,
+        rows.iter().enumerate(),
+        |row, column| column.cell(row, t),
+        list_area,
+        buf,
+    );
+    list_detail::detail(s, t, "Needs / has", detail_area, buf, |width| {
+        detail(s, t, width)
+    });
+}
 
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        if s.report.is_none() {
-            waiting(screen, area, buf);
-            return;
-        }
-        let (list_area, detail_area) = panes(area);
-        let rows = visible_framework_rows(s);
-        let selected = s.cursor().selected;
-        let body: Vec<Row> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, row)| {
+/// The frameworks table's columns.
+#[derive(Debug, Clone, Copy)]
+enum FrameworkColumn {
+    Usable,
+    Environment,
+    Framework,
+    Version,
+    Build,
+    Cudnn,
+}
+
+impl FrameworkColumn {
+    const ALL: [FrameworkColumn; 6] = [
+        Self::Usable,
+        Self::Environment,
+        Self::Framework,
+        Self::Version,
+        Self::Build,
+        Self::Cudnn,
+    ];
+
+    fn cell(self, row: &FrameworkRow<'_>, t: Theme) -> Cell<'static> {
+        let fw = row.framework;
+        match self {
+            Self::Usable => {
                 let (mark, style) = match row.usable {
                     Some(true) => ("✓", t.good()),
                     Some(false) => ("✗", t.bad()),
                     None => ("", t.dim()),
                 };
-                let fw = row.framework;
-                let r = Row::new(vec![
-                    Cell::from(Span::styled(mark, style)),
-                    Cell::from(clean(row.env)),
-                    Cell::from(fw.map_or_else(
-                        || Span::styled("none", t.dim()),
-                        |f| Span::raw(clean(&f.name)),
-                    )),
-                    Cell::from(
-                        fw.map(|f| or_unknown(f.version.as_deref()))
-                            .unwrap_or_default(),
-                    ),
-                    Cell::from(fw.map(build).unwrap_or_default()),
-                    Cell::from(
-                        fw.and_then(|f| f.cudnn.as_deref())
-                            .map(clean)
-                            .unwrap_or_default(),
-                    ),
-                ]);
-                t.mark_selected(r, i == selected)
-            })
-            .collect();
-        let widths = [
-            Constraint::Length(1),
-            Constraint::Fill(1),
-            Constraint::Length(10),
-            Constraint::Length(16),
-            Constraint::Length(10),
-            Constraint::Length(12),
-        ];
-        let table = Table::new(body, widths).header(
-            Row::new(["", "Environment", "Framework", "Version", "Build", "cuDNN"]).style(t.dim()),
-        );
-        list_detail::list(
-            s,
-            t,
-            "Frameworks (✓ can use this GPU)",
-            None,
-            table,
-            list_area,
-            buf,
-        );
-        list_detail::detail(s, t, "Needs / has", detail_area, buf, |width| {
-            detail(s, t, width)
-        });
+                Cell::from(Span::styled(mark, style))
+            }
+            Self::Environment => Cell::from(clean(row.env)),
+            Self::Framework => Cell::from(fw.map_or_else(
+                || Span::styled("none", t.dim()),
+                |f| Span::raw(clean(&f.name)),
+            )),
+            Self::Version => Cell::from(
+                fw.map(|f| or_unknown(f.version.as_deref()))
+                    .unwrap_or_default(),
+            ),
+            Self::Build => Cell::from(fw.map(build).unwrap_or_default()),
+            Self::Cudnn => Cell::from(
+                fw.and_then(|f| f.cudnn.as_deref())
+                    .map(clean)
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+}
+
+impl Column for FrameworkColumn {
+    fn header(self) -> &'static str {
+        match self {
+            Self::Usable => "",
+            Self::Environment => "Environment",
+            Self::Framework => "Framework",
+            Self::Version => "Version",
+            Self::Build => "Build",
+            Self::Cudnn => "cuDNN",
+        }
+    }
+
+    fn width(self) -> Constraint {
+        match self {
+            Self::Usable => Constraint::Length(1),
+            Self::Environment => Constraint::Fill(1),
+            Self::Framework | Self::Build => Constraint::Length(10),
+            Self::Version => Constraint::Length(16),
+            Self::Cudnn => Constraint::Length(12),
+        }
     }
 }
 

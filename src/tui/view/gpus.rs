@@ -7,11 +7,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, RenderDirection, Row, Sparkline, Table, Widget};
+use ratatui::widgets::{Cell, Paragraph, RenderDirection, Sparkline, Widget};
 
+use super::list_detail::{self, Column, DataTable};
 use super::overview::live_word;
 use super::text::{gib, hanging};
-use super::{Screen, list_detail, pane, spinner, waiting};
+use super::{pane, spinner};
 use crate::report::Gpu;
 use crate::sanitize::clean;
 use crate::tui::model::{or_unknown, visible_gpus};
@@ -44,25 +45,15 @@ fn selected_index(state: &State) -> Option<usize> {
     visible_gpus(state).get(state.cursor().selected).copied()
 }
 
-/// The GPUs screen as a widget over the frame's state.
-pub(super) struct View<'a>(pub(super) Screen<'a>);
-
-impl Widget for &View<'_> {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        let screen = &self.0;
-        let s = screen.state;
-        let t = screen.theme;
-        if s.report.is_none() {
-            waiting(screen, area, buf);
-            return;
-        }
-        let (table_area, facts_area, live_area) = panes(s, area);
-        table(s, t, table_area, buf);
-        list_detail::detail(s, t, "Details", facts_area, buf, |width| {
-            detail(s, t, width)
-        });
-        live(s, t, live_area, buf);
-    }
+/// The GPUs screen, drawn once the scan has a report (`super::list_screen` shows the
+/// scan's progress until then).
+pub(super) fn draw(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
+    let (table_area, facts_area, live_area) = panes(s, area);
+    table(s, t, table_area, buf);
+    list_detail::detail(s, t, "Details", facts_area, buf, |width| {
+        detail(s, t, width)
+    });
+    live(s, t, live_area, buf);
 }
 
 fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
@@ -72,70 +63,103 @@ fn table(s: &State, t: Theme, area: Rect, buf: &mut Buffer) {
         .report
         .as_ref()
         .is_some_and(|r| r.amd_gpus().next().is_some());
-    let mut header = vec![
-        "#",
-        "Name",
-        if amd { "Target" } else { "CC" },
-        "Memory",
-        "Temp",
-        "Power",
-    ];
-    let mut widths = vec![
-        Constraint::Length(2),
-        Constraint::Fill(1),
-        Constraint::Length(if amd { 7 } else { 4 }),
-        Constraint::Length(14),
-        Constraint::Length(6),
-        Constraint::Length(9),
+    let mut columns = vec![
+        GpuColumn::Index,
+        GpuColumn::Name,
+        GpuColumn::Capability { amd },
+        GpuColumn::Memory,
+        GpuColumn::Temperature,
+        GpuColumn::Power,
     ];
     if wide {
-        header.push("SM clock");
-        widths.push(Constraint::Length(14));
+        columns.push(GpuColumn::SmClock);
     }
-    header.push("PCIe");
-    widths.push(Constraint::Length(9));
+    columns.push(GpuColumn::Pcie);
     if wide {
-        header.push("ECC");
-        widths.push(Constraint::Length(14));
+        columns.push(GpuColumn::Ecc);
     }
     let visible = visible_gpus(s);
-    let rows: Vec<Row> = visible
+    let gpus = visible
         .iter()
         .enumerate()
-        .filter_map(|(row, &i)| {
-            let g = current(s, i)?;
-            let mut cells = vec![
-                Cell::from(g.index.to_string()),
-                Cell::from(or_unknown(g.name.as_deref())),
-                Cell::from(
-                    g.compute_capability
-                        .as_deref()
-                        .or(g.gfx_target.as_deref())
-                        .map(clean)
-                        .unwrap_or_default(),
-                ),
-                Cell::from(memory(g)),
-                Cell::from(
-                    g.temperature_c
-                        .map(|c| format!("{c} °C"))
-                        .unwrap_or_default(),
-                ),
-                Cell::from(power(g)),
-            ];
-            if wide {
-                cells.push(Cell::from(clock(g.clock_sm_mhz, g.clock_sm_max_mhz)));
-            }
-            cells.push(Cell::from(pcie(g)));
-            if wide {
-                cells.push(Cell::from(ecc(g)));
-            }
-            let r = Row::new(cells);
-            Some(t.mark_selected(r, row == s.cursor().selected))
+        .filter_map(|(row, &i)| Some((row, current(s, i)?)));
+    DataTable {
+        name: "GPUs",
+        suffix: Some(live_word(&s.live)),
+        columns: &columns,
+        header: true,
+    }
+    .render(s, t, gpus, |g, column| column.cell(g), area, buf);
+}
+
+/// The GPU table's columns; the SM clock and ECC only on a wide terminal.
+#[derive(Debug, Clone, Copy)]
+enum GpuColumn {
+    Index,
+    Name,
+    /// The compute capability, or an AMD GPU's gfx target when the machine has one.
+    Capability {
+        amd: bool,
+    },
+    Memory,
+    Temperature,
+    Power,
+    SmClock,
+    Pcie,
+    Ecc,
+}
+
+impl GpuColumn {
+    fn cell(self, g: &Gpu) -> Cell<'static> {
+        Cell::from(match self {
+            Self::Index => g.index.to_string(),
+            Self::Name => or_unknown(g.name.as_deref()),
+            Self::Capability { .. } => g
+                .compute_capability
+                .as_deref()
+                .or(g.gfx_target.as_deref())
+                .map(clean)
+                .unwrap_or_default(),
+            Self::Memory => memory(g),
+            Self::Temperature => g
+                .temperature_c
+                .map(|c| format!("{c} °C"))
+                .unwrap_or_default(),
+            Self::Power => power(g),
+            Self::SmClock => clock(g.clock_sm_mhz, g.clock_sm_max_mhz),
+            Self::Pcie => pcie(g),
+            Self::Ecc => ecc(g),
         })
-        .collect();
-    let table = Table::new(rows, widths).header(Row::new(header).style(t.dim()));
-    let live = live_word(&s.live);
-    list_detail::list(s, t, "GPUs", Some(live), table, area, buf);
+    }
+}
+
+impl Column for GpuColumn {
+    fn header(self) -> &'static str {
+        match self {
+            Self::Index => "#",
+            Self::Name => "Name",
+            Self::Capability { amd: true } => "Target",
+            Self::Capability { amd: false } => "CC",
+            Self::Memory => "Memory",
+            Self::Temperature => "Temp",
+            Self::Power => "Power",
+            Self::SmClock => "SM clock",
+            Self::Pcie => "PCIe",
+            Self::Ecc => "ECC",
+        }
+    }
+
+    fn width(self) -> Constraint {
+        Constraint::Length(match self {
+            Self::Name => return Constraint::Fill(1),
+            Self::Index => 2,
+            Self::Capability { amd: true } => 7,
+            Self::Capability { amd: false } => 4,
+            Self::Memory | Self::SmClock | Self::Ecc => 14,
+            Self::Temperature => 6,
+            Self::Power | Self::Pcie => 9,
+        })
+    }
 }
 
 fn memory(g: &Gpu) -> String {

@@ -1,8 +1,10 @@
 //! Drawing: [`Screen`] is `impl Widget for &Screen` over the [`State`], so a frame is a pure
 //! function of the state (ratatui's demo2 draws `&App` the same way, and tests draw it into a
-//! `TestBackend`). Each screen is a `View` widget in its own file; this one lays out the frame
-//! (header, tab bar, body, footer) and draws what every screen shares: the footer's key hints
-//! and the help overlay, both from the keymap.
+//! `TestBackend`). Each screen is in its own file: a `View` widget, or for the list screens
+//! (GPUs, Drivers & CUDA, Frameworks, Diagnosis) a `draw` function that [`list_screen`] calls
+//! once there is a report; this one lays out the frame (header, tab bar, body, footer) and
+//! draws what every screen shares: the footer's key hints and the help overlay, both from the
+//! keymap.
 
 mod diagnosis;
 mod drivers;
@@ -59,10 +61,10 @@ impl Widget for &Screen<'_> {
         let screen = *self;
         match self.state.tab {
             Tab::Overview => (&overview::View(screen)).render(body, buf),
-            Tab::Gpus => (&gpus::View(screen)).render(body, buf),
-            Tab::Drivers => (&drivers::View(screen)).render(body, buf),
-            Tab::Frameworks => (&frameworks::View(screen)).render(body, buf),
-            Tab::Diagnosis => (&diagnosis::View(screen)).render(body, buf),
+            Tab::Gpus => list_screen(screen, body, buf, gpus::draw),
+            Tab::Drivers => list_screen(screen, body, buf, drivers::draw),
+            Tab::Frameworks => list_screen(screen, body, buf, frameworks::draw),
+            Tab::Diagnosis => list_screen(screen, body, buf, diagnosis::draw),
             Tab::Plan => (&plan::View(screen)).render(body, buf),
             Tab::Smoke => (&smoke::View(screen)).render(body, buf),
         }
@@ -422,6 +424,20 @@ fn detail_focused(state: &State) -> bool {
 }
 
 /// What a screen shows before the report exists.
+/// A list screen: the scan's progress until there is a report, then `draw` with the state.
+fn list_screen(
+    screen: Screen<'_>,
+    area: Rect,
+    buf: &mut Buffer,
+    draw: fn(&State, Theme, Rect, &mut Buffer),
+) {
+    if screen.state.report.is_none() {
+        waiting(&screen, area, buf);
+        return;
+    }
+    draw(screen.state, screen.theme, area, buf);
+}
+
 fn waiting(screen: &Screen<'_>, area: Rect, buf: &mut Buffer) {
     let t = screen.theme;
     let s = screen.state;

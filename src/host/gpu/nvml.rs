@@ -1,0 +1,166 @@
+//! A GPU's readings from NVML (the child's and the stream's): what nvidia-smi's XML shows, in
+//! the report's words.
+
+use nvml_wrapper::Nvml;
+use nvml_wrapper::bitmasks::device::ThrottleReasons;
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, EccCounter, MemoryError, TemperatureSensor, TemperatureThreshold,
+};
+use nvml_wrapper::error::NvmlError;
+
+use super::fabric::nvml_fabric;
+use super::{GpuSnapshot, MAX_DEVICES};
+use crate::report::{EccCounts, Gpu, ProbeOutcome, ProbeStatus};
+
+pub(super) fn nvml_error_outcome(e: &NvmlError) -> ProbeOutcome {
+    let status = match e {
+        NvmlError::LibloadingError(_) | NvmlError::LibraryNotFound => ProbeStatus::Absent,
+        _ => ProbeStatus::Failed,
+    };
+    let detail = match e {
+        NvmlError::LibloadingError(inner) => {
+            format!("libnvidia-ml.so.1 could not be loaded: {inner}")
+        }
+        other => other.to_string(),
+    };
+    ProbeOutcome::new(status, Some(detail))
+}
+
+pub(super) fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) {
+    snapshot.driver_version = nvml.sys_driver_version().ok();
+    snapshot.cuda_version = nvml
+        .sys_cuda_driver_version()
+        .ok()
+        .and_then(|v| crate::version::Version::from_cuda_int(i64::from(v)))
+        .map(|v| v.to_string());
+    let count = match nvml.device_count() {
+        Ok(count) => count,
+        Err(e) => {
+            snapshot.nvml = nvml_error_outcome(&e);
+            return;
+        }
+    };
+    snapshot.nvml = if count > MAX_DEVICES {
+        ProbeOutcome::new(
+            ProbeStatus::Ok,
+            Some(format!(
+                "NVML reported {count} GPUs; only the first {MAX_DEVICES} were read"
+            )),
+        )
+    } else {
+        ProbeOutcome::new(ProbeStatus::Ok, None)
+    };
+    for index in 0..count.min(MAX_DEVICES) {
+        match nvml.device_by_index(index) {
+            Ok(device) => snapshot.gpus.push(gpu_from_device(index, &device)),
+            Err(e) => {
+                // One lost GPU must not hide the others; keep what we know about it.
+                snapshot.gpus.push(Gpu {
+                    index,
+                    source: "nvml".to_string(),
+                    filled_from: vec![format!("error: {e}")],
+                    ..Gpu::default()
+                });
+            }
+        }
+    }
+}
+
+pub(super) fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
+    let pci = d.pci_info().ok();
+    let memory = d.memory_info().ok();
+    let mib = |bytes: u64| bytes / (1024 * 1024);
+    let ecc_count = |kind, counter| d.total_ecc_errors(kind, counter).ok();
+    Gpu {
+        index,
+        name: d.name().ok(),
+        uuid: d.uuid().ok(),
+        pci_bus_id: pci.as_ref().map(|p| p.bus_id.clone()),
+        pci_device_id: pci
+            .as_ref()
+            .map(|p| p.pci_device_id >> 16)
+            .filter(|id| *id != 0)
+            .map(|id| format!("0x{id:04x}")),
+        pci_subsystem_id: pci
+            .as_ref()
+            .and_then(|p| p.pci_sub_system_id)
+            .filter(|id| id & 0xffff != 0)
+            .map(|id| format!("{id:#010x}")),
+        compute_capability: d
+            .cuda_compute_capability()
+            .ok()
+            .map(|cc| format!("{}.{}", cc.major, cc.minor)),
+        architecture: d.architecture().ok().map(|a| a.to_string()),
+        memory_total_mib: memory.as_ref().map(|m| mib(m.total)),
+        memory_used_mib: memory.as_ref().map(|m| mib(m.used)),
+        temperature_c: d.temperature(TemperatureSensor::Gpu).ok(),
+        temperature_slowdown_c: d.temperature_threshold(TemperatureThreshold::Slowdown).ok(),
+        power_draw_w: d.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
+        power_limit_w: d
+            .enforced_power_limit()
+            .ok()
+            .map(|mw| f64::from(mw) / 1000.0),
+        clock_sm_mhz: d.clock_info(Clock::SM).ok(),
+        clock_sm_max_mhz: d.max_clock_info(Clock::SM).ok(),
+        clock_mem_mhz: d.clock_info(Clock::Memory).ok(),
+        clock_mem_max_mhz: d.max_clock_info(Clock::Memory).ok(),
+        utilization_pct: d.utilization_rates().ok().map(|u| u.gpu),
+        throttle_reasons: d
+            .current_throttle_reasons()
+            .map(throttle_names)
+            .unwrap_or_default(),
+        ecc: EccCounts {
+            enabled: d.is_ecc_enabled().ok().map(|e| e.currently_enabled),
+            volatile_corrected: ecc_count(MemoryError::Corrected, EccCounter::Volatile),
+            volatile_uncorrected: ecc_count(MemoryError::Uncorrected, EccCounter::Volatile),
+            aggregate_corrected: ecc_count(MemoryError::Corrected, EccCounter::Aggregate),
+            aggregate_uncorrected: ecc_count(MemoryError::Uncorrected, EccCounter::Aggregate),
+            ..EccCounts::default()
+        },
+        pcie_gen_current: d.current_pcie_link_gen().ok(),
+        pcie_gen_max: d.max_pcie_link_gen().ok(),
+        pcie_width_current: d.current_pcie_link_width().ok(),
+        pcie_width_max: d.max_pcie_link_width().ok(),
+        persistence_mode: d.is_in_persistent_mode().ok(),
+        mig_mode: d.mig_mode().ok().map(|m| {
+            if m.current == 1 {
+                "Enabled"
+            } else {
+                "Disabled"
+            }
+            .to_string()
+        }),
+        fabric: nvml_fabric(d),
+        source: "nvml".to_string(),
+        filled_from: Vec::new(),
+        ..Gpu::default()
+    }
+}
+
+/// The names nvidia-smi's XML uses for the same reasons, so both sources read alike.
+fn throttle_names(reasons: ThrottleReasons) -> Vec<String> {
+    const NAMES: [(ThrottleReasons, &str); 8] = [
+        (ThrottleReasons::SW_POWER_CAP, "sw_power_cap"),
+        (ThrottleReasons::HW_SLOWDOWN, "hw_slowdown"),
+        (ThrottleReasons::HW_THERMAL_SLOWDOWN, "hw_thermal_slowdown"),
+        (
+            ThrottleReasons::HW_POWER_BRAKE_SLOWDOWN,
+            "hw_power_brake_slowdown",
+        ),
+        (ThrottleReasons::SW_THERMAL_SLOWDOWN, "sw_thermal_slowdown"),
+        (ThrottleReasons::SYNC_BOOST, "sync_boost"),
+        (
+            ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+            "applications_clocks_setting",
+        ),
+        (
+            ThrottleReasons::DISPLAY_CLOCK_SETTING,
+            "display_clock_setting",
+        ),
+    ];
+    NAMES
+        .iter()
+        .filter(|(flag, _)| reasons.contains(*flag))
+        .map(|(_, name)| (*name).to_string())
+        .collect()
+}

@@ -1,0 +1,91 @@
+//! Packages with compiled code built against torch (vLLM, xformers, flash-attn, ...) in a site
+//! folder, and the CUDA major their shared objects need (`DT_NEEDED`).
+
+use std::path::Path;
+
+use crate::host::Host;
+use crate::parse::python_pkg;
+use crate::report::Extension;
+
+/// Packages that ship compiled code built against torch, by normalised distribution name, and
+/// onnxruntime-gpu, whose CUDA provider links one CUDA major's libraries (its `DT_NEEDED`).
+const EXTENSIONS: [&str; 10] = [
+    "vllm",
+    "flash-attn",
+    "xformers",
+    "bitsandbytes",
+    "deepspeed",
+    "torchvision",
+    "torchaudio",
+    "flashinfer-python",
+    "sglang-kernel",
+    "onnxruntime-gpu",
+];
+
+/// The extension packages of a site folder, with their torch-family pins.
+pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
+    host.fs
+        .read_dir(site)
+        .into_iter()
+        .filter(|e| e.name.ends_with(".dist-info"))
+        .filter_map(|e| {
+            let (name, version) = python_pkg::dist_info_name(&e.name)?;
+            let name = python_pkg::normalize_name(&name);
+            if !EXTENSIONS.contains(&name.as_str()) {
+                return None;
+            }
+            let mut requires: Vec<String> = host
+                .fs
+                .read_opt(e.path.join("METADATA"))
+                .map(|t| python_pkg::metadata(&t).requires_dist)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|r| ["torch", "torchvision", "torchaudio"].contains(&r.name.as_str()))
+                .filter(|r| !r.marker.as_deref().is_some_and(|m| m.contains("extra")))
+                .map(|r| format!("{}{}", r.name, r.spec))
+                .collect();
+            requires.sort();
+            requires.dedup();
+            Some(Extension {
+                name,
+                version,
+                requires,
+                source: e.path.display().to_string(),
+                cuda_needed: cuda_needed(host, site, &e.path),
+            })
+        })
+        .collect()
+}
+
+/// CUDA libraries whose soname major is the CUDA major they come with.
+const CUDA_MAJOR_LIBS: [&str; 5] = [
+    "libcudart.so.",
+    "libcublas.so.",
+    "libcublasLt.so.",
+    "libnvrtc.so.",
+    "libnvJitLink.so.",
+];
+
+/// How many of a package's compiled files are read (vLLM and flash-attn have a handful).
+const MAX_EXTENSION_OBJECTS: usize = 16;
+
+/// The CUDA sonames (of [`CUDA_MAJOR_LIBS`]) that the `.so` files a package's RECORD lists need.
+fn cuda_needed(host: &Host, site: &Path, dist: &Path) -> Vec<String> {
+    let record = host.fs.read_opt(dist.join("RECORD")).unwrap_or_default();
+    let mut out: Vec<String> = record
+        .lines()
+        .filter_map(|l| l.split(',').next())
+        .filter(|f| f.ends_with(".so") && !f.starts_with('/') && !f.split('/').any(|c| c == ".."))
+        .take(MAX_EXTENSION_OBJECTS)
+        .filter_map(|f| {
+            let file = host.fs.open_ranged(&site.join(f)).ok()?;
+            let mut read = |off: u64, len: usize| file.read_at(off, len);
+            crate::parse::elf::parse(&mut read)
+        })
+        .flat_map(|d| d.needed)
+        .filter(|n| CUDA_MAJOR_LIBS.iter().any(|p| n.starts_with(p)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
