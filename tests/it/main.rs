@@ -14,6 +14,7 @@ mod ci_examples;
 mod conventions;
 mod deep;
 mod docker;
+mod doubling;
 mod explain;
 mod findings;
 mod fixtures;
