@@ -315,21 +315,21 @@ fn every_face_over_twice_the_gpus() {
     doubling(
         "doctor --json over H200s",
         1,
-        600,
+        500,
         h200_face(dir.path(), &["doctor", "--json"]),
         json,
     );
     doubling(
         "doctor (text) over H200s",
         1,
-        600,
+        500,
         h200_face(dir.path(), &["doctor", "-v"]),
         exit_0_or_1,
     );
     doubling(
         "doctor --format prometheus over H200s",
         1,
-        600,
+        500,
         h200_face(dir.path(), &["doctor", "--format", "prometheus"]),
         |n, out| {
             exit_0_or_1(n, out);
@@ -339,7 +339,7 @@ fn every_face_over_twice_the_gpus() {
     doubling(
         "check --format junit over H200s",
         1,
-        600,
+        500,
         h200_face(
             dir.path(),
             &["check", "--fail-on", "never", "--format", "junit"],
