@@ -30,6 +30,7 @@ mod leads;
 mod linkmap;
 mod mutants;
 mod packaging;
+mod peak_memory;
 mod plan;
 mod plan_sweep;
 mod prometheus;
