@@ -627,3 +627,119 @@ fn twice_the_dpkg_lists() {
         },
     );
 }
+
+// ---- every rule over N GPUs --------------------------------------------------------------------
+
+/// The fixture's nvidia-smi captures with each GPU repeated until there are `n`: every copy
+/// keeps its GPU's facts (and so the findings it raises) under a bus id and UUID of its own.
+fn repeat_captured_gpus(bin: &Path, n: usize) {
+    let xml_path = bin.join("nvidia-smi.q-x.xml");
+    let xml = std::fs::read_to_string(&xml_path).unwrap();
+    let first = xml.find("<gpu id=").unwrap();
+    let last = xml.rfind("</gpu>").unwrap() + "</gpu>".len();
+    let blocks: Vec<(String, String)> = xml[first..last]
+        .split_inclusive("</gpu>")
+        .map(|b| b.trim_start().to_string())
+        .filter(|b| b.starts_with("<gpu id="))
+        .map(|b| {
+            let id = b["<gpu id=\"".len()..]
+                .split('"')
+                .next()
+                .unwrap()
+                .to_string();
+            (id, b)
+        })
+        .collect();
+    let csv_path = bin.join("nvidia-smi.query-gpu.csv");
+    let csv = std::fs::read_to_string(&csv_path).unwrap_or_default();
+    let (mut gpus, mut rows) = (String::new(), String::new());
+    for i in 0..n {
+        let (id, block) = &blocks[i % blocks.len()];
+        let bus = format!(
+            "{:08X}:{:02X}:{:02X}.0",
+            0x100 + (i >> 13),
+            (i >> 5) & 0xff,
+            i & 0x1f
+        );
+        gpus.push_str(
+            &block
+                .replace(id.as_str(), &bus)
+                .replace("<uuid>GPU-", &format!("<uuid>GPU-{i:05x}")),
+        );
+        gpus.push('\n');
+        if let Some(row) = csv.lines().find(|l| l.contains(id.as_str())) {
+            let rest = row.split_once(',').map_or(row, |(_, r)| r);
+            rows.push_str(&format!(
+                "{i},{}\n",
+                rest.replace(id.as_str(), &bus)
+                    .replace(" GPU-", &format!(" GPU-{i:05x}"))
+            ));
+        }
+    }
+    let head = xml[..first].replace(
+        &format!("<attached_gpus>{}</attached_gpus>", blocks.len()),
+        &format!("<attached_gpus>{n}</attached_gpus>"),
+    );
+    std::fs::write(&xml_path, format!("{head}{gpus}{}", &xml[last..])).unwrap();
+    if !csv.is_empty() {
+        std::fs::write(&csv_path, rows).unwrap();
+    }
+}
+
+/// Fixture machines whose GPUs raise findings of their own (ECC errors, throttling, a slow
+/// link, persistence off, an architecture missing from the build, mixed models, no fabric
+/// manager, a data-center-only compat package, an unchecked arch list, flash-attn's minimum):
+/// with their GPUs repeated, each machine's work grows with the GPU count, not its square.
+#[test]
+fn every_rule_over_twice_the_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    for fixture in [
+        "ecc-uncorrectable-a100",
+        "thermal-throttle-rtx3090",
+        "pcie-x8-busy",
+        "a100-persistence-off",
+        "rtx5090-torch-cu126",
+        "mixed-a100-v100",
+        "hgx-fabric-manager-not-installed",
+        "forward-compat-on-geforce",
+        "k80-torch-131-unchecked",
+        "flash-attn-on-turing-t4",
+    ] {
+        let expected: Vec<String> =
+            std::fs::read_to_string(fixture_dir(fixture).join("expected-findings.txt"))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+                .map(str::to_string)
+                .collect();
+        let dir = dir.path().join(fixture);
+        doubling(
+            &format!("doctor --json over {fixture}'s GPUs"),
+            1,
+            250,
+            |n| {
+                let root = dir.join(format!("m{n}"));
+                if !root.exists() {
+                    copy_tree(&fixture_dir(fixture).join("root"), &root);
+                    if n > 1 {
+                        repeat_captured_gpus(&root.join("usr/bin"), n);
+                    }
+                }
+                on(fixture, &root, &["doctor", "--json"])
+            },
+            |n, out| {
+                exit_0_or_1(n, out);
+                let r: Value = serde_json::from_str(&out.stdout).unwrap();
+                if n > 1 {
+                    assert_eq!(r["gpus"].as_array().unwrap().len(), n, "{fixture}");
+                }
+                for id in &expected {
+                    assert!(
+                        out.stdout.contains(&format!("\"id\": \"{id}\"")),
+                        "{fixture}: {id} missing at {n}"
+                    );
+                }
+            },
+        );
+    }
+}
