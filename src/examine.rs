@@ -88,10 +88,18 @@ pub(crate) fn explain(
     text: &[u8],
     input_cut: Option<String>,
 ) -> Report {
+    // The examination and the search of the text share the budget a scan gets.
+    let end = std::time::Instant::now() + host.timeout + crate::host::budget::SLACK;
     let report = gather_beside_choice(host, set);
     let mut report = finish(host, deep, set, report);
     let table = set.manifests().errors.table();
-    report.explain = Some(crate::explain::explain(&report, table, text, input_cut));
+    report.explain = Some(crate::explain::explain_until(
+        &report,
+        table,
+        text,
+        input_cut,
+        Some(end),
+    ));
     report
 }
 

@@ -65,7 +65,11 @@ pub(crate) fn replace(path: &Path, content: &str) -> Result<(), String> {
     )
 }
 
-/// Writes every file, or none when one already exists and `force` is off.
+/// Writes every file, or none when one already exists and `force` is off. The regular files
+/// are all written to their temporaries first and renamed into place only once every one of
+/// them was written (a plan's `plan.sh` is not replaced while its `environment.yml` fails);
+/// a rename that fails after others were done removes the files those created. Files written
+/// into (devices, FIFOs, another user's file) come last.
 ///
 /// # Errors
 /// A message naming the file and the problem.
@@ -81,14 +85,50 @@ pub(crate) fn write_all(files: &[OutFile], force: bool) -> Result<(), String> {
         }
         targets.push(target);
     }
+    let mut ready = Vec::new();
+    let mut into = Vec::new();
     for (f, target) in files.iter().zip(targets) {
         match target {
-            Target::Missing(path) => write_one(f, &path, false)?,
+            Target::Missing(path) => match prepare(f, &path, false)? {
+                Prepared::Temp(temp) => ready.push((f, path, temp, false)),
+                Prepared::InPlace => into.push((f, path, true)),
+            },
             Target::Regular(path) => {
                 may_write(&path)?;
-                write_one(f, &path, true)?;
+                match prepare(f, &path, true)? {
+                    Prepared::Temp(temp) => ready.push((f, path, temp, true)),
+                    Prepared::InPlace => into.push((f, path, true)),
+                }
             }
-            Target::Special(path) => write_into(f, &path)?,
+            Target::Special(path) => into.push((f, path, false)),
+        }
+    }
+    let mut created: Vec<PathBuf> = Vec::new();
+    for (f, path, temp, replace) in ready {
+        let persisted = if replace {
+            temp.persist(&path).map(|_| ())
+        } else {
+            temp.persist_noclobber(&path).map(|_| ())
+        };
+        if let Err(e) = persisted {
+            for made in &created {
+                let _ = fs::remove_file(made);
+            }
+            return Err(if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                format!("{} exists; pass --force to overwrite it", shown(&f.path))
+            } else {
+                format!("cannot write {}: {}", shown(&f.path), e.error)
+            });
+        }
+        if !replace {
+            created.push(path);
+        }
+    }
+    for (f, path, in_place) in into {
+        if in_place {
+            write_in_place(f, &path)?;
+        } else {
+            write_into(f, &path)?;
         }
     }
     Ok(())
@@ -281,11 +321,18 @@ fn write_in_place(f: &OutFile, path: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot write {shown}: {e}"))
 }
 
-/// Writes a regular file at `path` through a temporary sibling (`.NAME.XXXXXX.tmp`, made by
-/// [`tempfile`] with mode 0600 until the content is in): renamed over the old file when
-/// `replace`, else moved into place only if the name is still free (so a file that appeared
-/// meanwhile is not clobbered). The temporary file is removed on any error.
-fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
+/// A regular file's content ready to be moved into place, or the old file to be written into.
+enum Prepared {
+    Temp(tempfile::NamedTempFile),
+    /// Its owner could not be kept, or its folder may not be written: `>` writes into it.
+    InPlace,
+}
+
+/// Writes `f` to a temporary sibling of `path` (`.NAME.XXXXXX.tmp`, made by [`tempfile`] with
+/// mode 0600 until the content is in), with the old file's mode, owner and group when it
+/// `replace`s one, flushed to disk; [`write_all`] renames it into place. The temporary file is
+/// removed when it is dropped unrenamed.
+fn prepare(f: &OutFile, path: &Path, replace: bool) -> Result<Prepared, String> {
     let shown = shown(&f.path);
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -295,8 +342,7 @@ fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
     prefix.push(path.file_name().unwrap_or_else(|| "plan".as_ref()));
     prefix.push(".");
     let old = if replace { kept(path) } else { None };
-    let mut in_place = false;
-    let result = (|| -> std::io::Result<()> {
+    let result = (|| -> std::io::Result<Prepared> {
         let mut temp = tempfile::Builder::new()
             .prefix(&prefix)
             .suffix(".tmp")
@@ -306,35 +352,22 @@ fn write_one(f: &OutFile, path: &Path, replace: bool) -> Result<(), String> {
         if let Some(old) = &old
             && !same_owner(temp.as_file(), old)
         {
-            in_place = true;
-            return Ok(());
+            return Ok(Prepared::InPlace);
         }
         let mode = old.as_ref().map_or(f.mode, |old| old.mode);
         temp.as_file()
             .set_permissions(fs::Permissions::from_mode(mode))?;
         temp.as_file().sync_all()?;
-        if replace {
-            temp.persist(path).map_err(|e| e.error)?;
-        } else {
-            temp.persist_noclobber(path).map_err(|e| e.error)?;
-        }
-        Ok(())
+        Ok(Prepared::Temp(temp))
     })();
-    if in_place {
-        return write_in_place(f, path);
-    }
-    if let Err(e) = result {
+    match result {
+        Ok(prepared) => Ok(prepared),
         // A folder one may not write, holding a file one may: `>` writes into the file.
-        if replace && e.kind() == std::io::ErrorKind::PermissionDenied {
-            return write_in_place(f, path);
+        Err(e) if replace && e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Ok(Prepared::InPlace)
         }
-        return Err(if e.kind() == std::io::ErrorKind::AlreadyExists {
-            format!("{shown} exists; pass --force to overwrite it")
-        } else {
-            format!("cannot write {shown}: {e}")
-        });
+        Err(e) => Err(format!("cannot write {shown}: {e}")),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -347,6 +380,45 @@ mod tests {
             .tempdir()
             .unwrap()
             .keep()
+    }
+
+    /// #40: `plan -o plan.sh` of a conda plan also writes `environment.yml`; `plan.sh` was
+    /// replaced before `environment.yml` failed. Now neither is, and no temporary is left.
+    #[test]
+    fn a_pair_is_written_whole_or_not_at_all() {
+        let d = dir();
+        let plan = d.join("plan.sh");
+        fs::write(&plan, "old plan").unwrap();
+        let files = [
+            OutFile {
+                path: plan.clone(),
+                content: "new plan".to_string(),
+                mode: 0o755,
+            },
+            OutFile {
+                // Its folder does not exist: its temporary cannot be made.
+                path: d.join("gone/environment.yml"),
+                content: "name: ml".to_string(),
+                mode: 0o644,
+            },
+        ];
+        let err = write_all(&files, true).unwrap_err();
+        assert!(err.contains("environment.yml"), "{err}");
+        assert_eq!(fs::read_to_string(&plan).unwrap(), "old plan");
+        let names: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("plan.sh")]);
+        // Both written once both can be.
+        fs::create_dir(d.join("gone")).unwrap();
+        write_all(&files, true).unwrap();
+        assert_eq!(fs::read_to_string(&plan).unwrap(), "new plan");
+        assert_eq!(
+            fs::read_to_string(d.join("gone/environment.yml")).unwrap(),
+            "name: ml"
+        );
+        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

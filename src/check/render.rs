@@ -216,3 +216,76 @@ fn junit(v: &Verdict) -> String {
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
 }
+
+/// #40: `check`'s CI faces as properties (here, not in `present`, which must not import
+/// `check`: the shape test's cycle check).
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::{Format, render};
+    use crate::present::props::{config, hostile, non_printing, report_of};
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// #40: `check`'s CI faces. A GitHub workflow command is one line and only gpu-doctor's
+        /// own lines start one (`::error`...); JUnit is XML 1.0 (which no control character but
+        /// tab and line breaks may enter, raw or as a reference) with `<` and `&` escaped; neither
+        /// shows a non-printing character.
+        #[test]
+        fn check_s_github_and_junit_faces_show_no_non_printing_character(
+            s in prop_oneof![
+                hostile(),
+                hostile().prop_map(|s| format!("{s}\n::error::owned %0A{s}<x y=\"1\">&z;]]>")),
+            ]
+        ) {
+            let r = report_of(&s);
+            let requirement = crate::check::expr::parse("driver>=535").unwrap();
+            let verdict = crate::check::verdict(&r, &[requirement], crate::check::FailOn::Warning, None);
+            let github = render(&verdict, Format::Github);
+            let junit = render(&verdict, Format::Junit);
+            for (face, out) in [("github", &github), ("junit", &junit)] {
+                let raw = out.chars().find(|c| *c != '\n' && non_printing(*c));
+                prop_assert!(raw.is_none(), "{face}: {raw:?} in {out:?}");
+            }
+            for line in github.lines() {
+                prop_assert!(
+                    !line.contains("::") || line.starts_with("::error") || line.starts_with("::warning")
+                        || line.starts_with("::notice"),
+                    "a workflow command from the machine: {line:?}"
+                );
+            }
+            // No character reference to a control character either (`&#27;` is not XML 1.0).
+            prop_assert!(!junit.contains("&#x1") && !junit.contains("&#27;"), "{junit}");
+            prop_assert!(roxmltree_like_well_formed(&junit), "{junit}");
+            // The machine's text is there (escaped), not dropped.
+            prop_assert!(junit.contains("testcase"), "{junit}");
+        }
+    }
+
+    /// A cheap well-formedness check of the JUnit face: every `<` opens a tag gpu-doctor writes and
+    /// every `&` starts one of XML's five entities or a numeric reference.
+    fn roxmltree_like_well_formed(xml: &str) -> bool {
+        let tags_ok = xml.match_indices('<').all(|(i, _)| {
+            let rest = &xml[i + 1..];
+            rest.starts_with('?')
+                || rest.starts_with('/')
+                || rest.starts_with("testsuite")
+                || rest.starts_with("testcase")
+                || rest.starts_with("failure")
+                || rest.starts_with("system-out")
+                || rest.starts_with("skipped")
+                || rest.starts_with("properties")
+                || rest.starts_with("property")
+                || rest.starts_with("![CDATA[")
+        });
+        let amps_ok = xml.match_indices('&').all(|(i, _)| {
+            let rest = &xml[i + 1..];
+            ["lt;", "gt;", "amp;", "quot;", "apos;", "#"]
+                .iter()
+                .any(|e| rest.starts_with(e))
+        });
+        tags_ok && amps_ok
+    }
+}

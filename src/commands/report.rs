@@ -12,7 +12,9 @@ use crate::fleet::{load, render, summary};
 use crate::sanitize::clean;
 
 pub(super) fn merge(settings: &Settings, args: &MergeArgs) -> CliResult {
-    let inputs = load::load(&args.paths);
+    // The same budget a scan gets: `--timeout` and its slack.
+    let end = std::time::Instant::now() + settings.host.timeout + crate::host::budget::SLACK;
+    let inputs = load::load(&args.paths, end);
     for note in &inputs.passed_over {
         crate::term::note(&format!("{}; see `report merge --help`", clean(note)));
     }

@@ -38,6 +38,20 @@ pub(crate) fn explain(
     bytes: &[u8],
     input_cut: Option<String>,
 ) -> Explain {
+    explain_until(report, table, bytes, input_cut, None)
+}
+
+/// [`explain`] whose search of the text stops at `end` (the budget a scan gets): a log too
+/// long to search in time is searched from its start up to there, and `input_cut` says how
+/// far that was.
+#[must_use]
+pub(crate) fn explain_until(
+    report: &Report,
+    table: &ErrorTable,
+    bytes: &[u8],
+    mut input_cut: Option<String>,
+    end: Option<std::time::Instant>,
+) -> Explain {
     let cleaned = read::clean(&read::decode(bytes));
     let text = cleaned.text;
     let normal = read::View::new(&text, cleaned.wrap_width);
@@ -46,7 +60,19 @@ pub(crate) fn explain(
     let lines = LineIndex::new(&text);
     // Each signature with its row (to order signatures found on one line) and its span.
     let mut found: Vec<(Signature, usize, (usize, usize))> = Vec::new();
-    for hits in index.scan(view) {
+    let (all_hits, stopped) = index.scan_until(view, end);
+    if let Some(at) = stopped {
+        let searched = format!(
+            "the time budget (--timeout) was spent after searching the first {} of {} bytes; the rest was not searched",
+            normal.original(at),
+            text.len()
+        );
+        input_cut = Some(match input_cut {
+            Some(before) => format!("{before}; {searched}"),
+            None => searched,
+        });
+    }
+    for hits in all_hits {
         let Some(row) = index.row(hits.row) else {
             continue;
         };

@@ -35,6 +35,9 @@ pub(crate) struct Index<'t> {
 }
 
 /// Each row's hits beyond this are counted, not kept.
+/// How often (in bytes of text) the search looks at the clock.
+const CLOCK_EVERY: usize = 64 * 1024;
+
 const KEPT_PER_ROW: usize = 256;
 
 /// Where one row matched.
@@ -143,8 +146,23 @@ impl<'t> Index<'t> {
 
     /// Every row that matches `text`, in the order of its first match, one message counted
     /// once: where rows overlap, the one earlier in the table (the more specific) keeps it.
+    #[cfg(test)]
     #[must_use]
     pub(crate) fn scan(&self, text: &str) -> Vec<RowHits> {
+        self.scan_until(text, None).0
+    }
+
+    /// Every row that matches `text`, in the order of its first match, one message counted
+    /// once (where rows overlap, the one earlier in the table keeps it); the search stops at
+    /// `end`, looked at every [`CLOCK_EVERY`] bytes. The rows found, and where the search
+    /// stopped when it did.
+    #[must_use]
+    pub(crate) fn scan_until(
+        &self,
+        text: &str,
+        end: Option<std::time::Instant>,
+    ) -> (Vec<RowHits>, Option<usize>) {
+        let mut stopped = None;
         let bytes = text.as_bytes();
         let mut kept: Vec<Hit> = Vec::new();
         // Hits per row and pattern: a message two patterns of its row both match (a warning
@@ -153,6 +171,13 @@ impl<'t> Index<'t> {
         // The gram of the four bytes ending at `i`, rolled one byte at a time.
         let mut rolling: u32 = 0;
         for (i, &byte) in bytes.iter().enumerate() {
+            if i % CLOCK_EVERY == 0
+                && i > 0
+                && end.is_some_and(|end| std::time::Instant::now() >= end)
+            {
+                stopped = Some(i);
+                break;
+            }
             rolling = rolling << 8 | u32::from(FOLD[usize::from(byte)]);
             let k = bloom_bit(rolling);
             if i < 3 || self.bloom[k / 64] & (1 << (k % 64)) == 0 {
@@ -241,7 +266,7 @@ impl<'t> Index<'t> {
                 .unwrap_or(1)
                 .max(1);
         }
-        out
+        (out, stopped)
     }
 
     /// The row behind a hit.

@@ -15,14 +15,22 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
+use super::header::{Header, Scalar};
 use super::view::NodeReport;
 use crate::report::SCHEMA_VERSION;
 
 /// Files larger than this are refused unread: a node's report is tens of kilobytes, and one
 /// huge file must not exhaust the memory of the machine merging a fleet.
-pub(crate) const MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most list entries (GPUs, findings, environments, frameworks, toolkits, library copies,
+/// smoke devices) kept over all the reports of one merge, and the most reports: what is kept
+/// is what costs memory, and a fleet's reports are read whole before the summary is made.
+/// Files past either are not read, each skipped with that reason.
+pub(crate) const MAX_KEPT_ENTRIES: usize = 400_000;
+/// See [`MAX_KEPT_ENTRIES`].
+pub(crate) const MAX_REPORTS: usize = 50_000;
 
 /// Reasons longer than this are cut: a parser error may quote a field of the file.
 const MAX_REASON_CHARS: usize = 300;
@@ -51,6 +59,8 @@ pub(crate) enum SkipKind {
     TooLarge,
     /// Missing, not a regular file, or not readable.
     Unreadable,
+    /// Not read: the merge's time budget was spent, or its limits on what is kept were met.
+    NotRead,
 }
 
 /// A file that was not merged, and why.
@@ -80,9 +90,11 @@ pub(crate) enum Classified {
     Skip(SkipKind, String),
 }
 
-/// Reads every FILE and every DIR's `*.json` (see the module docs), each file once.
+/// Reads every FILE and every DIR's `*.json` (see the module docs), each file once, until
+/// `end` (the budget a scan gets: `--timeout` and its slack) or the limits on what is kept
+/// ([`MAX_KEPT_ENTRIES`], [`MAX_REPORTS`]); the files left are skipped as not read.
 #[must_use]
-pub(crate) fn load(paths: &[PathBuf]) -> Inputs {
+pub(crate) fn load(paths: &[PathBuf], end: std::time::Instant) -> Inputs {
     let mut inputs = Inputs::default();
     let mut files: Vec<(PathBuf, bool)> = Vec::new();
     for path in paths {
@@ -102,13 +114,45 @@ pub(crate) fn load(paths: &[PathBuf]) -> Inputs {
     // The same file named twice (as a FILE and in its DIR) is one report, not a duplicate.
     let mut seen = std::collections::BTreeSet::new();
     files.retain(|(f, _)| seen.insert(f.clone()));
+    let mut kept = 0usize;
+    let mut stopped: Option<String> = None;
     for (path, named) in files {
         let file = shown(&path);
-        match read_bounded(&path).map(|bytes| classify(&bytes)) {
-            Ok(Classified::Report(report)) => inputs.reports.push(Loaded {
+        if stopped.is_none() && std::time::Instant::now() >= end {
+            stopped = Some("the merge's time budget (--timeout) was spent".to_string());
+        }
+        if stopped.is_none() && (kept >= MAX_KEPT_ENTRIES || inputs.reports.len() >= MAX_REPORTS) {
+            stopped = Some(format!(
+                "the merge keeps at most {MAX_REPORTS} reports and {MAX_KEPT_ENTRIES} list entries"
+            ));
+        }
+        if let Some(why) = &stopped {
+            inputs.skipped.push(Skipped {
                 file,
-                report: *report,
-            }),
+                kind: SkipKind::NotRead,
+                reason: format!("not read: {why}"),
+            });
+            continue;
+        }
+        let _ = super::capped::take_passed_over();
+        let classified = read_bounded(&path).map(|bytes| classify(&bytes));
+        let over = super::capped::take_passed_over();
+        if over > 0 {
+            inputs.passed_over.push(format!(
+                "{file}: {over} list entries past the caps ({} GPUs, {} of any other list) \
+                 were not read",
+                super::capped::GPUS,
+                super::capped::OTHER
+            ));
+        }
+        match classified {
+            Ok(Classified::Report(report)) => {
+                kept = kept.saturating_add(entries(&report));
+                inputs.reports.push(Loaded {
+                    file,
+                    report: *report,
+                });
+            }
             Ok(Classified::FleetSummary) if !named => inputs
                 .passed_over
                 .push(format!("{file}: a fleet summary, not a node report")),
@@ -125,6 +169,20 @@ pub(crate) fn load(paths: &[PathBuf]) -> Inputs {
     }
     inputs.skipped.sort();
     inputs
+}
+
+/// The list entries a report keeps (see [`MAX_KEPT_ENTRIES`]), the report itself counted one.
+fn entries(r: &NodeReport) -> usize {
+    1 + r.gpus.len()
+        + r.toolkits.len()
+        + r.libraries.cudnn.len()
+        + r.libraries.nccl.len()
+        + r.findings.len()
+        + r.python_envs
+            .iter()
+            .map(|e| 1 + e.frameworks.len())
+            .sum::<usize>()
+        + r.smoke.as_ref().map_or(0, |s| s.devices.len())
 }
 
 fn shown(path: &Path) -> String {
@@ -191,46 +249,63 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, (SkipKind, String)> {
 /// before any field is trusted, then read through the lenient [`NodeReport`] view.
 #[must_use]
 pub(crate) fn classify(bytes: &[u8]) -> Classified {
-    // `str::parse` runs serde_json's own non-generic parser, which the release profile builds
-    // for speed (Cargo.toml) while our generic instances are built for size; bytes that are
-    // not UTF-8 go through `from_slice`, so the error names the same line and column.
+    // Bytes that are not UTF-8 are refused first, with where (serde_json does not check the
+    // values it passes over); then only the fields that decide are read ([`Header`]).
     let parsed = match std::str::from_utf8(bytes) {
-        Ok(text) => text.parse::<Value>(),
-        Err(_) => serde_json::from_slice(bytes),
+        Ok(text) => serde_json::from_str::<Header>(text),
+        // Values passed over are not checked for UTF-8 by serde_json: say where it breaks.
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            let line = 1 + good.iter().filter(|b| **b == b'\n').count();
+            let column =
+                1 + good.len() - good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            return Classified::Skip(
+                SkipKind::Corrupt,
+                format!(
+                    "not valid JSON: invalid unicode code point at line {line} column {column}"
+                ),
+            );
+        }
     };
-    let value = match parsed {
-        Ok(v) => v,
+    let (fleet, version, tool) = match parsed {
+        Ok(Header::Object {
+            fleet_schema_version,
+            schema_version,
+            tool_version,
+        }) => (fleet_schema_version, schema_version, tool_version),
+        Ok(Header::Not(kind)) => return not_a_report(&format!("{kind}, not an object")),
         Err(e) => {
             return Classified::Skip(SkipKind::Corrupt, short(&format!("not valid JSON: {e}")));
         }
     };
-    let Some(object) = value.as_object() else {
-        return not_a_report(&format!("{}, not an object", kind_of(&value)));
-    };
-    if object.contains_key("fleet_schema_version") {
+    if fleet {
         return Classified::FleetSummary;
     }
-    let Some(version) = object.get("schema_version") else {
+    let Some(version) = version else {
         return not_a_report("no schema_version");
     };
-    let Some(number) = version.as_u64() else {
-        let shown = match version {
-            // A number is short and harmless to quote; anything else is described.
-            Value::Number(n) => n.to_string(),
-            other => kind_of(other).to_string(),
-        };
-        return not_a_report(&format!("schema_version is {shown}, not a whole number"));
+    let number = match version {
+        Scalar::Whole(n) => n,
+        // A number is short and harmless to quote; anything else is described.
+        Scalar::Number(n) => {
+            return not_a_report(&format!("schema_version is {n}, not a whole number"));
+        }
+        other => {
+            return not_a_report(&format!(
+                "schema_version is {}, not a whole number",
+                other.kind()
+            ));
+        }
     };
     let ours = u64::from(SCHEMA_VERSION);
     if number == 0 {
         return not_a_report("schema_version 0");
     }
     if number > ours {
-        let tool = object
-            .get("tool")
-            .and_then(|t| t.get("version"))
-            .and_then(Value::as_str)
-            .map_or_else(|| "an unknown version".to_string(), short);
+        let tool = match tool {
+            Some(Scalar::Text(t)) => short(&t),
+            _ => "an unknown version".to_string(),
+        };
         return Classified::Skip(
             SkipKind::NewerSchema,
             format!(
@@ -246,8 +321,8 @@ pub(crate) fn classify(bytes: &[u8]) -> Classified {
             format!("report schema {number}; this gpu-doctor reads schema {ours}"),
         );
     }
-    // Parsed again from the bytes rather than from `value`: serde_json then says where in the
-    // file a field had the wrong type.
+    // Parsed again from the bytes: serde_json then says where in the file a field had the
+    // wrong type. Long lists are read up to their caps ([`super::capped`]).
     match serde_json::from_slice::<NodeReport>(bytes) {
         Ok(report) => Classified::Report(Box::new(report)),
         Err(e) => Classified::Skip(
@@ -262,17 +337,6 @@ fn not_a_report(why: &str) -> Classified {
         SkipKind::NotAReport,
         format!("not a gpu-doctor report ({why})"),
     )
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a JSON array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// At most [`MAX_REASON_CHARS`] characters, cut on a character boundary.
@@ -352,6 +416,47 @@ mod tests {
         assert!(
             reason.starts_with("not valid JSON: invalid unicode code point at line 2"),
             "{reason}"
+        );
+    }
+
+    #[test]
+    fn files_past_the_time_budget_are_skipped_as_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.json", "b.json"] {
+            std::fs::write(dir.path().join(name), r#"{"schema_version": 1}"#).unwrap();
+        }
+        let spent = std::time::Instant::now();
+        let inputs = load(&[dir.path().to_path_buf()], spent);
+        assert!(inputs.reports.is_empty());
+        assert_eq!(inputs.skipped.len(), 2);
+        assert!(inputs.skipped.iter().all(|s| s.kind == SkipKind::NotRead
+            && s.reason == "not read: the merge's time budget (--timeout) was spent"));
+        let later = std::time::Instant::now() + std::time::Duration::from_secs(600);
+        assert_eq!(load(&[dir.path().to_path_buf()], later).reports.len(), 2);
+    }
+
+    #[test]
+    fn a_report_of_millions_of_empty_gpus_keeps_the_cap_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("n.json");
+        let gpus = vec!["{}"; 100_000].join(",");
+        std::fs::write(
+            &file,
+            format!(r#"{{"schema_version": 1, "gpus": [{gpus}]}}"#),
+        )
+        .unwrap();
+        let later = std::time::Instant::now() + std::time::Duration::from_secs(600);
+        let inputs = load(&[file], later);
+        assert_eq!(
+            inputs.reports[0].report.gpus.len(),
+            super::super::capped::GPUS
+        );
+        assert!(
+            inputs.passed_over[0].ends_with(
+                "98976 list entries past the caps (1024 GPUs, 4096 of any other list) were not read"
+            ),
+            "{:?}",
+            inputs.passed_over
         );
     }
 

@@ -5,7 +5,9 @@
 //! touches the filesystem, and only to read; `crate::commands::report` says what was skipped
 //! and writes the output.
 
+pub(crate) mod capped;
 pub(crate) mod gpus;
+pub(crate) mod header;
 pub(crate) mod hostlist;
 pub(crate) mod load;
 pub(crate) mod render;

@@ -32,7 +32,8 @@
 //! - `duplicates[] {node, kept, kept_generated_at, dropped, dropped_generated_at, reason}`:
 //!   reports passed over because the same node had a newer one;
 //! - `skipped[] {file, kind, reason}`: files not merged (`kind`: `not_a_report`,
-//!   `newer_schema`, `older_schema`, `corrupt`, `too_large`, `unreadable`).
+//!   `newer_schema`, `older_schema`, `corrupt`, `too_large`, `unreadable`, `not_read`: the
+//!   merge's time budget or its limits on what is kept were met first).
 //!
 //! Machine strings (host names, versions, titles) are kept as the reports hold them; the text
 //! and Markdown faces clean them.

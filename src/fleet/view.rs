@@ -21,10 +21,14 @@ pub(crate) struct NodeReport {
     pub driver: Driver,
     /// `rocm_version` only: an AMD node's ROCm is part of its stack.
     pub kernel: Kernel,
+    #[serde(deserialize_with = "super::capped::gpus")]
     pub gpus: Vec<Gpu>,
+    #[serde(deserialize_with = "super::capped::other")]
     pub toolkits: Vec<Versioned>,
     pub libraries: Libraries,
+    #[serde(deserialize_with = "super::capped::other")]
     pub python_envs: Vec<PythonEnv>,
+    #[serde(deserialize_with = "super::capped::other")]
     pub findings: Vec<Finding>,
     /// Null from `doctor`, filled by `smoke`.
     pub smoke: Option<Smoke>,
@@ -72,7 +76,9 @@ pub(crate) struct Versioned {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub(crate) struct Libraries {
+    #[serde(deserialize_with = "super::capped::other")]
     pub cudnn: Vec<Versioned>,
+    #[serde(deserialize_with = "super::capped::other")]
     pub nccl: Vec<Versioned>,
 }
 
@@ -80,6 +86,7 @@ pub(crate) struct Libraries {
 #[serde(default)]
 pub(crate) struct PythonEnv {
     pub path: String,
+    #[serde(deserialize_with = "super::capped::other")]
     pub frameworks: Vec<Framework>,
 }
 
@@ -110,6 +117,7 @@ pub(crate) struct Smoke {
     pub status: Option<crate::report::smoke::SmokeStatus>,
     pub error: Option<String>,
     pub bench: bool,
+    #[serde(deserialize_with = "super::capped::gpus")]
     pub devices: Vec<Device>,
 }
 

@@ -130,7 +130,7 @@ fn pid(raw: i32) -> Option<Pid> {
 }
 
 /// Sends `SIGKILL` to a process group (nothing when `pgid` is not a valid id).
-fn kill_group(pgid: i32) {
+pub(crate) fn kill_group(pgid: i32) {
     if let Some(pgid) = pid(pgid) {
         let _ = process::kill_process_group(pgid, Signal::KILL);
     }

@@ -1121,6 +1121,8 @@ fn groups_step(report: &Report, m: &Manifests) -> Option<Step> {
                     Word::lit("-a"),
                     Word::lit("-G"),
                     Word::lit(groups),
+                    // The name is never an option, whatever it starts with (#40).
+                    Word::lit("--"),
                     Word::lit(name),
                 ],
                 sudo: true,

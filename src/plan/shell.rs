@@ -108,9 +108,169 @@ fn python_words(python: &Python) -> Vec<Word> {
     }
 }
 
-/// A command as the lines of shell that run it.
+/// Whether `value` holds a character [`shell_quote`] would have to change (NUL, a control
+/// character, tab and line break included, or an invisible one): written cleaned, a user name
+/// or an environment path would name another user or interpreter.
+fn needs_cleaning(value: &str) -> bool {
+    value
+        .chars()
+        .any(|c| c.is_control() || crate::sanitize::is_invisible(c))
+}
+
+/// Every value `command` passes to a program, with what it is; and the names that must not
+/// read as an option (a word after `--`, a conda environment's name).
+fn command_values(command: &Command) -> (Vec<(&'static str, &str)>, Vec<&str>) {
+    fn words<'a>(w: &'a Word, out: &mut Vec<(&'static str, &'a str)>) {
+        match w {
+            Word::Lit(text) => out.push(("the word", text)),
+            Word::Path(path) => out.push(("the path", path)),
+            Word::Var(_) => {}
+            Word::Join(parts) => parts.iter().for_each(|p| words(p, out)),
+        }
+    }
+    fn python<'a>(p: &'a Python, out: &mut Vec<(&'static str, &'a str)>, names: &mut Vec<&'a str>) {
+        match p {
+            Python::Prefix(prefix) => out.push(("the environment", prefix)),
+            Python::CondaEnv(name) => {
+                out.push(("the conda environment", name));
+                names.push(name);
+            }
+        }
+    }
+    let (mut out, mut names): (Vec<(&'static str, &str)>, Vec<&str>) = (Vec::new(), Vec::new());
+    match command {
+        Command::Run { argv, .. } => {
+            argv.iter().for_each(|w| words(w, &mut out));
+            let after = argv
+                .iter()
+                .position(|w| matches!(w, Word::Lit(l) if l == "--"))
+                .map_or(argv.len(), |i| i + 1);
+            for w in &argv[after..] {
+                if let Word::Lit(name) = w {
+                    names.push(name.as_str());
+                }
+            }
+            // The value of a naming option (`conda create -n NAME`).
+            for pair in argv.windows(2) {
+                if let [Word::Lit(option), Word::Lit(name)] = pair
+                    && matches!(option.as_str(), "-n" | "--name")
+                {
+                    names.push(name.as_str());
+                }
+            }
+        }
+        Command::WriteFile { path, lines } => {
+            out.push(("the path", path));
+            out.extend(lines.iter().map(|l| ("the line", l.as_str())));
+        }
+        Command::AptInstallMatching {
+            packages,
+            prefix,
+            suffix,
+        } => {
+            out.extend(packages.iter().map(|p| ("the package", p.as_str())));
+            out.push(("the version prefix", prefix));
+            out.push(("the version suffix", suffix));
+        }
+        Command::Pip {
+            python: p, args, ..
+        } => {
+            python(p, &mut out, &mut names);
+            args.iter().for_each(|w| words(w, &mut out));
+        }
+        Command::Companions { python: p, dists } => {
+            python(p, &mut out, &mut names);
+            out.extend(dists.iter().map(|d| ("the distribution", d.as_str())));
+        }
+        Command::Say(_) => {}
+        Command::Landed {
+            python: p, check, ..
+        } => {
+            python(p, &mut out, &mut names);
+            if let Landed::ExtraWheels { dist, extra } = check {
+                out.push(("the distribution", dist));
+                out.push(("the extra", extra));
+            }
+        }
+    }
+    (out, names)
+}
+
+/// Why `command` is refused, if it is (#40): a value it names holds a character that
+/// [`shell_quote`] would change, or a name reads as an option. The value is checked, never
+/// cleaned into the command.
+#[must_use]
+pub fn refused(command: &Command) -> Option<String> {
+    let (values, names) = command_values(command);
+    let shown = |v: &str| crate::sanitize::clean(v);
+    if let Some((what, value)) = values.iter().find(|(_, v)| needs_cleaning(v)) {
+        return Some(format!(
+            "refused: {what} '{}' holds a control or invisible character; gpu-doctor does not \
+             write a cleaned value into a command (it would name something else)",
+            shown(value)
+        ));
+    }
+    names.iter().find(|n| n.starts_with('-')).map(|name| {
+        format!(
+            "refused: the name '{}' starts with '-', which the command would read as an option",
+            shown(name)
+        )
+    })
+}
+
+/// Why `step` is refused, if it is: a value one of its guards or commands names needs
+/// cleaning, or a name reads as an option ([`refused`]). The step's block is then only the
+/// line that stops the plan with the reason.
+fn step_refusal(step: &Step) -> Option<String> {
+    let guard = step.guards.iter().find_map(|g| {
+        check_values(&g.check)
+            .into_iter()
+            .find(|v| needs_cleaning(v))
+            .map(|v| {
+                format!(
+                    "refused: the value '{}' holds a control or invisible character; gpu-doctor \
+                     does not write a cleaned value into a command (it would name something else)",
+                    crate::sanitize::clean(v)
+                )
+            })
+    });
+    let named = step.guards.iter().find_map(|g| {
+        guard_names(&g.check)
+            .into_iter()
+            .find(|n| n.starts_with('-'))
+            .map(|name| {
+                format!(
+                    "refused: the name '{}' starts with '-', which the command would read as an \
+                     option",
+                    crate::sanitize::clean(name)
+                )
+            })
+    });
+    guard
+        .or(named)
+        .or_else(|| step.commands.iter().find_map(refused))
+}
+
+/// The conda environment names a check passes to conda.
+fn guard_names(check: &Check) -> Vec<&str> {
+    match check {
+        Check::CondaEnvExists(name) | Check::CondaPackage { env: name, .. } => vec![name],
+        Check::PythonDist {
+            python: Python::CondaEnv(name),
+            ..
+        } => vec![name],
+        Check::Any(list) | Check::All(list) => list.iter().flat_map(guard_names).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A command as the lines of shell that run it; a refused one ([`refused`]) as the line that
+/// stops the plan with the reason.
 #[must_use]
 pub fn command_lines(command: &Command) -> Vec<String> {
+    if let Some(reason) = refused(command) {
+        return vec![format!("refused {}", shell_quote(&reason))];
+    }
     let sudo = |yes: bool| if yes { "sudo " } else { "" };
     match command {
         Command::Run { argv, sudo: s } => vec![format!("{}{}", sudo(*s), line(argv))],
@@ -205,6 +365,48 @@ pub fn command_lines(command: &Command) -> Vec<String> {
             };
             vec![format!("{test} || fail {}", shell_quote(message))]
         }
+    }
+}
+
+/// Every value a check passes to a program.
+fn check_values(check: &Check) -> Vec<&str> {
+    fn python(p: &Python) -> &str {
+        match p {
+            Python::Prefix(s) | Python::CondaEnv(s) => s,
+        }
+    }
+    match check {
+        Check::DpkgInstalled(v)
+        | Check::Executable(v)
+        | Check::CommandMissing(v)
+        | Check::Missing(v)
+        | Check::MokKeyKnown(v) => vec![v],
+        Check::CondaEnvExists(v) => vec![v],
+        Check::DpkgVersion {
+            package,
+            prefix,
+            suffix,
+        } => vec![package, prefix, suffix],
+        Check::FileHasLine { path, line: text } | Check::FileContains { path, text } => {
+            vec![path, text]
+        }
+        Check::PythonDist {
+            python: p,
+            dist,
+            prefix,
+            local,
+        } => {
+            let mut v = vec![python(p), dist.as_str(), prefix.as_str()];
+            v.extend(local.as_deref());
+            v
+        }
+        Check::CondaPackage {
+            env,
+            package,
+            version,
+        } => vec![env, package, version],
+        Check::RebootPending | Check::RunningKernelHeaders => Vec::new(),
+        Check::Any(list) | Check::All(list) => list.iter().flat_map(check_values).collect(),
     }
 }
 
@@ -346,7 +548,15 @@ impl Uses {
     }
 }
 
-const HELPERS: [(&str, &str); 8] = [
+const HELPERS: [(&str, &str); 9] = [
+    (
+        "refused",
+        r#"# A step gpu-doctor would not write: a value it names would have had to be cleaned (a
+# control or invisible character), or a name would read as an option. Its failure stops the
+# plan (set -e), and the exit trap says which step it was.
+refused() { printf 'gpu-doctor plan: %s\n' "$1" >&2; return 1; }
+"#,
+    ),
     (
         "has_extra_wheels",
         r#"# Whether every requirement extra $2 of distribution $1 adds is installed, for the Python the
@@ -666,6 +876,10 @@ fn step_block(out: &mut String, n: usize, step: &Step) {
         shell_quote(&step.id),
         shell_quote(&step.title)
     );
+    if let Some(reason) = step_refusal(step) {
+        let _ = writeln!(out, "refused {}", shell_quote(&reason));
+        return;
+    }
     let mut body = String::new();
     for c in &step.commands {
         for l in command_lines(c) {
@@ -715,6 +929,10 @@ pub fn render(plan: &Plan, options: &Options) -> String {
     let _ = writeln!(out, "steps=({})", ids.join(" "));
     let mut uses = Uses::default();
     for s in &plan.steps {
+        if step_refusal(s).is_some() {
+            uses.0.insert("refused");
+            continue;
+        }
         s.guards.iter().for_each(|g| uses.check(&g.check));
         s.commands.iter().for_each(|c| uses.command(c));
     }
@@ -759,6 +977,122 @@ pub fn render(plan: &Plan, options: &Options) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every control character (Cc), every invisible / format character gpu-doctor knows
+    /// (`sanitize::is_invisible`: Cf and the other invisible ones), the line and paragraph
+    /// separators.
+    fn hostile_chars() -> Vec<char> {
+        (0u32..=0x10_ffff)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_control() || crate::sanitize::is_invisible(*c))
+            .collect()
+    }
+
+    /// #40: a user name, an environment path, a conda environment's name or an interpreter's
+    /// prefix holding any such character is never written cleaned into a command: the
+    /// command becomes the line that refuses it, which names the value cleaned, for people.
+    #[test]
+    fn values_that_would_need_cleaning_refuse_the_command() {
+        let chars = hostile_chars();
+        assert!(chars.len() > 200, "{}", chars.len());
+        for c in chars {
+            let commands = [
+                Command::Run {
+                    argv: vec![
+                        Word::lit("usermod"),
+                        Word::lit("-a"),
+                        Word::lit("-G"),
+                        Word::lit("render,video"),
+                        Word::lit("--"),
+                        Word::lit(format!("bd{c}4")),
+                    ],
+                    sudo: true,
+                },
+                Command::Run {
+                    argv: vec![
+                        Word::lit("python3"),
+                        Word::lit("-m"),
+                        Word::lit("venv"),
+                        Word::path(format!("/home/u/ml{c}env")),
+                    ],
+                    sudo: false,
+                },
+                Command::Pip {
+                    python: Python::Prefix(format!("/opt/venv{c}")),
+                    args: vec![Word::lit("install"), Word::lit("torch")],
+                    version: None,
+                    companions: false,
+                },
+                Command::Pip {
+                    python: Python::CondaEnv(format!("ml{c}")),
+                    args: vec![Word::lit("install"), Word::lit("torch")],
+                    version: None,
+                    companions: false,
+                },
+                Command::WriteFile {
+                    path: "/etc/profile.d/gpu-doctor-cuda.sh".to_string(),
+                    lines: vec![format!("export PATH=/usr/local/cuda{c}/bin:$PATH")],
+                },
+            ];
+            for command in &commands {
+                let lines = command_lines(command);
+                assert_eq!(lines.len(), 1, "{c:?}: {lines:?}");
+                assert!(
+                    lines[0].starts_with("refused 'refused: "),
+                    "{c:?}: {lines:?}"
+                );
+                assert!(!lines[0].contains(c), "{c:?} shown raw: {lines:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn names_that_read_as_options_refuse_the_command_and_plain_ones_do_not() {
+        let usermod = |name: &str| Command::Run {
+            argv: vec![
+                Word::lit("usermod"),
+                Word::lit("-a"),
+                Word::lit("-G"),
+                Word::lit("render"),
+                Word::lit("--"),
+                Word::lit(name),
+            ],
+            sudo: true,
+        };
+        assert_eq!(
+            command_lines(&usermod("bd4")),
+            vec!["sudo usermod -a -G render -- bd4".to_string()]
+        );
+        assert!(
+            command_lines(&usermod("-o"))
+                .concat()
+                .starts_with("refused ")
+        );
+        let conda = |name: &str| Command::Run {
+            argv: vec![
+                Word::lit("conda"),
+                Word::lit("create"),
+                Word::lit("-y"),
+                Word::lit("-n"),
+                Word::lit(name),
+            ],
+            sudo: false,
+        };
+        assert!(
+            command_lines(&conda("-rf"))
+                .concat()
+                .starts_with("refused ")
+        );
+        assert_eq!(
+            command_lines(&conda("ml")),
+            vec!["conda create -y -n ml".to_string()]
+        );
+        // Quoting alone still serves values that need no cleaning.
+        assert_eq!(
+            command_lines(&conda("it's $HOME")),
+            vec!["conda create -y -n 'it'\\''s $HOME'".to_string()]
+        );
+    }
 
     #[test]
     fn quoting_keeps_plain_words_and_neutralises_the_rest() {

@@ -84,7 +84,7 @@ pub(crate) fn config() -> ProptestConfig {
 }
 
 /// A report whose every machine string is `s`.
-fn report_of(s: &str) -> Report {
+pub(crate) fn report_of(s: &str) -> Report {
     let mut r = Report::default();
     r.tool.version = s.to_string();
     r.driver.version = Some(s.to_string());

@@ -75,12 +75,24 @@ pub(crate) fn topology(host: &Host) -> Topology {
 #[must_use]
 pub(crate) fn gpus(host: &Host, pci: &[PciDevice], topology: &Topology) -> Vec<Gpu> {
     let amd: Vec<&PciDevice> = pci.iter().filter(|d| d.vendor == "amd").collect();
+    // Indexed by the address's one spelling: a search per node (and per device) was
+    // quadratic in the GPU count (#40).
+    let by_address: std::collections::HashMap<String, &PciDevice> = amd
+        .iter()
+        .rev()
+        .map(|d| (address_key(&d.address), *d))
+        .collect();
+    let covered: std::collections::HashSet<String> = topology
+        .gpus
+        .iter()
+        .filter_map(|n| n.pci_address.as_deref().map(address_key))
+        .collect();
     let mut out = Vec::new();
     for node in &topology.gpus {
         let device = node
             .pci_address
             .as_deref()
-            .and_then(|a| amd.iter().find(|d| same_address(&d.address, a)).copied());
+            .and_then(|a| by_address.get(&address_key(a)).copied());
         let address = device
             .map(|d| d.address.clone())
             .or_else(|| node.pci_address.clone());
@@ -111,12 +123,7 @@ pub(crate) fn gpus(host: &Host, pci: &[PciDevice], topology: &Topology) -> Vec<G
         out.push(gpu);
     }
     for d in &amd {
-        let covered = topology.gpus.iter().any(|n| {
-            n.pci_address
-                .as_deref()
-                .is_some_and(|a| same_address(&d.address, a))
-        });
-        if covered {
+        if covered.contains(&address_key(&d.address)) {
             continue;
         }
         let mut gpu = Gpu {
@@ -206,14 +213,12 @@ fn long_bus_id(address: &str) -> String {
     }
 }
 
-/// Two spellings of one PCI address (`0000:03:00.0`, `00000000:03:00.0`, any case).
-fn same_address(a: &str, b: &str) -> bool {
-    let norm = |x: &str| -> String {
-        let x = x.to_ascii_lowercase();
-        match x.split_once(':') {
-            Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),
-            None => x,
-        }
-    };
-    norm(a) == norm(b)
+/// One spelling of a PCI address, whatever the domain's width or the case
+/// (`0000:03:00.0`, `00000000:03:00.0`): two spellings of one address give the same key.
+fn address_key(x: &str) -> String {
+    let x = x.to_ascii_lowercase();
+    match x.split_once(':') {
+        Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),
+        None => x,
+    }
 }

@@ -297,7 +297,10 @@ fn gather_besides(
     if gpus.is_empty() {
         gpus = gpus_from_pci(host, &pci);
     }
-    let gpus = with_amd(gpus, amd_gpus);
+    let mut gpus = with_amd(gpus, amd_gpus);
+    if let Some(record) = cap_gpus(&mut gpus) {
+        records.push(record);
+    }
     records.sort_by(|a, b| a.name.cmp(&b.name));
     if let Some(node) = host.host_root_source() {
         for record in &mut records {
@@ -351,6 +354,29 @@ fn gather_besides(
     overrides::apply(&host.env, &mut report);
     report.probes.extend(limits_met(host));
     report
+}
+
+/// Keeps the first [`MAX_DEVICES`](crate::host::gpu::MAX_DEVICES) GPUs, as the NVML children
+/// believe no more: a listing of tens of thousands (an nvidia-smi stand-in's 16 MiB of XML,
+/// 20,000 PCI devices or KFD nodes) made every face's memory grow with it (30,000 GPUs:
+/// `doctor --json` 223 MB). A record says how many were found when some were left out.
+fn cap_gpus(gpus: &mut Vec<crate::report::Gpu>) -> Option<ProbeRecord> {
+    let max = usize::try_from(crate::host::gpu::MAX_DEVICES).unwrap_or(usize::MAX);
+    let found = gpus.len();
+    if found <= max {
+        return None;
+    }
+    gpus.truncate(max);
+    gpus.shrink_to_fit();
+    Some(ProbeRecord {
+        name: "gpus".to_string(),
+        status: ProbeStatus::Skipped,
+        detail: Some(format!(
+            "{found} GPUs found; only the first {max} are in the report (gpu-doctor's device cap)"
+        )),
+        duration_ms: 0,
+        source: None,
+    })
 }
 
 /// Records for what the scan's limits stopped: files refused or cut (`reads`) and commands

@@ -88,13 +88,39 @@ fn the_work_per_gpu_does_not_grow_with_the_gpu_count() {
         assert_eq!(r["gpus"].as_array().unwrap().len(), n);
         seconds
     };
-    let small = cpu(1_000);
-    let large = cpu(4_000);
+    // Both under the device cap (1,024 GPUs: `gpus_past_the_device_cap_are_left_out_and_said`).
+    let small = cpu(250);
+    let large = cpu(1_000);
     // Linear work is about 4x; quadratic work was 16x. CPU time (not wall-clock) counts only
     // gpu-doctor's own work, and the bound leaves room for a loaded machine.
     assert!(
         large < 8.0 * small + 1.0,
-        "1,000 GPUs: {small:.2} s of CPU; 4,000 GPUs: {large:.2} s"
+        "250 GPUs: {small:.2} s of CPU; 1,000 GPUs: {large:.2} s"
+    );
+}
+
+/// #40: an nvidia-smi that lists 30,000 GPUs (11.6 MB of XML): `doctor --json` reached 223 MB.
+/// The report keeps the first 1,024, as the NVML children do, and says how many there were.
+#[test]
+fn gpus_past_the_device_cap_are_left_out_and_said() {
+    let (_dir, root) = scratch("h200");
+    many_gpus(&root, 30_000);
+    let mut command = gpu_doctor("h200", &root);
+    command.args(["--timeout", "60", "doctor", "--json"]);
+    let (stdout, peak) = run_watched(command);
+    assert!(peak < 200 * 1024, "peak memory {peak} kB");
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r["gpus"].as_array().unwrap().len(), 1024);
+    let said = r["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "gpus")
+        .map(|p| p["detail"].as_str().unwrap().to_string())
+        .unwrap_or_default();
+    assert!(
+        said.contains("30000 GPUs found; only the first 1024"),
+        "{said}"
     );
 }
 

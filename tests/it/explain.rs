@@ -412,7 +412,7 @@ fn a_ten_megabyte_log_is_explained_within_a_cpu_time_bound() {
         .envs(fixture_env("rtx5090-torch-cu126"))
         .arg("--root")
         .arg(fixture_dir("rtx5090-torch-cu126").join("root"))
-        .args(["--timeout", TIMEOUT_SECS, "explain", "--json", "--log"])
+        .args(["--timeout", SEARCH_SECS, "explain", "--json", "--log"])
         .arg(&log)
         .stdin(Stdio::null());
     let (out, seconds) = run_measured(command);
@@ -427,6 +427,11 @@ fn a_ten_megabyte_log_is_explained_within_a_cpu_time_bound() {
     assert!(e["bytes_read"].as_u64().unwrap() > 10_000_000);
 }
 
+/// The `--timeout` of runs that must search their whole log: the search of the text stops when
+/// the scan's budget is spent (`a_log_too_long_to_search_in_time_is_searched_to_the_budget`),
+/// and a debug build on a loaded machine searches a 10 MB log in more than the usual 2 s.
+const SEARCH_SECS: &str = "120";
+
 /// `gpu-doctor explain --log FILE` on the RTX 5090 machine, with the CPU seconds it used.
 fn explain_log_measured(log: &Path) -> (crate::support::Out, f64) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
@@ -435,7 +440,7 @@ fn explain_log_measured(log: &Path) -> (crate::support::Out, f64) {
         .envs(fixture_env("rtx5090-torch-cu126"))
         .arg("--root")
         .arg(fixture_dir("rtx5090-torch-cu126").join("root"))
-        .args(["--timeout", TIMEOUT_SECS, "explain", "--json", "--log"])
+        .args(["--timeout", SEARCH_SECS, "explain", "--json", "--log"])
         .arg(log)
         .stdin(Stdio::null());
     run_measured(command)
@@ -635,4 +640,43 @@ fn each_generator_s_coverage_is_at_least_what_was_measured() {
 #[test]
 fn the_native_library_rows_are_the_generator_s() {
     crate::support::generator_reproduces_its_table("gen-native-errors.py");
+}
+
+/// #40: no deadline bounded `explain`'s search: 32 MiB of hard-wrapped `libcuda.so` took 38 s
+/// of CPU (debug). The search now stops when the scan's budget is spent, and says how far it
+/// got; the memory stays bounded.
+#[test]
+fn a_log_too_long_to_search_in_time_is_searched_to_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("huge.log");
+    // 30 MiB and its line ends: under the 32 MiB read whole.
+    let run = "libcuda.so".repeat(30 * 1024 * 1024 / 10);
+    let text: Vec<&str> = run
+        .as_bytes()
+        .chunks(80)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    std::fs::write(&log, text.join("\n")).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    command
+        .env_clear()
+        .envs(fixture_env("rtx5090-torch-cu126"))
+        .arg("--root")
+        .arg(fixture_dir("rtx5090-torch-cu126").join("root"))
+        .args(["--timeout", "1", "explain", "--json", "--log"])
+        .arg(&log);
+    let m = crate::doubling::measure(command);
+    assert_eq!(m.out.code, 1, "{}", m.out.stderr);
+    assert!(m.peak_kb < 200 * 1024, "peak memory {} kB", m.peak_kb);
+    let r: Value = serde_json::from_str(&m.out.stdout).unwrap();
+    let cut = r["explain"]["input_cut"].as_str().unwrap_or_default();
+    let searched: Option<(u64, u64)> = cut
+        .strip_prefix("the time budget (--timeout) was spent after searching the first ")
+        .and_then(|rest| rest.strip_suffix(" bytes; the rest was not searched"))
+        .and_then(|rest| rest.split_once(" of "))
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+    assert!(
+        searched.is_some_and(|(first, all)| first < all && all > 30 * 1024 * 1024),
+        "{cut}"
+    );
 }

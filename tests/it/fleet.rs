@@ -767,7 +767,7 @@ fn output_goes_to_a_file_and_big_files_are_refused_unread() {
     assert_eq!(f["skipped"][0]["kind"], "too_large");
     assert_eq!(
         f["skipped"][0]["reason"],
-        "larger than 64 MiB; a node's report is far smaller"
+        "larger than 16 MiB; a node's report is far smaller"
     );
     // The summary written into the folder is passed over the next time.
     std::fs::rename(tmp.path().join("summary.json"), dir.join("summary.json")).expect("mv");

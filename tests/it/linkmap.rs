@@ -34,9 +34,9 @@ use crate::support::{fixture_dir, fixture_env, run_watched};
 const SITE: &str = "home/ubuntu/venv/lib/python3.10/site-packages";
 
 /// A fixture machine copied into a temporary folder, to be given real ELF files.
-struct Machine {
+pub struct Machine {
     dir: TempDir,
-    env: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
 }
 
 impl Machine {
@@ -56,11 +56,11 @@ impl Machine {
         }
     }
 
-    fn root(&self) -> PathBuf {
+    pub fn root(&self) -> PathBuf {
         self.dir.path().join("root")
     }
 
-    fn path(&self, machine_path: &str) -> PathBuf {
+    pub fn path(&self, machine_path: &str) -> PathBuf {
         self.root().join(machine_path.trim_start_matches('/'))
     }
 
@@ -98,7 +98,7 @@ impl Machine {
         std::os::unix::fs::symlink(target, at).expect("symlink");
     }
 
-    fn write(&self, machine_path: &str, text: &str) {
+    pub fn write(&self, machine_path: &str, text: &str) {
         let at = self.path(machine_path);
         std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
         std::fs::write(at, text).expect("write");
@@ -139,7 +139,7 @@ impl Machine {
 }
 
 /// The load of `soname` for `framework`.
-fn load<'a>(r: &'a Value, framework: &str, soname: &str) -> &'a Value {
+pub fn load<'a>(r: &'a Value, framework: &str, soname: &str) -> &'a Value {
     loads(r, framework, soname)
         .into_iter()
         .next()
@@ -441,7 +441,7 @@ fn rpath_is_searched_before_ld_library_path_and_inherited_runpath_is_not() {
 
 /// TensorFlow 2.15 installed without its CUDA wheels on a machine with only system cuDNN 8:
 /// its framework library needs the CUDA 12 runtime, which nothing provides.
-fn tf_machine() -> Machine {
+pub fn tf_machine() -> Machine {
     let m = Machine::from_fixture("tensorflow-system-cudnn");
     m.lib(
         "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.7",
@@ -452,7 +452,7 @@ fn tf_machine() -> Machine {
     m
 }
 
-fn tf_framework(m: &Machine, cudart: &str) {
+pub fn tf_framework(m: &Machine, cudart: &str) {
     let site = "/usr/local/lib/python3.10/dist-packages/tensorflow";
     m.lib(
         &format!("{site}/libcudart_stub_for_link.so"),

@@ -428,3 +428,258 @@ fn mutant_machines_never_hang_escape_leak_or_crash() {
         problems.join("\n")
     );
 }
+
+/// Cases of the input campaign per run by default; `GPU_DOCTOR_INPUT_CASES` runs more (and
+/// `GPU_DOCTOR_MUTANT_SEED` another sequence).
+const INPUT_CASES: u64 = 10;
+
+/// Pieces of hostile text: the anchors explain's rows start with, log prefixes, Markdown and
+/// GitHub's active text, invisible and control characters.
+const PIECES: [&str; 14] = [
+    "libcuda.so",
+    "libcudnn",
+    "libnccl",
+    "CUDA error: ",
+    "NVRM: Xid (PCI:0000:01:00): 79, ",
+    "**",
+    "[rank0]: ",
+    "2026-12-07T07:00:00Z ",
+    "@org/team https://x.example ",
+    "<b>|</b>",
+    "\u{202e}\u{200b}\u{feff}\u{e0041}",
+    "\u{1b}[2J\u{1b}]0;owned\u{7}",
+    "::error::owned%0A",
+    "\n",
+];
+
+fn hostile_text(rng: &mut Rng, len: usize) -> String {
+    let mut text = String::with_capacity(len + 64);
+    let repeated = PIECES[rng.below(PIECES.len())];
+    while text.len() < len {
+        if rng.below(4) == 0 {
+            text.push_str(PIECES[rng.below(PIECES.len())]);
+        } else {
+            text.push_str(repeated);
+        }
+    }
+    text
+}
+
+/// One input of the campaign's classes (#40: the explain log, the GPU count, KFD nodes,
+/// conda-meta records, report merge's inputs) built under `dir`: the arguments to run and
+/// whether it runs on a machine (`--root`) and which one.
+fn hostile_input(rng: &mut Rng, dir: &Path) -> Input {
+    match rng.below(5) {
+        0 => explain_input(rng, dir),
+        1 => gpus_input(rng, dir),
+        2 => kfd_input(rng, dir),
+        3 => conda_input(rng, dir),
+        _ => merge_input(rng, dir),
+    }
+}
+
+/// What a case runs: what it is, the fixture whose machine it examines (none for `report
+/// merge`), and the arguments.
+type Input = (String, Option<&'static str>, Vec<String>);
+
+/// A scratch copy of `fixture`'s tree at `dir/root`.
+fn machine(dir: &Path, fixture: &str) -> PathBuf {
+    let root = dir.join("root");
+    copy_tree(&fixture_dir(fixture).join("root"), &root);
+    root
+}
+
+/// A log of hostile text for `explain`, hard-wrapped or not.
+fn explain_input(rng: &mut Rng, dir: &Path) -> Input {
+    let _ = machine(dir, "rtx5090-torch-cu126");
+    let len = 1 + rng.below(400_000);
+    let mut text = hostile_text(rng, len);
+    let width = [0, 40, 80, 120][rng.below(4)];
+    if width > 0 {
+        let chars: Vec<char> = text.chars().collect();
+        text = chars
+            .chunks(width)
+            .map(|c| c.iter().collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let log = dir.join("train.log");
+    std::fs::write(&log, text).unwrap();
+    let what = format!("explain log of {len} bytes, wrapped at {width}");
+    let args = vec![
+        "explain".to_string(),
+        "--json".to_string(),
+        "--log".to_string(),
+        log.display().to_string(),
+    ];
+    (what, Some("rtx5090-torch-cu126"), args)
+}
+
+/// Up to 3,000 H200s, half of them under a hostile name, in one of four faces.
+fn gpus_input(rng: &mut Rng, dir: &Path) -> Input {
+    let root = machine(dir, "h200");
+    let n = 1 + rng.below(3_000);
+    crate::doubling::many_h200s(&root, n);
+    let name = hostile_text(rng, 40).replace('\n', " ");
+    for file in ["nvidia-smi.q-x.xml", "nvidia-smi.query-gpu.csv"] {
+        let path = root.join("usr/local/nvidia/bin").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let escaped = if file.ends_with(".xml") {
+            name.replace('&', "&amp;").replace('<', "&lt;")
+        } else {
+            name.replace(',', " ")
+        };
+        std::fs::write(&path, text.replacen("NVIDIA H200", &escaped, n / 2 + 1)).unwrap();
+    }
+    let face: &[&str] = match rng.below(4) {
+        0 => &["doctor", "--json"],
+        1 => &["doctor", "--format", "prometheus"],
+        2 => &["check", "--format", "github"],
+        _ => &["check", "--format", "junit"],
+    };
+    let args = face.iter().map(ToString::to_string).collect();
+    (format!("{n} H200s named {name:?}"), Some("h200"), args)
+}
+
+/// Up to 2,000 KFD nodes, some of garbage, some at impossible locations.
+fn kfd_input(rng: &mut Rng, dir: &Path) -> Input {
+    let root = machine(dir, "amd-rocm");
+    let nodes = root.join("sys/class/kfd/kfd/topology/nodes");
+    let template = std::fs::read_to_string(nodes.join("1/properties")).unwrap();
+    let n = 1 + rng.below(2_000);
+    for i in 2..n + 2 {
+        let node = nodes.join(i.to_string());
+        std::fs::create_dir_all(&node).unwrap();
+        let text = match rng.below(4) {
+            0 => String::from_utf8_lossy(&rng.bytes(200)).into_owned(),
+            1 => template.replace("location_id 40", "location_id 18446744073709551615"),
+            _ => template.replace(
+                "location_id 40",
+                &format!("location_id {}", rng.below(0x1_0000)),
+            ),
+        };
+        std::fs::write(node.join("properties"), text).unwrap();
+    }
+    let args = vec!["doctor".to_string(), "--json".to_string()];
+    (format!("{n} KFD nodes"), Some("amd-rocm"), args)
+}
+
+/// Up to 1,500 conda-meta records of the kinds read: garbage, long file lists, hostile names.
+fn conda_input(rng: &mut Rng, dir: &Path) -> Input {
+    let root = machine(dir, "conda-cuda-env");
+    let meta = root.join("home/alice/miniconda3/envs/ml/conda-meta");
+    let n = 1 + rng.below(1_500);
+    for i in 0..n {
+        let name = [
+            "pytorch",
+            "cupy",
+            "cudatoolkit",
+            "cuda-version",
+            "libcublas",
+        ][rng.below(5)];
+        let body = match rng.below(3) {
+            0 => String::from_utf8_lossy(&rng.bytes(300)).into_owned(),
+            1 => format!(
+                "{{\"name\": \"{name}\", \"files\": [{}]}}",
+                vec!["\"lib/libcuda.so.1\""; 200].join(",")
+            ),
+            _ => format!(
+                "{{\"name\": {:?}, \"depends\": [\"cuda-version >=12\"]}}",
+                hostile_text(rng, 30)
+            ),
+        };
+        std::fs::write(meta.join(format!("{name}-{i}.0-0.json")), body).unwrap();
+    }
+    let args = vec!["doctor".to_string(), "--json".to_string()];
+    (
+        format!("{n} conda-meta records"),
+        Some("conda-cuda-env"),
+        args,
+    )
+}
+
+/// Up to 300 reports for `report merge`: garbage, wrong types, thousands of GPUs, hostile names.
+fn merge_input(rng: &mut Rng, dir: &Path) -> Input {
+    let fleet = dir.join("fleet");
+    std::fs::create_dir_all(&fleet).unwrap();
+    let n = 1 + rng.below(300);
+    for i in 0..n {
+        let host = hostile_text(rng, 20);
+        let gpus = vec!["{\"name\": \"NVIDIA H200\"}"; rng.below(3_000)].join(",");
+        let body = match rng.below(4) {
+            0 => String::from_utf8_lossy(&rng.bytes(500)).into_owned(),
+            1 => format!(
+                "{{\"schema_version\": 1, \"tool\": {{\"version\": [1]}}, \"gpus\": [{gpus}]}}"
+            ),
+            _ => format!(
+                "{{\"schema_version\": 1, \"host\": {{\"hostname\": {host:?}}}, \"gpus\": [{gpus}], \
+                 \"findings\": [{{\"id\": {host:?}, \"severity\": \"error\", \"title\": {host:?}}}]}}"
+            ),
+        };
+        std::fs::write(fleet.join(format!("n{i}.json")), body).unwrap();
+    }
+    let format = ["text", "json", "markdown"][rng.below(3)];
+    let args = vec![
+        "report".to_string(),
+        "merge".to_string(),
+        "--format".to_string(),
+        format.to_string(),
+        fleet.display().to_string(),
+    ];
+    (
+        format!("report merge --format {format} of {n} reports"),
+        None,
+        args,
+    )
+}
+
+/// The campaign's classes (#40) as the project's own fuzz test: fixed seed, a few cases in
+/// `cargo test`, `GPU_DOCTOR_INPUT_CASES` for more. Every run must keep the same promises as
+/// the mutant machines': exit 0-3, no panic, no hang, bounded CPU time and memory, no control
+/// or invisible character in what it prints.
+#[test]
+fn hostile_inputs_of_every_face_never_hang_leak_or_crash() {
+    let work = tempfile::tempdir().unwrap();
+    let cases = setting("GPU_DOCTOR_INPUT_CASES", INPUT_CASES);
+    let seed = setting("GPU_DOCTOR_MUTANT_SEED", SEED);
+    let mut problems = Vec::new();
+    for n in 0..cases {
+        let mut rng = Rng(seed ^ (n.wrapping_add(7)).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let dir = work.path().join(format!("i{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (what, fixture, args) = hostile_input(&mut rng, &dir);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = match fixture {
+            Some(fixture) => run(&dir.join("root"), &fixture_env(fixture), &args),
+            None => run_bare(&args),
+        };
+        check_one(n, &[what], &args, &out, &mut problems);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(
+        problems.is_empty(),
+        "{} problems in {cases} inputs of seed {seed}:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// [`run`] for a face that examines no machine (`report merge`).
+fn run_bare(args: &[&str]) -> Outcome {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    command
+        .env_clear()
+        .args(["--timeout", &TIMEOUT_S.to_string()])
+        .args(args)
+        .stdin(Stdio::null());
+    let started = Instant::now();
+    let m = crate::doubling::measure(command);
+    Outcome {
+        code: Some(m.out.code),
+        stdout: m.out.stdout.into_bytes(),
+        stderr: m.out.stderr.into_bytes(),
+        elapsed: started.elapsed(),
+        cpu: Duration::from_secs_f64(m.cpu),
+        max_rss_kb: m.peak_kb,
+    }
+}

@@ -447,7 +447,7 @@ fn amd_render_group() {
     assert_eq!(ids, ["groups", "verify"]);
     assert_eq!(plan["addresses"][0]["id"], "rocm-device-permission");
     assert!(
-        out.stdout.contains("usermod -a -G render,video bd4"),
+        out.stdout.contains("usermod -a -G render,video -- bd4"),
         "{}",
         out.stdout
     );
@@ -1221,9 +1221,56 @@ fn hostile_names_cannot_inject_commands() {
             .count()
     };
     for name in &hostile {
-        conda_env_name_stays_one_argument(name, benign_lines, &pwned);
-        pip_env_name_stays_one_argument(name, &pwned);
+        // A line break would have to be cleaned, and a conda name starting with '-' reads as
+        // an option: those steps are refused (#40), the rest stay one argument.
+        let conda_refused = name.contains('\n') || name.starts_with('-');
+        let pip_refused = name.contains('\n');
+        if conda_refused {
+            env_name_refuses_the_step(name, "conda", &pwned);
+        } else {
+            conda_env_name_stays_one_argument(name, benign_lines, &pwned);
+        }
+        if pip_refused {
+            env_name_refuses_the_step(name, "pip", &pwned);
+        } else {
+            pip_env_name_stays_one_argument(name, &pwned);
+        }
     }
+}
+
+/// #40: an environment name the plan would have to clean (or that reads as an option) is
+/// never written cleaned into a command: the step says why and stops the plan, and nothing
+/// is run with the name.
+fn env_name_refuses_the_step(name: &str, via: &str, pwned: &Path) {
+    let sandbox = Sandbox::new("torch-cuda-venv");
+    let env_arg = format!("--env={name}");
+    let args = [
+        "--via",
+        via,
+        "--framework",
+        "torch==2.5.1",
+        env_arg.as_str(),
+    ];
+    let written = gpu_doctor(&sandbox.root(), &sandbox.env, &args, sandbox.dir.path());
+    assert_eq!(written.code, 0, "{name:?}: {}", written.block());
+    lint("refused", &written.stdout);
+    assert!(
+        written.stdout.contains("\nrefused 'refused: "),
+        "{name:?}: {}",
+        written.stdout
+    );
+    // `plan --execute` says the plan stopped (3), the step and its reason shown as it ran.
+    let out = sandbox.execute(&args);
+    assert_eq!(out.code, 3, "{name:?}: {}", out.block());
+    assert!(
+        out.block().contains("gpu-doctor plan: refused: "),
+        "{name:?}: {}",
+        out.block()
+    );
+    let calls = sandbox.calls();
+    assert!(!calls.contains(&format!("[{name}]")), "{name:?}\n{calls}");
+    assert!(!calls.contains(&format!("[./{name}]")), "{name:?}\n{calls}");
+    assert!(!pwned.exists(), "{name:?} ran a command");
 }
 
 /// conda: the name goes to conda create/install/run and into environment.yml, which keeps it
