@@ -2,7 +2,7 @@
 //! the machine; a rule sees only what the probes recorded, so fixtures test every rule.
 //!
 //! One family of rules per module. When one cause explains other findings, its finding lists
-//! their IDs in `explains` and [`diagnose`] drops them: the user sees the root cause, not a
+//! their IDs in `explains` and [`diagnose_with`] drops them: the user sees the root cause, not a
 //! wall of symptoms.
 
 mod amd;

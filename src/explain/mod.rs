@@ -41,6 +41,18 @@ pub(crate) fn explain(
     explain_until(report, table, bytes, input_cut, None)
 }
 
+/// What `input_cut` says once the search stopped at the budget, after what was cut before.
+fn budget_spent(before: Option<String>, searched: usize, all: usize) -> String {
+    let searched = format!(
+        "the time budget (--timeout) was spent after searching the first {searched} of {all} \
+         bytes; the rest was not searched"
+    );
+    match before {
+        Some(before) => format!("{before}; {searched}"),
+        None => searched,
+    }
+}
+
 /// [`explain`] whose search of the text stops at `end` (the budget a scan gets): a log too
 /// long to search in time is searched from its start up to there, and `input_cut` says how
 /// far that was.
@@ -62,15 +74,7 @@ pub(crate) fn explain_until(
     let mut found: Vec<(Signature, usize, (usize, usize))> = Vec::new();
     let (all_hits, stopped) = index.scan_until(view, end);
     if let Some(at) = stopped {
-        let searched = format!(
-            "the time budget (--timeout) was spent after searching the first {} of {} bytes; the rest was not searched",
-            normal.original(at),
-            text.len()
-        );
-        input_cut = Some(match input_cut {
-            Some(before) => format!("{before}; {searched}"),
-            None => searched,
-        });
+        input_cut = Some(budget_spent(input_cut, normal.original(at), text.len()));
     }
     for hits in all_hits {
         let Some(row) = index.row(hits.row) else {
