@@ -204,9 +204,12 @@ impl Services for AppServices {
         crate::examine::examine_guarded(&self.host, &self.set)
     }
 
+    /// Under the budget a scan gets, as `gpu-doctor explain` is: a pasted text too long to
+    /// search in time is searched from its start up to there, and the answer says so.
     fn explain(&self, report: &Report, text: &str) -> Explain {
         let table = self.set.manifests().errors.table();
-        crate::explain::explain(report, table, text.as_bytes(), None)
+        let end = std::time::Instant::now() + self.host.timeout + crate::host::budget::SLACK;
+        crate::explain::explain_until(report, table, text.as_bytes(), None, Some(end))
     }
 
     fn sample(&self) -> Result<Vec<Gpu>, String> {
