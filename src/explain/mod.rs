@@ -30,7 +30,9 @@ pub(crate) const TEXT_LIMIT: usize = 64 * 1024;
 const CONTEXT_LINES: usize = 2;
 
 /// Explains `bytes` (an error text, a log) on the machine `report` describes, with the
-/// signatures of `table`. `input_cut` says how the input was shortened before, if it was.
+/// signatures of `table`, however long that takes: the unit tests' entry (every face searches
+/// under a budget, [`explain_until`]). `input_cut` says how the input was shortened before.
+#[cfg(test)]
 #[must_use]
 pub(crate) fn explain(
     report: &Report,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::cmd::Outcome;
 use super::machine::Machine;
-use super::shell::{check_text, command_lines};
+use super::shell::{check_text, command_lines, shell_quote, step_refusal};
 use super::{FindingNote, Plan, PlanFile, Target};
 
 /// Bumped when a key changes meaning or disappears.
@@ -42,6 +42,11 @@ struct JsonStep<'a> {
     guards: Vec<JsonGuard<'a>>,
     /// Shell lines, in order.
     commands: Vec<String>,
+    /// Why the step is refused (a value it names would need cleaning, or a name reads as an
+    /// option): then its only line is the one that stops the plan, as in the script, and no
+    /// guard or command shows the value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -59,29 +64,43 @@ pub fn render(plan: &Plan) -> String {
     let steps = plan
         .steps
         .iter()
-        .map(|s| JsonStep {
-            id: &s.id,
-            title: &s.title,
-            why: &s.why,
-            needs_root: s.needs_root,
-            reboot: s.reboot,
-            serves: &s.serves,
-            guards: s
-                .guards
-                .iter()
-                .map(|g| {
-                    let (outcome, message) = match &g.outcome {
-                        Outcome::Skip(m) => ("skip", m.as_str()),
-                        Outcome::Fail(m) => ("fail", m.as_str()),
-                    };
-                    JsonGuard {
-                        check: check_text(&g.check),
-                        outcome,
-                        message,
-                    }
-                })
-                .collect(),
-            commands: s.commands.iter().flat_map(command_lines).collect(),
+        .map(|s| match step_refusal(s) {
+            Some(reason) => JsonStep {
+                id: &s.id,
+                title: &s.title,
+                why: &s.why,
+                needs_root: s.needs_root,
+                reboot: s.reboot,
+                serves: &s.serves,
+                guards: Vec::new(),
+                commands: vec![format!("refused {}", shell_quote(&reason))],
+                refused: Some(reason),
+            },
+            None => JsonStep {
+                id: &s.id,
+                title: &s.title,
+                why: &s.why,
+                needs_root: s.needs_root,
+                reboot: s.reboot,
+                serves: &s.serves,
+                guards: s
+                    .guards
+                    .iter()
+                    .map(|g| {
+                        let (outcome, message) = match &g.outcome {
+                            Outcome::Skip(m) => ("skip", m.as_str()),
+                            Outcome::Fail(m) => ("fail", m.as_str()),
+                        };
+                        JsonGuard {
+                            check: check_text(&g.check),
+                            outcome,
+                            message,
+                        }
+                    })
+                    .collect(),
+                commands: s.commands.iter().flat_map(command_lines).collect(),
+                refused: None,
+            },
         })
         .collect();
     let json = JsonPlan {

@@ -221,7 +221,7 @@ pub fn refused(command: &Command) -> Option<String> {
 /// Why `step` is refused, if it is: a value one of its guards or commands names needs
 /// cleaning, or a name reads as an option ([`refused`]). The step's block is then only the
 /// line that stops the plan with the reason.
-fn step_refusal(step: &Step) -> Option<String> {
+pub(crate) fn step_refusal(step: &Step) -> Option<String> {
     let guard = step.guards.iter().find_map(|g| {
         check_values(&g.check)
             .into_iter()

@@ -1259,6 +1259,35 @@ fn env_name_refuses_the_step(name: &str, via: &str, pwned: &Path) {
         "{name:?}: {}",
         written.stdout
     );
+    // The JSON face says the same: the step refused, with no guard or command naming the
+    // value cleaned.
+    let mut json_args = args.to_vec();
+    json_args.push("--json");
+    let json = gpu_doctor(
+        &sandbox.root(),
+        &sandbox.env,
+        &json_args,
+        sandbox.dir.path(),
+    );
+    let plan: serde_json::Value = serde_json::from_str(&json.stdout).expect("plan JSON");
+    let refused: Vec<&serde_json::Value> = plan["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter(|s| s.get("refused").is_some())
+        .collect();
+    assert!(!refused.is_empty(), "{name:?}: {}", json.stdout);
+    for step in refused {
+        assert_eq!(step["guards"].as_array().map(Vec::len), Some(0), "{step}");
+        let commands = step["commands"].as_array().expect("commands");
+        assert_eq!(commands.len(), 1, "{step}");
+        assert!(
+            commands[0]
+                .as_str()
+                .is_some_and(|c| c.starts_with("refused 'refused: ")),
+            "{step}"
+        );
+    }
     // `plan --execute` says the plan stopped (3), the step and its reason shown as it ran.
     let out = sandbox.execute(&args);
     assert_eq!(out.code, 3, "{name:?}: {}", out.block());
