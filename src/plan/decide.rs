@@ -6,6 +6,7 @@
 //! framework build depends on the driver it can run on; the driver is changed only when
 //! something the plan installs (or something already installed) needs more than it runs.
 
+use crate::diagnose::ids;
 use crate::manifest::{AptRepo, DriverBranch, Manifests};
 use crate::version::Version;
 
@@ -103,7 +104,7 @@ fn load_module(machine: &Machine) -> Option<LoadModule> {
     let missing = machine.working_driver().is_none()
         && machine.driver_fixed().is_none()
         && !machine.nouveau_loaded
-        && machine.finding("no-driver").is_some();
+        && machine.has(&ids::NO_DRIVER);
     if !missing || !machine.module_built {
         return None;
     }
@@ -226,8 +227,8 @@ pub(super) fn decide<'m>(
         && this_system
         && let Some(load) = load_module(machine)
     {
-        push_unique(&mut d.addresses, "no-driver");
-        d.driver_serves = vec!["no-driver".to_string()];
+        push_unique(&mut d.addresses, ids::NO_DRIVER.id);
+        d.driver_serves = vec![ids::NO_DRIVER.id.to_string()];
         d.load_module = Some(load);
         return Ok(d);
     }
@@ -350,7 +351,7 @@ impl<'m> Decision<'m> {
             load_module: None,
         };
         if d.nouveau {
-            d.addresses.push("nouveau-loaded".to_string());
+            d.addresses.push(ids::NOUVEAU_LOADED.id.to_string());
         }
         d
     }
@@ -365,9 +366,9 @@ impl<'m> Decision<'m> {
                 }
             }
         }
-        if machine.finding("driver-library-mismatch").is_some() {
+        if machine.has(&ids::DRIVER_LIBRARY_MISMATCH) {
             self.reboot_for_mismatch = true;
-            push_unique(&mut self.addresses, "driver-library-mismatch");
+            push_unique(&mut self.addresses, ids::DRIVER_LIBRARY_MISMATCH.id);
         }
     }
 }

@@ -339,6 +339,12 @@ impl Machine {
     pub fn finding(&self, id: &str) -> Option<&FindingFact> {
         self.findings.iter().find(|f| f.id == id)
     }
+
+    /// Whether the doctor reported a finding of this kind (the compiler keeps the id right).
+    #[must_use]
+    pub fn has(&self, kind: &crate::diagnose::ids::Kind) -> bool {
+        self.finding(kind.id).is_some()
+    }
 }
 
 /// Every framework of every Python environment, each with its environment: what a plan must

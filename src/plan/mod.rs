@@ -350,10 +350,10 @@ fn serves(step: &Step, d: &Decision<'_>) -> Vec<String> {
         )
     };
     let mut out = match step.id.as_str() {
-        "nouveau-off" => vec!["nouveau-loaded".to_string()],
+        "nouveau-off" => vec![crate::diagnose::ids::NOUVEAU_LOADED.id.to_string()],
         "enroll-key" | "load-driver" => d.driver_serves.clone(),
         "driver" | "driver-prerequisites" => d.driver_serves.clone(),
-        "reboot" => vec!["driver-library-mismatch".to_string()],
+        "reboot" => vec![crate::diagnose::ids::DRIVER_LIBRARY_MISMATCH.id.to_string()],
         "verify" => vec!["every step above".to_string()],
         "cuda-keyring" | "apt-update" => {
             let mut all = Vec::new();

@@ -4,6 +4,7 @@
 
 // The parent's types and imports, and the sibling parts: this file is one part of one decision.
 use super::*;
+use crate::diagnose::ids;
 
 /// For GPUs NVIDIA's current drivers no longer support (Kepler: R470; Maxwell, Pascal, Volta:
 /// R580): which ones, and that the plan stays on their last branch and its CUDA.
@@ -236,14 +237,18 @@ impl<'m> DriverAsk<'_, 'm> {
     fn serves(&self, unmet: &[&Need], gpu_unknown_to_driver: bool) -> Vec<String> {
         let mut serves: Vec<String> = Vec::new();
         if self.working.is_none() {
-            for id in ["no-driver", "nouveau-loaded", "driver-too-old-for-gpu"] {
-                if self.machine.finding(id).is_some() {
-                    push_unique(&mut serves, id);
+            for kind in [
+                &ids::NO_DRIVER,
+                &ids::NOUVEAU_LOADED,
+                &ids::DRIVER_TOO_OLD_FOR_GPU,
+            ] {
+                if self.machine.has(kind) {
+                    push_unique(&mut serves, kind.id);
                 }
             }
         }
         if gpu_unknown_to_driver {
-            push_unique(&mut serves, "driver-too-old-for-gpu");
+            push_unique(&mut serves, ids::DRIVER_TOO_OLD_FOR_GPU.id);
         }
         for need in unmet {
             if !need.serves.is_empty() {

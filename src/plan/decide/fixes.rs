@@ -3,6 +3,7 @@
 
 // The parent's types and imports, and the sibling parts: this file is one part of one decision.
 use super::*;
+use crate::diagnose::ids;
 use crate::plan::target::FrameworkSpec;
 use crate::report::EnvKind;
 
@@ -28,7 +29,7 @@ pub(super) fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
             floor,
             what: installed_what(fw),
             requested: false,
-            serves: "driver-too-old-for-framework".to_string(),
+            serves: ids::DRIVER_TOO_OLD_FOR_FRAMEWORK.id.to_string(),
         });
     }
     for (path, version) in &machine.toolkits {
@@ -43,7 +44,7 @@ pub(super) fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
                 floor: None,
                 what: format!("the CUDA toolkit in {path}"),
                 requested: false,
-                serves: "toolkit-newer-than-driver".to_string(),
+                serves: ids::TOOLKIT_NEWER_THAN_DRIVER.id.to_string(),
             });
         }
     }
@@ -61,9 +62,8 @@ pub(super) fn has_fix(
     let no_driver = machine.working_driver().is_none() && machine.driver_fixed().is_none();
     // Only what the doctor found: a framework that runs through a forward-compatibility
     // libcuda is not "driver too old" there, and the planner must not fix what is not broken.
-    let found = ["driver-too-old-for-framework", "toolkit-newer-than-driver"]
-        .iter()
-        .any(|id| machine.finding(id).is_some());
+    let found = machine.has(&ids::DRIVER_TOO_OLD_FOR_FRAMEWORK)
+        || machine.has(&ids::TOOLKIT_NEWER_THAN_DRIVER);
     let unmet = found && working.is_some_and(|cap| needs.iter().any(|n| !n.met_by(m, cap)));
     let rebuild = machine
         .frameworks
@@ -73,7 +73,7 @@ pub(super) fn has_fix(
         || no_driver
         || unmet
         || rebuild
-        || machine.finding("driver-library-mismatch").is_some()
+        || machine.has(&ids::DRIVER_LIBRARY_MISMATCH)
 }
 
 /// Why an installed torch must be replaced by another build of the same version: it is
@@ -88,7 +88,7 @@ pub(super) fn torch_rebuild(
         return None;
     }
     if fw.variant.as_deref() == Some("cpu") {
-        return Some("cpu-only-framework-build");
+        return Some(ids::CPU_ONLY_FRAMEWORK_BUILD.id);
     }
     let version = fw.version.as_deref()?;
     let tag = match version.split_once('+') {
@@ -101,7 +101,7 @@ pub(super) fn torch_rebuild(
     let build = m.frameworks.torch(version, &tag)?.build;
     ccs.iter()
         .any(|cc| choose::torch_build_covers(build, cc) == Some(false))
-        .then_some("arch-not-in-build")
+        .then_some(ids::ARCH_NOT_IN_BUILD.id)
 }
 
 /// The fixes for what is wrong, each in its own scope: a torch build that is CPU-only, lacks
@@ -123,7 +123,7 @@ pub(super) fn plan_fixes(
         let what = installed_what(fw);
         // Under --driver auto (or a branch) the driver changes instead.
         let too_old = fw.name == FrameworkName::Torch
-            && machine.finding("driver-too-old-for-framework").is_some()
+            && machine.has(&ids::DRIVER_TOO_OLD_FOR_FRAMEWORK)
             && target.driver == DriverChoice::Keep
             && working.is_some_and(|cap| {
                 needs
@@ -132,7 +132,7 @@ pub(super) fn plan_fixes(
             });
         let finding = match rebuild {
             Some(finding) => finding,
-            None if too_old => "driver-too-old-for-framework",
+            None if too_old => ids::DRIVER_TOO_OLD_FOR_FRAMEWORK.id,
             None => continue,
         };
         if fw.env_kind == EnvKind::System {

@@ -2,6 +2,7 @@
 //! this GPU (the same rule as `check -r torch.cuda`), and for the selected one what it needs
 //! (CUDA, cuDNN, compute capabilities) against what the machine has.
 
+use crate::diagnose::ids;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -311,7 +312,7 @@ fn cudnn_need(
     });
     let blamed = findings
         .iter()
-        .any(|f| f.id.starts_with("cudnn-") || f.id == "library-path-shadowing");
+        .any(|f| f.id.starts_with("cudnn-") || f.id == ids::LIBRARY_PATH_SHADOWING.id);
     let has = if copies.is_empty() {
         "no cuDNN found".to_string()
     } else {
@@ -339,7 +340,7 @@ fn arch_need(report: &Report, findings: &[&Finding]) -> Need {
             "no GPU compute capability known".to_string(),
         );
     }
-    let blamed = findings.iter().any(|f| f.id == "arch-not-in-build");
+    let blamed = findings.iter().any(|f| f.id == ids::ARCH_NOT_IN_BUILD.id);
     (
         Some(!blamed),
         "kernels for".to_string(),
