@@ -3,26 +3,27 @@
 //! own folder, a Debian package (`/var/lib/dpkg/info/*.list`), the driver, or nobody we know.
 //!
 //! Each RECORD, conda-meta record and dpkg list is read at most once per scan, and only those
-//! whose names say they could hold a CUDA library. Memory is bounded by bytes, not by the scan's
-//! time: a dpkg list or conda-meta record is read one at a time, at most [`FILE_LIMIT`] bytes,
-//! [`READ_LIMIT`] bytes in all of each kind; only the library paths it names are kept, at most
-//! [`KEPT_LIMIT`] bytes of them, and the text is dropped. What lies past a limit is not known,
-//! and the cut is noted.
+//! whose names say they could hold a CUDA library. Memory is bounded by bytes and by the files
+//! asked about, not by what the lists hold: an owner that needs a dpkg list or a conda-meta
+//! record is answered after every framework is modelled ([`Owners::settle`]), by one pass that
+//! reads the lists one at a time, at most [`FILE_LIMIT`] bytes each and [`READ_LIMIT`] bytes in
+//! all of each kind, and searches each for the files asked about while it is read: only the
+//! answers are kept, and the text is dropped. A flood of lists read before the real owner's
+//! therefore cannot push its answer out; only the byte caps can cut the search, and the cut
+//! is noted.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::framework::FrameworkName;
 use crate::host::Host;
-use crate::report::{EnvKind, LibraryOwner, OwnerKind, PythonEnv, Toolkit};
+use crate::report::{EnvKind, FrameworkLoads, LibraryOwner, OwnerKind, PythonEnv, Toolkit};
 
 /// The most bytes of one dpkg list or conda-meta record read (a real one is tens of kB).
 const FILE_LIMIT: u64 = 2 * 1024 * 1024;
 /// The most bytes read of dpkg lists, and of conda-meta records, in one scan.
 const READ_LIMIT: u64 = 256 * 1024 * 1024;
-/// The most bytes of library paths kept from dpkg lists, and from conda-meta records.
-const KEPT_LIMIT: usize = 16 * 1024 * 1024;
 
 /// Words in a package name that mark it as possibly holding a CUDA library.
 const HINTS: [&str; 16] = [
@@ -86,91 +87,105 @@ pub(crate) fn lexical(path: &Path) -> PathBuf {
     out
 }
 
-/// The library paths a kind of package list names, each with the first package naming it, read
-/// within the byte limits.
-#[derive(Default)]
-struct Index {
-    /// Packages, in the order their lists were read: (name, version).
-    packages: Vec<(String, String)>,
-    /// A library path → its first package in `packages`.
-    paths: HashMap<String, usize>,
-    read: u64,
-    kept: usize,
-    /// A limit was reached: the rest was not read (or not kept).
-    full: bool,
+/// How a kind of package list names its files.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// A dpkg list: one absolute path a line.
+    Lines,
+    /// A conda-meta record: JSON whose strings name the files (relative to the prefix).
+    JsonStrings,
 }
 
-impl Index {
-    /// Reads `path` (a list of package `name` at `version`), keeping each library path that
-    /// `paths_in` finds in its text; false once a limit is reached.
-    fn add(
-        &mut self,
-        host: &Host,
-        path: &Path,
-        package: (String, String),
-        paths_in: impl Fn(&str) -> Vec<String>,
-    ) -> bool {
-        if self.full {
-            return false;
+impl Shape {
+    /// Calls `f` with each name in `text` that could be a shared library.
+    fn names<'t>(self, text: &'t str, mut f: impl FnMut(&'t str)) {
+        match self {
+            Shape::Lines => text.lines().filter(|l| l.contains(".so")).for_each(&mut f),
+            Shape::JsonStrings => text
+                .split('"')
+                .skip(1)
+                .step_by(2)
+                .filter(|s| s.contains(".so"))
+                .for_each(&mut f),
         }
-        let limit = FILE_LIMIT.min(READ_LIMIT.saturating_sub(self.read));
-        let Ok(bytes) = host.fs.read_bytes_limited(path, limit) else {
-            return true;
-        };
-        self.read += bytes.len() as u64;
-        let text = String::from_utf8_lossy(&bytes);
-        let at = self.packages.len();
-        self.packages.push(package);
-        for p in paths_in(&text) {
-            if self.kept + p.len() > KEPT_LIMIT {
-                self.full = true;
+    }
+}
+
+/// A search of one kind of package list for the files asked about, within one byte budget.
+struct Search<'h> {
+    host: &'h Host,
+    read: u64,
+    /// The byte budget was spent: no more lists are read.
+    spent: bool,
+}
+
+impl<'h> Search<'h> {
+    fn new(host: &'h Host) -> Search<'h> {
+        Search {
+            host,
+            read: 0,
+            spent: false,
+        }
+    }
+
+    /// Reads `lists` (a list's path and its package) in order, one at a time, and gives each
+    /// name in `wanted` the package of the first list naming it; stops once every one is
+    /// named or the budget is spent (the cut noted on the list where it happened).
+    fn first_naming<P>(
+        &mut self,
+        lists: impl IntoIterator<Item = (PathBuf, P)>,
+        shape: Shape,
+        wanted: &HashSet<&str>,
+    ) -> HashMap<String, P>
+    where
+        P: Clone,
+    {
+        let mut found: HashMap<String, P> = HashMap::new();
+        for (path, package) in lists {
+            if self.spent || found.len() == wanted.len() {
                 break;
             }
-            if !self.paths.contains_key(&p) {
-                self.kept += p.len();
-                self.paths.insert(p, at);
+            let limit = FILE_LIMIT.min(READ_LIMIT.saturating_sub(self.read));
+            let Ok(bytes) = self.host.fs.read_bytes_limited(&path, limit) else {
+                continue;
+            };
+            self.read += bytes.len() as u64;
+            let text = String::from_utf8_lossy(&bytes);
+            shape.names(&text, |name| {
+                if wanted.contains(name) && !found.contains_key(name) {
+                    found.insert(name.to_string(), package.clone());
+                }
+            });
+            if self.read >= READ_LIMIT {
+                self.spent = true;
+                self.host.fs.note_cut(
+                    &path,
+                    &format!(
+                        "library owners: read {} bytes of package lists; the rest was not read",
+                        self.read
+                    ),
+                );
             }
         }
-        if self.read >= READ_LIMIT {
-            self.full = true;
-        }
-        if self.full {
-            host.fs.note_cut(
-                path,
-                &format!(
-                    "library owners: read {} bytes of package lists and kept {} bytes of paths; the rest was not read",
-                    self.read, self.kept
-                ),
-            );
-        }
-        !self.full
-    }
-
-    /// The package of the first list naming any of `wanted`.
-    fn owner(&self, wanted: &[&str]) -> Option<&(String, String)> {
-        let at = wanted.iter().filter_map(|w| self.paths.get(*w)).min()?;
-        self.packages.get(*at)
+        found
     }
 }
 
-/// The library paths a dpkg list names: its lines that could be a shared library.
-fn dpkg_paths(text: &str) -> Vec<String> {
-    text.lines()
-        .filter(|l| l.contains(".so"))
-        .map(str::to_string)
-        .collect()
+/// An owner answered once every framework is modelled, by a search of package lists.
+enum Pending {
+    /// The dpkg list naming the file as found (normalised) or after its links.
+    Dpkg { path: String, canonical: String },
+    /// The conda-meta record of the environment at `prefix` naming `rel`, the file after its
+    /// links below the prefix.
+    Conda { prefix: PathBuf, rel: String },
 }
 
-/// The library paths a conda-meta record of environment `prefix` names: its JSON strings that
-/// could be a shared library (a path relative to the prefix), each kept as `prefix\0path` so
-/// one index serves every environment.
-fn conda_paths(prefix: &str, text: &str) -> Vec<String> {
-    text.split('"')
-        .skip(1)
-        .step_by(2)
-        .filter(|s| s.contains(".so"))
-        .map(|s| format!("{prefix}\0{s}"))
-        .collect()
+/// The answers of the searches: a dpkg file → (the rank of the first list naming it, its
+/// package); (conda prefix, file) → (name, version).
+#[derive(Default)]
+struct Answers {
+    dpkg: HashMap<String, (usize, String)>,
+    conda: HashMap<(PathBuf, String), (String, String)>,
 }
 
 /// What is known about the machine's installs, read once.
@@ -180,11 +195,9 @@ pub(crate) struct Owners<'a> {
     toolkits: &'a [Toolkit],
     /// Library file (as RECORD names it, below its site folder) → (dist, version).
     records: HashMap<PathBuf, (String, String)>,
-    /// The library paths of the dpkg lists, read at the first lookup.
-    dpkg: Mutex<Option<Index>>,
-    /// The library paths of each prefix's conda-meta records (one byte budget for all), and
-    /// the prefixes read.
-    conda: Mutex<(Index, HashSet<PathBuf>)>,
+    /// Lookups waiting for a package list, by the file as found (normalised), with the file
+    /// after its links.
+    pending: Mutex<HashMap<PathBuf, (PathBuf, Pending)>>,
 }
 
 impl<'a> Owners<'a> {
@@ -229,8 +242,7 @@ impl<'a> Owners<'a> {
             envs,
             toolkits,
             records,
-            dpkg: Mutex::new(None),
-            conda: Mutex::new((Index::default(), HashSet::new())),
+            pending: Mutex::new(HashMap::new()),
         }
     }
 
@@ -275,20 +287,36 @@ impl<'a> Owners<'a> {
             }
         }
         for env in self.envs.iter().filter(|e| e.kind == EnvKind::Conda) {
-            if canonical.starts_with(&env.path) {
-                if let Some((name, version)) = self.conda_owner(Path::new(&env.path), canonical) {
-                    return owner(OwnerKind::Conda, Some(&name), Some(&version), "conda-meta");
-                }
+            if let Ok(rel) = canonical.strip_prefix(&env.path) {
+                let rel = rel.display().to_string();
+                let prefix = PathBuf::from(&env.path);
+                self.wait(path, canonical, Pending::Conda { prefix, rel });
                 return owner(OwnerKind::Conda, None, None, "folder");
             }
         }
-        if let Some(package) = self.dpkg_owner(path, canonical) {
-            return owner(OwnerKind::Dpkg, Some(&package), None, "dpkg");
-        }
+        let (found, canonical_text) = (lexical(path), canonical.display().to_string());
+        let path_text = found.display().to_string();
+        self.wait(
+            path,
+            canonical,
+            Pending::Dpkg {
+                path: path_text,
+                canonical: canonical_text,
+            },
+        );
         if canonical.starts_with("/usr/local/nvidia") {
             return owner(OwnerKind::Driver, None, None, "folder");
         }
         owner(OwnerKind::System, None, None, "folder")
+    }
+
+    /// Notes a lookup a package list may answer; [`Owners::settle`] answers it.
+    fn wait(&self, path: &Path, canonical: &Path, pending: Pending) {
+        if let Ok(mut waiting) = self.pending.lock() {
+            waiting
+                .entry(lexical(path))
+                .or_insert_with(|| (canonical.to_path_buf(), pending));
+        }
     }
 
     fn in_site(&self, env: &PythonEnv, rest: &Path, family: &str) -> LibraryOwner {
@@ -329,60 +357,109 @@ impl<'a> Owners<'a> {
         )
     }
 
-    fn conda_owner(&self, prefix: &Path, canonical: &Path) -> Option<(String, String)> {
-        let rel = canonical.strip_prefix(prefix).ok()?.display().to_string();
-        let Ok(mut cache) = self.conda.lock() else {
-            return None;
+    /// Answers the lookups that wait for a package list, with one search of each kind, and
+    /// puts the owners found (and the versions they give) into `loads` in place of the
+    /// owner given while modelling ("conda" or "system"/"driver" from the folder).
+    pub(crate) fn settle(&self, loads: &mut [FrameworkLoads]) {
+        let pending = match self.pending.lock() {
+            Ok(mut waiting) => std::mem::take(&mut *waiting),
+            Err(_) => return,
         };
-        let (index, read) = &mut *cache;
-        if read.insert(prefix.to_path_buf()) {
-            for e in self.host.fs.read_dir(prefix.join("conda-meta")) {
-                if !(e.name.ends_with(".json") && hinted(&e.name)) {
-                    continue;
+        if pending.is_empty() {
+            return;
+        }
+        let answers = self.search(&pending);
+        let answer = |path: &str, given: &LibraryOwner| -> Option<(LibraryOwner, &PathBuf)> {
+            let (canonical, wait) = pending.get(&lexical(Path::new(path)))?;
+            let found = match wait {
+                Pending::Dpkg { path, canonical } => {
+                    let first = [path, canonical]
+                        .into_iter()
+                        .filter_map(|p| answers.dpkg.get(p))
+                        .min_by_key(|(rank, _)| *rank)?;
+                    let from_folder = matches!(given.kind, OwnerKind::System | OwnerKind::Driver);
+                    (from_folder && given.source == "folder")
+                        .then(|| owner(OwnerKind::Dpkg, Some(&first.1), None, "dpkg"))
                 }
-                let Some(stem) = e.name.strip_suffix(".json") else {
-                    continue;
-                };
-                let mut it = stem.rsplitn(3, '-');
-                let (Some(_build), Some(version), Some(name)) = (it.next(), it.next(), it.next())
-                else {
-                    continue;
-                };
-                let base = prefix.display().to_string();
-                let package = (name.to_string(), version.to_string());
-                if !index.add(self.host, &e.path, package, |text| conda_paths(&base, text)) {
-                    break;
+                Pending::Conda { prefix, rel } => {
+                    let (name, version) = answers.conda.get(&(prefix.clone(), rel.clone()))?;
+                    let from_folder = given.kind == OwnerKind::Conda && given.source == "folder";
+                    from_folder
+                        .then(|| owner(OwnerKind::Conda, Some(name), Some(version), "conda-meta"))
+                }
+            }?;
+            Some((found, canonical))
+        };
+        for framework in loads {
+            for load in &mut framework.libraries {
+                if let (Some(path), Some(given)) = (&load.path, &load.owner)
+                    && let Some((found, canonical)) = answer(path, given)
+                {
+                    load.version = super::version_of(canonical, &found);
+                    load.owner = Some(found);
+                }
+                for other in &mut load.others {
+                    if let Some((found, canonical)) = answer(&other.path, &other.owner) {
+                        other.version = super::version_of(canonical, &found);
+                        other.owner = found;
+                    }
                 }
             }
         }
-        let key = format!("{}\0{rel}", prefix.display());
-        index.owner(&[&key]).cloned()
     }
 
-    fn dpkg_owner(&self, path: &Path, canonical: &Path) -> Option<String> {
-        let Ok(mut cache) = self.dpkg.lock() else {
-            return None;
-        };
-        let index = cache.get_or_insert_with(|| {
-            let mut index = Index::default();
-            for e in self.host.fs.read_dir("/var/lib/dpkg/info") {
-                if !(e.name.ends_with(".list") && hinted(&e.name)) {
-                    continue;
+    /// Searches the dpkg lists and each conda prefix's conda-meta records (one byte budget for
+    /// all prefixes) for the files waiting for an owner.
+    fn search(&self, pending: &HashMap<PathBuf, (PathBuf, Pending)>) -> Answers {
+        let mut answers = Answers::default();
+        let mut dpkg_wanted: HashSet<&str> = HashSet::new();
+        let mut conda_wanted: BTreeMap<&Path, HashSet<&str>> = BTreeMap::new();
+        for (_, wait) in pending.values() {
+            match wait {
+                Pending::Dpkg { path, canonical } => {
+                    dpkg_wanted.insert(path);
+                    dpkg_wanted.insert(canonical);
                 }
-                let Some(name) = e.name.strip_suffix(".list") else {
-                    continue;
-                };
-                let name = name.split(':').next().unwrap_or(name).to_string();
-                if !index.add(self.host, &e.path, (name, String::new()), dpkg_paths) {
-                    break;
+                Pending::Conda { prefix, rel } => {
+                    conda_wanted.entry(prefix).or_default().insert(rel);
                 }
             }
-            index
-        });
-        let wanted = [path.display().to_string(), canonical.display().to_string()];
-        index
-            .owner(&[&wanted[0], &wanted[1]])
-            .map(|(n, _)| n.clone())
+        }
+        if !dpkg_wanted.is_empty() {
+            let lists = self
+                .host
+                .fs
+                .read_dir("/var/lib/dpkg/info")
+                .into_iter()
+                .filter(|e| e.name.ends_with(".list") && hinted(&e.name))
+                .filter_map(|e| {
+                    let name = e.name.strip_suffix(".list")?;
+                    let name = name.split(':').next().unwrap_or(name).to_string();
+                    Some((e.path, name))
+                })
+                .enumerate()
+                .map(|(rank, (path, name))| (path, (rank, name)));
+            answers.dpkg = Search::new(self.host).first_naming(lists, Shape::Lines, &dpkg_wanted);
+        }
+        let mut search = Search::new(self.host);
+        for (prefix, wanted) in conda_wanted {
+            let records = self
+                .host
+                .fs
+                .read_dir(prefix.join("conda-meta"))
+                .into_iter()
+                .filter(|e| e.name.ends_with(".json") && hinted(&e.name))
+                .filter_map(|e| {
+                    let stem = e.name.strip_suffix(".json")?;
+                    let mut it = stem.rsplitn(3, '-');
+                    let (_build, version, name) = (it.next()?, it.next()?, it.next()?);
+                    Some((e.path, (name.to_string(), version.to_string())))
+                });
+            for (rel, package) in search.first_naming(records, Shape::JsonStrings, &wanted) {
+                answers.conda.insert((prefix.to_path_buf(), rel), package);
+            }
+        }
+        answers
     }
 }
 
