@@ -476,3 +476,151 @@ fn owner(
         source: source.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::env::Env;
+    use crate::report::{LibraryLoad, LosingCopy};
+
+    fn write(root: &Path, path: &str, text: &str) {
+        let at = root.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, text).unwrap();
+    }
+
+    /// A list of `lines` library paths none of which is asked about (about 2 MiB at 36,000).
+    fn flood(i: usize, lines: usize, quoted: bool) -> String {
+        (0..lines)
+            .map(|j| {
+                let file = format!("lib/libflood_{i:03}_{j:07}.so.12");
+                if quoted {
+                    format!("\"{file}\",\n")
+                } else {
+                    format!("/usr/{file}\n")
+                }
+            })
+            .collect()
+    }
+
+    /// One framework loading `path` (its owner as `of` gave it), with `other` losing.
+    fn loads(owners: &Owners, path: &str, canonical: &str, other: &str) -> Vec<FrameworkLoads> {
+        let owner = owners.of(Path::new(path), Path::new(canonical), "cublas");
+        let other_owner = owners.of(Path::new(other), Path::new(other), "cublas");
+        vec![FrameworkLoads {
+            libraries: vec![LibraryLoad {
+                path: Some(path.to_string()),
+                owner: Some(owner),
+                others: vec![LosingCopy {
+                    path: other.to_string(),
+                    owner: other_owner,
+                    ..LosingCopy::default()
+                }],
+                ..LibraryLoad::default()
+            }],
+            ..FrameworkLoads::default()
+        }]
+    }
+
+    /// Conda-meta records sorted before the owner's, naming 20 MiB of other libraries (more
+    /// than the 16 MiB of paths once kept), do not hide it: the record naming the file after
+    /// its links gives the package and the version.
+    #[test]
+    fn conda_records_read_before_the_owners_do_not_hide_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = "/opt/conda/envs/ml";
+        for i in 0..10 {
+            let files = flood(i, 58_000, true);
+            write(
+                dir.path(),
+                &format!("{prefix}/conda-meta/cuda-flood-{i}-12.1-0.json"),
+                &format!("{{\"files\": [{files}\"\"]}}"),
+            );
+        }
+        write(
+            dir.path(),
+            &format!("{prefix}/conda-meta/libcublas-12.1.0.26-0.json"),
+            r#"{"files": ["lib/libcublas.so.12", "lib/libcublas.so.12.1.0.26"]}"#,
+        );
+        let host = Host::rooted(
+            dir.path(),
+            Env::default(),
+            std::time::Duration::from_secs(30),
+        );
+        let envs = [PythonEnv {
+            path: prefix.to_string(),
+            kind: EnvKind::Conda,
+            ..PythonEnv::default()
+        }];
+        let owners = Owners::new(&host, &envs, &[]);
+        let mut loads = loads(
+            &owners,
+            &format!("{prefix}/lib/libcublas.so.12"),
+            &format!("{prefix}/lib/libcublas.so.12.1.0.26"),
+            &format!("{prefix}/lib/libnothing.so.12"),
+        );
+        owners.settle(&mut loads);
+        let load = &loads[0].libraries[0];
+        assert_eq!(
+            load.owner,
+            Some(owner(
+                OwnerKind::Conda,
+                Some("libcublas"),
+                Some("12.1.0.26"),
+                "conda-meta"
+            ))
+        );
+        assert_eq!(load.version.as_deref(), Some("12.1.0.26"));
+        // A file no record names keeps the owner its folder gives.
+        assert_eq!(
+            load.others[0].owner,
+            owner(OwnerKind::Conda, None, None, "folder")
+        );
+        assert!(host.fs.notes().is_empty(), "{:?}", host.fs.notes());
+    }
+
+    /// The dpkg answer is the first list naming the file as found or after its links, as
+    /// when the lists were indexed; a file no list names keeps the owner its folder gives.
+    #[test]
+    fn the_first_dpkg_list_naming_the_file_or_its_target_owns_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = "/var/lib/dpkg/info";
+        write(
+            dir.path(),
+            &format!("{info}/libcublas-a:amd64.list"),
+            &format!("{}/usr/lib/libcublas.so.12\n", flood(0, 1_000, false)),
+        );
+        write(
+            dir.path(),
+            &format!("{info}/libcublas-b:amd64.list"),
+            "/usr/lib/libcublas.so.12.1.0.26\n",
+        );
+        write(
+            dir.path(),
+            &format!("{info}/coreutils.list"),
+            "/usr/lib/libcublas.so.12\n",
+        );
+        let host = Host::rooted(
+            dir.path(),
+            Env::default(),
+            std::time::Duration::from_secs(30),
+        );
+        let owners = Owners::new(&host, &[], &[]);
+        let mut loads = loads(
+            &owners,
+            "/usr/lib/x/../libcublas.so.12",
+            "/usr/lib/libcublas.so.12.1.0.26",
+            "/usr/local/nvidia/lib64/libcublas.so.12",
+        );
+        owners.settle(&mut loads);
+        let load = &loads[0].libraries[0];
+        assert_eq!(
+            load.owner,
+            Some(owner(OwnerKind::Dpkg, Some("libcublas-a"), None, "dpkg"))
+        );
+        assert_eq!(
+            load.others[0].owner,
+            owner(OwnerKind::Driver, None, None, "folder")
+        );
+    }
+}
