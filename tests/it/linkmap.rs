@@ -1060,7 +1060,7 @@ fn a_conda_interpreters_rpath_serves_the_env_lib_and_its_runpath_does_not() {
 
 /// 100 dpkg lists whose names hint at CUDA, each 8 MiB of nothing (sparse files: no disk), and
 /// the one that owns the system cuDNN. Keeping every list cost 820 MB; now the lists are read
-/// one at a time within a byte budget and only the library paths they name are kept.
+/// one at a time within a byte budget and searched for the files asked about while read.
 #[test]
 fn hostile_dpkg_lists_cost_a_bounded_memory_and_the_real_owner_is_still_found() {
     let m = tf_machine();
