@@ -1083,7 +1083,7 @@ fn hostile_dpkg_lists_cost_a_bounded_memory_and_the_real_owner_is_still_found() 
 }
 
 /// `doctor --json` on `m` (a 60 s budget) with its peak resident memory in kB.
-fn doctor_watched(m: &Machine) -> (Value, i64) {
+pub fn doctor_watched(m: &Machine) -> (Value, i64) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
     command
         .env_clear()
@@ -1097,7 +1097,7 @@ fn doctor_watched(m: &Machine) -> (Value, i64) {
 }
 
 /// What `probes[]` says was cut or refused while reading.
-fn reads(r: &Value) -> String {
+pub fn reads(r: &Value) -> String {
     r["probes"]
         .as_array()
         .unwrap()
