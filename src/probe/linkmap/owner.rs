@@ -114,15 +114,18 @@ impl Shape {
 /// A search of one kind of package list for the files asked about, within one byte budget.
 struct Search<'h> {
     host: &'h Host,
+    /// What is read, for the note of a cut ("package lists", "wheel RECORDs").
+    what: &'static str,
     read: u64,
     /// The byte budget was spent: no more lists are read.
     spent: bool,
 }
 
 impl<'h> Search<'h> {
-    fn new(host: &'h Host) -> Search<'h> {
+    fn new(host: &'h Host, what: &'static str) -> Search<'h> {
         Search {
             host,
+            what,
             read: 0,
             spent: false,
         }
@@ -142,32 +145,42 @@ impl<'h> Search<'h> {
     {
         let mut found: HashMap<String, P> = HashMap::new();
         for (path, package) in lists {
-            if self.spent || found.len() == wanted.len() {
+            if found.len() == wanted.len() {
                 break;
             }
-            let limit = FILE_LIMIT.min(READ_LIMIT.saturating_sub(self.read));
-            let Ok(bytes) = self.host.fs.read_bytes_limited(&path, limit) else {
+            let Some(bytes) = self.read(&path) else {
                 continue;
             };
-            self.read += bytes.len() as u64;
             let text = String::from_utf8_lossy(&bytes);
             shape.names(&text, |name| {
                 if wanted.contains(name) && !found.contains_key(name) {
                     found.insert(name.to_string(), package.clone());
                 }
             });
-            if self.read >= READ_LIMIT {
-                self.spent = true;
-                self.host.fs.note_cut(
-                    &path,
-                    &format!(
-                        "library owners: read {} bytes of package lists; the rest was not read",
-                        self.read
-                    ),
-                );
-            }
         }
         found
+    }
+
+    /// One list, at most [`FILE_LIMIT`] bytes and what is left of the budget; `None` once the
+    /// budget is spent (the cut noted on the list that spent it) or when it cannot be read.
+    fn read(&mut self, path: &Path) -> Option<Vec<u8>> {
+        if self.spent {
+            return None;
+        }
+        let limit = FILE_LIMIT.min(READ_LIMIT.saturating_sub(self.read));
+        let bytes = self.host.fs.read_bytes_limited(path, limit).ok()?;
+        self.read += bytes.len() as u64;
+        if self.read >= READ_LIMIT {
+            self.spent = true;
+            self.host.fs.note_cut(
+                path,
+                &format!(
+                    "library owners: read {} bytes of {}; the rest was not read",
+                    self.read, self.what
+                ),
+            );
+        }
+        Some(bytes)
     }
 }
 
@@ -180,10 +193,12 @@ enum Pending {
     Conda { prefix: PathBuf, rel: String },
 }
 
-/// The answers of the searches: a dpkg file → (the rank of the first list naming it, its
-/// package); (conda prefix, file) → (name, version).
+/// The answers of the searches: a file a wheel's RECORD names → (dist, version); a dpkg file
+/// → (the rank of the first list naming it, its package); (conda prefix, file) → (name,
+/// version).
 #[derive(Default)]
 struct Answers {
+    records: HashMap<PathBuf, (String, String)>,
     dpkg: HashMap<String, (usize, String)>,
     conda: HashMap<(PathBuf, String), (String, String)>,
 }
@@ -193,8 +208,12 @@ pub(crate) struct Owners<'a> {
     host: &'a Host,
     envs: &'a [PythonEnv],
     toolkits: &'a [Toolkit],
-    /// Library file (as RECORD names it, below its site folder) → (dist, version).
-    records: HashMap<PathBuf, (String, String)>,
+    /// The RECORDs of the CUDA wheels: (site folder, RECORD, (dist, version)), in the order
+    /// read (a later one naming a file wins, as pip's last install does).
+    records: Vec<(PathBuf, PathBuf, (String, String))>,
+    /// Every file asked about (as found, normalised) → the file after its links: a RECORD
+    /// naming either owns it, whatever its folder says.
+    asked: Mutex<HashMap<PathBuf, PathBuf>>,
     /// Lookups waiting for a package list, by the file as found (normalised), with the file
     /// after its links.
     pending: Mutex<HashMap<PathBuf, (PathBuf, Pending)>>,
@@ -207,32 +226,20 @@ impl<'a> Owners<'a> {
         envs: &'a [PythonEnv],
         toolkits: &'a [Toolkit],
     ) -> Owners<'a> {
-        let mut records = HashMap::new();
+        let mut records = Vec::new();
         for env in envs {
             for site in &env.site_packages {
                 for e in host.fs.read_dir(site) {
-                    let Some(dist) = e.name.strip_suffix(".dist-info") else {
+                    if !e.name.ends_with(".dist-info") {
                         continue;
-                    };
+                    }
                     let Some((name, version)) = crate::parse::python_pkg::dist_info_name(&e.name)
                     else {
                         continue;
                     };
-                    if !(name.starts_with("nvidia-") || name.starts_with("tensorrt")) {
-                        continue;
-                    }
-                    let _ = dist;
-                    let Some(record) = host.fs.read_opt(e.path.join("RECORD")) else {
-                        continue;
-                    };
-                    for line in record.lines() {
-                        let file = line.split(',').next().unwrap_or_default();
-                        if file.contains(".so") && !file.starts_with('/') {
-                            records.insert(
-                                lexical(&Path::new(site).join(file)),
-                                (name.clone(), version.clone()),
-                            );
-                        }
+                    if name.starts_with("nvidia-") || name.starts_with("tensorrt") {
+                        let record = e.path.join("RECORD");
+                        records.push((PathBuf::from(site), record, (name, version)));
                     }
                 }
             }
@@ -242,6 +249,7 @@ impl<'a> Owners<'a> {
             envs,
             toolkits,
             records,
+            asked: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
         }
     }
@@ -249,10 +257,12 @@ impl<'a> Owners<'a> {
     /// The owner of `path` (as found) whose links lead to `canonical`.
     #[must_use]
     pub(crate) fn of(&self, path: &Path, canonical: &Path, family: &str) -> LibraryOwner {
-        for p in [lexical(path), canonical.to_path_buf()] {
-            if let Some((name, version)) = self.records.get(&p) {
-                return owner(OwnerKind::Pip, Some(name), Some(version), "RECORD");
-            }
+        if !self.records.is_empty()
+            && let Ok(mut asked) = self.asked.lock()
+        {
+            asked
+                .entry(lexical(path))
+                .or_insert_with(|| canonical.to_path_buf());
         }
         for env in self.envs {
             for site in &env.site_packages {
@@ -361,16 +371,23 @@ impl<'a> Owners<'a> {
     /// puts the owners found (and the versions they give) into `loads` in place of the
     /// owner given while modelling ("conda" or "system"/"driver" from the folder).
     pub(crate) fn settle(&self, loads: &mut [FrameworkLoads]) {
-        let pending = match self.pending.lock() {
-            Ok(mut waiting) => std::mem::take(&mut *waiting),
-            Err(_) => return,
-        };
-        if pending.is_empty() {
+        let (asked, pending) = (take(&self.asked), take(&self.pending));
+        if asked.is_empty() && pending.is_empty() {
             return;
         }
-        let answers = self.search(&pending);
+        let mut answers = self.search(&pending);
+        answers.records = self.search_records(&asked);
         let answer = |path: &str, given: &LibraryOwner| -> Option<(LibraryOwner, &PathBuf)> {
-            let (canonical, wait) = pending.get(&lexical(Path::new(path)))?;
+            let found = lexical(Path::new(path));
+            if let Some(canonical) = asked.get(&found)
+                && let Some((name, version)) = [&found, canonical]
+                    .into_iter()
+                    .find_map(|p| answers.records.get(p))
+            {
+                let by_record = owner(OwnerKind::Pip, Some(name), Some(version), "RECORD");
+                return Some((by_record, canonical));
+            }
+            let (canonical, wait) = pending.get(&found)?;
             let found = match wait {
                 Pending::Dpkg { path, canonical } => {
                     let first = [path, canonical]
@@ -408,6 +425,35 @@ impl<'a> Owners<'a> {
         }
     }
 
+    /// Searches the CUDA wheels' RECORDs (within their own byte budget) for the files asked
+    /// about: each file named → the last wheel naming it.
+    fn search_records(
+        &self,
+        asked: &HashMap<PathBuf, PathBuf>,
+    ) -> HashMap<PathBuf, (String, String)> {
+        let wanted: HashSet<&Path> = asked
+            .iter()
+            .flat_map(|(found, canonical)| [found.as_path(), canonical.as_path()])
+            .collect();
+        let mut found = HashMap::new();
+        let mut search = Search::new(self.host, "wheel RECORDs");
+        for (site, record, package) in &self.records {
+            let Some(bytes) = search.read(record) else {
+                continue;
+            };
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                let file = line.split(',').next().unwrap_or_default();
+                if file.contains(".so") && !file.starts_with('/') {
+                    let path = lexical(&site.join(file));
+                    if wanted.contains(path.as_path()) {
+                        found.insert(path, package.clone());
+                    }
+                }
+            }
+        }
+        found
+    }
+
     /// Searches the dpkg lists and each conda prefix's conda-meta records (one byte budget for
     /// all prefixes) for the files waiting for an owner.
     fn search(&self, pending: &HashMap<PathBuf, (PathBuf, Pending)>) -> Answers {
@@ -439,9 +485,13 @@ impl<'a> Owners<'a> {
                 })
                 .enumerate()
                 .map(|(rank, (path, name))| (path, (rank, name)));
-            answers.dpkg = Search::new(self.host).first_naming(lists, Shape::Lines, &dpkg_wanted);
+            answers.dpkg = Search::new(self.host, "package lists").first_naming(
+                lists,
+                Shape::Lines,
+                &dpkg_wanted,
+            );
         }
-        let mut search = Search::new(self.host);
+        let mut search = Search::new(self.host, "conda-meta records");
         for (prefix, wanted) in conda_wanted {
             let records = self
                 .host
@@ -461,6 +511,13 @@ impl<'a> Owners<'a> {
         }
         answers
     }
+}
+
+/// What a shared map holds, leaving it empty.
+fn take<V>(map: &Mutex<HashMap<PathBuf, V>>) -> HashMap<PathBuf, V> {
+    map.lock()
+        .map(|mut m| std::mem::take(&mut *m))
+        .unwrap_or_default()
 }
 
 fn owner(
