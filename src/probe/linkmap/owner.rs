@@ -4,13 +4,13 @@
 //!
 //! Each RECORD, conda-meta record and dpkg list is read at most once per scan, and only those
 //! whose names say they could hold a CUDA library. Memory is bounded by bytes and by the files
-//! asked about, not by what the lists hold: an owner that needs a dpkg list or a conda-meta
-//! record is answered after every framework is modelled ([`Owners::settle`]), by one pass that
-//! reads the lists one at a time, at most [`FILE_LIMIT`] bytes each and [`READ_LIMIT`] bytes in
-//! all of each kind, and searches each for the files asked about while it is read: only the
-//! answers are kept, and the text is dropped. A flood of lists read before the real owner's
-//! therefore cannot push its answer out; only the byte caps can cut the search, and the cut
-//! is noted.
+//! asked about, not by what the lists hold: an owner a RECORD, a dpkg list or a conda-meta
+//! record may give is answered after every framework is modelled ([`Owners::settle`]), by one
+//! pass over each kind that reads the lists one at a time, at most [`FILE_LIMIT`] bytes each
+//! and [`READ_LIMIT`] bytes in all of each kind, and searches each for the files asked about
+//! while it is read: only the answers are kept, and the text is dropped. A flood of lists read
+//! before the real owner's therefore cannot push its answer out; only the byte caps can cut the
+//! search, and the cut is noted.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
@@ -22,7 +22,7 @@ use crate::report::{EnvKind, FrameworkLoads, LibraryOwner, OwnerKind, PythonEnv,
 
 /// The most bytes of one dpkg list or conda-meta record read (a real one is tens of kB).
 const FILE_LIMIT: u64 = 2 * 1024 * 1024;
-/// The most bytes read of dpkg lists, and of conda-meta records, in one scan.
+/// The most bytes read of wheel RECORDs, of dpkg lists and of conda-meta records, in one scan.
 const READ_LIMIT: u64 = 256 * 1024 * 1024;
 
 /// Words in a package name that mark it as possibly holding a CUDA library.
@@ -633,6 +633,58 @@ mod tests {
             load.others[0].owner,
             owner(OwnerKind::Conda, None, None, "folder")
         );
+        assert!(host.fs.notes().is_empty(), "{:?}", host.fs.notes());
+    }
+
+    /// Wheel RECORDs read before the owner's (19 MiB of library paths) do not hide it, and a
+    /// RECORD's answer stands over the wheel layout's.
+    #[test]
+    fn records_read_before_the_owners_do_not_hide_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = "/venv/lib/python3.11/site-packages";
+        for i in 0..10 {
+            let files = flood(i, 36_000, false).replace(".so.12\n", ".so.12,sha256=x,1\n");
+            let files = files.replace("/usr/lib/", "nvidia/flood/lib/");
+            write(
+                dir.path(),
+                &format!("{site}/nvidia_aflood{i}_cu12-1.0.dist-info/RECORD"),
+                &files,
+            );
+        }
+        write(
+            dir.path(),
+            &format!("{site}/nvidia_cublas_cu12-12.4.5.8.dist-info/RECORD"),
+            "nvidia/cublas/lib/libcublas.so.12,sha256=x,1\n",
+        );
+        let host = Host::rooted(
+            dir.path(),
+            Env::default(),
+            std::time::Duration::from_secs(30),
+        );
+        let envs = [PythonEnv {
+            path: "/venv".to_string(),
+            site_packages: vec![site.to_string()],
+            ..PythonEnv::default()
+        }];
+        let owners = Owners::new(&host, &envs, &[]);
+        let cublas = format!("{site}/torch/lib/../../nvidia/cublas/lib/libcublas.so.12");
+        let mut loads = loads(
+            &owners,
+            &cublas,
+            &lexical(Path::new(&cublas)).display().to_string(),
+            &format!("{site}/nvidia/cusparse/lib/libcusparse.so.12"),
+        );
+        owners.settle(&mut loads);
+        let load = &loads[0].libraries[0];
+        let by_record = owner(
+            OwnerKind::Pip,
+            Some("nvidia-cublas-cu12"),
+            Some("12.4.5.8"),
+            "RECORD",
+        );
+        assert_eq!(load.owner.as_ref(), Some(&by_record));
+        assert_eq!(load.version.as_deref(), Some("12.4.5.8"));
+        assert_eq!(load.others[0].owner.source, "wheel-layout");
         assert!(host.fs.notes().is_empty(), "{:?}", host.fs.notes());
     }
 
