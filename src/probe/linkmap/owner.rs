@@ -388,7 +388,7 @@ impl<'a> Owners<'a> {
                 return Some((by_record, canonical));
             }
             let (canonical, wait) = pending.get(&found)?;
-            let found = match wait {
+            let by_list = match wait {
                 Pending::Dpkg { path, canonical } => {
                     let first = [path, canonical]
                         .into_iter()
@@ -405,7 +405,7 @@ impl<'a> Owners<'a> {
                         .then(|| owner(OwnerKind::Conda, Some(name), Some(version), "conda-meta"))
                 }
             }?;
-            Some((found, canonical))
+            Some((by_list, canonical))
         };
         for framework in loads {
             for load in &mut framework.libraries {
