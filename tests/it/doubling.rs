@@ -580,8 +580,8 @@ fn report_merge_over_twice_the_reports() {
 
 /// The TensorFlow machine of `linkmap.rs` (its libraries built with `cc`) with `n` dpkg lists
 /// whose names hint at CUDA, each naming 100 library paths: the owner of the system cuDNN is
-/// looked up in all of them. (2,000 such lists stay under the 16 MiB of paths kept; past it the
-/// real owner's list, read later, is cut and `probes[]` says so.)
+/// looked up in all of them, each searched while it is read (only the answers are kept; the
+/// byte cap on lists read is the one limit, and `probes[]` says when it is hit).
 #[test]
 fn twice_the_dpkg_lists() {
     use crate::linkmap::{load, tf_framework, tf_machine};

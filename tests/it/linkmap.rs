@@ -1060,7 +1060,7 @@ fn a_conda_interpreters_rpath_serves_the_env_lib_and_its_runpath_does_not() {
 
 /// 100 dpkg lists whose names hint at CUDA, each 8 MiB of nothing (sparse files: no disk), and
 /// the one that owns the system cuDNN. Keeping every list cost 820 MB; now the lists are read
-/// one at a time within a byte budget and only the library paths they name are kept.
+/// one at a time within a byte budget and searched for the files asked about while read.
 #[test]
 fn hostile_dpkg_lists_cost_a_bounded_memory_and_the_real_owner_is_still_found() {
     let m = tf_machine();
@@ -1075,6 +1075,15 @@ fn hostile_dpkg_lists_cost_a_bounded_memory_and_the_real_owner_is_still_found() 
         let f = std::fs::File::create(at).unwrap();
         f.set_len(8 * 1024 * 1024).unwrap();
     }
+    let (r, peak_kb) = doctor_watched(&m);
+    let cudnn = load(&r, "tensorflow", "libcudnn.so.8");
+    assert_eq!(cudnn["owner"]["kind"], "dpkg", "{cudnn}");
+    assert_eq!(cudnn["owner"]["package"], "libcudnn8", "{cudnn}");
+    assert!(peak_kb < 200 * 1024, "peak resident memory {peak_kb} kB");
+}
+
+/// `doctor --json` on `m` (a 60 s budget) with its peak resident memory in kB.
+pub fn doctor_watched(m: &Machine) -> (Value, i64) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
     command
         .env_clear()
@@ -1084,9 +1093,81 @@ fn hostile_dpkg_lists_cost_a_bounded_memory_and_the_real_owner_is_still_found() 
         .args(["--timeout", "60", "doctor", "--json"])
         .stdin(std::process::Stdio::null());
     let (stdout, peak_kb) = run_watched(command);
-    let r: Value = serde_json::from_str(&stdout).unwrap();
+    (serde_json::from_str(&stdout).unwrap(), peak_kb)
+}
+
+/// What `probes[]` says was cut or refused while reading.
+pub fn reads(r: &Value) -> String {
+    r["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "reads")
+        .and_then(|p| p["detail"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// 40 dpkg lists sorted before the real owner's (`libcudnn8-flood-*` before `libcudnn8:amd64`),
+/// each just under the 2 MiB read of one list and full of library paths: 76 MiB of them. When
+/// the lists' library paths were kept (16 MiB at most), these filled the budget and the real
+/// owner's list was never read: the system cuDNN had no owner. Now each list is searched for
+/// the files asked about while it is read, and only the answers are kept.
+#[test]
+fn a_flood_of_library_paths_in_earlier_dpkg_lists_does_not_hide_the_real_owner() {
+    let m = tf_machine();
+    tf_framework(&m, "libcudart.so.12");
+    let info = "/var/lib/dpkg/info";
+    m.write(
+        &format!("{info}/libcudnn8:amd64.list"),
+        "/.\n/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu/libcudnn.so.8\n",
+    );
+    for i in 0..40 {
+        let mut text = String::new();
+        let mut j = 0;
+        while text.len() < 2 * 1024 * 1024 - 128 {
+            text.push_str(&format!(
+                "/usr/lib/x86_64-linux-gnu/libcudnn_flood_{i:03}_{j:07}.so.8\n"
+            ));
+            j += 1;
+        }
+        m.write(&format!("{info}/libcudnn8-flood-{i:03}.list"), &text);
+    }
+    let (r, peak_kb) = doctor_watched(&m);
+    eprintln!("40 flooding dpkg lists (76 MiB of paths): peak {peak_kb} kB");
     let cudnn = load(&r, "tensorflow", "libcudnn.so.8");
     assert_eq!(cudnn["owner"]["kind"], "dpkg", "{cudnn}");
     assert_eq!(cudnn["owner"]["package"], "libcudnn8", "{cudnn}");
+    assert!(peak_kb < 200 * 1024, "peak resident memory {peak_kb} kB");
+    assert!(!reads(&r).contains("library owners"), "{}", reads(&r));
+}
+
+/// The byte cap on dpkg lists stays, and says when it is hit: 130 lists of 2 MiB read (260
+/// MiB, sparse files: no disk) before the real owner's pass the 256 MiB read in one scan; the
+/// owner's list is not read and `probes[]` names the cut.
+#[test]
+fn the_byte_cap_on_dpkg_lists_is_said_when_it_is_hit() {
+    let m = tf_machine();
+    tf_framework(&m, "libcudart.so.12");
+    let info = "/var/lib/dpkg/info";
+    m.write(
+        &format!("{info}/libcudnn8:amd64.list"),
+        "/.\n/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu/libcudnn.so.8\n",
+    );
+    for i in 0..130 {
+        let at = m.path(&format!("{info}/libcudnn8-sparse-{i:03}.list"));
+        std::fs::File::create(at)
+            .unwrap()
+            .set_len(2 * 1024 * 1024)
+            .unwrap();
+    }
+    let (r, peak_kb) = doctor_watched(&m);
+    let cudnn = load(&r, "tensorflow", "libcudnn.so.8");
+    assert_ne!(cudnn["owner"]["kind"], "dpkg", "{cudnn}");
+    assert!(
+        reads(&r).contains("library owners: read 268435456 bytes of package lists"),
+        "{}",
+        reads(&r)
+    );
     assert!(peak_kb < 200 * 1024, "peak resident memory {peak_kb} kB");
 }

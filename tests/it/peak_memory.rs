@@ -1,7 +1,8 @@
 //! #40: memory bounded by bytes, measured on the largest input of each kind gpu-doctor
 //! accepts: peak resident memory (`VmHWM` of the running child) under 200 MB. The other
 //! kinds are measured beside their own tests: 30,000 GPUs from nvidia-smi
-//! (`bounded.rs`), 100 sparse 8 MiB dpkg lists (`linkmap.rs`), a 30 MiB log for `explain`
+//! (`bounded.rs`), 100 sparse 8 MiB dpkg lists and 76 MiB of library paths in dpkg lists
+//! (`linkmap.rs`), a 30 MiB log for `explain`
 //! (`explain.rs`), an NVML reporting 2^31 - 1 GPUs (`bounded.rs`), and the doubling tests'
 //! larger sizes (`doubling.rs`).
 
@@ -71,4 +72,39 @@ fn the_largest_report_merge_reads() {
     );
     let f: Value = serde_json::from_str(&m.out.stdout).unwrap();
     assert_eq!(f["counts"]["nodes"], 1);
+}
+
+/// As many dpkg lists full of library paths as the owner search reads (127 of just under 2 MiB,
+/// 254 MiB of paths, all sorted before the real owner's list): each is searched while it is
+/// read, so memory stays that of one list, and the owner's list, read last, still answers.
+#[test]
+fn the_most_dpkg_list_bytes_read() {
+    use crate::linkmap::{doctor_watched, load, reads, tf_framework, tf_machine};
+    let m = tf_machine();
+    tf_framework(&m, "libcudart.so.12");
+    let info = "/var/lib/dpkg/info";
+    m.write(
+        &format!("{info}/libcudnn8:amd64.list"),
+        "/.\n/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu/libcudnn.so.8\n",
+    );
+    let mut base = String::new();
+    let mut j = 0;
+    while base.len() < 2 * 1024 * 1024 - 128 {
+        base.push_str(&format!(
+            "/usr/lib/x86_64-linux-gnu/libcudnn_LIST_{j:07}.so.8\n"
+        ));
+        j += 1;
+    }
+    for i in 0..127 {
+        m.write(
+            &format!("{info}/libcudnn8-flood-{i:03}.list"),
+            &base.replace("LIST", &format!("{i:04}")),
+        );
+    }
+    let (r, peak_kb) = doctor_watched(&m);
+    eprintln!("127 dpkg lists, 254 MiB of library paths: peak {peak_kb} kB");
+    let cudnn = load(&r, "tensorflow", "libcudnn.so.8");
+    assert_eq!(cudnn["owner"]["package"], "libcudnn8", "{cudnn}");
+    assert!(!reads(&r).contains("library owners"), "{}", reads(&r));
+    assert!(peak_kb < RSS_LIMIT_KB, "peak memory {peak_kb} kB");
 }

@@ -105,7 +105,9 @@ pub(crate) fn probe(
     };
     // A few threads share the frameworks: each reads its framework's own modules; the
     // tables are shared.
-    let loads = super::in_parallel(&cuda_frameworks, |(env, fw)| ctx().framework(env, fw));
+    let mut loads = super::in_parallel(&cuda_frameworks, |(env, fw)| ctx().framework(env, fw));
+    // The owners a package list gives, found in one search for every file asked about.
+    owners.settle(&mut loads);
     (loads, Some(table.describe()))
 }
 
