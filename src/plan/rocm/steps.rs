@@ -6,6 +6,7 @@ use crate::manifest::{Manifests, TorchWheel};
 use super::{OVERRIDE_FILE, RocmChoice, TorchChoice};
 use crate::plan::Step;
 use crate::plan::cmd::{Check, Command, Guard, Python, Word, words};
+use crate::plan::common::RepoPackage;
 
 /// Exports `HSA_OVERRIDE_GFX_VERSION` for every login (a profile.d file): the maintainers' way
 /// to run a target through its sibling's code.
@@ -50,58 +51,26 @@ pub(super) fn override_step(value: &str, family: &str) -> Step {
 /// Fetches and installs AMD's installer package for the release.
 pub(super) fn installer_step(choice: &RocmChoice<'_>) -> Step {
     let (i, codename) = (choice.installer, &choice.codename);
-    let url = format!("{}{}", i.url_for(codename), i.deb);
-    let file = Word::Join(vec![Word::Var("tmp"), Word::lit(format!("/{}", i.deb))]);
-    Step {
-        serves: Vec::new(),
-        id: "amdgpu-install".to_string(),
+    RepoPackage {
+        id: "amdgpu-install",
         title: format!("AMD's installer for ROCm {} ({})", i.rocm, i.deb),
         why: format!(
             "amdgpu-install sets up the repo.radeon.com apt sources of ROCm {} for Ubuntu \
              {codename} and installs ROCm by use case (rocm.toml amdgpu_install: {}).",
             i.rocm, i.source
         ),
-        guards: vec![
-            Guard::skip(
-                Check::DpkgVersion {
-                    package: "amdgpu-install".to_string(),
-                    prefix: i.version().unwrap_or("").to_string(),
-                    suffix: String::new(),
-                },
-                format!("amdgpu-install {} is installed", i.version().unwrap_or("")),
-            ),
-            Guard::fail(
-                Check::CommandMissing("wget".to_string()),
-                format!("wget is needed to fetch {url}; install it and run the plan again"),
-            ),
-        ],
-        commands: vec![
-            Command::Run {
-                argv: vec![
-                    Word::lit("wget"),
-                    Word::lit("-qO"),
-                    file.clone(),
-                    Word::lit(url),
-                ],
-                sudo: false,
-            },
-            Command::Run {
-                argv: vec![
-                    Word::lit("apt-get"),
-                    Word::lit("install"),
-                    Word::lit("-y"),
-                    file,
-                ],
-                sudo: true,
-            },
-            Command::Run {
-                argv: words(["apt-get", "update"]),
-                sudo: true,
-            },
-        ],
-        needs_root: true,
-        reboot: false,
+        deb: i.deb.clone(),
+        folder: i.url_for(codename),
+        installed: Check::DpkgVersion {
+            package: "amdgpu-install".to_string(),
+            prefix: i.version().unwrap_or("").to_string(),
+            suffix: String::new(),
+        },
+        installed_says: format!("amdgpu-install {} is installed", i.version().unwrap_or("")),
+        install_with: &["apt-get", "install", "-y"],
+        then_update: true,
     }
+    .step()
 }
 
 /// Installs ROCm with amdgpu-install.
