@@ -6,7 +6,7 @@ use crate::manifest::{AptPackage, Manifests};
 
 use super::Step;
 use super::cmd::{Check, Command, Guard, Word, words};
-use super::common::{RepoPackage, apt_update};
+use super::common::{RepoPackage, apt_install, apt_update};
 use super::decide::{Decision, DriverPlan};
 use super::machine::Machine;
 use super::target::Via;
@@ -23,12 +23,6 @@ const PINNING_FROM: u64 = 580;
 /// whether they continue after 580 is a gap in install.toml, so newer branches install the
 /// unversioned meta-package held by the pinning package.
 const BRANCH_METAS_UNTIL: u64 = 580;
-
-fn apt_install(packages: &[String]) -> Command {
-    let mut argv = words(["apt-get", "install", "-y"]);
-    argv.extend(packages.iter().map(|p| Word::lit(p.clone())));
-    Command::Run { argv, sudo: true }
-}
 
 /// A package name from install.toml, or `None` when the id (or a placeholder value) is
 /// missing: then the step that needs it is left out rather than given a made-up name.

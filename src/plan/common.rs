@@ -1,7 +1,8 @@
 //! Steps both planners write: the package that sets up a vendor's apt repository
 //! (`cuda-keyring` for NVIDIA, `amdgpu-install` for AMD), fetched with wget from the vendor and
-//! installed, and the `apt-get update` that lets apt see what the repository offers. One builder,
-//! so the two plans fetch, guard and install the same way; what differs is a parameter. Pure.
+//! installed; the `apt-get update` that lets apt see what the repository offers; and
+//! `apt-get install -y`. One builder, so the two plans fetch, guard and install the same way;
+//! what differs is a parameter. Pure.
 
 use super::Step;
 use super::cmd::{Check, Command, Guard, Word, words};
@@ -70,4 +71,11 @@ pub(super) fn apt_update() -> Command {
         argv: words(["apt-get", "update"]),
         sudo: true,
     }
+}
+
+/// `sudo apt-get install -y` the packages, in the order given.
+pub(super) fn apt_install(packages: &[String]) -> Command {
+    let mut argv = words(["apt-get", "install", "-y"]);
+    argv.extend(packages.iter().map(|p| Word::lit(p.clone())));
+    Command::Run { argv, sudo: true }
 }

@@ -6,7 +6,7 @@ use crate::manifest::{Manifests, TorchWheel};
 use super::{OVERRIDE_FILE, RocmChoice, TorchChoice};
 use crate::plan::Step;
 use crate::plan::cmd::{Check, Command, Guard, Python, Word, words};
-use crate::plan::common::RepoPackage;
+use crate::plan::common::{RepoPackage, apt_install};
 
 /// Exports `HSA_OVERRIDE_GFX_VERSION` for every login (a profile.d file): the maintainers' way
 /// to run a target through its sibling's code.
@@ -76,8 +76,6 @@ pub(super) fn installer_step(choice: &RocmChoice<'_>) -> Step {
 /// Installs ROCm with amdgpu-install.
 pub(super) fn rocm_step(m: &Manifests, choice: &RocmChoice<'_>) -> Step {
     let rocm = &choice.installer.rocm;
-    let mut prereqs = words(["apt-get", "install", "-y"]);
-    prereqs.extend(m.rocm.install.prerequisites.iter().map(Word::lit));
     let mut argv = words(["amdgpu-install", "-y"]);
     argv.push(Word::lit(format!("--usecase={}", choice.usecase)));
     if choice.no_dkms {
@@ -106,10 +104,7 @@ pub(super) fn rocm_step(m: &Manifests, choice: &RocmChoice<'_>) -> Step {
             format!("/opt/rocm is ROCm {rocm}"),
         )],
         commands: vec![
-            Command::Run {
-                argv: prereqs,
-                sudo: true,
-            },
+            apt_install(&m.rocm.install.prerequisites),
             Command::Run { argv, sudo: true },
         ],
         needs_root: true,
