@@ -7,6 +7,12 @@
 //!
 //! Least change: a ROCm that already lists the GPU is kept; a working amdgpu driver is kept
 //! (`--no-dkms`); a torch build that already carries the GPU's target is left alone.
+//!
+//! The choices come first, then the steps: `decide.rs` (what is refused, the gfx targets, the
+//! ROCm release), `torch.rs` (the wheel and its environment), then `draft.rs` writes the plan
+//! in order from the step builders of `steps.rs` and `groups.rs`. A step both planners write
+//! (the repository's setup package, `apt-get update`, `apt-get install`) is built in
+//! `plan/common.rs`.
 
 use crate::manifest::{AmdgpuInstall, Manifests, TorchWheel};
 use crate::report::Report;
