@@ -6,6 +6,7 @@ use crate::manifest::{AptPackage, Manifests};
 
 use super::Step;
 use super::cmd::{Check, Command, Guard, Word, words};
+use super::common::{RepoPackage, apt_install, apt_update};
 use super::decide::{Decision, DriverPlan};
 use super::machine::Machine;
 use super::target::Via;
@@ -22,12 +23,6 @@ const PINNING_FROM: u64 = 580;
 /// whether they continue after 580 is a gap in install.toml, so newer branches install the
 /// unversioned meta-package held by the pinning package.
 const BRANCH_METAS_UNTIL: u64 = 580;
-
-fn apt_install(packages: &[String]) -> Command {
-    let mut argv = words(["apt-get", "install", "-y"]);
-    argv.extend(packages.iter().map(|p| Word::lit(p.clone())));
-    Command::Run { argv, sudo: true }
-}
 
 /// A package name from install.toml, or `None` when the id (or a placeholder value) is
 /// missing: then the step that needs it is left out rather than given a made-up name.
@@ -75,10 +70,7 @@ pub(super) fn steps(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<S
               lists changes nothing installed."
             .to_string(),
         guards: Vec::new(),
-        commands: vec![Command::Run {
-            argv: words(["apt-get", "update"]),
-            sudo: true,
-        }],
+        commands: vec![apt_update()],
         needs_root: true,
         reboot: false,
         serves: Vec::new(),
@@ -158,10 +150,8 @@ fn nouveau(m: &Manifests) -> Step {
 
 fn keyring(m: &Manifests, repo_url: &str) -> Step {
     let k = &m.install.apt_keyring;
-    let url = format!("{repo_url}{}", k.deb);
-    let file = Word::Join(vec![Word::Var("tmp"), Word::lit(format!("/{}", k.deb))]);
-    Step {
-        id: "cuda-keyring".to_string(),
+    RepoPackage {
+        id: "cuda-keyring",
         title: "Trust NVIDIA's CUDA repository with the cuda-keyring package".to_string(),
         why: format!(
             "apt must trust {repo_url}. The {} package installs the repository's signing key \
@@ -170,35 +160,14 @@ fn keyring(m: &Manifests, repo_url: &str) -> Step {
              (install.toml apt_keyring; compat-cuda.md 5.1).",
             k.package, k.deb_signing_key_full, k.keyring_path
         ),
-        guards: vec![
-            Guard::skip(
-                Check::DpkgInstalled(k.package.clone()),
-                format!("{} is installed", k.package),
-            ),
-            Guard::fail(
-                Check::CommandMissing("wget".to_string()),
-                format!("wget is needed to fetch {url}; install it and run the plan again"),
-            ),
-        ],
-        commands: vec![
-            Command::Run {
-                argv: vec![
-                    Word::lit("wget"),
-                    Word::lit("-qO"),
-                    file.clone(),
-                    Word::lit(url.clone()),
-                ],
-                sudo: false,
-            },
-            Command::Run {
-                argv: vec![Word::lit("dpkg"), Word::lit("-i"), file],
-                sudo: true,
-            },
-        ],
-        needs_root: true,
-        reboot: false,
-        serves: Vec::new(),
+        deb: k.deb.clone(),
+        folder: repo_url.to_string(),
+        installed: Check::DpkgInstalled(k.package.clone()),
+        installed_says: format!("{} is installed", k.package),
+        install_with: &["dpkg", "-i"],
+        then_update: false,
     }
+    .step()
 }
 
 /// Kernel headers and a compiler: DKMS builds the driver's modules with them. The headers are

@@ -13,6 +13,7 @@
 mod apt;
 pub mod choose;
 pub mod cmd;
+mod common;
 pub mod conda;
 mod decide;
 pub mod execute;
