@@ -1,6 +1,7 @@
 //! Writing an AMD plan from its choices: the steps in order, the summary and notes, what each
 //! step serves, and what the plan fixes and leaves alone.
 
+use crate::diagnose::ids::{self, Kind};
 use crate::report::{EnvKind, Report};
 
 use super::{
@@ -37,8 +38,8 @@ impl Choices<'_, '_> {
             .names_a_stack()
             .then(|| format!("request: {}", crate::plan::shell::flags(self.target)));
         for step in &mut draft.steps {
-            step.serves = serves(&step.id, &draft.fixes, request.as_deref(), |id| {
-                self.found(id)
+            step.serves = serves(&step.id, &draft.fixes, request.as_deref(), |kind| {
+                self.found(kind)
             });
         }
         let (addresses, leaves) = findings(&machine, &draft.fixes);
@@ -136,7 +137,7 @@ impl Choices<'_, '_> {
                 self.m.frameworks.torch_index_url(&wheel.variant),
                 t.env
             ));
-            out.fixes.extend(TORCH_FINDINGS);
+            out.fixes.extend(TORCH_FINDINGS.iter().map(|k| k.id));
         } else {
             out.summary.push(format!(
                 "torch: keep the ROCm build in {} (it carries {})",
@@ -194,7 +195,7 @@ impl Choices<'_, '_> {
     /// amdgpu-dkms under Secure Boot needs its key enrolled.
     fn write_cautions(&self, out: &mut Draft) {
         if let Some(c) = self.report.host.container.as_deref()
-            && self.found("kfd-missing")
+            && self.found(&ids::KFD_MISSING)
         {
             out.notes.push(format!(
                 "This is a {c} container: the amdgpu kernel driver is the host's. Start the \
@@ -241,26 +242,30 @@ pub(super) fn serves(
     id: &str,
     fixes: &[&str],
     request: Option<&str>,
-    found: impl Fn(&str) -> bool,
+    found: impl Fn(&Kind) -> bool,
 ) -> Vec<String> {
-    let ours: &[&str] = match id {
-        "amdgpu-install" | "rocm" => &["rocm-too-old-for-gpu", "kfd-missing", "amdgpu-not-loaded"],
-        "groups" => &["rocm-device-permission"],
+    let ours: &[&Kind] = match id {
+        "amdgpu-install" | "rocm" => &[
+            &ids::ROCM_TOO_OLD_FOR_GPU,
+            &ids::KFD_MISSING,
+            &ids::AMDGPU_NOT_LOADED,
+        ],
+        "groups" => &[&ids::ROCM_DEVICE_PERMISSION],
         "venv" | "torch" => &TORCH_FINDINGS,
         // The override is what lets a new or kept build run on the GPU: it serves the same.
         "hsa-override" => &[
-            "arch-not-in-build",
-            "hsa-override-mismatch",
-            "cuda-build-on-amd-gpu",
-            "cpu-only-framework-build",
+            &ids::ARCH_NOT_IN_BUILD,
+            &ids::HSA_OVERRIDE_MISMATCH,
+            &ids::CUDA_BUILD_ON_AMD_GPU,
+            &ids::CPU_ONLY_FRAMEWORK_BUILD,
         ],
         "verify" => return vec!["every step above".to_string()],
         _ => &[],
     };
     let mut out: Vec<String> = ours
         .iter()
-        .filter(|f| fixes.contains(f) && found(f))
-        .map(|f| (*f).to_string())
+        .filter(|k| fixes.contains(&k.id) && found(k))
+        .map(|k| k.id.to_string())
         .collect();
     if out.is_empty() {
         out.push(request.map_or_else(

@@ -14,6 +14,7 @@
 //! (the repository's setup package, `apt-get update`, `apt-get install`) is built in
 //! `plan/common.rs`.
 
+use crate::diagnose::ids::{self, Kind};
 use crate::manifest::{AmdgpuInstall, Manifests, TorchWheel};
 use crate::report::Report;
 
@@ -46,20 +47,20 @@ pub(super) fn applies(report: &Report) -> bool {
 const OVERRIDE_FILE: &str = "/etc/profile.d/gpu-doctor-hsa-override.sh";
 
 /// Findings about a torch that cannot run on the AMD GPU.
-const TORCH_FINDINGS: [&str; 3] = [
-    "cuda-build-on-amd-gpu",
-    "cpu-only-framework-build",
-    "arch-not-in-build",
+const TORCH_FINDINGS: [&Kind; 3] = [
+    &ids::CUDA_BUILD_ON_AMD_GPU,
+    &ids::CPU_ONLY_FRAMEWORK_BUILD,
+    &ids::ARCH_NOT_IN_BUILD,
 ];
 
 /// The findings an AMD plan can fix; with none of them and nothing named, a plan installs the
 /// newest ROCm for the GPU (or keeps one that lists it).
-const FIXABLE: [&str; 5] = [
-    "rocm-too-old-for-gpu",
-    "rocm-device-permission",
-    "cuda-build-on-amd-gpu",
-    "cpu-only-framework-build",
-    "arch-not-in-build",
+const FIXABLE: [&Kind; 5] = [
+    &ids::ROCM_TOO_OLD_FOR_GPU,
+    &ids::ROCM_DEVICE_PERMISSION,
+    &ids::CUDA_BUILD_ON_AMD_GPU,
+    &ids::CPU_ONLY_FRAMEWORK_BUILD,
+    &ids::ARCH_NOT_IN_BUILD,
 ];
 
 /// The ROCm release a plan installs, and how.
@@ -162,8 +163,8 @@ impl<'a, 'm> Choices<'a, 'm> {
     }
 
     /// Whether the report has this finding.
-    fn found(&self, id: &str) -> bool {
-        self.report.findings.iter().any(|f| f.id == id)
+    fn found(&self, kind: &Kind) -> bool {
+        self.report.findings.iter().any(|f| f.id == kind.id)
     }
 
     /// Whether a ROCm release's official list has every GPU's target (or its sibling).
@@ -178,9 +179,9 @@ impl<'a, 'm> Choices<'a, 'm> {
     /// (the newest stack, as for NVIDIA); else keep what is there (PyTorch's ROCm wheels bring
     /// their own runtime).
     fn rocm_to_install(&self, via: Via) -> Result<Option<RocmChoice<'m>>, String> {
-        let nothing_to_fix = !FIXABLE.iter().any(|id| self.found(id));
+        let nothing_to_fix = !FIXABLE.iter().any(|kind| self.found(kind));
         let wants_rocm = self.target.via == Some(Via::Apt)
-            || self.found("rocm-too-old-for-gpu")
+            || self.found(&ids::ROCM_TOO_OLD_FOR_GPU)
             || (!self.target.names_a_stack() && nothing_to_fix);
         match via {
             Via::Apt if self.installed.as_deref().is_some_and(|v| self.lists_all(v)) => Ok(None),

@@ -21,7 +21,7 @@ pub(super) fn choose_torch(
     let broken: Vec<&str> = report
         .findings
         .iter()
-        .filter(|f| TORCH_FINDINGS.contains(&f.id.as_str()))
+        .filter(|f| TORCH_FINDINGS.iter().any(|k| k.id == f.id))
         .flat_map(|f| f.subjects.iter())
         .filter_map(|s| s.strip_prefix("framework:")?.strip_suffix(":torch"))
         .collect();
