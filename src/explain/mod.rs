@@ -55,7 +55,8 @@ fn budget_spent(before: Option<String>, searched: usize, all: usize) -> String {
     }
 }
 
-/// [`explain`] whose search of the text stops at `end` (the budget a scan gets): a log too
+/// Explains `bytes` (an error text, a log) on the machine `report` describes, with the
+/// signatures of `table`, searching the text until `end` (the budget a scan gets): a log too
 /// long to search in time is searched from its start up to there, and `input_cut` says how
 /// far that was.
 #[must_use]
