@@ -459,6 +459,21 @@ impl RootFs {
     /// The entries of a directory, sorted by name. Unreadable or missing directories are empty.
     #[must_use]
     pub fn read_dir(&self, path: impl AsRef<Path>) -> Vec<DirEntry> {
+        self.read_dir_matching(path, |_| true)
+    }
+
+    /// The entries of a directory whose names `keep` accepts, sorted by name: the whole
+    /// listing is looked through (until the scan's budget is spent), and only the kept
+    /// entries count toward [`MAX_DIR_ENTRIES`]. A big machine's `/var/lib/dpkg/info` has
+    /// more than that many files, of which a probe wants the few `.list` files of one family:
+    /// taking the first entries the kernel returns would drop an arbitrary part of them. A
+    /// listing cut short (the cap, or the budget) is noted in `probes[]`.
+    #[must_use]
+    pub fn read_dir_matching(
+        &self,
+        path: impl AsRef<Path>,
+        keep: impl Fn(&str) -> bool,
+    ) -> Vec<DirEntry> {
         let path = path.as_ref();
         if self.spent() {
             return Vec::new();
@@ -469,25 +484,38 @@ impl RootFs {
         let Ok(iter) = std::fs::read_dir(real) else {
             return Vec::new();
         };
-        let mut out: Vec<DirEntry> = iter
-            .take(MAX_DIR_ENTRIES)
-            .filter_map(Result::ok)
-            .map(|entry| {
-                // A name that is not UTF-8 is kept: its path has the real bytes, its name
-                // shows them escaped.
-                let raw = entry.file_name();
-                DirEntry {
-                    path: path.join(&raw),
-                    name: raw.to_str().map_or_else(
-                        || {
-                            use std::os::unix::ffi::OsStrExt;
-                            super::env::escape_bytes(raw.as_bytes())
-                        },
-                        str::to_string,
-                    ),
-                }
-            })
-            .collect();
+        let mut out: Vec<DirEntry> = Vec::new();
+        let mut cut = false;
+        for (i, entry) in iter.enumerate() {
+            // The budget is looked at now and then: a listing of millions stays bounded.
+            if out.len() == MAX_DIR_ENTRIES || (i % 4096 == 4095 && self.spent()) {
+                cut = true;
+                break;
+            }
+            let Ok(entry) = entry else { continue };
+            // A name that is not UTF-8 is kept: its path has the real bytes, its name shows
+            // them escaped.
+            let raw = entry.file_name();
+            if !raw.to_str().is_none_or(&keep) {
+                continue;
+            }
+            out.push(DirEntry {
+                path: path.join(&raw),
+                name: raw.to_str().map_or_else(
+                    || {
+                        use std::os::unix::ffi::OsStrExt;
+                        super::env::escape_bytes(raw.as_bytes())
+                    },
+                    str::to_string,
+                ),
+            });
+        }
+        if cut {
+            self.note(
+                path,
+                &format!("listing cut at {MAX_DIR_ENTRIES} entries or at the time budget"),
+            );
+        }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
     }
@@ -695,6 +723,33 @@ mod tests {
         // The real machine's devices too.
         let real = RootFs::new("/");
         assert!(real.read_bytes(Path::new("/dev/zero")).is_err());
+    }
+
+    #[test]
+    fn a_filtered_listing_looks_through_every_entry_and_a_capped_one_says_so() {
+        // A big machine's /var/lib/dpkg/info: more files than one listing keeps, with the
+        // few lists a probe wants somewhere among them.
+        let dir = tempfile::tempdir().unwrap();
+        let info = dir.path().join("var/lib/dpkg/info");
+        std::fs::create_dir_all(&info).unwrap();
+        for i in 0..MAX_DIR_ENTRIES + 500 {
+            std::fs::write(info.join(format!("pkg{i}.md5sums")), "").unwrap();
+        }
+        std::fs::write(info.join("libcudnn9-cuda-12:amd64.list"), "").unwrap();
+        let fs = RootFs::new(dir.path());
+        let lists: Vec<String> = fs
+            .read_dir_matching("/var/lib/dpkg/info", |n| n.ends_with(".list"))
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(lists, ["libcudnn9-cuda-12:amd64.list"]);
+        assert!(fs.notes().is_empty(), "{:?}", fs.notes());
+        assert_eq!(fs.read_dir("/var/lib/dpkg/info").len(), MAX_DIR_ENTRIES);
+        assert!(
+            fs.notes().iter().any(|n| n.contains("listing cut")),
+            "{:?}",
+            fs.notes()
+        );
     }
 
     #[test]

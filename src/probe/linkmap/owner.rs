@@ -475,9 +475,10 @@ impl<'a> Owners<'a> {
             let lists = self
                 .host
                 .fs
-                .read_dir("/var/lib/dpkg/info")
+                // A big machine's folder holds more files than one listing keeps: only the
+                // lists worth reading count toward that cap.
+                .read_dir_matching("/var/lib/dpkg/info", |n| n.ends_with(".list") && hinted(n))
                 .into_iter()
-                .filter(|e| e.name.ends_with(".list") && hinted(&e.name))
                 .filter_map(|e| {
                     let name = e.name.strip_suffix(".list")?;
                     let name = name.split(':').next().unwrap_or(name).to_string();
