@@ -58,49 +58,46 @@ struct JsonGuard<'a> {
     message: &'a str,
 }
 
+/// A guard as its shell condition and what follows when it holds.
+fn json_guard(g: &super::cmd::Guard) -> JsonGuard<'_> {
+    let (outcome, message) = match &g.outcome {
+        Outcome::Skip(m) => ("skip", m.as_str()),
+        Outcome::Fail(m) => ("fail", m.as_str()),
+    };
+    JsonGuard {
+        check: check_text(&g.check),
+        outcome,
+        message,
+    }
+}
+
 /// The plan as pretty JSON, with a final newline.
 #[must_use]
 pub fn render(plan: &Plan) -> String {
     let steps = plan
         .steps
         .iter()
-        .map(|s| match step_refusal(s) {
-            Some(reason) => JsonStep {
+        .map(|s| {
+            // A refused step is, as in the script, only the line that stops the plan.
+            let refused = step_refusal(s);
+            let (guards, commands) = match &refused {
+                Some(reason) => (Vec::new(), vec![format!("refused {}", shell_quote(reason))]),
+                None => (
+                    s.guards.iter().map(json_guard).collect(),
+                    s.commands.iter().flat_map(command_lines).collect(),
+                ),
+            };
+            JsonStep {
                 id: &s.id,
                 title: &s.title,
                 why: &s.why,
                 needs_root: s.needs_root,
                 reboot: s.reboot,
                 serves: &s.serves,
-                guards: Vec::new(),
-                commands: vec![format!("refused {}", shell_quote(&reason))],
-                refused: Some(reason),
-            },
-            None => JsonStep {
-                id: &s.id,
-                title: &s.title,
-                why: &s.why,
-                needs_root: s.needs_root,
-                reboot: s.reboot,
-                serves: &s.serves,
-                guards: s
-                    .guards
-                    .iter()
-                    .map(|g| {
-                        let (outcome, message) = match &g.outcome {
-                            Outcome::Skip(m) => ("skip", m.as_str()),
-                            Outcome::Fail(m) => ("fail", m.as_str()),
-                        };
-                        JsonGuard {
-                            check: check_text(&g.check),
-                            outcome,
-                            message,
-                        }
-                    })
-                    .collect(),
-                commands: s.commands.iter().flat_map(command_lines).collect(),
-                refused: None,
-            },
+                guards,
+                commands,
+                refused,
+            }
         })
         .collect();
     let json = JsonPlan {

@@ -8,7 +8,6 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use super::services::{Outcome, PlanStep, PlanText, RunEvent};
 
@@ -40,9 +39,7 @@ pub struct RunStep {
 pub enum RunPhase {
     /// sudo is asking for the password on the terminal.
     Authorizing,
-    Running {
-        since: Duration,
-    },
+    Running,
     Ended(Outcome),
 }
 
@@ -95,7 +92,7 @@ impl PlanRun {
 
     /// Starts it (again): steps finished before keep their state (those done, marked as done
     /// by an earlier start); the rest are to do. `authorize`: sudo must ask first.
-    pub fn start(&mut self, authorize: bool, now: Duration) {
+    pub fn start(&mut self, authorize: bool) {
         for s in &mut self.steps {
             match s.state {
                 StepState::Done => s.earlier = true,
@@ -118,7 +115,7 @@ impl PlanRun {
         self.phase = if authorize {
             RunPhase::Authorizing
         } else {
-            RunPhase::Running { since: now }
+            RunPhase::Running
         };
     }
 
@@ -235,7 +232,7 @@ mod tests {
     #[test]
     fn events_move_each_step_and_a_failure_stays_on_its_step() {
         let mut run = PlanRun::new(plan(&["keyring", "driver", "venv"]), "log".into());
-        run.start(false, Duration::ZERO);
+        run.start(false);
         assert_eq!(run.root_steps(), 2);
         run.apply(RunEvent::Step(1));
         assert_eq!(run.steps[0].state, StepState::Running);
@@ -257,7 +254,7 @@ mod tests {
         assert_eq!(run.failed_step().map(|s| s.step.id.as_str()), Some("venv"));
         assert!(!run.active());
         // Again: what was finished is kept, what this run did marked; the failed step is to do.
-        run.start(false, Duration::ZERO);
+        run.start(false);
         assert!(!run.steps[0].earlier && run.steps[1].earlier);
         assert_eq!(run.steps[2].state, StepState::ToDo);
         assert!(run.output.back().is_some_and(|l| l.contains("run 2")));
@@ -266,7 +263,7 @@ mod tests {
     #[test]
     fn a_stop_asked_before_the_script_started_is_passed_on_when_it_does() {
         let mut run = PlanRun::new(plan(&["a", "b"]), "log".into());
-        run.start(true, Duration::ZERO);
+        run.start(true);
         assert_eq!(run.phase, RunPhase::Authorizing);
         assert_eq!(run.ask_stop(), None);
         let file = PathBuf::from("/tmp/x/stop");

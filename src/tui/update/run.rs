@@ -58,7 +58,7 @@ pub(super) fn confirmed(state: &mut State) -> Vec<Cmd> {
         return Vec::new();
     };
     let authorize = run.root_steps() > 0;
-    run.start(authorize, state.now);
+    run.start(authorize);
     let cmd = if authorize {
         Cmd::Authorize
     } else {
@@ -97,7 +97,7 @@ pub(super) fn authorized(state: &mut State, result: Result<(), String>) -> Vec<C
     };
     match result {
         Ok(()) => {
-            run.phase = RunPhase::Running { since: state.now };
+            run.phase = RunPhase::Running;
             vec![Cmd::RunPlan(Box::new(run.plan.clone()), run.log.clone())]
         }
         Err(why) => {

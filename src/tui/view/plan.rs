@@ -126,9 +126,7 @@ fn run_steps(s: &State, run: &PlanRun, t: Theme, width: usize) -> Vec<Line<'stat
             StepState::Skipped(_) if step.earlier => text.push_str(" — done in an earlier run"),
             StepState::Skipped(why) => text.push_str(&format!(" — skipped: {}", clean(why))),
             StepState::Failed => text.push_str(" — failed"),
-            StepState::ToDo | StepState::Done if step.earlier => {
-                text.push_str(" — done in an earlier run");
-            }
+            StepState::Done if step.earlier => text.push_str(" — done in an earlier run"),
             _ => {}
         }
         let text = super::text::fit(&text, width.saturating_sub(2));
@@ -157,10 +155,10 @@ fn run_title(run: &PlanRun) -> String {
     let total = run.steps.len();
     match &run.phase {
         RunPhase::Authorizing => "Running the plan: sudo asks for the password".to_string(),
-        RunPhase::Running { .. } if run.stop_asked => {
+        RunPhase::Running if run.stop_asked => {
             format!("Running the plan: {done} of {total} done; stopping before the next step")
         }
-        RunPhase::Running { .. } => {
+        RunPhase::Running => {
             format!("Running the plan: {done} of {total} done (x stops before the next step)")
         }
         RunPhase::Ended(Outcome::Done) => format!("The plan ran: {done} of {total} done"),
