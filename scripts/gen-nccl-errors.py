@@ -80,7 +80,7 @@ ROWS = [
         "fills": ["creating", "attaching", "to"],
         "fatal": True,
         "meaning": "NCCL could not create or open its shared-memory segment under /dev/shm, which ranks on one node use to talk: /dev/shm is too small (Docker gives a container 64 MB unless told otherwise; a Kubernetes pod has no larger /dev/shm without an emptyDir of medium Memory), or a segment another rank made is gone. A setting of the container or job, not of this machine's GPUs.",
-        "causes": [],
+        "causes": ["container-shm-small"],
         "decide": "df -h /dev/shm inside the container or pod against the segment's size in the message (several per pair of GPUs), and whether the job runs with --ipc=host.",
         "elsewhere": ["runtime: a container started without --ipc=host or --shm-size (Docker's default /dev/shm is 64 MB)", "runtime: a Kubernetes pod without an emptyDir of medium Memory mounted on /dev/shm"],
         "checks": ["smoke --frameworks: runs an NCCL all-reduce on this node, outside the container"],

@@ -32,13 +32,13 @@ pub(super) fn gpu_label(gpu: &Gpu) -> String {
 }
 
 /// "GPU 0 is" / "GPUs 0, 3 are": the subject of a title about several GPUs.
-fn gpus_are(gpus: &[&Gpu]) -> String {
+pub(super) fn gpus_are(gpus: &[&Gpu]) -> String {
     let verb = if gpus.len() == 1 { "is" } else { "are" };
     format!("{} {verb}", gpus_named(gpus))
 }
 
 /// "GPU 0" or "GPUs 0, 1": the subject of a sentence whose verb has no number (`had`).
-fn gpus_named(gpus: &[&Gpu]) -> String {
+pub(super) fn gpus_named(gpus: &[&Gpu]) -> String {
     let indices: Vec<String> = gpus.iter().map(|g| g.index.to_string()).collect();
     if indices.len() == 1 {
         format!("GPU {}", indices.join(""))
@@ -47,13 +47,13 @@ fn gpus_named(gpus: &[&Gpu]) -> String {
     }
 }
 
-fn subject(gpu: &Gpu) -> String {
+pub(super) fn subject(gpu: &Gpu) -> String {
     format!("gpu:{}", gpu.index)
 }
 
 /// The GPUs a driver described: rules about live readings skip GPUs known only from the PCI
 /// bus (no readings) or described by `GPU_DOCTOR_*` overrides (not this machine's readings).
-fn driver_gpus(report: &Report) -> impl Iterator<Item = &Gpu> {
+pub(super) fn driver_gpus(report: &Report) -> impl Iterator<Item = &Gpu> {
     report
         .gpus
         .iter()

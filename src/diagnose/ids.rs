@@ -66,6 +66,9 @@ pub static KINDS: &[&Kind] = &[
     &CONTAINER_NO_GPU_RUNTIME,
     &CONTAINER_LOST_GPU_ACCESS,
     &VISIBLE_DEVICES_HIDES_GPUS,
+    &MIG_NO_INSTANCES,
+    &COMPUTE_MODE_PROHIBITED,
+    &CONTAINER_SHM_SMALL,
     &WSL_DRIVER_IN_GUEST,
     &FABRIC_NOT_COMPLETED,
     &FABRIC_MANAGER_NOT_RUNNING,
@@ -360,6 +363,24 @@ pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {
     id: "container-lost-gpu-access",
     severities: &[Severity::Error],
     title: "a running container lost its GPUs (NVML \"Unknown Error\" with the device nodes and libraries in place): the host's `systemctl daemon-reload` rewrote the container's device cgroup",
+};
+
+pub static MIG_NO_INSTANCES: Kind = Kind {
+    id: "mig-no-instances",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "MIG is enabled on a GPU that has no MIG devices: CUDA runs only on MIG devices, so programs find no GPU there",
+};
+
+pub static COMPUTE_MODE_PROHIBITED: Kind = Kind {
+    id: "compute-mode-prohibited",
+    severities: &[Severity::Error, Severity::Warning, Severity::Info],
+    title: "a GPU's compute mode lets no program use it (Prohibited), or one program at a time (Exclusive_Process)",
+};
+
+pub static CONTAINER_SHM_SMALL: Kind = Kind {
+    id: "container-shm-small",
+    severities: &[Severity::Warning, Severity::Info],
+    title: "a container's /dev/shm is smaller than NCCL asks for (1 GiB): multi-GPU jobs fail in NCCL's setup and DataLoader workers die with a bus error",
 };
 
 pub static VISIBLE_DEVICES_HIDES_GPUS: Kind = Kind {

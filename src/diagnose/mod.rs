@@ -21,6 +21,7 @@ mod ext_packages;
 mod extensions;
 mod fix_history;
 mod frameworks;
+mod gpu_modes;
 mod gpu_support;
 mod health;
 pub mod ids;
@@ -50,6 +51,7 @@ const RULES: &[Rule] = &[
     amd_libs::findings,
     capabilities::findings,
     gpu_support::findings,
+    gpu_modes::findings,
     driver_gpu::findings,
     frameworks::findings,
     arch_notes::findings,

@@ -1,6 +1,7 @@
 //! Is the GPU reachable from where the program runs? Containers, WSL2, NVSwitch systems, the
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
-//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `visible-devices-hides-gpus`,
+//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `container-shm-small`,
+//! `visible-devices-hides-gpus`,
 //! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
 //! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`: one
 //! file each under `platform/`, the helpers they share here.
@@ -19,6 +20,7 @@ use crate::report::{
 mod container;
 mod fabric;
 mod forward_compat;
+mod shm;
 mod stub_libcuda;
 mod visible;
 mod wsl;
@@ -27,6 +29,7 @@ use container::*;
 use fabric::*;
 use forward_compat::*;
 pub(super) use forward_compat::{compat_cuda, forward_compat_libcuda};
+use shm::*;
 use stub_libcuda::*;
 use visible::*;
 use wsl::*;
@@ -35,6 +38,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(container_no_gpu_runtime(report));
     out.extend(container_lost_gpu_access(report));
+    out.extend(container_shm_small(report));
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
     out.extend(fabric_manager(report));

@@ -254,6 +254,10 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
         pcie_width_max: g.pcie_width_max,
         persistence_mode: g.persistence_mode,
         mig_mode: g.mig_mode.clone(),
+        mig_devices: g
+            .mig_devices
+            .filter(|_| g.mig_mode.as_deref() == Some("Enabled")),
+        compute_mode: g.compute_mode.clone(),
         fabric: g.fabric.as_ref().map(|f| crate::report::GpuFabric {
             state: f.state.clone(),
             status: f.status.clone(),

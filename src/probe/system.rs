@@ -37,6 +37,11 @@ pub(crate) fn probe(host: &Host) -> HostInfo {
             .ok()
             .and_then(|b| kernel::secure_boot_from_efivar(&b)),
         network_interfaces: super::net::interfaces(host),
+        shm_mib: fs
+            .read_opt("/proc/self/mounts")
+            .or_else(|| fs.read_opt("/proc/mounts"))
+            .and_then(|t| crate::parse::mounts::shm_bytes(&t))
+            .map(|b| b >> 20),
     }
 }
 

@@ -168,6 +168,11 @@ pub struct HostInfo {
     pub container: Option<String>,
     /// Null when the EFI variable could not be read (not root, or not an EFI boot).
     pub secure_boot: Option<bool>,
+    /// The size of `/dev/shm` in MiB where a mount states it (`size=` of its tmpfs: a
+    /// container's, 64 MiB unless `--shm-size` was given); absent for the kernel's default
+    /// (half of memory) or when the mount table could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_mib: Option<u64>,
     /// Network interfaces in `/sys/class/net`, sorted by name; null when that folder could not
     /// be listed. NCCL picks one of them for its traffic unless told which.
     pub network_interfaces: Option<Vec<NetInterface>>,
@@ -419,6 +424,16 @@ pub struct Gpu {
     pub persistence_mode: Option<bool>,
     /// "Enabled" / "Disabled"; null when the GPU has no MIG.
     pub mig_mode: Option<String>,
+    /// With MIG enabled, how many MIG devices (a compute instance in a GPU instance) exist:
+    /// CUDA runs on those, never on the whole GPU, so 0 leaves the GPU unusable. Absent when
+    /// MIG is off or the driver did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_devices: Option<u32>,
+    /// The compute mode in nvidia-smi's words: "Default", "Exclusive_Process" (one process at a
+    /// time; a second gets "busy or unavailable") or "Prohibited" (no process may use it).
+    /// Absent when the driver did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_mode: Option<String>,
     /// The GPU's NVLink fabric as `nvidia-smi -q -x` reports it (Hopper and later in an NVSwitch
     /// fabric); null when not reported or every field is N/A.
     #[serde(default)]

@@ -811,3 +811,44 @@ fn modules_the_kernel_lacks_are_installed_before_they_are_loaded() {
     assert!(!fix.contains("apt"), "{fix}");
     assert!(fix.contains("DOCA-OFED"), "{fix}");
 }
+
+fn container_with(runtime: &str, shm_mib: Option<u64>, gpus: u32) -> Report {
+    let mut r = Report {
+        gpus: (0..gpus).map(rtx3090).collect(),
+        ..Report::default()
+    };
+    r.host.container = Some(runtime.into());
+    r.host.shm_mib = shm_mib;
+    r
+}
+
+#[test]
+fn dockers_64_mib_shm_warns_with_several_gpus_and_informs_with_one() {
+    let found = run(&container_with("docker", Some(64), 4));
+    let f = one(&found, "container-shm-small");
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(
+        f.title,
+        "This docker container's /dev/shm is 64 MiB (NCCL asks for 1 GiB)"
+    );
+    assert!(has_evidence(f, "/dev/shm: 64 MiB"), "{f:#?}");
+    assert!(f.fix.as_deref().unwrap().contains("--shm-size=1g"));
+
+    let found = run(&container_with("docker", Some(64), 1));
+    assert_eq!(one(&found, "container-shm-small").severity, Severity::Info);
+
+    let found = run(&container_with("kubernetes", Some(64), 8));
+    let fix = one(&found, "container-shm-small").fix.clone().unwrap();
+    assert!(fix.contains("emptyDir"), "{fix}");
+}
+
+#[test]
+fn enough_shm_no_stated_size_no_container_or_no_gpu_is_quiet() {
+    let quiet = |r: &Report| !ids(&run(r)).contains(&"container-shm-small");
+    assert!(quiet(&container_with("docker", Some(1024), 4)));
+    assert!(quiet(&container_with("docker", None, 4)));
+    assert!(quiet(&container_with("docker", Some(64), 0)));
+    let mut bare = container_with("docker", Some(64), 4);
+    bare.host.container = None;
+    assert!(quiet(&bare));
+}

@@ -130,11 +130,38 @@ pub(super) fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
             }
             .to_string()
         }),
+        mig_devices: mig_devices(d),
+        compute_mode: d.compute_mode().ok().and_then(compute_mode_name),
         fabric: nvml_fabric(d),
         source: "nvml".to_string(),
         filled_from: Vec::new(),
         ..Gpu::default()
     }
+}
+
+/// With MIG enabled, the MIG devices that exist: NVML keeps a slot per possible device and
+/// answers "not found" for an empty one.
+fn mig_devices(d: &nvml_wrapper::Device<'_>) -> Option<u32> {
+    if d.mig_mode().ok()?.current != 1 {
+        return None;
+    }
+    let slots = d.mig_device_count().ok()?;
+    let n = (0..slots)
+        .filter(|i| d.mig_device_by_index(*i).is_ok())
+        .count();
+    u32::try_from(n).ok()
+}
+
+/// nvidia-smi's word for a compute mode, so both sources read alike.
+fn compute_mode_name(mode: nvml_wrapper::enum_wrappers::device::ComputeMode) -> Option<String> {
+    use nvml_wrapper::enum_wrappers::device::ComputeMode;
+    let name = match mode {
+        ComputeMode::Default => "Default",
+        ComputeMode::ExclusiveThread => "Exclusive_Thread",
+        ComputeMode::Prohibited => "Prohibited",
+        ComputeMode::ExclusiveProcess => "Exclusive_Process",
+    };
+    Some(name.to_string())
 }
 
 /// The names nvidia-smi's XML uses for the same reasons, so both sources read alike.

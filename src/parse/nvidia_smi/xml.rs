@@ -73,6 +73,9 @@ pub struct SmiGpu {
     pub persistence_mode: Option<bool>,
     /// Current MIG mode as printed (`Enabled`/`Disabled`); `None` on GPUs without MIG.
     pub mig_mode: Option<String>,
+    /// The MIG devices (`<mig_devices>`: one `<mig_device>` per GPU instance's compute
+    /// instance, the text `None` when there is none); `None` when the element is absent.
+    pub mig_devices: Option<u32>,
     /// Current ECC mode; `None` on GPUs without ECC.
     pub ecc_mode: Option<bool>,
     pub ecc_errors: SmiEcc,
@@ -243,6 +246,9 @@ fn gpu(node: Node<'_, '_>) -> SmiGpu {
         pcie_width_max: link_width(node, "max_link_width"),
         persistence_mode: raw_at(node, &["persistence_mode"]).and_then(yes_no),
         mig_mode: text_at(node, &["mig_mode", "current_mig"]),
+        mig_devices: child(node, "mig_devices")
+            .map(|m| elements(m).filter(|d| d.has_tag_name("mig_device")).count())
+            .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         ecc_mode: raw_at(node, &["ecc_mode", "current_ecc"]).and_then(yes_no),
         ecc_errors: ecc(node),
         throttle_reasons_active: throttle_reasons(node),
