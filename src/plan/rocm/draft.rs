@@ -260,7 +260,23 @@ pub(super) fn serves(
             &ids::CPU_ONLY_FRAMEWORK_BUILD,
         ],
         StepKind::Verify => return vec![Serves::StepsAbove],
-        _ => &[],
+        // NVIDIA's steps: an AMD plan has none of them.
+        StepKind::NouveauOff
+        | StepKind::CudaKeyring
+        | StepKind::AptUpdate
+        | StepKind::DriverPrerequisites
+        | StepKind::Driver
+        | StepKind::EnrollKey
+        | StepKind::LoadDriver
+        | StepKind::Reboot
+        | StepKind::CudaToolkit
+        | StepKind::CudaEnvironment
+        | StepKind::Cudnn
+        | StepKind::Nccl
+        | StepKind::CondaEnv
+        | StepKind::CondaCuda
+        | StepKind::PythonPackages
+        | StepKind::ReinstallTorch { .. } => &[],
     };
     let mut out: Vec<Serves> = ours
         .iter()
