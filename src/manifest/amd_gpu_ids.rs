@@ -7,10 +7,9 @@
 //! runtime sees and wins over this table. Like `gpu-ids.toml`, the rows are compact arrays and
 //! the built-in text is parsed on first use: most machines have no AMD GPU.
 
-use std::sync::OnceLock;
-
 use serde::{Deserialize, Serialize};
 
+use super::deferred::{Deferred, Rows};
 use super::validate::{Checker, ProblemKind};
 use super::{ManifestFile, Meta};
 
@@ -88,80 +87,29 @@ pub struct AmdIdentity<'a> {
     pub apu: Option<bool>,
 }
 
-/// `amd-gpu-ids.toml` as a set holds it: `[meta]` at once, rows parsed on first use.
-#[derive(Debug, Clone)]
-pub struct AmdGpuIds {
-    pub meta: Meta,
-    text: Option<&'static str>,
-    parsed: OnceLock<AmdGpuIdTable>,
-}
+/// `amd-gpu-ids.toml` as a set holds it: `[meta]` at once, rows parsed on first use; an empty
+/// table (AMD GPUs go unidentified) if the built-in text did not parse.
+pub type AmdGpuIds = Deferred<AmdGpuIdTable>;
 
-impl AmdGpuIds {
-    /// A table parsed already (a downloaded set, a test's own).
-    #[must_use]
-    pub fn parsed(table: AmdGpuIdTable) -> AmdGpuIds {
-        let parsed = OnceLock::new();
-        let meta = table.meta.clone();
-        let _ = parsed.set(table);
-        AmdGpuIds {
+impl Rows for AmdGpuIdTable {
+    const ROWS_START: &'static str = "\n[sources]";
+
+    fn empty(meta: Meta) -> AmdGpuIdTable {
+        AmdGpuIdTable {
             meta,
-            text: None,
-            parsed,
+            sources: AmdSources {
+                pci_ids: String::new(),
+                amdgpu_ids: String::new(),
+                kfd: String::new(),
+                kernel_docs: String::new(),
+                llvm: String::new(),
+                enumerator: String::new(),
+                rocm_docs: String::new(),
+                reference: String::new(),
+            },
+            targets: Vec::new(),
+            devices: AmdDevices { rows: Vec::new() },
         }
-    }
-
-    /// The built-in file: only its `[meta]` (the lines before `[sources]`) is read now.
-    pub(super) fn lazy(text: &'static str) -> Option<AmdGpuIds> {
-        #[derive(Deserialize)]
-        struct Head {
-            meta: Meta,
-        }
-        let head = text.find("\n[sources]").and_then(|end| text.get(..end))?;
-        let meta = toml::from_str::<Head>(head).ok()?.meta;
-        Some(AmdGpuIds {
-            meta,
-            text: Some(text),
-            parsed: OnceLock::new(),
-        })
-    }
-
-    /// The table, parsed on first call; a built-in text that does not parse (which the tests
-    /// rule out) gives an empty table: AMD GPUs then go unidentified, nothing breaks.
-    #[must_use]
-    pub fn table(&self) -> &AmdGpuIdTable {
-        self.parsed.get_or_init(|| {
-            self.text
-                .and_then(|text| toml::from_str::<AmdGpuIdTable>(text).ok())
-                .unwrap_or_else(|| AmdGpuIdTable {
-                    meta: self.meta.clone(),
-                    sources: AmdSources {
-                        pci_ids: String::new(),
-                        amdgpu_ids: String::new(),
-                        kfd: String::new(),
-                        kernel_docs: String::new(),
-                        llvm: String::new(),
-                        enumerator: String::new(),
-                        rocm_docs: String::new(),
-                        reference: String::new(),
-                    },
-                    targets: Vec::new(),
-                    devices: AmdDevices { rows: Vec::new() },
-                })
-        })
-    }
-}
-
-impl std::ops::Deref for AmdGpuIds {
-    type Target = AmdGpuIdTable;
-
-    fn deref(&self) -> &AmdGpuIdTable {
-        self.table()
-    }
-}
-
-impl Serialize for AmdGpuIds {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.table().serialize(serializer)
     }
 }
 

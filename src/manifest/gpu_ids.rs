@@ -8,10 +8,9 @@
 //! Rows are compact arrays (`[id, subsystem, chip, first driver, source, name]`) rather than
 //! tables: the file has over a thousand of them and is parsed on every run.
 
-use std::sync::OnceLock;
-
 use serde::{Deserialize, Serialize};
 
+use super::deferred::{Deferred, Rows};
 use super::validate::{Checker, ProblemKind};
 use super::{ManifestFile, Meta};
 
@@ -37,80 +36,25 @@ pub struct GpuIdTable {
 ///
 /// The built-in table is over a thousand rows, and most runs (a machine with no GPU, `--help`
 /// paths that load the set) never look a GPU up: parsing it lazily keeps `doctor` as fast as
-/// before the table existed. A set loaded from text ([`super::from_sources`]) is parsed at once,
-/// so a broken downloaded file is refused with its line; the built-in text is tested.
-#[derive(Debug, Clone)]
-pub struct GpuIds {
-    /// The file's `[meta]`, for the set's identity.
-    pub meta: Meta,
-    /// The built-in text, parsed by [`GpuIds::table`] on first use; `None` once given parsed.
-    text: Option<&'static str>,
-    parsed: OnceLock<GpuIdTable>,
-}
+/// before the table existed.
+pub type GpuIds = Deferred<GpuIdTable>;
 
-impl GpuIds {
-    /// A table parsed already.
-    #[must_use]
-    pub fn parsed(table: GpuIdTable) -> GpuIds {
-        let parsed = OnceLock::new();
-        let meta = table.meta.clone();
-        let _ = parsed.set(table);
-        GpuIds {
+impl Rows for GpuIdTable {
+    const ROWS_START: &'static str = "\n[sources]";
+
+    fn empty(meta: Meta) -> GpuIdTable {
+        GpuIdTable {
             meta,
-            text: None,
-            parsed,
+            sources: GpuIdSources {
+                pci_ids: String::new(),
+                nvidia: String::new(),
+                chips: String::new(),
+            },
+            chips: Vec::new(),
+            devices: Devices { rows: Vec::new() },
+            forward_compat: ForwardCompatIds::default(),
+            names: super::memo::NameMemo::default(),
         }
-    }
-
-    /// The built-in file: only its `[meta]` (the lines before `[sources]`) is read now.
-    pub(super) fn lazy(text: &'static str) -> Option<GpuIds> {
-        #[derive(Deserialize)]
-        struct Head {
-            meta: Meta,
-        }
-        let head = text.find("\n[sources]").and_then(|end| text.get(..end))?;
-        let meta = toml::from_str::<Head>(head).ok()?.meta;
-        Some(GpuIds {
-            meta,
-            text: Some(text),
-            parsed: OnceLock::new(),
-        })
-    }
-
-    /// The table, parsed on first call. A built-in text that does not parse (a build the
-    /// tests would have failed) gives an empty table: GPUs then go unidentified, nothing breaks.
-    #[must_use]
-    pub fn table(&self) -> &GpuIdTable {
-        self.parsed.get_or_init(|| {
-            self.text
-                .and_then(|text| toml::from_str::<GpuIdTable>(text).ok())
-                .unwrap_or_else(|| GpuIdTable {
-                    meta: self.meta.clone(),
-                    sources: GpuIdSources {
-                        pci_ids: String::new(),
-                        nvidia: String::new(),
-                        chips: String::new(),
-                    },
-                    chips: Vec::new(),
-                    devices: Devices { rows: Vec::new() },
-                    forward_compat: ForwardCompatIds::default(),
-                    names: super::memo::NameMemo::default(),
-                })
-        })
-    }
-}
-
-impl std::ops::Deref for GpuIds {
-    type Target = GpuIdTable;
-
-    fn deref(&self) -> &GpuIdTable {
-        self.table()
-    }
-}
-
-impl Serialize for GpuIds {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.table().serialize(serializer)
     }
 }
 

@@ -21,6 +21,7 @@ mod amd_gpu_ids;
 mod arch_support;
 mod cuda;
 mod cudnn;
+mod deferred;
 mod errors;
 mod extension_arch;
 mod frameworks;
@@ -239,9 +240,9 @@ pub fn embedded() -> &'static Manifests {
 pub fn from_sources(files: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
     from_texts(files, |texts| {
         Ok(Deferred {
-            errors: Errors::parsed(parse_table(texts)?),
-            gpu_ids: GpuIds::parsed(parse_table(texts)?),
-            amd_gpu_ids: AmdGpuIds::parsed(parse_table(texts)?),
+            errors: parse_deferred(texts)?,
+            gpu_ids: parse_deferred(texts)?,
+            amd_gpu_ids: parse_deferred(texts)?,
         })
     })
 }
@@ -297,6 +298,14 @@ trait ManifestFile: DeserializeOwned {
     /// The file's name in a manifest set.
     const FILE: &'static str;
     fn meta(&self) -> &Meta;
+}
+
+/// [`parse_table`] for a table the built-in set parses on first use: given parsed.
+fn parse_deferred<T: ManifestFile + deferred::Rows>(
+    texts: &BTreeMap<&'static str, &str>,
+) -> Result<deferred::Deferred<T>, ManifestError> {
+    let table: T = parse_table(texts)?;
+    Ok(deferred::Deferred::parsed(table.meta().clone(), table))
 }
 
 /// Parses the table's file from the set and refuses schemas this build does not know.

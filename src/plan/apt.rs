@@ -4,12 +4,12 @@
 
 use crate::manifest::{AptPackage, Manifests};
 
-use super::Step;
 use super::cmd::{Check, Command, Guard, Word, words};
 use super::common::{RepoPackage, apt_install, apt_update};
 use super::decide::{Decision, DriverPlan};
 use super::machine::Machine;
 use super::target::Via;
+use super::{Step, StepKind};
 
 /// The file this plan writes for PATH: gpu-doctor's own, so it never
 /// overwrites a file someone else keeps in /etc/profile.d.
@@ -64,7 +64,7 @@ pub(super) fn steps(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<S
     }
     out.push(keyring(m, &apt.repo.url));
     out.push(Step {
-        id: "apt-update".to_string(),
+        kind: StepKind::AptUpdate,
         title: "Read the package lists, NVIDIA's included".to_string(),
         why: "apt learns what the repository just added offers. Runs every time: refreshing the \
               lists changes nothing installed."
@@ -117,7 +117,7 @@ fn nouveau(m: &Manifests) -> Step {
         .cloned()
         .unwrap_or_default();
     Step {
-        id: "nouveau-off".to_string(),
+        kind: StepKind::NouveauOff,
         title: "Keep nouveau from loading".to_string(),
         why: format!(
             "nouveau holds the GPU, and the NVIDIA driver cannot load while it does. Blacklisting \
@@ -151,7 +151,7 @@ fn nouveau(m: &Manifests) -> Step {
 fn keyring(m: &Manifests, repo_url: &str) -> Step {
     let k = &m.install.apt_keyring;
     RepoPackage {
-        id: "cuda-keyring",
+        kind: StepKind::CudaKeyring,
         title: "Trust NVIDIA's CUDA repository with the cuda-keyring package".to_string(),
         why: format!(
             "apt must trust {repo_url}. The {} package installs the repository's signing key \
@@ -208,7 +208,7 @@ fn prerequisites(machine: &Machine, m: &Manifests, os: &str) -> Option<Step> {
     argv.push(headers);
     argv.push(Word::lit(tools.clone()));
     Some(Step {
-        id: "driver-prerequisites".to_string(),
+        kind: StepKind::DriverPrerequisites,
         title,
         why: "DKMS compiles the driver's kernel modules for the running kernel with these \
               (install.toml; compat-cuda.md 5.2)."
@@ -333,7 +333,7 @@ fn driver_step(
         ));
     }
     Some(Step {
-        id: "driver".to_string(),
+        kind: StepKind::Driver,
         title: format!("NVIDIA driver R{branch} ({})", packages.join(", ")),
         why: format!(
             "R{branch} runs what this plan installs: {why}.{pin}{replacing} \
@@ -362,7 +362,7 @@ fn toolkit(m: &Manifests, values: &[(&str, &str)], cuda: &str) -> Option<Step> {
         present.push(Check::Executable(format!("{root}/bin/nvcc")));
     }
     Some(Step {
-        id: "cuda-toolkit".to_string(),
+        kind: StepKind::CudaToolkit,
         title: format!("CUDA toolkit {cuda} ({name})"),
         why: format!(
             "{} It goes to {root} (install.toml cuda-toolkit-minor, paths).",
@@ -386,7 +386,7 @@ fn profile(m: &Manifests, values: &[(&str, &str)]) -> Option<Step> {
     let lib = crate::manifest::fill(&paths.toolkit_lib, values).ok()?;
     let path_line = format!("export PATH={bin}${{PATH:+:${{PATH}}}}");
     Some(Step {
-        id: "cuda-environment".to_string(),
+        kind: StepKind::CudaEnvironment,
         title: format!("Put {bin} on PATH for every login shell"),
         why: format!(
             "nvcc and the CUDA tools live in {bin}. NVIDIA's environment setup also puts {lib} on \
@@ -445,7 +445,7 @@ fn cudnn_step(m: &Manifests, values: &[(&str, &str)], pin: Option<&str>) -> Opti
         ),
     };
     Some(Step {
-        id: "cudnn".to_string(),
+        kind: StepKind::Cudnn,
         title: format!("cuDNN 9 ({})", packages.join(", ")),
         why: format!(
             "cuDNN for programs built against the system toolkit; pip frameworks bring their own \
@@ -470,7 +470,7 @@ fn nccl(m: &Manifests, values: &[(&str, &str)], cuda: &str) -> Option<Step> {
     with_version.push(("version", ""));
     let suffix = crate::manifest::fill(version_pattern?, &with_version).ok()?;
     Some(Step {
-        id: "nccl".to_string(),
+        kind: StepKind::Nccl,
         title: format!("NCCL for CUDA {cuda} ({runtime_name}, {dev_name})"),
         why: format!(
             "NCCL for multi-GPU programs built against the system toolkit. NVIDIA's repository \

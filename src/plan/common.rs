@@ -4,13 +4,13 @@
 //! `apt-get install -y`. One builder, so the two plans fetch, guard and install the same way;
 //! what differs is a parameter. Pure.
 
-use super::Step;
 use super::cmd::{Check, Command, Guard, Word, words};
+use super::{Step, StepKind};
 
 /// A vendor's repository-setup package, as a step: fetched from `url` into the script's
 /// temporary folder, installed, and skipped when `installed` holds.
 pub(super) struct RepoPackage {
-    pub id: &'static str,
+    pub kind: StepKind,
     pub title: String,
     pub why: String,
     /// The `.deb`'s file name, and the folder URL it is fetched from (ending in `/`).
@@ -47,7 +47,7 @@ impl RepoPackage {
             commands.push(apt_update());
         }
         Step {
-            id: self.id.to_string(),
+            kind: self.kind,
             title: self.title,
             why: self.why,
             guards: vec![

@@ -6,15 +6,15 @@
 //! framework build depends on the driver it can run on; the driver is changed only when
 //! something the plan installs (or something already installed) needs more than it runs.
 
-use crate::diagnose::ids;
+use crate::diagnose::ids::{self, Kind};
 use crate::manifest::{AptRepo, DriverBranch, Manifests};
 use crate::version::Version;
 
-use super::Refusal;
 use super::choose::{self, DriverCap};
 use super::frameworks::{self, FrameworkPlan};
 use super::machine::{InstalledFramework, Machine};
 use super::target::{DriverChoice, FrameworkName, Target, Via};
+use super::{Refusal, Serves};
 
 mod driver;
 mod fixes;
@@ -86,7 +86,7 @@ pub struct EnvFix {
     pub env: String,
     pub framework: FrameworkPlan,
     /// The finding it fixes.
-    pub serves: String,
+    pub serves: &'static Kind,
 }
 
 /// A driver that is installed and built for the running kernel but not loaded: what loads it.
@@ -136,13 +136,14 @@ pub struct Decision<'m> {
     pub fixes: Vec<EnvFix>,
     /// The loaded kernel module and the libraries differ: a reboot is the fix.
     pub reboot_for_mismatch: bool,
-    /// Finding ids this plan fixes.
-    pub addresses: Vec<String>,
+    /// The findings this plan fixes.
+    pub addresses: Vec<&'static Kind>,
     pub notes: Vec<String>,
-    /// What the driver change (if any) is for: finding ids, or the request.
-    pub driver_serves: Vec<String>,
-    /// The request the stack steps serve (`request: --framework torch`), when one was made.
-    pub request: Option<String>,
+    /// What the driver change (if any) is for: findings, or the request.
+    pub driver_serves: Vec<Serves>,
+    /// The flags of the request the stack steps serve (`--framework torch`), when one was
+    /// made ([`Decision::request`]).
+    pub request_flags: Option<String>,
     /// Changes this plan leaves out on purpose, each with the command that plans it
     /// (a newer build a driver upgrade would unlock).
     pub options: Vec<String>,
@@ -168,8 +169,8 @@ struct Need {
     what: String,
     /// Asked for now (a request), rather than already installed.
     requested: bool,
-    /// The finding id (or request) a driver change for it serves.
-    serves: String,
+    /// The finding (or request) a driver change for it serves.
+    serves: Option<Serves>,
 }
 
 impl Need {
@@ -227,8 +228,8 @@ pub(super) fn decide<'m>(
         && this_system
         && let Some(load) = load_module(machine)
     {
-        push_unique(&mut d.addresses, ids::NO_DRIVER.id);
-        d.driver_serves = vec![ids::NO_DRIVER.id.to_string()];
+        push_unique(&mut d.addresses, &ids::NO_DRIVER);
+        d.driver_serves = vec![Serves::Finding(&ids::NO_DRIVER)];
         d.load_module = Some(load);
         return Ok(d);
     }
@@ -342,16 +343,14 @@ impl<'m> Decision<'m> {
             addresses: Vec::new(),
             notes: Vec::new(),
             driver_serves: Vec::new(),
-            request: target
-                .names_a_stack()
-                .then(|| format!("request: {}", super::shell::flags(target))),
+            request_flags: target.names_a_stack().then(|| super::shell::flags(target)),
             options: Vec::new(),
             env_python: None,
             new_python: None,
             load_module: None,
         };
         if d.nouveau {
-            d.addresses.push(ids::NOUVEAU_LOADED.id.to_string());
+            d.addresses.push(&ids::NOUVEAU_LOADED);
         }
         d
     }
@@ -360,22 +359,29 @@ impl<'m> Decision<'m> {
     /// kernel module older than its libraries is fixed by the reboot the plan ends with.
     fn address_driver_findings(&mut self, machine: &Machine) {
         if let DriverPlan::Install { .. } = self.driver {
-            for id in self.driver_serves.clone() {
-                if machine.finding(&id).is_some() {
-                    push_unique(&mut self.addresses, &id);
+            for serves in &self.driver_serves {
+                if let Serves::Finding(kind) = serves
+                    && machine.has(kind)
+                {
+                    push_unique(&mut self.addresses, *kind);
                 }
             }
         }
         if machine.has(&ids::DRIVER_LIBRARY_MISMATCH) {
             self.reboot_for_mismatch = true;
-            push_unique(&mut self.addresses, ids::DRIVER_LIBRARY_MISMATCH.id);
+            push_unique(&mut self.addresses, &ids::DRIVER_LIBRARY_MISMATCH);
         }
+    }
+
+    /// The request the stack steps serve, when one was made.
+    pub fn request(&self) -> Option<Serves> {
+        self.request_flags.clone().map(Serves::Request)
     }
 }
 
-fn push_unique(list: &mut Vec<String>, id: &str) {
-    if !list.iter().any(|x| x == id) {
-        list.push(id.to_string());
+fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
+    if !list.contains(&item) {
+        list.push(item);
     }
 }
 

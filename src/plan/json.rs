@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::cmd::Outcome;
 use super::machine::Machine;
 use super::shell::{check_text, command_lines, shell_quote, step_refusal};
-use super::{FindingNote, Plan, PlanFile, Target};
+use super::{FindingNote, Plan, PlanFile, Serves, Target};
 
 /// Bumped when a key changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -32,13 +32,13 @@ struct JsonPlan<'a> {
 
 #[derive(Serialize)]
 struct JsonStep<'a> {
-    id: &'a str,
+    id: std::borrow::Cow<'static, str>,
     title: &'a str,
     why: &'a str,
     needs_root: bool,
     reboot: bool,
     /// The finding ids the step fixes, or `request: ...`.
-    serves: &'a [String],
+    serves: &'a [Serves],
     guards: Vec<JsonGuard<'a>>,
     /// Shell lines, in order.
     commands: Vec<String>,
@@ -88,7 +88,7 @@ pub fn render(plan: &Plan) -> String {
                 ),
             };
             JsonStep {
-                id: &s.id,
+                id: s.id(),
                 title: &s.title,
                 why: &s.why,
                 needs_root: s.needs_root,

@@ -63,7 +63,7 @@ fn lines_of(
 ) {
     let mut push = |manager, text: String, verdict| {
         out.push(Line {
-            step: step.id.clone(),
+            step: step.id().into_owned(),
             manager,
             text,
             verdict,

@@ -335,15 +335,11 @@ impl Machine {
             .max_by(|a, b| a.0.cmp(&b.0))
     }
 
-    /// The findings with this id.
-    pub fn finding(&self, id: &str) -> Option<&FindingFact> {
-        self.findings.iter().find(|f| f.id == id)
-    }
-
-    /// Whether the doctor reported a finding of this kind (the compiler keeps the id right).
+    /// Whether the doctor reported a finding of this kind (the compiler keeps the id right; the
+    /// plan asks by kind only).
     #[must_use]
     pub fn has(&self, kind: &crate::diagnose::ids::Kind) -> bool {
-        self.finding(kind.id).is_some()
+        self.findings.iter().any(|f| f.id == kind.id)
     }
 }
 

@@ -25,40 +25,21 @@ pub mod predict;
 mod python;
 mod rocm;
 pub mod shell;
+mod step;
 pub mod target;
 
 use serde::Serialize;
 
+use crate::diagnose::ids::Kind;
 use crate::manifest::Manifests;
 use crate::report::Report;
 
 pub use cmd::{Check, Command, Guard, Outcome, Python, Word};
 pub use machine::Machine;
+pub use step::{Serves, Step, StepKind};
 pub use target::{DriverChoice, FrameworkName, FrameworkSpec, Target, UsageError, Via};
 
 use decide::{Decision, DriverPlan, EnvPlan};
-
-/// One step of a plan: what it does, why, how a run knows it is already done, and whether it
-/// needs root or a reboot.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
-    /// Stable, shell-safe identifier (`cuda-keyring`).
-    pub id: String,
-    /// One line.
-    pub title: String,
-    /// Why the step is there, with the source of its facts.
-    pub why: String,
-    /// Checked in order before the commands: the first that holds skips or stops the step.
-    pub guards: Vec<Guard>,
-    pub commands: Vec<Command>,
-    pub needs_root: bool,
-    /// The machine must reboot before the change takes effect.
-    pub reboot: bool,
-    /// What the step is there for: the finding ids it fixes, or `request: ...` for what was
-    /// asked (`request: --framework torch`), so nobody has to guess why a step changes the
-    /// machine. Filled by [`plan`] from the decision.
-    pub serves: Vec<String>,
-}
 
 /// A file that goes with the plan (`environment.yml`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -258,7 +239,7 @@ pub(crate) fn plan_for_machine(
         }],
         _ => Vec::new(),
     };
-    let (addresses, leaves) = findings(&machine, &decision);
+    let (addresses, leaves) = findings(&machine, &decision.addresses);
     let apt_repos = decision
         .apt
         .as_ref()
@@ -301,7 +282,7 @@ pub(crate) fn plan_for_machine(
 /// installed: the step is skipped once every package the later apt steps install is there, so a
 /// second run of a finished plan changes nothing.
 fn guard_apt_update(steps: &mut [Step]) {
-    let Some(at) = steps.iter().position(|s| s.id == "apt-update") else {
+    let Some(at) = steps.iter().position(|s| s.kind == StepKind::AptUpdate) else {
         return;
     };
     let mut packages: Vec<String> = Vec::new();
@@ -342,21 +323,20 @@ fn guard_apt_update(steps: &mut [Step]) {
 /// What a step is there for, from the decision: the findings a fix serves, the request a
 /// stack step serves, and for the steps that prepare others (the keyring, the package lists,
 /// the kernel headers) whatever the steps after them serve.
-fn serves(step: &Step, d: &Decision<'_>) -> Vec<String> {
-    let request = || d.request.clone().into_iter().collect::<Vec<_>>();
-    let stack = || {
-        d.request.clone().map_or_else(
-            || vec!["request: the newest stable stack (nothing named, nothing to fix)".to_string()],
-            |r| vec![r],
-        )
-    };
-    let mut out = match step.id.as_str() {
-        "nouveau-off" => vec![crate::diagnose::ids::NOUVEAU_LOADED.id.to_string()],
-        "enroll-key" | "load-driver" => d.driver_serves.clone(),
-        "driver" | "driver-prerequisites" => d.driver_serves.clone(),
-        "reboot" => vec![crate::diagnose::ids::DRIVER_LIBRARY_MISMATCH.id.to_string()],
-        "verify" => vec!["every step above".to_string()],
-        "cuda-keyring" | "apt-update" => {
+fn serves(step: &Step, d: &Decision<'_>) -> Vec<Serves> {
+    let request = || d.request().into_iter().collect::<Vec<_>>();
+    let stack = || vec![d.request().unwrap_or(Serves::NewestStack)];
+    let mut out = match step.kind {
+        StepKind::NouveauOff => vec![Serves::Finding(&crate::diagnose::ids::NOUVEAU_LOADED)],
+        StepKind::EnrollKey
+        | StepKind::LoadDriver
+        | StepKind::Driver
+        | StepKind::DriverPrerequisites => d.driver_serves.clone(),
+        StepKind::Reboot => vec![Serves::Finding(
+            &crate::diagnose::ids::DRIVER_LIBRARY_MISMATCH,
+        )],
+        StepKind::Verify => vec![Serves::StepsAbove],
+        StepKind::CudaKeyring | StepKind::AptUpdate => {
             let mut all = Vec::new();
             if matches!(d.driver, DriverPlan::Install { .. }) {
                 all.extend(d.driver_serves.iter().cloned());
@@ -366,20 +346,24 @@ fn serves(step: &Step, d: &Decision<'_>) -> Vec<String> {
             }
             all
         }
-        "cuda-toolkit" | "cuda-environment" | "cudnn" | "nccl" | "conda-env" | "conda-cuda"
-        | "venv" | "python-packages" => stack(),
-        id if id.starts_with("reinstall-") => {
-            let n = id
-                .rsplit('-')
-                .next()
-                .and_then(|n| n.parse::<usize>().ok())
-                .map_or(0, |n| n - 1);
-            d.fixes
-                .get(n)
-                .map(|f| vec![f.serves.clone()])
-                .unwrap_or_default()
-        }
-        _ => request(),
+        StepKind::CudaToolkit
+        | StepKind::CudaEnvironment
+        | StepKind::Cudnn
+        | StepKind::Nccl
+        | StepKind::CondaEnv
+        | StepKind::CondaCuda
+        | StepKind::Venv
+        | StepKind::PythonPackages => stack(),
+        StepKind::ReinstallTorch { nth, .. } => d
+            .fixes
+            .get(nth)
+            .map(|f| vec![Serves::Finding(f.serves)])
+            .unwrap_or_default(),
+        StepKind::Framework(_)
+        | StepKind::AmdgpuInstall
+        | StepKind::Rocm
+        | StepKind::Groups
+        | StepKind::HsaOverride => request(),
     };
     out.dedup();
     out
@@ -393,23 +377,22 @@ fn machine_facts(machine: &Machine) -> Vec<String> {
     facts
 }
 
-/// The findings the plan fixes and those it leaves, with the latter's own fixes.
-fn findings(machine: &Machine, d: &Decision<'_>) -> (Vec<FindingNote>, Vec<FindingNote>) {
+/// The findings the plan fixes (`fixed`, those of them the machine has) and those it leaves,
+/// with the latter's own fixes. Both planners list them this way.
+fn findings(machine: &Machine, fixed: &[&Kind]) -> (Vec<FindingNote>, Vec<FindingNote>) {
     let mut addresses = Vec::new();
     let mut leaves = Vec::new();
     for f in &machine.findings {
-        if d.addresses.contains(&f.id) {
-            addresses.push(FindingNote {
-                id: f.id.clone(),
-                title: f.title.clone(),
-                fix: None,
-            });
+        let fixes = fixed.iter().any(|k| k.id == f.id);
+        let note = FindingNote {
+            id: f.id.clone(),
+            title: f.title.clone(),
+            fix: (!fixes).then(|| f.fix.clone()).flatten(),
+        };
+        if fixes {
+            addresses.push(note);
         } else {
-            leaves.push(FindingNote {
-                id: f.id.clone(),
-                title: f.title.clone(),
-                fix: f.fix.clone(),
-            });
+            leaves.push(note);
         }
     }
     (addresses, leaves)
@@ -675,7 +658,7 @@ fn reboot_step(machine: &Machine) -> Step {
         .into_iter()
         .collect();
     Step {
-        id: "reboot".to_string(),
+        kind: StepKind::Reboot,
         title: "Reboot to load the driver whose libraries are installed".to_string(),
         why: "The driver's libraries were upgraded but the old kernel module is still loaded; \
               a reboot loads the matching one (compat-cuda.md 7, Driver/library version \
@@ -703,7 +686,7 @@ fn load_module_step(load: &decide::LoadModule) -> Step {
     );
     match load {
         decide::LoadModule::Enroll { key } => Step {
-            id: "enroll-key".to_string(),
+            kind: StepKind::EnrollKey,
             title: format!("Enroll the module-signing key {key} with Secure Boot"),
             why: "The nvidia module is built for this kernel, but Secure Boot refuses it: it is \
                   signed with a key the firmware does not trust yet. Enrolling the key, not \
@@ -740,7 +723,7 @@ fn load_module_step(load: &decide::LoadModule) -> Step {
             serves: Vec::new(),
         },
         decide::LoadModule::Modprobe => Step {
-            id: "load-driver".to_string(),
+            kind: StepKind::LoadDriver,
             title: "Load the nvidia module built for this kernel".to_string(),
             why: "The nvidia module is built for the running kernel but not loaded; loading it \
                   is the fix (if it fails, its message names why: `sudo dmesg | grep -i nvidia`)."
@@ -760,7 +743,7 @@ fn load_module_step(load: &decide::LoadModule) -> Step {
 /// The last step: the doctor and the smoke test say whether the plan worked.
 fn verify_step() -> Step {
     Step {
-        id: "verify".to_string(),
+        kind: StepKind::Verify,
         title: "Check the result with gpu-doctor".to_string(),
         why: "gpu-doctor doctor re-examines the machine and gpu-doctor smoke runs a small \
               computation on every GPU: the plan worked when both are clean."

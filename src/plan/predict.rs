@@ -11,6 +11,7 @@
 use crate::manifest::Manifests;
 use crate::report::{Framework, PythonEnv, Report, Severity, Toolkit};
 
+use super::StepKind;
 use super::decide::{Decision, DriverPlan, EnvPlan, LoadModule};
 use super::frameworks::FrameworkPlan;
 
@@ -40,30 +41,25 @@ pub enum Effect {
     },
 }
 
-/// A step's id and what it changes.
+/// A step's kind and what it changes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepEffect {
-    pub step: String,
+    pub step: StepKind,
     pub effect: Effect,
 }
 
-/// What the steps of a decision change, each under the id of the step that does it.
+/// What the steps of a decision change, each under the kind of the step that does it.
 pub(super) fn effects(d: &Decision<'_>) -> Vec<StepEffect> {
     let mut out = Vec::new();
-    let mut push = |step: &str, effect| {
-        out.push(StepEffect {
-            step: step.to_string(),
-            effect,
-        });
-    };
+    let mut push = |step, effect| out.push(StepEffect { step, effect });
     if d.nouveau {
-        push("nouveau-off", Effect::NouveauOff);
+        push(StepKind::NouveauOff, Effect::NouveauOff);
     }
     match (&d.load_module, &d.driver) {
-        (Some(LoadModule::Enroll { .. }), _) => push("enroll-key", Effect::ModuleLoaded),
-        (Some(LoadModule::Modprobe), _) => push("load-driver", Effect::ModuleLoaded),
+        (Some(LoadModule::Enroll { .. }), _) => push(StepKind::EnrollKey, Effect::ModuleLoaded),
+        (Some(LoadModule::Modprobe), _) => push(StepKind::LoadDriver, Effect::ModuleLoaded),
         (None, DriverPlan::Install { row, open, .. }) => push(
-            "driver",
+            StepKind::Driver,
             Effect::Driver {
                 branch: row.branch,
                 max_cuda: row.max_cuda.clone(),
@@ -73,11 +69,11 @@ pub(super) fn effects(d: &Decision<'_>) -> Vec<StepEffect> {
         _ => {}
     }
     if d.reboot_for_mismatch {
-        push("reboot", Effect::ModuleLoaded);
+        push(StepKind::Reboot, Effect::ModuleLoaded);
     }
     if let (Some(t), super::Via::Apt) = (&d.toolkit, d.via) {
         push(
-            "cuda-toolkit",
+            StepKind::CudaToolkit,
             Effect::Toolkit {
                 path: format!("/usr/local/cuda-{}", t.major_minor()),
                 version: t.major_minor(),
@@ -90,11 +86,14 @@ pub(super) fn effects(d: &Decision<'_>) -> Vec<StepEffect> {
             .as_ref()
             .and_then(|n| n.version().map(str::to_string))
             .or_else(|| fw.python.clone());
-        push(fw.name.as_str(), framework(path, python, fw));
+        push(StepKind::Framework(fw.name), framework(path, python, fw));
     }
-    for fix in &d.fixes {
+    for (nth, fix) in d.fixes.iter().enumerate() {
         push(
-            "reinstall-torch",
+            StepKind::ReinstallTorch {
+                nth,
+                of: d.fixes.len(),
+            },
             framework(&fix.env, fix.framework.python.clone(), &fix.framework),
         );
     }

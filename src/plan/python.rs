@@ -3,10 +3,10 @@
 
 use crate::manifest::Manifests;
 
-use super::Step;
 use super::cmd::{Check, Command, Guard, Landed, Python, Word, words};
 use super::decide::{Decision, EnvPlan, NewPython, UV_HOME};
 use super::frameworks::FrameworkPlan;
+use super::{Step, StepKind};
 
 /// The Python steps of a decision.
 #[must_use]
@@ -41,10 +41,9 @@ pub(super) fn steps(m: &Manifests, d: &Decision<'_>) -> Vec<Step> {
     }
     for (n, fix) in d.fixes.iter().enumerate() {
         let mut step = framework(&fix.framework, &Python::Prefix(fix.env.clone()), &fix.env);
-        step.id = if d.fixes.len() == 1 {
-            "reinstall-torch".to_string()
-        } else {
-            format!("reinstall-torch-{}", n + 1)
+        step.kind = StepKind::ReinstallTorch {
+            nth: n,
+            of: d.fixes.len(),
         };
         out.push(step);
     }
@@ -54,7 +53,7 @@ pub(super) fn steps(m: &Manifests, d: &Decision<'_>) -> Vec<Step> {
 fn conda_env(m: &Manifests, name: &str, python: &str) -> Step {
     let channel = conda_channel(m);
     Step {
-        id: "conda-env".to_string(),
+        kind: StepKind::CondaEnv,
         title: format!("conda environment {name} with Python {python}"),
         why: format!(
             "A conda environment keeps this CUDA stack apart from the system. conda cannot \
@@ -146,7 +145,7 @@ fn conda_cuda(m: &Manifests, d: &Decision<'_>, name: &str) -> Option<Step> {
     argv.extend(words(["-c", channel.as_str()]));
     argv.extend(packages.iter().map(|p| Word::lit(p.clone())));
     Some(Step {
-        id: "conda-cuda".to_string(),
+        kind: StepKind::CondaCuda,
         title: format!("CUDA {cuda} from {channel} ({})", packages.join(" ")),
         why: format!(
             "{} {cuda} pins every CUDA component to one release and requires a driver for CUDA \
@@ -193,7 +192,7 @@ fn python_packages(new: &NewPython, path: &str) -> Option<Step> {
         ),
     };
     Some(Step {
-        id: "python-packages".to_string(),
+        kind: StepKind::PythonPackages,
         title: format!(
             "The Python packages a new environment needs ({})",
             packages.join(" ")
@@ -234,7 +233,7 @@ fn uv_venv(path: &str, version: &str, uv: &str) -> Step {
         ])
     };
     Step {
-        id: "venv".to_string(),
+        kind: StepKind::Venv,
         title: format!("Python {version} virtual environment {path}, made by uv {uv}"),
         why: format!(
             "The release has no Python {version}: uv {uv} (PyPI, in ~{UV_HOME}) installs a \
@@ -291,7 +290,7 @@ fn uv_venv(path: &str, version: &str, uv: &str) -> Step {
 pub(super) fn venv(path: &str, python: &str) -> Step {
     let interpreter = format!("{}/bin/python", path.trim_end_matches('/'));
     Step {
-        id: "venv".to_string(),
+        kind: StepKind::Venv,
         title: format!("Python virtual environment {path}"),
         why: "The framework's wheels go into a virtual environment, not the system Python \
  \
@@ -388,7 +387,7 @@ fn framework(fw: &FrameworkPlan, python: &Python, where_: &str) -> Step {
         ""
     };
     Step {
-        id: fw.name.as_str().to_string(),
+        kind: StepKind::Framework(fw.name),
         title: format!("{} in {where_}", fw.label),
         why: format!("{}{replace}", fw.why),
         guards: vec![Guard::skip(

@@ -848,7 +848,7 @@ fn header(plan: &Plan) -> String {
         };
         push_comments(
             &mut out,
-            &format!("{:>2}. {}: {}{flags}", n + 1, s.id, s.title),
+            &format!("{:>2}. {}: {}{flags}", n + 1, s.id(), s.title),
             "  ",
         );
     }
@@ -865,15 +865,20 @@ fn header(plan: &Plan) -> String {
 fn step_block(out: &mut String, n: usize, step: &Step) {
     let rule = "-".repeat(WIDTH - 2);
     let _ = writeln!(out, "\n# {rule}");
-    push_comments(out, &format!("Step {n}: {} ({})", step.title, step.id), " ");
+    push_comments(
+        out,
+        &format!("Step {n}: {} ({})", step.title, step.id()),
+        " ",
+    );
     push_comments(out, &format!("Why: {}", step.why), " ");
     if !step.serves.is_empty() {
-        push_comments(out, &format!("Serves: {}", step.serves.join(", ")), " ");
+        let serves: Vec<String> = step.serves.iter().map(ToString::to_string).collect();
+        push_comments(out, &format!("Serves: {}", serves.join(", ")), " ");
     }
     let _ = writeln!(
         out,
         "step {n} {} {}",
-        shell_quote(&step.id),
+        shell_quote(&step.id()),
         shell_quote(&step.title)
     );
     if let Some(reason) = step_refusal(step) {
@@ -925,7 +930,7 @@ pub fn render(plan: &Plan, options: &Options) -> String {
          # shellcheck disable=SC2034 # (not every plan writes a file)\nroot={}",
         shell_quote(&options.root)
     );
-    let ids: Vec<String> = plan.steps.iter().map(|s| shell_quote(&s.id)).collect();
+    let ids: Vec<String> = plan.steps.iter().map(|s| shell_quote(&s.id())).collect();
     let _ = writeln!(out, "steps=({})", ids.join(" "));
     let mut uses = Uses::default();
     for s in &plan.steps {

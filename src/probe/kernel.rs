@@ -2,7 +2,7 @@
 
 use crate::host::Host;
 use crate::parse::{kernel, proc_nvidia};
-use crate::report::KernelInfo;
+use crate::report::{KernelInfo, NVLINK5_INFINIBAND_MODULES};
 
 #[must_use]
 pub(crate) fn probe(host: &Host) -> KernelInfo {
@@ -61,10 +61,11 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
         module_signing_key: None,
         module_packages: Vec::new(),
         services: Vec::new(),
-        infiniband_modules: ["ib_umad", "mlx5_ib", "mlx5_core"]
-            .iter()
+        infiniband_modules: NVLINK5_INFINIBAND_MODULES
+            .into_iter()
+            .chain([MLX5_CORE])
             .filter(|m| has(m) || fs.is_dir(format!("/sys/module/{m}")))
-            .map(|m| (*m).to_string())
+            .map(str::to_string)
             .collect(),
         infiniband_modules_absent: Vec::new(),
         infiniband_devices: fs.is_dir("/sys/class/infiniband").then(|| {
@@ -83,6 +84,11 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
             .unwrap_or_default(),
     }
 }
+
+/// The ConnectX core driver `mlx5_ib` sits on: reported with the fabric's InfiniBand modules
+/// ([`NVLINK5_INFINIBAND_MODULES`]) so a report shows whether the card's driver is there at all,
+/// though no rule needs it by name.
+const MLX5_CORE: &str = "mlx5_core";
 
 /// How much of the fabric manager's log is read, from its end: its last errors are what keep
 /// today's fabric from completing.

@@ -485,7 +485,7 @@ pub fn write_plan(
             .steps
             .iter()
             .map(|s| PlanStep {
-                id: s.id.clone(),
+                id: s.id().into_owned(),
                 title: s.title.clone(),
                 root: s.needs_root,
             })

@@ -192,7 +192,7 @@ fn shape(p: &plan::Plan) -> String {
             let commands: Vec<String> = s.commands.iter().map(|c| kind(format!("{c:?}"))).collect();
             format!(
                 "{}[{}|{}|{}]",
-                s.id,
+                s.id(),
                 guards.join(","),
                 commands.join(","),
                 s.reboot
@@ -327,7 +327,7 @@ fn healthy_gets_nothing(fixture: &str, report: &Report, t: &Target, p: &plan::Pl
         assert!(
             p.steps.is_empty(),
             "{fixture}: a healthy machine got steps: {:?}",
-            p.steps.iter().map(|s| &s.id).collect::<Vec<_>>()
+            p.steps.iter().map(plan::Step::id).collect::<Vec<_>>()
         );
     }
 }

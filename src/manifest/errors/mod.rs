@@ -12,10 +12,9 @@
 
 pub mod pattern;
 
-use std::sync::OnceLock;
-
 use serde::{Deserialize, Serialize};
 
+use super::deferred::{Deferred, Rows};
 use super::validate::{Checker, ProblemKind};
 use super::{ManifestFile, Meta};
 use pattern::{Found, Pattern};
@@ -336,71 +335,19 @@ impl ManifestFile for ErrorTable {
 }
 
 /// `errors.toml` as a set holds it: its `[meta]` read at once, its rows parsed on first use
-/// (the built-in one), or parsed already (a set loaded from text, so a broken downloaded file
-/// is refused with its line).
-#[derive(Debug, Clone)]
-pub struct Errors {
-    pub meta: Meta,
-    text: Option<&'static str>,
-    parsed: OnceLock<ErrorTable>,
-}
+/// (the built-in one), or parsed already (a set loaded from text); an empty table (nothing is
+/// recognised) if the built-in text did not parse.
+pub type Errors = Deferred<ErrorTable>;
 
-impl Errors {
-    /// A table parsed already.
-    #[must_use]
-    pub fn parsed(table: ErrorTable) -> Errors {
-        let meta = table.meta.clone();
-        let parsed = OnceLock::new();
-        let _ = parsed.set(table);
-        Errors {
+impl Rows for ErrorTable {
+    const ROWS_START: &'static str = "\n[[error]]";
+
+    fn empty(meta: Meta) -> ErrorTable {
+        ErrorTable {
+            cuda_code_formats: Vec::new(),
+            xid_formats: Vec::new(),
             meta,
-            text: None,
-            parsed,
+            errors: Vec::new(),
         }
-    }
-
-    /// The built-in file: only the part before its first row is read now.
-    pub(in crate::manifest) fn lazy(text: &'static str) -> Option<Errors> {
-        #[derive(Deserialize)]
-        struct Head {
-            meta: Meta,
-        }
-        let head = text.find("\n[[error]]").and_then(|end| text.get(..end))?;
-        let meta = toml::from_str::<Head>(head).ok()?.meta;
-        Some(Errors {
-            meta,
-            text: Some(text),
-            parsed: OnceLock::new(),
-        })
-    }
-
-    /// The table, parsed on first call. A built-in text that does not parse (a build the
-    /// tests would have failed) gives an empty table: nothing is recognised, nothing breaks.
-    #[must_use]
-    pub fn table(&self) -> &ErrorTable {
-        self.parsed.get_or_init(|| {
-            self.text
-                .and_then(|text| toml::from_str::<ErrorTable>(text).ok())
-                .unwrap_or_else(|| ErrorTable {
-                    cuda_code_formats: Vec::new(),
-                    xid_formats: Vec::new(),
-                    meta: self.meta.clone(),
-                    errors: Vec::new(),
-                })
-        })
-    }
-}
-
-impl std::ops::Deref for Errors {
-    type Target = ErrorTable;
-
-    fn deref(&self) -> &ErrorTable {
-        self.table()
-    }
-}
-
-impl Serialize for Errors {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.table().serialize(serializer)
     }
 }

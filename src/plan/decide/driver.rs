@@ -152,7 +152,7 @@ struct GpuFloor<'a> {
 impl<'m> DriverAsk<'_, 'm> {
     /// Keep the working driver, install a branch, or say where the driver has to come from;
     /// and what a driver change serves (finding ids, or the request).
-    pub(super) fn decide(&self) -> Result<(DriverPlan<'m>, Vec<String>), Refusal> {
+    pub(super) fn decide(&self) -> Result<(DriverPlan<'m>, Vec<Serves>), Refusal> {
         let unmet = self.unmet();
         if let Some(plan) = self.named_guard(&unmet)? {
             return Ok((plan, Vec::new()));
@@ -234,8 +234,8 @@ impl<'m> DriverAsk<'_, 'm> {
     }
 
     /// The findings (or the request) a driver change serves.
-    fn serves(&self, unmet: &[&Need], gpu_unknown_to_driver: bool) -> Vec<String> {
-        let mut serves: Vec<String> = Vec::new();
+    fn serves(&self, unmet: &[&Need], gpu_unknown_to_driver: bool) -> Vec<Serves> {
+        let mut serves: Vec<Serves> = Vec::new();
         if self.working.is_none() {
             for kind in [
                 &ids::NO_DRIVER,
@@ -243,20 +243,20 @@ impl<'m> DriverAsk<'_, 'm> {
                 &ids::DRIVER_TOO_OLD_FOR_GPU,
             ] {
                 if self.machine.has(kind) {
-                    push_unique(&mut serves, kind.id);
+                    push_unique(&mut serves, Serves::Finding(kind));
                 }
             }
         }
         if gpu_unknown_to_driver {
-            push_unique(&mut serves, ids::DRIVER_TOO_OLD_FOR_GPU.id);
+            push_unique(&mut serves, Serves::Finding(&ids::DRIVER_TOO_OLD_FOR_GPU));
         }
         for need in unmet {
-            if !need.serves.is_empty() {
-                push_unique(&mut serves, &need.serves);
+            if let Some(need) = &need.serves {
+                push_unique(&mut serves, need.clone());
             }
         }
         if self.named.is_some()
-            && let Some(request) = &self.d.request
+            && let Some(request) = self.d.request()
         {
             push_unique(&mut serves, request);
         }
@@ -416,11 +416,7 @@ impl<'m> DriverAsk<'_, 'm> {
             need.cuda,
             cap.version,
             cap.max_cuda,
-            self.d
-                .request
-                .as_deref()
-                .and_then(|r| r.strip_prefix("request: "))
-                .unwrap_or_default(),
+            self.d.request_flags.as_deref().unwrap_or_default(),
             row.branch
         )))
     }

@@ -29,7 +29,7 @@ pub(super) fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
             floor,
             what: installed_what(fw),
             requested: false,
-            serves: ids::DRIVER_TOO_OLD_FOR_FRAMEWORK.id.to_string(),
+            serves: Some(Serves::Finding(&ids::DRIVER_TOO_OLD_FOR_FRAMEWORK)),
         });
     }
     for (path, version) in &machine.toolkits {
@@ -44,7 +44,7 @@ pub(super) fn installed_needs(machine: &Machine, m: &Manifests) -> Vec<Need> {
                 floor: None,
                 what: format!("the CUDA toolkit in {path}"),
                 requested: false,
-                serves: ids::TOOLKIT_NEWER_THAN_DRIVER.id.to_string(),
+                serves: Some(Serves::Finding(&ids::TOOLKIT_NEWER_THAN_DRIVER)),
             });
         }
     }
@@ -83,12 +83,12 @@ pub(super) fn torch_rebuild(
     m: &Manifests,
     fw: &InstalledFramework,
     ccs: &[String],
-) -> Option<&'static str> {
+) -> Option<&'static Kind> {
     if fw.name != FrameworkName::Torch {
         return None;
     }
     if fw.variant.as_deref() == Some("cpu") {
-        return Some(ids::CPU_ONLY_FRAMEWORK_BUILD.id);
+        return Some(&ids::CPU_ONLY_FRAMEWORK_BUILD);
     }
     let version = fw.version.as_deref()?;
     let tag = match version.split_once('+') {
@@ -101,7 +101,7 @@ pub(super) fn torch_rebuild(
     let build = m.frameworks.torch(version, &tag)?.build;
     ccs.iter()
         .any(|cc| choose::torch_build_covers(build, cc) == Some(false))
-        .then_some(ids::ARCH_NOT_IN_BUILD.id)
+        .then_some(&ids::ARCH_NOT_IN_BUILD)
 }
 
 /// The fixes for what is wrong, each in its own scope: a torch build that is CPU-only, lacks
@@ -132,7 +132,7 @@ pub(super) fn plan_fixes(
             });
         let finding = match rebuild {
             Some(finding) => finding,
-            None if too_old => ids::DRIVER_TOO_OLD_FOR_FRAMEWORK.id,
+            None if too_old => &ids::DRIVER_TOO_OLD_FOR_FRAMEWORK,
             None => continue,
         };
         if fw.env_kind == EnvKind::System {
@@ -184,7 +184,7 @@ pub(super) fn plan_fixes(
                 floor: None,
                 what: String::new(),
                 requested: false,
-                serves: String::new(),
+                serves: None,
             }
             .met_by(m, cap)
         });
@@ -208,7 +208,7 @@ pub(super) fn plan_fixes(
             floor: plan.driver_floor.clone(),
             what: plan.label.clone(),
             requested: false,
-            serves: finding.to_string(),
+            serves: Some(Serves::Finding(finding)),
         });
         d.fixes.push(EnvFix {
             env: fw.env.clone(),
@@ -216,7 +216,7 @@ pub(super) fn plan_fixes(
                 replace: true,
                 ..plan
             },
-            serves: finding.to_string(),
+            serves: finding,
         });
         push_unique(&mut d.addresses, finding);
     }

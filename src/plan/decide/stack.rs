@@ -51,7 +51,7 @@ impl StackAsk<'_> {
                 floor: fw.driver_floor.clone(),
                 what: fw.label.clone(),
                 requested: true,
-                serves: d.request.clone().unwrap_or_default(),
+                serves: d.request(),
             });
             d.framework = Some(fw);
         }
@@ -63,7 +63,7 @@ impl StackAsk<'_> {
                 floor: None,
                 what: format!("the CUDA {toolkit} toolkit"),
                 requested: true,
-                serves: d.request.clone().unwrap_or_default(),
+                serves: d.request(),
             });
             d.cudnn = Some(cudnn_plan(
                 self.m,

@@ -624,15 +624,11 @@ fn nouveau_is_addressed_and_named_as_the_reason_for_a_driver() {
     let d = decide(&nouveau, m, &Target::default()).unwrap();
     assert!(d.nouveau);
     assert!(
-        d.addresses.contains(&"nouveau-loaded".to_string()),
+        d.addresses.contains(&&ids::NOUVEAU_LOADED),
         "{:?}",
         d.addresses
     );
-    assert!(
-        d.addresses.contains(&"no-driver".to_string()),
-        "{:?}",
-        d.addresses
-    );
+    assert!(d.addresses.contains(&&ids::NO_DRIVER), "{:?}", d.addresses);
     let DriverPlan::Install { why, replaces, .. } = &d.driver else {
         panic!("{:?}", d.driver);
     };
@@ -649,7 +645,7 @@ fn a_driver_library_mismatch_asks_for_a_reboot() {
     mismatch.findings.push(finding("driver-library-mismatch"));
     let d = decide(&mismatch, m, &Target::default()).unwrap();
     assert!(d.reboot_for_mismatch);
-    assert_eq!(d.addresses, vec!["driver-library-mismatch".to_string()]);
+    assert_eq!(d.addresses, [&ids::DRIVER_LIBRARY_MISMATCH]);
     assert!(matches!(d.driver, DriverPlan::Keep), "{:?}", d.driver);
 }
 
@@ -660,7 +656,7 @@ fn torch_rebuilds_are_for_cpu_only_torch_and_nothing_else() {
     let cpu = torch_in("/v", "venv", "2.5.1+cpu", None, "cpu");
     assert_eq!(
         torch_rebuild(m, &cpu, &gpus),
-        Some("cpu-only-framework-build")
+        Some(&ids::CPU_ONLY_FRAMEWORK_BUILD)
     );
     let mut jax = cpu.clone();
     jax.name = "jax".to_string();
@@ -677,7 +673,7 @@ fn a_cpu_only_torch_in_a_venv_is_reinstalled_with_cuda_and_the_system_one_is_onl
         .frameworks
         .push(torch_in("/home/u/.venv", "venv", "2.5.1+cpu", None, "cpu"));
     let d = decide(&machine, m, &Target::default()).unwrap();
-    assert_eq!(d.addresses, vec!["cpu-only-framework-build".to_string()]);
+    assert_eq!(d.addresses, [&ids::CPU_ONLY_FRAMEWORK_BUILD]);
     let [fix] = d.fixes.as_slice() else {
         panic!("{:?}", d.fixes);
     };
@@ -725,7 +721,7 @@ fn installed_software_that_needs_more_than_the_driver_runs_is_fixed_with_a_drive
         why.contains("the CUDA toolkit in /usr/local/cuda-12.8"),
         "{why}"
     );
-    assert_eq!(d.addresses, vec!["toolkit-newer-than-driver".to_string()]);
+    assert_eq!(d.addresses, [&ids::TOOLKIT_NEWER_THAN_DRIVER]);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use super::{
     Choices, Draft, RocmChoice, TORCH_FINDINGS, TorchChoice, groups_step, installer_step,
     override_step, rocm_step, sibling_release, torch_step, verify_step,
 };
-use crate::plan::{FindingNote, Machine, Plan};
+use crate::plan::{Machine, Plan, Serves, StepKind};
 
 impl Choices<'_, '_> {
     /// The plan: ROCm, the groups, torch and the override, in that order (each needs the one
@@ -36,13 +36,13 @@ impl Choices<'_, '_> {
         let request = self
             .target
             .names_a_stack()
-            .then(|| format!("request: {}", crate::plan::shell::flags(self.target)));
+            .then(|| crate::plan::shell::flags(self.target));
         for step in &mut draft.steps {
-            step.serves = serves(&step.id, &draft.fixes, request.as_deref(), |kind| {
+            step.serves = serves(step.kind, &draft.fixes, request.as_deref(), |kind| {
                 self.found(kind)
             });
         }
-        let (addresses, leaves) = findings(&machine, &draft.fixes);
+        let (addresses, leaves) = crate::plan::findings(&machine, &draft.fixes);
         Plan {
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             untouched: untouched(self.report, self.rocm.as_ref(), self.torch.as_ref()),
@@ -99,7 +99,7 @@ impl Choices<'_, '_> {
                 choice.installer.rocm
             ));
         }
-        out.fixes.push("rocm-too-old-for-gpu");
+        out.fixes.push(&ids::ROCM_TOO_OLD_FOR_GPU);
     }
 
     /// The `render` and `video` groups, when the user lacks them.
@@ -110,7 +110,7 @@ impl Choices<'_, '_> {
                 "groups {} for the user (opening /dev/kfd and the render nodes)",
                 self.m.rocm.install.groups.join(", ")
             ));
-            out.fixes.push("rocm-device-permission");
+            out.fixes.push(&ids::ROCM_DEVICE_PERMISSION);
         }
     }
 
@@ -137,7 +137,7 @@ impl Choices<'_, '_> {
                 self.m.frameworks.torch_index_url(&wheel.variant),
                 t.env
             ));
-            out.fixes.extend(TORCH_FINDINGS.iter().map(|k| k.id));
+            out.fixes.extend(TORCH_FINDINGS);
         } else {
             out.summary.push(format!(
                 "torch: keep the ROCm build in {} (it carries {})",
@@ -149,7 +149,7 @@ impl Choices<'_, '_> {
                 }
             ));
             if t.override_value.is_some() {
-                out.fixes.push("arch-not-in-build");
+                out.fixes.push(&ids::ARCH_NOT_IN_BUILD);
             }
         }
     }
@@ -239,61 +239,56 @@ impl Choices<'_, '_> {
 /// What a step of an AMD plan is there for: the findings it fixes that the report has, else
 /// the request (or the newest stack, when nothing was named).
 pub(super) fn serves(
-    id: &str,
-    fixes: &[&str],
+    kind: StepKind,
+    fixes: &[&Kind],
     request: Option<&str>,
     found: impl Fn(&Kind) -> bool,
-) -> Vec<String> {
-    let ours: &[&Kind] = match id {
-        "amdgpu-install" | "rocm" => &[
+) -> Vec<Serves> {
+    let ours: &[&'static Kind] = match kind {
+        StepKind::AmdgpuInstall | StepKind::Rocm => &[
             &ids::ROCM_TOO_OLD_FOR_GPU,
             &ids::KFD_MISSING,
             &ids::AMDGPU_NOT_LOADED,
         ],
-        "groups" => &[&ids::ROCM_DEVICE_PERMISSION],
-        "venv" | "torch" => &TORCH_FINDINGS,
+        StepKind::Groups => &[&ids::ROCM_DEVICE_PERMISSION],
+        StepKind::Venv | StepKind::Framework(_) => &TORCH_FINDINGS,
         // The override is what lets a new or kept build run on the GPU: it serves the same.
-        "hsa-override" => &[
+        StepKind::HsaOverride => &[
             &ids::ARCH_NOT_IN_BUILD,
             &ids::HSA_OVERRIDE_MISMATCH,
             &ids::CUDA_BUILD_ON_AMD_GPU,
             &ids::CPU_ONLY_FRAMEWORK_BUILD,
         ],
-        "verify" => return vec!["every step above".to_string()],
-        _ => &[],
+        StepKind::Verify => return vec![Serves::StepsAbove],
+        // NVIDIA's steps: an AMD plan has none of them.
+        StepKind::NouveauOff
+        | StepKind::CudaKeyring
+        | StepKind::AptUpdate
+        | StepKind::DriverPrerequisites
+        | StepKind::Driver
+        | StepKind::EnrollKey
+        | StepKind::LoadDriver
+        | StepKind::Reboot
+        | StepKind::CudaToolkit
+        | StepKind::CudaEnvironment
+        | StepKind::Cudnn
+        | StepKind::Nccl
+        | StepKind::CondaEnv
+        | StepKind::CondaCuda
+        | StepKind::PythonPackages
+        | StepKind::ReinstallTorch { .. } => &[],
     };
-    let mut out: Vec<String> = ours
+    let mut out: Vec<Serves> = ours
         .iter()
-        .filter(|k| fixes.contains(&k.id) && found(k))
-        .map(|k| k.id.to_string())
+        .filter(|k| fixes.contains(k) && found(k))
+        .map(|k| Serves::Finding(k))
         .collect();
     if out.is_empty() {
-        out.push(request.map_or_else(
-            || "request: the newest stable stack (nothing named, nothing to fix)".to_string(),
-            str::to_string,
-        ));
+        out.push(request.map_or(Serves::NewestStack, |flags| {
+            Serves::Request(flags.to_string())
+        }));
     }
     out
-}
-
-/// The findings the plan fixes and those it leaves, with the latter's own fixes.
-pub(super) fn findings(machine: &Machine, fixes: &[&str]) -> (Vec<FindingNote>, Vec<FindingNote>) {
-    let mut addresses = Vec::new();
-    let mut leaves = Vec::new();
-    for f in &machine.findings {
-        let fixed = fixes.contains(&f.id.as_str());
-        let note = FindingNote {
-            id: f.id.clone(),
-            title: f.title.clone(),
-            fix: (!fixed).then(|| f.fix.clone()).flatten(),
-        };
-        if fixed {
-            addresses.push(note);
-        } else {
-            leaves.push(note);
-        }
-    }
-    (addresses, leaves)
 }
 
 /// What the plan leaves as it is.

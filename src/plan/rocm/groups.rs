@@ -3,8 +3,8 @@
 use crate::manifest::Manifests;
 use crate::report::Report;
 
-use crate::plan::Step;
 use crate::plan::cmd::{Command, Word};
+use crate::plan::{Step, StepKind};
 
 /// Adds the user to the device groups when the report says they lack one.
 pub(super) fn groups_step(report: &Report, m: &Manifests) -> Option<Step> {
@@ -29,7 +29,7 @@ pub(super) fn groups_step(report: &Report, m: &Manifests) -> Option<Step> {
     let groups = m.rocm.install.groups.join(",");
     Some(Step {
         serves: Vec::new(),
-        id: "groups".to_string(),
+        kind: StepKind::Groups,
         title: format!("Add {name} to the {groups} groups"),
         why: format!(
             "ROCm opens /dev/kfd and /dev/dri/renderD* read-write; their group is render (video \

@@ -122,7 +122,7 @@ struct Draft {
     summary: Vec<String>,
     notes: Vec<String>,
     /// The findings the steps fix (when the report has them).
-    fixes: Vec<&'static str>,
+    fixes: Vec<&'static Kind>,
 }
 
 impl<'a, 'm> Choices<'a, 'm> {

@@ -4,9 +4,9 @@
 use crate::manifest::{Manifests, TorchWheel};
 
 use super::{OVERRIDE_FILE, RocmChoice, TorchChoice};
-use crate::plan::Step;
 use crate::plan::cmd::{Check, Command, Guard, Python, Word, words};
 use crate::plan::common::{RepoPackage, apt_install};
+use crate::plan::{FrameworkName, Step, StepKind};
 
 /// Exports `HSA_OVERRIDE_GFX_VERSION` for every login (a profile.d file): the maintainers' way
 /// to run a target through its sibling's code.
@@ -14,7 +14,7 @@ pub(super) fn override_step(value: &str, family: &str) -> Step {
     let line = format!("export HSA_OVERRIDE_GFX_VERSION={value}");
     Step {
         serves: Vec::new(),
-        id: "hsa-override".to_string(),
+        kind: StepKind::HsaOverride,
         title: format!("HSA_OVERRIDE_GFX_VERSION={value} for every login"),
         why: format!(
             "The GPU's own target is in no ROCm or PyTorch list, its {family} sibling is: the \
@@ -52,7 +52,7 @@ pub(super) fn override_step(value: &str, family: &str) -> Step {
 pub(super) fn installer_step(choice: &RocmChoice<'_>) -> Step {
     let (i, codename) = (choice.installer, &choice.codename);
     RepoPackage {
-        id: "amdgpu-install",
+        kind: StepKind::AmdgpuInstall,
         title: format!("AMD's installer for ROCm {} ({})", i.rocm, i.deb),
         why: format!(
             "amdgpu-install sets up the repo.radeon.com apt sources of ROCm {} for Ubuntu \
@@ -83,7 +83,7 @@ pub(super) fn rocm_step(m: &Manifests, choice: &RocmChoice<'_>) -> Step {
     }
     Step {
         serves: Vec::new(),
-        id: "rocm".to_string(),
+        kind: StepKind::Rocm,
         title: format!("ROCm {rocm} (amdgpu-install --usecase={})", choice.usecase),
         why: format!(
             "ROCm {rocm}'s official list has this GPU's target (rocm.toml release). {} ({})",
@@ -142,7 +142,7 @@ pub(super) fn torch_step(m: &Manifests, t: &TorchChoice, wheel: &TorchWheel) -> 
     };
     Step {
         serves: Vec::new(),
-        id: "torch".to_string(),
+        kind: StepKind::Framework(FrameworkName::Torch),
         title: format!(
             "PyTorch {} ({}) in {}",
             wheel.release.trim_end_matches(".*"),
@@ -215,7 +215,7 @@ pub(super) fn verify_step(rocminfo: bool, torch: Option<&TorchChoice>) -> Step {
     }
     Step {
         serves: Vec::new(),
-        id: "verify".to_string(),
+        kind: StepKind::Verify,
         title: if rocminfo {
             "Check the result with gpu-doctor and rocminfo"
         } else {

@@ -7,7 +7,7 @@
 use super::decide::{sibling_release, supported_by_release};
 use super::{Choices, plan};
 use crate::manifest::{Manifests, embedded};
-use crate::plan::{Plan, Target, Via};
+use crate::plan::{Plan, StepKind, Target, Via};
 use crate::report::rocm::{RocmInstall, RocmStack};
 use crate::report::{Finding, Gpu, GpuVendor, Report, Severity};
 
@@ -64,13 +64,13 @@ fn rocm_chosen(r: &Report, m: &Manifests, target: &Target) -> Option<String> {
     choices.rocm.map(|c| c.installer.rocm.clone())
 }
 
-fn step_ids(plan: &Plan) -> Vec<&str> {
-    plan.steps.iter().map(|s| s.id.as_str()).collect()
+fn step_kinds(plan: &Plan) -> Vec<StepKind> {
+    plan.steps.iter().map(|s| s.kind).collect()
 }
 
 fn refusal(r: &Report, target: &Target) -> String {
     match plan(r, embedded(), target) {
-        Ok(p) => panic!("expected a refusal, got the steps {:?}", step_ids(&p)),
+        Ok(p) => panic!("expected a refusal, got the steps {:?}", step_kinds(&p)),
         Err(refusal) => refusal.reason,
     }
 }
@@ -131,7 +131,7 @@ fn no_working_driver_brings_amdgpu_dkms_and_a_reboot() {
     let rocm = p
         .steps
         .iter()
-        .find(|s| s.id == "rocm")
+        .find(|s| s.kind == StepKind::Rocm)
         .expect("a rocm step");
     assert!(rocm.reboot, "{}", rocm.title);
     assert!(p.reboots());
@@ -144,9 +144,9 @@ fn sibling_targets_get_the_override() {
     // chosen through the sibling and the plan exports the maintainers' value.
     for (gfx, value) in [("gfx1102", "11.0.0"), ("gfx1031", "10.3.0")] {
         let p = plan(&amd_machine(gfx), embedded(), &Target::default()).expect("a plan");
-        let ids = step_ids(&p);
-        assert!(ids.contains(&"rocm"), "{gfx}: {ids:?}");
-        let step = p.steps.iter().find(|s| s.id == "hsa-override");
+        let ids = step_kinds(&p);
+        assert!(ids.contains(&StepKind::Rocm), "{gfx}: {ids:?}");
+        let step = p.steps.iter().find(|s| s.kind == StepKind::HsaOverride);
         assert_eq!(
             step.map(|s| s.title.as_str()),
             Some(format!("HSA_OVERRIDE_GFX_VERSION={value} for every login").as_str()),
@@ -202,9 +202,9 @@ fn a_healthy_machine_keeps_its_rocm_and_driver() {
     let healthy = with_rocm(amd_machine("gfx1201"), "6.4.2");
     assert_eq!(rocm_chosen(&healthy, m, &Target::default()), None);
     let p = plan(&healthy, m, &Target::default()).expect("a plan");
-    let ids = step_ids(&p);
+    let ids = step_kinds(&p);
     assert!(
-        !ids.contains(&"rocm") && !ids.contains(&"amdgpu-install"),
+        !ids.contains(&StepKind::Rocm) && !ids.contains(&StepKind::AmdgpuInstall),
         "{ids:?}"
     );
     assert!(!p.reboots());
@@ -225,5 +225,5 @@ fn a_healthy_machine_keeps_its_rocm_and_driver() {
     );
     let p = plan(&old, m, &Target::default()).expect("a plan");
     assert!(p.addresses.iter().any(|f| f.id == "rocm-too-old-for-gpu"));
-    assert!(step_ids(&p).contains(&"rocm"));
+    assert!(step_kinds(&p).contains(&StepKind::Rocm));
 }
