@@ -55,6 +55,7 @@ pub static KINDS: &[&Kind] = &[
     &EXTENSION_CUDA_MISMATCH,
     &EXTENSION_CANNOT_RUN_ON_GPU,
     &JAX_VERSION_SKEW,
+    &JAX_PLUGIN_VERSION_MISMATCH,
     &CUDA_LIBRARY_TOO_OLD,
     &ARCH_CHECK_SKIPPED,
     &FRAMEWORK_WHEELS_CONFLICT,
@@ -298,8 +299,14 @@ pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {
 
 pub static JAX_VERSION_SKEW: Kind = Kind {
     id: "jax-version-skew",
-    severities: &[Severity::Error, Severity::Warning],
-    title: "jaxlib newer than jax, or older than that jax release's `_minimum_jaxlib_version` (`import jax` refuses both; minimums per release in frameworks.toml), or a JAX CUDA plugin from another release than jaxlib",
+    severities: &[Severity::Error],
+    title: "jaxlib newer than jax, or older than that jax release's `_minimum_jaxlib_version` (`import jax` refuses both; minimums per release in frameworks.toml)",
+};
+
+pub static JAX_PLUGIN_VERSION_MISMATCH: Kind = Kind {
+    id: "jax-plugin-version-mismatch",
+    severities: &[Severity::Error],
+    title: "a JAX CUDA plugin wheel (`jax-cudaNN-plugin`, `jax-cudaNN-pjrt`) older or newer than jaxlib's release: jaxlib 0.5.3 on refuses it (\"... is not compatible with the installed jaxlib version ..., so it will not be used\"), older ones load it and fail or crash; per release in frameworks.toml's `jax_plugin_check`, generated from jax's tags",
 };
 
 pub static CUDA_LIBRARY_TOO_OLD: Kind = Kind {

@@ -25,6 +25,7 @@ mod gpu_support;
 mod health;
 pub mod ids;
 mod jax;
+mod jax_plugin;
 mod libraries;
 mod loading;
 mod manifests;
@@ -58,6 +59,7 @@ const RULES: &[Rule] = &[
     ext_packages::findings,
     compiled::findings,
     jax::findings,
+    jax_plugin::findings,
     libraries::findings,
     loading::findings,
     health::findings,

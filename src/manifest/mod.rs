@@ -54,7 +54,7 @@ pub use cudnn::{CudnnBuild, CudnnMajor, CudnnRelease, CudnnTable, SupportEnd};
 pub use errors::{ErrorTable, Errors, KnownError, captured_number, pattern};
 pub use extension_arch::{ExtensionArch, ExtensionArchTable};
 pub use frameworks::{
-    CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxRequirement, PipWheel,
+    CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxPluginCheck, JaxRequirement, PipWheel,
     TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchIndex, TorchMatch,
     TorchRelease,
 };
