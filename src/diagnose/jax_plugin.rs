@@ -18,9 +18,11 @@
 use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
-use crate::manifest::Manifests;
 use crate::manifest::JaxPluginCheck;
-use crate::report::{Component, Finding, Framework, PythonEnv, Report, Severity, framework_subject};
+use crate::manifest::Manifests;
+use crate::report::{
+    Component, Finding, Framework, PythonEnv, Report, Severity, framework_subject,
+};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     report
@@ -112,7 +114,10 @@ fn mismatch(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Fi
         .evidence(format!("jaxlib {} in {}", jaxlib.version, env.path))
         .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()));
     for (c, _) in &off {
-        f = f.evidence(format!("{} {} (jaxlib's release is {lib_text})", c.name, c.version));
+        f = f.evidence(format!(
+            "{} {} (jaxlib's release is {lib_text})",
+            c.name, c.version
+        ));
     }
     if let Some(row) = row {
         f = f.evidence(format!(
@@ -222,7 +227,10 @@ mod tests {
     fn numeric_release_mirrors_jaxlibs_regex() {
         assert_eq!(numeric_release("0.9.0.1"), Some(vec![0, 9, 0, 1]));
         assert_eq!(numeric_release("0.5.3rc1"), Some(vec![0, 5, 3]));
-        assert_eq!(numeric_release("0.4.20+cuda12.cudnn89"), Some(vec![0, 4, 20]));
+        assert_eq!(
+            numeric_release("0.4.20+cuda12.cudnn89"),
+            Some(vec![0, 4, 20])
+        );
         assert_eq!(numeric_release("dev"), None);
     }
 
@@ -237,7 +245,11 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].id, "jax-plugin-version-mismatch");
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].title.contains("newer than jaxlib 0.9.0.1"), "{}", f[0].title);
+        assert!(
+            f[0].title.contains("newer than jaxlib 0.9.0.1"),
+            "{}",
+            f[0].title
+        );
         assert!(
             f[0].detail.contains(
                 "JAX plugin jax_cuda12_plugin version 0.9.2 is installed, but it is not compatible with the installed jaxlib version 0.9.0.1, so it will not be used."
@@ -247,7 +259,9 @@ mod tests {
         );
         let fix = f[0].fix.as_deref().unwrap_or_default();
         assert!(
-            fix.contains("`pip install \"jax-cuda12-plugin==0.9.0.1\" \"jax-cuda12-pjrt==0.9.0.1\"`"),
+            fix.contains(
+                "`pip install \"jax-cuda12-plugin==0.9.0.1\" \"jax-cuda12-pjrt==0.9.0.1\"`"
+            ),
             "{fix}"
         );
     }
@@ -258,11 +272,18 @@ mod tests {
         let f = run(env(
             "0.4.31",
             "0.4.31",
-            &[("jax-cuda12-plugin", "0.4.35"), ("jax-cuda12-pjrt", "0.4.35")],
+            &[
+                ("jax-cuda12-plugin", "0.4.35"),
+                ("jax-cuda12-pjrt", "0.4.35"),
+            ],
         ));
         assert_eq!(f.len(), 1);
         assert!(f[0].detail.contains("does not check"), "{}", f[0].detail);
-        assert!(f[0].detail.contains("Segmentation fault"), "{}", f[0].detail);
+        assert!(
+            f[0].detail.contains("Segmentation fault"),
+            "{}",
+            f[0].detail
+        );
     }
 
     #[test]
@@ -272,33 +293,57 @@ mod tests {
             "0.6.2",
             &[("jax-cuda12-plugin", "0.6.0"), ("jax-cuda12-pjrt", "0.6.0")],
         ));
-        assert!(f[0].title.contains("older than jaxlib 0.6.2"), "{}", f[0].title);
+        assert!(
+            f[0].title.contains("older than jaxlib 0.6.2"),
+            "{}",
+            f[0].title
+        );
         let f = run(env(
             "0.7.2",
             "0.7.2",
             &[("jax-cuda13-plugin", "0.7.2"), ("jax-cuda13-pjrt", "0.7.1")],
         ));
         assert_eq!(f.len(), 1);
-        assert!(f[0].title.starts_with("jax-cuda13-pjrt 0.7.1 is"), "{}", f[0].title);
-        assert!(f[0].detail.contains("exactly its own version"), "{}", f[0].detail);
-        assert!(f[0].fix.as_deref().unwrap_or_default().contains("jax[cuda13]"));
+        assert!(
+            f[0].title.starts_with("jax-cuda13-pjrt 0.7.1 is"),
+            "{}",
+            f[0].title
+        );
+        assert!(
+            f[0].detail.contains("exactly its own version"),
+            "{}",
+            f[0].detail
+        );
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or_default()
+                .contains("jax[cuda13]")
+        );
     }
 
     #[test]
     fn plugins_of_jaxlibs_release_are_clean() {
-        assert!(run(env(
-            "0.11.0",
-            "0.11.0",
-            &[("jax-cuda13-plugin", "0.11.0"), ("jax-cuda13-pjrt", "0.11.0")]
-        ))
-        .is_empty());
+        assert!(
+            run(env(
+                "0.11.0",
+                "0.11.0",
+                &[
+                    ("jax-cuda13-plugin", "0.11.0"),
+                    ("jax-cuda13-pjrt", "0.11.0")
+                ]
+            ))
+            .is_empty()
+        );
         // jax itself may be newer than jaxlib (down to its minimum): not this finding's business.
-        assert!(run(env(
-            "0.9.2",
-            "0.9.1",
-            &[("jax-cuda12-plugin", "0.9.1"), ("jax-cuda12-pjrt", "0.9.1")]
-        ))
-        .is_empty());
+        assert!(
+            run(env(
+                "0.9.2",
+                "0.9.1",
+                &[("jax-cuda12-plugin", "0.9.1"), ("jax-cuda12-pjrt", "0.9.1")]
+            ))
+            .is_empty()
+        );
         // No plugin at all (a CPU jaxlib, or an old `+cuda` jaxlib): nothing to compare.
         assert!(run(env("0.4.20", "0.4.20+cuda12.cudnn89", &[])).is_empty());
     }

@@ -14,6 +14,7 @@ mod amd_libs;
 mod arch_notes;
 mod capabilities;
 mod compiled;
+mod cudnn_gpu;
 mod distro;
 mod driver;
 mod driver_gpu;
@@ -34,6 +35,7 @@ mod runtime;
 #[cfg(test)]
 mod test_support;
 mod toolkits;
+mod triton;
 mod tuning;
 
 use crate::manifest::Manifests;
@@ -58,6 +60,8 @@ const RULES: &[Rule] = &[
     extensions::findings,
     ext_packages::findings,
     compiled::findings,
+    triton::findings,
+    cudnn_gpu::findings,
     jax::findings,
     jax_plugin::findings,
     libraries::findings,

@@ -79,3 +79,10 @@ fn a_plugin_older_than_jaxlib_is_a_mismatch_too() {
     });
     assert!(finding_ids(&r).is_empty(), "{r}");
 }
+
+/// frameworks.toml's torch GPU floors (`torch_triton_min_cc`, `torch_cudnn_min_cc`) are what
+/// scripts/gen-torch-gpu-floors.py makes of the facts it read from torch's wheels (vendored).
+#[test]
+fn the_torch_gpu_floors_generator_reproduces_the_checked_in_table() {
+    crate::support::generator_reproduces_its_table("gen-torch-gpu-floors.py");
+}
