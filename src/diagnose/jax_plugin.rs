@@ -69,10 +69,11 @@ fn module_name(dist: &str) -> String {
     dist.replace('-', "_")
 }
 
-/// Whether a component is one of JAX's GPU plugin wheels (CUDA or ROCm, plugin or PJRT).
+/// Whether a component is one of JAX's CUDA plugin wheels (plugin or PJRT). The ROCm plugins
+/// are AMD's builds, which jax's `rocm` extra accepts at any `{jax}.*` version, so their pairing
+/// with jaxlib is not judged here.
 fn is_plugin(c: &Component) -> bool {
-    (c.name.starts_with("jax-cuda") || c.name.starts_with("jax-rocm"))
-        && (c.name.ends_with("-plugin") || c.name.ends_with("-pjrt"))
+    c.name.starts_with("jax-cuda") && (c.name.ends_with("-plugin") || c.name.ends_with("-pjrt"))
 }
 
 fn mismatch(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Finding> {
@@ -149,7 +150,7 @@ fn mismatch(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Fi
     )
 }
 
-/// The CUDA major of the plugin wheels (`jax-cuda13-pjrt` → "cuda13"); ROCm's keep their name.
+/// The CUDA major of the plugin wheels (`jax-cuda13-pjrt` → "cuda13").
 fn cuda_major(off: &[(&Component, Vec<u64>)]) -> String {
     off.iter()
         .find_map(|(c, _)| {
