@@ -52,6 +52,9 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         if version < from {
             continue;
         }
+        if wheel_for_another_cuda(report, fl, load) {
+            continue;
+        }
         let path = load.path.clone().unwrap_or_default();
         if seen.contains(&(fl.env.clone(), path.clone())) {
             continue;
@@ -76,6 +79,26 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// Whether the cuDNN is a pip wheel for another CUDA major than the framework's build
+/// (`nvidia-cudnn-cu13` next to a cu126 torch): such a build looks for its own wheel's folder,
+/// and this one is left over from another install, not what the framework runs with.
+fn wheel_for_another_cuda(report: &Report, fl: &FrameworkLoads, load: &LibraryLoad) -> bool {
+    let wheel_major = load
+        .owner
+        .as_ref()
+        .and_then(|o| o.package.as_deref())
+        .and_then(|p| p.strip_prefix("nvidia-cudnn-cu"))
+        .and_then(|m| m.parse::<u64>().ok());
+    let build_major = report
+        .python_envs
+        .iter()
+        .find(|e| e.path == fl.env)
+        .and_then(|e| e.frameworks.iter().find(|f| f.name == fl.framework))
+        .and_then(|f| Version::parse(f.cuda.as_deref()?))
+        .map(|v| v.major());
+    matches!((wheel_major, build_major), (Some(w), Some(b)) if w != b)
 }
 
 /// The main cuDNN library (`libcudnn.so.N`) a framework would load, with its version.
@@ -160,32 +183,8 @@ fn finding(
         .parent()
         .map(|d| d.display().to_string())
         .unwrap_or_default();
-    let back = newest_below(
-        manifests,
-        &Version::parse(from).unwrap_or_else(|| version.clone()),
-    );
-    let back_text = back.as_deref().unwrap_or("9.10");
-    let owner = load.owner.as_ref().map(|o| &o.kind);
+    let fix = fix_text(manifests, load, from, version, &dir);
     let via = load.via.as_deref().unwrap_or_default();
-    let fix = if via == "LD_LIBRARY_PATH" {
-        format!(
-            "Remove {dir} from LD_LIBRARY_PATH (check ~/.bashrc, module files and conda activate scripts), so that the framework's own cuDNN {back_text} loads; a cuDNN from {from} on cannot drive this GPU."
-        )
-    } else if owner == Some(&OwnerKind::Conda) {
-        format!(
-            "Install a cuDNN older than {from} in this conda environment (`conda install \"cudnn<{from}\"`); conda-forge keeps 9.10 builds for pre-Turing GPUs."
-        )
-    } else {
-        let pkg = load
-            .owner
-            .as_ref()
-            .and_then(|o| o.package.clone())
-            .filter(|p| p.starts_with("nvidia-cudnn"))
-            .unwrap_or_else(|| "nvidia-cudnn-cu12".to_string());
-        format!(
-            "Install the cuDNN PyTorch's cu126 builds pin for these GPUs: `pip install \"{pkg}=={back_text}\"` (and pin it, so that the package that upgraded it does not again); a cuDNN from {from} on cannot drive this GPU."
-        )
-    };
     let mut f = FindingBuilder::new(
         &ids::CUDNN_GPU_UNSUPPORTED,
         Severity::Error,
@@ -215,6 +214,49 @@ fn finding(
         f = f.subject(framework_subject(&fl.env, name));
     }
     f.fix(fix).build()
+}
+
+/// The way back for this cuDNN: off LD_LIBRARY_PATH, a conda cuDNN before the cut, or the
+/// cu12 wheel torch's cu126 builds pin (a cu13 wheel: the CUDA 12 build, CUDA 13 has no such GPU).
+fn fix_text(
+    manifests: &Manifests,
+    load: &LibraryLoad,
+    from: &str,
+    version: &Version,
+    dir: &str,
+) -> String {
+    let back = newest_below(
+        manifests,
+        &Version::parse(from).unwrap_or_else(|| version.clone()),
+    );
+    let back_text = back.as_deref().unwrap_or("9.10");
+    let owner = load.owner.as_ref().map(|o| &o.kind);
+    let via = load.via.as_deref().unwrap_or_default();
+    if via == "LD_LIBRARY_PATH" {
+        format!(
+            "Remove {dir} from LD_LIBRARY_PATH (check ~/.bashrc, module files and conda activate scripts), so that the framework's own cuDNN {back_text} loads; a cuDNN from {from} on cannot drive this GPU."
+        )
+    } else if owner == Some(&OwnerKind::Conda) {
+        format!(
+            "Install a cuDNN older than {from} in this conda environment (`conda install \"cudnn<{from}\"`); conda-forge keeps 9.10 builds for pre-Turing GPUs."
+        )
+    } else {
+        let pkg = load
+            .owner
+            .as_ref()
+            .and_then(|o| o.package.clone())
+            .filter(|p| p.starts_with("nvidia-cudnn"))
+            .unwrap_or_else(|| "nvidia-cudnn-cu12".to_string());
+        if pkg.ends_with("cu12") {
+            format!(
+                "Install the cuDNN PyTorch's cu126 builds pin for these GPUs: `pip install \"{pkg}=={back_text}\"` (and pin it, so that the package that upgraded it does not again); a cuDNN from {from} on cannot drive this GPU."
+            )
+        } else {
+            format!(
+                "Use the framework's CUDA 12 build (torch: the cu126 build, which pins nvidia-cudnn-cu12=={back_text}); {pkg} starts after cuDNN dropped this GPU."
+            )
+        }
+    }
 }
 
 #[cfg(test)]
@@ -300,6 +342,27 @@ mod tests {
     fn turing_or_a_cudnn_before_9_11_is_clean() {
         assert!(run(&machine("7.5", "2.11.0+cu128", "9.17.1.4", "RUNPATH")).is_empty());
         assert!(run(&machine("6.1", "2.10.0+cu126", "9.10.2.21", "RUNPATH")).is_empty());
+    }
+
+    /// A cu126 torch next to a leftover nvidia-cudnn-cu13 wheel: the build does not run with it.
+    #[test]
+    fn a_cudnn_wheel_of_another_cuda_major_is_not_the_builds() {
+        let mut r = machine("6.0", "2.11.0+cu126", "9.19.0.56", "RUNPATH");
+        r.python_envs[0].frameworks[0].cuda = Some("12.6".into());
+        if let Some(o) = r.libraries.loads[0].libraries[0].owner.as_mut() {
+            o.package = Some("nvidia-cudnn-cu13".into());
+        }
+        assert!(run(&r).is_empty());
+        r.python_envs[0].frameworks[0].cuda = Some("13.0".into());
+        let f = run(&r);
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("Use the framework's CUDA 12 build"),
+            "{:?}",
+            f[0].fix
+        );
     }
 
     #[test]
