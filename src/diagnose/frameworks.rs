@@ -532,7 +532,11 @@ fn arch_missing(
         .evidence(format!("GPU {}: {name}, compute capability {cc_text}", gpu.index))
         .evidence(format!("{} in {}: CUDA {cuda}", label(fw), env.path))
         .subject(framework_subject(&env.path, &fw.name))
-        .subject(format!("gpu:{}", gpu.index));
+        .subject(format!("gpu:{}", gpu.index))
+        // A build with no kernels for the GPU is the cause of its cuDNN and torch.compile
+        // failures there too: the build's own cuDNN, and a compiler with nothing to run.
+        .explains(&ids::CUDNN_GPU_UNSUPPORTED)
+        .explains(&ids::TRITON_GPU_TOO_OLD);
         if !kernels.is_empty() {
             f = f.evidence(kernels.evidence());
         }

@@ -45,6 +45,7 @@ pub static KINDS: &[&Kind] = &[
     &WSL_ROCM_RUNTIME_BUNDLED,
     &CUDNN_MISSING,
     &CUDNN_VERSION_MISMATCH,
+    &CUDNN_GPU_UNSUPPORTED,
     &LIBRARY_PATH_SHADOWING,
     &LIBRARY_COPIES_DIFFER,
     &LIBRARY_NOT_FOUND,
@@ -54,7 +55,9 @@ pub static KINDS: &[&Kind] = &[
     &EXTENSION_TORCH_MISMATCH,
     &EXTENSION_CUDA_MISMATCH,
     &EXTENSION_CANNOT_RUN_ON_GPU,
+    &TRITON_GPU_TOO_OLD,
     &JAX_VERSION_SKEW,
+    &JAX_PLUGIN_VERSION_MISMATCH,
     &CUDA_LIBRARY_TOO_OLD,
     &ARCH_CHECK_SKIPPED,
     &FRAMEWORK_WHEELS_CONFLICT,
@@ -299,10 +302,28 @@ pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {
     title: "a package with its own CUDA kernels (flash-attn, bitsandbytes) has none for the GPU's architecture: it fails when used; from `extension-arch.toml`, generated from its sources",
 };
 
+pub static CUDNN_GPU_UNSUPPORTED: Kind = Kind {
+    id: "cudnn-gpu-unsupported",
+    severities: &[Severity::Error],
+    title: "the cuDNN a framework would load is 9.11 or newer and a GPU is below compute capability 7.5 (Maxwell, Pascal, Volta): cuDNN dropped those GPUs, torch 2.10 on refuses it (\"cuDNN version ... is not compatible with devices with SM < 7.5\"); threshold from frameworks.toml's `torch_cudnn_min_cc`, generated from torch's wheels",
+};
+
+pub static TRITON_GPU_TOO_OLD: Kind = Kind {
+    id: "triton-gpu-too-old",
+    severities: &[Severity::Warning],
+    title: "torch.compile's Triton backend refuses a GPU below compute capability 7.0 (\"... too old to be supported by the triton GPU compiler\"); eager torch still runs; per release in frameworks.toml's `torch_triton_min_cc`, generated from torch's wheels",
+};
+
 pub static JAX_VERSION_SKEW: Kind = Kind {
     id: "jax-version-skew",
-    severities: &[Severity::Error, Severity::Warning],
-    title: "jaxlib newer than jax, or older than that jax release's `_minimum_jaxlib_version` (`import jax` refuses both; minimums per release in frameworks.toml), or a JAX CUDA plugin from another release than jaxlib",
+    severities: &[Severity::Error],
+    title: "jaxlib newer than jax, or older than that jax release's `_minimum_jaxlib_version` (`import jax` refuses both; minimums per release in frameworks.toml)",
+};
+
+pub static JAX_PLUGIN_VERSION_MISMATCH: Kind = Kind {
+    id: "jax-plugin-version-mismatch",
+    severities: &[Severity::Error],
+    title: "a JAX CUDA plugin wheel (`jax-cudaNN-plugin`, `jax-cudaNN-pjrt`) older or newer than jaxlib's release: jaxlib 0.5.3 on refuses it (\"... is not compatible with the installed jaxlib version ..., so it will not be used\"), older ones load it and fail or crash; per release in frameworks.toml's `jax_plugin_check`, generated from jax's tags",
 };
 
 pub static CUDA_LIBRARY_TOO_OLD: Kind = Kind {

@@ -1,5 +1,6 @@
-//! JAX's packages against each other, and fix texts for JAX's cuDNN findings. Finding:
-//! `jax-version-skew`.
+//! JAX's packages against each other, and fix texts for JAX's cuDNN findings. Findings:
+//! `jax-version-skew`, `cuda-library-too-old` (the plugin wheels against jaxlib are
+//! `jax_plugin.rs`'s).
 //!
 //! JAX ships as `jax` (Python), `jaxlib` (compiled) and, since 0.4.26, CUDA plugins
 //! (`jax-cuda12-plugin`, `jax-cuda12-pjrt`) released under jaxlib's version. Since 0.3.0
@@ -167,16 +168,6 @@ fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Findin
     let jax = release(jax_text)?;
     let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib");
     let jaxlib_v = jaxlib.and_then(|c| release(&c.version));
-    let plugins_off: Vec<String> = match &jaxlib_v {
-        Some(lib) => fw
-            .components
-            .iter()
-            .filter(|c| c.name != "jaxlib")
-            .filter(|c| release(&c.version).is_some_and(|v| v.release() != lib.release()))
-            .map(|c| format!("{} {}", c.name, c.version))
-            .collect(),
-        None => Vec::new(),
-    };
     let lib_newer = jaxlib_v.as_ref().is_some_and(|lib| lib > &jax);
     // The oldest jaxlib this jax imports, from its release tag.
     let minimum = manifests
@@ -189,7 +180,7 @@ fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Findin
                 .zip(min)
                 .is_some_and(|(lib, min)| *lib < min)
         });
-    if !lib_newer && minimum.is_none() && plugins_off.is_empty() {
+    if !lib_newer && minimum.is_none() {
         return None;
     }
     let jaxlib_text = jaxlib.map_or("", |c| c.version.as_str());
@@ -218,7 +209,7 @@ fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Findin
                 source = row.source
             ),
         )
-    } else if lib_newer {
+    } else {
         (
             Severity::Error,
             format!("jaxlib {jaxlib_text} is newer than jax {jax_text}: `import jax` fails"),
@@ -227,18 +218,6 @@ fn skew(env: &PythonEnv, fw: &Framework, manifests: &Manifests) -> Option<Findin
                  jaxlib version {jaxlib_text} is newer than and incompatible with jax version \
                  {jax_text}. Please update your jax and/or jaxlib packages.\""
             ),
-        )
-    } else {
-        (
-            Severity::Warning,
-            format!(
-                "JAX's CUDA plugin version differs from jaxlib {jaxlib_text}: {}",
-                plugins_off.join(", ")
-            ),
-            "The CUDA plugins are released with jaxlib under the same version and built \
-             against it; a plugin from another release may fail to load ('Jax plugin \
-             configuration error') so JAX falls back to the CPU."
-                .to_string(),
         )
     };
     let mut f = FindingBuilder::new(&ids::JAX_VERSION_SKEW, severity, title)
@@ -432,29 +411,6 @@ mod tests {
         assert_eq!(ids(env("3.10.6", "0.4.25", "0.4.19", &[])).len(), 1);
         // A jax newer than the tags read: no claim.
         assert!(ids(env("3.12.3", "0.99.0", "0.4.19", &[])).is_empty());
-    }
-
-    #[test]
-    fn a_plugin_from_another_release_is_a_warning() {
-        let f = ids(env(
-            "3.12.3",
-            "0.4.35",
-            "0.4.35",
-            &[
-                ("jax-cuda12-plugin", "0.4.31"),
-                ("jax-cuda12-pjrt", "0.4.35"),
-            ],
-        ));
-        assert_eq!(f, [("jax-version-skew".to_string(), Severity::Warning)]);
-        assert!(
-            ids(env(
-                "3.12.3",
-                "0.11.2",
-                "0.11.2",
-                &[("jax-cuda13-plugin", "0.11.2")]
-            ))
-            .is_empty()
-        );
     }
 
     /// jax-ml/jax#18027 (chiblya): jaxlib 0.4.26 on an HPC node with CUDA 12.0's cuSPARSE:

@@ -14,6 +14,7 @@ mod amd_libs;
 mod arch_notes;
 mod capabilities;
 mod compiled;
+mod cudnn_gpu;
 mod distro;
 mod driver;
 mod driver_gpu;
@@ -26,6 +27,7 @@ mod gpu_support;
 mod health;
 pub mod ids;
 mod jax;
+mod jax_plugin;
 mod libraries;
 mod loading;
 mod manifests;
@@ -34,6 +36,7 @@ mod runtime;
 #[cfg(test)]
 mod test_support;
 mod toolkits;
+mod triton;
 mod tuning;
 
 use crate::manifest::Manifests;
@@ -59,7 +62,10 @@ const RULES: &[Rule] = &[
     extensions::findings,
     ext_packages::findings,
     compiled::findings,
+    triton::findings,
+    cudnn_gpu::findings,
     jax::findings,
+    jax_plugin::findings,
     libraries::findings,
     loading::findings,
     health::findings,

@@ -55,9 +55,9 @@ pub use cudnn::{CudnnBuild, CudnnMajor, CudnnRelease, CudnnTable, SupportEnd};
 pub use errors::{ErrorTable, Errors, KnownError, captured_number, pattern};
 pub use extension_arch::{ExtensionArch, ExtensionArchTable};
 pub use frameworks::{
-    CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxRequirement, PipWheel,
-    TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchIndex, TorchMatch,
-    TorchRelease,
+    CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxPluginCheck, JaxRequirement, PipWheel,
+    TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchGpuFloor, TorchIndex,
+    TorchMatch, TorchRelease,
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id};

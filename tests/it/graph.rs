@@ -177,6 +177,16 @@ fn the_module_and_container_edges_are_listed() {
             "extension-cuda-mismatch",
             "onnxruntime-gpu-cu11-in-torch-cu121",
         ),
+        (
+            "jax-plugin-version-mismatch",
+            "jax-plugin-092-on-jaxlib-0901",
+        ),
+        ("triton-gpu-too-old", "triton-p100-torch-compile"),
+        ("cudnn-gpu-unsupported", "cudnn-917-on-v100-torch-210"),
+        (
+            "cuda-library-too-old",
+            "jax-cusparse-120-on-ld-library-path",
+        ),
     ] {
         assert!(
             edges

@@ -31,6 +31,7 @@ mod hostile;
 mod k8s;
 mod layout;
 mod leads;
+mod library_edges;
 mod linkmap;
 mod mutants;
 mod packaging;
