@@ -310,8 +310,8 @@ pub static CUDNN_GPU_UNSUPPORTED: Kind = Kind {
 
 pub static TRITON_GPU_TOO_OLD: Kind = Kind {
     id: "triton-gpu-too-old",
-    severities: &[Severity::Warning],
-    title: "torch.compile's Triton backend refuses a GPU below compute capability 7.0 (\"... too old to be supported by the triton GPU compiler\"); eager torch still runs; per release in frameworks.toml's `torch_triton_min_cc`, generated from torch's wheels",
+    severities: &[Severity::Warning, Severity::Info],
+    title: "torch.compile's Triton backend refuses a GPU below compute capability 7.0 (\"... too old to be supported by the triton GPU compiler\"); eager torch still runs (information), an engine that compiles by default (vLLM) does not (warning); per release in frameworks.toml's `torch_triton_min_cc`, generated from torch's wheels",
 };
 
 pub static JAX_VERSION_SKEW: Kind = Kind {

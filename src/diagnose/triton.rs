@@ -16,6 +16,9 @@ use crate::manifest::Manifests;
 use crate::report::{Finding, Gpu, Report, Severity, framework_subject};
 use crate::version::Version;
 
+/// Packages (of the extension scan) whose engine calls torch.compile unless told not to.
+const COMPILES_BY_DEFAULT: [&str; 2] = ["vllm", "sglang-kernel"];
+
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let gpus: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
@@ -62,9 +65,21 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 })
                 .collect();
             let others = gpus.len() - older.len();
+            // A serving engine that compiles by default (vLLM's engine: vllm#14547, #13202)
+            // fails at start; otherwise only a program that calls torch.compile does, and a
+            // machine running eager torch is healthy: information, not a warning.
+            let compiler = env
+                .extensions
+                .iter()
+                .find(|e| COMPILES_BY_DEFAULT.contains(&e.name.as_str()));
+            let severity = if compiler.is_some() {
+                Severity::Warning
+            } else {
+                Severity::Info
+            };
             let mut f = FindingBuilder::new(
                 &ids::TRITON_GPU_TOO_OLD,
-                Severity::Warning,
+                severity,
                 format!(
                     "torch.compile cannot use {}: its Triton backend needs compute capability {} or newer",
                     listed.join(", "),
@@ -80,6 +95,10 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 }
             ))
             .evidence(format!("torch {version} in {}", env.path))
+            .evidence(match compiler {
+                Some(e) => format!("{} {} in the same environment compiles with torch.compile by default", e.name, e.version),
+                None => "no package here that compiles by default: only code that calls torch.compile meets it".to_string(),
+            })
             .evidence(format!(
                 "torch.compile's Triton backend needs compute capability >= {} ({})",
                 row.min_cc, row.source
@@ -146,12 +165,25 @@ mod tests {
         ));
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].id, "triton-gpu-too-old");
-        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].severity, Severity::Info, "eager torch alone is healthy");
         assert!(
             f[0].detail.contains("Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.0"),
             "{}",
             f[0].detail
         );
+    }
+
+    #[test]
+    fn an_engine_that_compiles_by_default_makes_it_a_warning() {
+        let mut r = machine(&[("Tesla P40", "6.1")], "2.5.1+cu124", "cuda");
+        r.python_envs[0].extensions.push(crate::report::Extension {
+            name: "vllm".into(),
+            version: "0.7.3".into(),
+            ..crate::report::Extension::default()
+        });
+        let f = run(&r);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].evidence.iter().any(|e| e.starts_with("vllm 0.7.3")), "{f:?}");
     }
 
     #[test]
