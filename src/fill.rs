@@ -54,7 +54,10 @@ fn fill_one(gpu: &mut Gpu, manifests: &Manifests) {
         .as_deref()
         .and_then(crate::manifest::device_id)
         .filter(|d| *d != 0);
-    let subsystem = gpu.pci_subsystem_id.as_deref().and_then(crate::manifest::subsystem_id);
+    let subsystem = gpu
+        .pci_subsystem_id
+        .as_deref()
+        .and_then(crate::manifest::subsystem_id);
     let identity = device.and_then(|d| manifests.gpu_ids.identify(d, subsystem));
     // With no id, the name: NVIDIA's names in the id table, then the GPU model table.
     let by_name = match (&identity, gpu.name.as_deref()) {

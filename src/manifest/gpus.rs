@@ -207,7 +207,9 @@ impl GpuTable {
                 c.report(
                     "pci_subsystems",
                     ProblemKind::BadPciId,
-                    format!("[{device}, {sub}] is not [0x and four lowercase hex digits, vvvv:dddd]"),
+                    format!(
+                        "[{device}, {sub}] is not [0x and four lowercase hex digits, vvvv:dddd]"
+                    ),
                 );
             }
         }

@@ -348,7 +348,10 @@ mod tests {
             ..SmokeRun::default()
         };
         fill_expected(&mut run, &report, crate::manifest::embedded());
-        let got = run.devices[0].bandwidth.as_ref().and_then(|b| b.expected_gbs);
+        let got = run.devices[0]
+            .bandwidth
+            .as_ref()
+            .and_then(|b| b.expected_gbs);
         assert_eq!(got, Some(2000.0));
     }
 }

@@ -985,7 +985,9 @@ fn every_id_whose_model_has_a_spec_row_reaches_exactly_that_row() {
                 fits.iter().map(|g| &g.name).collect::<Vec<_>>()
             )),
             None if got.is_some() => {
-                failures.push(format!("{device} {sub} reaches {got:?} though nothing joins it"));
+                failures.push(format!(
+                    "{device} {sub} reaches {got:?} though nothing joins it"
+                ));
             }
             None => {}
             Some(want) => {
