@@ -45,5 +45,6 @@ mod shape;
 mod slurm;
 mod smoke;
 mod support;
+mod topology;
 mod tui;
 mod update;
