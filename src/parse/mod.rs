@@ -11,6 +11,7 @@ pub mod kfd;
 pub mod ld_cache;
 pub mod libfamily;
 pub mod libname;
+pub mod nccl_log;
 pub mod nvcc;
 pub mod nvidia_smi;
 pub mod os_release;

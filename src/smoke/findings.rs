@@ -59,7 +59,7 @@ fn manifest_row<'m>(
     (rows.len() == 1).then(|| rows[0])
 }
 
-fn finding(
+pub(super) fn finding(
     kind: &'static ids::Kind,
     severity: Severity,
     title: String,
