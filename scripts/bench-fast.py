@@ -5,8 +5,9 @@
           flips every round); median wall time, median `wall_ms` and context time, and the new
           build's per-phase medians (`phases_ms`).
   scan    `doctor --json` of a reference build, of the new build (interpreter cache warm), of the
-          new build with `--no-cache`, and `nvidia-smi -q`, alternately; medians and ratios, and
-          the medians of each probe's own `duration_ms`.
+          new build with `--no-cache`, and `nvidia-smi -q`, alternately, on every GPU of the
+          machine; medians and ratios, the medians of each probe's own `duration_ms`, the GPU
+          count, and the NVML child's phases (each GPU's query time, the threads).
   tui     `gpu-doctor tui` in a pseudo-terminal on the GPUs screen for SECONDS: the CPU time of
           the TUI and every process it started (live ones read from /proc, finished ones from
           its cutime/cstime), as a share of one core; then that the streaming child is gone
@@ -91,18 +92,25 @@ def bench_scan(cmds, rounds):
         run_timed(cmds[n])
     wall = {n: [] for n in names}
     probes = {n: {} for n in names}
+    gpus = {n: set() for n in names}
+    driver_detail = {}
     for i in range(rounds):
         for n in names if i % 2 == 0 else reversed(names):
             ms, out = run_timed(cmds[n])
             wall[n].append(ms)
             if cmds[n][0] != "nvidia-smi":
                 try:
-                    for p in json.loads(out).get("probes", []):
-                        probes[n].setdefault(p["name"], []).append(p["duration_ms"])
+                    report = json.loads(out)
                 except ValueError:
-                    pass
+                    continue
+                gpus[n].add(len(report.get("gpus", [])))
+                for p in report.get("probes", []):
+                    probes[n].setdefault(p["name"], []).append(p["duration_ms"])
+                    if p["name"] == "driver" and p.get("detail"):
+                        driver_detail[n] = p["detail"]
     m = {n: med(v) for n, v in wall.items()}
-    print(f"\n== scan: {rounds} rounds, median wall ms")
+    counts = sorted({c for n in names for c in gpus[n]})
+    print(f"\n== scan: {rounds} rounds, median wall ms, GPUs in the report: {counts}")
     for n in names:
         ratio = f"  / smi {m[n] / m['nvidia-smi -q']:.3f}" if "nvidia-smi -q" in m else ""
         print(f"  {n:22} {m[n]:8.1f}  (min {min(wall[n]):.1f}, max {max(wall[n]):.1f}){ratio}")
@@ -112,7 +120,12 @@ def bench_scan(cmds, rounds):
         print("  probe medians, ms: " + " | ".join(shown))
         for k in keys:
             print(f"    {k:22} " + " | ".join(f"{med(probes[n].get(k, [])):6.1f}" for n in shown))
-    return {"wall": wall, "probes": probes}
+    # The NVML child's own phases (last run of each build): nvmlInit, the per-GPU queries side
+    # by side with each GPU's time, libcuda. Compare one kind's N-GPU run with its 1-GPU run.
+    for n, detail in driver_detail.items():
+        print(f"  driver probe, {n}: {detail}")
+    return {"wall": wall, "probes": probes, "gpus": {n: sorted(v) for n, v in gpus.items()},
+            "driver_detail": driver_detail}
 
 
 def descendants(root):

@@ -54,7 +54,10 @@ fn fill_one(gpu: &mut Gpu, manifests: &Manifests) {
         .as_deref()
         .and_then(crate::manifest::device_id)
         .filter(|d| *d != 0);
-    let subsystem = gpu.pci_subsystem_id.as_deref().and_then(subsystem_id);
+    let subsystem = gpu
+        .pci_subsystem_id
+        .as_deref()
+        .and_then(crate::manifest::subsystem_id);
     let identity = device.and_then(|d| manifests.gpu_ids.identify(d, subsystem));
     // With no id, the name: NVIDIA's names in the id table, then the GPU model table.
     let by_name = match (&identity, gpu.name.as_deref()) {
@@ -273,21 +276,6 @@ fn unknown_note(identity: Option<&Identity<'_>>, device: Option<u16>) -> String 
         },
         (None, None) => format!("no PCI id or known name; {HOW}"),
     }
-}
-
-/// `(subsystem vendor, subsystem device)` from nvidia-smi's `0x14A910DE` (device, then vendor).
-fn subsystem_id(text: &str) -> Option<(u16, u16)> {
-    let hex = text.trim();
-    let hex = hex
-        .strip_prefix("0x")
-        .or_else(|| hex.strip_prefix("0X"))
-        .unwrap_or(hex);
-    if hex.len() != 8 {
-        return None;
-    }
-    let device = u16::from_str_radix(hex.get(..4)?, 16).ok()?;
-    let vendor = u16::from_str_radix(hex.get(4..)?, 16).ok()?;
-    Some((vendor, device))
 }
 
 /// A bus address as both spellings agree on: sysfs's `0000:01:00.0` and NVML's

@@ -93,6 +93,8 @@ struct WireAllReduce {
     elements: Option<i64>,
     ms: Option<f64>,
     error: Option<String>,
+    /// The ranks' NCCL_DEBUG=INFO lines that name a transport or the network devices.
+    nccl_log: Vec<String>,
 }
 
 /// The runtime facts from one finished (or stopped) probe process.
@@ -227,9 +229,23 @@ fn smoke(wire: WireSmoke) -> FrameworkSmoke {
             elements: a.elements.and_then(|v| u64::try_from(v).ok()).unwrap_or(0),
             ms: a.ms.filter(|v| v.is_finite()),
             error: a.error,
+            transports: transports(&a.nccl_log),
         }),
         error: wire.error,
     }
+}
+
+/// The transports NCCL's lines name, in the report's words.
+fn transports(lines: &[String]) -> Vec<crate::report::runtime::NcclTransport> {
+    crate::parse::nccl_log::parse_nccl_transports(&lines.join("\n"))
+        .uses
+        .into_iter()
+        .map(|u| crate::report::runtime::NcclTransport {
+            kind: u.kind.as_str().to_string(),
+            via: u.via,
+            connections: u64::try_from(u.connections).unwrap_or(u64::MAX),
+        })
+        .collect()
 }
 
 /// The last result line's JSON, if any line parses.
@@ -411,6 +427,38 @@ mod tests {
         assert_eq!(r.cuda_driver_version, Some(13000));
         assert_eq!(r.devices[0].name.as_deref(), Some("NVIDIA H200"));
         assert_eq!(r.devices[0].memory_total_mib, Some(143_771));
+    }
+
+    /// The worker's NCCL_DEBUG=INFO lines become the transports NCCL chose (lines from
+    /// NVIDIA/nccl-tests#311 and NVIDIA/nccl#1817).
+    #[test]
+    fn the_allreduce_names_the_transports_nccl_chose() {
+        let result = serde_json::json!({"smoke": {"matmuls": [], "allreduce": {
+        "passed": true, "world_size": 2, "elements": 1_048_576, "ms": 0.4,
+        "nccl_log": [
+            "gpu40:9455:9578 [0] NCCL INFO Channel 00/0 : 4[0] -> 5[1] via P2P/CUMEM/read",
+            "gpu40:9455:9578 [0] NCCL INFO Channel 01/0 : 4[0] -> 5[1] via P2P/CUMEM/read",
+            "sh9-machine:3884652:3884740 [7] NCCL INFO Channel 01 : 7[7] -> 2[2] via SHM/direct/direct"
+        ]}}});
+        let stdout = format!("GPU_DOCTOR_RESULT {result}\n");
+        let r = from_output(
+            &output(&stdout, "", Some(0), false),
+            "/v/bin/python",
+            Duration::from_secs(60),
+        );
+        let a = r.smoke.unwrap_or_default().allreduce.unwrap_or_default();
+        let got: Vec<(&str, &str, u64)> = a
+            .transports
+            .iter()
+            .map(|t| (t.kind.as_str(), t.via.as_str(), t.connections))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("p2p", "P2P/CUMEM/read", 2),
+                ("shm", "SHM/direct/direct", 1)
+            ]
+        );
     }
 
     #[test]

@@ -302,7 +302,13 @@ def allreduce(p):
     step("torch NCCL all-reduce on %d GPUs" % world)
     env = dict(os.environ)
     env.update({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()), "WORLD_SIZE": str(world)})
+    # NCCL names the transport of each channel ("via P2P/CUMEM/read", "via SHM/...", "via NET/...")
+    # at INFO level, on stdout unless NCCL_DEBUG_FILE sends it elsewhere.
+    env.update({"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"})
+    env.pop("NCCL_DEBUG_FILE", None)
     procs = []
+    nccl_log = []
+    result["nccl_log"] = nccl_log
     try:
         for rank in range(world):
             env_rank = dict(env, RANK=str(rank), LOCAL_RANK=str(rank))
@@ -327,6 +333,8 @@ def allreduce(p):
                         answer = json.loads(line[len(RESULT):])
                     except ValueError:
                         pass
+                elif " NCCL INFO " in line and (" via " in line or "NET/" in line) and len(nccl_log) < 256:
+                    nccl_log.append(line[:400])
             if not answer:
                 tail = [l for l in stderr.decode("utf-8", "replace").splitlines() if l.strip()][-3:]
                 answer = {"error": "rank exited with status %s: %s" % (proc.returncode, one_line(" | ".join(tail)))}

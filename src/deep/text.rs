@@ -184,9 +184,19 @@ fn smoke_lines(out: &mut String, smoke: &FrameworkSmoke) {
             }
             (None, false) => "WRONG".to_string(),
         };
+        let via = if a.transports.is_empty() {
+            String::new()
+        } else {
+            let named: Vec<String> = a
+                .transports
+                .iter()
+                .map(|t| format!("{} ×{}", clean(&t.via), t.connections))
+                .collect();
+            format!("; NCCL chose {}", named.join(", "))
+        };
         let _ = writeln!(
             out,
-            "      smoke: NCCL all-reduce of {} floats across {} processes: {verdict}",
+            "      smoke: NCCL all-reduce of {} floats across {} processes: {verdict}{via}",
             a.elements, a.world_size
         );
     }

@@ -92,6 +92,7 @@ pub static KINDS: &[&Kind] = &[
     &GPU_WRONG_RESULTS,
     &GPU_MEMORY_ERRORS,
     &GPU_UNDERPERFORMING,
+    &GPU_PEER_ACCESS_MISSING,
     &DRIVER_TOO_OLD_FOR_PTX,
     &GPU_OUT_OF_MEMORY,
     &GPU_FAULT,
@@ -528,6 +529,12 @@ pub static GPU_UNDERPERFORMING: Kind = Kind {
     id: "gpu-underperforming",
     severities: &[Severity::Warning],
     title: "(`smoke --bench`) below 70% of the card's bf16 or memory-bandwidth figure",
+};
+
+pub static GPU_PEER_ACCESS_MISSING: Kind = Kind {
+    id: "gpu-peer-access-missing",
+    severities: &[Severity::Warning],
+    title: "(`smoke`) two GPUs that `nvidia-smi topo -m` joins by NVLink or one PCIe switch cannot reach each other's memory (links down, fabric not up, IOMMU/ACS)",
 };
 
 pub static DRIVER_TOO_OLD_FOR_PTX: Kind = Kind {

@@ -943,6 +943,7 @@ mod tests {
                     error: Some(
                         "rank 0: DistBackendError: NCCL error: unhandled system error".into(),
                     ),
+                    transports: Vec::new(),
                 }),
                 error: None,
             }),

@@ -207,6 +207,10 @@ fn nccl_interface_unset(report: &Report) -> Option<Finding> {
         listed.join(", ")
     ))
     .evidence("NCCL_SOCKET_IFNAME and NCCL_IB_HCA are not set");
+    let nearest = nearest_hcas(report);
+    if let Some((line, _)) = &nearest {
+        f = f.evidence(line.clone());
+    }
     for gpu in &gpus {
         f = f.subject(format!("gpu:{}", gpu.index));
     }
@@ -224,15 +228,77 @@ fn nccl_interface_unset(report: &Report) -> Option<Finding> {
         .iter()
         .any(|i| i.link_type.as_deref() == Some("infiniband"))
     {
-        fix.push_str(
-            " For InfiniBand, also pick the adapters: `export NCCL_IB_HCA=mlx5_0` with names \
-             from `ls /sys/class/infiniband`.",
-        );
+        match &nearest {
+            Some((_, hcas)) if !hcas.is_empty() => fix.push_str(&format!(
+                " For InfiniBand, also pick the adapters, those nearest the GPUs: \
+                 `export NCCL_IB_HCA={}`.",
+                hcas.join(",")
+            )),
+            _ => fix.push_str(
+                " For InfiniBand, also pick the adapters: `export NCCL_IB_HCA=mlx5_0` with names \
+                 from `ls /sys/class/infiniband`.",
+            ),
+        }
     }
     fix.push_str(
         " Check NCCL's choice with `NCCL_DEBUG=INFO`: its `NET/` lines name the interface.",
     );
     Some(f.fix(fix).build())
+}
+
+/// What `nvidia-smi topo -m` says of each GPU's nearest network cards, as one evidence line
+/// ("GPU-NIC affinity (nvidia-smi topo -m): GPU0 mlx5_0 (PIX, NUMA 0), ..."), and the RDMA
+/// devices nearest some GPU, in the matrix's order: the adapters for `NCCL_IB_HCA`. NCCL uses
+/// a GPU's nearest NIC for GPUDirect RDMA when it sits at PIX or PXB (its "NET/IB: GPU Direct
+/// RDMA" choice); a GPU whose nearest card is across the CPU (PHB, NODE, SYS) sends through host
+/// memory. `None` without a matrix or NICs in it.
+fn nearest_hcas(report: &Report) -> Option<(String, Vec<String>)> {
+    let topo = report.topology.as_ref()?;
+    if topo.nics.is_empty() {
+        return None;
+    }
+    let mut hcas: Vec<String> = Vec::new();
+    let mut parts = Vec::new();
+    for gpu in &topo.gpus {
+        let (nics, link) = topo.nearest_nics(gpu);
+        let Some(link) = link else { continue };
+        let names: Vec<&str> = nics
+            .iter()
+            .map(|n| n.device.as_deref().unwrap_or(n.label.as_str()))
+            .collect();
+        for nic in &nics {
+            if let Some(device) = &nic.device
+                && !hcas.contains(device)
+            {
+                hcas.push(device.clone());
+            }
+        }
+        let numa = gpu
+            .numa_node
+            .map(|n| format!(", NUMA {n}"))
+            .unwrap_or_default();
+        parts.push(format!(
+            "GPU{} {} ({link}{numa})",
+            gpu.index,
+            names.join("/")
+        ));
+    }
+    let far = topo
+        .gpus
+        .iter()
+        .filter(|g| topo.nearest_nics(g).1.is_some_and(|l| !l.is_close()))
+        .count();
+    let mut line = format!(
+        "GPU-NIC affinity (nvidia-smi topo -m): {}",
+        parts.join(", ")
+    );
+    if far > 0 {
+        line.push_str(&format!(
+            "; {far} GPU(s) have no NIC below their PCIe switch (nearest at PHB, NODE or SYS): \
+             their network traffic crosses the CPU"
+        ));
+    }
+    Some((line, hcas))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -604,6 +670,64 @@ mod tests {
         assert!(fix.contains("NCCL_SOCKET_IFNAME==ib0"), "{fix}");
         assert!(fix.contains("NCCL_IB_HCA"), "{fix}");
         assert_eq!(f.subjects, ["gpu:0", "gpu:1"]);
+    }
+
+    fn capture(file: &str) -> crate::report::topology::Topology {
+        let path = format!(
+            "{}/tests/data/nvidia-smi-topo/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        crate::parse::nvidia_smi::parse_topo(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn nccl_names_the_adapters_nearest_each_gpu_from_the_topology() {
+        let mut r = two_nic_machine();
+        r.topology = Some(capture("sglang-30401-hgx-8x-h100-8nic.txt"));
+        let found = run(&r);
+        let f = &found[0];
+        assert!(
+            has_evidence(
+                f,
+                "GPU-NIC affinity (nvidia-smi topo -m): GPU0 mlx5_0 (PIX, NUMA 0), \
+                 GPU1 mlx5_1 (PIX, NUMA 0), GPU2 mlx5_2 (PIX, NUMA 0), GPU3 mlx5_3 (PIX, NUMA 0), \
+                 GPU4 mlx5_4 (PIX, NUMA 1), GPU5 mlx5_5 (PIX, NUMA 1), GPU6 mlx5_6 (PIX, NUMA 1), \
+                 GPU7 mlx5_7 (PIX, NUMA 1)"
+            ),
+            "{:?}",
+            f.evidence
+        );
+        let fix = f.fix.as_deref().unwrap();
+        assert!(
+            fix.contains(
+                "`export NCCL_IB_HCA=mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7`"
+            ),
+            "{fix}"
+        );
+        // A PCIe box whose cards sit across the host bridge from both GPUs says so.
+        r.topology = Some(capture("stelline-puget-wrx90-2x-rtx6000ada.txt"));
+        let found = run(&r);
+        assert!(
+            has_evidence(
+                &found[0],
+                "GPU-NIC affinity (nvidia-smi topo -m): GPU0 mlx5_0/mlx5_1 (NODE, NUMA 0), \
+                 GPU1 mlx5_0/mlx5_1 (NODE, NUMA 0); 2 GPU(s) have no NIC below their PCIe switch \
+                 (nearest at PHB, NODE or SYS): their network traffic crosses the CPU"
+            ),
+            "{:?}",
+            found[0].evidence
+        );
+        // Without a matrix the finding reads as before.
+        r.topology = None;
+        let found = run(&r);
+        assert!(!found[0].evidence.iter().any(|e| e.contains("affinity")));
+        assert!(
+            found[0]
+                .fix
+                .as_deref()
+                .unwrap()
+                .contains("`export NCCL_IB_HCA=mlx5_0` with names")
+        );
     }
 
     #[test]

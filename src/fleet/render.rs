@@ -63,6 +63,13 @@ fn headline(f: &Fleet) -> String {
             "nodes with fewer GPUs than their peers",
         ));
     }
+    if c.interconnect > 0 {
+        parts.push(plural(
+            c.interconnect,
+            "node wired otherwise than its peers",
+            "nodes wired otherwise than their peers",
+        ));
+    }
     if c.duplicates > 0 {
         parts.push(plural(
             c.duplicates,
@@ -200,6 +207,32 @@ pub(crate) fn text(f: &Fleet, paint: Paint) -> String {
                 clean(&g.gpu),
                 g.usual,
                 g.nodes_with_usual
+            );
+        }
+    }
+    if !f.interconnect.is_empty() {
+        section(
+            &mut out,
+            paint,
+            &format!(
+                "GPUs wired otherwise than their peers ({})",
+                f.interconnect.len()
+            ),
+        );
+        for w in &f.interconnect {
+            let _ = writeln!(
+                out,
+                "  {}: {}, links {} (usual: {}, on {} nodes){}",
+                clean(&w.node),
+                clean(&w.gpus),
+                clean(&w.links),
+                clean(&w.usual),
+                w.nodes_with_usual,
+                if w.pairs.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", clean(&w.pairs.join(", ")))
+                }
             );
         }
     }
@@ -498,6 +531,33 @@ pub(crate) fn markdown(f: &Fleet) -> String {
                     g.count.to_string(),
                     g.usual.to_string(),
                     g.nodes_with_usual.to_string(),
+                ],
+            );
+        }
+    }
+    if !f.interconnect.is_empty() {
+        let _ = writeln!(out, "\n## GPUs wired otherwise than their peers\n");
+        table_head(
+            &mut out,
+            &[
+                "Node",
+                "GPUs",
+                "Links",
+                "Usual",
+                "Nodes with the usual",
+                "Pairs",
+            ],
+        );
+        for w in &f.interconnect {
+            row(
+                &mut out,
+                &[
+                    md(&w.node),
+                    md(&w.gpus),
+                    md(&w.links),
+                    md(&w.usual),
+                    w.nodes_with_usual.to_string(),
+                    md(&w.pairs.join(", ")),
                 ],
             );
         }

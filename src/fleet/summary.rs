@@ -1,6 +1,6 @@
 //! The fleet summary: pure grouping over the reports read (one node each), the model every
 //! face of `report merge` renders. Depends only on [`super::view`], [`super::load`]'s result
-//! types, [`super::spread`] and [`super::gpus`].
+//! types, [`super::spread`], [`super::gpus`] and [`super::interconnect`].
 //!
 //! # JSON contract (`report merge --json`)
 //! [`Fleet`] serialised as it is, with its own [`FLEET_SCHEMA_VERSION`] (bumped when a key
@@ -9,7 +9,8 @@
 //! - `fleet_schema_version`, `tool {name, version}`;
 //! - `healthy`: no node has an error finding or a failed smoke test (the exit code's 0 when
 //!   `fewer_gpus` is empty too);
-//! - `counts {nodes, groups, odd_ones_out, attention, fewer_gpus, duplicates, skipped}`;
+//! - `counts {nodes, groups, odd_ones_out, attention, fewer_gpus, interconnect, duplicates,
+//!   skipped}`;
 //! - `majority {group, nodes, tied}`: the largest group (null with no node), the reference
 //!   for the odd ones out; `tied` when another group is as large, and then the first in
 //!   group order is the reference;
@@ -25,6 +26,10 @@
 //!   whose driver shows fewer GPUs of a model than most nodes with that model (a GPU lost
 //!   from the bus or the driver); not part of `healthy`, but they make the exit code 1
 //!   unless `--allow-missing-gpus`;
+//! - `interconnect[] {node, gpus, links, usual, nodes_with_usual, pairs[]}`
+//!   ([`super::interconnect`]): nodes whose GPU pairs are linked otherwise (`nvidia-smi topo -m`)
+//!   than most nodes of the same GPU model and count (a degraded NVLink, a GPU on PCIe only);
+//!   informational, not part of `healthy` or the exit code;
 //! - `throughput` ([`super::spread::Throughput`]): per GPU model, the spread of the smoke
 //!   test's measurements, and the GPUs well below their model's median;
 //! - `nodes[] {name, hostname, file, generated_at, tool_version, group, gpus[], healthy,
@@ -62,6 +67,7 @@ pub(crate) struct Fleet {
     pub odd_ones_out: Vec<OddOne>,
     pub attention: Vec<Attention>,
     pub fewer_gpus: Vec<super::gpus::FewerGpus>,
+    pub interconnect: Vec<super::interconnect::OddInterconnect>,
     pub throughput: Throughput,
     pub nodes: Vec<NodeSummary>,
     pub duplicates: Vec<Duplicate>,
@@ -81,6 +87,7 @@ pub(crate) struct Counts {
     pub odd_ones_out: usize,
     pub attention: usize,
     pub fewer_gpus: usize,
+    pub interconnect: usize,
     pub duplicates: usize,
     pub skipped: usize,
 }
@@ -255,6 +262,7 @@ pub(crate) fn summarize(inputs: &Inputs) -> Fleet {
         })
         .collect();
     let fewer_gpus = super::gpus::fewer_gpus(&nodes);
+    let interconnect = super::interconnect::odd_interconnects(&nodes);
     Fleet {
         fleet_schema_version: FLEET_SCHEMA_VERSION,
         tool: Tool {
@@ -268,6 +276,7 @@ pub(crate) fn summarize(inputs: &Inputs) -> Fleet {
             odd_ones_out: odd_ones_out.len(),
             attention: attention.len(),
             fewer_gpus: fewer_gpus.len(),
+            interconnect: interconnect.len(),
             duplicates: duplicates.len(),
             skipped: inputs.skipped.len(),
         },
@@ -277,6 +286,7 @@ pub(crate) fn summarize(inputs: &Inputs) -> Fleet {
         odd_ones_out,
         attention,
         fewer_gpus,
+        interconnect,
         nodes: summaries,
         duplicates,
         skipped: inputs.skipped.clone(),

@@ -23,6 +23,8 @@ pub(crate) struct NodeReport {
     pub kernel: Kernel,
     #[serde(deserialize_with = "super::capped::gpus")]
     pub gpus: Vec<Gpu>,
+    /// `nvidia-smi topo -m`'s matrix; absent from one-GPU nodes and older reports.
+    pub topology: Option<Topology>,
     #[serde(deserialize_with = "super::capped::other")]
     pub toolkits: Vec<Versioned>,
     pub libraries: Libraries,
@@ -64,6 +66,22 @@ pub(crate) struct Kernel {
 pub(crate) struct Gpu {
     pub index: u64,
     pub name: Option<String>,
+}
+
+/// The GPU rows of the matrix: each GPU's links to the others, as printed ("NV18", "SYS").
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub(crate) struct Topology {
+    #[serde(deserialize_with = "super::capped::gpus")]
+    pub gpus: Vec<TopoGpu>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub(crate) struct TopoGpu {
+    pub index: u64,
+    #[serde(deserialize_with = "super::capped::gpus")]
+    pub gpus: Vec<String>,
 }
 
 /// A toolkit or one copy of a library: only its version matters here.

@@ -24,8 +24,15 @@ pub struct GpuTable {
 pub struct Gpu {
     pub name: String,
     /// PCI device ids, `0x` plus four lowercase hex digits; several when a model ships in
-    /// variants. Empty where the reference gives none.
+    /// variants. Written by `scripts/gen-gpu-spec-ids.py` from the id table and the hand-kept
+    /// join (`scripts/gpu-ids-data/spec-join.csv`); empty for parts with no PCI id (Jetson).
     pub pci_device_ids: Vec<String>,
+    /// `[device id, "vendor:device" subsystem]` pairs, for ids NVIDIA shares between products
+    /// told apart only by the subsystem (A2 / A16 are both `0x25b6`). Written by the same
+    /// generator; an id listed here is in no row's `pci_device_ids` unless one product keeps
+    /// the id's other subsystems (Quadro RTX 6000 and 8000 on `0x1e30`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pci_subsystems: Vec<(String, String)>,
     pub architecture: Option<String>,
     pub compute_capability: String,
     pub segment: Segment,
@@ -76,6 +83,27 @@ pub struct Tflops {
 }
 
 impl GpuTable {
+    /// The model row of a GPU by its PCI ids: the row naming its subsystem (`0x157e10de`, the
+    /// form nvidia-smi and sysfs give, device then vendor) where its id is shared, else the row
+    /// with its device id. `None` when the table has no row for this product; never a guess
+    /// between two (the generator's join gives each id and subsystem at most one row).
+    #[must_use]
+    pub fn by_pci(&self, device: &str, subsystem: Option<&str>) -> Option<&Gpu> {
+        let wanted = device_id(device)?;
+        if let Some((vendor, sub)) = subsystem.and_then(subsystem_id) {
+            let key = format!("{vendor:04x}:{sub:04x}");
+            let named = self.gpus.iter().find(|gpu| {
+                gpu.pci_subsystems
+                    .iter()
+                    .any(|(own, s)| device_id(own) == Some(wanted) && *s == key)
+            });
+            if named.is_some() {
+                return named;
+            }
+        }
+        self.by_pci_id(device)
+    }
+
     /// The GPU with a PCI device id. Takes `0x2335`, `2335` and the `0x233510DE` form
     /// `nvidia-smi -q` prints (device id followed by NVIDIA's vendor id), in any case.
     #[must_use]
@@ -165,6 +193,34 @@ impl GpuTable {
                 .iter()
                 .map(|gpu| (format!("gpu \"{}\"", gpu.name), gpu.name.as_str())),
         );
+        for (device, sub) in gpus_subsystems(&self.gpus) {
+            let fine = is_pci_id(device)
+                && sub.split_once(':').is_some_and(|(v, d)| {
+                    [v, d].iter().all(|part| {
+                        part.len() == 4
+                            && part
+                                .bytes()
+                                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                    })
+                });
+            if !fine {
+                c.report(
+                    "pci_subsystems",
+                    ProblemKind::BadPciId,
+                    format!(
+                        "[{device}, {sub}] is not [0x and four lowercase hex digits, vvvv:dddd]"
+                    ),
+                );
+            }
+        }
+        c.unique(
+            "PCI subsystem",
+            self.gpus.iter().flat_map(|gpu| {
+                gpu.pci_subsystems
+                    .iter()
+                    .map(move |(d, s)| (format!("gpu \"{}\"", gpu.name), format!("{d} {s}")))
+            }),
+        );
         // Compared as numbers so `0x2335` and `0x233510de` count as the same device.
         c.unique(
             "PCI device id",
@@ -216,6 +272,30 @@ pub fn device_id(text: &str) -> Option<u16> {
         _ => return None,
     };
     u16::from_str_radix(device, 16).ok()
+}
+
+/// Every `[device, subsystem]` pair of the table.
+fn gpus_subsystems(gpus: &[Gpu]) -> impl Iterator<Item = (&str, &str)> {
+    gpus.iter()
+        .flat_map(|gpu| gpu.pci_subsystems.iter())
+        .map(|(d, s)| (d.as_str(), s.as_str()))
+}
+
+/// `(vendor, device)` of a subsystem id as nvidia-smi and sysfs give it: `0x157e10de` is
+/// subsystem device `0x157e` of vendor `0x10de`.
+#[must_use]
+pub fn subsystem_id(text: &str) -> Option<(u16, u16)> {
+    let hex = text.trim();
+    let hex = hex
+        .strip_prefix("0x")
+        .or_else(|| hex.strip_prefix("0X"))
+        .unwrap_or(hex);
+    if hex.len() != 8 {
+        return None;
+    }
+    let device = u16::from_str_radix(hex.get(..4)?, 16).ok()?;
+    let vendor = u16::from_str_radix(hex.get(4..)?, 16).ok()?;
+    Some((vendor, device))
 }
 
 /// The form the manifest stores: `0x` and four lowercase hex digits.

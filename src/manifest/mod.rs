@@ -60,7 +60,7 @@ pub use frameworks::{
     TorchMatch, TorchRelease,
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
-pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id};
+pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id, subsystem_id};
 pub use in_use::{InUse, SetInUse};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,

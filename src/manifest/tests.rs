@@ -250,11 +250,34 @@ fn pci_ids_match_in_every_form_nvidia_smi_uses() {
     assert_eq!(name("0x20F110DE"), Some("A100 40GB PCIe"));
     assert_eq!(name("0x1db1"), Some("Tesla V100 SXM2"));
     assert_eq!(name("0x1eb8"), Some("Tesla T4"));
-    // pci.ids @ df389f5 (2022-01-28) predates Ada, so the RTX 4090 has no id yet.
-    assert_eq!(name("0x2684"), None);
-    // A2 and A16 share 0x25b6; neither row claims it.
+    assert_eq!(name("0x2684"), Some("GeForce RTX 4090"));
+    assert_eq!(name("0x2330"), Some("H100 SXM5"));
+    // A2 and A16 share 0x25b6: only the subsystem (nvidia-smi's form) tells them apart.
     assert_eq!(name("0x25b6"), None);
+    let by_sub = |id: &str, sub: &str| gpus.by_pci(id, Some(sub)).map(|gpu| gpu.name.as_str());
+    assert_eq!(by_sub("0x25b6", "0x157E10DE"), Some("A2"));
+    assert_eq!(by_sub("0x25B610DE", "0x14a910de"), Some("A16"));
+    assert_eq!(by_sub("0x25b6", "0x000010de"), None);
+    // One product keeps an id's other subsystems: the Quadro RTX 6000 on 0x1e30.
+    assert_eq!(by_sub("0x1e30", "0x129e10de"), Some("Quadro RTX 8000"));
+    assert_eq!(by_sub("0x1e30", "0x12ba10de"), Some("Quadro RTX 6000"));
+    // H100 80GB HBM2e: NVIDIA's table names no form factor, so no row claims it.
     assert!(gpus.by_pci_id("0x2336").is_none());
+}
+
+#[test]
+fn duplicate_pci_subsystem_is_reported() {
+    let files = edited("gpus.toml", |text| {
+        replace_once(
+            text,
+            "pci_subsystems = [[\"0x25b6\", \"10de:157e\"]]",
+            "pci_subsystems = [[\"0x25b6\", \"10de:157e\"], [\"0x25b6\", \"10de:14a9\"]]",
+        )
+    });
+    assert_eq!(
+        messages(&problems_of(&files)),
+        ["gpus.toml: gpu \"A2\": duplicate PCI subsystem 0x25b6 10de:14a9"]
+    );
 }
 
 #[test]
@@ -476,8 +499,8 @@ fn duplicate_pci_id_is_reported() {
     let files = edited("gpus.toml", |text| {
         replace_once(
             text,
-            "name = \"H200 NVL\"\npci_device_ids = []",
-            "name = \"H200 NVL\"\npci_device_ids = [\"0x2335\"]",
+            "name = \"H200 NVL\"\npci_device_ids = [\"0x233b\"]",
+            "name = \"H200 NVL\"\npci_device_ids = [\"0x233b\", \"0x2335\"]",
         )
     });
     assert_eq!(
@@ -491,7 +514,7 @@ fn malformed_pci_id_is_reported() {
     let files = edited("gpus.toml", |text| {
         replace_once(
             text,
-            "name = \"H200 NVL\"\npci_device_ids = []",
+            "name = \"H200 NVL\"\npci_device_ids = [\"0x233b\"]",
             "name = \"H200 NVL\"\npci_device_ids = [\"0x233B10DE\"]",
         )
     });

@@ -12,6 +12,7 @@ pub mod ld_cache;
 pub mod libfamily;
 pub mod libname;
 pub mod mounts;
+pub mod nccl_log;
 pub mod nvcc;
 pub mod nvidia_smi;
 pub mod os_release;

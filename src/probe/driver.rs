@@ -66,7 +66,7 @@ pub(crate) fn fill_from_kernel(facts: &mut DriverFacts, kernel: &KernelInfo) {
     }
 }
 
-fn find_smi(host: &Host) -> Option<PathBuf> {
+pub(crate) fn find_smi(host: &Host) -> Option<PathBuf> {
     host.which("nvidia-smi").or_else(|| {
         SMI_FALLBACKS
             .iter()

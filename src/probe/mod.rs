@@ -24,6 +24,7 @@ pub(crate) mod rocm_wheels;
 pub(crate) mod services;
 pub(crate) mod system;
 pub(crate) mod toolkit;
+pub(crate) mod topology;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -272,13 +273,32 @@ fn gather_besides(
 ) -> Report {
     let mut records: Vec<ProbeRecord> = Vec::new();
     let mut first = first_stage(host, &mut records);
+    // nvidia-smi topo -m (several GPUs only) runs beside the second stage: it takes nvidia-smi's
+    // start-up time, which nothing else waits for.
+    let pci = first.pci.clone();
+    let (second, topo) = std::thread::scope(|s| {
+        let topo = s.spawn(|| topology::probe(host, &pci));
+        let second = second_stage(host, set, &mut first, &mut records);
+        (second, topo.join())
+    });
     let SecondStage {
         toolkits,
         driver_libraries,
         libraries,
         rocm,
         amd_gpus,
-    } = second_stage(host, set, &mut first, &mut records);
+    } = second;
+    let topology = match topo {
+        Ok(Some((topology, rec))) => {
+            records.push(rec);
+            topology
+        }
+        Ok(None) => None,
+        Err(_) => {
+            records.push(panicked::<()>("topology").1);
+            None
+        }
+    };
     let FirstStage {
         system,
         pci,
@@ -331,6 +351,7 @@ fn gather_besides(
         kernel,
         driver: driver.driver,
         gpus,
+        topology,
         driver_libraries,
         toolkits,
         libraries,

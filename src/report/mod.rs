@@ -32,6 +32,10 @@
 //! sorted so the same machine gives the same JSON. The schema in `schema/report.schema.json` is
 //! generated from these types by the test in `src/schema.rs`; `gpu-doctor schema` prints it.
 //!
+//! `topology` (added within schema 1) is the GPU-to-GPU and GPU-to-NIC matrix of
+//! `nvidia-smi topo -m` with each GPU's CPU and NUMA affinity and each NIC's NUMA node, on
+//! machines with two GPUs or more or an InfiniBand card (see [`topology`]).
+//!
 //! AMD GPUs are in `gpus[]` too (`gpus[].vendor` is "amd"), with `gfx_target`, `integrated`,
 //! `bound_driver`, `kfd_node`, `rocm_index`, `render_node` and `gtt_total_mib`; their
 //! `compute_capability` is null. The ROCm stack is `rocm` (see [`rocm`]); a framework's ROCm
@@ -42,6 +46,7 @@ pub mod explain;
 pub mod rocm;
 pub mod runtime;
 pub mod smoke;
+pub mod topology;
 mod vocab;
 
 pub use vocab::{DriverLibraryKind, EnvKind, LibraryFamily, OwnerKind};
@@ -84,6 +89,11 @@ pub struct Report {
     /// NVIDIA and AMD GPUs. With an AMD GPU present they are in PCI bus order; otherwise in the
     /// NVIDIA driver's order (which is bus order unless `CUDA_DEVICE_ORDER` says otherwise).
     pub gpus: Vec<Gpu>,
+    /// How the GPUs reach each other and the network cards (`nvidia-smi topo -m`; see
+    /// [`topology`]); absent where it was not asked (fewer than two GPUs and no InfiniBand card,
+    /// no nvidia-smi) or could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<crate::report::topology::Topology>,
     /// Every libcuda / libnvidia-ml the dynamic loader could find, in the order it would try them.
     pub driver_libraries: Vec<DriverLibrary>,
     pub toolkits: Vec<Toolkit>,

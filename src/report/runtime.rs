@@ -149,4 +149,23 @@ pub struct AllReduceCheck {
     pub ms: Option<f64>,
     /// What a rank raised or printed, or the timeout.
     pub error: Option<String>,
+    /// How NCCL moved the data between the ranks, from its `NCCL_DEBUG=INFO` channel lines,
+    /// most used first: `p2p` (GPU to GPU over NVLink or PCIe), `shm` (through host memory),
+    /// `net` (through a network card). Empty when NCCL printed none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transports: Vec<NcclTransport>,
+}
+
+/// One transport NCCL chose (see [`crate::parse::nccl_log`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NcclTransport {
+    /// "p2p", "shm", "net", "collnet", "nvls" or "other".
+    pub kind: String,
+    /// As NCCL named it, without per-connection numbers: "P2P/CUMEM/read", "SHM/direct/direct",
+    /// "NET/IB/GDRDMA".
+    pub via: String,
+    /// Channel connections (over every rank) that used it.
+    pub connections: u64,
 }

@@ -31,16 +31,27 @@ pub(crate) fn fill_expected(run: &mut SmokeRun, report: &Report, manifests: &Man
     }
 }
 
+/// The model row a device's figures come from: by the GPU's PCI ids (with its subsystem where
+/// NVIDIA shares the id). By name only when the id is missing or newer than the id table: an id
+/// the table lists but no model row takes is a product with no figures (an RTX 4090 Laptop GPU
+/// is not an RTX 4090), and a name would give it another card's.
 fn manifest_row<'m>(
     gpu: Option<&Gpu>,
     d: &DeviceResult,
     manifests: &'m Manifests,
 ) -> Option<&'m crate::manifest::Gpu> {
-    if let Some(row) = gpu
-        .and_then(|g| g.pci_device_id.as_deref())
-        .and_then(|id| manifests.gpus.by_pci_id(id))
-    {
-        return Some(row);
+    let id = gpu.and_then(|g| g.pci_device_id.as_deref());
+    if let Some(id) = id {
+        let subsystem = gpu.and_then(|g| g.pci_subsystem_id.as_deref());
+        if let Some(row) = manifests.gpus.by_pci(id, subsystem) {
+            return Some(row);
+        }
+        let listed = crate::manifest::device_id(id)
+            .and_then(|device| manifests.gpu_ids.identify(device, None))
+            .is_some_and(|found| found.how == crate::manifest::Match::Listed);
+        if listed {
+            return None;
+        }
     }
     let name = gpu.and_then(|g| g.name.as_deref()).or(d.name.as_deref())?;
     let rows = manifests.gpus.by_name(name);
@@ -48,7 +59,7 @@ fn manifest_row<'m>(
     (rows.len() == 1).then(|| rows[0])
 }
 
-fn finding(
+pub(super) fn finding(
     kind: &'static ids::Kind,
     severity: Severity,
     title: String,
@@ -254,4 +265,93 @@ fn underperforming(d: &DeviceResult, gpu: Option<&Gpu>, label: &str) -> Option<F
         "Check `nvidia-smi -q -d PERFORMANCE,POWER,CLOCK` while the test runs, the cooling, and other processes on the GPU.",
         d.index,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill_expected;
+    use crate::report::smoke::{Bandwidth, DeviceResult, SmokeRun, Throughput};
+    use crate::report::{Gpu, Report};
+
+    /// A smoke run on one GPU of this id, subsystem and name, its expected figures filled.
+    fn expected(id: &str, subsystem: Option<&str>, name: &str) -> (Option<f64>, Option<f64>) {
+        let report = Report {
+            gpus: vec![Gpu {
+                pci_device_id: Some(id.into()),
+                pci_subsystem_id: subsystem.map(str::to_string),
+                name: Some(name.into()),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        };
+        let mut run = SmokeRun {
+            devices: vec![DeviceResult {
+                name: Some(name.into()),
+                bandwidth: Some(Bandwidth::default()),
+                throughput: Some(Throughput::default()),
+                ..DeviceResult::default()
+            }],
+            ..SmokeRun::default()
+        };
+        fill_expected(&mut run, &report, crate::manifest::embedded());
+        let d = &run.devices[0];
+        (
+            d.bandwidth.as_ref().and_then(|b| b.expected_gbs),
+            d.throughput.as_ref().and_then(|t| t.expected_bf16_tflops),
+        )
+    }
+
+    #[test]
+    fn a_real_h100_sxm_by_its_pci_id_gets_the_sxm5_figures() {
+        // nvidia-smi's form of 0x2330 (device, then NVIDIA's vendor id); the name alone fits
+        // both H100 rows.
+        assert_eq!(
+            expected("0x233010DE", Some("0x16C110DE"), "NVIDIA H100 80GB HBM3"),
+            (Some(3350.0), Some(989.0))
+        );
+        assert_eq!(
+            expected("0x2331", None, "NVIDIA H100 PCIe"),
+            (Some(2000.0), Some(756.0))
+        );
+    }
+
+    #[test]
+    fn an_id_the_table_lists_without_a_model_row_gets_no_figures_from_its_name() {
+        // H100 NVL: its name fits both H100 rows; RTX 4090 Laptop GPU: its name fits the
+        // desktop card's row alone, whose figures it does not reach.
+        assert_eq!(expected("0x2321", None, "NVIDIA H100 NVL"), (None, None));
+        assert_eq!(
+            expected("0x2757", None, "NVIDIA GeForce RTX 4090 Laptop GPU"),
+            (None, None)
+        );
+        // The desktop card keeps its figures.
+        assert_eq!(
+            expected("0x2684", None, "NVIDIA GeForce RTX 4090"),
+            (Some(1008.0), None)
+        );
+    }
+
+    #[test]
+    fn without_a_pci_id_a_name_that_fits_one_row_still_gives_figures() {
+        let report = Report {
+            gpus: vec![Gpu {
+                name: Some("NVIDIA H100 PCIe".into()),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        };
+        let mut run = SmokeRun {
+            devices: vec![DeviceResult {
+                bandwidth: Some(Bandwidth::default()),
+                ..DeviceResult::default()
+            }],
+            ..SmokeRun::default()
+        };
+        fill_expected(&mut run, &report, crate::manifest::embedded());
+        let got = run.devices[0]
+            .bandwidth
+            .as_ref()
+            .and_then(|b| b.expected_gbs);
+        assert_eq!(got, Some(2000.0));
+    }
 }

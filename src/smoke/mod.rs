@@ -10,6 +10,7 @@ pub(crate) mod cublaslt;
 pub(crate) mod driver;
 pub(crate) mod findings;
 pub(crate) mod matmul;
+pub(crate) mod peers;
 
 use std::fmt::Write;
 use std::path::Path;
@@ -112,7 +113,9 @@ pub(crate) fn test_with(
         });
     }
     findings::fill_expected(&mut run, report, manifests);
-    for f in findings::findings(&run, report) {
+    let mut found = findings::findings(&run, report);
+    found.extend(peers::peer_findings(&run, report, manifests));
+    for f in found {
         if !report
             .findings
             .iter()
@@ -276,9 +279,12 @@ pub(crate) fn render_text(report: &Report, paint: crate::present::paint::Paint) 
         write_device(&mut out, d, paint);
     }
     for p in &run.peer_access {
+        let link = peers::link_between(report, p.from, p.to)
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "peer access GPU {} -> GPU {}: {}",
+            "peer access GPU {} -> GPU {}: {}{link}",
             p.from,
             p.to,
             if p.can_access { "yes" } else { "no" }

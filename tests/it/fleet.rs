@@ -228,6 +228,7 @@ fn a_fleet_of_40_is_grouped_and_its_problems_named() {
     assert_eq!(
         f["counts"],
         json!({"nodes": 40, "groups": 4, "odd_ones_out": 3, "attention": 3, "fewer_gpus": 0,
+               "interconnect": 0,
                "duplicates": 1, "skipped": 7})
     );
     fleet_stacks(&f);
@@ -872,4 +873,46 @@ fn forty_nodes_with_one_at_seven_of_eight_gpus_fail_unless_allowed() {
     }
     let out = merge(tmp.path(), &["tied"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// Four HGX H100 nodes (the hgx-h100-eight-nics-nccl-unset fixture's report, with the matrix of
+/// sgl-project/sglang#30401), one of which shows GPU2 and GPU6 on PCIe across the sockets
+/// instead of NVLink: alone it looks sound; next to its peers it is named with the pair. It is
+/// informational: the exit code is the peers'.
+#[test]
+fn a_node_whose_gpu_pair_lost_its_nvlink_is_named_next_to_its_peers() {
+    let base = doctor("hgx-h100-eight-nics-nccl-unset");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for host in ["hgx1", "hgx2", "hgx3", "hgx4"] {
+        let mut r = base.clone();
+        r["host"]["hostname"] = json!(host);
+        if host == "hgx3" {
+            r["topology"]["gpus"][2]["gpus"][6] = json!("SYS");
+            r["topology"]["gpus"][6]["gpus"][2] = json!("SYS");
+        }
+        write(dir.path(), &format!("{host}.json"), &r);
+    }
+    let (out, f) = merge_json(dir.path(), &["."]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(f["counts"]["interconnect"], 1);
+    assert_eq!(
+        f["interconnect"],
+        json!([{"node": "hgx3", "gpus": "8 × NVIDIA H100 80GB HBM3", "links": "NV18/SYS",
+                "usual": "NV18", "nodes_with_usual": 3, "pairs": ["GPU2-GPU6 SYS"]}])
+    );
+    let text = merge(dir.path(), &["."]).stdout;
+    assert!(
+        text.contains(
+            "GPUs wired otherwise than their peers (1)\n  hgx3: 8 × NVIDIA H100 80GB HBM3, links \
+             NV18/SYS (usual: NV18, on 3 nodes): GPU2-GPU6 SYS"
+        ),
+        "{text}"
+    );
+    let markdown = merge(dir.path(), &[".", "--format", "markdown"]).stdout;
+    assert!(
+        markdown
+            .contains("| hgx3 | 8 × NVIDIA H100 80GB HBM3 | NV18/SYS | NV18 | 3 | GPU2-GPU6 SYS |"),
+        "{markdown}"
+    );
+    assert_tables(&markdown);
 }

@@ -897,3 +897,119 @@ fn real_nvidia_smi_logs_are_read_with_no_wrong_value() {
         assert_eq!(found.and_then(|f| f.compute_capability), case.cc, "{file}");
     }
 }
+
+/// The spec-table join (`scripts/gpu-ids-data/spec-join.csv`) as `(device, subsystem) ->
+/// spec row` ("" where the product has no row).
+fn spec_join() -> std::collections::HashMap<(String, String), String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scripts/gpu-ids-data/spec-join.csv"
+    );
+    let text = std::fs::read_to_string(path).expect("spec-join.csv");
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .skip(1)
+        .map(|line| {
+            let cells = csv_cells(line);
+            ((cells[0].clone(), cells[1].clone()), cells[2].clone())
+        })
+        .collect()
+}
+
+/// The cells of one CSV line as Python's csv module writes them (quotes around cells with a
+/// comma, `""` for a quote).
+fn csv_cells(line: &str) -> Vec<String> {
+    let mut cells = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                cells.last_mut().expect("cell").push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => cells.push(String::new()),
+            _ => cells.last_mut().expect("cell").push(c),
+        }
+    }
+    cells
+}
+
+#[test]
+fn the_spec_ids_generator_reproduces_the_model_tables_ids() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new("python3")
+        .arg(format!("{root}/scripts/gen-gpu-spec-ids.py"))
+        .arg("--check")
+        .output();
+    let Ok(out) = out else {
+        eprintln!("python3 is not installed: generator check skipped");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "scripts/gen-gpu-spec-ids.py --check failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Every id the id table lists whose product has a model row reaches that row and no other, by
+/// its id (and subsystem, where NVIDIA shares the id); an id whose name fits a model row but
+/// that the join has not decided fails, as does one decided to have no row that a lookup
+/// reaches anyway.
+#[test]
+fn every_id_whose_model_has_a_spec_row_reaches_exactly_that_row() {
+    let m = manifest::embedded();
+    let join = spec_join();
+    let mut failures = Vec::new();
+    let mut reached = 0;
+    for row in &m.gpu_ids.devices.rows {
+        let (device, sub) = (row.0.clone(), row.1.clone());
+        // nvidia-smi's subsystem form: device then vendor.
+        let smi_sub = sub
+            .split_once(':')
+            .map(|(vendor, device)| format!("0x{device}{vendor}"));
+        let decided = join
+            .get(&(device.clone(), sub.clone()))
+            .or_else(|| join.get(&(device.clone(), String::new())));
+        let got = m
+            .gpus
+            .by_pci(&device, smi_sub.as_deref())
+            .map(|gpu| gpu.name.as_str());
+        let fits = m.gpus.by_name(&row.5);
+        match decided {
+            None if !fits.is_empty() => failures.push(format!(
+                "{device} {sub} ({}) fits {:?} but spec-join.csv does not decide it",
+                row.5,
+                fits.iter().map(|g| &g.name).collect::<Vec<_>>()
+            )),
+            None if got.is_some() => {
+                failures.push(format!(
+                    "{device} {sub} reaches {got:?} though nothing joins it"
+                ));
+            }
+            None => {}
+            Some(want) => {
+                let want = (!want.is_empty()).then_some(want.as_str());
+                if got == want {
+                    reached += usize::from(got.is_some());
+                } else {
+                    failures.push(format!(
+                        "{device} {sub} ({}): the lookup reaches {got:?}, the join says {want:?}",
+                        row.5
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(reached > 150, "only {reached} ids reach a row");
+    // The issue's case: a real H100 80GB HBM3 reaches the SXM5 row by its id alone; an id
+    // NVIDIA shares reaches nothing without its subsystem.
+    let h100 = m.gpus.by_pci("0x233010DE", None).map(|g| g.name.as_str());
+    assert_eq!(h100, Some("H100 SXM5"));
+    assert!(m.gpus.by_pci("0x25b6", None).is_none());
+    let a2 = m.gpus.by_pci("0x25b6", Some("0x157e10de"));
+    assert_eq!(a2.map(|g| g.name.as_str()), Some("A2"));
+}

@@ -46,5 +46,6 @@ mod shape;
 mod slurm;
 mod smoke;
 mod support;
+mod topology;
 mod tui;
 mod update;

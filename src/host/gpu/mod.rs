@@ -8,13 +8,14 @@
 
 //!
 //! One file a subject: this one the child ([`query`], [`child_main`]) and libcuda's version;
-//! [`stream`] the TUI's streaming child; `nvml` a GPU's readings from NVML; `fabric` NVML's
-//! GPU fabric info, which has no safe binding.
+//! [`stream`] the TUI's streaming child; `nvml` a GPU's readings from NVML; `fanout` the
+//! per-GPU queries side by side; `fabric` NVML's GPU fabric info, which has no safe binding.
 
 // FFI: libcuda through libloading (cuDriverGetVersion): a foreign call.
 #![allow(unsafe_code)]
 
 mod fabric;
+mod fanout;
 mod nvml;
 pub mod stream;
 
@@ -62,21 +63,56 @@ pub struct GpuSnapshot {
 }
 
 /// The child's phases in milliseconds, from its `main`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChildPhases {
     pub nvml_init_ms: f64,
     pub nvml_queries_ms: f64,
+    /// The threads that asked the GPUs side by side (0 in a child from before they did).
+    #[serde(default)]
+    pub nvml_threads: u32,
+    /// Each GPU's queries, in NVML's index order.
+    #[serde(default)]
+    pub per_gpu_ms: Vec<f64>,
     /// On its own thread, beside the NVML phases.
     pub libcuda_ms: f64,
     pub total_ms: f64,
 }
 
+/// The most GPUs [`ChildPhases::describe`] names one by one; past them, the slowest.
+const DESCRIBED_GPUS: usize = 16;
+
 impl ChildPhases {
-    /// "nvmlInit 21.3 ms, queries 8.1 ms, libcuda 14.0 ms beside them, 30.2 ms in all".
+    /// "nvmlInit 21.3 ms, queries 8.1 ms (8 GPUs on 8 threads: 0 3.1, 1 2.9, ... ms), libcuda
+    /// 14.0 ms beside them, 30.2 ms in all".
     #[must_use]
     pub fn describe(&self) -> String {
+        let gpus = self.per_gpu_ms.len();
+        let each = if gpus == 0 {
+            String::new()
+        } else {
+            let listed: Vec<String> = self
+                .per_gpu_ms
+                .iter()
+                .take(DESCRIBED_GPUS)
+                .enumerate()
+                .map(|(i, ms)| format!("{i} {ms:.1}"))
+                .collect();
+            let rest = if gpus > DESCRIBED_GPUS {
+                let slowest = self.per_gpu_ms.iter().copied().fold(0.0, f64::max);
+                format!(", ... slowest {slowest:.1}")
+            } else {
+                String::new()
+            };
+            format!(
+                " ({gpus} GPU{} on {} thread{}: {}{rest} ms)",
+                if gpus == 1 { "" } else { "s" },
+                self.nvml_threads,
+                if self.nvml_threads == 1 { "" } else { "s" },
+                listed.join(", ")
+            )
+        };
         format!(
-            "nvmlInit {:.1} ms, queries {:.1} ms, libcuda {:.1} ms beside them, {:.1} ms in all",
+            "nvmlInit {:.1} ms, queries {:.1} ms{each}, libcuda {:.1} ms beside them, {:.1} ms in all",
             self.nvml_init_ms, self.nvml_queries_ms, self.libcuda_ms, self.total_ms
         )
     }
@@ -177,8 +213,10 @@ pub fn child_main() -> i32 {
     match nvml {
         Ok(nvml) => {
             let queries = std::time::Instant::now();
-            fill_from_nvml(&nvml, &mut snapshot);
+            let times = fill_from_nvml(&nvml, &mut snapshot);
             phases.nvml_queries_ms = ms_since(queries);
+            phases.nvml_threads = times.threads;
+            phases.per_gpu_ms = times.per_gpu_ms;
         }
         Err(e) => snapshot.nvml = nvml_error_outcome(&e),
     }
@@ -238,5 +276,47 @@ fn libcuda_driver_version() -> Result<i32, (ProbeStatus, String)> {
             ProbeStatus::Failed,
             format!("cuDriverGetVersion returned CUDA error {rc}"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChildPhases;
+
+    #[test]
+    fn the_phases_name_each_gpus_time_and_the_threads() {
+        let phases = ChildPhases {
+            nvml_init_ms: 12.04,
+            nvml_queries_ms: 6.26,
+            nvml_threads: 2,
+            per_gpu_ms: vec![5.9, 6.1],
+            libcuda_ms: 14.0,
+            total_ms: 30.2,
+        };
+        assert_eq!(
+            phases.describe(),
+            "nvmlInit 12.0 ms, queries 6.3 ms (2 GPUs on 2 threads: 0 5.9, 1 6.1 ms), \
+             libcuda 14.0 ms beside them, 30.2 ms in all"
+        );
+        let many = ChildPhases {
+            nvml_threads: 8,
+            per_gpu_ms: (0..20).map(f64::from).collect(),
+            ..ChildPhases::default()
+        };
+        let text = many.describe();
+        assert!(
+            text.contains("(20 GPUs on 8 threads: 0 0.0, 1 1.0,"),
+            "{text}"
+        );
+        assert!(text.contains(", 15 15.0, ... slowest 19.0 ms)"), "{text}");
+        // A child from before the threads (no per-GPU times) reads as it did.
+        let old: ChildPhases = serde_json::from_str(
+            r#"{"nvml_init_ms":1.0,"nvml_queries_ms":2.0,"libcuda_ms":3.0,"total_ms":4.0}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            old.describe(),
+            "nvmlInit 1.0 ms, queries 2.0 ms, libcuda 3.0 ms beside them, 4.0 ms in all"
+        );
     }
 }

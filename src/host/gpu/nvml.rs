@@ -9,6 +9,7 @@ use nvml_wrapper::enum_wrappers::device::{
 use nvml_wrapper::error::NvmlError;
 
 use super::fabric::nvml_fabric;
+use super::fanout;
 use super::{GpuSnapshot, MAX_DEVICES};
 use crate::report::{EccCounts, Gpu, ProbeOutcome, ProbeStatus};
 
@@ -26,7 +27,16 @@ pub(super) fn nvml_error_outcome(e: &NvmlError) -> ProbeOutcome {
     ProbeOutcome::new(status, Some(detail))
 }
 
-pub(super) fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) {
+/// How the per-GPU queries went: the threads that asked and each GPU's time, in index order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct QueryTimes {
+    pub threads: u32,
+    pub per_gpu_ms: Vec<f64>,
+}
+
+/// The driver's facts and every GPU's readings, the GPUs asked side by side
+/// ([`fanout::in_index_order`]) and kept in NVML's index order.
+pub(super) fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) -> QueryTimes {
     snapshot.driver_version = nvml.sys_driver_version().ok();
     snapshot.cuda_version = nvml
         .sys_cuda_driver_version()
@@ -37,7 +47,7 @@ pub(super) fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) {
         Ok(count) => count,
         Err(e) => {
             snapshot.nvml = nvml_error_outcome(&e);
-            return;
+            return QueryTimes::default();
         }
     };
     snapshot.nvml = if count > MAX_DEVICES {
@@ -50,19 +60,34 @@ pub(super) fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) {
     } else {
         ProbeOutcome::new(ProbeStatus::Ok, None)
     };
-    for index in 0..count.min(MAX_DEVICES) {
-        match nvml.device_by_index(index) {
-            Ok(device) => snapshot.gpus.push(gpu_from_device(index, &device)),
-            Err(e) => {
-                // One lost GPU must not hide the others; keep what we know about it.
-                snapshot.gpus.push(Gpu {
-                    index,
-                    source: "nvml".to_string(),
-                    filled_from: vec![format!("error: {e}")],
-                    ..Gpu::default()
-                });
-            }
-        }
+    let (answers, threads) = fanout::in_index_order(
+        count.min(MAX_DEVICES),
+        fanout::MAX_WORKERS,
+        |index| match nvml.device_by_index(index) {
+            Ok(device) => gpu_from_device(index, &device),
+            // One lost GPU must not hide the others; keep what we know about it.
+            Err(e) => lost_gpu(index, &e.to_string()),
+        },
+        |index| lost_gpu(index, "reading it panicked"),
+    );
+    let mut times = QueryTimes {
+        threads: u32::try_from(threads).unwrap_or(u32::MAX),
+        per_gpu_ms: Vec::with_capacity(answers.len()),
+    };
+    for answer in answers {
+        times.per_gpu_ms.push(answer.ms);
+        snapshot.gpus.push(answer.value);
+    }
+    times
+}
+
+/// A GPU NVML counted but could not be read, with why.
+fn lost_gpu(index: u32, why: &str) -> Gpu {
+    Gpu {
+        index,
+        source: "nvml".to_string(),
+        filled_from: vec![format!("error: {why}")],
+        ..Gpu::default()
     }
 }
 
