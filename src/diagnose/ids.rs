@@ -36,6 +36,7 @@ pub static KINDS: &[&Kind] = &[
     &DRIVER_TOO_NEW_FOR_GPU,
     &MODULE_FLAVOUR_UNSUPPORTED,
     &DRIVER_TOO_OLD_FOR_FRAMEWORK,
+    &DRIVER_TOO_OLD_FOR_IMAGE,
     &TOOLKIT_NEWER_THAN_DRIVER,
     &CPU_ONLY_FRAMEWORK_BUILD,
     &ARCH_NOT_IN_BUILD,
@@ -186,6 +187,12 @@ pub static DRIVER_TOO_OLD_FOR_FRAMEWORK: Kind = Kind {
     id: "driver-too-old-for-framework",
     severities: &[Severity::Error],
     title: "a framework's CUDA build needs a newer driver (minor-version compatibility and JAX's floors respected)",
+};
+
+pub static DRIVER_TOO_OLD_FOR_IMAGE: Kind = Kind {
+    id: "driver-too-old-for-image",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "the container image's `NVIDIA_REQUIRE_CUDA` (`cuda>=12.8`, or its forward-compatibility branches) is not met by the host driver: the NVIDIA Container Toolkit refuses to start it (\"unsatisfied condition\"); a warning where the check was turned off and the driver's CUDA major still runs it",
 };
 
 pub static TOOLKIT_NEWER_THAN_DRIVER: Kind = Kind {

@@ -2,8 +2,8 @@
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
 //! `container-no-gpu-runtime`, `container-lost-gpu-access`, `visible-devices-hides-gpus`,
 //! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
-//! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`: one
-//! file each under `platform/`, the helpers they share here.
+//! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
+//! `driver-too-old-for-image`: one file each under `platform/`, the helpers they share here.
 
 use super::ids;
 use std::path::Path;
@@ -19,6 +19,7 @@ use crate::report::{
 mod container;
 mod fabric;
 mod forward_compat;
+mod image_require;
 mod stub_libcuda;
 mod visible;
 mod wsl;
@@ -27,6 +28,7 @@ use container::*;
 use fabric::*;
 use forward_compat::*;
 pub(super) use forward_compat::{compat_cuda, forward_compat_libcuda};
+use image_require::*;
 use stub_libcuda::*;
 use visible::*;
 use wsl::*;
@@ -42,6 +44,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(stub_libcuda(report));
     out.extend(forward_compat(report, manifests));
     out.extend(forward_compat_older_than_driver(report));
+    out.extend(driver_too_old_for_image(report, manifests));
     out
 }
 

@@ -12,6 +12,7 @@ pub mod ld_cache;
 pub mod libfamily;
 pub mod libname;
 pub mod nvcc;
+pub mod nvidia_require;
 pub mod nvidia_smi;
 pub mod os_release;
 pub mod proc_nvidia;

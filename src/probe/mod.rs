@@ -7,6 +7,7 @@
 pub(crate) mod amd;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
+pub(crate) mod image_env;
 pub(crate) mod interp_cache;
 pub(crate) mod kernel;
 pub(crate) mod libs;
@@ -34,7 +35,7 @@ use crate::report::rocm::RocmStack;
 use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 22] = [
+const REPORTED_VARS: [&str; 25] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -57,6 +58,11 @@ const REPORTED_VARS: [&str; 22] = [
     "HSA_OVERRIDE_GFX_VERSION",
     "ROCM_PATH",
     "HIP_PATH",
+    // The image's CUDA requirement, as the NVIDIA Container Toolkit reads it
+    // (`report::IMAGE_REQUIREMENT_VARS`).
+    "NVIDIA_REQUIRE_CUDA",
+    "NVIDIA_DISABLE_REQUIRE",
+    "CUDA_VERSION",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
@@ -351,6 +357,9 @@ fn gather_besides(
         smoke: None,
         explain: None,
     };
+    let from_pid1 =
+        image_env::from_pid1(host, report.host.container.is_some(), &report.environment);
+    report.environment.extend(from_pid1);
     overrides::apply(&host.env, &mut report);
     report.probes.extend(limits_met(host));
     report

@@ -831,6 +831,15 @@ pub struct Wheel {
     pub lib_dir: Option<String>,
 }
 
+/// Variables of `environment` that describe the container image rather than change what CUDA
+/// does: its CUDA requirement as the NVIDIA Container Toolkit reads it (`NVIDIA_REQUIRE_CUDA`,
+/// `NVIDIA_DISABLE_REQUIRE`, and `CUDA_VERSION` for images without a requirement).
+pub const IMAGE_REQUIREMENT_VARS: [&str; 3] = [
+    "NVIDIA_REQUIRE_CUDA",
+    "NVIDIA_DISABLE_REQUIRE",
+    "CUDA_VERSION",
+];
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
