@@ -52,6 +52,7 @@ pub static KINDS: &[&Kind] = &[
     &MULTIPLE_TOOLKITS,
     &TOOLKIT_CANNOT_TARGET_GPU,
     &TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
+    &HOST_COMPILER_TOO_NEW_FOR_NVCC,
     &EXTENSION_TORCH_MISMATCH,
     &EXTENSION_CUDA_MISMATCH,
     &EXTENSION_CANNOT_RUN_ON_GPU,
@@ -277,6 +278,12 @@ pub static TOOLKIT_CANNOT_TARGET_GPU: Kind = Kind {
     id: "toolkit-cannot-target-gpu",
     severities: &[Severity::Warning],
     title: "the toolkit extension builds use (CUDA_HOME → CUDA_PATH → nvcc on PATH → /usr/local/cuda) cannot compile for a GPU here (\"nvcc fatal : Unsupported gpu architecture 'compute_89'\"; per-release ranges in cuda.toml)",
+};
+
+pub static HOST_COMPILER_TOO_NEW_FOR_NVCC: Kind = Kind {
+    id: "host-compiler-too-new-for-nvcc",
+    severities: &[Severity::Warning],
+    title: "the GCC nvcc would use is newer than the toolkit's `crt/host_config.h` accepts (\"unsupported GNU version! gcc versions later than N are not supported!\"): building CUDA extensions fails; the fix names the GCC to point nvcc at",
 };
 
 pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {

@@ -23,6 +23,7 @@ mod fix_history;
 mod frameworks;
 mod gpu_support;
 mod health;
+mod host_compiler;
 pub mod ids;
 mod jax;
 mod libraries;
@@ -54,6 +55,7 @@ const RULES: &[Rule] = &[
     frameworks::findings,
     arch_notes::findings,
     toolkits::findings,
+    host_compiler::findings,
     extensions::findings,
     ext_packages::findings,
     compiled::findings,

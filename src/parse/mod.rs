@@ -6,6 +6,7 @@
 pub mod accounts;
 pub mod cuda_files;
 pub mod elf;
+pub mod host_compiler;
 pub mod kernel;
 pub mod kfd;
 pub mod ld_cache;

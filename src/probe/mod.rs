@@ -7,6 +7,7 @@
 pub(crate) mod amd;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
+pub(crate) mod host_compiler;
 pub(crate) mod image_env;
 pub(crate) mod interp_cache;
 pub(crate) mod kernel;
@@ -35,7 +36,7 @@ use crate::report::rocm::RocmStack;
 use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 25] = [
+const REPORTED_VARS: [&str; 27] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -63,6 +64,10 @@ const REPORTED_VARS: [&str; 25] = [
     "NVIDIA_REQUIRE_CUDA",
     "NVIDIA_DISABLE_REQUIRE",
     "CUDA_VERSION",
+    // nvcc's own flags (`-allow-unsupported-compiler`); the variables naming its host compiler
+    // are read by `host_compiler` and named in `host_compiler.via`.
+    "NVCC_APPEND_FLAGS",
+    "NVCC_PREPEND_FLAGS",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
@@ -98,6 +103,7 @@ struct FirstStage {
 /// What the second stage found, from the first stage's facts.
 struct SecondStage {
     toolkits: Vec<crate::report::Toolkit>,
+    host_compiler: Option<crate::report::HostCompiler>,
     driver_libraries: Vec<crate::report::DriverLibrary>,
     libraries: crate::report::Libraries,
     rocm: Option<RocmStack>,
@@ -247,6 +253,7 @@ fn second_stage(
     records.push(rec);
     let (toolkits, rec) = toolkits;
     records.push(rec);
+    let host_compiler = host_compiler::probe(host, &toolkits);
     let (driver_libraries, rec) = driver_libraries.unwrap_or_else(|_| panicked("driver-libraries"));
     records.push(rec);
     let (mut libraries, rec) = libraries.unwrap_or_else(|_| panicked("libraries"));
@@ -263,6 +270,7 @@ fn second_stage(
     rocm_wheels::enrich(host, &mut first.python_envs);
     SecondStage {
         toolkits,
+        host_compiler,
         driver_libraries,
         libraries,
         rocm,
@@ -280,6 +288,7 @@ fn gather_besides(
     let mut first = first_stage(host, &mut records);
     let SecondStage {
         toolkits,
+        host_compiler,
         driver_libraries,
         libraries,
         rocm,
@@ -339,6 +348,7 @@ fn gather_besides(
         gpus,
         driver_libraries,
         toolkits,
+        host_compiler,
         libraries,
         python_envs,
         rocm,

@@ -243,6 +243,13 @@ fn the_extension_arch_generator_reproduces_the_checked_in_table() {
     crate::support::generator_reproduces_its_table("gen-extension-arch.py");
 }
 
+/// manifests/cuda.toml's `[[host_compiler]]` block is what scripts/gen-host-compiler.py makes of
+/// the GCC checks it read from NVIDIA's nvcc wheels (vendored in scripts/host-compiler-data/).
+#[test]
+fn the_host_compiler_generator_reproduces_the_checked_in_block() {
+    crate::support::generator_reproduces_its_table("gen-host-compiler.py");
+}
+
 /// The sweep the issue is judged by, over every fixture with `expected-findings.txt`: the root
 /// finding (the report's first: root causes, most severe first) is one the fixture's README
 /// names as the maintainers' cause, and a healthy fixture (an empty file) has no error or
