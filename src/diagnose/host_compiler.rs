@@ -155,6 +155,7 @@ mod tests {
             kind: "gcc".into(),
             version: gcc.into(),
             via: "PATH".into(),
+            version_source: "--version".into(),
         });
         r
     }

@@ -589,8 +589,14 @@ pub struct HostCompiler {
     pub kind: String,
     /// "14.2.1", from its `--version` banner.
     pub version: String,
-    /// What named it: "NVCC_CCBIN", "CUDAHOSTCXX", "CC" or "PATH".
+    /// What named it: "NVCC_CCBIN", "CUDAHOSTCXX", "CC", "PATH", or "installed" (no `gcc` on
+    /// PATH, one GCC in `/usr/lib/gcc`).
     pub via: String,
+    /// Where `version` came from: "--version" (the compiler's banner; the full version), or
+    /// "file names" (the major only: `gcc` linked to `gcc-14`, or the one folder of
+    /// `/usr/lib/gcc/<triplet>/`), where the compiler could not be run.
+    #[serde(default)]
+    pub version_source: String,
 }
 
 /// CUDA libraries outside the driver: each list is sorted by path.
