@@ -329,7 +329,14 @@ pub(super) fn driver_too_old_for_image(report: &Report, manifests: &Manifests) -
     let major_short = floor
         .as_ref()
         .is_some_and(|f| f.major() > effective.major());
-    let severity = if major_short || !(disabled || runtime == Some("podman")) {
+    // A working compat libcuda (a data-center GPU) already gives the image its CUDA: only the
+    // runtime's check is left to fail.
+    let compat_serves = unmet
+        .compat
+        .as_ref()
+        .zip(floor.as_ref())
+        .is_some_and(|((_, c), f)| c >= f);
+    let severity = if major_short || !(disabled || compat_serves || runtime == Some("podman")) {
         Severity::Error
     } else {
         Severity::Warning

@@ -930,3 +930,30 @@ fn a_compat_libcuda_on_geforce_is_left_to_forward_compat_unsupported() {
         "{found:#?}"
     );
 }
+
+#[test]
+fn a_working_compat_libcuda_on_an_unlisted_branch_is_only_a_warning() {
+    let mut r = image_on("560.35.03", a10(), REQUIRE_128);
+    r.driver_libraries = vec![
+        DriverLibrary {
+            resolved: Some("/usr/local/cuda-12.8/compat/libcuda.so.570.124.06".into()),
+            version: Some("570.124.06".into()),
+            ..lib(
+                "libcuda",
+                "/usr/local/cuda/compat",
+                "libcuda.so.1",
+                "compat",
+                "ld.so.conf",
+                0,
+            )
+        },
+        driver_libcuda(1),
+    ];
+    let found = run(&r);
+    let f = one(&found, "driver-too-old-for-image");
+    assert_eq!(f.severity, Severity::Warning, "{f:#?}");
+    assert!(
+        has_evidence(f, "forward-compatibility libcuda 570.124.06"),
+        "{f:#?}"
+    );
+}
