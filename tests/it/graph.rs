@@ -177,6 +177,12 @@ fn the_module_and_container_edges_are_listed() {
             "extension-cuda-mismatch",
             "onnxruntime-gpu-cu11-in-torch-cu121",
         ),
+        ("driver-too-old-for-image", "image-cuda121-a100-driver520"),
+        (
+            "driver-too-old-for-image",
+            "image-cuda128-wsl-docker-driver551",
+        ),
+        ("host-compiler-too-new-for-nvcc", "nvcc132-gcc16-fedora44"),
     ] {
         assert!(
             edges
