@@ -36,6 +36,7 @@ pub static KINDS: &[&Kind] = &[
     &DRIVER_TOO_NEW_FOR_GPU,
     &MODULE_FLAVOUR_UNSUPPORTED,
     &DRIVER_TOO_OLD_FOR_FRAMEWORK,
+    &DRIVER_TOO_OLD_FOR_IMAGE,
     &TOOLKIT_NEWER_THAN_DRIVER,
     &CPU_ONLY_FRAMEWORK_BUILD,
     &ARCH_NOT_IN_BUILD,
@@ -52,6 +53,7 @@ pub static KINDS: &[&Kind] = &[
     &MULTIPLE_TOOLKITS,
     &TOOLKIT_CANNOT_TARGET_GPU,
     &TOOLKIT_FRAMEWORK_CUDA_MISMATCH,
+    &HOST_COMPILER_TOO_NEW_FOR_NVCC,
     &EXTENSION_TORCH_MISMATCH,
     &EXTENSION_CUDA_MISMATCH,
     &EXTENSION_CANNOT_RUN_ON_GPU,
@@ -195,6 +197,12 @@ pub static DRIVER_TOO_OLD_FOR_FRAMEWORK: Kind = Kind {
     title: "a framework's CUDA build needs a newer driver (minor-version compatibility and JAX's floors respected)",
 };
 
+pub static DRIVER_TOO_OLD_FOR_IMAGE: Kind = Kind {
+    id: "driver-too-old-for-image",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "the container image's `NVIDIA_REQUIRE_CUDA` (`cuda>=12.8`, or its forward-compatibility branches) is not met by the host driver: the NVIDIA Container Toolkit refuses to start it (\"unsatisfied condition\"); a warning where the check was turned off and the driver's CUDA major still runs it",
+};
+
 pub static TOOLKIT_NEWER_THAN_DRIVER: Kind = Kind {
     id: "toolkit-newer-than-driver",
     severities: &[Severity::Warning, Severity::Error],
@@ -277,6 +285,12 @@ pub static TOOLKIT_CANNOT_TARGET_GPU: Kind = Kind {
     id: "toolkit-cannot-target-gpu",
     severities: &[Severity::Warning],
     title: "the toolkit extension builds use (CUDA_HOME → CUDA_PATH → nvcc on PATH → /usr/local/cuda) cannot compile for a GPU here (\"nvcc fatal : Unsupported gpu architecture 'compute_89'\"; per-release ranges in cuda.toml)",
+};
+
+pub static HOST_COMPILER_TOO_NEW_FOR_NVCC: Kind = Kind {
+    id: "host-compiler-too-new-for-nvcc",
+    severities: &[Severity::Warning],
+    title: "the GCC nvcc would use is newer than the toolkit's `crt/host_config.h` accepts (\"unsupported GNU version! gcc versions later than N are not supported!\"): building CUDA extensions fails; the fix names the GCC to point nvcc at",
 };
 
 pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {

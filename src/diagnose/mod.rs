@@ -25,6 +25,7 @@ mod frameworks;
 mod gpu_modes;
 mod gpu_support;
 mod health;
+mod host_compiler;
 pub mod ids;
 mod jax;
 mod jax_plugin;
@@ -59,6 +60,7 @@ const RULES: &[Rule] = &[
     frameworks::findings,
     arch_notes::findings,
     toolkits::findings,
+    host_compiler::findings,
     extensions::findings,
     ext_packages::findings,
     compiled::findings,

@@ -3,8 +3,8 @@
 //! `container-no-gpu-runtime`, `container-lost-gpu-access`, `container-shm-small`,
 //! `visible-devices-hides-gpus`,
 //! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
-//! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`: one
-//! file each under `platform/`, the helpers they share here.
+//! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
+//! `driver-too-old-for-image`: one file each under `platform/`, the helpers they share here.
 
 use super::ids;
 use std::path::Path;
@@ -21,6 +21,7 @@ mod container;
 mod fabric;
 mod forward_compat;
 mod shm;
+mod image_require;
 mod stub_libcuda;
 mod visible;
 mod wsl;
@@ -30,6 +31,7 @@ use fabric::*;
 use forward_compat::*;
 pub(super) use forward_compat::{compat_cuda, forward_compat_libcuda};
 use shm::*;
+use image_require::*;
 use stub_libcuda::*;
 use visible::*;
 use wsl::*;
@@ -46,6 +48,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(stub_libcuda(report));
     out.extend(forward_compat(report, manifests));
     out.extend(forward_compat_older_than_driver(report));
+    out.extend(driver_too_old_for_image(report, manifests));
     out
 }
 

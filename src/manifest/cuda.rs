@@ -35,6 +35,24 @@ pub struct CudaTable {
     /// Which kernel module flavours (open, proprietary) drive which GPUs.
     #[serde(rename = "kernel_module_flavour", default)]
     pub module_flavours: Vec<ModuleFlavour>,
+    /// The newest GCC each release's nvcc accepts as its host compiler, ascending
+    /// (`scripts/gen-host-compiler.py`).
+    #[serde(rename = "host_compiler", default)]
+    pub host_compilers: Vec<HostCompiler>,
+}
+
+/// One `[[host_compiler]]` row: CUDA `cuda`'s nvcc refuses a GCC newer than `gcc_max`
+/// (`crt/host_config.h`: "unsupported GNU version! gcc versions later than N are not
+/// supported!").
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCompiler {
+    /// `major.minor`.
+    pub cuda: String,
+    /// The release whose header was read (`12.8.93`).
+    pub read: String,
+    pub gcc_max: u32,
+    pub source: String,
 }
 
 /// One `[[kernel_module_flavour]]` row: the flavours that drive GPUs named `names`, else of
@@ -242,6 +260,15 @@ impl CudaTable {
             .map(|row| row.max_cuda.as_str())
     }
 
+    /// The `[[host_compiler]]` row of a toolkit version's `major.minor` (`12.8.93` finds
+    /// `12.8`); `None` for a release the table does not read.
+    #[must_use]
+    pub fn host_compiler(&self, cuda: &str) -> Option<&HostCompiler> {
+        let v = crate::version::Version::parse(cuda)?;
+        let wanted = v.major_minor();
+        self.host_compilers.iter().find(|row| row.cuda == wanted)
+    }
+
     #[must_use]
     pub fn compute_capability(&self, cc: &str) -> Option<&ComputeCapabilityInfo> {
         self.compute_capabilities.iter().find(|row| row.cc == cc)
@@ -310,6 +337,20 @@ impl CudaTable {
         self.check_capabilities(c);
         self.check_notes(c);
         self.check_arch_support(c);
+        for row in &self.host_compilers {
+            let label = format!("host_compiler {}", row.cuda);
+            c.version(&label, "cuda", &row.cuda);
+            c.version(&label, "read", &row.read);
+            if row.source.trim().is_empty() {
+                c.report(&label, ProblemKind::MissingSource, "no source");
+            }
+        }
+        c.ascending_versions(
+            "host_compiler",
+            self.host_compilers
+                .iter()
+                .map(|row| (format!("host_compiler {}", row.cuda), row.cuda.as_str())),
+        );
     }
 
     /// Majors ascending; each floor inside its own branch range.

@@ -6,6 +6,7 @@
 pub mod accounts;
 pub mod cuda_files;
 pub mod elf;
+pub mod host_compiler;
 pub mod kernel;
 pub mod kfd;
 pub mod ld_cache;
@@ -14,6 +15,7 @@ pub mod libname;
 pub mod mounts;
 pub mod nccl_log;
 pub mod nvcc;
+pub mod nvidia_require;
 pub mod nvidia_smi;
 pub mod os_release;
 pub mod proc_nvidia;

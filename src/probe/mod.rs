@@ -7,6 +7,8 @@
 pub(crate) mod amd;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
+pub(crate) mod host_compiler;
+pub(crate) mod image_env;
 pub(crate) mod interp_cache;
 pub(crate) mod kernel;
 pub(crate) mod libs;
@@ -35,7 +37,7 @@ use crate::report::rocm::RocmStack;
 use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 22] = [
+const REPORTED_VARS: [&str; 27] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -58,6 +60,15 @@ const REPORTED_VARS: [&str; 22] = [
     "HSA_OVERRIDE_GFX_VERSION",
     "ROCM_PATH",
     "HIP_PATH",
+    // The image's CUDA requirement, as the NVIDIA Container Toolkit reads it
+    // (`report::IMAGE_REQUIREMENT_VARS`).
+    "NVIDIA_REQUIRE_CUDA",
+    "NVIDIA_DISABLE_REQUIRE",
+    "CUDA_VERSION",
+    // nvcc's own flags (`-allow-unsupported-compiler`); the variables naming its host compiler
+    // are read by `host_compiler` and named in `host_compiler.via`.
+    "NVCC_APPEND_FLAGS",
+    "NVCC_PREPEND_FLAGS",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
@@ -93,6 +104,7 @@ struct FirstStage {
 /// What the second stage found, from the first stage's facts.
 struct SecondStage {
     toolkits: Vec<crate::report::Toolkit>,
+    host_compiler: Option<crate::report::HostCompiler>,
     driver_libraries: Vec<crate::report::DriverLibrary>,
     libraries: crate::report::Libraries,
     rocm: Option<RocmStack>,
@@ -242,6 +254,7 @@ fn second_stage(
     records.push(rec);
     let (toolkits, rec) = toolkits;
     records.push(rec);
+    let host_compiler = host_compiler::probe(host, &toolkits);
     let (driver_libraries, rec) = driver_libraries.unwrap_or_else(|_| panicked("driver-libraries"));
     records.push(rec);
     let (mut libraries, rec) = libraries.unwrap_or_else(|_| panicked("libraries"));
@@ -258,6 +271,7 @@ fn second_stage(
     rocm_wheels::enrich(host, &mut first.python_envs);
     SecondStage {
         toolkits,
+        host_compiler,
         driver_libraries,
         libraries,
         rocm,
@@ -283,6 +297,7 @@ fn gather_besides(
     });
     let SecondStage {
         toolkits,
+        host_compiler,
         driver_libraries,
         libraries,
         rocm,
@@ -354,6 +369,7 @@ fn gather_besides(
         topology,
         driver_libraries,
         toolkits,
+        host_compiler,
         libraries,
         python_envs,
         rocm,
@@ -372,6 +388,9 @@ fn gather_besides(
         smoke: None,
         explain: None,
     };
+    let from_pid1 =
+        image_env::from_pid1(host, report.host.container.is_some(), &report.environment);
+    report.environment.extend(from_pid1);
     overrides::apply(&host.env, &mut report);
     report.probes.extend(limits_met(host));
     report

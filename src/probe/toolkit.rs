@@ -24,6 +24,14 @@ pub(crate) const LIB_DIRS: [&str; 3] = [
     "lib64",
 ];
 
+/// Where a toolkit keeps `crt/host_config.h`, whose GCC check says which host compilers its
+/// nvcc accepts (x86-64, SBSA, then the plain `include/` of older and conda layouts).
+const HOST_CONFIG: [&str; 3] = [
+    "targets/x86_64-linux/include/crt/host_config.h",
+    "targets/sbsa-linux/include/crt/host_config.h",
+    "include/crt/host_config.h",
+];
+
 /// Finds toolkits; `conda_prefixes` are the conda environments the Python probe found.
 #[must_use]
 pub(crate) fn probe(host: &Host, conda_prefixes: &[PathBuf]) -> Vec<Toolkit> {
@@ -185,6 +193,10 @@ fn describe(host: &Host, path: &Path, found_via: Vec<String>) -> Toolkit {
     } else {
         (None, "")
     };
+    let gcc_max = HOST_CONFIG
+        .iter()
+        .find_map(|rel| host.fs.read_opt(path.join(rel)))
+        .and_then(|text| crate::parse::host_compiler::gcc_max(&text));
     Toolkit {
         path: path.display().to_string(),
         version,
@@ -193,6 +205,7 @@ fn describe(host: &Host, path: &Path, found_via: Vec<String>) -> Toolkit {
         nvcc_version,
         components,
         builds_extensions: false,
+        gcc_max,
         found_via,
     }
 }

@@ -97,6 +97,11 @@ pub struct Report {
     /// Every libcuda / libnvidia-ml the dynamic loader could find, in the order it would try them.
     pub driver_libraries: Vec<DriverLibrary>,
     pub toolkits: Vec<Toolkit>,
+    /// The C++ compiler nvcc would hand host code to (`NVCC_CCBIN`, else `CUDAHOSTCXX`, else
+    /// `CC`, as torch's extension builds pass it, else `gcc` on PATH); null when no toolkit has
+    /// nvcc, under `--host-root`, or when it did not answer.
+    #[serde(default)]
+    pub host_compiler: Option<HostCompiler>,
     pub libraries: Libraries,
     pub python_envs: Vec<PythonEnv>,
     /// The AMD ROCm stack (installs, amdgpu module, KFD, device nodes and groups); null when
@@ -590,8 +595,33 @@ pub struct Toolkit {
     /// would compile with: CUDA_HOME / CUDA_PATH, else the nvcc on PATH, else /usr/local/cuda.
     #[serde(default)]
     pub builds_extensions: bool,
+    /// The newest GCC major its nvcc accepts, from its own `crt/host_config.h`
+    /// (`#if __GNUC__ > 14`); null when the header was not there to read.
+    #[serde(default)]
+    pub gcc_max: Option<u32>,
     /// How it was found: "/usr/local/cuda", "CUDA_HOME", "PATH", "conda", "scan", ...
     pub found_via: Vec<String>,
+}
+
+/// A host compiler as nvcc would run it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HostCompiler {
+    /// The program as named where it was found (`/usr/bin/gcc`, or a `CC` value).
+    pub path: String,
+    /// "gcc" or "clang", from its `--version` banner.
+    pub kind: String,
+    /// "14.2.1", from its `--version` banner.
+    pub version: String,
+    /// What named it: "NVCC_CCBIN", "CUDAHOSTCXX", "CC", "PATH", or "installed" (no `gcc` on
+    /// PATH, one GCC in `/usr/lib/gcc`).
+    pub via: String,
+    /// Where `version` came from: "--version" (the compiler's banner; the full version), or
+    /// "file names" (the major only: `gcc` linked to `gcc-14`, or the one folder of
+    /// `/usr/lib/gcc/<triplet>/`), where the compiler could not be run.
+    #[serde(default)]
+    pub version_source: String,
 }
 
 /// CUDA libraries outside the driver: each list is sorted by path.
@@ -855,6 +885,15 @@ pub struct Wheel {
     /// Its shared-library folder, when it has one.
     pub lib_dir: Option<String>,
 }
+
+/// Variables of `environment` that describe the container image rather than change what CUDA
+/// does: its CUDA requirement as the NVIDIA Container Toolkit reads it (`NVIDIA_REQUIRE_CUDA`,
+/// `NVIDIA_DISABLE_REQUIRE`, and `CUDA_VERSION` for images without a requirement).
+pub const IMAGE_REQUIREMENT_VARS: [&str; 3] = [
+    "NVIDIA_REQUIRE_CUDA",
+    "NVIDIA_DISABLE_REQUIRE",
+    "CUDA_VERSION",
+];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

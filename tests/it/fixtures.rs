@@ -759,7 +759,9 @@ fn container_no_dev_nvidia() {
         [
             "NVIDIA_VISIBLE_DEVICES",
             "NVIDIA_DRIVER_CAPABILITIES",
-            "LD_LIBRARY_PATH"
+            "LD_LIBRARY_PATH",
+            "NVIDIA_REQUIRE_CUDA",
+            "CUDA_VERSION"
         ]
     );
     assert_eq!(r["python_envs"], json!([]));
@@ -1184,15 +1186,28 @@ fn h200() {
 
     // Every file-based section equals what gpu-doctor reported live on the real machine.
     let live = h200_live_sections();
-    for key in [
-        "pci_devices",
-        "kernel",
-        "toolkits",
-        "libraries",
-        "environment",
-    ] {
+    for key in ["pci_devices", "kernel", "toolkits", "libraries"] {
         assert_subset(&r[key], &live[key]);
     }
+    // The live run predates reporting the image's CUDA requirement (`NVIDIA_REQUIRE_CUDA`,
+    // `CUDA_VERSION`, which the machine's environment holds): the rest is as it reported.
+    let image_vars = [
+        "NVIDIA_REQUIRE_CUDA",
+        "NVIDIA_DISABLE_REQUIRE",
+        "CUDA_VERSION",
+    ];
+    let environment: Vec<Value> = array(&r, "environment")
+        .iter()
+        .filter(|v| !image_vars.iter().any(|n| v["name"] == *n))
+        .cloned()
+        .collect();
+    assert_subset(&Value::Array(environment), &live["environment"]);
+    assert!(
+        array(&r, "environment")
+            .iter()
+            .any(|v| v["name"] == "NVIDIA_REQUIRE_CUDA"),
+        "the image's requirement is reported"
+    );
     // The loader's own copies must match the live record's (real.rs checks its cuda-compat entry).
     let on_path: Vec<Value> = array(&r, "driver_libraries")
         .iter()

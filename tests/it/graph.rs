@@ -187,6 +187,12 @@ fn the_module_and_container_edges_are_listed() {
             "cuda-library-too-old",
             "jax-cusparse-120-on-ld-library-path",
         ),
+        ("driver-too-old-for-image", "image-cuda121-a100-driver520"),
+        (
+            "driver-too-old-for-image",
+            "image-cuda128-wsl-docker-driver551",
+        ),
+        ("host-compiler-too-new-for-nvcc", "nvcc132-gcc16-fedora44"),
     ] {
         assert!(
             edges
@@ -251,6 +257,13 @@ fn the_walker_refuses_a_row_without_rule_table_or_fixture() {
 #[test]
 fn the_extension_arch_generator_reproduces_the_checked_in_table() {
     crate::support::generator_reproduces_its_table("gen-extension-arch.py");
+}
+
+/// manifests/cuda.toml's `[[host_compiler]]` block is what scripts/gen-host-compiler.py makes of
+/// the GCC checks it read from NVIDIA's nvcc wheels (vendored in scripts/host-compiler-data/).
+#[test]
+fn the_host_compiler_generator_reproduces_the_checked_in_block() {
+    crate::support::generator_reproduces_its_table("gen-host-compiler.py");
 }
 
 /// The sweep the issue is judged by, over every fixture with `expected-findings.txt`: the root

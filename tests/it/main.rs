@@ -28,6 +28,7 @@ mod graph;
 mod guide;
 mod host_root;
 mod hostile;
+mod image_require;
 mod k8s;
 mod layout;
 mod leads;

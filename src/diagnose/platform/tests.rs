@@ -852,3 +852,149 @@ fn enough_shm_no_stated_size_no_container_or_no_gpu_is_quiet() {
     bare.host.container = None;
     assert!(quiet(&bare));
 }
+
+// driver-too-old-for-image
+
+/// nvidia/cuda:12.8's requirement, shortened to two branches and three brands.
+const REQUIRE_128: &str = "cuda>=12.8 brand=unknown,driver>=470,driver<471 \
+    brand=tesla,driver>=470,driver<471 brand=nvidia,driver>=470,driver<471 \
+    brand=unknown,driver>=550,driver<551 brand=tesla,driver>=550,driver<551 \
+    brand=nvidia,driver>=550,driver<551";
+
+fn image_on(driver: &str, gpu: Gpu, require: &str) -> Report {
+    let mut r = bare_container();
+    r.kernel.nvidia_version = Some(driver.into());
+    r.driver.version = Some(driver.into());
+    r.gpus = vec![gpu];
+    r.kernel.device_nodes = vec!["/dev/nvidia0".into(), "/dev/nvidiactl".into()];
+    r.environment = vec![
+        var("NVIDIA_VISIBLE_DEVICES", "all"),
+        var("NVIDIA_REQUIRE_CUDA", require),
+    ];
+    r
+}
+
+fn a10() -> Gpu {
+    Gpu {
+        compute_capability: Some("8.6".into()),
+        ..gpu(0, "NVIDIA A10", "0x2236")
+    }
+}
+
+#[test]
+fn an_image_newer_than_the_driver_on_geforce_is_an_error_naming_both_fixes() {
+    let r = image_on("550.144.03", rtx3090(0), REQUIRE_128);
+    let found = run(&r);
+    let f = one(&found, "driver-too-old-for-image");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.title.contains("CUDA 12.8") && f.title.contains("CUDA 12.4"),
+        "{f:#?}"
+    );
+    assert!(has_evidence(f, "branches 470, 550"), "{f:#?}");
+    assert!(has_evidence(f, "GeForce/TITAN"), "{f:#?}");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("R570 or newer") && fix.contains("CUDA 12.4 or older"),
+        "{fix}"
+    );
+    assert_eq!(f.explains, ["toolkit-newer-than-driver"]);
+}
+
+#[test]
+fn a_data_center_gpu_on_a_listed_branch_or_a_new_enough_driver_meets_it() {
+    assert!(run(&image_on("550.54.15", a10(), REQUIRE_128)).is_empty());
+    assert!(run(&image_on("570.124.06", rtx3090(0), REQUIRE_128)).is_empty());
+    // Backward compatibility: any newer driver runs an older image.
+    assert!(run(&image_on("580.105.08", rtx3090(0), "cuda>=12.1")).is_empty());
+}
+
+#[test]
+fn a_data_center_gpu_on_an_unlisted_branch_is_told_the_branches_the_image_accepts() {
+    let require =
+        "cuda>=12.1 brand=tesla,driver>=470,driver<471 brand=nvidia,driver>=525,driver<526";
+    let found = run(&image_on("520.61.05", a10(), require));
+    let f = one(&found, "driver-too-old-for-image");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("R530 or newer"), "{fix}");
+    assert!(fix.contains("accepts this GPU on the R525 branch"), "{fix}");
+    assert!(!fix.contains("R470"), "a downgrade is not offered: {fix}");
+}
+
+#[test]
+fn a_skipped_check_within_the_major_is_a_warning_across_majors_an_error() {
+    let mut r = image_on("550.144.03", rtx3090(0), REQUIRE_128);
+    r.environment.push(var("NVIDIA_DISABLE_REQUIRE", "true"));
+    let found = run(&r);
+    let f = one(&found, "driver-too-old-for-image");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(has_evidence(f, "skipped this check"), "{f:#?}");
+    let mut r = image_on("550.144.03", rtx3090(0), "cuda>=13.0");
+    r.environment.push(var("NVIDIA_DISABLE_REQUIRE", "1"));
+    assert_eq!(
+        one(&run(&r), "driver-too-old-for-image").severity,
+        Severity::Error
+    );
+}
+
+#[test]
+fn the_legacy_cuda_version_counts_and_unreadable_or_absent_requirements_do_not() {
+    let mut r = image_on("535.183.01", rtx3090(0), "");
+    r.environment = vec![var("CUDA_VERSION", "12.4.1")];
+    let found = run(&r);
+    let f = one(&found, "driver-too-old-for-image");
+    assert!(has_evidence(f, "cuda>=12.4"), "{f:#?}");
+    // A requirement the Toolkit cannot read, or none at all, is not judged here.
+    assert!(run(&image_on("535.183.01", rtx3090(0), "cuda>=12.8 foo=bar")).is_empty());
+    let mut none = image_on("535.183.01", rtx3090(0), "");
+    none.environment.clear();
+    assert!(run(&none).is_empty());
+    // No driver known: nothing to compare.
+    let mut no_driver = image_on("535.183.01", rtx3090(0), REQUIRE_128);
+    no_driver.kernel.nvidia_version = None;
+    no_driver.driver.version = None;
+    assert!(run(&no_driver).is_empty());
+}
+
+#[test]
+fn a_compat_libcuda_on_geforce_is_left_to_forward_compat_unsupported() {
+    let mut r = compat_first(vec![rtx3090(0)]);
+    r.host.container = Some("docker".into());
+    r.environment = vec![var("NVIDIA_REQUIRE_CUDA", REQUIRE_128)];
+    let found = run(&r);
+    assert!(
+        ids(&found).contains(&"forward-compat-unsupported"),
+        "{found:#?}"
+    );
+    assert!(
+        !ids(&found).contains(&"driver-too-old-for-image"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_working_compat_libcuda_on_an_unlisted_branch_is_only_a_warning() {
+    let mut r = image_on("560.35.03", a10(), REQUIRE_128);
+    r.driver_libraries = vec![
+        DriverLibrary {
+            resolved: Some("/usr/local/cuda-12.8/compat/libcuda.so.570.124.06".into()),
+            version: Some("570.124.06".into()),
+            ..lib(
+                "libcuda",
+                "/usr/local/cuda/compat",
+                "libcuda.so.1",
+                "compat",
+                "ld.so.conf",
+                0,
+            )
+        },
+        driver_libcuda(1),
+    ];
+    let found = run(&r);
+    let f = one(&found, "driver-too-old-for-image");
+    assert_eq!(f.severity, Severity::Warning, "{f:#?}");
+    assert!(
+        has_evidence(f, "forward-compatibility libcuda 570.124.06"),
+        "{f:#?}"
+    );
+}

@@ -68,13 +68,19 @@ impl Widget for &View<'_> {
                 0,
             ));
         }
-        if !report.environment.is_empty() {
+        // The image's CUDA requirement describes the image, not a setting: its findings quote it.
+        let settings: Vec<&crate::report::EnvVar> = report
+            .environment
+            .iter()
+            .filter(|v| !crate::report::IMAGE_REQUIREMENT_VARS.contains(&v.name.as_str()))
+            .collect();
+        if !settings.is_empty() {
             lines.push(Line::raw(""));
             lines.push(Line::styled(
                 "Settings that change what CUDA does",
                 t.title(),
             ));
-            for var in &report.environment {
+            for var in settings {
                 lines.extend(hanging(
                     vec![Span::styled(format!("  {}=", clean(&var.name)), t.dim())],
                     &clean(&var.value),
