@@ -48,15 +48,15 @@ ROWS = [
         "keys": ["unsatisfied condition:"],
         "fatal": True,
         "meaning": "The image declares the CUDA it needs (NVIDIA_REQUIRE_CUDA, e.g. cuda>=12.8) and the host driver supports an older CUDA: the Container Toolkit refuses to start it. The host driver decides, not the image; the machine is fine for images of its CUDA or older.",
-        "causes": ["driver-too-old-for-framework", "toolkit-newer-than-driver"],
+        "causes": ["driver-too-old-for-image", "driver-too-old-for-framework", "toolkit-newer-than-driver"],
         "decide": "The condition in the message (cuda>=X.Y) against the host driver's CUDA version (nvidia-smi's 'CUDA Version').",
         "elsewhere": ["env: an image built for a newer CUDA than the host driver supports (a newer tag of the same image, a :latest that moved on)"],
         "checks": ["doctor: reads the host driver and the CUDA version it supports"],
-        "fix": "Upgrade the host driver to one for the image's CUDA, or use an image built for the driver's CUDA; NVIDIA_DISABLE_REQUIRES=true skips the check (only where the image's forward compatibility package supports this GPU).",
+        "fix": "Upgrade the host driver to one for the image's CUDA, or use an image built for the driver's CUDA; NVIDIA_DISABLE_REQUIRE=1 skips the check (the name the Toolkit reads, internal/config/image/cuda_image.go; only where the image's forward compatibility package supports this GPU).",
         "examples": [
             "Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running prestart hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\nnvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container: unknown",
         ],
-        "reports": "MauriceNino/dashdot#1226 (cuda>=12.8 on an older driver); NVIDIA/nvidia-docker#1442 (maintainer klueska: a CUDA 11 image needs a host driver of 450 or newer); NVIDIA/nvidia-container-toolkit#152 (maintainer elezar: NVIDIA_DISABLE_REQUIRES=true)",
+        "reports": "MauriceNino/dashdot#1226 (cuda>=12.8 on an older driver); NVIDIA/nvidia-docker#1442 (maintainer klueska: a CUDA 11 image needs a host driver of 450 or newer); NVIDIA/nvidia-container-toolkit#152 (maintainer elezar: disable the requirement check; the comment spells the variable NVIDIA_DISABLE_REQUIRES, the Toolkit's source reads NVIDIA_DISABLE_REQUIRE)",
     },
     {
         "id": "ctk-cdi-unresolvable",
