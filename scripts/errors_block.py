@@ -296,6 +296,8 @@ def rows_block(spec, data):
                 f"fatal = {'true' if row['fatal'] else 'false'}"]
         if row.get("not_the_machine"):
             out.append("not_the_machine = true")
+        if row.get("generic"):
+            out.append("generic = true")
         out += ["patterns = [" + ", ".join(toml_str(p) for p in row["patterns"]) + "]",
                 "meaning = " + toml_str(row["meaning"])]
         if not row.get("not_the_machine") or row.get("causes"):

@@ -122,6 +122,12 @@ pub struct KnownError {
     /// is found on it. `explain` then names no cause at all, not another message's.
     #[serde(default)]
     pub not_the_machine: bool,
+    /// The message is a generic symptom ("no CUDA GPUs are available", "Found no NVIDIA
+    /// driver", nvidia-smi cannot talk to the driver): whatever blocks the program from the
+    /// GPU explains it. When none of `causes` is found, `explain` offers the machine's blocking
+    /// finding nearest the GPU in the compatibility graph (`crate::explain`'s cause module).
+    #[serde(default)]
+    pub generic: bool,
     /// Which facts decide between the causes (and between this machine and elsewhere).
     pub decide: String,
     /// What else causes it that the machine's files cannot show: `kind: text`, the kind one
@@ -297,6 +303,11 @@ impl ErrorTable {
                     CHECKS.join(", ")
                 ));
             }
+        }
+        if error.generic && error.not_the_machine {
+            problem(
+                "is both generic (any blocking finding explains it) and not_the_machine".to_string(),
+            );
         }
         if error.examples.is_empty() {
             problem("has no examples from a real report".to_string());
