@@ -308,6 +308,68 @@ fn the_json_is_the_doctor_report_with_explain_and_validates_against_the_schema()
     assert!(d.get("explain").is_none());
 }
 
+/// #37 item 4: what is never the machine's fault (the workload's out-of-memory, a device-side
+/// assert, tensors on two devices, an NCCL watchdog timeout, pip's resolver) is answered so,
+/// through standard input and `--log` alike: exit 1, "Not a fault of this machine" with what
+/// to check, and the machine's own error (a driver/library mismatch, which explains none of
+/// them) listed as unrelated, never as the cause.
+#[test]
+fn what_is_never_the_machine_s_fault_is_said_so_on_stdin_and_from_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let machine = "driver-library-mismatch";
+    for (row, text) in [
+        (
+            "torch-out-of-memory",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 74.16 GiB. GPU 0 has a total capacity of 44.40 GiB of which 29.89 GiB is free.",
+        ),
+        (
+            "torch-device-side-assert",
+            "../aten/src/ATen/native/cuda/Indexing.cu:1236: indexSelectSmallIndex: block: [5,0,0], thread: [107,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nRuntimeError: CUDA error: device-side assert triggered",
+        ),
+        (
+            "torch-tensors-on-two-devices",
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu! (when checking argument for argument target in method wrapper_CUDA_nll_loss_forward)",
+        ),
+        (
+            "nccl-watchdog-timeout",
+            "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.",
+        ),
+        (
+            "pip-resolver-conflict",
+            "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.\nmdm 1.0.0 requires torch==2.6.0, but you have torch 2.8.0+cu128 which is incompatible.",
+        ),
+    ] {
+        let log = dir.path().join(format!("{row}.log"));
+        std::fs::write(&log, text).unwrap();
+        let log = log.to_str().unwrap();
+        for (via, args, stdin) in [
+            ("stdin", vec![], Some(text.as_bytes())),
+            ("--log", vec!["--log", log], None),
+        ] {
+            let run = explain(machine, &args, stdin);
+            assert_eq!(run.code, 1, "{row} via {via}: {}", run.stderr);
+            assert!(
+                run.stdout.contains("Not a fault of this machine"),
+                "{row} via {via}: {}",
+                run.stdout
+            );
+            assert!(run.stdout.contains("What to check:"), "{row} via {via}");
+            assert!(
+                run.stdout.contains("Unrelated to this message")
+                    && run.stdout.contains("driver-library-mismatch"),
+                "{row} via {via}: {}",
+                run.stdout
+            );
+            let mut with_json = args.clone();
+            with_json.push("--json");
+            let e = json(&explain(machine, &with_json, stdin))["explain"].clone();
+            assert_eq!(e["cause"], Value::Null, "{row} via {via}: {e}");
+            assert_eq!(e["signatures"][0]["id"], row, "{row} via {via}: {e}");
+            assert_eq!(e["signatures"][0]["not_the_machine"], true, "{row} via {via}");
+        }
+    }
+}
+
 #[test]
 fn no_text_is_a_usage_error_and_an_unknown_text_names_no_cause() {
     let run = explain("h200", &[], Some(b"  \n"));
