@@ -370,6 +370,86 @@ fn what_is_never_the_machine_s_fault_is_said_so_on_stdin_and_from_a_log() {
     }
 }
 
+/// #37 item 2: the noise real pastes carry around one message (colours and CRLF, a rank's and
+/// glog's prefixes, a quoting reply's markdown, syslog and ISO timestamps, a terminal's wrap, a
+/// logger's capitals, a Windows shell's UTF-16) hides it neither on standard input nor in a
+/// log, and the number it quotes is read back: "found version 12080" is CUDA 12.8, set against
+/// this machine's 12.4.
+#[test]
+fn the_noise_around_a_message_hides_it_neither_on_stdin_nor_in_a_log() {
+    let machine = "torch-cu130-on-driver-550";
+    let message = "RuntimeError: The NVIDIA driver on your system is too old (found version 12080). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx";
+    let wrapped: String = {
+        let chars: Vec<char> = message.chars().collect();
+        chars
+            .chunks(80)
+            .map(|c| c.iter().collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let mut utf16 = vec![0xff, 0xfe];
+    for unit in format!("Traceback (most recent call last):\r\n{message}\r\n").encode_utf16() {
+        utf16.extend(unit.to_le_bytes());
+    }
+    let texts: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "colours and CRLF",
+            format!("\u{1b}[31m{message}\u{1b}[0m\r\nnext\r\n").into_bytes(),
+        ),
+        (
+            "rank and glog prefixes",
+            format!("[rank3]:[E1207 12:00:01.123456 77 CUDAFunctions.cpp:108] {message}\n")
+                .into_bytes(),
+        ),
+        (
+            "a quoting reply's markdown",
+            format!("> > **{}**\n", message.replacen(": ", "**: ", 1)).into_bytes(),
+        ),
+        (
+            "syslog",
+            format!("Dec  7 04:10:31 gpu01 python3[4242]: {message}\n").into_bytes(),
+        ),
+        (
+            "an ISO timestamp",
+            format!("2026-12-07T04:10:31.123Z {message}\n").into_bytes(),
+        ),
+        ("an 80-column wrap", format!("{wrapped}\nnext line\n").into_bytes()),
+        (
+            // One line cut once, inside "version", under a rank's prefix.
+            "one 80-column wrap",
+            {
+                let line = format!("[rank3]: {}", &message[..message.find(" by downloading").unwrap()]);
+                format!("{}\n{}\nnext line\n", &line[..80], &line[80..]).into_bytes()
+            },
+        ),
+        (
+            "a logger's capitals",
+            format!("ERROR:root:{}\n", message.to_uppercase()).into_bytes(),
+        ),
+        ("UTF-16 with its byte-order mark", utf16),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (what, bytes)) in texts.iter().enumerate() {
+        let log = dir.path().join(format!("{i}.log"));
+        std::fs::write(&log, bytes).unwrap();
+        for (via, args, stdin) in [
+            ("stdin", vec!["--json"], Some(bytes.as_slice())),
+            ("--log", vec!["--json", "--log", log.to_str().unwrap()], None),
+        ] {
+            let run = explain(machine, &args, stdin);
+            assert_eq!(run.code, 0, "{what} via {via}: {}", run.stderr);
+            let e = json(&run)["explain"].clone();
+            assert_eq!(e["cause"], "driver-too-old-for-framework", "{what} via {via}: {e}");
+            assert_eq!(e["signatures"][0]["id"], "torch-driver-too-old", "{what} via {via}");
+            let notes = e["signatures"][0]["notes"].to_string();
+            assert!(
+                notes.contains("supports CUDA 12.8; this machine's supports CUDA 12.4"),
+                "{what} via {via}: {notes}"
+            );
+        }
+    }
+}
+
 #[test]
 fn no_text_is_a_usage_error_and_an_unknown_text_names_no_cause() {
     let run = explain("h200", &[], Some(b"  \n"));
