@@ -161,6 +161,100 @@ fn every_case_names_the_cause_the_maintainers_named() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The goal on the held-out pastes (`tests/explain/held-out/*.toml`: real 2025-26
+/// reports collected after the rows were written): at least 90% right of each kind (cause on
+/// the machine, points elsewhere, decoy), the text through standard input and through `--log`
+/// alike. `tests/explain/score.py --held-out FILE` prints the same shares and the misses.
+#[test]
+fn held_out_pastes_meet_the_goal_on_stdin_and_from_a_log() {
+    let dir = cases_dir().join("held-out");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/explain/held-out")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    let mut cases: Vec<(String, Case)> = Vec::new();
+    for file in &files {
+        let v: toml::Value = toml::from_str(&std::fs::read_to_string(file).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for c in v["case"].as_array().expect("[[case]]") {
+            let s = |k: &str| c[k].as_str().unwrap_or_else(|| panic!("{c}: no {k}")).to_string();
+            assert!(s("url").starts_with("https://"), "{}: url", s("name"));
+            let kind = s("kind");
+            assert!(
+                ["machine", "elsewhere", "decoy"].contains(&kind.as_str()),
+                "{}: kind {kind}",
+                s("name")
+            );
+            cases.push((
+                kind,
+                Case {
+                    name: s("name"),
+                    machine: s("machine"),
+                    cause: s("cause"),
+                    signatures: Vec::new(),
+                    via: String::new(),
+                    text: s("text"),
+                },
+            ));
+        }
+    }
+    assert!(cases.len() >= 30, "{} held-out cases", cases.len());
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for via in ["stdin", "log"] {
+        // (right, all) per kind.
+        let mut shares: std::collections::BTreeMap<&str, (usize, usize)> = Default::default();
+        let mut misses = Vec::new();
+        for chunk in cases.chunks(4) {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|(kind, case)| {
+                        let tmp = tmp.path();
+                        s.spawn(move || {
+                            let case = Case {
+                                via: via.to_string(),
+                                signatures: Vec::new(),
+                                name: format!("{}-{via}", case.name),
+                                machine: case.machine.clone(),
+                                cause: case.cause.clone(),
+                                text: case.text.clone(),
+                            };
+                            let run = run_case(&case, tmp, &["--json"]);
+                            let got = serde_json::from_str::<Value>(&run.stdout)
+                                .ok()
+                                .and_then(|r| r["explain"]["cause"].as_str().map(str::to_string))
+                                .unwrap_or_else(|| "none".to_string());
+                            (kind.as_str(), case.name, got, case.cause)
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    let (kind, name, got, want) = h.join().unwrap();
+                    let share = shares.entry(kind).or_default();
+                    share.1 += 1;
+                    if got == want {
+                        share.0 += 1;
+                    } else {
+                        misses.push(format!("{name}: {got}, want {want}"));
+                    }
+                }
+            });
+        }
+        for (kind, (right, all)) in &shares {
+            if right * 10 < all * 9 {
+                failures.push(format!("{kind} through {via}: {right}/{all}"));
+            }
+        }
+        if !misses.is_empty() {
+            eprintln!("held-out misses through {via}:\n{}", misses.join("\n"));
+        }
+    }
+    assert!(failures.is_empty(), "below 90%: {}", failures.join("; "));
+}
+
 fn check_case(case: &Case, run: &Run) -> Result<(), String> {
     let r: Value = serde_json::from_str(&run.stdout)
         .map_err(|e| format!("not JSON ({e}); stderr: {}", run.stderr))?;
