@@ -857,7 +857,11 @@ mod tests {
         // What the import error means, and its fix, are the row `explain` names for it.
         let table = crate::manifest::embedded().errors.table();
         let row = table.by_id("loader-cudnn-missing").unwrap();
-        assert!(found[0].detail.ends_with(&row.meaning), "{}", found[0].detail);
+        assert!(
+            found[0].detail.ends_with(&row.meaning),
+            "{}",
+            found[0].detail
+        );
         assert_eq!(found[0].fix.as_deref(), Some(row.fix.as_str()));
         // Words no row knows: the generic reinstall.
         let odd = rt(
@@ -984,7 +988,11 @@ mod tests {
             .table()
             .by_id("cuda-no-kernel-image")
             .unwrap();
-        assert!(found[0].detail.ends_with(&row.meaning), "{}", found[0].detail);
+        assert!(
+            found[0].detail.ends_with(&row.meaning),
+            "{}",
+            found[0].detail
+        );
         assert_eq!(found[0].fix.as_deref(), Some(row.fix.as_str()));
         assert!(found[1].subjects.contains(&"gpu:1".to_string()));
     }

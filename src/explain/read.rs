@@ -605,7 +605,10 @@ mod tests {
                 .contains("execution on the device\nFor debugging")
         );
         // Not at a terminal's width, or nothing after it: an ordinary longest line.
-        assert_eq!(clean(&once.replace("the devi\n", "the dev\n")).wrap_width, None);
+        assert_eq!(
+            clean(&once.replace("the devi\n", "the dev\n")).wrap_width,
+            None
+        );
         assert_eq!(
             clean("short\nRuntimeError: CUDA error: no kernel image is available for execution on the devi\n")
                 .wrap_width,

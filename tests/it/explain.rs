@@ -179,7 +179,11 @@ fn held_out_pastes_meet_the_goal_on_stdin_and_from_a_log() {
         let v: toml::Value = toml::from_str(&std::fs::read_to_string(file).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for c in v["case"].as_array().expect("[[case]]") {
-            let s = |k: &str| c[k].as_str().unwrap_or_else(|| panic!("{c}: no {k}")).to_string();
+            let s = |k: &str| {
+                c[k].as_str()
+                    .unwrap_or_else(|| panic!("{c}: no {k}"))
+                    .to_string()
+            };
             assert!(s("url").starts_with("https://"), "{}: url", s("name"));
             let kind = s("kind");
             assert!(
@@ -459,7 +463,10 @@ fn what_is_never_the_machine_s_fault_is_said_so_on_stdin_and_from_a_log() {
             let e = json(&explain(machine, &with_json, stdin))["explain"].clone();
             assert_eq!(e["cause"], Value::Null, "{row} via {via}: {e}");
             assert_eq!(e["signatures"][0]["id"], row, "{row} via {via}: {e}");
-            assert_eq!(e["signatures"][0]["not_the_machine"], true, "{row} via {via}");
+            assert_eq!(
+                e["signatures"][0]["not_the_machine"], true,
+                "{row} via {via}"
+            );
         }
     }
 }
@@ -507,12 +514,18 @@ fn the_noise_around_a_message_hides_it_neither_on_stdin_nor_in_a_log() {
             "an ISO timestamp",
             format!("2026-12-07T04:10:31.123Z {message}\n").into_bytes(),
         ),
-        ("an 80-column wrap", format!("{wrapped}\nnext line\n").into_bytes()),
+        (
+            "an 80-column wrap",
+            format!("{wrapped}\nnext line\n").into_bytes(),
+        ),
         (
             // One line cut once, inside "version", under a rank's prefix.
             "one 80-column wrap",
             {
-                let line = format!("[rank3]: {}", &message[..message.find(" by downloading").unwrap()]);
+                let line = format!(
+                    "[rank3]: {}",
+                    &message[..message.find(" by downloading").unwrap()]
+                );
                 format!("{}\n{}\nnext line\n", &line[..80], &line[80..]).into_bytes()
             },
         ),
@@ -528,13 +541,23 @@ fn the_noise_around_a_message_hides_it_neither_on_stdin_nor_in_a_log() {
         std::fs::write(&log, bytes).unwrap();
         for (via, args, stdin) in [
             ("stdin", vec!["--json"], Some(bytes.as_slice())),
-            ("--log", vec!["--json", "--log", log.to_str().unwrap()], None),
+            (
+                "--log",
+                vec!["--json", "--log", log.to_str().unwrap()],
+                None,
+            ),
         ] {
             let run = explain(machine, &args, stdin);
             assert_eq!(run.code, 0, "{what} via {via}: {}", run.stderr);
             let e = json(&run)["explain"].clone();
-            assert_eq!(e["cause"], "driver-too-old-for-framework", "{what} via {via}: {e}");
-            assert_eq!(e["signatures"][0]["id"], "torch-driver-too-old", "{what} via {via}");
+            assert_eq!(
+                e["cause"], "driver-too-old-for-framework",
+                "{what} via {via}: {e}"
+            );
+            assert_eq!(
+                e["signatures"][0]["id"], "torch-driver-too-old",
+                "{what} via {via}"
+            );
             let notes = e["signatures"][0]["notes"].to_string();
             assert!(
                 notes.contains("supports CUDA 12.8; this machine's supports CUDA 12.4"),

@@ -307,7 +307,8 @@ impl ErrorTable {
         }
         if error.generic && error.not_the_machine {
             problem(
-                "is both generic (any blocking finding explains it) and not_the_machine".to_string(),
+                "is both generic (any blocking finding explains it) and not_the_machine"
+                    .to_string(),
             );
         }
         if error.examples.is_empty() {
