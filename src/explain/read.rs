@@ -151,8 +151,8 @@ const TERMINAL_WIDTHS: [usize; 4] = [80, 100, 120, 132];
 /// least two lines have exactly it, it is 40 columns or more, and no line is longer. A
 /// terminal cuts every long line at its width, so the widest lines sharing one length is its
 /// mark; ordinary text almost never has two longest lines of equal length. A single longest
-/// line counts too when its length is one of [`TERMINAL_WIDTHS`] and a line follows it (the
-/// rest of what was cut).
+/// line counts too when its length is one of [`TERMINAL_WIDTHS`] and a line follows it that
+/// is the rest of what was cut (not empty, and no log record of its own).
 fn wrap_width(text: &str) -> Option<usize> {
     let mut widest = 0;
     let mut count = 0;
@@ -162,7 +162,9 @@ fn wrap_width(text: &str) -> Option<usize> {
     for line in text.split('\n') {
         let n = line.chars().count();
         if previous_widest {
-            followed = !line.trim().is_empty();
+            // The rest of a cut line, not a record of its own: a line that opens with a log
+            // prefix (glog's `E1207 12:00:01.123`, a timestamp) is the next record.
+            followed = !line.trim().is_empty() && prefix_len(line) == 0;
         }
         previous_widest = false;
         match n.cmp(&widest) {
@@ -604,6 +606,10 @@ mod tests {
                 .text
                 .contains("execution on the device\nFor debugging")
         );
+        // Two log records, the first of exactly 80 characters: no wrap.
+        let records = "E1207 12:00:01.123456   77 main.cc:12] FAILED TO INITIALIZE NVML: DRIVER/LIBRARY\nE1207 12:00:01.123457   77 main.cc:12] VERSION MISMATCH\n";
+        assert_eq!(records.find('\n'), Some(80));
+        assert_eq!(clean(records).wrap_width, None);
         // Not at a terminal's width, or nothing after it: an ordinary longest line.
         assert_eq!(
             clean(&once.replace("the devi\n", "the dev\n")).wrap_width,
