@@ -12,8 +12,8 @@
 //! the build, a missing cuDNN, hidden GPUs) is not reported again: the cause is the finding, and
 //! the framework's words are in its `runtime`. What the framework's words mean, and their fix
 //! (a framework blind to the GPU, an import that fails, a matmul that raises), come from the
-//! rows of `errors.toml` that `gpu-doctor explain` answers from, found by `explain`'s own search
-//! ([`crate::explain::rows_in`]): one table, one reading, no message kept here.
+//! rows of `errors.toml` that `gpu-doctor explain` answers from: one table, no message kept
+//! here.
 
 use super::FindingBuilder;
 use super::ids;
@@ -245,9 +245,9 @@ fn quoted(rt: &FrameworkRuntime) -> Vec<String> {
 
 /// The row of `errors.toml` (the table `gpu-doctor explain` answers from) that explains the
 /// framework's own output: its `meaning` is the cause and its `fix` the fix, so `doctor --deep`
-/// and `explain` say the same about the same words. Found the way `explain` finds it
-/// ([`crate::explain::rows_in`]: a fatal row before a warning, then the earliest in the output);
-/// a message never the machine's fault (the workload's out-of-memory) explains nothing here.
+/// and `explain` say the same about the same words ([`known_in`]: a fatal row before a
+/// warning, then the earliest in the output); a message never the machine's fault (the
+/// workload's out-of-memory) explains nothing here.
 /// The table is parsed only when a framework's answer needs it.
 fn known<'m>(rt: &FrameworkRuntime, manifests: &'m Manifests) -> Option<&'m KnownError> {
     let text = rt
@@ -263,11 +263,20 @@ fn known<'m>(rt: &FrameworkRuntime, manifests: &'m Manifests) -> Option<&'m Know
     known_in(&text, manifests)
 }
 
-/// The row of `errors.toml` that explains `text`, as [`known`] picks it.
+/// The row of `errors.toml` that explains `text`, as [`known`] picks it: a fatal row before a
+/// warning, then the earliest in the text, then the earlier row. The table's own search
+/// (`ErrorTable::matching`): the framework's words come straight from its interpreter, with
+/// none of the prefixes, wraps and colours a paste carries (explain's index is not used here:
+/// `diagnose` importing `explain` would close an import cycle).
 fn known_in<'m>(text: &str, manifests: &'m Manifests) -> Option<&'m KnownError> {
-    crate::explain::rows_in(manifests.errors.table(), text)
+    manifests
+        .errors
+        .matching(text)
         .into_iter()
-        .find(|row| !row.not_the_machine)
+        .enumerate()
+        .filter(|(_, (row, _))| !row.not_the_machine)
+        .min_by_key(|(order, (row, found))| (!row.fatal, found.start, *order))
+        .map(|(_, (row, _))| row)
 }
 
 fn label(fw: &Framework, rt: &FrameworkRuntime) -> String {

@@ -19,7 +19,7 @@ pub(crate) mod read;
 pub(crate) mod render;
 mod scan;
 
-use crate::manifest::{ErrorTable, KnownError};
+use crate::manifest::ErrorTable;
 use crate::report::Report;
 use crate::report::explain::{Elsewhere, Explain, Signature};
 
@@ -41,27 +41,6 @@ pub(crate) fn explain(
     input_cut: Option<String>,
 ) -> Explain {
     explain_until(report, table, bytes, input_cut, None)
-}
-
-/// The rows of `table` that `text` shows, found as [`explain_until`] finds them (the same
-/// cleaning, the same view of wrapped and prefixed lines, the same index), each once: the first
-/// fatal message first, then the others in the text's order. `doctor --deep` reads a
-/// framework's own words with it, so both faces name the same row for the same words.
-#[must_use]
-pub(crate) fn rows_in<'t>(table: &'t ErrorTable, text: &str) -> Vec<&'t KnownError> {
-    let cleaned = read::clean(text);
-    let normal = read::View::new(&cleaned.text, cleaned.wrap_width);
-    let index = scan::Index::new(table);
-    let (mut hits, _) = index.scan_until(&normal.text, None);
-    // By line, the more specific row first on one line, as explain_until orders signatures.
-    let lines = LineIndex::new(&normal.text);
-    hits.sort_by_key(|h| (lines.line_of(h.first.start), h.row));
-    let mut rows: Vec<&KnownError> = hits.iter().filter_map(|h| index.row(h.row)).collect();
-    if let Some(first) = rows.iter().position(|r| r.fatal) {
-        let lead = rows.remove(first);
-        rows.insert(0, lead);
-    }
-    rows
 }
 
 /// What `input_cut` says once the search stopped at the budget, after what was cut before.

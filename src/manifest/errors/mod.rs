@@ -159,9 +159,9 @@ impl KnownError {
 
 impl ErrorTable {
     /// The rows whose patterns (or error numbers) a text contains, in file order, with the
-    /// first place each matched. A plain search for one text, for tests; `crate::explain`
-    /// searches a whole log for every row at once (and `doctor --deep` through it).
-    #[cfg(test)]
+    /// first place each matched. A plain search for one text (`doctor --deep` reads a
+    /// framework's own words with it); `crate::explain` searches a whole log for every row at
+    /// once.
     #[must_use]
     pub fn matching<'a>(&'a self, text: &str) -> Vec<(&'a KnownError, Found)> {
         self.errors
