@@ -225,19 +225,29 @@ def hand_patterns(exclude_ids):
         if row["id"] in exclude_ids:
             continue
         for p in row.get("patterns", []):
-            for piece in re.split(r"\{[^{}]*\}", p.replace("(?i)", "")):
-                piece = " ".join(piece.split()).lower()
-                if len(piece) >= 12:
-                    out.append((piece, row["id"]))
-                    break
+            pieces = [" ".join(piece.split()).lower()
+                      for piece in re.split(r"\{[^{}]*\}", p.replace("(?i)", ""))]
+            at = next((i for i, piece in enumerate(pieces) if len(piece) >= 12), None)
+            if at is not None:
+                # The pattern's other literal words are printed too: "operator {w}::{w} does not
+                # exist" is not every message that says "does not exist". Those after the first
+                # long piece are not asked of a fragment that ends with it (a message built from
+                # several strings: "Loaded runtime CuDNN library:").
+                before = [piece for piece in pieces[:at] if len(piece) >= 4]
+                after = [piece for piece in pieces[at + 1:] if len(piece) >= 4]
+                out.append((pieces[at], before, after, row["id"]))
     return out
 
 
 def in_hand_row(text, hands):
     """The id of a hand-written row whose words the message prints, if any."""
     flat = " ".join(CONVERSION.sub(" ", text).split()).lower()
-    for piece, rid in hands:
-        if piece in flat:
+    for piece, before, after, rid in hands:
+        at = flat.find(piece)
+        if at < 0 or not all(b in flat[:at] for b in before):
+            continue
+        fragment = len(flat) - (at + len(piece)) < 4
+        if fragment or all(a in flat[at:] for a in after):
             return rid
     return None
 
@@ -296,6 +306,8 @@ def rows_block(spec, data):
                 f"fatal = {'true' if row['fatal'] else 'false'}"]
         if row.get("not_the_machine"):
             out.append("not_the_machine = true")
+        if row.get("generic"):
+            out.append("generic = true")
         out += ["patterns = [" + ", ".join(toml_str(p) for p in row["patterns"]) + "]",
                 "meaning = " + toml_str(row["meaning"])]
         if not row.get("not_the_machine") or row.get("causes"):

@@ -127,6 +127,7 @@ ROWS = [
         "id": "nvrm-probe-failed",
         "keys": ["The NVIDIA probe routine failed for", "None of the NVIDIA devices were initialized", "No NVIDIA devices probed"],
         "fatal": True,
+        "generic": True,
         "meaning": "nvidia.ko loaded but set up none of the GPUs: the line before it in the log says why (a GPU this branch or these open modules do not support, another driver owning it, a firmware or BIOS problem).",
         "causes": ["driver-too-old-for-gpu", "nouveau-loaded", "nova-core-bound", "no-driver"],
         "decide": "The NVRM lines just above it (not supported by this release, not supported by open nvidia.ko, already bound to another driver, RmInitAdapter failed).",
@@ -143,9 +144,10 @@ ROWS = [
         "id": "nvrm-no-gpu-found",
         "keys": ["No NVIDIA GPU found."],
         "fatal": True,
-        "meaning": "nvidia.ko was loaded on a machine (or in a VM, or a container's host) where no NVIDIA GPU is visible on the PCI bus.",
+        "generic": True,
+        "meaning": "nvidia.ko found no GPU it drives: none is visible on the PCI bus (a VM without the GPU passed through, a node without one), or the lines above it say why the module set aside the one there (a GPU moved to a legacy branch, another driver bound to it).",
         "causes": ["no-gpu", "nouveau-loaded", "nova-core-bound"],
-        "decide": "lspci -d 10de: (is there an NVIDIA device at all), and in a VM whether the GPU is passed through.",
+        "decide": "lspci -d 10de: (is there an NVIDIA device at all), in a VM whether the GPU is passed through, and the NVRM lines above it (a legacy GPU the branch ignores, another driver bound to the GPU).",
         "elsewhere": ["node: a node of the cluster without a GPU", "hardware: the GPU is not seen on the bus (seating, power, a disabled slot)"],
         "checks": ["doctor: lists the NVIDIA PCI devices (no-gpu)"],
         "fix": "Run on a machine with an NVIDIA GPU, pass the GPU through to the VM, or check the card's power and seating.",
@@ -356,8 +358,10 @@ def block(data):
                 "versions = " + toml_str(
                     f"driver branches {br[0]} to {br[-1]} of the open kernel modules' source "
                     f"(tags {tag_list[0]} to {tag_list[-1]})"),
-                f"fatal = {'true' if row['fatal'] else 'false'}",
-                "patterns = [" + ", ".join(toml_str(p) for p in patterns) + "]",
+                f"fatal = {'true' if row['fatal'] else 'false'}"]
+        if row.get("generic"):
+            out.append("generic = true")
+        out += ["patterns = [" + ", ".join(toml_str(p) for p in patterns) + "]",
                 "meaning = " + toml_str(row["meaning"]),
                 "causes = [" + ", ".join(toml_str(c) for c in row["causes"]) + "]",
                 "decide = " + toml_str(row["decide"]),

@@ -67,6 +67,7 @@ ROWS = [
         "printed_by": "torch.load (torch/serialization.py, validate_cuda_device) loading tensors saved on a GPU while torch.cuda.is_available() is False: RuntimeError",
         "versions": "torch 1.x and 2.x",
         "fatal": True,
+        "generic": True,
         "meaning": "A checkpoint saved from a GPU is loaded where torch sees no GPU. The generic symptom: whatever keeps torch.cuda.is_available() False here (a CPU-only torch, no driver, a container without GPUs, hidden devices) is the cause; on a machine meant to have no GPU, the load needs map_location.",
         "causes": NO_CUDA,
         "decide": "Whether this machine should see a GPU: the machine's blocking finding, ranked; on a CPU-only machine there is none and the program must map the storages to the CPU.",

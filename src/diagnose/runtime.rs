@@ -10,8 +10,10 @@
 //!
 //! A runtime symptom whose cause another rule already reports (no driver, a driver too old for
 //! the build, a missing cuDNN, hidden GPUs) is not reported again: the cause is the finding, and
-//! the framework's words are in its `runtime`. What the framework's words mean, and their fix,
-//! come from the rows of `errors.toml` that `gpu-doctor explain` answers from: one table.
+//! the framework's words are in its `runtime`. What the framework's words mean, and their fix
+//! (a framework blind to the GPU, an import that fails, a matmul that raises), come from the
+//! rows of `errors.toml` that `gpu-doctor explain` answers from: one table, no message kept
+//! here.
 
 use super::FindingBuilder;
 use super::ids;
@@ -53,7 +55,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             ProbeStatus::Failed if rt.import_error.is_some() => {
                 // A missing GPU does not break an import; a missing library of its own does.
                 if !explained(false) {
-                    out.push(import_failed(env, fw, rt));
+                    out.push(import_failed(env, fw, rt, manifests));
                 }
             }
             ProbeStatus::Failed => out.push(probe_failed(env, fw, rt, Severity::Error)),
@@ -67,7 +69,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                     out.push(cannot_see_gpu(env, fw, rt, &gpus, manifests));
                 }
                 if let Some(smoke) = &rt.smoke {
-                    out.extend(smoke_failed(env, fw, rt, smoke, &mut explained));
+                    out.extend(smoke_failed(env, fw, rt, smoke, manifests, &mut explained));
                     out.extend(allreduce_failed(env, fw, smoke));
                 }
             }
@@ -243,10 +245,10 @@ fn quoted(rt: &FrameworkRuntime) -> Vec<String> {
 
 /// The row of `errors.toml` (the table `gpu-doctor explain` answers from) that explains the
 /// framework's own output: its `meaning` is the cause and its `fix` the fix, so `doctor --deep`
-/// and `explain` say the same about the same words. A fatal row comes before a warning, then the
-/// earliest in the output, then the earlier row; a message never the machine's fault (the
-/// workload's out-of-memory) explains nothing here. The table is parsed only when a framework
-/// cannot see the GPU.
+/// and `explain` say the same about the same words ([`known_in`]: a fatal row before a
+/// warning, then the earliest in the output); a message never the machine's fault (the
+/// workload's out-of-memory) explains nothing here.
+/// The table is parsed only when a framework's answer needs it.
 fn known<'m>(rt: &FrameworkRuntime, manifests: &'m Manifests) -> Option<&'m KnownError> {
     let text = rt
         .warnings
@@ -258,9 +260,18 @@ fn known<'m>(rt: &FrameworkRuntime, manifests: &'m Manifests) -> Option<&'m Know
         .map(String::as_str)
         .collect::<Vec<_>>()
         .join("\n");
+    known_in(&text, manifests)
+}
+
+/// The row of `errors.toml` that explains `text`, as [`known`] picks it: a fatal row before a
+/// warning, then the earliest in the text, then the earlier row. The table's own search
+/// (`ErrorTable::matching`): the framework's words come straight from its interpreter, with
+/// none of the prefixes, wraps and colours a paste carries (explain's index is not used here:
+/// `diagnose` importing `explain` would close an import cycle).
+fn known_in<'m>(text: &str, manifests: &'m Manifests) -> Option<&'m KnownError> {
     manifests
         .errors
-        .matching(&text)
+        .matching(text)
         .into_iter()
         .enumerate()
         .filter(|(_, (row, _))| !row.not_the_machine)
@@ -343,35 +354,24 @@ fn cannot_see_gpu(
         .build()
 }
 
-fn import_failed(env: &PythonEnv, fw: &Framework, rt: &FrameworkRuntime) -> Finding {
+fn import_failed(
+    env: &PythonEnv,
+    fw: &Framework,
+    rt: &FrameworkRuntime,
+    manifests: &Manifests,
+) -> Finding {
     let error = rt.import_error.as_deref().unwrap_or("unknown error");
-    let lower = error.to_lowercase();
-    let (cause, fix) = if lower.contains("cannot open shared object file") {
-        (
-            "A shared library it links against is missing: usually an `nvidia-*` wheel that pip \
-             did not install or another package removed.",
-            format!(
-                "Reinstall it with its CUDA wheels (`pip install --force-reinstall {}`), and make \
-                 sure LD_LIBRARY_PATH does not name another copy of that library.",
-                fw.name
-            ),
-        )
-    } else if lower.contains("undefined symbol") || lower.contains("version `") {
-        (
-            "A library it loads is a different version from the one it was built against: \
-             another copy came first on the loader path, or two packages pinned different ones.",
-            "Remove other CUDA library folders from LD_LIBRARY_PATH and reinstall the framework \
-             (see the library findings of `gpu-doctor doctor`)."
-                .to_string(),
-        )
-    } else {
-        (
-            "The package's files are there but Python cannot import it.",
+    // What the import error means and its fix are errors.toml's (a missing shared library, a
+    // symbol of another version, ...), as `explain` would say of the same words.
+    let (cause, fix) = match known_in(error, manifests) {
+        Some(row) => (row.meaning.clone(), row.fix.clone()),
+        None => (
+            "The package's files are there but Python cannot import it.".to_string(),
             format!(
                 "Reinstall it in this environment (`pip install --force-reinstall {}`).",
                 fw.name
             ),
-        )
+        ),
     };
     let mut f = FindingBuilder::new(
         &ids::FRAMEWORK_IMPORT_FAILED,
@@ -451,6 +451,7 @@ fn smoke_failed(
     fw: &Framework,
     rt: &FrameworkRuntime,
     smoke: &FrameworkSmoke,
+    manifests: &Manifests,
     explained: &mut dyn FnMut(bool) -> bool,
 ) -> Option<Finding> {
     let failed: Vec<_> = smoke.matmuls.iter().filter(|m| !m.passed).collect();
@@ -461,11 +462,17 @@ fn smoke_failed(
     if raised && explained(true) {
         return None;
     }
-    let no_kernel = failed.iter().any(|m| {
-        m.error
-            .as_deref()
-            .is_some_and(|e| e.contains("no kernel image"))
-    });
+    // What the error means and its fix are errors.toml's (no kernel image for the GPU, ...).
+    let errors = failed
+        .iter()
+        .filter_map(|m| m.error.as_deref())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let known = if errors.is_empty() {
+        None
+    } else {
+        known_in(&errors, manifests)
+    };
     let mut f = FindingBuilder::new(
         &ids::FRAMEWORK_SMOKE_FAILED,
         Severity::Error,
@@ -485,14 +492,17 @@ fn smoke_failed(
             )
         },
     )
-    .detail(if no_kernel {
-        "The framework sees the GPU but has no kernels for it: its build lacks this GPU's \
-         architecture."
+    .detail(if let Some(row) = known {
+        format!(
+            "The framework sees the GPU, but a small fp32 matmul on it raised an error. {}",
+            row.meaning
+        )
     } else if raised {
-        "The framework sees the GPU, but a small fp32 matmul on it raised an error."
+        "The framework sees the GPU, but a small fp32 matmul on it raised an error.".to_string()
     } else {
         "A small fp32 matmul on the GPU differs from the same product on the CPU beyond rounding: \
          the GPU, its driver or the framework's libraries compute wrongly."
+            .to_string()
     });
     for m in &failed {
         f = f.evidence(match &m.error {
@@ -515,15 +525,16 @@ fn smoke_failed(
     f = f.evidence(imported_by(fw, rt));
     Some(
         f.subject(framework_subject(&env.path, &fw.name))
-            .fix(if no_kernel {
-                "Install a build of the framework whose arch list includes this GPU (see \
-                 `gpu-doctor plan`)."
+            .fix(if let Some(row) = known {
+                row.fix.clone()
             } else if raised {
                 "Run the same computation by hand with CUDA_LAUNCH_BLOCKING=1 to see the first \
                  failing call; reinstall the framework with its CUDA wheels."
+                    .to_string()
             } else {
                 "Run `gpu-doctor smoke` to test the GPU without the framework; if that passes, \
                  reinstall the framework, else check `nvidia-smi -q -d ECC` and the kernel log."
+                    .to_string()
             })
             .build(),
     )
@@ -852,6 +863,27 @@ mod tests {
         assert_eq!(found.len(), 1, "{found:#?}");
         assert_eq!(found[0].id, "framework-import-failed");
         assert!(found[0].evidence[0].contains("libcudnn.so.9"));
+        // What the import error means, and its fix, are the row `explain` names for it.
+        let table = crate::manifest::embedded().errors.table();
+        let row = table.by_id("loader-cudnn-missing").unwrap();
+        assert!(
+            found[0].detail.ends_with(&row.meaning),
+            "{}",
+            found[0].detail
+        );
+        assert_eq!(found[0].fix.as_deref(), Some(row.fix.as_str()));
+        // Words no row knows: the generic reinstall.
+        let odd = rt(
+            ProbeStatus::Failed,
+            Some("SyntaxError: invalid syntax"),
+            "import failed",
+        );
+        let found = all(&machine(
+            "580.159.04",
+            "13.0",
+            vec![h200()],
+            unknown_torch(odd),
+        ));
         assert!(
             found[0]
                 .fix
@@ -961,11 +993,17 @@ mod tests {
             "{}",
             found[0].title
         );
+        let row = crate::manifest::embedded()
+            .errors
+            .table()
+            .by_id("cuda-no-kernel-image")
+            .unwrap();
         assert!(
-            found[0].detail.contains("no kernels"),
+            found[0].detail.ends_with(&row.meaning),
             "{}",
             found[0].detail
         );
+        assert_eq!(found[0].fix.as_deref(), Some(row.fix.as_str()));
         assert!(found[1].subjects.contains(&"gpu:1".to_string()));
     }
 }

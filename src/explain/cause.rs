@@ -7,9 +7,50 @@
 //! environment the traceback's paths run through; then the one listed earliest. A finding
 //! about a framework other than the one that printed the message is never chosen: a CPU-only
 //! TensorFlow does not explain "Torch not compiled with CUDA enabled".
+//!
+//! A generic symptom (a row marked `generic`: "No CUDA GPUs are available", "Found no NVIDIA
+//! driver", nvidia-smi that cannot reach the driver) is explained by whatever blocks programs
+//! from the GPU: when none of its listed causes is on the machine, the machine's blocking
+//! finding ([`BLOCKING`]) nearest the GPU in the compatibility graph is offered.
 
+use crate::diagnose::ids::{self, Kind};
 use crate::manifest::KnownError;
-use crate::report::{Finding, Report};
+use crate::report::{Finding, Report, Severity};
+
+/// Findings that keep every program from the GPU, in the order of the compatibility graph
+/// (ARCHITECTURE.md's table, from the GPU outward: the kernel module, the user-space driver, the
+/// framework build against the driver, the container and the process's view of the devices,
+/// the fabric, then AMD's module, KFD and permissions). `no-gpu`, `driver-compute-libraries-missing`
+/// and `fabric-not-completed` have no row of their own in the table and sit beside their
+/// neighbours there; `the_blocking_order_is_the_graph_s` keeps the rest in the table's order.
+pub(crate) static BLOCKING: &[&Kind] = &[
+    &ids::NO_GPU,
+    &ids::DRIVER_TOO_OLD_FOR_GPU,
+    &ids::DRIVER_TOO_NEW_FOR_GPU,
+    &ids::MODULE_FLAVOUR_UNSUPPORTED,
+    &ids::NOUVEAU_LOADED,
+    &ids::NOVA_CORE_BOUND,
+    &ids::NO_DRIVER,
+    &ids::DRIVER_LIBRARY_MISMATCH,
+    &ids::DRIVER_COMPUTE_LIBRARIES_MISSING,
+    &ids::DRIVER_TOO_OLD_FOR_FRAMEWORK,
+    &ids::FORWARD_COMPAT_UNSUPPORTED,
+    &ids::FORWARD_COMPAT_OLDER_THAN_DRIVER,
+    &ids::CPU_ONLY_FRAMEWORK_BUILD,
+    &ids::CUDA_BUILD_ON_AMD_GPU,
+    &ids::STUB_LIBCUDA_ON_PATH,
+    &ids::CONTAINER_NO_GPU_RUNTIME,
+    &ids::CONTAINER_DRIVER_CAPABILITIES,
+    &ids::CONTAINER_LOST_GPU_ACCESS,
+    &ids::VISIBLE_DEVICES_HIDES_GPUS,
+    &ids::WSL_DRIVER_IN_GUEST,
+    &ids::FABRIC_MANAGER_NOT_RUNNING,
+    &ids::FABRIC_NOT_COMPLETED,
+    &ids::AMDGPU_NOT_LOADED,
+    &ids::KFD_MISSING,
+    &ids::ROCM_DEVICE_PERMISSION,
+    &ids::ROCM_GPU_UNSUPPORTED,
+];
 
 /// What a match captured, by fact name, as text.
 pub(crate) type Captures = Vec<(&'static str, String)>;
@@ -59,11 +100,36 @@ pub(crate) fn choose<'r>(
         .find(|(name, _)| *name == "subject")
         .map(|(_, v)| v.as_str())
         .filter(|s| s.len() >= 3);
+    // The row's own causes, most likely first; for a generic symptom without one of them on the
+    // machine, its blocking findings in the graph's order.
+    let listed = |f: &Finding| row.causes.iter().position(|c| *c == f.id);
+    let blocking = |f: &Finding| {
+        (f.severity == Severity::Error)
+            .then(|| BLOCKING.iter().position(|k| k.id == f.id))
+            .flatten()
+    };
+    best(report, printed_by, subject, text, listed).or_else(|| {
+        row.generic
+            .then(|| best(report, printed_by, subject, text, blocking))
+            .flatten()
+    })
+}
+
+/// The finding `rank` ranks (lower first) that fits the message best: not about another
+/// framework than `printed_by`; naming the message's subject, or of the Python environment the
+/// text's paths run through, before the others.
+fn best<'r>(
+    report: &'r Report,
+    printed_by: Option<&str>,
+    subject: Option<&str>,
+    text: &str,
+    rank: impl Fn(&Finding) -> Option<usize>,
+) -> Option<&'r Finding> {
     report
         .findings
         .iter()
         .filter_map(|f| {
-            let rank = row.causes.iter().position(|c| *c == f.id)?;
+            let rank = rank(f)?;
             let about: Vec<(&str, &str)> = frameworks(f).collect();
             if let Some(fw) = printed_by
                 && !about.is_empty()
@@ -208,6 +274,45 @@ pub(crate) fn notes(report: &Report, captures: &Captures) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_blocking_order_is_the_graph_s() {
+        // The finding column of ARCHITECTURE.md's graph table, in its order, first appearance.
+        let architecture = include_str!("../../ARCHITECTURE.md");
+        let mut graph: Vec<&str> = Vec::new();
+        for line in architecture.lines().filter(|l| l.starts_with("| ")) {
+            let Some(cell) = line.split('|').nth(4) else {
+                continue;
+            };
+            let id = cell.trim().trim_matches('`');
+            if !id.is_empty() && !graph.contains(&id) {
+                graph.push(id);
+            }
+        }
+        assert!(graph.len() > 20, "{graph:?}");
+        let in_graph: Vec<&str> = BLOCKING
+            .iter()
+            .map(|k| k.id)
+            .filter(|id| graph.contains(id))
+            .collect();
+        let mut by_graph = in_graph.clone();
+        by_graph.sort_by_key(|id| graph.iter().position(|g| g == id));
+        assert_eq!(in_graph, by_graph);
+        // Only the three the table has no row for are placed by hand.
+        let outside: Vec<&str> = BLOCKING
+            .iter()
+            .map(|k| k.id)
+            .filter(|id| !graph.contains(id))
+            .collect();
+        assert_eq!(
+            outside,
+            [
+                "no-gpu",
+                "driver-compute-libraries-missing",
+                "fabric-not-completed"
+            ]
+        );
+    }
 
     #[test]
     fn architectures_and_versions_read_as_the_report_writes_them() {

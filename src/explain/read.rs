@@ -141,25 +141,49 @@ fn skip_string(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Terminal widths at which one wrapped line alone is taken for a hard wrap: the VT100's two
+/// (80 and 132 columns) and the other common defaults of terminals and CI log viewers (100,
+/// 120). A single message wrapped once leaves one line of the width, which the rule of two
+/// equal widest lines cannot see.
+const TERMINAL_WIDTHS: [usize; 4] = [80, 100, 120, 132];
+
 /// The width a terminal hard-wrapped the text at: the length of the longest lines, when at
 /// least two lines have exactly it, it is 40 columns or more, and no line is longer. A
 /// terminal cuts every long line at its width, so the widest lines sharing one length is its
-/// mark; ordinary text almost never has two longest lines of equal length.
+/// mark; ordinary text almost never has two longest lines of equal length. A single longest
+/// line counts too when its length is one of [`TERMINAL_WIDTHS`] and a line follows it that
+/// is the rest of what was cut (not empty, and no log record of its own).
 fn wrap_width(text: &str) -> Option<usize> {
     let mut widest = 0;
     let mut count = 0;
+    // Whether a non-empty line follows the (last) widest line.
+    let mut followed = false;
+    let mut previous_widest = false;
     for line in text.split('\n') {
         let n = line.chars().count();
+        if previous_widest {
+            // The rest of a cut line, not a record of its own: a line that opens with a log
+            // prefix (glog's `E1207 12:00:01.123`, a timestamp) is the next record.
+            followed = !line.trim().is_empty() && prefix_len(line) == 0;
+        }
+        previous_widest = false;
         match n.cmp(&widest) {
             std::cmp::Ordering::Greater => {
                 widest = n;
                 count = 1;
+                followed = false;
+                previous_widest = true;
             }
-            std::cmp::Ordering::Equal => count += 1,
+            std::cmp::Ordering::Equal => {
+                count += 1;
+                previous_widest = true;
+            }
             std::cmp::Ordering::Less => {}
         }
     }
-    (widest >= 40 && count >= 2).then_some(widest)
+    let shared = widest >= 40 && count >= 2;
+    let alone = count == 1 && followed && TERMINAL_WIDTHS.contains(&widest);
+    (shared || alone).then_some(widest)
 }
 
 /// The text as signatures are matched in it: each line without the prefix a logger, a
@@ -571,6 +595,30 @@ mod tests {
         assert_eq!(
             &cleaned.text[original..joined.original_end(end)],
             "avai\nlable"
+        );
+        // One message wrapped once by an 80-column terminal: a single line of that width, and
+        // the rest of it below.
+        let once = "Traceback (most recent call last):\n    x = torch.ones(1, device=\"cuda\") + 1\nRuntimeError: CUDA error: no kernel image is available for execution on the devi\nce\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n";
+        let cleaned = clean(once);
+        assert_eq!(cleaned.wrap_width, Some(80));
+        assert!(
+            View::new(&cleaned.text, cleaned.wrap_width)
+                .text
+                .contains("execution on the device\nFor debugging")
+        );
+        // Two log records, the first of exactly 80 characters: no wrap.
+        let records = "E1207 12:00:01.123456   77 main.cc:12] FAILED TO INITIALIZE NVML: DRIVER/LIBRARY\nE1207 12:00:01.123457   77 main.cc:12] VERSION MISMATCH\n";
+        assert_eq!(records.find('\n'), Some(80));
+        assert_eq!(clean(records).wrap_width, None);
+        // Not at a terminal's width, or nothing after it: an ordinary longest line.
+        assert_eq!(
+            clean(&once.replace("the devi\n", "the dev\n")).wrap_width,
+            None
+        );
+        assert_eq!(
+            clean("short\nRuntimeError: CUDA error: no kernel image is available for execution on the devi\n")
+                .wrap_width,
+            None
         );
     }
 

@@ -121,6 +121,49 @@ fn a_later_message_with_a_cause_explains_when_the_first_has_none() {
 }
 
 #[test]
+fn a_generic_symptom_is_explained_by_the_blocking_finding_nearest_the_gpu() {
+    let text = "RuntimeError: No CUDA GPUs are available\n";
+    // Neither is among the row's own causes; the module comes before the container in the graph.
+    let report = machine(vec![
+        finding("container-lost-gpu-access", "lost", &[]),
+        finding("driver-too-new-for-gpu", "legacy GPU", &[]),
+    ]);
+    assert!(
+        !table()
+            .by_id("torch-no-cuda-gpus")
+            .unwrap()
+            .causes
+            .iter()
+            .any(|c| c == "driver-too-new-for-gpu")
+    );
+    assert_eq!(
+        run(&report, text).cause.as_deref(),
+        Some("driver-too-new-for-gpu")
+    );
+    // A row's own cause outranks the graph's order.
+    let report = machine(vec![
+        finding("driver-too-new-for-gpu", "legacy GPU", &[]),
+        finding("visible-devices-hides-gpus", "hidden", &[]),
+    ]);
+    assert_eq!(
+        run(&report, text).cause.as_deref(),
+        Some("visible-devices-hides-gpus")
+    );
+    // A warning, or a finding that blocks nothing, explains no generic symptom.
+    let mut warning = finding("container-lost-gpu-access", "lost", &[]);
+    warning.severity = Severity::Warning;
+    let report = machine(vec![warning, finding("gpu-ecc-errors", "ECC", &[])]);
+    assert_eq!(run(&report, text).cause, None);
+    // A message that is not generic gets no blocking finding it does not name.
+    let report = machine(vec![finding("driver-too-new-for-gpu", "legacy GPU", &[])]);
+    let e = run(
+        &report,
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    );
+    assert_eq!(e.cause, None);
+}
+
+#[test]
 fn a_finding_about_another_framework_does_not_explain_a_framework_s_message() {
     let tf_only = machine(vec![finding(
         "cpu-only-framework-build",

@@ -8,7 +8,10 @@ names a finding), "decoy" (cause = "none" on a machine that has findings of its 
 `kind = "decoy"`, or a leading comment that says Decoy) and "points elsewhere" (cause = "none",
 any other case: the real cause is another machine's, the job's or the program's).
 
-usage: tests/explain/score.py [BINARY]      (default target/debug/gpu-doctor)
+usage: tests/explain/score.py [BINARY]                     (default target/debug/gpu-doctor)
+       tests/explain/score.py [BINARY] --held-out [FILE]     (default held-out/2025-26.toml)
+The held-out set (a file of `[[case]]` tables, each with an explicit `kind`) is run twice, the
+text once on standard input and once through --log, and scored for each way.
 Prints one line per case that misses, then the shares. Standard library only (Python 3.11+).
 """
 
@@ -34,10 +37,10 @@ def fixture_env(machine):
     return env
 
 
-def run(binary, case, tmp):
+def run(binary, case, tmp, via=None):
     root = os.path.join(ROOT, "tests", "fixtures", case["machine"], "root")
     args = [binary, "--root", root, "--timeout", "20", "explain", "--json"]
-    via = case.get("via", "log")
+    via = via or case.get("via", "log")
     stdin = None
     if via == "args":
         args += ["--", case["text"]]
@@ -71,7 +74,42 @@ def kind_of(case, path):
     return KINDS["decoy"] if "decoy" in "".join(head).lower() else KINDS["elsewhere"]
 
 
+def report(totals):
+    all_right = sum(r for r, _ in totals.values())
+    all_count = sum(c for _, c in totals.values())
+    for kind, (right, count) in sorted(totals.items()):
+        print(f"{kind}: {right}/{count} ({100 * right // max(count, 1)}%)")
+    print(f"all: {all_right}/{all_count} ({100 * all_right // max(all_count, 1)}%)")
+
+
+def held_out(binary, path):
+    """Each case of a held-out file, through standard input and through --log."""
+    with open(path, "rb") as f:
+        cases = tomllib.load(f)["case"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for via in ("stdin", "log"):
+            totals = {}
+            for case in cases:
+                kind = KINDS[case["kind"]]
+                got = run(binary, case, tmp, via)
+                right, count = totals.get(kind, (0, 0))
+                ok = got == case["cause"]
+                totals[kind] = (right + ok, count + 1)
+                if not ok:
+                    print(f"miss {case['name']} ({via}): {got}, want {case['cause']}")
+            print(f"-- {os.path.basename(path)} through {via}")
+            report(totals)
+    return 0
+
+
 def main(argv):
+    if "--held-out" in argv:
+        at = argv.index("--held-out")
+        rest = argv[at + 1:]
+        path = rest[0] if rest else os.path.join(HERE, "held-out", "2025-26.toml")
+        argv = argv[:at]
+        binary = argv[0] if argv else os.path.join(ROOT, "target", "debug", "gpu-doctor")
+        return held_out(binary, path)
     binary = argv[0] if argv else os.path.join(ROOT, "target", "debug", "gpu-doctor")
     totals = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,11 +125,7 @@ def main(argv):
             totals[kind] = (right + ok, count + 1)
             if not ok:
                 print(f"miss {name}: {got}, want {case['cause']}")
-    all_right = sum(r for r, _ in totals.values())
-    all_count = sum(c for _, c in totals.values())
-    for kind, (right, count) in sorted(totals.items()):
-        print(f"{kind}: {right}/{count} ({100 * right // max(count, 1)}%)")
-    print(f"all: {all_right}/{all_count} ({100 * all_right // max(all_count, 1)}%)")
+    report(totals)
     return 0
 
 

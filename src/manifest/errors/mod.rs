@@ -121,6 +121,12 @@ pub struct KnownError {
     /// is found on it. `explain` then names no cause at all, not another message's.
     #[serde(default)]
     pub not_the_machine: bool,
+    /// The message is a generic symptom ("no CUDA GPUs are available", "Found no NVIDIA
+    /// driver", nvidia-smi cannot talk to the driver): whatever blocks the program from the
+    /// GPU explains it. When none of `causes` is found, `explain` offers the machine's blocking
+    /// finding nearest the GPU in the compatibility graph (`crate::explain`'s cause module).
+    #[serde(default)]
+    pub generic: bool,
     /// Which facts decide between the causes (and between this machine and elsewhere).
     pub decide: String,
     /// What else causes it that the machine's files cannot show: `kind: text`, the kind one
@@ -152,8 +158,9 @@ impl KnownError {
 
 impl ErrorTable {
     /// The rows whose patterns (or error numbers) a text contains, in file order, with the
-    /// first place each matched. A plain search for one text; `crate::explain` searches a
-    /// whole log for every row at once.
+    /// first place each matched. A plain search for one text (`doctor --deep` reads a
+    /// framework's own words with it); `crate::explain` searches a whole log for every row at
+    /// once.
     #[must_use]
     pub fn matching<'a>(&'a self, text: &str) -> Vec<(&'a KnownError, Found)> {
         self.errors
@@ -296,6 +303,12 @@ impl ErrorTable {
                     CHECKS.join(", ")
                 ));
             }
+        }
+        if error.generic && error.not_the_machine {
+            problem(
+                "is both generic (any blocking finding explains it) and not_the_machine"
+                    .to_string(),
+            );
         }
         if error.examples.is_empty() {
             problem("has no examples from a real report".to_string());
