@@ -165,7 +165,11 @@ mod tests {
         ));
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].id, "triton-gpu-too-old");
-        assert_eq!(f[0].severity, Severity::Info, "eager torch alone is healthy");
+        assert_eq!(
+            f[0].severity,
+            Severity::Info,
+            "eager torch alone is healthy"
+        );
         assert!(
             f[0].detail.contains("Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.0"),
             "{}",
@@ -183,7 +187,10 @@ mod tests {
         });
         let f = run(&r);
         assert_eq!(f[0].severity, Severity::Warning);
-        assert!(f[0].evidence.iter().any(|e| e.starts_with("vllm 0.7.3")), "{f:?}");
+        assert!(
+            f[0].evidence.iter().any(|e| e.starts_with("vllm 0.7.3")),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -279,6 +279,40 @@ fn second_stage(
     }
 }
 
+/// The topology probe's answer from its thread: the matrix and its record, nothing when it did
+/// not run, and a record of the panic when its thread died.
+fn joined_topology(
+    topo: std::thread::Result<Option<(Option<crate::report::topology::Topology>, ProbeRecord)>>,
+    records: &mut Vec<ProbeRecord>,
+) -> Option<crate::report::topology::Topology> {
+    match topo {
+        Ok(Some((topology, rec))) => {
+            records.push(rec);
+            topology
+        }
+        Ok(None) => None,
+        Err(_) => {
+            records.push(panicked::<()>("topology").1);
+            None
+        }
+    }
+}
+
+/// Under `--host-root`, whose facts each probe gave: the node's, or the container's own for a
+/// driver answered by the container's NVML and nvidia-smi.
+fn mark_sources(host: &Host, records: &mut [ProbeRecord], smi_from_node: bool) {
+    if let Some(node) = host.host_root_source() {
+        for record in records {
+            let container = record.name == "driver" && !smi_from_node;
+            record.source = Some(if container {
+                CONTAINER_SOURCE.to_string()
+            } else {
+                node.clone()
+            });
+        }
+    }
+}
+
 /// Every probe but the driver's, whose result `driver` waits for at the end.
 fn gather_besides(
     host: &Host,
@@ -303,17 +337,7 @@ fn gather_besides(
         rocm,
         amd_gpus,
     } = second;
-    let topology = match topo {
-        Ok(Some((topology, rec))) => {
-            records.push(rec);
-            topology
-        }
-        Ok(None) => None,
-        Err(_) => {
-            records.push(panicked::<()>("topology").1);
-            None
-        }
-    };
+    let topology = joined_topology(topo, &mut records);
     let FirstStage {
         system,
         pci,
@@ -337,16 +361,7 @@ fn gather_besides(
         records.push(record);
     }
     records.sort_by(|a, b| a.name.cmp(&b.name));
-    if let Some(node) = host.host_root_source() {
-        for record in &mut records {
-            let container = record.name == "driver" && !smi_from_node;
-            record.source = Some(if container {
-                CONTAINER_SOURCE.to_string()
-            } else {
-                node.clone()
-            });
-        }
-    }
+    mark_sources(host, &mut records, smi_from_node);
     let mut report = Report {
         schema_version: SCHEMA_VERSION,
         tool: ToolInfo {
