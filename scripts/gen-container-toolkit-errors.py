@@ -46,6 +46,9 @@ ROWS = [
     {
         "id": "ctk-unsatisfied-cuda-requirement",
         "keys": ["unsatisfied condition:"],
+        # The condition libnvidia-container prints (src/dsl.c), with the CUDA it asks for
+        # captured, so explain can hold it against this machine's driver.
+        "captures": ["unsatisfied condition: cuda>={v:needs_cuda}"],
         "fatal": True,
         "meaning": "The image declares the CUDA it needs (NVIDIA_REQUIRE_CUDA, e.g. cuda>=12.8) and the host driver supports an older CUDA: the Container Toolkit refuses to start it. The host driver decides, not the image; the machine is fine for images of its CUDA or older.",
         "causes": ["driver-too-old-for-image", "driver-too-old-for-framework", "toolkit-newer-than-driver"],
@@ -161,7 +164,7 @@ def block(data):
             files.update(m["files"])
         if not patterns:
             raise SystemExit(f"{row['id']}: no message of the source matches its keys")
-        rows_out.append((row, sorted(patterns), sorted(tags, key=vkey), sorted(files)))
+        rows_out.append((row, row.get("captures", []) + sorted(patterns), sorted(tags, key=vkey), sorted(files)))
     left = {}
     for m in msgs:
         if m["text"] in used:

@@ -244,6 +244,23 @@ pub(crate) fn notes(report: &Report, captures: &Captures) -> Vec<String> {
                     ));
                 }
             }
+            "needs_cuda" => {
+                let (Some(need), Some(here)) =
+                    (cuda_version(value), report.driver.cuda_version.as_deref())
+                else {
+                    continue;
+                };
+                let older = crate::version::compare(here, &need) == std::cmp::Ordering::Less;
+                out.push(if older {
+                    format!(
+                        "The message requires CUDA {need}; this machine's driver supports CUDA {here}: this driver is older than what is asked of it, so update the driver to a branch for CUDA {need} or use a build or image for CUDA {here}."
+                    )
+                } else {
+                    format!(
+                        "The message requires CUDA {need}; this machine's driver supports CUDA {here}, which is enough: the message came from another machine or driver."
+                    )
+                });
+            }
             "driver" => {
                 let here: Vec<&str> = [
                     report.driver.version.as_deref(),

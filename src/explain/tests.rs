@@ -302,6 +302,33 @@ fn a_message_about_another_gpu_or_driver_says_so() {
 }
 
 #[test]
+fn an_images_cuda_requirement_is_held_against_the_host_driver() {
+    let refusal = "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, \
+                   please update your driver to a newer version, or use an earlier cuda container: unknown.";
+    let mut report = machine(Vec::new());
+    report.driver.cuda_version = Some("12.4".to_string());
+    let e = run(&report, refusal);
+    assert_eq!(ids(&e), ["ctk-unsatisfied-cuda-requirement"]);
+    assert!(
+        e.signatures[0].notes.iter().any(|n| n.contains(
+            "requires CUDA 12.8; this machine's driver supports CUDA 12.4: this driver is older"
+        )),
+        "{:?}",
+        e.signatures[0].notes
+    );
+    report.driver.cuda_version = Some("13.0".to_string());
+    let e = run(&report, refusal);
+    assert!(
+        e.signatures[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("which is enough")),
+        "{:?}",
+        e.signatures[0].notes
+    );
+}
+
+#[test]
 fn repeated_messages_are_counted_once_each() {
     let line = "RuntimeError: CUDA error: out of memory\n";
     let e = run(&machine(Vec::new()), &line.repeat(50));

@@ -47,6 +47,10 @@ pub const FACTS: &[(&str, &str)] = &[
         "the CUDA version a driver supports, as `12080` or `12.8`, compared with this machine's driver",
     ),
     (
+        "needs_cuda",
+        "the CUDA version an image or program requires (`cuda>=12.8`), compared with what this machine's driver supports",
+    ),
+    (
         "driver",
         "a driver version (`550.90`), compared with this machine's driver and kernel module",
     ),
