@@ -23,7 +23,7 @@ def toml_str(s):
 
 
 def current(text, begin, end):
-    """The block between the markers in errors.toml's text, with its closing newline."""
+    """The block between the markers in a manifest's text, with its closing newline."""
     a = text.find(begin)
     b = text.find(end)
     if a < 0 or b < 0:
@@ -31,24 +31,26 @@ def current(text, begin, end):
     return text[a:b + len(end)] + "\n"
 
 
-def run(argv, new, begin, end, what, script, doc):
-    """Prints the block `new` (no argument), checks errors.toml against it (--check) or
-    writes it there (--write, appended at the end when the markers are not there yet)."""
+def run(argv, new, begin, end, what, script, doc, output=OUTPUT):
+    """Prints the block `new` (no argument), checks `output` (errors.toml unless another manifest
+    is named) against it (--check) or writes it there (--write, appended at the end when the
+    markers are not there yet)."""
     if not argv:
         sys.stdout.write(new)
         return 0
-    with open(OUTPUT, encoding="utf-8") as f:
+    with open(output, encoding="utf-8") as f:
         text = f.read()
     old = current(text, begin, end)
+    name = os.path.relpath(output, ROOT)
     if argv == ["--check"]:
         if old != new:
-            sys.stderr.write(f"manifests/errors.toml's {what} block differs from {script}'s "
+            sys.stderr.write(f"{name}'s {what} block differs from {script}'s "
                              f"output: run {script} --write\n")
             return 1
         return 0
     if argv == ["--write"]:
         text = text.replace(old, new) if old else text.rstrip("\n") + "\n\n" + new
-        with open(OUTPUT, "w", encoding="utf-8") as f:
+        with open(output, "w", encoding="utf-8") as f:
             f.write(text)
         return 0
     sys.stderr.write(doc)

@@ -34,6 +34,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import errors_block  # noqa: E402  (scripts/errors_block.py)
+
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(HERE, "jax-history-data", "plugin-check.json")
 OUTPUT = os.path.join(ROOT, "manifests", "frameworks.toml")
@@ -173,16 +176,6 @@ def render(releases, checked):
     return "\n".join(lines) + "\n"
 
 
-def current_block():
-    with open(OUTPUT) as f:
-        text = f.read()
-    if BEGIN not in text or END not in text:
-        return text, None
-    start = text.index(BEGIN)
-    end = text.index(END) + len(END) + 1
-    return text, (start, end)
-
-
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--extract"]:
@@ -193,26 +186,8 @@ def main():
     with open(DATA) as f:
         data = json.load(f)
     block = render(data["releases"], data["checked"])
-    if not args:
-        sys.stdout.write(block)
-        return
-    text, span = current_block()
-    if args == ["--check"]:
-        if span is None or text[span[0]:span[1]] != block:
-            sys.exit(
-                "manifests/frameworks.toml's JAX plugin check block differs from "
-                "scripts/gen-jax-plugin-check.py's output; run it with --write"
-            )
-        return
-    if args == ["--write"]:
-        if span is None:
-            text = text.rstrip("\n") + "\n\n" + block
-        else:
-            text = text[: span[0]] + block + text[span[1]:]
-        with open(OUTPUT, "w") as f:
-            f.write(text)
-        return
-    sys.exit(__doc__)
+    sys.exit(errors_block.run(args, block, BEGIN, END, "JAX plugin check", "scripts/gen-jax-plugin-check.py", __doc__,
+                              output=OUTPUT))
 
 
 if __name__ == "__main__":

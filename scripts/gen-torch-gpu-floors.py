@@ -34,6 +34,9 @@ import time
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import errors_block  # noqa: E402  (scripts/errors_block.py)
+
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(HERE, "torch-gpu-floors-data", "releases.json")
 OUTPUT = os.path.join(ROOT, "manifests", "frameworks.toml")
@@ -231,16 +234,6 @@ def render(releases, checked):
     return "\n".join(lines) + "\n"
 
 
-def current_block():
-    with open(OUTPUT) as f:
-        text = f.read()
-    if BEGIN not in text or END not in text:
-        return text, None
-    start = text.index(BEGIN)
-    end = text.index(END) + len(END) + 1
-    return text, (start, end)
-
-
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--extract"]:
@@ -251,26 +244,8 @@ def main():
     with open(DATA) as f:
         data = json.load(f)
     block = render(data["releases"], data["checked"])
-    if not args:
-        sys.stdout.write(block)
-        return
-    text, span = current_block()
-    if args == ["--check"]:
-        if span is None or text[span[0]:span[1]] != block:
-            sys.exit(
-                "manifests/frameworks.toml's torch GPU floors block differs from "
-                "scripts/gen-torch-gpu-floors.py's output; run it with --write"
-            )
-        return
-    if args == ["--write"]:
-        if span is None:
-            text = text.rstrip("\n") + "\n\n" + block
-        else:
-            text = text[: span[0]] + block + text[span[1]:]
-        with open(OUTPUT, "w") as f:
-            f.write(text)
-        return
-    sys.exit(__doc__)
+    sys.exit(errors_block.run(args, block, BEGIN, END, "torch GPU floors", "scripts/gen-torch-gpu-floors.py", __doc__,
+                              output=OUTPUT))
 
 
 if __name__ == "__main__":
