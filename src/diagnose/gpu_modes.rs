@@ -18,8 +18,9 @@ pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> 
     out
 }
 
-/// "On the host: " inside a container, whose own nvidia-smi cannot change the GPU's modes.
-fn where_(report: &Report) -> &'static str {
+/// "On the host: " inside a container, whose own nvidia-smi cannot change the GPU's modes (nor
+/// persistence, `tuning.rs`).
+pub(super) fn on_the_host(report: &Report) -> &'static str {
     if report.host.container.is_some() {
         "On the host (a container cannot change it): "
     } else {
@@ -85,7 +86,7 @@ fn mig_no_instances(report: &Report) -> Option<Finding> {
          makes each GPU instance's compute instance, without which there is still no MIG \
          device). Or, to use the whole GPU, turn MIG off with `sudo nvidia-smi -i {i} -mig 0` \
          while nothing runs on it.",
-        where_(report)
+        on_the_host(report)
     ));
     if severity == Severity::Error {
         f = f.explains(&ids::FRAMEWORK_CANNOT_SEE_GPU);
@@ -161,7 +162,7 @@ fn compute_mode(report: &Report) -> Option<Finding> {
         "{}`sudo nvidia-smi -i {} -c DEFAULT` lets every process use the GPU again (a batch \
          scheduler that set the mode sets it back for its jobs: ask its administrator); the \
          setting does not survive a reboot or driver reload.",
-        where_(report),
+        on_the_host(report),
         indices.join(",")
     ));
     if severity == Severity::Error {

@@ -111,11 +111,7 @@ fn persistence_mode_off(report: &Report, manifests: &Manifests) -> Option<Findin
             "whether nvidia-persistenced runs is unknown (/proc could not be listed)".to_string()
         }
     });
-    let where_ = if report.host.container.is_some() {
-        "On the host (a container cannot change it): "
-    } else {
-        ""
-    };
+    let where_ = super::gpu_modes::on_the_host(report);
     let fix = if daemon_running == Some(true) {
         format!(
             "{where_}check how the daemon is started (`systemctl cat nvidia-persistenced`): \
