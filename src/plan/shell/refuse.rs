@@ -5,7 +5,7 @@
 use super::super::Step;
 use super::super::cmd::{Check, Command, Landed, Python, Word};
 
-/// Whether `value` holds a character [`shell_quote`] would have to change (NUL, a control
+/// Whether `value` holds a character [`shell_quote`](super::shell_quote) would have to change (NUL, a control
 /// character, tab and line break included, or an invisible one): written cleaned, a user name
 /// or an environment path would name another user or interpreter.
 fn needs_cleaning(value: &str) -> bool {
@@ -94,7 +94,7 @@ fn command_values(command: &Command) -> (Vec<(&'static str, &str)>, Vec<&str>) {
 }
 
 /// Why `command` is refused, if it is (#40): a value it names holds a character that
-/// [`shell_quote`] would change, or a name reads as an option. The value is checked, never
+/// [`shell_quote`](super::shell_quote) would change, or a name reads as an option. The value is checked, never
 /// cleaned into the command.
 #[must_use]
 pub fn refused(command: &Command) -> Option<String> {
