@@ -1,0 +1,171 @@
+//! The machine around the GPUs: the host and its network interfaces and PCI devices, the kernel
+//! and its modules, and the services that keep GPUs usable.
+
+use serde::{Deserialize, Serialize};
+
+/// The InfiniBand modules the NVLink5 (Blackwell) fabric needs loaded: the fabric manager's
+/// start check needs `ib_umad`, and the NVSwitch management ports are mlx5 devices (NVIDIA
+/// Fabric Manager user guide; spectrocloud/CanvOS#700). The probe asks whether the running
+/// kernel has them ([`KernelInfo::infiniband_modules_absent`]), the fabric rule whether they are
+/// loaded: one list for both.
+pub const NVLINK5_INFINIBAND_MODULES: [&str; 2] = ["ib_umad", "mlx5_ib"];
+
+/// The operating system and what kind of machine this is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HostInfo {
+    pub hostname: Option<String>,
+    /// `/etc/os-release` ID, e.g. "ubuntu".
+    pub os_id: Option<String>,
+    pub os_version: Option<String>,
+    pub os_codename: Option<String>,
+    pub os_pretty_name: Option<String>,
+    pub kernel_release: Option<String>,
+    /// The machine type as `uname -m` names it: "x86_64", or "aarch64" for Arm servers (Grace
+    /// Hopper, Grace Blackwell, DGX Spark), whose CUDA comes from NVIDIA's sbsa repositories and
+    /// whose wheels are manylinux aarch64 ones. From `/proc/sys/kernel/arch`, else `uname -m`;
+    /// null when neither answered (a `--root` tree without that file).
+    pub arch: Option<String>,
+    pub wsl: bool,
+    /// "docker", "podman", "kubernetes", ... or null when no container marker was found.
+    pub container: Option<String>,
+    /// Null when the EFI variable could not be read (not root, or not an EFI boot).
+    pub secure_boot: Option<bool>,
+    /// The size of `/dev/shm` in MiB where a mount states it (`size=` of its tmpfs: a
+    /// container's, 64 MiB unless `--shm-size` was given); absent for the kernel's default
+    /// (half of memory) or when the mount table could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm_mib: Option<u64>,
+    /// Network interfaces in `/sys/class/net`, sorted by name; null when that folder could not
+    /// be listed. NCCL picks one of them for its traffic unless told which.
+    pub network_interfaces: Option<Vec<NetInterface>>,
+}
+
+/// A network interface as `/sys/class/net/<name>` describes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NetInterface {
+    /// "eth0", "ib0".
+    pub name: String,
+    /// `operstate`: "up", "down", "unknown", ...; null when it could not be read.
+    pub operstate: Option<String>,
+    /// From `type` (the ARPHRD number): "ethernet", "infiniband", "loopback", or "arphrd-N".
+    pub link_type: Option<String>,
+    /// Backed by a device (it has a `device` link: a NIC, an SR-IOV function, a VM's virtio NIC)
+    /// rather than made in software (loopback, bridges such as docker0, veth pairs, tunnels).
+    pub has_device: bool,
+}
+
+/// A GPU on the PCI bus.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PciDevice {
+    /// "0000:00:06.0".
+    pub address: String,
+    /// "nvidia" or "amd".
+    pub vendor: String,
+    pub vendor_id: String,
+    /// "0x2335".
+    pub device_id: String,
+    /// "0x030200".
+    pub class: String,
+    /// The PCI revision ("0xc8"), read for AMD devices only: one AMD device id is several
+    /// products told apart by it (0x744c: 0xc8 RX 7900 XTX, 0xcc RX 7900 XT).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// "0x14a910de": subsystem device id then subsystem vendor id (nvidia-smi's form); null
+    /// when sysfs does not say.
+    pub subsystem_id: Option<String>,
+    /// The kernel driver bound to it ("nvidia", "nouveau", "vfio-pci"), null when none.
+    pub bound_driver: Option<String>,
+    pub link_gen_current: Option<u32>,
+    pub link_gen_max: Option<u32>,
+    pub link_width_current: Option<u32>,
+    pub link_width_max: Option<u32>,
+    /// Whether this is an NVSwitch bridge rather than a GPU (HGX/DGX boards).
+    pub nvswitch: bool,
+}
+
+/// Kernel modules and device nodes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct KernelInfo {
+    pub nvidia_loaded: bool,
+    /// The loaded module's version (`/proc/driver/nvidia/version`, else `/sys/module/nvidia/version`).
+    pub nvidia_version: Option<String>,
+    /// The open kernel module (`NVIDIA UNIX Open Kernel Module`) rather than the proprietary one.
+    pub nvidia_open: Option<bool>,
+    pub nvidia_uvm_loaded: bool,
+    pub nouveau_loaded: bool,
+    pub amdgpu_loaded: bool,
+    /// `/dev/nvidia*`, `/dev/kfd`, `/dev/dxg` nodes present.
+    pub device_nodes: Vec<String>,
+    /// ROCm version from `.info/version`: of the install `/opt/rocm` points at, else the newest
+    /// `/opt/rocm*` (every install is in `rocm.installs`).
+    pub rocm_version: Option<String>,
+    pub source: Option<String>,
+    /// GPU daemons found running in `/proc` (`nv-fabricmanager`, `nvidia-persistenced`);
+    /// null when `/proc` could not be listed.
+    pub daemons: Option<Vec<String>>,
+    /// nvidia kernel modules present as files for the running kernel
+    /// (`/lib/modules/<release>/updates/dkms/nvidia.ko*`, `extra/`, `kernel/nvidia-*`, ...).
+    #[serde(default)]
+    pub module_files: Vec<String>,
+    /// The key that signs locally built modules (`/var/lib/dkms/mok.pub`, akmods' key), if any:
+    /// the one to enroll as a MOK when Secure Boot refuses the module.
+    #[serde(default)]
+    pub module_signing_key: Option<String>,
+    /// The distribution's packages that carry the nvidia kernel module, as "manager: name
+    /// version" ("dpkg: nvidia-dkms-580-open 580.95.05-0ubuntu1", "pacman: nvidia-580xx-dkms
+    /// 580.119.02-1"): the module's flavour and branch when it is not loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub module_packages: Vec<String>,
+    /// GPU services (fabric manager, persistence daemon): installed and running, with the
+    /// evidence each answer came from.
+    #[serde(default)]
+    pub services: Vec<Service>,
+    /// InfiniBand modules loaded (`ib_umad`, `mlx5_ib`, `mlx5_core`): on NVLink5 systems the
+    /// fabric manager and the NVLink subnet manager reach the NVSwitches through them.
+    #[serde(default)]
+    pub infiniband_modules: Vec<String>,
+    /// InfiniBand modules (`ib_umad`, `mlx5_ib`) not loaded and not installed for the running
+    /// kernel either (not in its `modules.dep` or `modules.builtin`): `modprobe` cannot load
+    /// them until their package is installed. Empty when not known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub infiniband_modules_absent: Vec<String>,
+    /// The entries of `/sys/class/infiniband` (`mlx5_0`, ...); null when the folder is absent.
+    #[serde(default)]
+    pub infiniband_devices: Option<Vec<String>>,
+    /// The last error lines of the fabric manager's log (`/var/log/fabricmanager.log`), at most 5.
+    #[serde(default)]
+    pub fabric_manager_log: Vec<String>,
+}
+
+/// A GPU service as files, packages and processes show it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Service {
+    /// The systemd unit's name without `.service` ("nvidia-fabricmanager").
+    pub name: String,
+    /// Installed: a unit file, the daemon's binary or a package record was found (true), none
+    /// of them was (false); null when nothing could be looked at.
+    pub installed: Option<bool>,
+    /// Running: its process is in `/proc` or `systemctl is-active` says so; null when unknown
+    /// (a container sees only its own processes).
+    pub active: Option<bool>,
+    /// Where each answer came from ("unit: /lib/systemd/system/nvidia-fabricmanager.service",
+    /// "dpkg: nvidia-fabricmanager-550 550.54.15-1", "process: nv-fabricmanager",
+    /// "systemctl is-active: inactive").
+    pub evidence: Vec<String>,
+    /// The last error lines (at most 5) of `journalctl -u <unit>`, asked only for an installed
+    /// fabric manager that is not running: where its start script writes why it stopped (the
+    /// unit's `ExecStartPre` check, or a daemon that logs to the journal, not to
+    /// `/var/log/fabricmanager.log`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub journal: Vec<String>,
+}

@@ -1,0 +1,177 @@
+//! CUDA toolkits and the host compiler they build with, the CUDA libraries found on the machine,
+//! and which copy of each a framework loads.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Component, LibraryFamily, OwnerKind};
+
+/// A CUDA toolkit installation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Toolkit {
+    /// The toolkit folder after links ("/usr/local/cuda-13.0").
+    pub path: String,
+    /// "13.0.88" or "12.4.1"; null when nothing said.
+    pub version: Option<String>,
+    /// "version.json", "version.txt", "nvcc", "libcudart", "folder-name".
+    pub version_source: Option<String>,
+    pub nvcc: Option<String>,
+    /// The compiler's own version, as `nvcc --version` or version.json's `cuda_nvcc` says it
+    /// ("13.0.88"; users quote it as "V13.0.88"). Null when neither answered.
+    #[serde(default)]
+    pub nvcc_version: Option<String>,
+    /// Component versions from `version.json` (`cuda_nvcc`, `cuda_cudart`, ...), sorted by
+    /// name; empty when the toolkit has no version.json.
+    #[serde(default)]
+    pub components: Vec<Component>,
+    /// Whether this is the toolkit `torch.utils.cpp_extension` and most extension builds
+    /// would compile with: CUDA_HOME / CUDA_PATH, else the nvcc on PATH, else /usr/local/cuda.
+    #[serde(default)]
+    pub builds_extensions: bool,
+    /// The newest GCC major its nvcc accepts, from its own `crt/host_config.h`
+    /// (`#if __GNUC__ > 14`); null when the header was not there to read.
+    #[serde(default)]
+    pub gcc_max: Option<u32>,
+    /// How it was found: "/usr/local/cuda", "CUDA_HOME", "PATH", "conda", "scan", ...
+    pub found_via: Vec<String>,
+}
+
+/// A host compiler as nvcc would run it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HostCompiler {
+    /// The program as named where it was found (`/usr/bin/gcc`, or a `CC` value).
+    pub path: String,
+    /// "gcc" or "clang", from its `--version` banner.
+    pub kind: String,
+    /// "14.2.1", from its `--version` banner.
+    pub version: String,
+    /// What named it: "NVCC_CCBIN", "CUDAHOSTCXX", "CC", "PATH", or "installed" (no `gcc` on
+    /// PATH, one GCC in `/usr/lib/gcc`).
+    pub via: String,
+    /// Where `version` came from: "--version" (the compiler's banner; the full version), or
+    /// "file names" (the major only: `gcc` linked to `gcc-14`, or the one folder of
+    /// `/usr/lib/gcc/<triplet>/`), where the compiler could not be run.
+    #[serde(default)]
+    pub version_source: String,
+}
+
+/// CUDA libraries outside the driver: each list is sorted by path.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Libraries {
+    pub cudnn: Vec<Library>,
+    pub nccl: Vec<Library>,
+    pub cublas: Vec<Library>,
+    pub cudart: Vec<Library>,
+    pub tensorrt: Vec<Library>,
+    /// Per framework, which copy of each CUDA library its process loads, resolved the way ld.so
+    /// does (`probe::linkmap`); sorted by environment, then framework.
+    #[serde(default)]
+    pub loads: Vec<FrameworkLoads>,
+    /// Where the loader's soname table came from: "ld.so.cache", or "ld.so.conf (ld.so.cache
+    /// missing)" / "ld.so.conf (ld.so.cache older than ld.so.conf)" when the folders `ldconfig`
+    /// would scan stand in for it; null when nothing was resolved.
+    #[serde(default)]
+    pub loader_table: Option<String>,
+}
+
+/// The CUDA libraries one framework's process loads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FrameworkLoads {
+    /// The Python environment's prefix.
+    pub env: String,
+    /// "torch", "jax", "tensorflow", "cupy".
+    pub framework: String,
+    /// "elf" when its modules' dynamic sections were read; "model" when they could not be (a
+    /// fixture's empty files) and the framework's documented search path stands in.
+    pub basis: String,
+    /// One entry per soname, sorted by family then soname.
+    pub libraries: Vec<LibraryLoad>,
+}
+
+/// One soname a framework needs and the file the loader would map for it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LibraryLoad {
+    /// "cudart", "cublas", "cudnn", "nccl", "nvjitlink", "nvrtc", "cusparse", "cusparselt",
+    /// "cufft", "cusolver", "curand", "cupti", "cufile", "nvshmem", "tensorrt".
+    pub family: LibraryFamily,
+    /// "libcudnn.so.9".
+    pub soname: String,
+    /// The module whose `DT_NEEDED` (or run-time `dlopen`) asks for it.
+    pub needed_by: String,
+    /// How it is asked for: "needed" (`DT_NEEDED`, read from the module), "dlopen" (loaded by
+    /// soname at run time, as the framework is known to), "preload" (loaded by path).
+    pub by: String,
+    /// The file that loads (as found, before links); null when no folder searched has it.
+    pub path: Option<String>,
+    /// How the loader reaches it: "preload" (loaded by path by the framework), "RPATH",
+    /// "RPATH of the executable" (the interpreter's own, a conda `python`'s `$ORIGIN/../lib`),
+    /// "LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "ld.so.conf", "default"; null when not found.
+    pub via: Option<String>,
+    /// Its version: from the file name the link resolves to, else its package.
+    pub version: Option<String>,
+    /// Who installed the file that loads; null when not found.
+    pub owner: Option<LibraryOwner>,
+    /// The folders searched, in order (always given; the evidence for `library-not-found`).
+    pub searched: Vec<String>,
+    /// Other copies of the same soname on this machine, and why each loses.
+    pub others: Vec<LosingCopy>,
+}
+
+/// Who installed a library file, whatever the loader does with it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LibraryOwner {
+    /// "pip", "conda", "toolkit", "bundled" (inside a framework's own folder), "dpkg",
+    /// "driver", "system" (none of these says it is theirs).
+    pub kind: OwnerKind,
+    /// The package ("nvidia-cudnn-cu13", "torch", "libcudnn9-cuda-13", "cuda-13.0").
+    pub package: Option<String>,
+    pub version: Option<String>,
+    /// How the owner was told: "RECORD", "wheel-layout", "conda-meta", "dpkg", "folder".
+    pub source: String,
+}
+
+/// A copy of a soname that the loader does not pick.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct LosingCopy {
+    pub path: String,
+    pub version: Option<String>,
+    pub owner: LibraryOwner,
+    /// "searched after the winner (LD_LIBRARY_PATH comes before RUNPATH)", "not on the search
+    /// path of torch/lib/libtorch_cuda.so", ...
+    pub why: String,
+}
+
+/// One copy of a library.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Library {
+    pub version: Option<String>,
+    /// The main library file ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0").
+    pub path: String,
+    /// "system", "toolkit", "pip", "conda".
+    pub origin: String,
+    /// Where the version came from: "file-name", "header", "dist-info".
+    pub version_source: Option<String>,
+    /// Whether the run-time loader finds this copy by default (LD_LIBRARY_PATH, ld.so.conf,
+    /// standard folders) rather than only a program that knows its folder.
+    pub on_loader_path: bool,
+    /// Why the loader looks in its folder: "LD_LIBRARY_PATH", "ld.so.conf", "default"; null
+    /// when it is not on the loader path. LD_LIBRARY_PATH comes before a wheel's RUNPATH.
+    pub loader_origin: Option<String>,
+    /// Position of its folder in loader order (0 first); null when not on the loader path.
+    pub loader_rank: Option<u32>,
+}
