@@ -292,7 +292,9 @@ fn driver_too_old(
         .and_then(|r| r.toolkit_driver);
     let mut fix = format!(
         "Upgrade the NVIDIA driver to {} or newer (see `gpu-doctor plan`)",
-        native.or(floor).unwrap_or("a branch that supports this CUDA")
+        native
+            .or(floor)
+            .unwrap_or("a branch that supports this CUDA")
     );
     if super::fix_history::ngc_build(fw) {
         fix.push_str(&format!(
