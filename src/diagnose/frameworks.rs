@@ -9,7 +9,9 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchBuild};
-use crate::report::{Finding, Framework, PythonEnv, Report, Severity, framework_subject};
+use crate::report::{
+    Extension, Finding, Framework, PythonEnv, Report, Severity, framework_subject,
+};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
@@ -159,6 +161,99 @@ fn runs_here(
             .is_some_and(|(compat, cuda)| driver_runs(manifests, &compat, &cuda, needed))
 }
 
+/// Packages that load PTX built by their framework's CUDA at run time, so that
+/// minor-version compatibility (which covers compiled kernels, not PTX JIT) does not carry
+/// them onto an older driver of the same major, with the source that says so. NVIDIA's CUDA
+/// compatibility guide lists PTX JIT among minor-version compatibility's limits.
+const PTX_AT_RUN_TIME: &[(&str, &str)] = &[(
+    "vllm",
+    "vLLM's troubleshooting guide, 'the provided PTX was compiled with an unsupported \
+     toolchain' (vllm-project/vllm#28305): update the driver to the build's CUDA",
+)];
+
+/// The first package of `PTX_AT_RUN_TIME` installed in `env`, with its source.
+fn ptx_at_run_time(env: &PythonEnv) -> Option<(&Extension, &'static str)> {
+    env.extensions.iter().find_map(|e| {
+        PTX_AT_RUN_TIME
+            .iter()
+            .find(|(name, _)| *name == e.name)
+            .map(|(_, source)| (e, *source))
+    })
+}
+
+/// Why the driver is too old: below the major's floor, or below the build's own CUDA for a
+/// package that loads its PTX at run time.
+fn too_old_detail(
+    fw: &Framework,
+    ptx_user: Option<(&Extension, &str)>,
+    have: &Version,
+    needed: &Version,
+) -> String {
+    match ptx_user {
+        Some((ext, source)) => format!(
+            "Minor-version compatibility lets a driver of CUDA {have} run {}'s CUDA {needed} \
+             kernels that are compiled for the GPU, but not PTX: {} {} loads PTX built by CUDA \
+             {needed} at run time, which this driver cannot compile ('the provided PTX was \
+             compiled with an unsupported toolchain', CUDA error 222). Source: {source}.",
+            fw.name, ext.name, ext.version
+        ),
+        None => format!(
+            "A framework's CUDA build needs a driver that supports that CUDA version. Within one \
+             major version a driver at or above the major's floor is enough (minor-version \
+             compatibility), but this driver is older than that, so {} will report that no GPU \
+             is available or fail with 'CUDA driver version is insufficient for CUDA runtime \
+             version'.",
+            fw.name
+        ),
+    }
+}
+
+/// The fix: a driver of the major's floor, or of the build's own CUDA when a package loads its
+/// PTX; else a build for the driver's CUDA (NGC release, torch variant, or the package's).
+fn too_old_fix(
+    report: &Report,
+    manifests: &Manifests,
+    fw: &Framework,
+    ptx_user: Option<(&Extension, &str)>,
+    have: &Version,
+    needed: &Version,
+    floor: Option<&str>,
+) -> String {
+    // PTX of CUDA `needed` needs a driver of that CUDA itself, not the major's floor.
+    let native = ptx_user
+        .and_then(|_| manifests.cuda.min_driver_for(&needed.to_string()))
+        .and_then(|r| r.toolkit_driver);
+    let mut fix = format!(
+        "Upgrade the NVIDIA driver to {} or newer (see `gpu-doctor plan`)",
+        native
+            .or(floor)
+            .unwrap_or("a branch that supports this CUDA")
+    );
+    if super::fix_history::ngc_build(fw) {
+        fix.push_str(&format!(
+            ". {}",
+            super::fix_history::ngc_fix(fw, Some(&have.to_string()))
+        ));
+        fix.pop();
+    } else if let Some((ext, _)) = ptx_user {
+        // A torch of the driver's CUDA leaves the package's own PTX as it is.
+        fix.push_str(&format!(
+            ", or install a build of {} made for CUDA {have} or older",
+            ext.name
+        ));
+    } else if fw.name == FrameworkName::Torch
+        && let Some(variant) = torch_variant_for(manifests, fw, report)
+    {
+        fix.push_str(&format!(
+                ", or install the build for the CUDA this driver has: `pip install --force-reinstall torch=={} --index-url {}`",
+                fw.version.as_deref().and_then(|v| v.split('+').next()).unwrap_or(""),
+                manifests.frameworks.torch_index_url(&variant)
+            ));
+    }
+    fix.push('.');
+    fix
+}
+
 fn driver_too_old(
     report: &Report,
     manifests: &Manifests,
@@ -187,10 +282,15 @@ fn driver_too_old(
     let seen = effective_driver(report, manifests).map_or(driver_v.clone(), |(d, _)| d);
     let below_jax = jax_floor.and_then(Version::parse).is_some_and(|f| seen < f);
     // Minor-version compatibility runs any minor of the major (without PTX JIT of newer code,
-    // which arch-not-in-build covers).
-    if runs && !below_jax {
+    // which arch-not-in-build covers), unless a package in the environment loads PTX of the
+    // framework's newer CUDA at run time (`PTX_AT_RUN_TIME`).
+    let ptx_user = (runs && needed > have)
+        .then(|| ptx_at_run_time(env))
+        .flatten();
+    if runs && !below_jax && ptx_user.is_none() {
         return None;
     }
+    let detail = too_old_detail(fw, ptx_user, &have, &needed);
     let mut f = FindingBuilder::new(
         &ids::DRIVER_TOO_OLD_FOR_FRAMEWORK,
         Severity::Error,
@@ -199,13 +299,7 @@ fn driver_too_old(
             label(fw)
         ),
     )
-    .detail(format!(
-        "A framework's CUDA build needs a driver that supports that CUDA version. Within one major \
-         version a driver at or above the major's floor is enough (minor-version compatibility), \
-         but this driver is older than that, so {} will report that no GPU is available or fail \
-         with 'CUDA driver version is insufficient for CUDA runtime version'.",
-        fw.name
-    ))
+    .detail(detail)
     .evidence(format!(
         "driver: {driver} (CUDA {have}, from {})",
         report.driver.source.as_deref().unwrap_or("unknown source")
@@ -249,26 +343,7 @@ fn driver_too_old(
     for line in super::runtime::confirmation(fw) {
         f = f.evidence(line);
     }
-    let mut fix = format!(
-        "Upgrade the NVIDIA driver to {} or newer (see `gpu-doctor plan`)",
-        floor.unwrap_or("a branch that supports this CUDA")
-    );
-    if super::fix_history::ngc_build(fw) {
-        fix.push_str(&format!(
-            ". {}",
-            super::fix_history::ngc_fix(fw, Some(&have.to_string()))
-        ));
-        fix.pop();
-    } else if fw.name == FrameworkName::Torch
-        && let Some(variant) = torch_variant_for(manifests, fw, report)
-    {
-        fix.push_str(&format!(
-                ", or install the build for the CUDA this driver has: `pip install --force-reinstall torch=={} --index-url {}`",
-                fw.version.as_deref().and_then(|v| v.split('+').next()).unwrap_or(""),
-                manifests.frameworks.torch_index_url(&variant)
-            ));
-    }
-    fix.push('.');
+    let fix = too_old_fix(report, manifests, fw, ptx_user, &have, &needed, floor);
     Some(f.fix(fix).build())
 }
 
