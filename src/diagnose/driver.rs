@@ -5,6 +5,7 @@
 use super::FindingBuilder;
 use super::ids;
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{
     DriverLibrary, DriverLibraryKind, Finding, PciDevice, ProbeStatus, Report, Severity,
 };
@@ -118,7 +119,7 @@ fn no_driver(report: &Report) -> Option<Finding> {
     if report.host.secure_boot == Some(true) {
         f = f.evidence("Secure Boot: enabled (an unsigned module will not load)");
     }
-    f = f.subject("driver");
+    f = f.subject(Subject::Driver(None));
     if report.driver.nvidia_smi.status != ProbeStatus::Absent
         && report.driver.nvidia_smi.status != ProbeStatus::Skipped
     {
@@ -342,7 +343,7 @@ fn mismatch(report: &Report) -> Option<Finding> {
     }
     Some(
         f.explains(&ids::NVIDIA_SMI_FAILED)
-            .subject("driver")
+            .subject(Subject::Driver(None))
             .fix(
                 "Reboot. Without a reboot, stop everything using the GPU and reload the module: \
                  `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`.",

@@ -24,6 +24,7 @@
 
 use super::{FindingBuilder, distro, ids};
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{DriverLibraryKind, Finding, Gpu, Report, Severity};
 use crate::version::Version;
 
@@ -159,7 +160,7 @@ fn too_new_for_gpu(report: &Report, manifests: &Manifests) -> Option<Finding> {
                 "{}: compute capability {cc}, last driver branch R{l} (cuda.toml)",
                 label(g, cc)
             ))
-            .subject(format!("gpu:{}", g.index));
+            .subject(g.subject());
     }
     Some(
         f.fix(distro::legacy_branch(report, last))
@@ -225,7 +226,7 @@ fn flavour(report: &Report, manifests: &Manifests) -> Option<Finding> {
     }
     Some(
         f.fix(distro::module_flavour(report, !open, branch))
-            .subject("driver")
+            .subject(Subject::Driver(None))
             .explains(&ids::NO_DRIVER)
             .explains(&ids::NVIDIA_SMI_FAILED)
             .build(),

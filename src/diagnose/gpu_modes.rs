@@ -6,7 +6,7 @@
 //! `compute_mode`); neither is visible in `nvidia-smi`'s table beyond a "MIG" column and a
 //! "Compute M." cell, which is why users report them as "torch finds no GPU".
 
-use super::health::{driver_gpus, gpu_label, gpus_are, gpus_named, subject};
+use super::health::{driver_gpus, gpu_label, gpus_are, gpus_named};
 use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
 use crate::report::{Finding, Gpu, Report, Severity};
@@ -70,7 +70,7 @@ fn mig_no_instances(report: &Report) -> Option<Finding> {
                 gpu_label(g),
                 g.source
             ))
-            .subject(subject(g));
+            .subject(g.subject());
     }
     let others = all.len() - hit.len();
     if others > 0 {
@@ -155,7 +155,7 @@ fn compute_mode(report: &Report) -> Option<Finding> {
                 g.compute_mode.as_deref().unwrap_or_default(),
                 g.source
             ))
-            .subject(subject(g));
+            .subject(g.subject());
     }
     let indices: Vec<String> = hit.iter().map(|g| g.index.to_string()).collect();
     f = f.fix(format!(

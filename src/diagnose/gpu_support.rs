@@ -82,7 +82,7 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
                 "{name}: PCI id {}, listed by NVIDIA's drivers from {first} on",
                 g.pci_device_id.as_deref().unwrap_or("unknown")
             ))
-            .subject(format!("gpu:{}", g.index));
+            .subject(g.subject());
     }
     Some(
         f.evidence(format!("installed driver: {driver_text}"))

@@ -41,7 +41,7 @@ mod triton;
 mod tuning;
 
 use crate::manifest::Manifests;
-use crate::report::{Finding, Report, Severity};
+use crate::report::{Finding, Report, Severity, Subject};
 
 /// A rule family: the report's facts and the compatibility tables in, findings out.
 type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
@@ -151,7 +151,9 @@ impl FindingBuilder {
         self
     }
 
-    pub(crate) fn subject(mut self, subject: impl Into<String>) -> FindingBuilder {
+    /// Names what the finding is about: a [`Subject`] (`gpu.subject()`, `framework_subject(..)`,
+    /// `Subject::Driver(None)`); a string is read as the report would read it.
+    pub(crate) fn subject(mut self, subject: impl Into<Subject>) -> FindingBuilder {
         self.0.subjects.push(subject.into());
         self
     }

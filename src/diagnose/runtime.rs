@@ -19,6 +19,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{KnownError, Manifests};
+use crate::report::Subject;
 use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
 use crate::report::{
     Finding, Framework, Gpu, ProbeStatus, PythonEnv, Report, Severity, framework_subject,
@@ -46,7 +47,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 .iter()
                 .any(|c| {
                     c.subjects.contains(&subject)
-                        || (machine_wide && !c.subjects.iter().any(|s| s.starts_with("framework:")))
+                        || (machine_wide && !c.subjects.iter().any(|s| s.as_framework().is_some()))
                 })
         };
         match rt.status {
@@ -557,7 +558,7 @@ fn allreduce_failed(env: &PythonEnv, fw: &Framework, smoke: &FrameworkSmoke) -> 
     )
     .evidence(a.error.clone().unwrap_or_else(|| "wrong sum".to_string()));
     for gpu in 0..a.world_size {
-        f = f.subject(format!("gpu:{gpu}"));
+        f = f.subject(Subject::Gpu(gpu));
     }
     Some(
         f.subject(framework_subject(&env.path, &fw.name))
@@ -1004,6 +1005,6 @@ mod tests {
             found[0].detail
         );
         assert_eq!(found[0].fix.as_deref(), Some(row.fix.as_str()));
-        assert!(found[1].subjects.contains(&"gpu:1".to_string()));
+        assert!(found[1].subjects.contains(&Subject::Gpu(1)));
     }
 }

@@ -97,7 +97,7 @@ fn persistence_mode_off(report: &Report, manifests: &Manifests) -> Option<Findin
                 "GPU {}: {row} is a data-center GPU (gpus.toml)",
                 gpu.index
             ))
-            .subject(format!("gpu:{}", gpu.index));
+            .subject(gpu.subject());
     }
     let daemon_running = report
         .kernel
@@ -208,7 +208,7 @@ fn nccl_interface_unset(report: &Report) -> Option<Finding> {
         f = f.evidence(line.clone());
     }
     for gpu in &gpus {
-        f = f.subject(format!("gpu:{}", gpu.index));
+        f = f.subject(gpu.subject());
     }
     let example = candidates
         .iter()

@@ -17,7 +17,7 @@ fn finding(id: &str, title: &str, subjects: &[&str]) -> Finding {
         evidence: Vec::new(),
         fix: None,
         explains: Vec::new(),
-        subjects: subjects.iter().map(|s| (*s).to_string()).collect(),
+        subjects: subjects.iter().map(|s| (*s).into()).collect(),
     }
 }
 

@@ -46,9 +46,11 @@ pub mod explain;
 pub mod rocm;
 pub mod runtime;
 pub mod smoke;
+mod subject;
 pub mod topology;
 mod vocab;
 
+pub use subject::Subject;
 pub use vocab::{DriverLibraryKind, EnvKind, LibraryFamily, OwnerKind};
 
 use serde::{Deserialize, Serialize};
@@ -529,6 +531,12 @@ impl Gpu {
     pub fn is_nvidia(&self) -> bool {
         self.vendor == GpuVendor::Nvidia
     }
+
+    /// This GPU as a finding's subject (`gpu:N`).
+    #[must_use]
+    pub fn subject(&self) -> Subject {
+        Subject::Gpu(self.index)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -975,7 +983,7 @@ pub struct Finding {
     pub explains: Vec<String>,
     /// What the finding is about, so `check` and the TUI can tie it to a part of the machine:
     /// `gpu:0`, `toolkit:/usr/local/cuda-12.4`, `framework:/opt/venv:torch`.
-    pub subjects: Vec<String>,
+    pub subjects: Vec<Subject>,
 }
 
 impl Report {
@@ -1011,8 +1019,8 @@ impl Report {
     }
 }
 
-/// The subject key of a framework in an environment, as findings list it in `subjects`.
+/// The subject of a framework in an environment, as findings list it in `subjects`.
 #[must_use]
-pub fn framework_subject(env_path: &str, name: &str) -> String {
-    format!("framework:{env_path}:{name}")
+pub fn framework_subject(env_path: &str, name: &str) -> Subject {
+    Subject::framework(env_path, name)
 }
