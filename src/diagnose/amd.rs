@@ -180,7 +180,9 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
         f = f.explains(id);
     }
     Some(
+        // The host's kernel; in a container `amdgpu_fix` has said so.
         f.subject(Subject::Driver(Some("amdgpu".into())))
+            .fix_on_host_if(report.host.container.is_none())
             .fix(fix)
             .build(),
     )
@@ -307,7 +309,9 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
         f = f.explains(id);
     }
     Some(
+        // Outside a container the kernel's; inside, how the container is started.
         f.subject(Subject::Device("/dev/kfd".into()))
+            .fix_on_host_if(container.is_none())
             .fix(fix)
             .build(),
     )

@@ -533,7 +533,13 @@ fn wsl_runtime(report: &Report) -> Option<Finding> {
          print(os.path.dirname(torch.__file__))')/lib\" && rm libhsa-runtime64.so* && cp \
          /opt/rocm/lib/libhsa-runtime64.so.1* .` (AMD's ROCm-on-WSL PyTorch guide).",
     );
-    Some(f.fix(fix).explains(&ids::KFD_MISSING).build())
+    // amdgpu-install is the host's (WSL's) step; swapping a wheel's runtime is the user's.
+    Some(
+        f.fix_on_host_if(wsl_runtime.is_none())
+            .fix(fix)
+            .explains(&ids::KFD_MISSING)
+            .build(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

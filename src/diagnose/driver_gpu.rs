@@ -163,7 +163,7 @@ fn too_new_for_gpu(report: &Report, manifests: &Manifests) -> Option<Finding> {
             .subject(g.subject());
     }
     Some(
-        f.fix(distro::legacy_branch(report, last))
+        f.fix_on_host(distro::legacy_branch(report, last))
             .explains(&ids::NO_DRIVER)
             .explains(&ids::NVIDIA_SMI_FAILED)
             .explains(&ids::MODULE_FLAVOUR_UNSUPPORTED)
@@ -225,7 +225,7 @@ fn flavour(report: &Report, manifests: &Manifests) -> Option<Finding> {
         f = f.evidence(w.clone());
     }
     Some(
-        f.fix(distro::module_flavour(report, !open, branch))
+        f.fix_on_host(distro::module_flavour(report, !open, branch))
             .subject(Subject::Driver(None))
             .explains(&ids::NO_DRIVER)
             .explains(&ids::NVIDIA_SMI_FAILED)

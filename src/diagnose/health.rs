@@ -380,7 +380,9 @@ fn ecc_errors(report: &Report) -> Option<Finding> {
         .iter()
         .map(|(step, indices)| step.text(indices))
         .collect();
-    Some(f.fix(fix.join(" ")).build())
+    // Resetting a GPU is the host's step; the others are the user's.
+    let reset = fixes.iter().any(|(step, _)| *step == EccFix::Reset);
+    Some(f.fix_on_host_if(reset).fix(fix.join(" ")).build())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -341,6 +341,7 @@ fn cannot_see_gpu(
         ));
     }
     f.subject(framework_subject(&env.path, &fw.name))
+        .fix_on_host_if(known.is_some_and(|k| k.fix_on_host))
         .fix(known.map_or_else(
             || {
                 format!(
@@ -364,7 +365,8 @@ fn import_failed(
     let error = rt.import_error.as_deref().unwrap_or("unknown error");
     // What the import error means and its fix are errors.toml's (a missing shared library, a
     // symbol of another version, ...), as `explain` would say of the same words.
-    let (cause, fix) = match known_in(error, manifests) {
+    let row = known_in(error, manifests);
+    let (cause, fix) = match row {
         Some(row) => (row.meaning.clone(), row.fix.clone()),
         None => (
             "The package's files are there but Python cannot import it.".to_string(),
@@ -393,6 +395,7 @@ fn import_failed(
         f = f.evidence(line);
     }
     f.subject(framework_subject(&env.path, &fw.name))
+        .fix_on_host_if(row.is_some_and(|r| r.fix_on_host))
         .fix(fix)
         .build()
 }
@@ -526,6 +529,7 @@ fn smoke_failed(
     f = f.evidence(imported_by(fw, rt));
     Some(
         f.subject(framework_subject(&env.path, &fw.name))
+            .fix_on_host_if(known.is_some_and(|r| r.fix_on_host))
             .fix(if let Some(row) = known {
                 row.fix.clone()
             } else if raised {

@@ -126,7 +126,12 @@ fn persistence_mode_off(report: &Report, manifests: &Manifests) -> Option<Findin
              on until the next reboot."
         )
     };
-    Some(f.fix(fix).build())
+    // The host's steps; in a container `where_` has said so.
+    Some(
+        f.fix_on_host_if(report.host.container.is_none())
+            .fix(fix)
+            .build(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

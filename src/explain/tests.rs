@@ -18,6 +18,7 @@ fn finding(id: &str, title: &str, subjects: &[&str]) -> Finding {
         fix: None,
         explains: Vec::new(),
         subjects: subjects.iter().map(|s| (*s).into()).collect(),
+        fix_target: crate::report::FixTarget::Here,
     }
 }
 

@@ -635,6 +635,7 @@ mod tests {
             fix: None,
             explains: Vec::new(),
             subjects: subjects.iter().map(|s| (*s).into()).collect(),
+            fix_target: crate::report::FixTarget::Here,
         }
     }
 
@@ -1070,6 +1071,7 @@ mod growth {
                 fix: None,
                 explains: Vec::new(),
                 subjects: vec![Subject::Gpu(i), Subject::Gpu(i)],
+                fix_target: crate::report::FixTarget::Here,
             });
         }
         r.smoke = Some(run);

@@ -113,6 +113,7 @@ pub(crate) fn report_of(s: &str) -> Report {
         fix: Some(s.to_string()),
         explains: Vec::new(),
         subjects: vec![crate::report::Subject::Gpu(0)],
+        fix_target: crate::report::FixTarget::Here,
     });
     r.probes.push(ProbeRecord {
         name: s.to_string(),

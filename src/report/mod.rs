@@ -984,6 +984,22 @@ pub struct Finding {
     /// What the finding is about, so `check` and the TUI can tie it to a part of the machine:
     /// `gpu:0`, `toolkit:/usr/local/cuda-12.4`, `framework:/opt/venv:torch`.
     pub subjects: Vec<Subject>,
+    /// Where `fix` is carried out, as the rule that wrote it decided. Not in the JSON: inside a
+    /// container the diagnosis has already said in `fix` that its steps are the host's.
+    #[serde(skip)]
+    pub fix_target: FixTarget,
+}
+
+/// Where a finding's fix is carried out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FixTarget {
+    /// Wherever gpu-doctor runs, a container included: packages in an environment, variables,
+    /// files the user owns, or steps whose text says itself where they run.
+    #[default]
+    Here,
+    /// Only the host can: the kernel module, firmware, driver packages, host services, a reboot.
+    /// Inside a container the diagnosis says so before the steps.
+    Host,
 }
 
 impl Report {

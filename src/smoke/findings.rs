@@ -77,6 +77,7 @@ pub(super) fn finding(
         fix: Some(fix.to_string()),
         explains: Vec::new(),
         subjects: vec![crate::report::Subject::Gpu(gpu)],
+        fix_target: crate::report::FixTarget::Here,
     }
 }
 

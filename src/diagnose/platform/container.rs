@@ -101,6 +101,9 @@ pub(super) fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
     Some(
         f.explains(&ids::NO_GPU)
             .subject(Subject::Container(Some(runtime.to_string())))
+            // Docker's steps install the toolkit on the host; Kubernetes' are the pod spec's,
+            // and Podman's say themselves that the CDI spec is made on the host.
+            .fix_on_host_if(!matches!(runtime, "kubernetes" | "podman"))
             .fix(fix)
             .build(),
     )

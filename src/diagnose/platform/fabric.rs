@@ -106,7 +106,7 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
     };
     Some(
         f.subject(Subject::Service("nvidia-fabricmanager".into()))
-            .fix(fix)
+            .fix_on_host(fix)
             .build(),
     )
 }
@@ -481,7 +481,7 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
     Some(
         f.subject(Subject::Service("nvidia-fabricmanager".into()))
             .explains(&ids::SMOKE_CUDA_ERROR)
-            .fix(fix)
+            .fix_on_host(fix)
             .build(),
     )
 }
