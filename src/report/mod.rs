@@ -983,6 +983,7 @@ pub struct Finding {
     pub explains: Vec<String>,
     /// What the finding is about, so `check` and the TUI can tie it to a part of the machine:
     /// `gpu:0`, `toolkit:/usr/local/cuda-12.4`, `framework:/opt/venv:torch`.
+    #[cfg_attr(test, schemars(with = "Vec<String>"))]
     pub subjects: Vec<Subject>,
     /// Where `fix` is carried out, as the rule that wrote it decided. Not in the JSON: inside a
     /// container the diagnosis has already said in `fix` that its steps are the host's.

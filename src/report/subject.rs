@@ -172,21 +172,6 @@ impl<'de> Deserialize<'de> for Subject {
 }
 
 #[cfg(test)]
-impl schemars::JsonSchema for Subject {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "String".into()
-    }
-
-    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        String::json_schema(generator)
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::Subject;
 
