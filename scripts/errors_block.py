@@ -317,8 +317,10 @@ def rows_block(spec, data):
         out += ["decide = " + toml_str(row["decide"]),
                 "elsewhere = [" + ", ".join(toml_str(e) for e in row["elsewhere"]) + "]",
                 "checks = [" + ", ".join(toml_str(c) for c in row["checks"]) + "]",
-                "fix = " + toml_str(row["fix"]),
-                "examples = [" + ", ".join(toml_str(e) for e in row["examples"]) + "]",
+                "fix = " + toml_str(row["fix"])]
+        if row.get("fix_on_host"):
+            out.append("fix_on_host = true")
+        out += ["examples = [" + ", ".join(toml_str(e) for e in row["examples"]) + "]",
                 "source = " + toml_str(f"{repo}; {row['reports']}"),
                 f"checked = {toml_str(spec.CHECKED)}"]
     out.append(spec.END)

@@ -62,6 +62,7 @@ ROWS = [
         "elsewhere": ["env: a container image that ships its own libcuda instead of the host's (the NVIDIA runtime mounts the host's)"],
         "checks": ["doctor: compares the loaded kernel module with the user-space driver libraries"],
         "fix": "Reboot (or unload and reload the nvidia modules) after a driver upgrade; remove stray libcuda copies so the driver's own is found; in containers let the NVIDIA runtime mount the host's libcuda.",
+        "fix_on_host": True,
         "examples": [
             "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO version 361.93.2 -- cannot find working devices in this configuration",
             "2021-10-16 14:56:09.420791: E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:313] kernel version 460.91.3 does not match DSO version 470.57.2 -- cannot find working devices in this configuration",

@@ -52,6 +52,7 @@ ROWS = [
         "elsewhere": ["node: another node of the job whose fabric is not ready (its rank prints the same line)", "runtime: a container without the IMEX channel devices, where the host's fabric is fine"],
         "checks": ["doctor: reads NVSwitches, the fabric manager and each GPU's fabric state"],
         "fix": "Start nvidia-fabricmanager (the same version as the driver) and reset the GPUs or reboot; NCCL_NVLS_ENABLE=0 avoids NVLS until then, at some cost in all-reduce speed.",
+        "fix_on_host": True,
         "examples": [
             "[2026-06-23 15:45:07] gpu-stress-dgc86-xfpt6:420:437 [5] transport/nvls.cc:379 (nvlsAllocateMem) NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'.",
             "ncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nFailed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'.\nThis is usually caused by a system or configuration error in the Fabric Manager or NVSwitches.\nDisable NVLS (NCCL_NVLS_ENABLE=0) if you wish to avoid this error in the future.",
@@ -237,8 +238,10 @@ def block(data):
                 "decide = " + toml_str(row["decide"]),
                 "elsewhere = [" + ", ".join(toml_str(e) for e in row["elsewhere"]) + "]",
                 "checks = [" + ", ".join(toml_str(c) for c in row["checks"]) + "]",
-                "fix = " + toml_str(row["fix"]),
-                "examples = [" + ", ".join(toml_str(e) for e in row["examples"]) + "]",
+                "fix = " + toml_str(row["fix"])]
+        if row.get("fix_on_host"):
+            out.append("fix_on_host = true")
+        out += ["examples = [" + ", ".join(toml_str(e) for e in row["examples"]) + "]",
                 "source = " + toml_str(f"{REPO} {', '.join(files)} @ {tags[0]}..{tags[-1]}; {row['reports']}"),
                 f"checked = {toml_str(CHECKED)}"]
     out.append(END)

@@ -56,6 +56,7 @@ ROWS = [
         "elsewhere": ["runtime: the upgrade happened while the old module was loaded; a reboot (or unloading the nvidia modules) loads the new one"],
         "checks": ["doctor: compares the loaded module's version with the driver libraries' (driver-library-mismatch)"],
         "fix": "Reboot (or unload nvidia_uvm, nvidia_drm, nvidia_modeset and nvidia, then load nvidia again); if it persists, rebuild the module for the installed version (dkms autoinstall, akmods --force) so the module and the libraries match.",
+        "fix_on_host": True,
         "examples": [
             "[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)\n               NVRM: has the version 595.84, but this kernel module has\n               NVRM: the version 595.80.  Please make sure that this",
             "[ 7386.259769] NVRM: API mismatch: the client has the version 515.48.07, but\n               NVRM: this kernel module has the version 510.73.05.  Please",
@@ -104,6 +105,7 @@ ROWS = [
         "elsewhere": ["hardware: a GeForce or workstation GPU with the first open modules"],
         "checks": ["doctor: reads the GPU and the loaded module"],
         "fix": "Load the module with NVreg_OpenRmEnableUnsupportedGpus=1 (options nvidia NVreg_OpenRmEnableUnsupportedGpus=1 in /etc/modprobe.d/), use the proprietary modules, or a newer branch.",
+        "fix_on_host": True,
         "examples": ["[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs."],
         "reports": "NVIDIA/open-gpu-kernel-modules#230 (515 open modules on a GeForce: 'RmInitAdapter failed! (0x63:0x0:1905)' after it)",
     },
@@ -117,6 +119,7 @@ ROWS = [
         "elsewhere": ["runtime: the GPU is passed to a virtual machine (vfio-pci) on purpose"],
         "checks": ["doctor: reads the driver bound to each NVIDIA PCI device (nouveau-loaded, nova-core-bound)"],
         "fix": "Blacklist nouveau (and nova_core, nova_drm on 7.x kernels) in /etc/modprobe.d/, rebuild the initramfs (update-initramfs -u, dracut -f) and reboot.",
+        "fix_on_host": True,
         "examples": [
             "Jul 04 20:18:16 nixos kernel: NVRM: The NVIDIA probe routine was not called for 1 device(s).",
             "[  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.",
@@ -164,6 +167,7 @@ ROWS = [
         "elsewhere": ["hardware: the GPU does not answer (power, seating, a failing card)", "node: a BIOS setting (Above 4G decoding off, resizable BAR) on this board"],
         "checks": ["doctor: compares the module, the libraries and the firmware versions, and reads the GPU's PCIe link"],
         "fix": "Make the module, its GSP firmware and the libraries one version (reinstall the driver, reboot); if it persists, check the BIOS (Above 4G decoding on) and the card.",
+        "fix_on_host": True,
         "examples": ["[   23.991672] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)"],
         "reports": "ublue-os/bazzite#2668 (570.144 module without its gsp_ga10x.bin after a half-applied update); geerlingguy/raspberry-pi-pcie-devices#26",
     },
@@ -177,6 +181,7 @@ ROWS = [
         "elsewhere": ["hardware: the GPU, its power or its PCIe link failed"],
         "checks": ["doctor: reads ECC counters and the PCIe link"],
         "fix": "Reset the GPU (nvidia-smi -r) or reboot; if it repeats, check power, cooling and seating, and have the card replaced.",
+        "fix_on_host": True,
         "examples": ["[ 1234.567890] NVRM: GPU is lost, skipping nvidia_ioctl"],
         "reports": "open-gpu-kernel-modules kernel-open/nvidia/nv.c (printed after the GPU fell off the bus)",
     },
@@ -367,8 +372,10 @@ def block(data):
                 "decide = " + toml_str(row["decide"]),
                 "elsewhere = [" + ", ".join(toml_str(e) for e in row["elsewhere"]) + "]",
                 "checks = [" + ", ".join(toml_str(c) for c in row["checks"]) + "]",
-                "fix = " + toml_str(row["fix"]),
-                "examples = [" + ", ".join(toml_str(e) for e in row["examples"]) + "]",
+                "fix = " + toml_str(row["fix"])]
+        if row.get("fix_on_host"):
+            out.append("fix_on_host = true")
+        out += ["examples = [" + ", ".join(toml_str(e) for e in row["examples"]) + "]",
                 "source = " + toml_str(
                     f"{REPO} {', '.join(files)} @ {tag_list[0]}..{tag_list[-1]}; {row['reports']}"),
                 f"checked = {toml_str(CHECKED)}"]

@@ -8,6 +8,7 @@ pub(crate) mod render;
 
 use expr::{FrameworkName, Op, Requirement, Subject, Value};
 
+use crate::diagnose::ids;
 use crate::report::{Framework, Report, Severity};
 use crate::version::Version;
 
@@ -424,14 +425,14 @@ fn framework_gpu(
 }
 
 /// AMD findings that keep every ROCm build off the GPU, whatever their subjects.
-const MACHINE_WIDE_AMD: [&str; 7] = [
-    "amdgpu-not-loaded",
-    "kfd-missing",
-    "rocm-gpu-unsupported",
-    "rocm-device-permission",
-    "hsa-override-mismatch",
-    "visible-devices-hides-gpus",
-    "rocm-too-old-for-gpu",
+static MACHINE_WIDE_AMD: [&ids::Kind; 7] = [
+    &ids::AMDGPU_NOT_LOADED,
+    &ids::KFD_MISSING,
+    &ids::ROCM_GPU_UNSUPPORTED,
+    &ids::ROCM_DEVICE_PERMISSION,
+    &ids::HSA_OVERRIDE_MISMATCH,
+    &ids::VISIBLE_DEVICES_HIDES_GPUS,
+    &ids::ROCM_TOO_OLD_FOR_GPU,
 ];
 
 /// A ROCm build that can use this machine's AMD GPU: a ROCm build, an AMD GPU ROCm reaches (a
@@ -470,7 +471,7 @@ fn framework_rocm(
         let subject = crate::report::framework_subject(env_path, &fw.name);
         if let Some(f) = report.findings.iter().find(|f| {
             f.severity == Severity::Error
-                && (f.subjects.contains(&subject) || MACHINE_WIDE_AMD.contains(&f.id.as_str()))
+                && (f.subjects.contains(&subject) || ids::is_one_of(&MACHINE_WIDE_AMD, &f.id))
         }) {
             reasons.push(format!("{label}: {} ({})", f.title, f.id));
             continue;

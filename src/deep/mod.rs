@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use crate::host::Host;
 use crate::report::runtime::FrameworkRuntime;
-use crate::report::{ProbeStatus, PythonEnv, Report, Severity, framework_subject};
+use crate::report::{ProbeStatus, PythonEnv, Report, Severity, Subject, framework_subject};
 
 /// `doctor --deep`'s deadline for each probe: importing TensorFlow on a cold disk takes tens of
 /// seconds; conda's own CUDA probe allows 60.
@@ -148,7 +148,7 @@ fn framework_names(env: &PythonEnv) -> Vec<&str> {
 /// fails when any framework cannot compute on the GPU, whatever the cause.
 #[must_use]
 pub(crate) fn any_failure(report: &Report) -> bool {
-    let asked: Vec<String> = report
+    let asked: Vec<Subject> = report
         .python_envs
         .iter()
         .flat_map(|e| {

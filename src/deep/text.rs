@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
-use crate::report::{ProbeStatus, Report, framework_subject};
+use crate::report::{ProbeStatus, Report, Subject, framework_subject};
 use crate::sanitize::clean;
 
 /// Warnings and stderr lines shown per framework; the JSON has them all.
@@ -43,7 +43,7 @@ pub(crate) fn render(report: &Report, with_findings: bool) -> String {
 
 /// Findings about a framework that was asked, with their evidence and fix.
 fn findings(out: &mut String, report: &Report) {
-    let asked: Vec<String> = report
+    let asked: Vec<Subject> = report
         .python_envs
         .iter()
         .flat_map(|e| {

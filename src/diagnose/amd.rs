@@ -10,6 +10,7 @@
 use super::FindingBuilder;
 use super::ids;
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::rocm::{DeviceNode, RocmStack};
 use crate::report::{Finding, Gpu, PciDevice, Report, Severity};
 use crate::version::{GfxTarget, Version, compare};
@@ -178,7 +179,13 @@ fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Option<Finding> 
     for id in FRAMEWORK_SYMPTOMS {
         f = f.explains(id);
     }
-    Some(f.subject("driver:amdgpu").fix(fix).build())
+    Some(
+        // The host's kernel; in a container `amdgpu_fix` has said so.
+        f.subject(Subject::Driver(Some("amdgpu".into())))
+            .fix_on_host_if(report.host.container.is_none())
+            .fix(fix)
+            .build(),
+    )
 }
 
 /// The AMD GPUs on the bus that amdgpu does not drive, among those it could: the AMD table
@@ -301,7 +308,13 @@ fn kfd_missing(report: &Report) -> Option<Finding> {
     for id in FRAMEWORK_SYMPTOMS {
         f = f.explains(id);
     }
-    Some(f.subject("device:/dev/kfd").fix(fix).build())
+    Some(
+        // Outside a container the kernel's; inside, how the container is started.
+        f.subject(Subject::Device("/dev/kfd".into()))
+            .fix_on_host_if(container.is_none())
+            .fix(fix)
+            .build(),
+    )
 }
 
 /// The DRM nodes ROCm would open beside `/dev/kfd`: whether the GPU reached the container (or
@@ -404,9 +417,7 @@ fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<Finding> {
          a GPU onto a sibling target of its own family, and there is none here)."
     });
     for (gpu, why) in &bad {
-        f = f
-            .evidence(why.clone())
-            .subject(format!("gpu:{}", gpu.index));
+        f = f.evidence(why.clone()).subject(gpu.subject());
     }
     let fix = if usable_other {
         let keep: Vec<String> = kfd_gpus(report)
@@ -564,7 +575,7 @@ fn device_permission(report: &Report) -> Option<Finding> {
                     .or_else(|| n.gid.map(|g| format!("gid {g}")))
                     .unwrap_or_else(|| "?".to_string())
             ))
-            .subject(format!("device:{}", n.path));
+            .subject(Subject::Device(n.path.clone()));
     }
     f = f.evidence(format!(
         "{who}: groups {}",
@@ -697,7 +708,7 @@ fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
                 "{}: first supported by ROCm {first} (rocm.toml)",
                 gpu_label(gpu)
             ))
-            .subject(format!("gpu:{}", gpu.index));
+            .subject(gpu.subject());
     }
     if !install.rocblas_targets.is_empty() {
         f = f.evidence(format!(

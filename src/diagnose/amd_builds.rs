@@ -142,7 +142,7 @@ fn cuda_build(
     ))
     .subject(framework_subject(&env.path, &fw.name));
     for g in &gpus {
-        f = f.evidence(gpu_label(g)).subject(format!("gpu:{}", g.index));
+        f = f.evidence(gpu_label(g)).subject(g.subject());
     }
     if !fw.pins.is_empty() {
         f = f.evidence(format!("pins NVIDIA wheels: {}", fw.pins.join(", ")));
@@ -416,7 +416,7 @@ fn arch_missing(
         .evidence(format!("{}: gfx target {own}", gpu_label(gpu)))
         .evidence(format!("{} in {}: {evidence_list}", label(fw), env.path))
         .subject(framework_subject(&env.path, &fw.name))
-        .subject(format!("gpu:{}", gpu.index));
+        .subject(gpu.subject());
         if let Some(o) = &over {
             f = f.evidence(format!("HSA_OVERRIDE_GFX_VERSION makes ROCm use {o}"));
         }

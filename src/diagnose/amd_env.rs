@@ -12,6 +12,7 @@ use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
 use crate::parse::visible_devices::{self, Entry};
+use crate::report::Subject;
 use crate::report::{Finding, Framework, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::{GfxTarget, Version};
 
@@ -150,13 +151,13 @@ fn visible_devices(report: &Report) -> Option<Finding> {
     )
     .evidence(format!("{var}={value}"))
     .evidence(why)
-    .subject(format!("env:{var}"));
+    .subject(Subject::EnvVar(var.to_string()));
     let visible: std::collections::HashSet<usize> = seen.gpus.iter().copied().collect();
     for (i, gpu) in gpus.iter().enumerate() {
         if !visible.contains(&i) {
             f = f
                 .evidence(format!("hidden: {}", gpu_label(gpu)))
-                .subject(format!("gpu:{}", gpu.index));
+                .subject(gpu.subject());
         }
     }
     let last = gpus.len().saturating_sub(1);
@@ -245,7 +246,7 @@ fn igpu_visible(report: &Report) -> Option<Finding> {
                     " (discrete)"
                 }
             ))
-            .subject(format!("gpu:{}", g.index));
+            .subject(g.subject());
     }
     f = f.evidence(if masks(report).is_empty() {
         "HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES are not set".to_string()
@@ -319,11 +320,11 @@ fn override_mismatch(report: &Report, manifests: &Manifests) -> Option<Finding> 
          GPU's own, which is slower at best."
     })
     .evidence(format!("HSA_OVERRIDE_GFX_VERSION={value}: ROCm treats every GPU as {named}"))
-    .subject("env:HSA_OVERRIDE_GFX_VERSION");
+    .subject(Subject::EnvVar("HSA_OVERRIDE_GFX_VERSION".into()));
     for (gpu, why) in wrong.iter().chain(needless.iter()) {
         f = f
             .evidence(format!("{}: {why}", gpu_label(gpu)))
-            .subject(format!("gpu:{}", gpu.index));
+            .subject(gpu.subject());
     }
     let fix = if error {
         override_fix(manifests, &wrong)
@@ -348,7 +349,7 @@ fn malformed_override(value: &str) -> Finding {
          one, so programs fail to start on the GPU or ignore it.",
     )
     .evidence(format!("HSA_OVERRIDE_GFX_VERSION={value}"))
-    .subject("env:HSA_OVERRIDE_GFX_VERSION")
+    .subject(Subject::EnvVar("HSA_OVERRIDE_GFX_VERSION".into()))
     .fix(
         "Unset it (`unset HSA_OVERRIDE_GFX_VERSION`, and remove it from where it is set: \
          a shell profile, a service's Environment=), or set a value of the form 11.0.0.",
@@ -532,7 +533,13 @@ fn wsl_runtime(report: &Report) -> Option<Finding> {
          print(os.path.dirname(torch.__file__))')/lib\" && rm libhsa-runtime64.so* && cp \
          /opt/rocm/lib/libhsa-runtime64.so.1* .` (AMD's ROCm-on-WSL PyTorch guide).",
     );
-    Some(f.fix(fix).explains(&ids::KFD_MISSING).build())
+    // amdgpu-install is the host's (WSL's) step; swapping a wheel's runtime is the user's.
+    Some(
+        f.fix_on_host_if(wsl_runtime.is_none())
+            .fix(fix)
+            .explains(&ids::KFD_MISSING)
+            .build(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -118,7 +118,7 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
                     ""
                 }
             ))
-            .subject(format!("gpu:{}", g.index));
+            .subject(g.subject());
     }
     if bundled {
         f = f.evidence(

@@ -13,6 +13,7 @@
 use super::ids;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{DriverLibraryKind, Finding, ProbeStatus, Report, Severity};
 
 pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
@@ -159,7 +160,9 @@ fn container_capabilities(report: &Report, runtime: &str, seen: Vec<String>) -> 
          graphics and video too)."
             .to_string()
     };
-    f.subject(format!("container:{runtime}")).fix(fix).build()
+    f.subject(Subject::Container(Some(runtime.to_string())))
+        .fix(fix)
+        .build()
 }
 
 fn host_compute_missing(report: &Report, seen: Vec<String>) -> Finding {
@@ -198,7 +201,7 @@ fn host_compute_missing(report: &Report, seen: Vec<String>) -> Finding {
               `ldconfig -p | grep libcuda`."
             .to_string(),
     };
-    f.subject("driver").fix(fix).build()
+    f.subject(Subject::Driver(None)).fix(fix).build()
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ fn finding(
     for (g, cc) in older {
         f = f
             .evidence(format!("{}: compute capability {}", gpu(g), cc.as_str()))
-            .subject(format!("gpu:{}", g.index));
+            .subject(g.subject());
     }
     // The same release's library for the other CUDA versions, when it covers these GPUs.
     let other_cuda_min = Some(row)

@@ -5,6 +5,7 @@
 use super::FindingBuilder;
 use super::ids;
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{
     DriverLibrary, DriverLibraryKind, Finding, PciDevice, ProbeStatus, Report, Severity,
 };
@@ -118,7 +119,7 @@ fn no_driver(report: &Report) -> Option<Finding> {
     if report.host.secure_boot == Some(true) {
         f = f.evidence("Secure Boot: enabled (an unsigned module will not load)");
     }
-    f = f.subject("driver");
+    f = f.subject(Subject::Driver(None));
     if report.driver.nvidia_smi.status != ProbeStatus::Absent
         && report.driver.nvidia_smi.status != ProbeStatus::Skipped
     {
@@ -130,7 +131,11 @@ fn no_driver(report: &Report) -> Option<Finding> {
     if let Some(key) = &report.kernel.module_signing_key {
         f = f.evidence(format!("local module-signing key: {key}"));
     }
-    Some(f.fix(no_driver_fix(report)).build())
+    Some(
+        f.fix_on_host_if(report.host.container.is_none())
+            .fix(no_driver_fix(report))
+            .build(),
+    )
 }
 
 /// What to do about a module that is not loaded, led by what the files show: a module built for
@@ -205,7 +210,7 @@ fn nouveau(report: &Report) -> Option<Finding> {
             .explains(&ids::NVIDIA_SMI_FAILED);
     }
     Some(
-        f.fix(
+        f.fix_on_host(
             "Blacklist nouveau, rebuild the initramfs and reboot: \
              `printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf && sudo update-initramfs -u && sudo reboot`, \
              then install the NVIDIA driver (`gpu-doctor plan`).",
@@ -263,7 +268,7 @@ fn nova(report: &Report) -> Option<Finding> {
         f = f.explains(&ids::NOUVEAU_LOADED);
     }
     Some(
-        f.fix(
+        f.fix_on_host(
             "Blacklist nova (and nouveau), rebuild the initramfs and reboot: `printf 'blacklist \
              nova_core\\nblacklist nova_drm\\nblacklist nouveau\\n' | sudo tee \
              /etc/modprobe.d/blacklist-nova.conf && sudo update-initramfs -u && sudo reboot` \
@@ -342,8 +347,8 @@ fn mismatch(report: &Report) -> Option<Finding> {
     }
     Some(
         f.explains(&ids::NVIDIA_SMI_FAILED)
-            .subject("driver")
-            .fix(
+            .subject(Subject::Driver(None))
+            .fix_on_host(
                 "Reboot. Without a reboot, stop everything using the GPU and reload the module: \
                  `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`.",
             )
@@ -379,7 +384,7 @@ fn smi_failed(report: &Report) -> Option<Finding> {
         f = f.evidence(detail.clone());
     }
     Some(
-        f.fix(if hung {
+        f.fix_on_host_if(hung).fix(if hung {
             "Check `sudo dmesg | grep -i -E 'NVRM|Xid'` for driver errors; enable persistence mode \
              (`sudo nvidia-smi -pm 1`); a GPU that fell off the bus needs a reboot."
         } else {

@@ -24,6 +24,7 @@
 
 use super::{FindingBuilder, distro, ids};
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{DriverLibraryKind, Finding, Gpu, Report, Severity};
 use crate::version::Version;
 
@@ -159,10 +160,10 @@ fn too_new_for_gpu(report: &Report, manifests: &Manifests) -> Option<Finding> {
                 "{}: compute capability {cc}, last driver branch R{l} (cuda.toml)",
                 label(g, cc)
             ))
-            .subject(format!("gpu:{}", g.index));
+            .subject(g.subject());
     }
     Some(
-        f.fix(distro::legacy_branch(report, last))
+        f.fix_on_host(distro::legacy_branch(report, last))
             .explains(&ids::NO_DRIVER)
             .explains(&ids::NVIDIA_SMI_FAILED)
             .explains(&ids::MODULE_FLAVOUR_UNSUPPORTED)
@@ -224,8 +225,8 @@ fn flavour(report: &Report, manifests: &Manifests) -> Option<Finding> {
         f = f.evidence(w.clone());
     }
     Some(
-        f.fix(distro::module_flavour(report, !open, branch))
-            .subject("driver")
+        f.fix_on_host(distro::module_flavour(report, !open, branch))
+            .subject(Subject::Driver(None))
             .explains(&ids::NO_DRIVER)
             .explains(&ids::NVIDIA_SMI_FAILED)
             .build(),

@@ -13,6 +13,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, Targeting};
+use crate::report::Subject;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, Toolkit, framework_subject};
 use crate::version::Version;
 
@@ -149,7 +150,7 @@ fn cannot_target(
                     }
                 )
             })
-            .subject(format!("toolkit:{}", toolkit.path))
+            .subject(Subject::Toolkit(toolkit.path.clone()))
         });
         f = Some(
             builder
@@ -157,7 +158,7 @@ fn cannot_target(
                     "GPU {}: {name}, compute capability {cc}; {why}",
                     gpu.index
                 ))
-                .subject(format!("gpu:{}", gpu.index)),
+                .subject(gpu.subject()),
         );
     }
     let fix = match fix_floor {
@@ -248,7 +249,7 @@ fn framework_mismatch(
             "{label} in {}: built with CUDA {} ({})",
             env.path, built, fw.source
         ))
-        .subject(format!("toolkit:{}", toolkit.path))
+        .subject(Subject::Toolkit(toolkit.path.clone()))
         .subject(framework_subject(&env.path, &fw.name))
         .fix(format!(
             "Build with a CUDA {} toolkit: install it and `export CUDA_HOME=/usr/local/cuda-{}`{}",

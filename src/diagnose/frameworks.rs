@@ -9,6 +9,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchBuild};
+use crate::report::Subject;
 use crate::report::{
     Extension, Finding, Framework, PythonEnv, Report, Severity, framework_subject,
 };
@@ -311,7 +312,7 @@ fn driver_too_old(
         fw.source
     ))
     .subject(framework_subject(&env.path, &fw.name))
-    .subject("driver");
+    .subject(Subject::Driver(None));
     // A toolkit of the framework's own CUDA (an NGC or CUDA image ships both) is too new for
     // the same reason: one cause, one error.
     if let Some(t) = report.toolkits.iter().find(|t| {
@@ -607,7 +608,7 @@ fn arch_missing(
         .evidence(format!("GPU {}: {name}, compute capability {cc_text}", gpu.index))
         .evidence(format!("{} in {}: CUDA {cuda}", label(fw), env.path))
         .subject(framework_subject(&env.path, &fw.name))
-        .subject(format!("gpu:{}", gpu.index))
+        .subject(gpu.subject())
         // A build with no kernels for the GPU is the cause of its cuDNN and torch.compile
         // failures there too: the build's own cuDNN, and a compiler with nothing to run.
         .explains(&ids::CUDNN_GPU_UNSUPPORTED)
@@ -764,7 +765,7 @@ mod tests {
         assert!(
             too_old
                 .subjects
-                .contains(&"framework:/venv:torch".to_string())
+                .contains(&Subject::framework("/venv", "torch"))
         );
     }
 

@@ -6,7 +6,7 @@
 //! `compute_mode`); neither is visible in `nvidia-smi`'s table beyond a "MIG" column and a
 //! "Compute M." cell, which is why users report them as "torch finds no GPU".
 
-use super::health::{driver_gpus, gpu_label, gpus_are, gpus_named, subject};
+use super::health::{driver_gpus, gpu_label, gpus_are, gpus_named};
 use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
 use crate::report::{Finding, Gpu, Report, Severity};
@@ -70,7 +70,7 @@ fn mig_no_instances(report: &Report) -> Option<Finding> {
                 gpu_label(g),
                 g.source
             ))
-            .subject(subject(g));
+            .subject(g.subject());
     }
     let others = all.len() - hit.len();
     if others > 0 {
@@ -80,7 +80,9 @@ fn mig_no_instances(report: &Report) -> Option<Finding> {
         ));
     }
     let i = first.index;
-    f = f.fix(format!(
+    // The host's step; in a container `on_the_host` has said so.
+    let host = report.host.container.is_none();
+    f = f.fix_on_host_if(host).fix(format!(
         "{}create the instances the jobs need: list the profiles with `nvidia-smi mig -i {i} \
          -lgip`, then `sudo nvidia-smi mig -i {i} -cgi <profile>[,<profile>...] -C` (the `-C` \
          makes each GPU instance's compute instance, without which there is still no MIG \
@@ -155,10 +157,11 @@ fn compute_mode(report: &Report) -> Option<Finding> {
                 g.compute_mode.as_deref().unwrap_or_default(),
                 g.source
             ))
-            .subject(subject(g));
+            .subject(g.subject());
     }
     let indices: Vec<String> = hit.iter().map(|g| g.index.to_string()).collect();
-    f = f.fix(format!(
+    let host = report.host.container.is_none();
+    f = f.fix_on_host_if(host).fix(format!(
         "{}`sudo nvidia-smi -i {} -c DEFAULT` lets every process use the GPU again (a batch \
          scheduler that set the mode sets it back for its jobs: ask its administrator); the \
          setting does not survive a reboot or driver reload.",

@@ -66,7 +66,7 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
          CUDA sees no GPU. Distribution packages are often a branch behind a new card (Ubuntu's \
          nvidia-driver-535 knows no RTX 50 GPU).",
     )
-    .fix(format!(
+    .fix_on_host(format!(
         "Install driver branch R{} or newer (`gpu-doctor plan` picks one), then reboot",
         newest.major()
     ))
@@ -82,7 +82,7 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
                 "{name}: PCI id {}, listed by NVIDIA's drivers from {first} on",
                 g.pci_device_id.as_deref().unwrap_or("unknown")
             ))
-            .subject(format!("gpu:{}", g.index));
+            .subject(g.subject());
     }
     Some(
         f.evidence(format!("installed driver: {driver_text}"))

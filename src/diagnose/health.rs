@@ -47,10 +47,6 @@ pub(super) fn gpus_named(gpus: &[&Gpu]) -> String {
     }
 }
 
-pub(super) fn subject(gpu: &Gpu) -> String {
-    format!("gpu:{}", gpu.index)
-}
-
 /// The GPUs a driver described: rules about live readings skip GPUs known only from the PCI
 /// bus (no readings) or described by `GPU_DOCTOR_*` overrides (not this machine's readings).
 pub(super) fn driver_gpus(report: &Report) -> impl Iterator<Item = &Gpu> {
@@ -155,7 +151,7 @@ fn thermal_throttle(report: &Report) -> Option<Finding> {
         if let Some(u) = gpu.utilization_pct {
             f = f.evidence(format!("{label}: utilization {u}%"));
         }
-        f = f.subject(subject(gpu));
+        f = f.subject(gpu.subject());
     }
     let first = gpus.first().map_or(0, |g| g.index);
     let mut fix = String::from(
@@ -377,14 +373,16 @@ fn ecc_errors(report: &Report) -> Option<Finding> {
                 "{label}: {n} row(s) remapped after uncorrectable errors"
             ));
         }
-        f = f.subject(subject(gpu));
+        f = f.subject(gpu.subject());
     }
     fixes.sort_by_key(|(step, _)| *step);
     let fix: Vec<String> = fixes
         .iter()
         .map(|(step, indices)| step.text(indices))
         .collect();
-    Some(f.fix(fix.join(" ")).build())
+    // Resetting a GPU is the host's step; the others are the user's.
+    let reset = fixes.iter().any(|(step, _)| *step == EccFix::Reset);
+    Some(f.fix_on_host_if(reset).fix(fix.join(" ")).build())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,7 +543,7 @@ fn pcie_link(report: &Report) -> Option<Finding> {
         if let Some(bus) = &gpu.pci_bus_id {
             ids.push(lspci_id(bus));
         }
-        f = f.subject(subject(gpu));
+        f = f.subject(gpu.subject());
     }
     let lspci = ids.first().map_or_else(
         || "sudo lspci -vv -d 10de: | grep -E 'LnkCap|LnkSta'".to_string(),
@@ -694,7 +692,7 @@ fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
         };
         f = f
             .evidence(format!("GPU {}: {name}{facts}", gpu.index))
-            .subject(subject(gpu));
+            .subject(gpu.subject());
     }
     if let Some(v) = visible {
         f = f.evidence(format!(

@@ -10,6 +10,7 @@
 
 use super::{FindingBuilder, env_var, ids};
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{Finding, HostCompiler, Report, Severity, Toolkit};
 use crate::version::Version;
 
@@ -115,7 +116,7 @@ fn too_new(report: &Report, manifests: &Manifests) -> Option<Finding> {
             "toolkit: {} (nvcc {toolkit_version}), newest GCC {max} ({from})",
             toolkit.path
         ))
-        .subject(format!("toolkit:{}", toolkit.path))
+        .subject(Subject::Toolkit(toolkit.path.clone()))
         .fix(fix)
         .build(),
     )

@@ -581,9 +581,37 @@ pub fn kind(id: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.id == id)
 }
 
+/// The cuDNN family: the cuDNN a framework would load is missing, of another version, or
+/// refuses the GPU. The TUI's framework view marks the cuDNN need unmet for any of them;
+/// `cudnn_family_is_every_cudnn_kind` keeps it whole.
+pub static CUDNN_KINDS: &[&Kind] = &[
+    &CUDNN_MISSING,
+    &CUDNN_VERSION_MISMATCH,
+    &CUDNN_GPU_UNSUPPORTED,
+];
+
+/// Whether a finding of `id` is of one of `family`'s kinds.
+#[must_use]
+pub fn is_one_of(family: &[&Kind], id: &str) -> bool {
+    family.iter().any(|k| k.id == id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cudnn_family_is_every_cudnn_kind() {
+        let named: Vec<&str> = KINDS
+            .iter()
+            .map(|k| k.id)
+            .filter(|id| id.starts_with("cudnn-"))
+            .collect();
+        let family: Vec<&str> = CUDNN_KINDS.iter().map(|k| k.id).collect();
+        assert_eq!(named, family);
+        assert!(is_one_of(CUDNN_KINDS, "cudnn-missing"));
+        assert!(!is_one_of(CUDNN_KINDS, "library-path-shadowing"));
+    }
 
     /// The `pub static NAME: Kind` declarations of this file, with the ID each one holds.
     fn declared() -> Vec<(String, String)> {

@@ -9,6 +9,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::date::Date;
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{Finding, ManifestSet, Report, Severity};
 
 /// Days after its date at which a set counts as stale: NVIDIA ships a driver branch, and
@@ -48,7 +49,7 @@ fn stale(set: &ManifestSet) -> Option<Finding> {
         ))
         .evidence(format!("today: {today} (system clock)"))
         .fix("gpu-doctor manifest update   # or upgrade gpu-doctor")
-        .subject("manifests")
+        .subject(Subject::Manifests)
         .build(),
     )
 }

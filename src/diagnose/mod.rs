@@ -41,7 +41,7 @@ mod triton;
 mod tuning;
 
 use crate::manifest::Manifests;
-use crate::report::{Finding, Report, Severity};
+use crate::report::{Finding, FixTarget, Report, Severity, Subject};
 
 /// A rule family: the report's facts and the compatibility tables in, findings out.
 type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
@@ -128,6 +128,7 @@ impl FindingBuilder {
             fix: None,
             explains: Vec::new(),
             subjects: Vec::new(),
+            fix_target: FixTarget::Here,
         })
     }
 
@@ -141,8 +142,30 @@ impl FindingBuilder {
         self
     }
 
+    /// Steps carried out wherever gpu-doctor runs ([`FixTarget::Here`], the default): in a
+    /// container, in the container. Steps only the host can take are
+    /// [`FindingBuilder::fix_on_host`]'s (or [`FindingBuilder::fix_on_host_if`] with this).
     pub(crate) fn fix(mut self, fix: impl Into<String>) -> FindingBuilder {
         self.0.fix = Some(fix.into());
+        self
+    }
+
+    /// Steps only the host can take ([`FixTarget::Host`]: the kernel module, firmware, driver
+    /// packages, host services, a reboot); inside a container the diagnosis says so before
+    /// them. A fix whose text already says where it runs ("On the host, ...") is a plain `fix`.
+    pub(crate) fn fix_on_host(mut self, fix: impl Into<String>) -> FindingBuilder {
+        self.0.fix = Some(fix.into());
+        self.0.fix_target = FixTarget::Host;
+        self
+    }
+
+    /// Marks the fix (given before or after, with [`FindingBuilder::fix`]) as the host's when
+    /// `on_host`: for a rule whose steps are the host's in some cases only, or that says itself
+    /// "on the host" inside a container.
+    pub(crate) fn fix_on_host_if(mut self, on_host: bool) -> FindingBuilder {
+        if on_host {
+            self.0.fix_target = FixTarget::Host;
+        }
         self
     }
 
@@ -151,7 +174,9 @@ impl FindingBuilder {
         self
     }
 
-    pub(crate) fn subject(mut self, subject: impl Into<String>) -> FindingBuilder {
+    /// Names what the finding is about: a [`Subject`] (`gpu.subject()`, `framework_subject(..)`,
+    /// `Subject::Driver(None)`); a string is read as the report would read it.
+    pub(crate) fn subject(mut self, subject: impl Into<Subject>) -> FindingBuilder {
         self.0.subjects.push(subject.into());
         self
     }
@@ -180,34 +205,39 @@ pub(crate) fn pci_bus_read(report: &Report) -> bool {
         .any(|p| p.name == "pci" && p.status == crate::report::ProbeStatus::Ok)
 }
 
-/// Steps that only the host can take: the kernel module, the firmware, the driver packages,
-/// host services. Said inside a container, a fix with these must say where they are run.
-const HOST_STEPS: [&str; 10] = [
-    "reboot",
-    "rmmod",
-    "modprobe",
-    "update-initramfs",
-    "dkms",
-    "ubuntu-drivers",
-    "mokutil",
-    "nvidia-smi -pm",
-    "nvidia-smi -r",
-    "systemctl",
-];
-
 /// Inside a container, a fix that reboots, reloads modules or installs drivers would be run in
-/// the container, where it does nothing (or cannot run): such fixes are framed as the host's
-/// steps, unless the rule already did so.
+/// the container, where it does nothing (or cannot run): the fixes their rules marked as the
+/// host's ([`FindingBuilder::fix_on_host`]) are framed as the host's steps.
 fn host_side_in_container(f: &mut Finding, runtime: &str) {
+    if f.fix_target != FixTarget::Host {
+        return;
+    }
     let Some(fix) = &f.fix else {
         return;
     };
-    let lower = fix.to_lowercase();
-    if lower.contains("on the host") || !HOST_STEPS.iter().any(|s| lower.contains(s)) {
-        return;
-    }
     f.fix = Some(format!(
         "This is a {runtime} container: the kernel module, the driver and its services belong \
          to the host, so these steps are for the host, not the container. {fix}"
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_a_container_only_fixes_marked_for_the_host_are_framed() {
+        let kind = &ids::NOUVEAU_LOADED;
+        let built = |host: bool| {
+            let mut f = FindingBuilder::new(kind, kind.severities[0], "t")
+                .fix_on_host_if(host)
+                .fix("sudo reboot")
+                .build();
+            host_side_in_container(&mut f, "docker");
+            f.fix.unwrap_or_default()
+        };
+        assert!(built(true).starts_with("This is a docker container: "));
+        // The words do not decide: a fix not marked for the host stays as written.
+        assert_eq!(built(false), "sudo reboot");
+    }
 }

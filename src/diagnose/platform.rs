@@ -13,6 +13,7 @@ use super::health::gpu_label;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::Manifests;
 use crate::parse::visible_devices::{self, Entry};
+use crate::report::Subject;
 use crate::report::{
     DriverLibrary, DriverLibraryKind, Finding, Framework, Gpu, ProbeStatus, Report, Severity,
 };

@@ -19,6 +19,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{KnownError, Manifests};
+use crate::report::Subject;
 use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
 use crate::report::{
     Finding, Framework, Gpu, ProbeStatus, PythonEnv, Report, Severity, framework_subject,
@@ -46,7 +47,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 .iter()
                 .any(|c| {
                     c.subjects.contains(&subject)
-                        || (machine_wide && !c.subjects.iter().any(|s| s.starts_with("framework:")))
+                        || (machine_wide && !c.subjects.iter().any(|s| s.as_framework().is_some()))
                 })
         };
         match rt.status {
@@ -340,6 +341,7 @@ fn cannot_see_gpu(
         ));
     }
     f.subject(framework_subject(&env.path, &fw.name))
+        .fix_on_host_if(known.is_some_and(|k| k.fix_on_host))
         .fix(known.map_or_else(
             || {
                 format!(
@@ -363,7 +365,8 @@ fn import_failed(
     let error = rt.import_error.as_deref().unwrap_or("unknown error");
     // What the import error means and its fix are errors.toml's (a missing shared library, a
     // symbol of another version, ...), as `explain` would say of the same words.
-    let (cause, fix) = match known_in(error, manifests) {
+    let row = known_in(error, manifests);
+    let (cause, fix) = match row {
         Some(row) => (row.meaning.clone(), row.fix.clone()),
         None => (
             "The package's files are there but Python cannot import it.".to_string(),
@@ -392,6 +395,7 @@ fn import_failed(
         f = f.evidence(line);
     }
     f.subject(framework_subject(&env.path, &fw.name))
+        .fix_on_host_if(row.is_some_and(|r| r.fix_on_host))
         .fix(fix)
         .build()
 }
@@ -525,6 +529,7 @@ fn smoke_failed(
     f = f.evidence(imported_by(fw, rt));
     Some(
         f.subject(framework_subject(&env.path, &fw.name))
+            .fix_on_host_if(known.is_some_and(|r| r.fix_on_host))
             .fix(if let Some(row) = known {
                 row.fix.clone()
             } else if raised {
@@ -557,7 +562,7 @@ fn allreduce_failed(env: &PythonEnv, fw: &Framework, smoke: &FrameworkSmoke) -> 
     )
     .evidence(a.error.clone().unwrap_or_else(|| "wrong sum".to_string()));
     for gpu in 0..a.world_size {
-        f = f.subject(format!("gpu:{gpu}"));
+        f = f.subject(Subject::Gpu(gpu));
     }
     Some(
         f.subject(framework_subject(&env.path, &fw.name))
@@ -1004,6 +1009,6 @@ mod tests {
             found[0].detail
         );
         assert_eq!(found[0].fix.as_deref(), Some(row.fix.as_str()));
-        assert!(found[1].subjects.contains(&"gpu:1".to_string()));
+        assert!(found[1].subjects.contains(&Subject::Gpu(1)));
     }
 }

@@ -7,6 +7,7 @@
 use super::FindingBuilder;
 use super::ids;
 use crate::manifest::Manifests;
+use crate::report::Subject;
 use crate::report::{Finding, Report, Severity, Toolkit};
 use crate::version::Version;
 
@@ -75,8 +76,8 @@ fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) 
     .evidence(format!(
         "driver: {driver}, supports CUDA up to {driver_cuda}"
     ))
-    .subject(format!("toolkit:{}", toolkit.path))
-    .subject("driver");
+    .subject(Subject::Toolkit(toolkit.path.clone()))
+    .subject(Subject::Driver(None));
     if let Some(floor) = &floor {
         f = f.evidence(format!(
             "CUDA {}.x minor-version compatibility floor: {floor} (cuda.toml)",
@@ -152,7 +153,7 @@ fn multiple(report: &Report) -> Option<Finding> {
             t.path,
             t.version.as_deref().unwrap_or("unknown")
         ));
-        f = f.subject(format!("toolkit:{}", t.path));
+        f = f.subject(Subject::Toolkit(t.path.clone()));
     }
     for t in report
         .toolkits

@@ -97,7 +97,7 @@ fn persistence_mode_off(report: &Report, manifests: &Manifests) -> Option<Findin
                 "GPU {}: {row} is a data-center GPU (gpus.toml)",
                 gpu.index
             ))
-            .subject(format!("gpu:{}", gpu.index));
+            .subject(gpu.subject());
     }
     let daemon_running = report
         .kernel
@@ -126,7 +126,12 @@ fn persistence_mode_off(report: &Report, manifests: &Manifests) -> Option<Findin
              on until the next reboot."
         )
     };
-    Some(f.fix(fix).build())
+    // The host's steps; in a container `where_` has said so.
+    Some(
+        f.fix_on_host_if(report.host.container.is_none())
+            .fix(fix)
+            .build(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -208,7 +213,7 @@ fn nccl_interface_unset(report: &Report) -> Option<Finding> {
         f = f.evidence(line.clone());
     }
     for gpu in &gpus {
-        f = f.subject(format!("gpu:{}", gpu.index));
+        f = f.subject(gpu.subject());
     }
     let example = candidates
         .iter()

@@ -15,7 +15,7 @@
 
 use crate::diagnose::ids::{self, Kind};
 use crate::manifest::KnownError;
-use crate::report::{Finding, Report, Severity};
+use crate::report::{Finding, Report, Severity, Subject};
 
 /// Findings that keep every program from the GPU, in the order of the compatibility graph
 /// (ARCHITECTURE.md's table, from the GPU outward: the kernel module, the user-space driver, the
@@ -69,11 +69,7 @@ fn framework_of(family: &str) -> Option<&'static str> {
 /// The frameworks a finding is about, from its `framework:<env>:<name>` subjects, with the
 /// environment.
 fn frameworks(f: &Finding) -> impl Iterator<Item = (&str, &str)> {
-    f.subjects.iter().filter_map(|s| {
-        let rest = s.strip_prefix("framework:")?;
-        let (env, name) = rest.rsplit_once(':')?;
-        Some((env, name))
-    })
+    f.subjects.iter().filter_map(Subject::as_framework)
 }
 
 /// Whether the finding's words mention `needle` (case ignored).
@@ -82,7 +78,8 @@ fn mentions(f: &Finding, needle: &str) -> bool {
     std::iter::once(&f.title)
         .chain(std::iter::once(&f.detail))
         .chain(f.evidence.iter())
-        .chain(f.subjects.iter())
+        .cloned()
+        .chain(f.subjects.iter().map(ToString::to_string))
         .any(|t| t.to_ascii_lowercase().contains(&needle))
 }
 

@@ -17,7 +17,8 @@ fn finding(id: &str, title: &str, subjects: &[&str]) -> Finding {
         evidence: Vec::new(),
         fix: None,
         explains: Vec::new(),
-        subjects: subjects.iter().map(|s| (*s).to_string()).collect(),
+        subjects: subjects.iter().map(|s| (*s).into()).collect(),
+        fix_target: crate::report::FixTarget::Here,
     }
 }
 

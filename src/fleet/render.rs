@@ -133,10 +133,8 @@ fn field_label(field: &str) -> String {
         "cudnn" => "cuDNN".to_string(),
         "nccl" => "NCCL".to_string(),
         "rocm" => "ROCm".to_string(),
-        other => match other
-            .strip_prefix("framework:")
-            .and_then(|rest| rest.rsplit_once(':'))
-        {
+        // A framework's field is its subject's text (`framework_subject`).
+        other => match crate::report::Subject::from_text(other).as_framework() {
             Some((env, name)) => format!("{} in {}:", clean(name), clean(env)),
             None => clean(other),
         },

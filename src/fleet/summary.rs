@@ -475,7 +475,7 @@ pub(crate) fn differences(node: &Stack, majority: &Stack) -> Vec<Difference> {
     for key in keys {
         let (env, name) = key;
         field(
-            &crate::report::framework_subject(env, name),
+            &crate::report::framework_subject(env, name).to_string(),
             n.get(key).cloned(),
             m.get(key).cloned(),
         );

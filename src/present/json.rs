@@ -106,6 +106,7 @@ mod tests {
             fix: Some("apt-get install 'linux-headers-6.8\u{00ad}'".to_string()),
             explains: Vec::new(),
             subjects: Vec::new(),
+            fix_target: crate::report::FixTarget::Here,
         });
         let json: serde_json::Value = serde_json::from_str(&super::render(&r)).unwrap();
         let f = &json["findings"][0];

@@ -42,7 +42,7 @@
 mod exposition;
 
 use crate::report::smoke::{DeviceResult, SmokeRun, SmokeStatus};
-use crate::report::{Gpu, Report, Severity};
+use crate::report::{Gpu, Report, Severity, Subject};
 use exposition::{Exposition, Family};
 use std::collections::{HashMap, HashSet};
 
@@ -157,25 +157,21 @@ fn findings(out: &mut Exposition, report: &Report, names: &Names) {
     );
     // Each finding counted once per subject it names (a subject named twice counts once), so
     // the work is the findings' subjects plus the GPUs, not their product.
-    let mut by_subject: HashMap<&str, [usize; SEVERITIES.len()]> = HashMap::new();
+    let mut by_gpu: HashMap<u32, [usize; SEVERITIES.len()]> = HashMap::new();
     for f in &report.findings {
         let Some(at) = SEVERITIES.iter().position(|s| *s == f.severity) else {
             continue;
         };
         let mut named = HashSet::new();
-        for subject in &f.subjects {
-            if named.insert(subject.as_str()) {
-                by_subject.entry(subject.as_str()).or_default()[at] += 1;
+        for gpu in f.subjects.iter().filter_map(Subject::gpu) {
+            if named.insert(gpu) {
+                by_gpu.entry(gpu).or_default()[at] += 1;
             }
         }
     }
     for gpu in &report.gpus {
-        let subject = format!("gpu:{}", gpu.index);
         let index = gpu.index.to_string();
-        let counts = by_subject
-            .get(subject.as_str())
-            .copied()
-            .unwrap_or_default();
+        let counts = by_gpu.get(&gpu.index).copied().unwrap_or_default();
         for (severity, count) in SEVERITIES.into_iter().zip(counts) {
             per_gpu.set(
                 [&index, names.get(gpu.index), severity.as_str()],
@@ -638,7 +634,8 @@ mod tests {
             evidence: Vec::new(),
             fix: None,
             explains: Vec::new(),
-            subjects: subjects.iter().map(|s| (*s).to_string()).collect(),
+            subjects: subjects.iter().map(|s| (*s).into()).collect(),
+            fix_target: crate::report::FixTarget::Here,
         }
     }
 
@@ -1073,7 +1070,8 @@ mod growth {
                 evidence: Vec::new(),
                 fix: None,
                 explains: Vec::new(),
-                subjects: vec![format!("gpu:{i}"), format!("gpu:{i}")],
+                subjects: vec![Subject::Gpu(i), Subject::Gpu(i)],
+                fix_target: crate::report::FixTarget::Here,
             });
         }
         r.smoke = Some(run);

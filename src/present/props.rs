@@ -112,7 +112,8 @@ pub(crate) fn report_of(s: &str) -> Report {
         evidence: vec![s.to_string()],
         fix: Some(s.to_string()),
         explains: Vec::new(),
-        subjects: vec!["gpu:0".to_string()],
+        subjects: vec![crate::report::Subject::Gpu(0)],
+        fix_target: crate::report::FixTarget::Here,
     });
     r.probes.push(ProbeRecord {
         name: s.to_string(),

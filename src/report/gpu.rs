@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Subject;
+
 /// Who made a GPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -153,6 +155,12 @@ impl Gpu {
     #[must_use]
     pub fn is_nvidia(&self) -> bool {
         self.vendor == GpuVendor::Nvidia
+    }
+
+    /// This GPU as a finding's subject (`gpu:N`).
+    #[must_use]
+    pub fn subject(&self) -> Subject {
+        Subject::Gpu(self.index)
     }
 }
 

@@ -51,6 +51,7 @@ mod python;
 pub mod rocm;
 pub mod runtime;
 pub mod smoke;
+mod subject;
 pub mod topology;
 mod vocab;
 
@@ -64,6 +65,7 @@ pub use libraries::{
     Toolkit,
 };
 pub use python::{Component, Extension, Framework, PythonEnv, Wheel};
+pub use subject::Subject;
 pub use vocab::{DriverLibraryKind, EnvKind, LibraryFamily, OwnerKind};
 
 use serde::{Deserialize, Serialize};
@@ -295,7 +297,24 @@ pub struct Finding {
     pub explains: Vec<String>,
     /// What the finding is about, so `check` and the TUI can tie it to a part of the machine:
     /// `gpu:0`, `toolkit:/usr/local/cuda-12.4`, `framework:/opt/venv:torch`.
-    pub subjects: Vec<String>,
+    #[cfg_attr(test, schemars(with = "Vec<String>"))]
+    pub subjects: Vec<Subject>,
+    /// Where `fix` is carried out, as the rule that wrote it decided. Not in the JSON: inside a
+    /// container the diagnosis has already said in `fix` that its steps are the host's.
+    #[serde(skip)]
+    pub fix_target: FixTarget,
+}
+
+/// Where a finding's fix is carried out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FixTarget {
+    /// Wherever gpu-doctor runs, a container included: packages in an environment, variables,
+    /// files the user owns, or steps whose text says itself where they run.
+    #[default]
+    Here,
+    /// Only the host can: the kernel module, firmware, driver packages, host services, a reboot.
+    /// Inside a container the diagnosis says so before the steps.
+    Host,
 }
 
 impl Report {
@@ -331,8 +350,8 @@ impl Report {
     }
 }
 
-/// The subject key of a framework in an environment, as findings list it in `subjects`.
+/// The subject of a framework in an environment, as findings list it in `subjects`.
 #[must_use]
-pub fn framework_subject(env_path: &str, name: &str) -> String {
-    format!("framework:{env_path}:{name}")
+pub fn framework_subject(env_path: &str, name: &str) -> Subject {
+    Subject::framework(env_path, name)
 }

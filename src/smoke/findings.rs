@@ -76,7 +76,8 @@ pub(super) fn finding(
         evidence,
         fix: Some(fix.to_string()),
         explains: Vec::new(),
-        subjects: vec![format!("gpu:{gpu}")],
+        subjects: vec![crate::report::Subject::Gpu(gpu)],
+        fix_target: crate::report::FixTarget::Here,
     }
 }
 

@@ -172,7 +172,7 @@ pub(crate) fn amd_only(report: &Report) -> Option<String> {
 pub(crate) fn passed(run: &SmokeRun, report: &Report) -> bool {
     run.status == SmokeStatus::Passed
         && !report.findings.iter().any(|f| {
-            f.subjects.iter().any(|s| s.starts_with("gpu:"))
+            f.subjects.iter().any(|s| s.gpu().is_some())
                 && f.severity == crate::report::Severity::Error
         })
 }
@@ -293,7 +293,7 @@ pub(crate) fn render_text(report: &Report, paint: crate::present::paint::Paint) 
     let gpu_findings: Vec<_> = report
         .findings
         .iter()
-        .filter(|f| f.subjects.iter().any(|s| s.starts_with("gpu:")))
+        .filter(|f| f.subjects.iter().any(|s| s.gpu().is_some()))
         .collect();
     if !gpu_findings.is_empty() {
         out.push_str("\nFindings\n");

@@ -332,8 +332,10 @@ pub fn visible_findings(state: &State) -> Vec<&Finding> {
             r.findings
                 .iter()
                 .filter(|f| {
+                    let subjects: Vec<String> =
+                        f.subjects.iter().map(ToString::to_string).collect();
                     let mut words = vec![f.id.as_str(), f.title.as_str(), f.severity.as_str()];
-                    words.extend(f.subjects.iter().map(String::as_str));
+                    words.extend(subjects.iter().map(String::as_str));
                     matches(filter, &words)
                 })
                 .collect()

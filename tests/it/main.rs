@@ -21,6 +21,7 @@ mod docker;
 mod doubling;
 mod explain;
 mod findings;
+mod fix_target;
 mod fixtures;
 mod fleet;
 mod gpu_ids;

@@ -100,7 +100,10 @@ pub(super) fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
     };
     Some(
         f.explains(&ids::NO_GPU)
-            .subject(format!("container:{runtime}"))
+            .subject(Subject::Container(Some(runtime.to_string())))
+            // Docker's steps install the toolkit on the host; Kubernetes' are the pod spec's,
+            // and Podman's say themselves that the CDI spec is made on the host.
+            .fix_on_host_if(!matches!(runtime, "kubernetes" | "podman"))
             .fix(fix)
             .build(),
     )
@@ -178,7 +181,7 @@ pub(super) fn container_lost_gpu_access(report: &Report) -> Option<Finding> {
              [\"native.cgroupdriver=cgroupfs\"]` in /etc/docker/daemon.json). Upgrading the \
              NVIDIA Container Toolkit adds the links for new containers.",
         )
-        .subject("container")
+        .subject(Subject::Container(None))
         .explains(&ids::NVIDIA_SMI_FAILED)
         .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
         .build(),

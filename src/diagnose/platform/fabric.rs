@@ -3,6 +3,7 @@
 
 // The parent's imports and shared helpers: one family of platform findings.
 use super::*;
+use crate::report::Subject;
 use crate::report::{PciDevice, Service};
 
 // ---------------------------------------------------------------------------------------------
@@ -103,7 +104,11 @@ pub(super) fn fabric_manager(report: &Report) -> Option<Finding> {
     } else {
         format!("{} {fix}", nvlink5_fix(report))
     };
-    Some(f.subject("service:nvidia-fabricmanager").fix(fix).build())
+    Some(
+        f.subject(Subject::Service("nvidia-fabricmanager".into()))
+            .fix_on_host(fix)
+            .build(),
+    )
 }
 
 /// An NVSwitch system (NVSwitch bridges, or GPUs registering with an NVLink fabric) whose
@@ -474,9 +479,9 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
         )
     };
     Some(
-        f.subject("service:nvidia-fabricmanager")
+        f.subject(Subject::Service("nvidia-fabricmanager".into()))
             .explains(&ids::SMOKE_CUDA_ERROR)
-            .fix(fix)
+            .fix_on_host(fix)
             .build(),
     )
 }

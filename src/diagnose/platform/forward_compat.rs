@@ -174,7 +174,7 @@ pub(super) fn forward_compat(report: &Report, manifests: &Manifests) -> Option<F
                     gpu_label(gpu)
                 ),
             })
-            .subject(format!("gpu:{}", gpu.index));
+            .subject(gpu.subject());
     }
     let mut fix = Vec::new();
     if let Some(cmd) = ld_library_path_fix(report, &[first]) {
@@ -209,7 +209,7 @@ pub(super) fn forward_compat(report: &Report, manifests: &Manifests) -> Option<F
          shows it)."
     ));
     Some(
-        f.subject(format!("library:{}", first.path))
+        f.subject(Subject::Library(first.path.clone()))
             .fix(fix.join(" "))
             .build(),
     )
@@ -276,7 +276,7 @@ pub(super) fn forward_compat_older_than_driver(report: &Report) -> Option<Findin
     };
     Some(
         f.fix(fix)
-            .subject("driver")
+            .subject(Subject::Driver(None))
             .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
             .build(),
     )

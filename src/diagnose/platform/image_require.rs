@@ -221,7 +221,7 @@ impl Unmet<'_> {
                     gpu_label(gpu),
                     self.driver.major()
                 ))
-                .subject(format!("gpu:{}", gpu.index));
+                .subject(gpu.subject());
         }
         if let Some((compat_version, compat_cuda)) = &self.compat {
             f = f.evidence(format!(
@@ -384,7 +384,7 @@ pub(super) fn driver_too_old_for_image(report: &Report, manifests: &Manifests) -
         );
     }
     Some(
-        f.subject("driver")
+        f.subject(crate::report::Subject::Driver(None))
             .fix(unmet.fix(report, manifests))
             .explains(&ids::TOOLKIT_NEWER_THAN_DRIVER)
             .build(),

@@ -100,7 +100,7 @@ pub(super) fn stub_libcuda(report: &Report) -> Option<Finding> {
             .to_string(),
     );
     for lib in &stubs {
-        f = f.subject(format!("library:{}", lib.path));
+        f = f.subject(Subject::Library(lib.path.clone()));
     }
     Some(f.fix(fix.join(" ")).build())
 }

@@ -200,7 +200,10 @@ fn empty_minus_one_and_out_of_range_values_hide_gpus() {
             has_evidence(f, "hidden: GPU 0 (NVIDIA GeForce RTX 3090)"),
             "{value}: {f:#?}"
         );
-        assert!(f.subjects.contains(&"env:CUDA_VISIBLE_DEVICES".to_string()));
+        assert!(
+            f.subjects
+                .contains(&Subject::EnvVar("CUDA_VISIBLE_DEVICES".into()))
+        );
     }
 }
 

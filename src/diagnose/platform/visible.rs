@@ -171,7 +171,7 @@ pub(super) fn visible_devices(report: &Report) -> Option<Finding> {
              Dockerfile `ENV`); a scheduler such as Slurm sets it to the GPUs a job was granted, \
              so ask for GPUs there (`--gres=gpu:1`)."
         ));
-        f = f.subject("env:CUDA_VISIBLE_DEVICES");
+        f = f.subject(Subject::EnvVar("CUDA_VISIBLE_DEVICES".into()));
     }
     if let Some(value) = nvidia {
         f = f
@@ -180,7 +180,7 @@ pub(super) fn visible_devices(report: &Report) -> Option<Finding> {
             ))
             .evidence("/dev: no /dev/nvidia<N> GPU device node")
             .explains(&ids::CONTAINER_NO_GPU_RUNTIME)
-            .subject("env:NVIDIA_VISIBLE_DEVICES");
+            .subject(Subject::EnvVar("NVIDIA_VISIBLE_DEVICES".into()));
         hidden.extend(0..gpus.len());
         fixes.push(
             "Start the container with the GPUs it should use: `docker run --gpus all ...` or \
@@ -194,7 +194,7 @@ pub(super) fn visible_devices(report: &Report) -> Option<Finding> {
     for gpu in hidden.iter().filter_map(|i| gpus.get(*i)) {
         f = f
             .evidence(format!("hidden: {}", gpu_label(gpu)))
-            .subject(format!("gpu:{}", gpu.index));
+            .subject(gpu.subject());
     }
     Some(f.fix(fixes.join(" ")).build())
 }

@@ -108,5 +108,5 @@ pub(super) fn wsl_driver_in_guest(report: &Report) -> Option<Finding> {
             " Take the Linux folder out of LD_LIBRARY_PATH: `{cmd}`."
         ));
     }
-    Some(f.subject("host:wsl").fix(fix).build())
+    Some(f.subject(Subject::Host("wsl".into())).fix(fix).build())
 }

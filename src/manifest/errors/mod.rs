@@ -139,6 +139,10 @@ pub struct KnownError {
     pub checks: Vec<String>,
     /// The standard fix when no finding names a better one.
     pub fix: String,
+    /// `fix`'s steps are the host's (the kernel module, a reboot, a GPU reset, host services):
+    /// a finding that gives this fix inside a container says so before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fix_on_host: bool,
     /// Texts as real reports show them; each must match this row (a test runs them all).
     pub examples: Vec<String>,
     pub source: String,

@@ -55,6 +55,7 @@ fn finding(id: &str) -> Finding {
         fix: None,
         explains: Vec::new(),
         subjects: Vec::new(),
+        fix_target: crate::report::FixTarget::Here,
     }
 }
 

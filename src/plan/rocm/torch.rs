@@ -3,7 +3,7 @@
 
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TargetCarried, TorchWheel};
-use crate::report::{EnvKind, Framework, PythonEnv, Report};
+use crate::report::{EnvKind, Framework, PythonEnv, Report, Subject};
 use crate::version::GfxTarget;
 
 use super::{TORCH_FINDINGS, TorchChoice};
@@ -23,7 +23,8 @@ pub(super) fn choose_torch(
         .iter()
         .filter(|f| TORCH_FINDINGS.iter().any(|k| k.id == f.id))
         .flat_map(|f| f.subjects.iter())
-        .filter_map(|s| s.strip_prefix("framework:")?.strip_suffix(":torch"))
+        .filter_map(Subject::as_framework)
+        .filter_map(|(env, name)| (name == "torch").then_some(env))
         .collect();
     let asked = target.framework.as_ref();
     if asked.is_none() && broken.is_empty() {

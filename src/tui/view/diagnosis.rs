@@ -174,7 +174,13 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
     if !f.subjects.is_empty() {
         lines.extend(hanging(
             vec![Span::styled("About: ", t.dim())],
-            &clean(&f.subjects.join(", ")),
+            &clean(
+                &f.subjects
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
             t.dim(),
             width,
             2,

@@ -312,7 +312,7 @@ fn cudnn_need(
     });
     let blamed = findings
         .iter()
-        .any(|f| f.id.starts_with("cudnn-") || f.id == ids::LIBRARY_PATH_SHADOWING.id);
+        .any(|f| ids::is_one_of(ids::CUDNN_KINDS, &f.id) || f.id == ids::LIBRARY_PATH_SHADOWING.id);
     let has = if copies.is_empty() {
         "no cuDNN found".to_string()
     } else {
