@@ -11,6 +11,7 @@ pub(crate) use amd::amd_gpu_evidence;
 mod amd_builds;
 mod amd_env;
 mod amd_libs;
+mod amd_hipblaslt;
 mod arch_notes;
 mod capabilities;
 mod compiled;
@@ -53,6 +54,7 @@ const RULES: &[Rule] = &[
     amd_builds::findings,
     amd_env::findings,
     amd_libs::findings,
+    amd_hipblaslt::findings,
     capabilities::findings,
     gpu_support::findings,
     gpu_modes::findings,
