@@ -23,7 +23,7 @@ use crate::report::{Finding, Gpu, Report, Severity};
 use crate::version::GfxTarget;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    let gpus = wanted_targets(report);
+    let gpus = wanted_targets(report, manifests);
     if gpus.is_empty() {
         return Vec::new();
     }
@@ -36,17 +36,24 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 
 /// The ROCm-visible AMD GPUs with the target their code is loaded for (the override's sibling
 /// when `HSA_OVERRIDE_GFX_VERSION` is set).
-fn wanted_targets(report: &Report) -> Vec<(&Gpu, String)> {
+/// An iGPU beside a discrete card is left to `rocm-igpu-visible`, and a GPU under an override
+/// of another family to `hsa-override-mismatch`.
+fn wanted_targets<'a>(report: &'a Report, manifests: &Manifests) -> Vec<(&'a Gpu, String)> {
     let overridden = env_var(report, "HSA_OVERRIDE_GFX_VERSION")
-        .and_then(|v| GfxTarget::from_override(v.trim().trim_matches('"')))
-        .map(|t| t.to_string());
+        .and_then(|v| GfxTarget::from_override(v.trim().trim_matches('"')));
+    let discrete = report.amd_gpus().any(|g| g.integrated == Some(false));
     report
         .amd_gpus()
         .filter(|g| super::amd_env::rocm_sees(report, g.rocm_index))
+        .filter(|g| !(discrete && g.integrated == Some(true)))
         .filter_map(|g| {
             let gfx = g.gfx_target.as_deref()?;
             GfxTarget::parse(gfx)?;
-            Some((g, overridden.clone().unwrap_or_else(|| gfx.to_string())))
+            match overridden {
+                Some(t) if !super::amd_env::override_fits(manifests, gfx, t) => None,
+                Some(t) => Some((g, t.to_string())),
+                None => Some((g, gfx.to_string())),
+            }
         })
         .collect()
 }
@@ -82,9 +89,7 @@ fn torch(report: &Report, manifests: &Manifests, gpus: &[(&Gpu, String)]) -> Vec
                     // A build without the target at all is arch-not-in-build's.
                     (fw.gfx_targets.is_empty() || covers(&fw.gfx_targets, gfx))
                         && !covers(&fw.hipblaslt_targets, gfx)
-                        && manifests
-                            .rocm
-                            .torch_uses_hipblaslt(fw.rocm.as_deref(), gfx)
+                        && manifests.rocm.torch_uses_hipblaslt(fw.rocm.as_deref(), gfx)
                 })
                 .collect();
             let Some((gpu, gfx)) = missing.first() else {
@@ -281,7 +286,12 @@ mod tests {
         let f = one(&found, "hipblaslt-missing-target");
         assert_eq!(f.severity, Severity::Error);
         assert!(has_evidence(f, "gfx1100"), "{f:#?}");
-        assert!(f.fix.as_deref().unwrap_or("").contains("DISABLE_ADDMM_CUDA_LT=1"));
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("DISABLE_ADDMM_CUDA_LT=1")
+        );
     }
 
     #[test]
@@ -338,12 +348,40 @@ mod tests {
         assert!(f.title.contains("ollama"), "{}", f.title);
         env(&mut r, "ROCBLAS_USE_HIPBLASLT", "1");
         let found = findings(&r, embedded());
-        assert_eq!(one(&found, "hipblaslt-missing-target").severity, Severity::Warning);
+        assert_eq!(
+            one(&found, "hipblaslt-missing-target").severity,
+            Severity::Warning
+        );
     }
 
     #[test]
     fn a_rocblas_without_the_target_leaves_it_to_rocm_library_missing_target() {
         // gfx1030: neither ollama's rocBLAS nor its hipBLASLt has it.
         assert!(findings(&ollama_machine("gfx1030"), embedded()).is_empty());
+    }
+
+    #[test]
+    fn an_override_of_another_family_or_an_igpu_beside_a_card_is_left_to_their_own_findings() {
+        // 12.0.1 on a gfx1151 (ROCm/rocm-systems#3531): hsa-override-mismatch's.
+        let mut r = torch_machine("gfx1151", "7.0.51831", &["gfx90a"]);
+        env(&mut r, "HSA_OVERRIDE_GFX_VERSION", "12.0.1");
+        assert!(findings(&r, embedded()).is_empty());
+        // An iGPU next to a discrete card: rocm-igpu-visible's.
+        let mut r = torch_machine("gfx1100", "6.3.42131", &["gfx1100"]);
+        r.gpus[0].integrated = Some(false);
+        r.gpus.push(Gpu {
+            index: 1,
+            vendor: GpuVendor::Amd,
+            gfx_target: Some("gfx1101".to_string()),
+            integrated: Some(true),
+            ..Gpu::default()
+        });
+        r.python_envs[0].frameworks[0]
+            .gfx_targets
+            .push("gfx1101".to_string());
+        assert!(findings(&r, embedded()).is_empty());
+        // The same iGPU alone is judged.
+        r.gpus.remove(0);
+        assert_eq!(findings(&r, embedded()).len(), 1);
     }
 }

@@ -53,10 +53,14 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let overridden = env_var(report, "HSA_OVERRIDE_GFX_VERSION")
         .and_then(|v| GfxTarget::from_override(v.trim().trim_matches('"')))
         .map(|t| t.to_string());
+    let discrete = report.amd_gpus().any(|g| g.integrated == Some(false));
     let missing: Vec<(&Gpu, String)> = report
         .amd_gpus()
         // A GPU the visibility masks hide from ROCm programs is not one they run on.
         .filter(|g| super::amd_env::rocm_sees(report, g.rocm_index))
+        // An iGPU beside a discrete card is `rocm-igpu-visible`'s business (ROCm/rocm-systems
+        // #11549: a Raphael gfx1036 next to an RX 7900 XTX).
+        .filter(|g| !(discrete && g.integrated == Some(true)))
         .filter_map(|g| {
             let gfx = g.gfx_target.as_deref()?;
             let parsed = GfxTarget::parse(gfx)?;
@@ -74,6 +78,15 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
                 return None;
             }
             let wanted = overridden.clone().unwrap_or_else(|| gfx.to_string());
+            // An override of another family, where rocBLAS carries the GPU's own target: the
+            // override is the fault (`hsa-override-mismatch`).
+            let misfit = overridden
+                .as_deref()
+                .and_then(GfxTarget::parse)
+                .is_some_and(|t| !super::amd_env::override_fits(manifests, gfx, t));
+            if misfit && covers(&install.rocblas_targets, gfx) {
+                return None;
+            }
             (!covers(&install.rocblas_targets, &wanted)).then_some((g, wanted))
         })
         .collect();

@@ -250,11 +250,19 @@ impl RocmTable {
             && let Some(variant) = newest_rocm(v)
         {
             let public = v.split('+').next().unwrap_or(v);
+            // A nightly or pre-release (`2.10.0.dev20250929`) is not on the release index: its
+            // series is (`2.10.*`).
+            let final_release = public
+                .split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            let series = public.split('.').take(2).collect::<Vec<_>>().join(".");
             return Some(TorchWheel {
-                release: if public.split('.').count() >= 3 {
+                release: if final_release && public.split('.').count() >= 3 {
                     public.to_string()
-                } else {
+                } else if final_release {
                     format!("{public}.*")
+                } else {
+                    format!("{series}.*")
                 },
                 variant,
             });

@@ -472,7 +472,10 @@ fn hipblaslt_without_the_target_is_weighed_by_its_caller() {
         let r = doctor(name);
         let f = finding(&r, "hipblaslt-missing-target");
         assert_eq!(f["severity"], severity, "{name}: {f:#}");
-        assert!(fix(&r, "hipblaslt-missing-target").contains(in_fix), "{name}: {f:#}");
+        assert!(
+            fix(&r, "hipblaslt-missing-target").contains(in_fix),
+            "{name}: {f:#}"
+        );
     }
     let r = doctor("amd-hipblaslt-ollama-no-gfx1201");
     assert_eq!(
