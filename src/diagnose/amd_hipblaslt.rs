@@ -248,28 +248,29 @@ mod tests {
     /// One AMD GPU of `gfx` and a torch ROCm build of HIP `hip` whose rocBLAS carries the GPU
     /// and whose hipBLASLt carries `lt`.
     fn torch_machine(gfx: &str, hip: &str, lt: &[&str]) -> Report {
-        let mut r = Report::default();
-        r.gpus = vec![Gpu {
-            index: 0,
-            vendor: GpuVendor::Amd,
-            gfx_target: Some(gfx.to_string()),
-            ..Gpu::default()
-        }];
-        r.python_envs = vec![PythonEnv {
-            path: "/home/u/venv".to_string(),
-            frameworks: vec![Framework {
-                name: "torch".to_string(),
-                version: Some("2.7.1+rocm6.3".to_string()),
-                rocm: Some(hip.to_string()),
-                variant: Some("rocm".to_string()),
-                gfx_targets: list(&[gfx]),
-                hipblaslt_targets: list(lt),
-                hipblaslt_source: Some("/home/u/venv/torch/lib/hipblaslt/library".to_string()),
-                ..Framework::default()
+        Report {
+            gpus: vec![Gpu {
+                index: 0,
+                vendor: GpuVendor::Amd,
+                gfx_target: Some(gfx.to_string()),
+                ..Gpu::default()
             }],
-            ..PythonEnv::default()
-        }];
-        r
+            python_envs: vec![PythonEnv {
+                path: "/home/u/venv".to_string(),
+                frameworks: vec![Framework {
+                    name: "torch".to_string(),
+                    version: Some("2.7.1+rocm6.3".to_string()),
+                    rocm: Some(hip.to_string()),
+                    variant: Some("rocm".to_string()),
+                    gfx_targets: list(&[gfx]),
+                    hipblaslt_targets: list(lt),
+                    hipblaslt_source: Some("/home/u/venv/torch/lib/hipblaslt/library".to_string()),
+                    ..Framework::default()
+                }],
+                ..PythonEnv::default()
+            }],
+            ..Report::default()
+        }
     }
 
     fn env(r: &mut Report, name: &str, value: &str) {
