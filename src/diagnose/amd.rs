@@ -43,7 +43,12 @@ fn has_node(report: &Report, path: &str) -> bool {
 }
 
 fn rocm_installed(report: &Report) -> bool {
-    report.rocm.as_ref().is_some_and(|r| !r.installs.is_empty())
+    // A program's own copy of ROCm (ollama's lib/ollama/rocm) is a ROCm path too: the user runs
+    // ROCm code through it (ollama/ollama#10152, an RX 580 under ollama's ROCm 6 libraries).
+    report
+        .rocm
+        .as_ref()
+        .is_some_and(|r| !r.installs.is_empty() || !r.bundled.is_empty())
 }
 
 /// A framework built for ROCm in any environment.

@@ -358,6 +358,12 @@ fn carries<'a>(manifests: &'a Manifests, fw: &Framework) -> Carries<'a> {
     }
 }
 
+/// Whether an override target (`gfx1201`) is of another family than the GPU's `own` target.
+fn over_misfits(manifests: &Manifests, over: Option<&str>, own: &str) -> bool {
+    over.and_then(GfxTarget::parse)
+        .is_some_and(|t| !super::amd_env::override_fits(manifests, own, t))
+}
+
 /// A ROCm build (torch from its rocBLAS files or the table) without code for the target of an
 /// AMD GPU it would run on, the override (if valid) taken as the target. rocBLAS's own words:
 /// "Cannot read .../TensileLibrary.dat: Illegal seek for GPU arch : gfx1031"; HIP's: "invalid
@@ -399,6 +405,11 @@ fn arch_missing(
         };
         let effective = over.as_deref().unwrap_or(own);
         if has(effective) != Some(false) {
+            continue;
+        }
+        // An override of another family, on a build that carries the GPU's own target: the
+        // override is the whole fault (`hsa-override-mismatch`).
+        if over_misfits(manifests, over.as_deref(), own) && has(own) == Some(true) {
             continue;
         }
         let group = manifests.rocm.override_group(own);

@@ -382,10 +382,7 @@ fn misfits<'a>(
         if own == named {
             continue;
         }
-        let group_ok = table
-            .override_group(own)
-            .is_some_and(|g| GfxTarget::from_override(&g.value) == Some(target));
-        if !group_ok {
+        if !override_fits(manifests, own, target) {
             let why = match table.no_override(own) {
                 Some(n) => n.reason.clone(),
                 None => format!(
@@ -403,6 +400,18 @@ fn misfits<'a>(
         }
     }
     Misfits { wrong, needless }
+}
+
+/// Whether `HSA_OVERRIDE_GFX_VERSION` naming `named` fits a GPU of target `own`: the GPU's own
+/// target, or the sibling its family's override group gives (`rocm.toml` `[[override_group]]`).
+/// A misfit is `hsa-override-mismatch`'s; the library and build rules then judge the GPU's own
+/// target, not the foreign one (ROCm/rocm-systems#3531: 12.0.1 on a gfx1151).
+pub(super) fn override_fits(manifests: &Manifests, own: &str, named: GfxTarget) -> bool {
+    own == named.to_string()
+        || manifests
+            .rocm
+            .override_group(own)
+            .is_some_and(|g| GfxTarget::from_override(&g.value) == Some(named))
 }
 
 /// Unset the override; where a GPU's own family has an override value, offer that instead,

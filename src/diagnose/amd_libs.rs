@@ -48,35 +48,10 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
     if install.rocblas_targets.is_empty() {
         return None;
     }
-    let version = install.version.as_deref().and_then(Version::parse);
-    // An override makes the runtime load the sibling's code: that target is the one to look for.
     let overridden = env_var(report, "HSA_OVERRIDE_GFX_VERSION")
         .and_then(|v| GfxTarget::from_override(v.trim().trim_matches('"')))
         .map(|t| t.to_string());
-    let missing: Vec<(&Gpu, String)> = report
-        .amd_gpus()
-        // A GPU the visibility masks hide from ROCm programs is not one they run on.
-        .filter(|g| super::amd_env::rocm_sees(report, g.rocm_index))
-        .filter_map(|g| {
-            let gfx = g.gfx_target.as_deref()?;
-            let parsed = GfxTarget::parse(gfx)?;
-            // gfx8 and older: no current ROCm at all (rocm-gpu-unsupported).
-            if parsed.major <= 8 {
-                return None;
-            }
-            // Newer than the install: rocm-too-old-for-gpu.
-            let first = manifests.rocm.first_release(gfx);
-            if first.is_some_and(|f| {
-                Version::parse(&f.rocm)
-                    .zip(version.clone())
-                    .is_some_and(|(f, v)| v < f)
-            }) {
-                return None;
-            }
-            let wanted = overridden.clone().unwrap_or_else(|| gfx.to_string());
-            (!covers(&install.rocblas_targets, &wanted)).then_some((g, wanted))
-        })
-        .collect();
+    let missing = missing_gpus(report, manifests, install, overridden.as_deref());
     let (gpu, wanted) = missing.first()?;
     let bundled = report
         .python_envs
@@ -146,4 +121,51 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
         ),
     };
     Some(f.fix(fix).explains(&ids::ARCH_NOT_IN_BUILD).build())
+}
+
+/// The ROCm-visible GPUs whose target (the override's, when one is set: the runtime loads that
+/// target's code) the install's rocBLAS lacks, each with the target looked for.
+fn missing_gpus<'a>(
+    report: &'a Report,
+    manifests: &Manifests,
+    install: &RocmInstall,
+    overridden: Option<&str>,
+) -> Vec<(&'a Gpu, String)> {
+    let version = install.version.as_deref().and_then(Version::parse);
+    let discrete = report.amd_gpus().any(|g| g.integrated == Some(false));
+    report
+        .amd_gpus()
+        // A GPU the visibility masks hide from ROCm programs is not one they run on.
+        .filter(|g| super::amd_env::rocm_sees(report, g.rocm_index))
+        // An iGPU beside a discrete card is `rocm-igpu-visible`'s business (ROCm/rocm-systems
+        // #11549: a Raphael gfx1036 next to an RX 7900 XTX).
+        .filter(|g| !(discrete && g.integrated == Some(true)))
+        .filter_map(|g| {
+            let gfx = g.gfx_target.as_deref()?;
+            let parsed = GfxTarget::parse(gfx)?;
+            // gfx8 and older: no current ROCm at all (rocm-gpu-unsupported).
+            if parsed.major <= 8 {
+                return None;
+            }
+            // Newer than the install: rocm-too-old-for-gpu.
+            let first = manifests.rocm.first_release(gfx);
+            if first.is_some_and(|f| {
+                Version::parse(&f.rocm)
+                    .zip(version.clone())
+                    .is_some_and(|(f, v)| v < f)
+            }) {
+                return None;
+            }
+            let wanted = overridden.map_or_else(|| gfx.to_string(), str::to_string);
+            // An override of another family, where rocBLAS carries the GPU's own target: the
+            // override is the fault (`hsa-override-mismatch`).
+            let misfit = overridden
+                .and_then(GfxTarget::parse)
+                .is_some_and(|t| !super::amd_env::override_fits(manifests, gfx, t));
+            if misfit && covers(&install.rocblas_targets, gfx) {
+                return None;
+            }
+            (!covers(&install.rocblas_targets, &wanted)).then_some((g, wanted))
+        })
+        .collect()
 }

@@ -28,6 +28,7 @@ pub static KINDS: &[&Kind] = &[
     &ROCM_DEVICE_PERMISSION,
     &ROCM_TOO_OLD_FOR_GPU,
     &ROCM_LIBRARY_MISSING_TARGET,
+    &HIPBLASLT_MISSING_TARGET,
     &NOVA_CORE_BOUND,
     &NOUVEAU_LOADED,
     &DRIVER_LIBRARY_MISMATCH,
@@ -147,6 +148,12 @@ pub static ROCM_LIBRARY_MISSING_TARGET: Kind = Kind {
     id: "rocm-library-missing-target",
     severities: &[Severity::Error, Severity::Warning],
     title: "the rocBLAS of the ROCm install programs link against has no kernels for the GPU's target (\"Cannot read TensileLibrary.dat\"); a warning when the frameworks bring their own",
+};
+
+pub static HIPBLASLT_MISSING_TARGET: Kind = Kind {
+    id: "hipblaslt-missing-target",
+    severities: &[Severity::Error, Severity::Warning, Severity::Info],
+    title: "the hipBLASLt a program loads has no Tensile library for the GPU's target: an error for a torch ROCm build that sends nn.Linear to it (HIPBLAS_STATUS_INVALID_VALUE), a warning with ROCBLAS_USE_HIPBLASLT=1, else information (rocBLAS falls back: ollama's \"Cannot read TensileLibrary_lazy_gfx*.dat\" line)",
 };
 
 pub static NOVA_CORE_BOUND: Kind = Kind {

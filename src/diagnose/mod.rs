@@ -10,6 +10,7 @@ mod amd;
 pub(crate) use amd::amd_gpu_evidence;
 mod amd_builds;
 mod amd_env;
+mod amd_hipblaslt;
 mod amd_libs;
 mod arch_notes;
 mod capabilities;
@@ -53,6 +54,7 @@ const RULES: &[Rule] = &[
     amd_builds::findings,
     amd_env::findings,
     amd_libs::findings,
+    amd_hipblaslt::findings,
     capabilities::findings,
     gpu_support::findings,
     gpu_modes::findings,

@@ -30,6 +30,22 @@ pub struct RocmTable {
     #[serde(rename = "amdgpu_install")]
     pub installers: Vec<AmdgpuInstall>,
     pub install: RocmInstallFacts,
+    /// The gfx targets on which torch's ROCm builds run `addmm` with a bias (`nn.Linear`)
+    /// through hipBLASLt, per the build's ROCm version, ascending.
+    #[serde(rename = "torch_hipblaslt_arch", default)]
+    pub torch_hipblaslt: Vec<TorchHipblasltArch>,
+}
+
+/// Targets torch's ROCm builds hand to hipBLASLt from a ROCm version on (the `ROCM_VERSION >=`
+/// gates of torch's own list).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchHipblasltArch {
+    /// The lowest ROCm version a build needs for these targets ("6.3").
+    pub rocm: String,
+    pub targets: Vec<String>,
+    pub source: String,
+    pub checked: String,
 }
 
 /// The `amdgpu-install` package of one ROCm release.
@@ -234,11 +250,19 @@ impl RocmTable {
             && let Some(variant) = newest_rocm(v)
         {
             let public = v.split('+').next().unwrap_or(v);
+            // A nightly or pre-release (`2.10.0.dev20250929`) is not on the release index: its
+            // series is (`2.10.*`).
+            let final_release = public
+                .split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            let series = public.split('.').take(2).collect::<Vec<_>>().join(".");
             return Some(TorchWheel {
-                release: if public.split('.').count() >= 3 {
+                release: if final_release && public.split('.').count() >= 3 {
                     public.to_string()
-                } else {
+                } else if final_release {
                     format!("{public}.*")
+                } else {
+                    format!("{series}.*")
                 },
                 variant,
             });
@@ -294,8 +318,23 @@ impl RocmTable {
             .find(|n| n.targets.iter().any(|t| t == gfx))
     }
 
+    /// Whether a torch ROCm build of ROCm `rocm` (its HIP version, "6.4.43482") runs `nn.Linear`
+    /// on `gfx` through hipBLASLt, by torch's own list. A build whose ROCm is unknown is
+    /// judged by the rows without a version gate only.
+    #[must_use]
+    pub fn torch_uses_hipblaslt(&self, rocm: Option<&str>, gfx: &str) -> bool {
+        self.torch_hipblaslt.iter().any(|r| {
+            let gated_in = match rocm {
+                Some(v) => compare(&r.rocm, v).is_le(),
+                None => r.rocm == "0",
+            };
+            gated_in && r.targets.iter().any(|t| t == gfx)
+        })
+    }
+
     pub(super) fn check(&self, c: &mut Checker) {
         c.start(Self::FILE, &self.meta);
+        self.check_torch_hipblaslt(c);
         self.check_first_releases(c);
         self.check_releases(c);
         self.check_torch_targets(c);
@@ -303,6 +342,22 @@ impl RocmTable {
         self.check_installers(c);
         c.provenance("install", &self.install.source, &self.install.checked);
         self.check_no_overrides(c);
+    }
+
+    fn check_torch_hipblaslt(&self, c: &mut Checker) {
+        let mut previous: Option<&str> = None;
+        for r in &self.torch_hipblaslt {
+            let label = format!("torch_hipblaslt_arch {}", r.rocm);
+            c.provenance(&label, &r.source, &r.checked);
+            if r.rocm != "0" {
+                c.version(&label, "rocm", &r.rocm);
+            }
+            if previous.is_some_and(|p| compare(p, &r.rocm).is_ge()) {
+                c.report(&label, ProblemKind::NotSorted, "versions are not ascending");
+            }
+            previous = Some(&r.rocm);
+            gfx_list(c, &label, &r.targets);
+        }
     }
 
     fn check_first_releases(&self, c: &mut Checker) {

@@ -353,6 +353,32 @@ fn rocm(out: &mut String, r: &Report) {
         if !i.rocblas_targets.is_empty() {
             let _ = write!(out, "  rocBLAS: {}", clean(&i.rocblas_targets.join(" ")));
         }
+        if !i.hipblaslt_targets.is_empty() {
+            let _ = write!(
+                out,
+                "  hipBLASLt: {}",
+                clean(&i.hipblaslt_targets.join(" "))
+            );
+        }
+        out.push('\n');
+    }
+    for b in &s.bundled {
+        let _ = write!(
+            out,
+            "  {}'s own ROCm  {}",
+            clean(&b.program),
+            clean(&b.path)
+        );
+        if !b.rocblas_targets.is_empty() {
+            let _ = write!(out, "  rocBLAS: {}", clean(&b.rocblas_targets.join(" ")));
+        }
+        if !b.hipblaslt_targets.is_empty() {
+            let _ = write!(
+                out,
+                "  hipBLASLt: {}",
+                clean(&b.hipblaslt_targets.join(" "))
+            );
+        }
         out.push('\n');
     }
     for n in &s.device_nodes {

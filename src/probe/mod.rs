@@ -37,7 +37,7 @@ use crate::report::rocm::RocmStack;
 use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 27] = [
+const REPORTED_VARS: [&str; 30] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -60,6 +60,11 @@ const REPORTED_VARS: [&str; 27] = [
     "HSA_OVERRIDE_GFX_VERSION",
     "ROCM_PATH",
     "HIP_PATH",
+    // Which BLAS library ROCm programs hand matrix products to (hipBLASLt or rocBLAS):
+    // `hipblaslt-missing-target` weighs a hipBLASLt without the GPU's target by them.
+    "ROCBLAS_USE_HIPBLASLT",
+    "DISABLE_ADDMM_CUDA_LT",
+    "TORCH_BLAS_PREFER_HIPBLASLT",
     // The image's CUDA requirement, as the NVIDIA Container Toolkit reads it
     // (`report::IMAGE_REQUIREMENT_VARS`).
     "NVIDIA_REQUIRE_CUDA",

@@ -1,5 +1,6 @@
 //! The ROCm stack as files show it: every install under `/opt` and the one `/opt/rocm` points
-//! at, their HIP version and rocBLAS targets; the amdgpu module (the kernel's own, or AMD's
+//! at, their HIP version and rocBLAS and hipBLASLt targets; programs' own copies of ROCm's
+//! libraries (ollama's); the amdgpu module (the kernel's own, or AMD's
 //! amdgpu-dkms, which alone has `/sys/module/amdgpu/version`); `/dev/kfd` and the render nodes
 //! with their mode and group; and the user's groups.
 
@@ -7,7 +8,9 @@ use std::path::Path;
 
 use crate::host::Host;
 use crate::parse::{accounts, rocm_files};
-use crate::report::rocm::{AmdgpuModule, DeviceNode, RocmInstall, RocmStack, UserGroups};
+use crate::report::rocm::{
+    AmdgpuModule, BundledRocm, DeviceNode, RocmInstall, RocmStack, UserGroups,
+};
 use crate::report::{KernelInfo, PciDevice};
 
 /// Reads the stack. `None` on a machine that shows nothing of it: no AMD GPU on the bus, no
@@ -55,6 +58,7 @@ pub(crate) fn probe(
         kfd_nodes: topology.gpus.clone(),
         device_nodes,
         user,
+        bundled: bundled(host),
     })
 }
 
@@ -127,7 +131,60 @@ fn install(host: &Host, dir: &Path) -> RocmInstall {
         version,
         hip_version,
         rocblas_targets: kernel_targets(host, &dir.join("lib/rocblas/library")),
+        hipblaslt_targets: tensile_targets(host, &dir.join("lib/hipblaslt/library")),
     }
+}
+
+/// Where programs keep their own copy of ROCm's libraries: ollama's Linux tarball and install
+/// script put them in `lib/ollama/rocm` beside its binary ("rocblaslt error: Cannot read
+/// /usr/local/lib/ollama/rocm/hipblaslt/library/TensileLibrary_lazy_gfx1201.dat",
+/// ollama/ollama#11555).
+const BUNDLED: [(&str, &str); 3] = [
+    ("ollama", "/usr/local/lib/ollama/rocm"),
+    ("ollama", "/usr/lib/ollama/rocm"),
+    ("ollama", "/opt/ollama/lib/ollama/rocm"),
+];
+
+/// The ROCm libraries programs bring with them, each folder once.
+fn bundled(host: &Host) -> Vec<BundledRocm> {
+    let mut out: Vec<BundledRocm> = Vec::new();
+    for (program, dir) in BUNDLED {
+        if !host.fs.is_dir(dir) {
+            continue;
+        }
+        let real = host
+            .fs
+            .canonical(Path::new(dir), true)
+            .unwrap_or_else(|_| Path::new(dir).to_path_buf());
+        let path = real.display().to_string();
+        if out.iter().any(|b| b.path == path) {
+            continue;
+        }
+        out.push(BundledRocm {
+            program: program.to_string(),
+            rocblas_targets: kernel_targets(host, &real.join("rocblas/library")),
+            hipblaslt_targets: tensile_targets(host, &real.join("hipblaslt/library")),
+            path,
+        });
+    }
+    out
+}
+
+/// The gfx targets a hipBLASLt kernel folder has Tensile libraries for
+/// (`TensileLibrary_lazy_gfx1201.dat`, the file hipBLASLt looks for first), sorted. Only those
+/// count: its `extop_gfx*.co` and `Kernels.so-*` files do not make a target usable.
+#[must_use]
+pub(crate) fn tensile_targets(host: &Host, dir: &Path) -> Vec<String> {
+    let mut out: Vec<crate::version::GfxTarget> = host
+        .fs
+        .read_dir(dir)
+        .iter()
+        .filter(|e| e.name.starts_with("TensileLibrary"))
+        .filter_map(|e| rocm_files::gfx_in_file_name(&e.name))
+        .collect();
+    out.sort();
+    out.dedup();
+    out.into_iter().map(|t| t.to_string()).collect()
 }
 
 /// The gfx targets a rocBLAS (or hipBLASLt) kernel folder has files for, sorted.

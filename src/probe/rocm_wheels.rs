@@ -91,6 +91,18 @@ fn torch(host: &Host, fw: &mut Framework, site: &Path, sdk_dirs: &[PathBuf]) {
     }
     fw.gfx_targets = targets;
     fw.gfx_targets_source = source;
+    // hipBLASLt: the wheel's own folder, else TheRock's SDK wheels beside it.
+    let own = lib.join("hipblaslt/library");
+    let lt_dirs =
+        std::iter::once(own).chain(sdk_dirs.iter().map(|d| d.join("lib/hipblaslt/library")));
+    for dir in lt_dirs {
+        let found = super::rocm::tensile_targets(host, &dir);
+        if !found.is_empty() {
+            fw.hipblaslt_source = Some(dir.display().to_string());
+            fw.hipblaslt_targets = found;
+            break;
+        }
+    }
     let system = system_hsa_sizes(host);
     let mut bundled: Vec<String> = host
         .fs

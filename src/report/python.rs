@@ -119,6 +119,14 @@ pub struct Framework {
     /// files"); absent with them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gfx_targets_source: Option<String>,
+    /// A ROCm build: the gfx targets of the hipBLASLt kernels it loads (its own
+    /// `torch/lib/hipblaslt/library`, or TheRock's ROCm wheels beside it), sorted; absent when
+    /// none are found. torch runs `nn.Linear` through hipBLASLt on some targets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hipblaslt_targets: Vec<String>,
+    /// The folder `hipblaslt_targets` came from; absent with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hipblaslt_source: Option<String>,
     /// A ROCm build: the ROCm runtime libraries it ships inside its own folder
     /// ("torch/lib/libamdhip64.so", "torch/lib/libhsa-runtime64.so"), as paths; absent when none.
     /// A `libhsa-runtime64.so` that links to, or is a same-size copy of, `/opt/rocm`'s (the step

@@ -4,7 +4,7 @@
 //! # JSON contract
 //! `rocm` in `doctor --json` (null on a machine with no AMD GPU, no amdgpu module, no KFD and
 //! no ROCm install). Its keys are additions to schema version 1: `rocm.installs[].path`,
-//! `.version`, `.hip_version`, `.rocblas_targets`; `rocm.default_install`; `rocm.amdgpu.kind`,
+//! `.version`, `.hip_version`, `.rocblas_targets`, `.hipblaslt_targets`; `rocm.bundled[]`; `rocm.default_install`; `rocm.amdgpu.kind`,
 //! `.version`; `rocm.kfd_nodes[]`; `rocm.device_nodes[].path`, `.mode`, `.group`,
 //! `.accessible`; `rocm.user.groups`. A value that could not be read is null, never a guess.
 
@@ -33,6 +33,9 @@ pub struct RocmStack {
     pub device_nodes: Vec<DeviceNode>,
     /// The user gpu-doctor ran as (`/proc/self/status`), with group names from `/etc/group`.
     pub user: Option<UserGroups>,
+    /// ROCm libraries programs bring with them (ollama's), with their kernels' targets.
+    #[serde(default)]
+    pub bundled: Vec<BundledRocm>,
 }
 
 /// One ROCm install.
@@ -50,6 +53,26 @@ pub struct RocmInstall {
     /// The gfx targets its rocBLAS has kernels for (`lib/rocblas/library/TensileLibrary_lazy_
     /// gfx*.dat`), sorted; empty when rocBLAS is not installed.
     pub rocblas_targets: Vec<String>,
+    /// The gfx targets its hipBLASLt has kernels for (`lib/hipblaslt/library/TensileLibrary_
+    /// lazy_gfx*.dat`), sorted; empty when hipBLASLt is not installed or its folder names none.
+    #[serde(default)]
+    pub hipblaslt_targets: Vec<String>,
+}
+
+/// A program's own copy of ROCm's libraries (ollama's `lib/ollama/rocm`), which it loads instead
+/// of `/opt/rocm`'s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BundledRocm {
+    /// The program ("ollama").
+    pub program: String,
+    /// The folder ("/usr/local/lib/ollama/rocm").
+    pub path: String,
+    /// The gfx targets of its `rocblas/library`, sorted.
+    pub rocblas_targets: Vec<String>,
+    /// The gfx targets of its `hipblaslt/library`, sorted.
+    pub hipblaslt_targets: Vec<String>,
 }
 
 /// The amdgpu kernel module.

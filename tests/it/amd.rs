@@ -440,3 +440,55 @@ fn report_merge_shows_amd_nodes_and_their_rocm() {
         assert!(out.stdout.contains(want), "{want:?} in:\n{}", out.stdout);
     }
 }
+
+/// hipBLASLt without the GPU's target is weighed by who loads it: torch's `nn.Linear` path fails
+/// (error), rocBLAS asked to use it by `ROCBLAS_USE_HIPBLASLT=1` (warning), ollama's rocBLAS falls
+/// back (information); with the target present nothing is said.
+#[test]
+fn hipblaslt_without_the_target_is_weighed_by_its_caller() {
+    let names: Vec<String> = [
+        "amd-hipblaslt-therock-torch-no-gfx1101",
+        "amd-hipblaslt-rocblas-use-hipblaslt-gfx1151",
+        "amd-hipblaslt-ollama-no-gfx1201",
+        "amd-hipblaslt-torch-gfx1100-present",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    doctor_all(&names);
+    for (name, severity, in_fix) in [
+        (
+            "amd-hipblaslt-therock-torch-no-gfx1101",
+            "error",
+            "DISABLE_ADDMM_CUDA_LT=1",
+        ),
+        (
+            "amd-hipblaslt-rocblas-use-hipblaslt-gfx1151",
+            "warning",
+            "Unset ROCBLAS_USE_HIPBLASLT",
+        ),
+        ("amd-hipblaslt-ollama-no-gfx1201", "info", "Nothing to do"),
+    ] {
+        let r = doctor(name);
+        let f = finding(&r, "hipblaslt-missing-target");
+        assert_eq!(f["severity"], severity, "{name}: {f:#}");
+        assert!(
+            fix(&r, "hipblaslt-missing-target").contains(in_fix),
+            "{name}: {f:#}"
+        );
+    }
+    let r = doctor("amd-hipblaslt-ollama-no-gfx1201");
+    assert_eq!(
+        r["rocm"]["bundled"][0]["hipblaslt_targets"],
+        serde_json::json!(["gfx90a", "gfx942", "gfx1100", "gfx1101"])
+    );
+    let r = doctor("amd-hipblaslt-torch-gfx1100-present");
+    assert!(finding_ids(&r).is_empty(), "{:?}", finding_ids(&r));
+    let torch = &r["python_envs"][0]["frameworks"][0];
+    assert!(
+        torch["hipblaslt_targets"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|t| t == "gfx1100")),
+        "{torch:#}"
+    );
+}

@@ -228,3 +228,47 @@ fn a_healthy_machine_keeps_its_rocm_and_driver() {
     assert!(p.addresses.iter().any(|f| f.id == "rocm-too-old-for-gpu"));
     assert!(step_kinds(&p).contains(&StepKind::Rocm));
 }
+
+/// A machine whose only ROCm is the one ollama brings, with nothing to fix: no install is
+/// planned unless one is asked for (`--via apt`).
+#[test]
+fn a_program_s_own_rocm_with_nothing_to_fix_plans_no_install() {
+    let mut r = amd_machine("gfx1201");
+    r.rocm = Some(RocmStack {
+        bundled: vec![crate::report::rocm::BundledRocm {
+            program: "ollama".to_string(),
+            path: "/usr/local/lib/ollama/rocm".to_string(),
+            ..Default::default()
+        }],
+        ..RocmStack::default()
+    });
+    let p = plan(&r, embedded(), &Target::default()).expect("a plan");
+    assert!(p.steps.is_empty(), "{:?}", p.steps);
+    let apt = Target {
+        via: Some(Via::Apt),
+        ..Target::default()
+    };
+    assert_eq!(rocm_chosen(&r, embedded(), &apt).as_deref(), Some("7.1.1"));
+}
+
+/// A nightly torch that lacks the GPU's target is replaced by its release series (the nightly's
+/// exact version is on no release index); a final release is pinned as it is.
+#[test]
+fn a_nightly_torch_is_replaced_by_its_release_series() {
+    let m = embedded();
+    let nightly = m
+        .rocm
+        .torch_wheel(
+            &m.frameworks,
+            Some("2.10.0.dev20250929+rocm7.0"),
+            "gfx1151",
+            None,
+        )
+        .expect("a wheel");
+    assert_eq!(nightly.release, "2.10.*");
+    let stable = m
+        .rocm
+        .torch_wheel(&m.frameworks, Some("2.7.1+rocm6.3"), "gfx1100", None)
+        .expect("a wheel");
+    assert_eq!(stable.release, "2.7.1");
+}

@@ -168,6 +168,8 @@ fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) ->
         runtime: None,
         gfx_targets: Vec::new(),
         gfx_targets_source: None,
+        hipblaslt_targets: Vec::new(),
+        hipblaslt_source: None,
         bundled_runtime: Vec::new(),
     })
 }
@@ -233,6 +235,8 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
         runtime: None,
         gfx_targets: Vec::new(),
         gfx_targets_source: None,
+        hipblaslt_targets: Vec::new(),
+        hipblaslt_source: None,
         bundled_runtime: Vec::new(),
     })
 }
@@ -312,6 +316,8 @@ fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option
         runtime: None,
         gfx_targets: Vec::new(),
         gfx_targets_source: None,
+        hipblaslt_targets: Vec::new(),
+        hipblaslt_source: None,
         bundled_runtime: Vec::new(),
     })
 }
@@ -348,6 +354,8 @@ fn cupy(dists: &[Dist]) -> Vec<Framework> {
                 runtime: None,
                 gfx_targets: Vec::new(),
                 gfx_targets_source: None,
+                hipblaslt_targets: Vec::new(),
+                hipblaslt_source: None,
                 bundled_runtime: Vec::new(),
             }
         })
