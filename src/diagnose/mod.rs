@@ -32,6 +32,7 @@ mod jax_plugin;
 mod libraries;
 mod loading;
 mod manifests;
+mod onnxruntime;
 mod platform;
 mod runtime;
 #[cfg(test)]
@@ -63,6 +64,7 @@ const RULES: &[Rule] = &[
     host_compiler::findings,
     extensions::findings,
     ext_packages::findings,
+    onnxruntime::findings,
     compiled::findings,
     triton::findings,
     cudnn_gpu::findings,

@@ -1,0 +1,449 @@
+//! onnxruntime-gpu against the CUDA and cuDNN libraries of the machine, with or without torch
+//! beside it: `onnxruntime-cuda-libraries`.
+//!
+//! onnxruntime-gpu's CUDA execution provider (`onnxruntime/capi/libonnxruntime_providers_cuda.so`)
+//! links one CUDA major's libraries and one cuDNN major (`DT_NEEDED`: `libcudnn.so.9`,
+//! `libcublasLt.so.12`, ...) and carries no RUNPATH (frameworks.toml `onnxruntime_cuda`, generated
+//! by `scripts/gen-onnxruntime-cuda.py` from the PyPI wheels). When one of them cannot be loaded,
+//! onnxruntime prints "Failed to load library libonnxruntime_providers_cuda.so with error:
+//! libcudnn.so.9: cannot open shared object file" and runs the model on the CPU.
+//!
+//! The provider's needs are resolved as ld.so would (`probe::linkmap`, framework "onnxruntime"):
+//! a library only in an nvidia-* wheel's folder is not found, which its documentation answers
+//! with `import torch` first or `onnxruntime.preload_dlls()` (1.21 on). A torch of another CUDA
+//! major in the same environment is `extension-cuda-mismatch`'s (`ext_packages.rs`).
+
+use std::path::Path;
+
+use super::{FindingBuilder, ids};
+use crate::manifest::Manifests;
+use crate::parse::libfamily as family;
+use crate::report::{
+    Finding, FrameworkLoads, LibraryLoad, PythonEnv, Report, Severity, framework_subject,
+};
+
+/// The name the resolution gives onnxruntime-gpu's provider (`FrameworkLoads::framework`).
+const ONNXRUNTIME: &str = "onnxruntime";
+
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    report
+        .python_envs
+        .iter()
+        .filter_map(|env| {
+            let fl = report
+                .libraries
+                .loads
+                .iter()
+                .find(|l| l.env == env.path && l.framework == ONNXRUNTIME)?;
+            provider(report, manifests, env, fl)
+        })
+        .collect()
+}
+
+/// Why one library the provider needs is not loaded.
+#[derive(Debug, Clone, PartialEq)]
+enum Gap {
+    /// A copy of that soname is in these folders, none on the provider's search path (a pip
+    /// wheel's `nvidia/*/lib`, a toolkit not on the loader path).
+    OffPath(Vec<String>),
+    /// Only other majors of the library are here (`libcudnn.so.8` for a `libcudnn.so.9` need).
+    OtherMajor(Vec<String>),
+    /// No copy of the library in any version.
+    Absent,
+}
+
+/// The soname's major ("libcudnn.so.9" → "9"; "libcudart.so.11.0" → "11").
+fn soname_major(soname: &str) -> Option<&str> {
+    soname.split(".so.").nth(1)?.split('.').next()
+}
+
+/// Whether a file name is the soname or a versioned file of it (`libcudnn.so.9.1.0`).
+fn of_soname(file: &str, soname: &str) -> bool {
+    file == soname
+        || file
+            .strip_prefix(soname)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+fn gap(load: &LibraryLoad) -> Gap {
+    let file = |p: &str| {
+        Path::new(p)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let mut dirs: Vec<String> = load
+        .others
+        .iter()
+        .filter(|o| of_soname(&file(&o.path), &load.soname))
+        .filter_map(|o| Path::new(&o.path).parent().map(|d| d.display().to_string()))
+        .collect();
+    dirs.dedup();
+    if !dirs.is_empty() {
+        return Gap::OffPath(dirs);
+    }
+    let mut others: Vec<String> = load
+        .others
+        .iter()
+        .map(|o| match &o.version {
+            Some(v) => format!("{} ({v})", o.path),
+            None => o.path.clone(),
+        })
+        .collect();
+    others.dedup();
+    if others.is_empty() {
+        Gap::Absent
+    } else {
+        Gap::OtherMajor(others)
+    }
+}
+
+/// The libraries a torch of this environment maps once imported, by soname.
+fn torch_maps<'a>(report: &'a Report, env: &PythonEnv) -> Vec<&'a str> {
+    report
+        .libraries
+        .loads
+        .iter()
+        .filter(|l| l.env == env.path && l.framework == "torch")
+        .flat_map(|l| &l.libraries)
+        .filter(|l| l.path.is_some())
+        .map(|l| l.soname.as_str())
+        .collect()
+}
+
+fn provider(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fl: &FrameworkLoads,
+) -> Option<Finding> {
+    let ext = env.extensions.iter().find(|e| e.name == "onnxruntime-gpu")?;
+    let needs: Vec<&LibraryLoad> = fl.libraries.iter().filter(|l| l.by == "needed").collect();
+    let cuda_major = needs
+        .iter()
+        .find(|l| l.soname.starts_with("libcudart.so."))
+        .and_then(|l| soname_major(&l.soname))?;
+    let cudnn_major = needs
+        .iter()
+        .find(|l| l.soname.starts_with("libcudnn.so."))
+        .and_then(|l| soname_major(&l.soname));
+    // A torch of another CUDA major beside it is `extension-cuda-mismatch`.
+    let torch = env
+        .frameworks
+        .iter()
+        .find(|f| f.name == "torch" && f.variant.as_deref() == Some("cuda"));
+    if torch
+        .and_then(|t| t.cuda.as_deref())
+        .and_then(|c| c.split('.').next())
+        .is_some_and(|m| m != cuda_major)
+    {
+        return None;
+    }
+    // What `import torch` maps first serves the provider too (onnxruntime's documented way).
+    let from_torch = torch_maps(report, env);
+    let missing: Vec<(&LibraryLoad, Gap)> = needs
+        .iter()
+        .filter(|l| l.path.is_none() && !from_torch.contains(&l.soname.as_str()))
+        .map(|l| (*l, gap(l)))
+        .collect();
+    let (first, _) = missing.first()?;
+    let row = manifests.frameworks.onnxruntime_cuda(&ext.version);
+    let off_path_only = missing.iter().all(|(_, g)| matches!(g, Gap::OffPath(_)));
+    let names: Vec<&str> = missing.iter().map(|(l, _)| l.soname.as_str()).collect();
+    let built_for = match cudnn_major {
+        Some(d) => format!("CUDA {cuda_major} and cuDNN {d}"),
+        None => format!("CUDA {cuda_major}"),
+    };
+    let title = if off_path_only {
+        format!(
+            "onnxruntime-gpu {} in {} does not find {}: installed, but not where its CUDA provider looks",
+            ext.version,
+            env.path,
+            names.join(", ")
+        )
+    } else {
+        format!(
+            "onnxruntime-gpu {} in {} is built for {built_for}, but {} is not on this machine",
+            ext.version,
+            env.path,
+            missing
+                .iter()
+                .find(|(_, g)| !matches!(g, Gap::OffPath(_)))
+                .map_or(first.soname.as_str(), |(l, _)| l.soname.as_str())
+        )
+    };
+    let mut f = FindingBuilder::new(
+        &ids::ONNXRUNTIME_CUDA_LIBRARIES,
+        if off_path_only {
+            Severity::Warning
+        } else {
+            Severity::Error
+        },
+        title,
+    )
+    .detail(format!(
+        "onnxruntime loads its CUDA provider when a session asks for CUDAExecutionProvider; the \
+         provider needs {} and has no RUNPATH, so the loader looks only in LD_LIBRARY_PATH, the \
+         ld.so cache and the default folders (and takes what `import torch` loaded first). One \
+         missing library makes it print \"Failed to load library libonnxruntime_providers_cuda.so \
+         with error: {}: cannot open shared object file\" and run the model on the CPU.",
+        needs
+            .iter()
+            .map(|l| l.soname.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        first.soname
+    ))
+    .subject(framework_subject(&env.path, ONNXRUNTIME))
+    .explains(&ids::FRAMEWORK_IMPORT_FAILED);
+    for (l, g) in &missing {
+        let line = match g {
+            Gap::OffPath(dirs) => format!(
+                "{} ({}): a copy in {}, not on the provider's search path",
+                l.soname,
+                family::display(&l.family),
+                dirs.join(", ")
+            ),
+            Gap::OtherMajor(others) => format!(
+                "{} ({}): only another major here: {}",
+                l.soname,
+                family::display(&l.family),
+                others.join(", ")
+            ),
+            Gap::Absent => format!(
+                "{} ({}): no copy in any version",
+                l.soname,
+                family::display(&l.family)
+            ),
+        };
+        f = f.evidence(line);
+    }
+    f = f.evidence(format!("searched: {}", first.searched.join(", ")));
+    f = f.evidence(format!(
+        "needed by {} (DT_NEEDED); source: {}",
+        first.needed_by,
+        row.map_or("the provider's own ELF file", |r| r.source.as_str())
+    ));
+    Some(f.fix(fix(manifests, env, ext, &missing, cuda_major, cudnn_major)).build())
+}
+
+fn fix(
+    manifests: &Manifests,
+    env: &PythonEnv,
+    ext: &crate::report::Extension,
+    missing: &[(&LibraryLoad, Gap)],
+    cuda_major: &str,
+    cudnn_major: Option<&str>,
+) -> String {
+    let row = manifests.frameworks.onnxruntime_cuda(&ext.version);
+    let preload = row.is_some_and(|r| r.preload_dlls);
+    let mut dirs: Vec<String> = missing
+        .iter()
+        .filter_map(|(_, g)| match g {
+            Gap::OffPath(d) => Some(d.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let in_env = |d: &String| env.site_packages.iter().any(|s| d.starts_with(s.as_str()));
+    let mut steps: Vec<String> = Vec::new();
+    let absent = missing
+        .iter()
+        .any(|(_, g)| !matches!(g, Gap::OffPath(_)));
+    if absent {
+        let extras = row.map(|r| r.extras.join(",")).filter(|e| !e.is_empty());
+        steps.push(match extras {
+            Some(extras) => format!(
+                "Install the CUDA {cuda_major} and cuDNN {} libraries it was built for into {}: \
+                 `pip install 'onnxruntime-gpu[{extras}]=={}'`, then call \
+                 `onnxruntime.preload_dlls()` before creating the session",
+                cudnn_major.unwrap_or("?"),
+                env.path,
+                ext.version
+            ),
+            None => format!(
+                "Install the CUDA {cuda_major} runtime libraries (cuBLAS, cuFFT, cuRAND, cudart) \
+                 and cuDNN {} where the loader finds them (the distribution's or NVIDIA's \
+                 packages, which register with ld.so)",
+                cudnn_major.unwrap_or("?")
+            ),
+        });
+        // The release built for the majors this machine holds, when PyPI has one.
+        let held = held_majors(missing);
+        if let (Some(cuda), Some(cudnn)) = held
+            && let Some(r) = manifests.frameworks.onnxruntime_for(&cuda, &cudnn)
+            && !(cuda == cuda_major && Some(cudnn.as_str()) == cudnn_major)
+        {
+            steps.push(format!(
+                "or install the onnxruntime-gpu release built for the CUDA {cuda} and cuDNN \
+                 {cudnn} here: `pip install 'onnxruntime-gpu=={}'` (releases {} to {} are)",
+                r.last, r.first, r.last
+            ));
+        }
+    } else if preload && dirs.iter().all(in_env) {
+        steps.push(
+            "Call `onnxruntime.preload_dlls()` before creating the session (it loads the \
+             nvidia-* wheels' copies by path), or `import torch` first where a torch of the same \
+             CUDA major is installed"
+                .to_string(),
+        );
+        steps.push(format!(
+            "or put their folders on the loader path for the run: `LD_LIBRARY_PATH={}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}`",
+            dirs.join(":")
+        ));
+    } else {
+        steps.push(format!(
+            "Put their folders on the loader path for the run: `LD_LIBRARY_PATH={}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}`{}",
+            dirs.join(":"),
+            if preload {
+                ""
+            } else {
+                " (this release has no `onnxruntime.preload_dlls()`; 1.21 and later do)"
+            }
+        ));
+    }
+    format!("{}.", steps.join("; "))
+}
+
+/// The CUDA and cuDNN majors of the other copies found (`libcublasLt.so.12` beside a
+/// `libcublasLt.so.11` need: CUDA 12), when the machine holds them.
+fn held_majors(missing: &[(&LibraryLoad, Gap)]) -> (Option<String>, Option<String>) {
+    let mut cuda = None;
+    let mut cudnn = None;
+    for (l, g) in missing {
+        let Gap::OtherMajor(others) = g else {
+            continue;
+        };
+        let major = others.iter().find_map(|o| {
+            let name = Path::new(o.split(' ').next().unwrap_or(o)).file_name()?;
+            soname_major(&name.to_string_lossy()).map(str::to_string)
+        });
+        if l.soname.starts_with("libcudnn.so.") {
+            cudnn = cudnn.or(major);
+        } else if l.soname.starts_with("libcudart.so.") || l.soname.starts_with("libcublas") {
+            cuda = cuda.or(major);
+        }
+    }
+    (cuda, cudnn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Extension, LibraryFamily, LosingCopy};
+
+    fn load(soname: &str, family: LibraryFamily, others: &[&str]) -> LibraryLoad {
+        LibraryLoad {
+            family,
+            soname: soname.into(),
+            needed_by: "/venv/lib/python3.12/site-packages/onnxruntime/capi/libonnxruntime_providers_cuda.so".into(),
+            by: "needed".into(),
+            others: others
+                .iter()
+                .map(|p| LosingCopy {
+                    path: (*p).into(),
+                    ..LosingCopy::default()
+                })
+                .collect(),
+            ..LibraryLoad::default()
+        }
+    }
+
+    fn report(loads: Vec<LibraryLoad>) -> Report {
+        let mut r = Report::default();
+        r.python_envs = vec![PythonEnv {
+            path: "/venv".into(),
+            site_packages: vec!["/venv/lib/python3.12/site-packages".into()],
+            extensions: vec![Extension {
+                name: "onnxruntime-gpu".into(),
+                version: "1.22.0".into(),
+                ..Extension::default()
+            }],
+            ..PythonEnv::default()
+        }];
+        r.libraries.loads = vec![FrameworkLoads {
+            env: "/venv".into(),
+            framework: ONNXRUNTIME.into(),
+            basis: "elf".into(),
+            libraries: loads,
+        }];
+        r
+    }
+
+    fn run(r: &Report) -> Vec<Finding> {
+        findings(r, crate::manifest::embedded())
+    }
+
+    #[test]
+    fn a_wheel_copy_off_the_search_path_is_a_warning_and_another_major_an_error() {
+        let cudart = || {
+            let mut l = load("libcudart.so.12", LibraryFamily::Cudart, &[]);
+            l.path = Some("/usr/local/cuda/lib64/libcudart.so.12".into());
+            l
+        };
+        let wheel = "/venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9";
+        let r = report(vec![
+            cudart(),
+            load("libcudnn.so.9", LibraryFamily::Cudnn, &[wheel]),
+        ]);
+        let f = run(&r);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("onnxruntime.preload_dlls()"),
+            "{:?}",
+            f[0].fix
+        );
+        let r = report(vec![
+            cudart(),
+            load(
+                "libcudnn.so.9",
+                LibraryFamily::Cudnn,
+                &["/usr/lib/x86_64-linux-gnu/libcudnn.so.8"],
+            ),
+        ]);
+        let f = run(&r);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].title.contains("built for CUDA 12 and cuDNN 9"), "{}", f[0].title);
+        // Everything found: nothing to say.
+        let r = report(vec![cudart()]);
+        assert!(run(&r).is_empty());
+    }
+
+    #[test]
+    fn what_torch_loads_first_serves_the_provider_and_another_torch_cuda_is_not_ours() {
+        let mut r = report(vec![
+            load("libcudart.so.12", LibraryFamily::Cudart, &[]),
+            load("libcudnn.so.9", LibraryFamily::Cudnn, &[]),
+        ]);
+        let mut torch_loads = r.libraries.loads[0].clone();
+        torch_loads.framework = "torch".into();
+        for l in &mut torch_loads.libraries {
+            l.path = Some(format!("/venv/nvidia/{}", l.soname));
+        }
+        r.libraries.loads.push(torch_loads);
+        r.python_envs[0].frameworks = vec![crate::report::Framework {
+            name: "torch".into(),
+            variant: Some("cuda".into()),
+            cuda: Some("12.8".into()),
+            ..crate::report::Framework::default()
+        }];
+        assert!(run(&r).is_empty(), "import torch first serves it");
+        r.libraries.loads.pop();
+        r.python_envs[0].frameworks[0].cuda = Some("13.0".into());
+        assert!(run(&r).is_empty(), "extension-cuda-mismatch's case");
+    }
+
+    #[test]
+    fn soname_majors_and_versioned_files() {
+        assert_eq!(soname_major("libcudart.so.11.0"), Some("11"));
+        assert_eq!(soname_major("libcudnn.so.9"), Some("9"));
+        assert!(of_soname("libcudnn.so.9.1.0", "libcudnn.so.9"));
+        assert!(!of_soname("libcudart.so.12", "libcudart.so.1"));
+    }
+}
