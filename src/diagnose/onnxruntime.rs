@@ -12,6 +12,9 @@
 //! a library only in an nvidia-* wheel's folder is not found, which its documentation answers
 //! with `import torch` first or `onnxruntime.preload_dlls()` (1.21 on). A torch of another CUDA
 //! major in the same environment is `extension-cuda-mismatch`'s (`ext_packages.rs`).
+//!
+//! The provider's CUDA major against the driver is `driver-too-old-for-framework`, as for the
+//! frameworks (minor-version compatibility and a forward-compatibility libcuda counted).
 
 use std::path::Path;
 
@@ -21,6 +24,7 @@ use crate::parse::libfamily as family;
 use crate::report::{
     Finding, FrameworkLoads, LibraryLoad, PythonEnv, Report, Severity, framework_subject,
 };
+use crate::version::Version;
 
 /// The name the resolution gives onnxruntime-gpu's provider (`FrameworkLoads::framework`).
 const ONNXRUNTIME: &str = "onnxruntime";
@@ -35,9 +39,120 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 .loads
                 .iter()
                 .find(|l| l.env == env.path && l.framework == ONNXRUNTIME)?;
-            provider(report, manifests, env, fl)
+            Some((env, fl))
         })
+        .flat_map(|(env, fl)| {
+            [
+                provider(report, manifests, env, fl),
+                driver_too_old(report, manifests, env, fl),
+            ]
+        })
+        .flatten()
         .collect()
+}
+
+/// The provider's CUDA major against the driver: a driver whose CUDA major is older runs none
+/// of it ("CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version" at
+/// `cudaSetDevice`, onnxruntime/mobius#316), unless a forward-compatibility libcuda serves it.
+/// Within the major, minor-version compatibility runs it on any driver at the major's floor.
+fn driver_too_old(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fl: &FrameworkLoads,
+) -> Option<Finding> {
+    let ext = env.extensions.iter().find(|e| e.name == "onnxruntime-gpu")?;
+    let needed: u64 = fl
+        .libraries
+        .iter()
+        .find(|l| l.by == "needed" && l.soname.starts_with("libcudart.so."))
+        .and_then(|l| soname_major(&l.soname))?
+        .parse()
+        .ok()?;
+    let driver = report.driver.version.as_deref()?;
+    let have = report
+        .driver
+        .cuda_version
+        .as_deref()
+        .or_else(|| manifests.cuda.max_cuda_for_driver(driver))
+        .and_then(Version::parse)?;
+    if have.major() >= needed
+        || super::platform::compat_cuda(report, manifests).is_some_and(|(_, c)| c.major() >= needed)
+    {
+        return None;
+    }
+    let floor = manifests.cuda.major(needed).map(|m| m.minor_compat_floor.as_str());
+    let mut f = FindingBuilder::new(
+        &ids::DRIVER_TOO_OLD_FOR_FRAMEWORK,
+        Severity::Error,
+        format!(
+            "onnxruntime-gpu {} in {} is built for CUDA {needed}, but driver {driver} supports CUDA up to {}",
+            ext.version,
+            env.path,
+            have.as_str()
+        ),
+    )
+    .detail(
+        "onnxruntime-gpu's CUDA provider links one CUDA major's runtime; a driver older than that \
+         major's first release cannot run it, so creating a CUDA session fails with \"CUDA \
+         failure 35: CUDA driver version is insufficient for CUDA runtime version\" (or falls \
+         back to the CPU).",
+    )
+    .evidence(format!(
+        "driver: {driver} (CUDA {}, from {})",
+        have.as_str(),
+        report.driver.source.as_deref().unwrap_or("unknown source")
+    ))
+    .evidence(format!(
+        "onnxruntime-gpu {}: its CUDA provider needs libcudart.so.{needed} ({})",
+        ext.version, ext.source
+    ))
+    .subject(framework_subject(&env.path, ONNXRUNTIME))
+    .subject("driver");
+    if let Some(floor) = floor {
+        f = f.evidence(format!("CUDA {needed}.x needs a driver >= {floor} (cuda.toml)"));
+    }
+    // A toolkit of the same major is too new for the same driver: one cause.
+    if report.toolkits.iter().any(|t| {
+        t.version
+            .as_deref()
+            .and_then(Version::parse)
+            .is_some_and(|v| v.major() == needed)
+    }) {
+        f = f.explains(&ids::TOOLKIT_NEWER_THAN_DRIVER);
+    }
+    let release = manifests
+        .frameworks
+        .onnxruntime_cuda
+        .iter()
+        .rev()
+        .find(|r| r.cuda_major == have.major().to_string());
+    let upgrade = match floor {
+        Some(floor) => format!("Upgrade the driver to {floor} or newer (`gpu-doctor plan`)"),
+        None => format!("Upgrade the driver to one that supports CUDA {needed} (`gpu-doctor plan`)"),
+    };
+    let fix = match release {
+        Some(r) => format!(
+            "{upgrade}, or install the onnxruntime-gpu release built for this driver's CUDA {}: \
+             `pip install 'onnxruntime-gpu=={}'` (releases {} to {} are; frameworks.toml \
+             `onnxruntime_cuda`).",
+            have.major(),
+            pin(&r.last),
+            r.first,
+            r.last
+        ),
+        None => format!("{upgrade}."),
+    };
+    Some(f.fix(fix).build())
+}
+
+/// A pip pin for a table bound: a minor ("1.26") means any of its patch releases.
+fn pin(last: &str) -> String {
+    if last.split('.').count() == 2 {
+        format!("{last}.*")
+    } else {
+        last.to_string()
+    }
 }
 
 /// Why one library the provider needs is not loaded.
@@ -162,14 +277,21 @@ fn provider(
             names.join(", ")
         )
     } else {
+        let held = match held_majors(&missing) {
+            (Some(c), Some(d)) => format!("this machine has CUDA {c} and cuDNN {d}"),
+            (Some(c), None) => format!("this machine has CUDA {c}"),
+            (None, Some(d)) => format!("this machine has cuDNN {d}"),
+            (None, None) => format!(
+                "{} is not on this machine",
+                missing
+                    .iter()
+                    .find(|(_, g)| !matches!(g, Gap::OffPath(_)))
+                    .map_or(first.soname.as_str(), |(l, _)| l.soname.as_str())
+            ),
+        };
         format!(
-            "onnxruntime-gpu {} in {} is built for {built_for}, but {} is not on this machine",
-            ext.version,
-            env.path,
-            missing
-                .iter()
-                .find(|(_, g)| !matches!(g, Gap::OffPath(_)))
-                .map_or(first.soname.as_str(), |(l, _)| l.soname.as_str())
+            "onnxruntime-gpu {} in {} is built for {built_for}, but {held}",
+            ext.version, env.path
         )
     };
     let mut f = FindingBuilder::new(
@@ -183,15 +305,21 @@ fn provider(
     )
     .detail(format!(
         "onnxruntime loads its CUDA provider when a session asks for CUDAExecutionProvider; the \
-         provider needs {} and has no RUNPATH, so the loader looks only in LD_LIBRARY_PATH, the \
-         ld.so cache and the default folders (and takes what `import torch` loaded first). One \
-         missing library makes it print \"Failed to load library libonnxruntime_providers_cuda.so \
-         with error: {}: cannot open shared object file\" and run the model on the CPU.",
+         provider needs {} and the loader looks for them in LD_LIBRARY_PATH, {}, the ld.so cache \
+         and the default folders, never in the nvidia-* wheels' folders (it takes what `import \
+         torch` or `onnxruntime.preload_dlls()` loaded first). One missing library makes it \
+         print \"Failed to load library libonnxruntime_providers_cuda.so with error: {}: cannot \
+         open shared object file\" and run the model on the CPU.",
         needs
             .iter()
             .map(|l| l.soname.as_str())
             .collect::<Vec<_>>()
             .join(", "),
+        match row {
+            Some(r) if r.runpath.is_empty() => "(it has no RUNPATH)".to_string(),
+            Some(r) => format!("its RUNPATH ({})", r.runpath.join(":")),
+            None => "its RUNPATH".to_string(),
+        },
         first.soname
     ))
     .subject(framework_subject(&env.path, ONNXRUNTIME))
@@ -253,34 +381,42 @@ fn fix(
         .iter()
         .any(|(_, g)| !matches!(g, Gap::OffPath(_)));
     if absent {
-        let extras = row.map(|r| r.extras.join(",")).filter(|e| !e.is_empty());
-        steps.push(match extras {
-            Some(extras) => format!(
-                "Install the CUDA {cuda_major} and cuDNN {} libraries it was built for into {}: \
-                 `pip install 'onnxruntime-gpu[{extras}]=={}'`, then call \
-                 `onnxruntime.preload_dlls()` before creating the session",
-                cudnn_major.unwrap_or("?"),
-                env.path,
-                ext.version
-            ),
-            None => format!(
-                "Install the CUDA {cuda_major} runtime libraries (cuBLAS, cuFFT, cuRAND, cudart) \
-                 and cuDNN {} where the loader finds them (the distribution's or NVIDIA's \
-                 packages, which register with ld.so)",
-                cudnn_major.unwrap_or("?")
-            ),
-        });
-        // The release built for the majors this machine holds, when PyPI has one.
+        // The release built for the majors this machine holds, when PyPI has one, first: the
+        // libraries are there, the package is the one to change.
         let held = held_majors(missing);
         if let (Some(cuda), Some(cudnn)) = held
             && let Some(r) = manifests.frameworks.onnxruntime_for(&cuda, &cudnn)
             && !(cuda == cuda_major && Some(cudnn.as_str()) == cudnn_major)
         {
+            let pin = pin(&r.last);
             steps.push(format!(
-                "or install the onnxruntime-gpu release built for the CUDA {cuda} and cuDNN \
-                 {cudnn} here: `pip install 'onnxruntime-gpu=={}'` (releases {} to {} are)",
-                r.last, r.first, r.last
+                "Install the onnxruntime-gpu release built for the CUDA {cuda} and cuDNN {cudnn} \
+                 here: `pip install 'onnxruntime-gpu=={pin}'` (releases {} to {} are; \
+                 frameworks.toml `onnxruntime_cuda`)",
+                r.first, r.last
             ));
+        }
+        let extras = row.map(|r| r.extras.join(",")).filter(|e| !e.is_empty());
+        let or = if steps.is_empty() { "" } else { "or " };
+        steps.push(match extras {
+            Some(extras) => format!(
+                "{or}install the CUDA {cuda_major}{} libraries it was built for into {}: \
+                 `pip install 'onnxruntime-gpu[{extras}]=={}'`, then call \
+                 `onnxruntime.preload_dlls()` before creating the session",
+                cudnn_major.map(|d| format!(" and cuDNN {d}")).unwrap_or_default(),
+                env.path,
+                ext.version
+            ),
+            None => format!(
+                "{or}install {} where the loader finds them (the distribution's or NVIDIA's \
+                 packages, which register with ld.so)",
+                wanted(missing, cuda_major, cudnn_major)
+            ),
+        });
+        if let Some(s) = steps.first_mut()
+            && let Some(c) = s.chars().next()
+        {
+            *s = c.to_uppercase().chain(s.chars().skip(1)).collect();
         }
     } else if preload && dirs.iter().all(in_env) {
         steps.push(
@@ -305,6 +441,31 @@ fn fix(
         ));
     }
     format!("{}.", steps.join("; "))
+}
+
+/// What is to be installed, by family: "the CUDA 11 cudart, cuBLAS libraries and cuDNN 8".
+fn wanted(missing: &[(&LibraryLoad, Gap)], cuda_major: &str, cudnn_major: Option<&str>) -> String {
+    let mut cuda: Vec<&str> = Vec::new();
+    let mut cudnn = false;
+    for (l, g) in missing {
+        if matches!(g, Gap::OffPath(_)) {
+            continue;
+        }
+        if l.soname.starts_with("libcudnn") {
+            cudnn = true;
+        } else if !cuda.contains(&family::display(&l.family)) {
+            cuda.push(family::display(&l.family));
+        }
+    }
+    let cuda = (!cuda.is_empty())
+        .then(|| format!("the CUDA {cuda_major} {} libraries it links", cuda.join(", ")));
+    let cudnn = cudnn.then(|| format!("cuDNN {}", cudnn_major.unwrap_or("?")));
+    match (cuda, cudnn) {
+        (Some(a), Some(b)) => format!("{a} and {b}"),
+        (Some(a), None) => a,
+        (None, Some(b)) => b,
+        (None, None) => "its libraries".to_string(),
+    }
 }
 
 /// The CUDA and cuDNN majors of the other copies found (`libcublasLt.so.12` beside a
