@@ -20,7 +20,7 @@ TORCH_CUDA_ARCH_LIST of .github/workflows/wheels_build.yml, the workflow that bu
 wheels; its lowest entry (a `+PTX` entry counts: the driver JIT-compiles it for newer GPUs, never
 for older ones). Read and vendored, but not made rows (the table's gaps say why).
 
-vllm (PyPI wheels, the last patch release of each minor from 0.4): the compute capabilities of
+vllm (PyPI wheels, the last patch release of each minor from 0.5): the compute capabilities of
 the SASS and PTX in the fatbin of its core library (vllm/_C.abi3.so, from 0.33
 vllm/_C_stable_libtorch.abi3.so), per compilation unit; the lowest architecture that at least a
 tenth of the units carry is the release's minimum (the build's general list, CMakeLists.txt's
@@ -299,7 +299,7 @@ def render(data):
         'title = "Minimum compute capability of packages that ship their own CUDA kernels"',
         'updated = "2026-12-07"',
         "gaps = [",
-        '  "vLLM: read from its PyPI wheels (the last patch release of each minor from 0.4; a row covers the patch releases of its minors), not from CMakeLists.txt (the repository is over the size this project can fetch); its other CUDA builds (vLLM\'s own index, +cu126/+cu129/+cu130 wheels) are not read; min_cc is the core library\'s general architecture list: its narrower kernels (FP8, FP4, Marlin, FlashAttention, FlashMLA) need newer GPUs, below which vLLM picks other kernels or refuses the model",',
+        '  "vLLM: read from its PyPI wheels (the last patch release of each minor from 0.5 (0.4 and older name their library per Python version; 0.21 has no x86-64 wheel pip takes); a row covers the patch releases of its minors), not from CMakeLists.txt (the repository is over the size this project can fetch); its other CUDA builds (vLLM\'s own index, +cu126/+cu129/+cu130 wheels) are not read; min_cc is the core library\'s general architecture list: its narrower kernels (FP8, FP4, Marlin, FlashAttention, FlashMLA) need newer GPUs, below which vLLM picks other kernels or refuses the model",',
         '  "DeepSpeed: its PyPI package compiles its CUDA ops on the machine when first used (JIT, unless built with DS_BUILD_OPS), so a release has no fixed minimum; not listed",',
         '  "bitsandbytes before 0.43.1 (no .github/scripts/build-cuda.sh; built from a Makefile per CUDA version) and its aarch64 and Windows builds are not listed",',
         '  "xformers: its wheels\' base TORCH_CUDA_ARCH_LIST is read (scripts/extension-arch-data/xformers.json: 5.0 to 0.0.26.post1, 6.0 to 0.0.30, 7.5 from 0.0.31) but gives no rows: its attention also dispatches to PyTorch\'s own kernels (xformers.info of 0.0.28.post3 lists cutlassF-pt, huggingface/diffusers#10070), so a GPU below the list may still run it",',
@@ -328,7 +328,16 @@ def render(data):
             )
     # xformers' facts are read (xformers.json) but give no rows: see the gap above.
     vkey_of = lambda f: (vllm_min_sm(f), f["cuda_needed"][0].split(".so.")[1].split(".")[0])
-    groups = rows(data["vllm"], vkey_of)
+    # Only releases of adjacent minors share a row: a minor not read (0.21: no x86-64 wheel
+    # pip takes) is in none.
+    groups = []
+    for f in data["vllm"]:
+        k = vkey_of(f)
+        adjacent = groups and vkey_loose(minor(f["version"]))[1] - vkey_loose(minor(groups[-1][2]))[1] <= 1
+        if groups and groups[-1][0] == k and adjacent:
+            groups[-1][2] = f["version"]
+        else:
+            groups.append([k, f["version"], f["version"]])
     for (sm, cuda), first, last in groups:
         wheels = [f["wheel"] for f in data["vllm"] if vkey_loose(first) <= vkey_loose(f["version"]) <= vkey_loose(last)]
         # A row covers its minors' patch releases unless another row holds a release of the minor.

@@ -61,7 +61,10 @@ fn driver_too_old(
     env: &PythonEnv,
     fl: &FrameworkLoads,
 ) -> Option<Finding> {
-    let ext = env.extensions.iter().find(|e| e.name == "onnxruntime-gpu")?;
+    let ext = env
+        .extensions
+        .iter()
+        .find(|e| e.name == "onnxruntime-gpu")?;
     let needed: u64 = fl
         .libraries
         .iter()
@@ -81,7 +84,10 @@ fn driver_too_old(
     {
         return None;
     }
-    let floor = manifests.cuda.major(needed).map(|m| m.minor_compat_floor.as_str());
+    let floor = manifests
+        .cuda
+        .major(needed)
+        .map(|m| m.minor_compat_floor.as_str());
     let mut f = FindingBuilder::new(
         &ids::DRIVER_TOO_OLD_FOR_FRAMEWORK,
         Severity::Error,
@@ -110,7 +116,9 @@ fn driver_too_old(
     .subject(framework_subject(&env.path, ONNXRUNTIME))
     .subject("driver");
     if let Some(floor) = floor {
-        f = f.evidence(format!("CUDA {needed}.x needs a driver >= {floor} (cuda.toml)"));
+        f = f.evidence(format!(
+            "CUDA {needed}.x needs a driver >= {floor} (cuda.toml)"
+        ));
     }
     // A toolkit of the same major is too new for the same driver: one cause.
     if report.toolkits.iter().any(|t| {
@@ -129,7 +137,9 @@ fn driver_too_old(
         .find(|r| r.cuda_major == have.major().to_string());
     let upgrade = match floor {
         Some(floor) => format!("Upgrade the driver to {floor} or newer (`gpu-doctor plan`)"),
-        None => format!("Upgrade the driver to one that supports CUDA {needed} (`gpu-doctor plan`)"),
+        None => {
+            format!("Upgrade the driver to one that supports CUDA {needed} (`gpu-doctor plan`)")
+        }
     };
     let fix = match release {
         Some(r) => format!(
@@ -232,7 +242,10 @@ fn provider(
     env: &PythonEnv,
     fl: &FrameworkLoads,
 ) -> Option<Finding> {
-    let ext = env.extensions.iter().find(|e| e.name == "onnxruntime-gpu")?;
+    let ext = env
+        .extensions
+        .iter()
+        .find(|e| e.name == "onnxruntime-gpu")?;
     let needs: Vec<&LibraryLoad> = fl.libraries.iter().filter(|l| l.by == "needed").collect();
     let cuda_major = needs
         .iter()
@@ -264,36 +277,11 @@ fn provider(
     let (first, _) = missing.first()?;
     let row = manifests.frameworks.onnxruntime_cuda(&ext.version);
     let off_path_only = missing.iter().all(|(_, g)| matches!(g, Gap::OffPath(_)));
-    let names: Vec<&str> = missing.iter().map(|(l, _)| l.soname.as_str()).collect();
     let built_for = match cudnn_major {
         Some(d) => format!("CUDA {cuda_major} and cuDNN {d}"),
         None => format!("CUDA {cuda_major}"),
     };
-    let title = if off_path_only {
-        format!(
-            "onnxruntime-gpu {} in {} does not find {}: installed, but not where its CUDA provider looks",
-            ext.version,
-            env.path,
-            names.join(", ")
-        )
-    } else {
-        let held = match held_majors(&missing) {
-            (Some(c), Some(d)) => format!("this machine has CUDA {c} and cuDNN {d}"),
-            (Some(c), None) => format!("this machine has CUDA {c}"),
-            (None, Some(d)) => format!("this machine has cuDNN {d}"),
-            (None, None) => format!(
-                "{} is not on this machine",
-                missing
-                    .iter()
-                    .find(|(_, g)| !matches!(g, Gap::OffPath(_)))
-                    .map_or(first.soname.as_str(), |(l, _)| l.soname.as_str())
-            ),
-        };
-        format!(
-            "onnxruntime-gpu {} in {} is built for {built_for}, but {held}",
-            ext.version, env.path
-        )
-    };
+    let title = title(ext, env, &missing, off_path_only, &built_for);
     let mut f = FindingBuilder::new(
         &ids::ONNXRUNTIME_CUDA_LIBRARIES,
         if off_path_only {
@@ -325,26 +313,7 @@ fn provider(
     .subject(framework_subject(&env.path, ONNXRUNTIME))
     .explains(&ids::FRAMEWORK_IMPORT_FAILED);
     for (l, g) in &missing {
-        let line = match g {
-            Gap::OffPath(dirs) => format!(
-                "{} ({}): a copy in {}, not on the provider's search path",
-                l.soname,
-                family::display(&l.family),
-                dirs.join(", ")
-            ),
-            Gap::OtherMajor(others) => format!(
-                "{} ({}): only another major here: {}",
-                l.soname,
-                family::display(&l.family),
-                others.join(", ")
-            ),
-            Gap::Absent => format!(
-                "{} ({}): no copy in any version",
-                l.soname,
-                family::display(&l.family)
-            ),
-        };
-        f = f.evidence(line);
+        f = f.evidence(gap_line(l, g));
     }
     f = f.evidence(format!("searched: {}", first.searched.join(", ")));
     f = f.evidence(format!(
@@ -352,7 +321,70 @@ fn provider(
         first.needed_by,
         row.map_or("the provider's own ELF file", |r| r.source.as_str())
     ));
-    Some(f.fix(fix(manifests, env, ext, &missing, cuda_major, cudnn_major)).build())
+    Some(
+        f.fix(fix(manifests, env, ext, &missing, cuda_major, cudnn_major))
+            .build(),
+    )
+}
+
+/// The finding's title: what is missing, and what the machine has instead where known.
+fn title(
+    ext: &crate::report::Extension,
+    env: &PythonEnv,
+    missing: &[(&LibraryLoad, Gap)],
+    off_path_only: bool,
+    built_for: &str,
+) -> String {
+    let first = missing.first().map_or("", |(l, _)| l.soname.as_str());
+    let names: Vec<&str> = missing.iter().map(|(l, _)| l.soname.as_str()).collect();
+    if off_path_only {
+        format!(
+            "onnxruntime-gpu {} in {} does not find {}: installed, but not where its CUDA provider looks",
+            ext.version,
+            env.path,
+            names.join(", ")
+        )
+    } else {
+        let held = match held_majors(missing) {
+            (Some(c), Some(d)) => format!("this machine has CUDA {c} and cuDNN {d}"),
+            (Some(c), None) => format!("this machine has CUDA {c}"),
+            (None, Some(d)) => format!("this machine has cuDNN {d}"),
+            (None, None) => format!(
+                "{} is not on this machine",
+                missing
+                    .iter()
+                    .find(|(_, g)| !matches!(g, Gap::OffPath(_)))
+                    .map_or(first, |(l, _)| l.soname.as_str())
+            ),
+        };
+        format!(
+            "onnxruntime-gpu {} in {} is built for {built_for}, but {held}",
+            ext.version, env.path
+        )
+    }
+}
+
+/// One evidence line per library not loaded.
+fn gap_line(l: &LibraryLoad, g: &Gap) -> String {
+    match g {
+        Gap::OffPath(dirs) => format!(
+            "{} ({}): a copy in {}, not on the provider's search path",
+            l.soname,
+            family::display(&l.family),
+            dirs.join(", ")
+        ),
+        Gap::OtherMajor(others) => format!(
+            "{} ({}): only another major here: {}",
+            l.soname,
+            family::display(&l.family),
+            others.join(", ")
+        ),
+        Gap::Absent => format!(
+            "{} ({}): no copy in any version",
+            l.soname,
+            family::display(&l.family)
+        ),
+    }
 }
 
 fn fix(
@@ -377,9 +409,7 @@ fn fix(
     dirs.dedup();
     let in_env = |d: &String| env.site_packages.iter().any(|s| d.starts_with(s.as_str()));
     let mut steps: Vec<String> = Vec::new();
-    let absent = missing
-        .iter()
-        .any(|(_, g)| !matches!(g, Gap::OffPath(_)));
+    let absent = missing.iter().any(|(_, g)| !matches!(g, Gap::OffPath(_)));
     if absent {
         // The release built for the majors this machine holds, when PyPI has one, first: the
         // libraries are there, the package is the one to change.
@@ -403,7 +433,9 @@ fn fix(
                 "{or}install the CUDA {cuda_major}{} libraries it was built for into {}: \
                  `pip install 'onnxruntime-gpu[{extras}]=={}'`, then call \
                  `onnxruntime.preload_dlls()` before creating the session",
-                cudnn_major.map(|d| format!(" and cuDNN {d}")).unwrap_or_default(),
+                cudnn_major
+                    .map(|d| format!(" and cuDNN {d}"))
+                    .unwrap_or_default(),
                 env.path,
                 ext.version
             ),
@@ -457,8 +489,12 @@ fn wanted(missing: &[(&LibraryLoad, Gap)], cuda_major: &str, cudnn_major: Option
             cuda.push(family::display(&l.family));
         }
     }
-    let cuda = (!cuda.is_empty())
-        .then(|| format!("the CUDA {cuda_major} {} libraries it links", cuda.join(", ")));
+    let cuda = (!cuda.is_empty()).then(|| {
+        format!(
+            "the CUDA {cuda_major} {} libraries it links",
+            cuda.join(", ")
+        )
+    });
     let cudnn = cudnn.then(|| format!("cuDNN {}", cudnn_major.unwrap_or("?")));
     match (cuda, cudnn) {
         (Some(a), Some(b)) => format!("{a} and {b}"),
@@ -513,17 +549,19 @@ mod tests {
     }
 
     fn report(loads: Vec<LibraryLoad>) -> Report {
-        let mut r = Report::default();
-        r.python_envs = vec![PythonEnv {
-            path: "/venv".into(),
-            site_packages: vec!["/venv/lib/python3.12/site-packages".into()],
-            extensions: vec![Extension {
-                name: "onnxruntime-gpu".into(),
-                version: "1.22.0".into(),
-                ..Extension::default()
+        let mut r = Report {
+            python_envs: vec![PythonEnv {
+                path: "/venv".into(),
+                site_packages: vec!["/venv/lib/python3.12/site-packages".into()],
+                extensions: vec![Extension {
+                    name: "onnxruntime-gpu".into(),
+                    version: "1.22.0".into(),
+                    ..Extension::default()
+                }],
+                ..PythonEnv::default()
             }],
-            ..PythonEnv::default()
-        }];
+            ..Report::default()
+        };
         r.libraries.loads = vec![FrameworkLoads {
             env: "/venv".into(),
             framework: ONNXRUNTIME.into(),
@@ -570,7 +608,11 @@ mod tests {
         ]);
         let f = run(&r);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].title.contains("built for CUDA 12 and cuDNN 9"), "{}", f[0].title);
+        assert!(
+            f[0].title.contains("built for CUDA 12 and cuDNN 9"),
+            "{}",
+            f[0].title
+        );
         // Everything found: nothing to say.
         let r = report(vec![cudart()]);
         assert!(run(&r).is_empty());
