@@ -310,8 +310,7 @@ fn provider(
         },
         first.soname
     ))
-    .subject(framework_subject(&env.path, ONNXRUNTIME))
-    .explains(&ids::FRAMEWORK_IMPORT_FAILED);
+    .subject(framework_subject(&env.path, ONNXRUNTIME));
     for (l, g) in &missing {
         f = f.evidence(gap_line(l, g));
     }
