@@ -35,6 +35,7 @@ mod manifests;
 mod onnxruntime;
 mod platform;
 mod runtime;
+mod tensorrt;
 #[cfg(test)]
 mod test_support;
 mod toolkits;
@@ -65,6 +66,7 @@ const RULES: &[Rule] = &[
     extensions::findings,
     ext_packages::findings,
     onnxruntime::findings,
+    tensorrt::findings,
     compiled::findings,
     triton::findings,
     cudnn_gpu::findings,
