@@ -149,13 +149,15 @@ mod tests {
     use super::*;
 
     fn report(cc: &str, trt: &str) -> Report {
-        let mut r = Report::default();
-        r.gpus = vec![Gpu {
-            name: Some("test GPU".into()),
-            compute_capability: Some(cc.into()),
-            source: "nvml".into(),
-            ..Gpu::default()
-        }];
+        let mut r = Report {
+            gpus: vec![Gpu {
+                name: Some("test GPU".into()),
+                compute_capability: Some(cc.into()),
+                source: "nvml".into(),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        };
         r.libraries.tensorrt = vec![Library {
             version: Some(trt.into()),
             path: format!("/usr/lib/x86_64-linux-gnu/libnvinfer.so.{trt}"),
@@ -166,7 +168,7 @@ mod tests {
         r
     }
 
-    fn ids(r: &Report) -> Vec<String> {
+    fn titles(r: &Report) -> Vec<String> {
         findings(r, crate::manifest::embedded())
             .into_iter()
             .map(|f| f.title)
@@ -176,18 +178,18 @@ mod tests {
     #[test]
     fn both_directions_and_the_releases_that_fit() {
         // Pascal under TensorRT 10.0: too new for the GPU.
-        let t = ids(&report("6.1", "10.0.1"));
+        let t = titles(&report("6.1", "10.0.1"));
         assert_eq!(t.len(), 1);
         assert!(t[0].contains("needs 7.0 or newer"), "{t:?}");
         // Blackwell under 10.7: too old for the GPU.
-        let t = ids(&report("12.0", "10.7.0"));
+        let t = titles(&report("12.0", "10.7.0"));
         assert!(t[0].contains("runs on it from 10.8"), "{t:?}");
         // What fits, and releases the table does not list, say nothing.
-        assert!(ids(&report("12.0", "10.8.0")).is_empty());
-        assert!(ids(&report("8.6", "10.0.1")).is_empty());
-        assert!(ids(&report("6.1", "8.6.1")).is_empty());
+        assert!(titles(&report("12.0", "10.8.0")).is_empty());
+        assert!(titles(&report("8.6", "10.0.1")).is_empty());
+        assert!(titles(&report("6.1", "8.6.1")).is_empty());
         assert!(
-            ids(&report("6.1", "10.7.0")).is_empty(),
+            titles(&report("6.1", "10.7.0")).is_empty(),
             "10.7's floor is not read"
         );
     }
