@@ -20,27 +20,41 @@ TORCH_CUDA_ARCH_LIST of .github/workflows/wheels_build.yml, the workflow that bu
 wheels; its lowest entry (a `+PTX` entry counts: the driver JIT-compiles it for newer GPUs, never
 for older ones). Read and vendored, but not made rows (the table's gaps say why).
 
+vllm (PyPI wheels, the last patch release of each minor from 0.5): the compute capabilities of
+the SASS and PTX in the fatbin of its core library (vllm/_C.abi3.so, from 0.33
+vllm/_C_stable_libtorch.abi3.so), per compilation unit; the lowest architecture that at least a
+tenth of the units carry is the release's minimum (the build's general list, CMakeLists.txt's
+CUDA_SUPPORTED_ARCHS as the build applied it; units for newer GPUs only, FP8/FP4 and Marlin
+kernels, are narrower, and a unit built apart with the compiler's default is left out). `cuda` is the CUDA major the library links (`libcudart.so.N`). A row covers
+every patch release of its minors.
+
 The facts read from the tags are vendored in scripts/extension-arch-data/NAME.json so that
---check runs offline; --extract refreshes one package's from a clone.
+--check runs offline; --extract refreshes one package's from a clone (vllm: from the wheels
+named, downloaded with `pip download --no-deps vllm==X`).
 
 usage: scripts/gen-extension-arch.py                          prints the table
        scripts/gen-extension-arch.py --write                  writes manifests/extension-arch.toml
        scripts/gen-extension-arch.py --check                  compares with manifests/extension-arch.toml
        scripts/gen-extension-arch.py --extract NAME GIT_DIR   refreshes NAME.json from a clone
                                                               (NAME: flash-attn, bitsandbytes, xformers)
+       scripts/gen-extension-arch.py --extract vllm WHEEL...  adds the wheels' releases to vllm.json
 Only the Python standard library is used.
 """
 
+import collections
+import hashlib
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA_DIR = os.path.join(HERE, "extension-arch-data")
-PACKAGES = ("flash-attn", "bitsandbytes", "xformers")
+PACKAGES = ("flash-attn", "bitsandbytes", "xformers", "vllm")
 BNB_REPO = "https://github.com/bitsandbytes-foundation/bitsandbytes"
 XFORMERS_REPO = "https://github.com/facebookresearch/xformers"
 OUTPUT = os.path.join(ROOT, "manifests", "extension-arch.toml")
@@ -140,6 +154,106 @@ def extract(gitdir):
     return out
 
 
+def elf_sections(data):
+    """{name: (offset, size)} of an ELF64 little-endian file's sections."""
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    strtab = secs[shstrndx][4]
+    name = lambda n: data[strtab + n:data.index(b"\0", strtab + n)].decode()
+    return {name(s[0]): (s[4], s[5]) for s in secs}, secs
+
+
+def elf_needed(data):
+    """The DT_NEEDED names of an ELF64 little-endian shared object (from .dynamic/.dynstr)."""
+    secs, _ = elf_sections(data)
+    dyn_off, dyn_size = secs[".dynamic"]
+    str_off, _ = secs[".dynstr"]
+    out = []
+    for i in range(dyn_size // 16):
+        tag, val = struct.unpack_from("<qQ", data, dyn_off + i * 16)
+        if tag == 0:
+            break
+        if tag == 1:
+            out.append(data[str_off + val:data.index(b"\0", str_off + val)].decode())
+    return out
+
+
+def fatbin_units(data):
+    """Per compilation unit (one fatbin container of .nv_fatbin): its SASS and PTX architectures.
+    A container is a 16-byte header (magic 0xBA55ED50, version, header size, payload size) and
+    entries, each a header (kind 1 = PTX, 2 = ELF/SASS; its size; the payload size; the
+    architecture as a u32 at offset 28, 70 for sm_70) and its payload."""
+    off, size = elf_sections(data)[0][".nv_fatbin"]
+    p, end = off, off + size
+    while p + 16 <= end:
+        magic, _, hsize, fsize = struct.unpack_from("<IHHQ", data, p)
+        if magic != 0xBA55ED50:
+            p += 8
+            continue
+        q, cend, ents = p + hsize, p + hsize + fsize, []
+        while q < cend:
+            kind, _, ehsize, psize = struct.unpack_from("<HHIQ", data, q)
+            arch, = struct.unpack_from("<I", data, q + 28)
+            ents.append((kind, arch))
+            q += ehsize + psize
+        yield sorted({a for k, a in ents if k == 2}), sorted({a for k, a in ents if k == 1})
+        p = cend
+
+
+VLLM_CORE = ("vllm/_C.abi3.so", "vllm/_C_stable_libtorch.abi3.so")
+
+
+def extract_vllm(wheels):
+    """Each wheel's release, name, sha256, core library, its CUDA sonames and fatbin units."""
+    facts = {f["version"]: f for f in load_one("vllm")}
+    for path in wheels:
+        name = os.path.basename(path)
+        with open(path, "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()
+        with zipfile.ZipFile(path) as z:
+            core = next(n for n in VLLM_CORE if n in z.namelist())
+            data = z.read(core)
+        units = collections.Counter(json.dumps(u) for u in fatbin_units(data))
+        facts[name.split("-")[1]] = {
+            "version": name.split("-")[1],
+            "wheel": name,
+            "sha256": sha,
+            "module": core,
+            "cuda_needed": sorted(n for n in elf_needed(data) if n.startswith("libcudart.so.")),
+            "units": sorted(([*json.loads(k), v] for k, v in units.items()), key=lambda u: (-u[2], u[0], u[1])),
+        }
+    return sorted(facts.values(), key=lambda f: vkey_loose(f["version"]))
+
+
+def vkey_loose(v):
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+def vllm_min_sm(f):
+    """The lowest architecture that at least a tenth of the compilation units carry (SASS or
+    PTX): the build's general list. A unit built apart with the compiler's default (0.11.2's
+    one sm_52 unit) is left out; units for newer GPUs only do not raise it."""
+    total = sum(u[2] for u in f["units"])
+    carried = collections.Counter()
+    for sass, ptx, n in f["units"]:
+        for arch in set(sass) | set(ptx):
+            carried[arch] += n
+    return min(a for a, n in carried.items() if n * 10 >= total)
+
+
+def load_one(name):
+    path = os.path.join(DATA_DIR, f"{name}.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return json.load(f)
+
+
+def minor(v):
+    return ".".join(v.split(".")[:2])
+
+
 def rows(facts, key):
     """Consecutive releases with equal facts as one group: (facts, first, last)."""
     groups = []
@@ -185,7 +299,7 @@ def render(data):
         'title = "Minimum compute capability of packages that ship their own CUDA kernels"',
         'updated = "2026-12-07"',
         "gaps = [",
-        '  "vLLM: the repository is over the size this project can fetch (1.1 GB), so the CUDA_SUPPORTED_ARCHS of CMakeLists.txt per tag is not read",',
+        '  "vLLM: read from its PyPI wheels (the last patch release of each minor from 0.5 (0.4 and older name their library per Python version; 0.21 has no x86-64 wheel pip takes); a row covers the patch releases of its minors), not from CMakeLists.txt (the repository is over the size this project can fetch); its other CUDA builds (vLLM\'s own index, +cu126/+cu129/+cu130 wheels) are not read; min_cc is the core library\'s general architecture list: its narrower kernels (FP8, FP4, Marlin, FlashAttention, FlashMLA) need newer GPUs, below which vLLM picks other kernels or refuses the model",',
         '  "DeepSpeed: its PyPI package compiles its CUDA ops on the machine when first used (JIT, unless built with DS_BUILD_OPS), so a release has no fixed minimum; not listed",',
         '  "bitsandbytes before 0.43.1 (no .github/scripts/build-cuda.sh; built from a Makefile per CUDA version) and its aarch64 and Windows builds are not listed",',
         '  "xformers: its wheels\' base TORCH_CUDA_ARCH_LIST is read (scripts/extension-arch-data/xformers.json: 5.0 to 0.0.26.post1, 6.0 to 0.0.30, 7.5 from 0.0.31) but gives no rows: its attention also dispatches to PyTorch\'s own kernels (xformers.info of 0.0.28.post3 lists cutlassF-pt, huggingface/diffusers#10070), so a GPU below the list may still run it",',
@@ -213,15 +327,35 @@ def render(data):
                 f"{where}: build_capability for CUDA " + ", ".join(cudas), cuda=list(cudas),
             )
     # xformers' facts are read (xformers.json) but give no rows: see the gap above.
+    vkey_of = lambda f: (vllm_min_sm(f), f["cuda_needed"][0].split(".so.")[1].split(".")[0])
+    # Only releases of adjacent minors share a row: a minor not read (0.21: no x86-64 wheel
+    # pip takes) is in none.
+    groups = []
+    for f in data["vllm"]:
+        k = vkey_of(f)
+        adjacent = groups and vkey_loose(minor(f["version"]))[1] - vkey_loose(minor(groups[-1][2]))[1] <= 1
+        if groups and groups[-1][0] == k and adjacent:
+            groups[-1][2] = f["version"]
+        else:
+            groups.append([k, f["version"], f["version"]])
+    for (sm, cuda), first, last in groups:
+        wheels = [f["wheel"] for f in data["vllm"] if vkey_loose(first) <= vkey_loose(f["version"]) <= vkey_loose(last)]
+        # A row covers its minors' patch releases unless another row holds a release of the minor.
+        shared = lambda v: sum(minor(v) in (minor(a), minor(b)) for _, a, b in groups) > 1
+        lo = first if shared(first) else minor(first)
+        hi = last if shared(last) else minor(last)
+        modules = sorted({f["module"] for f in data["vllm"] if f["wheel"] in wheels})
+        lines += package_rows(
+            "vllm", lo, hi, sm,
+            f"PyPI vllm wheels {', '.join(wheels)}: the fatbin of {' / '.join(modules)} "
+            "(the lowest architecture a tenth of its compilation units carry)",
+            cuda=[cuda],
+        )
     return "\n".join(lines)
 
 
 def load():
-    data = {}
-    for name in PACKAGES:
-        with open(os.path.join(DATA_DIR, f"{name}.json")) as f:
-            data[name] = json.load(f)
-    return data
+    return {name: load_one(name) for name in PACKAGES}
 
 
 def main(argv):
@@ -230,6 +364,12 @@ def main(argv):
         "bitsandbytes": extract_bitsandbytes,
         "xformers": extract_xformers,
     }
+    if len(argv) >= 4 and argv[1:3] == ["--extract", "vllm"]:
+        facts = extract_vllm(argv[3:])
+        with open(os.path.join(DATA_DIR, "vllm.json"), "w") as f:
+            json.dump(facts, f, indent=1)
+            f.write("\n")
+        return 0
     if len(argv) == 4 and argv[1] == "--extract" and argv[2] in extractors:
         facts = extractors[argv[2]](argv[3])
         with open(os.path.join(DATA_DIR, f"{argv[2]}.json"), "w") as f:

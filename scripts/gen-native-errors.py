@@ -79,7 +79,7 @@ ROWS = [
         "versions": "onnxruntime-gpu 1.x",
         "fatal": False,
         "meaning": "onnxruntime-gpu could not load its CUDA provider because a library it links against is missing (the loader error after 'with error:' names it: libcudnn.so.9, libcublasLt.so.12, libcudart.so.11.0 ...), or is of another CUDA or cuDNN major than the wheel was built for. The session runs on the CPU.",
-        "causes": ["cudnn-missing", "library-not-found", "library-path-shadowing", "framework-wheels-conflict"],
+        "causes": ["onnxruntime-cuda-libraries", "cudnn-missing", "library-not-found", "library-path-shadowing", "framework-wheels-conflict"],
         "decide": "The soname after 'with error:' against what is installed and on the loader path, and the wheel's CUDA and cuDNN majors (onnxruntime-gpu 1.19 on: CUDA 12 and cuDNN 9).",
         "elsewhere": ["env: the nvidia-cudnn-cu12 / nvidia-cublas-cu12 wheels installed but not on the loader path (onnxruntime does not add them itself before 1.21's preload_dlls)"],
         "checks": ["doctor: lists the CUDA and cuDNN libraries and where each is found"],

@@ -229,4 +229,16 @@ mod tests {
             Some("0.50.1")
         );
     }
+
+    #[test]
+    fn vllm_rows_come_from_its_wheels_per_cuda_major() {
+        let t = &embedded().extension_arch;
+        let min = |v: &str, cuda: &str| t.row("vllm", v, Some(cuda)).map(|r| r.min_cc.as_str());
+        // The CUDA 12 wheels' kernels start at Volta, the CUDA 13 ones at Turing.
+        assert_eq!(min("0.7.3", "12.4"), Some("7.0"));
+        assert_eq!(min("0.11.2", "12.8"), Some("7.0"));
+        assert_eq!(min("0.34.0", "13.0"), Some("7.5"));
+        // A torch of another CUDA major than the wheel's: nothing is claimed.
+        assert_eq!(min("0.34.0", "12.8"), None);
+    }
 }

@@ -57,6 +57,8 @@ pub static KINDS: &[&Kind] = &[
     &HOST_COMPILER_TOO_NEW_FOR_NVCC,
     &EXTENSION_TORCH_MISMATCH,
     &EXTENSION_CUDA_MISMATCH,
+    &ONNXRUNTIME_CUDA_LIBRARIES,
+    &TENSORRT_GPU_UNSUPPORTED,
     &EXTENSION_CANNOT_RUN_ON_GPU,
     &TRITON_GPU_TOO_OLD,
     &JAX_VERSION_SKEW,
@@ -316,6 +318,18 @@ pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
     id: "extension-cuda-mismatch",
     severities: &[Severity::Error],
     title: "a package's own compiled files need the CUDA libraries of another major than the environment's torch (`DT_NEEDED` libcudart.so.12 beside a cu130 torch)",
+};
+
+pub static ONNXRUNTIME_CUDA_LIBRARIES: Kind = Kind {
+    id: "onnxruntime-cuda-libraries",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "onnxruntime-gpu's CUDA provider cannot load: a CUDA or cuDNN library it needs (`DT_NEEDED`) is of another major here, not installed, or only in a pip wheel's folder, which it does not search; it then runs on the CPU. From frameworks.toml `onnxruntime_cuda`, generated from the PyPI wheels",
+};
+
+pub static TENSORRT_GPU_UNSUPPORTED: Kind = Kind {
+    id: "tensorrt-gpu-unsupported",
+    severities: &[Severity::Error],
+    title: "the TensorRT installed does not run on the GPU: a release newer than the GPU's last (10.0 on Pascal: \"Target GPU SM 61 is not supported by this TensorRT release\") or older than its first (10.7 on Blackwell); from frameworks.toml `tensorrt_min_cc` and `tensorrt_first_for_cc`",
 };
 
 pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {

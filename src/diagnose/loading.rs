@@ -29,7 +29,9 @@ pub(super) fn findings(report: &Report, _: &Manifests) -> Vec<Finding> {
             .libraries
             .loads
             .iter()
-            .filter(|l| l.env == env.path)
+            // A framework of the environment's (onnxruntime-gpu's provider, resolved too, is
+            // judged by `onnxruntime.rs`: it searches no wheel folder by design).
+            .filter(|l| l.env == env.path && env.frameworks.iter().any(|f| f.name == l.framework))
             .collect();
         for fl in &loads {
             out.extend(not_found(env, fl));

@@ -33,8 +33,10 @@ mod jax_plugin;
 mod libraries;
 mod loading;
 mod manifests;
+mod onnxruntime;
 mod platform;
 mod runtime;
+mod tensorrt;
 #[cfg(test)]
 mod test_support;
 mod toolkits;
@@ -65,6 +67,8 @@ const RULES: &[Rule] = &[
     host_compiler::findings,
     extensions::findings,
     ext_packages::findings,
+    onnxruntime::findings,
+    tensorrt::findings,
     compiled::findings,
     triton::findings,
     cudnn_gpu::findings,

@@ -86,7 +86,8 @@ pub struct Libraries {
 pub struct FrameworkLoads {
     /// The Python environment's prefix.
     pub env: String,
-    /// "torch", "jax", "tensorflow", "cupy".
+    /// "torch", "jax", "tensorflow", "cupy"; "onnxruntime" for onnxruntime-gpu's CUDA provider
+    /// (`onnxruntime/capi/libonnxruntime_providers_cuda.so`, resolved when it is an ELF file).
     pub framework: String,
     /// "elf" when its modules' dynamic sections were read; "model" when they could not be (a
     /// fixture's empty files) and the framework's documented search path stands in.

@@ -323,3 +323,11 @@ fn root_findings_name_the_maintainers_cause_on_every_fixture() {
     }
     assert!(misses.is_empty(), "{}", misses.join("\n"));
 }
+
+/// frameworks.toml's `[[onnxruntime_cuda]]` block is what scripts/gen-onnxruntime-cuda.py makes
+/// of the provider facts it read from the onnxruntime-gpu wheels on PyPI (vendored in
+/// scripts/onnxruntime-data/).
+#[test]
+fn the_onnxruntime_cuda_generator_reproduces_the_checked_in_block() {
+    crate::support::generator_reproduces_its_table("gen-onnxruntime-cuda.py");
+}

@@ -10,13 +10,46 @@ use crate::host::Host;
 use crate::manifest::{FrameworkTable, SetInUse};
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
-use crate::report::Framework;
+use crate::report::{Framework, PythonEnv};
 
 pub(super) fn is_cudnn_front(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .and_then(split_soname)
         .is_some_and(|(stem, _)| stem == "libcudnn")
+}
+
+/// How the resolution names onnxruntime-gpu's CUDA provider (`FrameworkLoads::framework`).
+pub(super) const ONNXRUNTIME: &str = "onnxruntime";
+
+/// Where onnxruntime-gpu keeps its CUDA provider, relative to site-packages.
+const ONNXRUNTIME_PROVIDER: &str = "onnxruntime/capi/libonnxruntime_providers_cuda.so";
+
+/// The environments (by index) whose onnxruntime-gpu CUDA provider is a readable ELF file, each
+/// with the stand-in framework the resolution runs under. A stand-in file that is not ELF is
+/// left out: its needs cannot be modelled (the provider links one CUDA major's libraries).
+pub(super) fn onnxruntime_providers(host: &Host, envs: &[PythonEnv]) -> Vec<(usize, Framework)> {
+    envs.iter()
+        .enumerate()
+        .filter(|(_, e)| e.extensions.iter().any(|x| x.name == "onnxruntime-gpu"))
+        .filter_map(|(i, e)| {
+            let provider = e
+                .site_packages
+                .iter()
+                .map(|s| Path::new(s).join(ONNXRUNTIME_PROVIDER))
+                .find(|p| host.fs.exists(p))?;
+            let file = host.fs.open_ranged(&provider).ok()?;
+            let mut read = |off: u64, len: usize| file.read_at(off, len);
+            crate::parse::elf::parse(&mut read)?;
+            let fw = Framework {
+                name: ONNXRUNTIME.to_string(),
+                variant: Some("cuda".to_string()),
+                source: provider.display().to_string(),
+                ..Framework::default()
+            };
+            Some((i, fw))
+        })
+        .collect()
 }
 
 /// A framework's native modules, first the one loaded first.
@@ -61,6 +94,12 @@ pub(super) fn entry_points(host: &Host, sites: &[PathBuf], fw: &Framework) -> Ve
                 out.extend(so_in(site.join("cupy_backends/cuda/libs"), "_"));
                 out.extend(so_in(site.join("cupy_backends/cuda/api"), "_"));
                 out.extend(so_in(site.join("cupy/_core"), "core"));
+            }
+            None if fw.name == ONNXRUNTIME => {
+                let provider = site.join(ONNXRUNTIME_PROVIDER);
+                if host.fs.exists(&provider) {
+                    out.push(provider);
+                }
             }
             _ => {}
         }

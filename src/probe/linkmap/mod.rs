@@ -19,6 +19,11 @@
 //! - TensorFlow loads the CUDA libraries with `dlopen` by soname from its framework library.
 //! - CuPy (13+, `cuda-pathfinder`) loads a library from the `nvidia/*/lib` wheel folders by path
 //!   when the wheel is installed, else by soname.
+//! - onnxruntime-gpu's CUDA provider (`onnxruntime/capi/libonnxruntime_providers_cuda.so`) is
+//!   resolved as a framework named "onnxruntime" when its file is a readable ELF: it has no
+//!   RUNPATH (frameworks.toml `onnxruntime_cuda`), so the nvidia-* wheels' folders are not on its
+//!   search path; what `import torch` or `onnxruntime.preload_dlls()` loads first is the rule's
+//!   to judge (`diagnose::onnxruntime`).
 //!
 //! When a module is not a readable ELF file (a fixture's empty stand-in), the framework's
 //! documented search path stands in for its RUNPATH and its needs come from the wheels beside
@@ -67,10 +72,12 @@ pub(crate) fn probe(
     envs: &[PythonEnv],
     set: &SetInUse,
 ) -> (Vec<FrameworkLoads>, Option<String>) {
+    let onnxruntime = habits::onnxruntime_providers(host, envs);
     let cuda_frameworks: Vec<(&PythonEnv, &Framework)> = envs
         .iter()
         .flat_map(|e| e.frameworks.iter().map(move |f| (e, f)))
         .filter(|(_, f)| f.variant.as_deref() != Some("cpu") && f.rocm.is_none())
+        .chain(onnxruntime.iter().map(|(i, f)| (&envs[*i], f)))
         .collect();
     if cuda_frameworks.is_empty() {
         return (Vec::new(), None);
@@ -293,7 +300,11 @@ impl Ctx<'_> {
         self.drain(&mut p, &mut queue);
         // torch names every CUDA library in its modules' DT_NEEDED: nothing more to add when
         // those were read.
-        if fw.name != FrameworkName::Torch || readable.is_empty() {
+        // onnxruntime's CUDA provider: its DT_NEEDED is all it loads (it is only resolved when
+        // its file could be read).
+        if (fw.name != FrameworkName::Torch || readable.is_empty())
+            && fw.name != habits::ONNXRUNTIME
+        {
             self.load_runtime_needs(&mut p, fw, sites, requester, &mut queue);
         }
         self.drain(&mut p, &mut queue);

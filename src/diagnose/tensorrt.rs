@@ -1,0 +1,196 @@
+//! TensorRT against the GPU, in both directions: `tensorrt-gpu-unsupported`.
+//!
+//! Each TensorRT release runs on GPUs from some compute capability on (8.6 dropped Kepler and
+//! Maxwell, 10.0 Pascal: "Target GPU SM 61 is not supported by this TensorRT release",
+//! NVIDIA/TensorRT#4359) and only on the architectures it knew when it was released (Blackwell
+//! from 10.8: "Target GPU SM 120 is not supported by this TensorRT release" with 10.7,
+//! NVIDIA/TensorRT#4317). The ranges are frameworks.toml's `tensorrt_min_cc` and
+//! `tensorrt_first_for_cc`, from NVIDIA's support matrices and release notes; the installed
+//! TensorRT is each `libnvinfer` copy the library scan found (`report.libraries.tensorrt`), on
+//! the loader path or in a pip wheel, when its version names at least the minor release (a pip
+//! wheel's `libnvinfer.so.10` alone does not).
+
+use super::{FindingBuilder, ids};
+use crate::manifest::Manifests;
+use crate::report::{Finding, Gpu, Library, Report, Severity};
+use crate::version::Version;
+
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let gpus: Vec<(&Gpu, Version)> = report
+        .nvidia_gpus()
+        .filter(|g| g.source != "override")
+        .filter_map(|g| Some((g, Version::parse(g.compute_capability.as_deref()?)?)))
+        .collect();
+    if gpus.is_empty() {
+        return Vec::new();
+    }
+    let copies: Vec<(&Library, Version)> = report
+        .libraries
+        .tensorrt
+        .iter()
+        .filter(|l| l.on_loader_path || l.origin == "pip")
+        .filter_map(|l| Some((l, Version::parse(l.version.as_deref()?)?)))
+        // A major alone (a pip wheel's `libnvinfer.so.10`) does not say which release it is.
+        .filter(|(_, v)| v.as_str().split('.').count() >= 2)
+        .collect();
+    copies
+        .iter()
+        .filter_map(|(lib, v)| judge(manifests, lib, v, &gpus))
+        .take(1)
+        .collect()
+}
+
+/// One TensorRT copy against every GPU: a finding when none of them can run it.
+fn judge(
+    manifests: &Manifests,
+    lib: &Library,
+    version: &Version,
+    gpus: &[(&Gpu, Version)],
+) -> Option<Finding> {
+    let table = &manifests.frameworks;
+    let floor = table.tensorrt_min_cc(version.as_str());
+    let too_old_gpu = |cc: &Version| {
+        floor
+            .and_then(|r| Version::parse(&r.min_cc))
+            .is_some_and(|m| *cc < m)
+    };
+    let needs_newer = |cc: &Version| {
+        table
+            .tensorrt_first_for_cc(&format!("{}.{}", cc.major(), cc.minor()))
+            .filter(|r| Version::parse(&r.first).is_some_and(|first| *version < first))
+    };
+    // A machine with one GPU TensorRT runs on is not broken by another.
+    if !gpus
+        .iter()
+        .all(|(_, cc)| too_old_gpu(cc) || needs_newer(cc).is_some())
+    {
+        return None;
+    }
+    let (gpu, cc) = gpus.first()?;
+    let name = gpu.name.as_deref().unwrap_or("unknown model");
+    let sm = format!("{}{}", cc.major(), cc.minor());
+    let (title, fix, source) = if let Some(row) = needs_newer(cc) {
+        (
+            format!(
+                "TensorRT {} is older than GPU {} ({name}, compute capability {}): TensorRT runs on it from {}",
+                version.as_str(),
+                gpu.index,
+                cc.as_str(),
+                row.first
+            ),
+            format!(
+                "Install TensorRT {} or newer (`pip install --upgrade 'tensorrt>={}'`, or NVIDIA's \
+                 packages of that release), and rebuild the engines with it.",
+                row.first, row.first
+            ),
+            row.source.as_str(),
+        )
+    } else {
+        let row = floor?;
+        let older = table
+            .tensorrt_min_cc
+            .iter()
+            .rev()
+            .find(|r| Version::parse(&r.min_cc).is_some_and(|m| m <= *cc));
+        (
+            format!(
+                "TensorRT {} does not run on GPU {} ({name}, compute capability {}): it needs {} or newer",
+                version.as_str(),
+                gpu.index,
+                cc.as_str(),
+                row.min_cc
+            ),
+            match older {
+                Some(r) => format!(
+                    "Use a TensorRT release that still runs on this GPU ({}; frameworks.toml \
+                     `tensorrt_min_cc`), or a GPU of compute capability {} or newer.",
+                    if r.first == r.last {
+                        format!("TensorRT {} does", r.first)
+                    } else {
+                        format!("TensorRT {} to {} do", r.first, r.last)
+                    },
+                    row.min_cc
+                ),
+                None => format!(
+                    "Use a GPU of compute capability {} or newer for TensorRT, or run the model \
+                     without it (the framework's own CUDA kernels).",
+                    row.min_cc
+                ),
+            },
+            row.source.as_str(),
+        )
+    };
+    let f = FindingBuilder::new(&ids::TENSORRT_GPU_UNSUPPORTED, Severity::Error, title)
+        .detail(format!(
+            "TensorRT builds its engines from kernels for the architectures it was released for; \
+             on another it stops with \"Target GPU SM {sm} is not supported by this TensorRT \
+             release\" (or \"Unsupported SM: 0x{:x}0{:x}\") when an engine is built or loaded.",
+            cc.major(),
+            cc.minor()
+        ))
+        .evidence(format!(
+            "TensorRT {} ({}, {})",
+            version.as_str(),
+            lib.path,
+            lib.origin
+        ))
+        .evidence(format!(
+            "GPU {} ({name}): compute capability {}",
+            gpu.index,
+            cc.as_str()
+        ))
+        .evidence(format!("source: {source}"))
+        .subject(gpu.subject());
+    Some(f.fix(fix).build())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(cc: &str, trt: &str) -> Report {
+        let mut r = Report {
+            gpus: vec![Gpu {
+                name: Some("test GPU".into()),
+                compute_capability: Some(cc.into()),
+                source: "nvml".into(),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        };
+        r.libraries.tensorrt = vec![Library {
+            version: Some(trt.into()),
+            path: format!("/usr/lib/x86_64-linux-gnu/libnvinfer.so.{trt}"),
+            origin: "system".into(),
+            on_loader_path: true,
+            ..Library::default()
+        }];
+        r
+    }
+
+    fn titles(r: &Report) -> Vec<String> {
+        findings(r, crate::manifest::embedded())
+            .into_iter()
+            .map(|f| f.title)
+            .collect()
+    }
+
+    #[test]
+    fn both_directions_and_the_releases_that_fit() {
+        // Pascal under TensorRT 10.0: too new for the GPU.
+        let t = titles(&report("6.1", "10.0.1"));
+        assert_eq!(t.len(), 1);
+        assert!(t[0].contains("needs 7.0 or newer"), "{t:?}");
+        // Blackwell under 10.7: too old for the GPU.
+        let t = titles(&report("12.0", "10.7.0"));
+        assert!(t[0].contains("runs on it from 10.8"), "{t:?}");
+        // What fits, and releases the table does not list, say nothing.
+        assert!(titles(&report("12.0", "10.8.0")).is_empty());
+        assert!(titles(&report("8.6", "10.0.1")).is_empty());
+        assert!(titles(&report("6.1", "8.6.1")).is_empty());
+        assert!(
+            titles(&report("6.1", "10.7.0")).is_empty(),
+            "10.7's floor is not read"
+        );
+    }
+}
