@@ -82,6 +82,25 @@ fn newest_covering<'m>(
         .map(|(_, last)| last)
 }
 
+/// The newest release of `name` whose library for any CUDA version runs on compute capability
+/// `cc` (the table's row), for a package whose newest releases dropped the GPU together with an
+/// older CUDA: vLLM's CUDA 12 wheels start at 7.0, its CUDA 13 wheels at 7.5.
+fn newest_for_any_cuda<'m>(
+    manifests: &'m Manifests,
+    name: &str,
+    cc: &Version,
+) -> Option<&'m ExtensionArch> {
+    manifests
+        .extension_arch
+        .packages
+        .iter()
+        .filter(|r| r.name == name)
+        .filter(|r| Version::parse(&r.min_cc).is_some_and(|m| m <= *cc))
+        .filter_map(|r| Some((Version::parse(&r.last)?, r)))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, r)| r)
+}
+
 fn finding(
     env: &PythonEnv,
     name: &str,
@@ -140,12 +159,26 @@ fn finding(
         .and_then(|_| manifests.extension_arch.row(name, version, None))
         .map(|r| r.min_cc.as_str())
         .filter(|m| Version::parse(m).is_some_and(|m| older.iter().all(|(_, cc)| m <= *cc)));
+    let oldest = older.iter().map(|(_, cc)| cc).min();
     let fix = match (other, other_cuda_min) {
-        (None, None) if !row.cuda.is_empty() => format!(
-            "Do not use {name} {version} on this GPU, or run on a GPU of compute capability {} \
-             or newer.",
-            row.min_cc
-        ),
+        (None, None) if !row.cuda.is_empty() => {
+            match oldest.and_then(|cc| newest_for_any_cuda(manifests, name, cc)) {
+                Some(r) if !r.cuda.is_empty() => format!(
+                    "Install {name} {} (`pip install \"{name}=={}.*\"`), the newest release the \
+                     table says runs on this GPU, whose library is built for CUDA {}, with a torch \
+                     build for that CUDA; or run on a GPU of compute capability {} or newer.",
+                    r.last,
+                    r.last,
+                    r.cuda.join(", "),
+                    row.min_cc
+                ),
+                _ => format!(
+                    "Do not use {name} {version} on this GPU, or run on a GPU of compute \
+                     capability {} or newer.",
+                    row.min_cc
+                ),
+            }
+        }
         (Some(_), _) | (None, _) => match other {
             Some(release) => format!(
                 "Install a release of {name} built for this GPU: `pip install \"{name}=={release}\"` \
