@@ -12,10 +12,10 @@ use crate::version::Version;
 
 const MISMATCH_TEXT: &str = "driver/library version mismatch";
 
-pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(no_gpu(report));
-    out.extend(no_driver(report));
+    out.extend(no_driver(report, manifests));
     out.extend(nouveau(report));
     out.extend(nova(report));
     out.extend(mismatch(report));
@@ -87,7 +87,7 @@ fn no_gpu(report: &Report) -> Option<Finding> {
     Some(f.build())
 }
 
-fn no_driver(report: &Report) -> Option<Finding> {
+fn no_driver(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let on_bus = nvidia_on_bus(report);
     if on_bus.is_empty() || report.kernel.nvidia_loaded {
         return None;
@@ -130,15 +130,15 @@ fn no_driver(report: &Report) -> Option<Finding> {
     if let Some(key) = &report.kernel.module_signing_key {
         f = f.evidence(format!("local module-signing key: {key}"));
     }
-    Some(f.fix(no_driver_fix(report)).build())
+    Some(f.fix(no_driver_fix(report, manifests)).build())
 }
 
 /// What to do about a module that is not loaded, led by what the files show: a module built for
 /// this kernel under Secure Boot needs its signing key enrolled (the kernel refuses it with "Key
 /// was rejected by service"), not another install; only with no module built is installing the
 /// driver the first step.
-fn no_driver_fix(report: &Report) -> String {
-    let fix = host_no_driver_fix(report);
+fn no_driver_fix(report: &Report, manifests: &Manifests) -> String {
+    let fix = host_no_driver_fix(report, manifests);
     match report.host.container.as_deref() {
         // The module is the host's kernel's: nothing installed in the container loads it.
         Some(runtime) => {
@@ -148,7 +148,7 @@ fn no_driver_fix(report: &Report) -> String {
     }
 }
 
-fn host_no_driver_fix(report: &Report) -> String {
+fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
     let built = !report.kernel.module_files.is_empty();
     let key = report
         .kernel
@@ -175,7 +175,7 @@ fn host_no_driver_fix(report: &Report) -> String {
         (false, _) => format!(
             "{}. If a driver is installed, check `sudo dkms status` (no module was found for \
              the running kernel) and `sudo modprobe nvidia` for the error.",
-            super::distro::install_driver(report)
+            super::distro::install_driver(report, &manifests.install)
         ),
     }
 }

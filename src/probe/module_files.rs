@@ -3,20 +3,27 @@
 //! installed" from "a driver the firmware will not let load" (the module is there, its signing
 //! key was never enrolled as a MOK).
 
+use std::path::Path;
+
 use crate::host::Host;
+use crate::parse::modinfo;
+use crate::report::ModuleFileInfo;
 
 /// Folders under `/lib/modules/<release>/` where packaged and locally built nvidia modules go:
 /// DKMS (`updates/dkms`), openSUSE and the `.run` installer (`updates`, `kernel/drivers/video`),
 /// akmods and RPM Fusion (`extra`, `extra/nvidia`), Ubuntu's prebuilt signed modules
 /// (`kernel/nvidia-<branch>`, found by listing `kernel`).
 /// RPM Fusion's open flavour goes to `extra/nvidia-open` (its `kmod-nvidia-open` file list,
-/// NVIDIA/open-gpu-kernel-modules#700).
-const MODULE_DIRS: [&str; 7] = [
+/// NVIDIA/open-gpu-kernel-modules#700); NVIDIA's precompiled kmod packages for the Red Hat
+/// family link theirs into `extra/drivers/video/nvidia` (NVIDIA/yum-packaging-precompiled-kmod,
+/// kmod-nvidia.spec `kmod_module_path`).
+const MODULE_DIRS: [&str; 8] = [
     "updates/dkms",
     "updates",
     "extra",
     "extra/nvidia",
     "extra/nvidia-open",
+    "extra/drivers/video/nvidia",
     "misc",
     "kernel/drivers/video",
 ];
@@ -58,6 +65,49 @@ pub(crate) fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
     found.sort();
     found.dedup();
     found
+}
+
+/// Module files read for their `.modinfo` at most (a machine holds one per flavour at most,
+/// a few more with stale builds).
+const MAX_MODINFO_FILES: usize = 8;
+
+/// What each of `files` (from [`nvidia_modules`]) says of itself in its `.modinfo` section.
+/// Uncompressed modules are read through a bounded ranged reader (a FIFO or device in the
+/// module's place is refused, a 10 GB file costs its header and two sections); compressed
+/// ones (`.ko.xz`, `.ko.zst`, `.ko.gz`) are listed as present but unread, since no
+/// decompressor is built in.
+#[must_use]
+pub(crate) fn module_info(host: &Host, files: &[String]) -> Vec<ModuleFileInfo> {
+    files
+        .iter()
+        .take(MAX_MODINFO_FILES)
+        .map(|path| {
+            let mut info = ModuleFileInfo {
+                path: path.clone(),
+                ..ModuleFileInfo::default()
+            };
+            if let Some(ext) = [".xz", ".zst", ".gz"].iter().find(|e| path.ends_with(*e)) {
+                info.unread = Some(format!("compressed (.ko{ext}), not decompressed"));
+                return info;
+            }
+            let pairs = host
+                .fs
+                .open_ranged(Path::new(path))
+                .map_err(|e| format!("cannot open: {e}"))
+                .and_then(|file| {
+                    let mut read = |off: u64, len: usize| file.read_at(off, len);
+                    modinfo::parse(&mut read).map_err(|u| u.as_str().to_string())
+                });
+            match pairs {
+                Ok(pairs) => {
+                    info.license = modinfo::value(&pairs, "license").map(str::to_string);
+                    info.version = modinfo::value(&pairs, "version").map(str::to_string);
+                }
+                Err(reason) => info.unread = Some(reason),
+            }
+            info
+        })
+        .collect()
 }
 
 /// Which of `names` (InfiniBand modules: `ib_umad`, `mlx5_ib`) the running kernel has no module
@@ -202,6 +252,59 @@ mod tests {
                 "dpkg: nvidia-dkms-580-open 580.95.05-0ubuntu1",
                 "pacman: nvidia-580xx-dkms 580.119.02-1"
             ]
+        );
+    }
+
+    #[test]
+    fn module_files_say_their_flavour_or_why_they_were_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("lib/modules/7.0.4/kernel/drivers/video");
+        std::fs::create_dir_all(&base).unwrap();
+        let obj = crate::parse::modinfo::test_object(&[(
+            ".modinfo",
+            b"version=580.159.03\0license=NVIDIA\0",
+        )]);
+        std::fs::write(base.join("nvidia.ko"), &obj).unwrap();
+        let updates = dir.path().join("lib/modules/7.0.4/updates/dkms");
+        std::fs::create_dir_all(&updates).unwrap();
+        std::fs::write(updates.join("nvidia.ko.zst"), b"(\xb5/\xfd").unwrap();
+        // A FIFO where a module should be: refused, not waited on.
+        let extra = dir.path().join("lib/modules/7.0.4/extra");
+        std::fs::create_dir_all(&extra).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            extra.join("nvidia.ko"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // A sparse 10 GB file: its header is read, nothing more.
+        let misc = dir.path().join("lib/modules/7.0.4/misc");
+        std::fs::create_dir_all(&misc).unwrap();
+        let big = std::fs::File::create(misc.join("nvidia.ko")).unwrap();
+        big.set_len(10 << 30).unwrap();
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let files = nvidia_modules(&host, "7.0.4");
+        assert_eq!(files.len(), 4, "{files:?}");
+        let info = module_info(&host, &files);
+        let by = |suffix: &str| info.iter().find(|m| m.path.ends_with(suffix)).unwrap();
+        let video = by("video/nvidia.ko");
+        assert_eq!(video.license.as_deref(), Some("NVIDIA"));
+        assert_eq!(video.version.as_deref(), Some("580.159.03"));
+        assert_eq!(video.open(), Some(false));
+        assert_eq!(
+            by("nvidia.ko.zst").unread.as_deref(),
+            Some("compressed (.ko.zst), not decompressed")
+        );
+        assert!(by("extra/nvidia.ko").unread.is_some());
+        assert_eq!(
+            by("misc/nvidia.ko").unread.as_deref(),
+            Some("not an ELF object")
         );
     }
 
