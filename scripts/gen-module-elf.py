@@ -44,6 +44,23 @@ MODULES = {
             "vermagic=7.0.4+deb13-amd64 SMP preempt mod_unload modversions ",
         ],
     ),
+    # Start9Labs/start-technologies#3693: the aarch64 image's proprietary 580.173.02 module
+    # (the strings a proprietary nvidia.ko carries; the report names flavour and version).
+    "tests/fixtures/held-out-startos-gb10-proprietary-580-173/root/usr/lib/modules/"
+    "7.0.4+deb13-arm64/kernel/drivers/video/nvidia.ko": (
+        183,
+        [
+            "version=580.173.02",
+            "supported=external",
+            "license=NVIDIA",
+            "alias=char-major-195-*",
+            "alias=pci:v000010DEd*sv*sd*bc03sc02i00*",
+            "alias=pci:v000010DEd*sv*sd*bc03sc00i00*",
+            "depends=",
+            "name=nvidia",
+            "vermagic=7.0.4+deb13-arm64 SMP preempt mod_unload modversions aarch64",
+        ],
+    ),
 }
 
 

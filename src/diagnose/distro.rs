@@ -20,6 +20,13 @@
 //!   and by `nvidia-driver` module stream on EL8 and EL9: `install.toml`'s `[[rpm_driver]]`
 //!   rows, each with its source.
 //!
+//! - Debian: the driver from its `non-free` component, built by DKMS: `nvidia-driver` with
+//!   `nvidia-kernel-dkms` (proprietary) or `nvidia-open-kernel-dkms` (open), the running
+//!   kernel's headers and `firmware-misc-nonfree` (linux-surface/linux-surface#1884, Debian 13:
+//!   `apt install nvidia-driver firmware-misc-nonfree linux-headers-$(uname -r) dkms`, and
+//!   dpkg's "nvidia-driver depends on nvidia-kernel-dkms | nvidia-kernel-550.163.01 |
+//!   nvidia-open-kernel-550.163.01"; Debian wiki NvidiaGraphicsDrivers).
+//!
 //! Anything else gets words that name the branch and flavour but no package.
 
 use crate::manifest::{InstallTable, RpmDriver};
@@ -34,6 +41,8 @@ pub(crate) enum Distro {
     Nixos,
     /// RHEL and its rebuilds: NVIDIA's CUDA repository, not RPM Fusion.
     Rhel,
+    /// Debian itself (not Ubuntu, not images that only say `ID_LIKE=debian`).
+    Debian,
     Other,
 }
 
@@ -45,6 +54,17 @@ pub(crate) fn of(report: &Report) -> Distro {
         "arch" | "manjaro" | "endeavouros" | "cachyos" | "garuda" => Distro::Arch,
         "nixos" => Distro::Nixos,
         "rhel" | "rocky" | "almalinux" | "centos" | "ol" | "circle" | "navylinux" => Distro::Rhel,
+        // TrueNAS SCALE says Debian in os-release but installs no packages: its driver is a
+        // system extension of the release (kernel `...-production+truenas`).
+        "debian"
+            if !report
+                .host
+                .kernel_release
+                .as_deref()
+                .is_some_and(|k| k.contains("truenas")) =>
+        {
+            Distro::Debian
+        }
         _ => Distro::Other,
     }
 }
@@ -118,7 +138,7 @@ pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64
              config.boot.kernelPackages.nvidiaPackages.legacy_{branch};` with \
              `hardware.nvidia.open = false;`, then `sudo nixos-rebuild switch` and reboot"
         ),
-        Distro::Rhel | Distro::Other => format!(
+        Distro::Rhel | Distro::Debian | Distro::Other => format!(
             "Install NVIDIA's R{branch} legacy branch, the last one that drives this GPU, in \
              place of the newer driver (your distribution's R{branch} packages, or NVIDIA's \
              R{branch} `.run` installer; `gpu-doctor plan` writes the steps), then reboot"
@@ -176,6 +196,14 @@ pub(crate) fn module_flavour(
             "Set `hardware.nvidia.open = {open};` in configuration.nix, then `sudo \
              nixos-rebuild switch` and reboot"
         ),
+        (Distro::Debian, true) => "Install Debian's open kernel module in place of the \
+             proprietary one: `sudo apt install nvidia-open-kernel-dkms` (it replaces \
+             `nvidia-kernel-dkms`; DKMS builds it for the running kernel), then reboot"
+            .to_string(),
+        (Distro::Debian, false) => "Install Debian's proprietary kernel module in place of the \
+             open one: `sudo apt install nvidia-kernel-dkms` (it replaces \
+             `nvidia-open-kernel-dkms`), then reboot"
+            .to_string(),
         (Distro::Rhel | Distro::Other, _) => format!(
             "Install the {flavour} flavour of the R{b} kernel module (your distribution's \
              {flavour}-module package, or NVIDIA's `.run` installer with `-m={}`), then reboot",
@@ -211,6 +239,11 @@ pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String 
         Distro::Nixos => "Install the driver and reboot: enable it in configuration.nix (`services.xserver.videoDrivers \
              = [ \"nvidia\" ];`, `hardware.nvidia.open`), `sudo nixos-rebuild switch`"
             .to_string(),
+        Distro::Debian => "Install Debian's driver (from the `non-free` component) and \
+             reboot: `sudo apt install linux-headers-$(uname -r) nvidia-kernel-dkms \
+             nvidia-driver firmware-misc-nonfree` (`nvidia-open-kernel-dkms` in place of \
+             `nvidia-kernel-dkms` for the open modules), or see `gpu-doctor plan`"
+            .to_string(),
         Distro::Rhel | Distro::Other => "Install the driver and reboot: your distribution's \
              NVIDIA packages, or see `gpu-doctor plan`"
             .to_string(),
@@ -233,14 +266,7 @@ mod tests {
 
     #[test]
     fn only_ubuntu_is_told_ubuntu_drivers_and_apt() {
-        for id in [
-            "fedora",
-            "arch",
-            "nixos",
-            "debian",
-            "opensuse-tumbleweed",
-            "rhel",
-        ] {
+        for id in ["fedora", "arch", "nixos", "opensuse-tumbleweed", "rhel"] {
             let r = on(id);
             for text in [
                 legacy_branch(&r, install(), 580),
@@ -290,5 +316,24 @@ mod tests {
         assert!(text.contains("rhel$(rpm -E %rhel)"), "{text}");
         // Fedora stays RPM Fusion's.
         assert!(install_driver(&on("fedora"), install()).contains("akmod-nvidia"));
+    }
+
+    #[test]
+    fn debian_is_told_its_own_packages_never_ubuntu_s() {
+        let debian = on("debian");
+        for text in [
+            install_driver(&debian, install()),
+            module_flavour(&debian, install(), true, Some(550)),
+            module_flavour(&debian, install(), false, Some(550)),
+        ] {
+            assert!(!text.contains("ubuntu-drivers"), "{text}");
+            assert!(!text.contains("nvidia-driver-550"), "{text}");
+        }
+        assert!(install_driver(&debian, install()).contains("nvidia-kernel-dkms"));
+        assert!(module_flavour(&debian, install(), true, None).contains("nvidia-open-kernel-dkms"));
+        // TrueNAS SCALE's os-release says Debian; apt is not how its driver comes.
+        let mut truenas = on("debian");
+        truenas.host.kernel_release = Some("6.12.105-production+truenas".into());
+        assert!(!module_flavour(&truenas, install(), false, Some(580)).contains("apt"));
     }
 }
