@@ -155,6 +155,21 @@ fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
         .module_signing_key
         .as_deref()
         .unwrap_or("/var/lib/dkms/mok.pub");
+    // The driver is installed (its own libraries are there) but this kernel has no module:
+    // a kmod built for another kernel, or a DKMS build that failed for this one
+    // (AlmaLinux/almalinux-deploy#271, NVIDIA/open-gpu-kernel-modules#1176,
+    // linux-surface/linux-surface#1884). "Install the driver" alone would miss that.
+    if let Some((version, release)) = installed_without_module(report) {
+        return format!(
+            "The driver's libraries ({version}) are installed, but kernel {release} has no \
+             nvidia module: its module package was built for another kernel, or its DKMS \
+             build failed for this one (`sudo dkms status`; the build's make.log under \
+             /var/lib/dkms says why: a kernel newer than the branch supports needs a newer \
+             branch). Boot a kernel the module was built for, or install a driver whose module \
+             builds for this kernel: {}.",
+            super::distro::install_driver(report, &manifests.install)
+        );
+    }
     match (built, report.host.secure_boot) {
         (true, Some(true)) => format!(
             "Secure Boot is on and the nvidia module built for this kernel is signed with a key \
@@ -178,6 +193,22 @@ fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
             super::distro::install_driver(report, &manifests.install)
         ),
     }
+}
+
+/// The version of the driver's own libraries and the running kernel's release, when the
+/// libraries are installed on this machine (not WSL's, not a container's host) and the module
+/// folders of the running kernel were looked through and held no nvidia module.
+fn installed_without_module(report: &Report) -> Option<(String, String)> {
+    if !report.kernel.module_files.is_empty() || report.host.container.is_some() {
+        return None;
+    }
+    let release = report.host.kernel_release.clone()?;
+    let version = report
+        .driver_libraries
+        .iter()
+        .filter(|l| l.kind == DriverLibraryKind::Driver && l.origin != "wsl")
+        .find_map(|l| l.version.clone())?;
+    Some((version, release))
 }
 
 fn nouveau(report: &Report) -> Option<Finding> {

@@ -16,14 +16,20 @@ use crate::report::ModuleFileInfo;
 /// RPM Fusion's open flavour goes to `extra/nvidia-open` (its `kmod-nvidia-open` file list,
 /// NVIDIA/open-gpu-kernel-modules#700); NVIDIA's precompiled kmod packages for the Red Hat
 /// family link theirs into `extra/drivers/video/nvidia` (NVIDIA/yum-packaging-precompiled-kmod,
-/// kmod-nvidia.spec `kmod_module_path`).
-const MODULE_DIRS: [&str; 8] = [
+/// kmod-nvidia.spec `kmod_module_path`). A kmod package built for one kernel reaches the
+/// others of its EL release through `weak-updates/<name>/` links (`weak-modules`), which
+/// dangle when the kernel they point into is gone (AlmaLinux/almalinux-deploy#271): only a
+/// module file that resolves counts.
+const MODULE_DIRS: [&str; 11] = [
     "updates/dkms",
     "updates",
     "extra",
     "extra/nvidia",
     "extra/nvidia-open",
     "extra/drivers/video/nvidia",
+    "weak-updates",
+    "weak-updates/nvidia",
+    "weak-updates/nvidia-open",
     "misc",
     "kernel/drivers/video",
 ];
@@ -59,7 +65,7 @@ pub(crate) fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
     let mut found: Vec<String> = dirs
         .iter()
         .flat_map(|d| host.fs.read_dir(d))
-        .filter(|e| is_nvidia_module(&e.name))
+        .filter(|e| is_nvidia_module(&e.name) && host.fs.exists(&e.path))
         .map(|e| e.path.display().to_string())
         .collect();
     found.sort();
@@ -306,6 +312,38 @@ mod tests {
             by("misc/nvidia.ko").unread.as_deref(),
             Some("not an ELF object")
         );
+    }
+
+    #[test]
+    fn weak_update_links_count_only_when_they_lead_to_a_module() {
+        let dir = tempfile::tempdir().unwrap();
+        let modules = dir.path().join("lib/modules");
+        let old = modules.join("5.14.0-1.el9.x86_64/extra/nvidia-open");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("nvidia.ko"), b"").unwrap();
+        for (release, target) in [
+            ("5.14.0-2.el9.x86_64", "5.14.0-1.el9.x86_64"),
+            ("5.14.0-3.el9.x86_64", "5.14.0-0.el9.x86_64"),
+        ] {
+            let weak = modules.join(release).join("weak-updates/nvidia-open");
+            std::fs::create_dir_all(&weak).unwrap();
+            std::os::unix::fs::symlink(
+                format!("../../../{target}/extra/nvidia-open/nvidia.ko"),
+                weak.join("nvidia.ko"),
+            )
+            .unwrap();
+        }
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        assert_eq!(
+            nvidia_modules(&host, "5.14.0-2.el9.x86_64"),
+            ["/lib/modules/5.14.0-2.el9.x86_64/weak-updates/nvidia-open/nvidia.ko"]
+        );
+        // The link into a kernel folder that is gone: no module.
+        assert!(nvidia_modules(&host, "5.14.0-3.el9.x86_64").is_empty());
     }
 
     #[test]

@@ -15,6 +15,13 @@ fn every_fixture_produces_exactly_its_expected_findings() {
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.join("expected-findings.txt").is_file())
+        // A held-out machine's file lists the root findings its maintainers' cause accepts
+        // (tests/fixtures/HELD-OUT.md), not every finding: `graph::root_findings_...` judges it.
+        .filter(|p| {
+            !p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("held-out-"))
+        })
         .collect();
     dirs.sort();
     // Every report first, four at a time (kept for the other tests of this binary).
