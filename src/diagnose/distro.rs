@@ -25,7 +25,9 @@
 //!   kernel's headers and `firmware-misc-nonfree` (linux-surface/linux-surface#1884, Debian 13:
 //!   `apt install nvidia-driver firmware-misc-nonfree linux-headers-$(uname -r) dkms`, and
 //!   dpkg's "nvidia-driver depends on nvidia-kernel-dkms | nvidia-kernel-550.163.01 |
-//!   nvidia-open-kernel-550.163.01"; Debian wiki NvidiaGraphicsDrivers).
+//!   nvidia-open-kernel-550.163.01"; Debian wiki NvidiaGraphicsDrivers). NVIDIA's CUDA
+//!   repository for Debian names the open flavour `nvidia-kernel-open-dkms`
+//!   (metal-stack/metal-images#399). Debian's DKMS builds the module as `nvidia-current.ko`.
 //!
 //! Anything else gets words that name the branch and flavour but no package.
 
@@ -198,7 +200,8 @@ pub(crate) fn module_flavour(
         ),
         (Distro::Debian, true) => "Install Debian's open kernel module in place of the \
              proprietary one: `sudo apt install nvidia-open-kernel-dkms` (it replaces \
-             `nvidia-kernel-dkms`; DKMS builds it for the running kernel), then reboot"
+             `nvidia-kernel-dkms`; DKMS builds it for the running kernel; from NVIDIA's CUDA \
+             repository the package is `nvidia-kernel-open-dkms`), then reboot"
             .to_string(),
         (Distro::Debian, false) => "Install Debian's proprietary kernel module in place of the \
              open one: `sudo apt install nvidia-kernel-dkms` (it replaces \

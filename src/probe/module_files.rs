@@ -42,9 +42,18 @@ const SIGNING_KEYS: [&str; 3] = [
     "/etc/pki/akmods/certs/public_key.der",
 ];
 
-/// `nvidia.ko`, compressed or not.
+/// `nvidia.ko`, or Debian's `nvidia-current.ko` (its DKMS package renames the module: a
+/// Debian 13 install log reads "Installing /lib/modules/6.12.85+deb13-amd64/updates/dkms/
+/// nvidia-current.ko.xz"; linux-surface/linux-surface#1884 builds `nvidia-current/550.163.01`),
+/// compressed or not.
 fn is_nvidia_module(name: &str) -> bool {
-    ["nvidia.ko", "nvidia.ko.xz", "nvidia.ko.zst", "nvidia.ko.gz"].contains(&name)
+    ["nvidia", "nvidia-current"].iter().any(|stem| {
+        name.strip_prefix(stem).is_some_and(|rest| {
+            ["", ".xz", ".zst", ".gz"]
+                .iter()
+                .any(|ext| rest.strip_prefix(".ko") == Some(ext))
+        })
+    })
 }
 
 /// Paths of the nvidia modules present for `release` (the running kernel), sorted.
@@ -312,6 +321,27 @@ mod tests {
             by("misc/nvidia.ko").unread.as_deref(),
             Some("not an ELF object")
         );
+    }
+
+    #[test]
+    fn module_file_names_are_nvidia_or_debian_s_nvidia_current() {
+        for name in [
+            "nvidia.ko",
+            "nvidia.ko.zst",
+            "nvidia-current.ko",
+            "nvidia-current.ko.xz",
+        ] {
+            assert!(is_nvidia_module(name), "{name}");
+        }
+        for name in [
+            "nvidia-uvm.ko",
+            "nvidia-current-drm.ko.xz",
+            "nvidia.ko.bak",
+            "nvidia",
+            "nvidia-current-modeset.ko",
+        ] {
+            assert!(!is_nvidia_module(name), "{name}");
+        }
     }
 
     #[test]
