@@ -61,6 +61,27 @@ MODULES = {
             "vermagic=7.0.4+deb13-arm64 SMP preempt mod_unload modversions aarch64",
         ],
     ),
+    # LowryConor/gpu_passthrough README: `modinfo nvidia-current` on Debian 12 (Debian's DKMS
+    # names the module file nvidia-current.ko).
+    "tests/fixtures/debian12-nvidia-current-secure-boot/root/usr/lib/modules/"
+    "6.1.0-10-amd64/updates/dkms/nvidia-current.ko": (
+        62,
+        [
+            "firmware=nvidia/525.125.06/gsp_tu10x.bin",
+            "firmware=nvidia/525.125.06/gsp_ad10x.bin",
+            "alias=char-major-195-*",
+            "version=525.125.06",
+            "supported=external",
+            "license=NVIDIA",
+            "alias=pci:v000010DEd*sv*sd*bc06sc80i00*",
+            "alias=pci:v000010DEd*sv*sd*bc03sc02i00*",
+            "alias=pci:v000010DEd*sv*sd*bc03sc00i00*",
+            "depends=drm",
+            "retpoline=Y",
+            "name=nvidia",
+            "vermagic=6.1.0-10-amd64 SMP preempt mod_unload modversions ",
+        ],
+    ),
 }
 
 

@@ -1405,3 +1405,18 @@ fn held_out_startos_proprietary_module_read_from_modinfo() {
 fn fixture_module_files_are_generated() {
     generator_reproduces_its_table("gen-module-elf.py");
 }
+
+/// Debian's DKMS names the module `nvidia-current.ko`: it is found as the module built for this
+/// kernel (so Secure Boot's refusal is the fix, not "no module"), and its `.modinfo` is read.
+#[test]
+fn debian_nvidia_current_module_is_the_built_module() {
+    let r = doctor("debian12-nvidia-current-secure-boot");
+    assert_eq!(
+        r["kernel"]["module_files"],
+        json!(["/lib/modules/6.1.0-10-amd64/updates/dkms/nvidia-current.ko"])
+    );
+    assert_eq!(r["kernel"]["module_info"][0]["license"], "NVIDIA");
+    let fix = r["findings"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("mokutil --import"), "{fix}");
+    assert!(!fix.contains("has no nvidia module"), "{fix}");
+}
