@@ -15,8 +15,23 @@
 //! - NixOS: `hardware.nvidia.open`, and `hardware.nvidia.package =
 //!   config.boot.kernelPackages.nvidiaPackages.legacy_580` (NixOS/nixos-hardware#1828, #1843).
 //!
+//! - The Red Hat family (RHEL, Rocky Linux, AlmaLinux, CentOS Stream, Oracle Linux): NVIDIA's
+//!   CUDA repository, by package on EL10 (`nvidia-open`, `cuda-drivers`, `cuda-drivers-580`)
+//!   and by `nvidia-driver` module stream on EL8 and EL9: `install.toml`'s `[[rpm_driver]]`
+//!   rows, each with its source.
+//!
+//! - Debian: the driver from its `non-free` component, built by DKMS: `nvidia-driver` with
+//!   `nvidia-kernel-dkms` (proprietary) or `nvidia-open-kernel-dkms` (open), the running
+//!   kernel's headers and `firmware-misc-nonfree` (linux-surface/linux-surface#1884, Debian 13:
+//!   `apt install nvidia-driver firmware-misc-nonfree linux-headers-$(uname -r) dkms`, and
+//!   dpkg's "nvidia-driver depends on nvidia-kernel-dkms | nvidia-kernel-550.163.01 |
+//!   nvidia-open-kernel-550.163.01"; Debian wiki NvidiaGraphicsDrivers). NVIDIA's CUDA
+//!   repository for Debian names the open flavour `nvidia-kernel-open-dkms`
+//!   (metal-stack/metal-images#399). Debian's DKMS builds the module as `nvidia-current.ko`.
+//!
 //! Anything else gets words that name the branch and flavour but no package.
 
+use crate::manifest::{InstallTable, RpmDriver};
 use crate::report::Report;
 
 /// A distribution family whose packaging gpu-doctor knows.
@@ -26,6 +41,10 @@ pub(crate) enum Distro {
     Fedora,
     Arch,
     Nixos,
+    /// RHEL and its rebuilds: NVIDIA's CUDA repository, not RPM Fusion.
+    Rhel,
+    /// Debian itself (not Ubuntu, not images that only say `ID_LIKE=debian`).
+    Debian,
     Other,
 }
 
@@ -36,13 +55,69 @@ pub(crate) fn of(report: &Report) -> Distro {
         "fedora" | "nobara" | "ultramarine" => Distro::Fedora,
         "arch" | "manjaro" | "endeavouros" | "cachyos" | "garuda" => Distro::Arch,
         "nixos" => Distro::Nixos,
+        "rhel" | "rocky" | "almalinux" | "centos" | "ol" | "circle" | "navylinux" => Distro::Rhel,
+        // TrueNAS SCALE says Debian in os-release but installs no packages: its driver is a
+        // system extension of the release (kernel `...-production+truenas`).
+        "debian"
+            if !report
+                .host
+                .kernel_release
+                .as_deref()
+                .is_some_and(|k| k.contains("truenas")) =>
+        {
+            Distro::Debian
+        }
         _ => Distro::Other,
     }
 }
 
+/// The EL major release of a Red Hat family machine (`VERSION_ID` "10.0" -> 10).
+fn el_release(report: &Report) -> Option<u64> {
+    report
+        .host
+        .os_version
+        .as_deref()?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// NVIDIA's repository and the commands for this EL release, with the release as a number or,
+/// unknown, as the shell asks rpm for it.
+fn rhel(report: &Report, install: &InstallTable) -> Option<(RpmDriver, String)> {
+    let release = el_release(report);
+    let row = install.rpm_driver(release)?.clone();
+    let release = release.map_or_else(|| "$(rpm -E %rhel)".to_string(), |r| r.to_string());
+    let repo = row
+        .repo
+        .replace("{release}", &release)
+        .replace("{arch}", "$(uname -m)");
+    Some((row, repo))
+}
+
+/// "First `sudo dnf module reset nvidia-driver`, then " where the row has a first step.
+fn first(row: &RpmDriver) -> String {
+    row.switch_first
+        .as_deref()
+        .map(|c| format!("`{c}`, then "))
+        .unwrap_or_default()
+}
+
 /// How to install the last branch `branch` that drives an older GPU, in the distribution's
 /// words, replacing the newer driver.
-pub(crate) fn legacy_branch(report: &Report, branch: u64) -> String {
+pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64) -> String {
+    if let (Distro::Rhel, Some((row, _))) = (of(report), rhel(report, install)) {
+        return format!(
+            "Install NVIDIA's R{branch} driver from its CUDA repository in place of the newer              one: {}`{} --allowerasing`{}, then reboot",
+            first(&row),
+            row.install_branch.replace("{branch}", &branch.to_string()),
+            row.hold
+                .as_deref()
+                .map(|h| format!(", and hold it there with {h}"))
+                .unwrap_or_default()
+        );
+    }
     match of(report) {
         Distro::Ubuntu => format!(
             "Install Ubuntu's R{branch} driver in place of the newer one: `sudo apt install \
@@ -65,7 +140,7 @@ pub(crate) fn legacy_branch(report: &Report, branch: u64) -> String {
              config.boot.kernelPackages.nvidiaPackages.legacy_{branch};` with \
              `hardware.nvidia.open = false;`, then `sudo nixos-rebuild switch` and reboot"
         ),
-        Distro::Other => format!(
+        Distro::Rhel | Distro::Debian | Distro::Other => format!(
             "Install NVIDIA's R{branch} legacy branch, the last one that drives this GPU, in \
              place of the newer driver (your distribution's R{branch} packages, or NVIDIA's \
              R{branch} `.run` installer; `gpu-doctor plan` writes the steps), then reboot"
@@ -75,9 +150,28 @@ pub(crate) fn legacy_branch(report: &Report, branch: u64) -> String {
 
 /// How to switch the kernel module to the open flavour (`open`) or to the proprietary one,
 /// keeping branch `branch` where it is known.
-pub(crate) fn module_flavour(report: &Report, open: bool, branch: Option<u64>) -> String {
+pub(crate) fn module_flavour(
+    report: &Report,
+    install: &InstallTable,
+    open: bool,
+    branch: Option<u64>,
+) -> String {
     let b = branch.map_or_else(|| "<branch>".to_string(), |b| b.to_string());
     let flavour = if open { "open" } else { "proprietary" };
+    if let (Distro::Rhel, Some((row, _))) = (of(report), rhel(report, install)) {
+        let command = if open {
+            row.install_open.clone()
+        } else {
+            branch.map_or_else(
+                || row.install_proprietary.clone(),
+                |b| row.install_branch.replace("{branch}", &b.to_string()),
+            )
+        };
+        return format!(
+            "Switch to the {flavour} kernel modules from NVIDIA's CUDA repository: {}`{command}              --allowerasing` (dnf replaces the other flavour's module packages), then reboot",
+            first(&row)
+        );
+    }
     match (of(report), open) {
         (Distro::Ubuntu, true) => format!(
             "Install the open flavour of the driver: `sudo apt install nvidia-driver-{b}-open` \
@@ -104,7 +198,16 @@ pub(crate) fn module_flavour(report: &Report, open: bool, branch: Option<u64>) -
             "Set `hardware.nvidia.open = {open};` in configuration.nix, then `sudo \
              nixos-rebuild switch` and reboot"
         ),
-        (Distro::Other, _) => format!(
+        (Distro::Debian, true) => "Install Debian's open kernel module in place of the \
+             proprietary one: `sudo apt install nvidia-open-kernel-dkms` (it replaces \
+             `nvidia-kernel-dkms`; DKMS builds it for the running kernel; from NVIDIA's CUDA \
+             repository the package is `nvidia-kernel-open-dkms`), then reboot"
+            .to_string(),
+        (Distro::Debian, false) => "Install Debian's proprietary kernel module in place of the \
+             open one: `sudo apt install nvidia-kernel-dkms` (it replaces \
+             `nvidia-open-kernel-dkms`), then reboot"
+            .to_string(),
+        (Distro::Rhel | Distro::Other, _) => format!(
             "Install the {flavour} flavour of the R{b} kernel module (your distribution's \
              {flavour}-module package, or NVIDIA's `.run` installer with `-m={}`), then reboot",
             if open { "kernel-open" } else { "kernel" }
@@ -113,7 +216,18 @@ pub(crate) fn module_flavour(report: &Report, open: bool, branch: Option<u64>) -
 }
 
 /// How to install a driver at all, in the distribution's words.
-pub(crate) fn install_driver(report: &Report) -> String {
+pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String {
+    if let (Distro::Rhel, Some((row, repo))) = (of(report), rhel(report, install)) {
+        return format!(
+            "Install the driver from NVIDIA's CUDA repository and reboot: `sudo dnf \
+             config-manager --add-repo {repo}`, `sudo dnf clean expire-cache`, then {}`{}` \
+             (open kernel modules, Turing or newer; `{}` installs the proprietary ones that \
+             Maxwell, Pascal and Volta need), or see `gpu-doctor plan`",
+            first(&row),
+            row.install_open,
+            row.install_proprietary
+        );
+    }
     match of(report) {
         Distro::Ubuntu => "Install the driver and reboot: `sudo ubuntu-drivers install`, or see \
              `gpu-doctor plan`"
@@ -128,8 +242,13 @@ pub(crate) fn install_driver(report: &Report) -> String {
         Distro::Nixos => "Install the driver and reboot: enable it in configuration.nix (`services.xserver.videoDrivers \
              = [ \"nvidia\" ];`, `hardware.nvidia.open`), `sudo nixos-rebuild switch`"
             .to_string(),
-        Distro::Other => "Install the driver and reboot: your distribution's NVIDIA packages, \
-             or see `gpu-doctor plan`"
+        Distro::Debian => "Install Debian's driver (from the `non-free` component) and \
+             reboot: `sudo apt install linux-headers-$(uname -r) nvidia-kernel-dkms \
+             nvidia-driver firmware-misc-nonfree` (`nvidia-open-kernel-dkms` in place of \
+             `nvidia-kernel-dkms` for the open modules), or see `gpu-doctor plan`"
+            .to_string(),
+        Distro::Rhel | Distro::Other => "Install the driver and reboot: your distribution's \
+             NVIDIA packages, or see `gpu-doctor plan`"
             .to_string(),
     }
 }
@@ -137,6 +256,10 @@ pub(crate) fn install_driver(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn install() -> &'static InstallTable {
+        &crate::manifest::embedded().install
+    }
 
     fn on(id: &str) -> Report {
         let mut r = Report::default();
@@ -146,34 +269,74 @@ mod tests {
 
     #[test]
     fn only_ubuntu_is_told_ubuntu_drivers_and_apt() {
-        for id in [
-            "fedora",
-            "arch",
-            "nixos",
-            "debian",
-            "opensuse-tumbleweed",
-            "rhel",
-        ] {
+        for id in ["fedora", "arch", "nixos", "opensuse-tumbleweed", "rhel"] {
             let r = on(id);
             for text in [
-                legacy_branch(&r, 580),
-                module_flavour(&r, true, Some(580)),
-                module_flavour(&r, false, Some(580)),
-                install_driver(&r),
+                legacy_branch(&r, install(), 580),
+                module_flavour(&r, install(), true, Some(580)),
+                module_flavour(&r, install(), false, Some(580)),
+                install_driver(&r, install()),
             ] {
                 assert!(!text.contains("ubuntu-drivers"), "{id}: {text}");
                 assert!(!text.contains("apt install"), "{id}: {text}");
             }
         }
-        assert!(install_driver(&on("ubuntu")).contains("ubuntu-drivers"));
+        assert!(install_driver(&on("ubuntu"), install()).contains("ubuntu-drivers"));
     }
 
     #[test]
     fn the_legacy_branch_is_named_in_each_distribution_words() {
-        assert!(legacy_branch(&on("ubuntu"), 580).contains("nvidia-driver-580"));
-        assert!(legacy_branch(&on("fedora"), 580).contains("akmod-nvidia-580xx"));
-        assert!(legacy_branch(&on("arch"), 580).contains("nvidia-580xx-dkms"));
-        assert!(legacy_branch(&on("nixos"), 580).contains("nvidiaPackages.legacy_580"));
-        assert!(legacy_branch(&on("debian"), 470).contains("R470"));
+        assert!(legacy_branch(&on("ubuntu"), install(), 580).contains("nvidia-driver-580"));
+        assert!(legacy_branch(&on("fedora"), install(), 580).contains("akmod-nvidia-580xx"));
+        assert!(legacy_branch(&on("arch"), install(), 580).contains("nvidia-580xx-dkms"));
+        assert!(legacy_branch(&on("nixos"), install(), 580).contains("nvidiaPackages.legacy_580"));
+        assert!(legacy_branch(&on("debian"), install(), 470).contains("R470"));
+    }
+
+    fn el(id: &str, version: &str) -> Report {
+        let mut r = on(id);
+        r.host.os_version = Some(version.to_string());
+        r
+    }
+
+    #[test]
+    fn the_red_hat_family_is_told_nvidia_s_dnf_repository_by_release() {
+        let rocky10 = el("rocky", "10.0");
+        let text = install_driver(&rocky10, install());
+        assert!(text.contains("cuda-rhel10.repo"), "{text}");
+        assert!(text.contains("sudo dnf install nvidia-open"), "{text}");
+        assert!(!text.contains("dnf module"), "{text}");
+        let alma9 = el("almalinux", "9.6");
+        let text = install_driver(&alma9, install());
+        assert!(text.contains("cuda-rhel9.repo"), "{text}");
+        assert!(text.contains("nvidia-driver:open-dkms"), "{text}");
+        let text = module_flavour(&alma9, install(), true, Some(580));
+        assert!(text.contains("dnf module reset nvidia-driver"), "{text}");
+        assert!(legacy_branch(&rocky10, install(), 580).contains("cuda-drivers-580"));
+        assert!(legacy_branch(&alma9, install(), 580).contains("nvidia-driver:580-dkms"));
+        // Release unknown: the newest row, the release asked of rpm.
+        let text = install_driver(&on("rhel"), install());
+        assert!(text.contains("rhel$(rpm -E %rhel)"), "{text}");
+        // Fedora stays RPM Fusion's.
+        assert!(install_driver(&on("fedora"), install()).contains("akmod-nvidia"));
+    }
+
+    #[test]
+    fn debian_is_told_its_own_packages_never_ubuntu_s() {
+        let debian = on("debian");
+        for text in [
+            install_driver(&debian, install()),
+            module_flavour(&debian, install(), true, Some(550)),
+            module_flavour(&debian, install(), false, Some(550)),
+        ] {
+            assert!(!text.contains("ubuntu-drivers"), "{text}");
+            assert!(!text.contains("nvidia-driver-550"), "{text}");
+        }
+        assert!(install_driver(&debian, install()).contains("nvidia-kernel-dkms"));
+        assert!(module_flavour(&debian, install(), true, None).contains("nvidia-open-kernel-dkms"));
+        // TrueNAS SCALE's os-release says Debian; apt is not how its driver comes.
+        let mut truenas = on("debian");
+        truenas.host.kernel_release = Some("6.12.105-production+truenas".into());
+        assert!(!module_flavour(&truenas, install(), false, Some(580)).contains("apt"));
     }
 }

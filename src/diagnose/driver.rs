@@ -13,10 +13,10 @@ use crate::version::Version;
 
 const MISMATCH_TEXT: &str = "driver/library version mismatch";
 
-pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(no_gpu(report));
-    out.extend(no_driver(report));
+    out.extend(no_driver(report, manifests));
     out.extend(nouveau(report));
     out.extend(nova(report));
     out.extend(mismatch(report));
@@ -88,7 +88,7 @@ fn no_gpu(report: &Report) -> Option<Finding> {
     Some(f.build())
 }
 
-fn no_driver(report: &Report) -> Option<Finding> {
+fn no_driver(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let on_bus = nvidia_on_bus(report);
     if on_bus.is_empty() || report.kernel.nvidia_loaded {
         return None;
@@ -133,7 +133,7 @@ fn no_driver(report: &Report) -> Option<Finding> {
     }
     Some(
         f.fix_on_host_if(report.host.container.is_none())
-            .fix(no_driver_fix(report))
+            .fix(no_driver_fix(report, manifests))
             .build(),
     )
 }
@@ -142,8 +142,8 @@ fn no_driver(report: &Report) -> Option<Finding> {
 /// this kernel under Secure Boot needs its signing key enrolled (the kernel refuses it with "Key
 /// was rejected by service"), not another install; only with no module built is installing the
 /// driver the first step.
-fn no_driver_fix(report: &Report) -> String {
-    let fix = host_no_driver_fix(report);
+fn no_driver_fix(report: &Report, manifests: &Manifests) -> String {
+    let fix = host_no_driver_fix(report, manifests);
     match report.host.container.as_deref() {
         // The module is the host's kernel's: nothing installed in the container loads it.
         Some(runtime) => {
@@ -153,13 +153,28 @@ fn no_driver_fix(report: &Report) -> String {
     }
 }
 
-fn host_no_driver_fix(report: &Report) -> String {
+fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
     let built = !report.kernel.module_files.is_empty();
     let key = report
         .kernel
         .module_signing_key
         .as_deref()
         .unwrap_or("/var/lib/dkms/mok.pub");
+    // The driver is installed (its own libraries are there) but this kernel has no module:
+    // a kmod built for another kernel, or a DKMS build that failed for this one
+    // (AlmaLinux/almalinux-deploy#271, NVIDIA/open-gpu-kernel-modules#1176,
+    // linux-surface/linux-surface#1884). "Install the driver" alone would miss that.
+    if let Some((version, release)) = installed_without_module(report) {
+        return format!(
+            "The driver's libraries ({version}) are installed, but kernel {release} has no \
+             nvidia module: its module package was built for another kernel, or its DKMS \
+             build failed for this one (`sudo dkms status`; the build's make.log under \
+             /var/lib/dkms says why: a kernel newer than the branch supports needs a newer \
+             branch). Boot a kernel the module was built for, or install a driver whose module \
+             builds for this kernel: {}.",
+            super::distro::install_driver(report, &manifests.install)
+        );
+    }
     match (built, report.host.secure_boot) {
         (true, Some(true)) => format!(
             "Secure Boot is on and the nvidia module built for this kernel is signed with a key \
@@ -180,9 +195,25 @@ fn host_no_driver_fix(report: &Report) -> String {
         (false, _) => format!(
             "{}. If a driver is installed, check `sudo dkms status` (no module was found for \
              the running kernel) and `sudo modprobe nvidia` for the error.",
-            super::distro::install_driver(report)
+            super::distro::install_driver(report, &manifests.install)
         ),
     }
+}
+
+/// The version of the driver's own libraries and the running kernel's release, when the
+/// libraries are installed on this machine (not WSL's, not a container's host) and the module
+/// folders of the running kernel were looked through and held no nvidia module.
+fn installed_without_module(report: &Report) -> Option<(String, String)> {
+    if !report.kernel.module_files.is_empty() || report.host.container.is_some() {
+        return None;
+    }
+    let release = report.host.kernel_release.clone()?;
+    let version = report
+        .driver_libraries
+        .iter()
+        .filter(|l| l.kind == DriverLibraryKind::Driver && l.origin != "wsl")
+        .find_map(|l| l.version.clone())?;
+    Some((version, release))
 }
 
 fn nouveau(report: &Report) -> Option<Finding> {

@@ -25,7 +25,7 @@
 use super::{FindingBuilder, distro, ids};
 use crate::manifest::Manifests;
 use crate::report::Subject;
-use crate::report::{DriverLibraryKind, Finding, Gpu, Report, Severity};
+use crate::report::{DriverLibraryKind, Finding, Gpu, ModuleFileInfo, Report, Severity};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
@@ -37,7 +37,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 
 /// The installed driver's version and where it was read: nvidia-smi's, the loaded module's,
 /// the driver's own libcuda or libnvidia-ml, else the version of the distribution's module
-/// package.
+/// package, else the `.modinfo` version of a module file.
 fn installed_driver(report: &Report) -> Option<(Version, String)> {
     if let Some(v) = report.driver.version.as_deref().and_then(Version::parse) {
         return Some((v.clone(), format!("driver {}", v.as_str())));
@@ -61,15 +61,27 @@ fn installed_driver(report: &Report) -> Option<(Version, String)> {
             format!("driver library {} ({})", l.path, v.as_str()),
         ));
     }
-    report.kernel.module_packages.iter().find_map(|p| {
+    let package = report.kernel.module_packages.iter().find_map(|p| {
         let version = p.rsplit(' ').next()?;
         let v = Version::parse(version.split(['-', '+', '~']).next()?)?;
         (v.major() >= 100).then(|| (v.clone(), format!("module package {p}")))
+    });
+    package.or_else(|| {
+        report.kernel.module_info.iter().find_map(|m| {
+            let v = Version::parse(m.version.as_deref()?)?;
+            (v.major() >= 100).then(|| {
+                (
+                    v.clone(),
+                    format!("module file {} ({})", m.path, v.as_str()),
+                )
+            })
+        })
     })
 }
 
 /// The module's flavour (true: open) and where that was read: the loaded module's banner, else
-/// the distribution's module package names, else an `nvidia-open` module folder.
+/// the distribution's module package names, else the module file's own `.modinfo` licence,
+/// else an `nvidia-open` module folder.
 fn module_open(report: &Report) -> Option<(bool, String)> {
     if report.kernel.nvidia_loaded {
         return report.kernel.nvidia_open.map(|open| {
@@ -90,12 +102,39 @@ fn module_open(report: &Report) -> Option<(bool, String)> {
         let name = p.split(' ').nth(1).unwrap_or("");
         return Some((name.contains("open"), format!("module package {p}")));
     }
+    if let Some(found) = modinfo_flavour(report) {
+        return Some(found);
+    }
     report
         .kernel
         .module_files
         .iter()
         .find(|f| f.contains("/nvidia-open/"))
         .map(|f| (true, format!("module file {f}")))
+}
+
+/// The flavour the module files' own `.modinfo` licences name, when every file that was read
+/// names the same one (two files of different flavours leave the answer to modprobe's order,
+/// which is not read here).
+fn modinfo_flavour(report: &Report) -> Option<(bool, String)> {
+    let read: Vec<(bool, &ModuleFileInfo)> = report
+        .kernel
+        .module_info
+        .iter()
+        .filter_map(|m| Some((m.open()?, m)))
+        .collect();
+    let (open, first) = *read.first()?;
+    if read.iter().any(|(o, _)| *o != open) {
+        return None;
+    }
+    Some((
+        open,
+        format!(
+            "module file {}: .modinfo license={}",
+            first.path,
+            first.license.as_deref().unwrap_or_default()
+        ),
+    ))
 }
 
 /// A GPU's label for titles: "GPU 0 (NVIDIA GeForce GTX 1050, Pascal 6.1)".
@@ -163,7 +202,7 @@ fn too_new_for_gpu(report: &Report, manifests: &Manifests) -> Option<Finding> {
             .subject(g.subject());
     }
     Some(
-        f.fix_on_host(distro::legacy_branch(report, last))
+        f.fix_on_host(distro::legacy_branch(report, &manifests.install, last))
             .explains(&ids::NO_DRIVER)
             .explains(&ids::NVIDIA_SMI_FAILED)
             .explains(&ids::MODULE_FLAVOUR_UNSUPPORTED)
@@ -225,11 +264,16 @@ fn flavour(report: &Report, manifests: &Manifests) -> Option<Finding> {
         f = f.evidence(w.clone());
     }
     Some(
-        f.fix_on_host(distro::module_flavour(report, !open, branch))
-            .subject(Subject::Driver(None))
-            .explains(&ids::NO_DRIVER)
-            .explains(&ids::NVIDIA_SMI_FAILED)
-            .build(),
+        f.fix_on_host(distro::module_flavour(
+            report,
+            &manifests.install,
+            !open,
+            branch,
+        ))
+        .subject(Subject::Driver(None))
+        .explains(&ids::NO_DRIVER)
+        .explains(&ids::NVIDIA_SMI_FAILED)
+        .build(),
     )
 }
 

@@ -22,6 +22,10 @@ pub struct InstallTable {
     pub driver_flavors: Vec<DriverFlavor>,
     #[serde(rename = "ubuntu_transition", default)]
     pub ubuntu_transitions: Vec<UbuntuTransition>,
+    /// NVIDIA's CUDA repository for the Red Hat family, per EL release: the commands that
+    /// install each module flavour and a pinned branch.
+    #[serde(rename = "rpm_driver", default)]
+    pub rpm_drivers: Vec<RpmDriver>,
     pub paths: Paths,
     pub conda: Conda,
     #[serde(rename = "conda_channel")]
@@ -113,6 +117,30 @@ pub struct DriverFlavor {
     #[serde(default)]
     pub required_for_names: Vec<String>,
     pub default_since_branch: Option<u64>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// How NVIDIA's CUDA repository installs the driver on the Red Hat family (RHEL, Rocky Linux,
+/// AlmaLinux, CentOS Stream, Oracle Linux) of some EL releases. Commands take `{branch}`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RpmDriver {
+    /// EL major releases the row covers (`[8, 9]`, `[10]`).
+    pub releases: Vec<u64>,
+    /// The `.repo` file to add with `dnf config-manager --add-repo` (`{release}`, `{arch}`).
+    pub repo: String,
+    /// Installs the open kernel modules and the driver.
+    pub install_open: String,
+    /// Installs the proprietary kernel modules and the driver.
+    pub install_proprietary: String,
+    /// Installs the driver of one branch with the proprietary modules (`{branch}`).
+    pub install_branch: String,
+    /// Run before another flavour or branch is installed (a module stream reset), if any.
+    pub switch_first: Option<String>,
+    /// How to keep updates on the branch once installed.
+    pub hold: Option<String>,
     pub note: Option<String>,
     pub source: String,
     pub checked: String,
@@ -291,11 +319,43 @@ impl InstallTable {
         self.apt_packages.iter().find(|package| package.id == id)
     }
 
+    /// The Red Hat family row for EL major `release`; the newest row when the release is not
+    /// known or not listed (a new release keeps its predecessor's packaging until a row says
+    /// otherwise).
+    #[must_use]
+    pub fn rpm_driver(&self, release: Option<u64>) -> Option<&RpmDriver> {
+        release
+            .and_then(|r| self.rpm_drivers.iter().find(|d| d.releases.contains(&r)))
+            .or_else(|| {
+                self.rpm_drivers
+                    .iter()
+                    .max_by_key(|d| d.releases.iter().max().copied())
+            })
+    }
+
     #[must_use]
     pub fn driver_flavor(&self, name: &str) -> Option<&DriverFlavor> {
         self.driver_flavors
             .iter()
             .find(|flavor| flavor.name == name)
+    }
+
+    /// Each `[[rpm_driver]]` row: sourced, for some EL release, with a `{branch}` to fill.
+    fn check_rpm_drivers(&self, c: &mut Checker) {
+        for row in &self.rpm_drivers {
+            let label = format!("rpm_driver {:?}", row.releases);
+            c.provenance(&label, &row.source, &row.checked);
+            if row.releases.is_empty() {
+                c.report(&label, ProblemKind::Inconsistent, "no EL release listed");
+            }
+            if !row.install_branch.contains("{branch}") {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    "install_branch does not name {branch}",
+                );
+            }
+        }
     }
 
     pub(super) fn check(&self, c: &mut Checker) {
@@ -362,6 +422,7 @@ impl InstallTable {
                 }
             }
         }
+        self.check_rpm_drivers(c);
         for transition in &self.ubuntu_transitions {
             let label = format!(
                 "ubuntu_transition {}->{}",

@@ -64,7 +64,7 @@ pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id, subsystem_id};
 pub use in_use::{InUse, SetInUse};
 pub use install::{
     AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
-    Paths, UbuntuTransition, UnfilledPlaceholder, fill,
+    Paths, RpmDriver, UbuntuTransition, UnfilledPlaceholder, fill,
 };
 pub use pypi::{PYTHONS, PypiRelease, PypiTable, python_satisfies};
 pub use repos::{Carried, Repo, RepoPackage, RepoTable};

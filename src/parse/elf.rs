@@ -43,15 +43,15 @@ const DT_RUNPATH: u64 = 29;
 const DT_VERNEED: u64 = 0x6fff_fffe;
 const DT_VERNEEDNUM: u64 = 0x6fff_ffff;
 
-/// Byte order and word size of one file.
+/// Byte order and word size of one file (shared with [`super::modinfo`]).
 #[derive(Clone, Copy)]
-struct Fmt {
-    is_64: bool,
-    le: bool,
+pub(super) struct Fmt {
+    pub(super) is_64: bool,
+    pub(super) le: bool,
 }
 
 impl Fmt {
-    fn u16(self, b: &[u8], at: usize) -> Option<u16> {
+    pub(super) fn u16(self, b: &[u8], at: usize) -> Option<u16> {
         let s: [u8; 2] = b.get(at..at + 2)?.try_into().ok()?;
         Some(if self.le {
             u16::from_le_bytes(s)
@@ -59,7 +59,7 @@ impl Fmt {
             u16::from_be_bytes(s)
         })
     }
-    fn u32(self, b: &[u8], at: usize) -> Option<u32> {
+    pub(super) fn u32(self, b: &[u8], at: usize) -> Option<u32> {
         let s: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
         Some(if self.le {
             u32::from_le_bytes(s)
@@ -67,7 +67,7 @@ impl Fmt {
             u32::from_be_bytes(s)
         })
     }
-    fn u64(self, b: &[u8], at: usize) -> Option<u64> {
+    pub(super) fn u64(self, b: &[u8], at: usize) -> Option<u64> {
         let s: [u8; 8] = b.get(at..at + 8)?.try_into().ok()?;
         Some(if self.le {
             u64::from_le_bytes(s)
@@ -76,7 +76,7 @@ impl Fmt {
         })
     }
     /// A word: 8 bytes in ELF64, 4 in ELF32.
-    fn word(self, b: &[u8], at: usize) -> Option<u64> {
+    pub(super) fn word(self, b: &[u8], at: usize) -> Option<u64> {
         if self.is_64 {
             self.u64(b, at)
         } else {

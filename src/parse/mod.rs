@@ -12,6 +12,7 @@ pub mod kfd;
 pub mod ld_cache;
 pub mod libfamily;
 pub mod libname;
+pub mod modinfo;
 pub mod mounts;
 pub mod nccl_log;
 pub mod nvcc;

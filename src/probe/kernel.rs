@@ -58,6 +58,7 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
         daemons: daemons(host),
         // Filled in by `probe::gather`, which knows the running kernel and the container.
         module_files: Vec::new(),
+        module_info: Vec::new(),
         module_signing_key: None,
         module_packages: Vec::new(),
         services: Vec::new(),

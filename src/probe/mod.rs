@@ -34,7 +34,9 @@ use std::time::Instant;
 use crate::host::Host;
 use crate::manifest::SetInUse;
 use crate::report::rocm::RocmStack;
-use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
+use crate::report::{
+    EnvKind, EnvVar, ModuleFileInfo, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo,
+};
 
 /// Environment variables worth showing because they change what the GPU stack does.
 const REPORTED_VARS: [&str; 30] = [
@@ -156,7 +158,7 @@ fn first_stage(host: &Host, records: &mut Vec<ProbeRecord>) -> FirstStage {
 /// InfiniBand modules at all; the module signing key.
 /// The distribution's kernel-module packages come with them.
 type ModuleFacts = (
-    Option<(Vec<String>, Option<Vec<String>>)>,
+    Option<(Vec<String>, Option<Vec<String>>, Vec<ModuleFileInfo>)>,
     Option<String>,
     Vec<String>,
 );
@@ -172,7 +174,14 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
                 .collect();
             module_files::absent_modules(host, release, &unloaded)
         });
-        (files, absent)
+        // The module's own `.modinfo` matters only while it is not loaded: a loaded one
+        // names its flavour in `/proc/driver/nvidia/version`.
+        let info = if kernel.nvidia_loaded {
+            Vec::new()
+        } else {
+            module_files::module_info(host, &files)
+        };
+        (files, absent, info)
     });
     (
         files,
@@ -247,8 +256,9 @@ fn second_stage(
     let kernel = &mut first.kernel;
     let (module_files, signing_key, packages) = modules.unwrap_or_default();
     kernel.module_packages = packages;
-    if let Some((files, absent)) = module_files {
+    if let Some((files, absent, info)) = module_files {
         kernel.module_files = files;
+        kernel.module_info = info;
         if let Some(absent) = absent {
             kernel.infiniband_modules_absent = absent;
         }

@@ -3,20 +3,33 @@
 //! installed" from "a driver the firmware will not let load" (the module is there, its signing
 //! key was never enrolled as a MOK).
 
+use std::path::Path;
+
 use crate::host::Host;
+use crate::parse::modinfo;
+use crate::report::ModuleFileInfo;
 
 /// Folders under `/lib/modules/<release>/` where packaged and locally built nvidia modules go:
 /// DKMS (`updates/dkms`), openSUSE and the `.run` installer (`updates`, `kernel/drivers/video`),
 /// akmods and RPM Fusion (`extra`, `extra/nvidia`), Ubuntu's prebuilt signed modules
 /// (`kernel/nvidia-<branch>`, found by listing `kernel`).
 /// RPM Fusion's open flavour goes to `extra/nvidia-open` (its `kmod-nvidia-open` file list,
-/// NVIDIA/open-gpu-kernel-modules#700).
-const MODULE_DIRS: [&str; 7] = [
+/// NVIDIA/open-gpu-kernel-modules#700); NVIDIA's precompiled kmod packages for the Red Hat
+/// family link theirs into `extra/drivers/video/nvidia` (NVIDIA/yum-packaging-precompiled-kmod,
+/// kmod-nvidia.spec `kmod_module_path`). A kmod package built for one kernel reaches the
+/// others of its EL release through `weak-updates/<name>/` links (`weak-modules`), which
+/// dangle when the kernel they point into is gone (AlmaLinux/almalinux-deploy#271): only a
+/// module file that resolves counts.
+const MODULE_DIRS: [&str; 11] = [
     "updates/dkms",
     "updates",
     "extra",
     "extra/nvidia",
     "extra/nvidia-open",
+    "extra/drivers/video/nvidia",
+    "weak-updates",
+    "weak-updates/nvidia",
+    "weak-updates/nvidia-open",
     "misc",
     "kernel/drivers/video",
 ];
@@ -29,9 +42,18 @@ const SIGNING_KEYS: [&str; 3] = [
     "/etc/pki/akmods/certs/public_key.der",
 ];
 
-/// `nvidia.ko`, compressed or not.
+/// `nvidia.ko`, or Debian's `nvidia-current.ko` (its DKMS package renames the module: a
+/// Debian 13 install log reads "Installing /lib/modules/6.12.85+deb13-amd64/updates/dkms/
+/// nvidia-current.ko.xz"; linux-surface/linux-surface#1884 builds `nvidia-current/550.163.01`),
+/// compressed or not.
 fn is_nvidia_module(name: &str) -> bool {
-    ["nvidia.ko", "nvidia.ko.xz", "nvidia.ko.zst", "nvidia.ko.gz"].contains(&name)
+    ["nvidia", "nvidia-current"].iter().any(|stem| {
+        name.strip_prefix(stem).is_some_and(|rest| {
+            ["", ".xz", ".zst", ".gz"]
+                .iter()
+                .any(|ext| rest.strip_prefix(".ko") == Some(ext))
+        })
+    })
 }
 
 /// Paths of the nvidia modules present for `release` (the running kernel), sorted.
@@ -52,12 +74,55 @@ pub(crate) fn nvidia_modules(host: &Host, release: &str) -> Vec<String> {
     let mut found: Vec<String> = dirs
         .iter()
         .flat_map(|d| host.fs.read_dir(d))
-        .filter(|e| is_nvidia_module(&e.name))
+        .filter(|e| is_nvidia_module(&e.name) && host.fs.exists(&e.path))
         .map(|e| e.path.display().to_string())
         .collect();
     found.sort();
     found.dedup();
     found
+}
+
+/// Module files read for their `.modinfo` at most (a machine holds one per flavour at most,
+/// a few more with stale builds).
+const MAX_MODINFO_FILES: usize = 8;
+
+/// What each of `files` (from [`nvidia_modules`]) says of itself in its `.modinfo` section.
+/// Uncompressed modules are read through a bounded ranged reader (a FIFO or device in the
+/// module's place is refused, a 10 GB file costs its header and two sections); compressed
+/// ones (`.ko.xz`, `.ko.zst`, `.ko.gz`) are listed as present but unread, since no
+/// decompressor is built in.
+#[must_use]
+pub(crate) fn module_info(host: &Host, files: &[String]) -> Vec<ModuleFileInfo> {
+    files
+        .iter()
+        .take(MAX_MODINFO_FILES)
+        .map(|path| {
+            let mut info = ModuleFileInfo {
+                path: path.clone(),
+                ..ModuleFileInfo::default()
+            };
+            if let Some(ext) = [".xz", ".zst", ".gz"].iter().find(|e| path.ends_with(*e)) {
+                info.unread = Some(format!("compressed (.ko{ext}), not decompressed"));
+                return info;
+            }
+            let pairs = host
+                .fs
+                .open_ranged(Path::new(path))
+                .map_err(|e| format!("cannot open: {e}"))
+                .and_then(|file| {
+                    let mut read = |off: u64, len: usize| file.read_at(off, len);
+                    modinfo::parse(&mut read).map_err(|u| u.as_str().to_string())
+                });
+            match pairs {
+                Ok(pairs) => {
+                    info.license = modinfo::value(&pairs, "license").map(str::to_string);
+                    info.version = modinfo::value(&pairs, "version").map(str::to_string);
+                }
+                Err(reason) => info.unread = Some(reason),
+            }
+            info
+        })
+        .collect()
 }
 
 /// Which of `names` (InfiniBand modules: `ib_umad`, `mlx5_ib`) the running kernel has no module
@@ -203,6 +268,112 @@ mod tests {
                 "pacman: nvidia-580xx-dkms 580.119.02-1"
             ]
         );
+    }
+
+    #[test]
+    fn module_files_say_their_flavour_or_why_they_were_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("lib/modules/7.0.4/kernel/drivers/video");
+        std::fs::create_dir_all(&base).unwrap();
+        let obj = crate::parse::modinfo::test_object(&[(
+            ".modinfo",
+            b"version=580.159.03\0license=NVIDIA\0",
+        )]);
+        std::fs::write(base.join("nvidia.ko"), &obj).unwrap();
+        let updates = dir.path().join("lib/modules/7.0.4/updates/dkms");
+        std::fs::create_dir_all(&updates).unwrap();
+        std::fs::write(updates.join("nvidia.ko.zst"), b"(\xb5/\xfd").unwrap();
+        // A FIFO where a module should be: refused, not waited on.
+        let extra = dir.path().join("lib/modules/7.0.4/extra");
+        std::fs::create_dir_all(&extra).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            extra.join("nvidia.ko"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // A sparse 10 GB file: its header is read, nothing more.
+        let misc = dir.path().join("lib/modules/7.0.4/misc");
+        std::fs::create_dir_all(&misc).unwrap();
+        let big = std::fs::File::create(misc.join("nvidia.ko")).unwrap();
+        big.set_len(10 << 30).unwrap();
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let files = nvidia_modules(&host, "7.0.4");
+        assert_eq!(files.len(), 4, "{files:?}");
+        let info = module_info(&host, &files);
+        let by = |suffix: &str| info.iter().find(|m| m.path.ends_with(suffix)).unwrap();
+        let video = by("video/nvidia.ko");
+        assert_eq!(video.license.as_deref(), Some("NVIDIA"));
+        assert_eq!(video.version.as_deref(), Some("580.159.03"));
+        assert_eq!(video.open(), Some(false));
+        assert_eq!(
+            by("nvidia.ko.zst").unread.as_deref(),
+            Some("compressed (.ko.zst), not decompressed")
+        );
+        assert!(by("extra/nvidia.ko").unread.is_some());
+        assert_eq!(
+            by("misc/nvidia.ko").unread.as_deref(),
+            Some("not an ELF object")
+        );
+    }
+
+    #[test]
+    fn module_file_names_are_nvidia_or_debian_s_nvidia_current() {
+        for name in [
+            "nvidia.ko",
+            "nvidia.ko.zst",
+            "nvidia-current.ko",
+            "nvidia-current.ko.xz",
+        ] {
+            assert!(is_nvidia_module(name), "{name}");
+        }
+        for name in [
+            "nvidia-uvm.ko",
+            "nvidia-current-drm.ko.xz",
+            "nvidia.ko.bak",
+            "nvidia",
+            "nvidia-current-modeset.ko",
+        ] {
+            assert!(!is_nvidia_module(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn weak_update_links_count_only_when_they_lead_to_a_module() {
+        let dir = tempfile::tempdir().unwrap();
+        let modules = dir.path().join("lib/modules");
+        let old = modules.join("5.14.0-1.el9.x86_64/extra/nvidia-open");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("nvidia.ko"), b"").unwrap();
+        for (release, target) in [
+            ("5.14.0-2.el9.x86_64", "5.14.0-1.el9.x86_64"),
+            ("5.14.0-3.el9.x86_64", "5.14.0-0.el9.x86_64"),
+        ] {
+            let weak = modules.join(release).join("weak-updates/nvidia-open");
+            std::fs::create_dir_all(&weak).unwrap();
+            std::os::unix::fs::symlink(
+                format!("../../../{target}/extra/nvidia-open/nvidia.ko"),
+                weak.join("nvidia.ko"),
+            )
+            .unwrap();
+        }
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        assert_eq!(
+            nvidia_modules(&host, "5.14.0-2.el9.x86_64"),
+            ["/lib/modules/5.14.0-2.el9.x86_64/weak-updates/nvidia-open/nvidia.ko"]
+        );
+        // The link into a kernel folder that is gone: no module.
+        assert!(nvidia_modules(&host, "5.14.0-3.el9.x86_64").is_empty());
     }
 
     #[test]

@@ -115,6 +115,12 @@ pub struct KernelInfo {
     /// (`/lib/modules/<release>/updates/dkms/nvidia.ko*`, `extra/`, `kernel/nvidia-*`, ...).
     #[serde(default)]
     pub module_files: Vec<String>,
+    /// What each uncompressed file of `module_files` says of itself in its `.modinfo` section
+    /// (`license`, `version`), read only while the module is not loaded: then the file is the
+    /// one witness of the module's flavour when no package names it (a `.run` install, an
+    /// image that ships the module). Compressed modules are listed as present but unread.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub module_info: Vec<ModuleFileInfo>,
     /// The key that signs locally built modules (`/var/lib/dkms/mok.pub`, akmods' key), if any:
     /// the one to enroll as a MOK when Secure Boot refuses the module.
     #[serde(default)]
@@ -143,6 +149,36 @@ pub struct KernelInfo {
     /// The last error lines of the fabric manager's log (`/var/log/fabricmanager.log`), at most 5.
     #[serde(default)]
     pub fabric_manager_log: Vec<String>,
+}
+
+/// One nvidia kernel module file as its own `.modinfo` describes it: `license` tells the
+/// flavour (`NVIDIA`: proprietary, `Dual MIT/GPL`: open; NVIDIA's driver README, "Open Linux
+/// Kernel Modules"), `version` the branch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ModuleFileInfo {
+    pub path: String,
+    /// `license=` of `.modinfo`; null when the file was not read.
+    pub license: Option<String>,
+    /// `version=` of `.modinfo`.
+    pub version: Option<String>,
+    /// Why the file's `.modinfo` was not read ("compressed (.ko.xz), not decompressed", "no
+    /// .modinfo section", "not an ELF object", an open error); null when it was.
+    pub unread: Option<String>,
+}
+
+impl ModuleFileInfo {
+    /// The flavour the licence names: `Some(true)` open, `Some(false)` proprietary, `None`
+    /// when unread or another licence.
+    #[must_use]
+    pub fn open(&self) -> Option<bool> {
+        match self.license.as_deref()? {
+            "NVIDIA" => Some(false),
+            "Dual MIT/GPL" => Some(true),
+            _ => None,
+        }
+    }
 }
 
 /// A GPU service as files, packages and processes show it.

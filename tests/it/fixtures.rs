@@ -1387,3 +1387,36 @@ fn hgx_fabric_in_progress() {
         f["fix"]
     );
 }
+
+/// A proprietary `nvidia.ko` shipped in an image (no package names it) and never loaded: its
+/// own `.modinfo` tells the flavour, and that is the root cause on a Blackwell GPU.
+#[test]
+fn held_out_startos_proprietary_module_read_from_modinfo() {
+    let r = doctor("held-out-startos-debian13-proprietary-blackwell");
+    let info = &r["kernel"]["module_info"][0];
+    assert_eq!(info["license"], "NVIDIA");
+    assert_eq!(info["version"], "580.159.03");
+    assert_eq!(info["unread"], Value::Null);
+    assert_eq!(r["findings"][0]["id"], "module-flavour-unsupported");
+}
+
+/// The fixture modules are what `scripts/gen-module-elf.py` writes.
+#[test]
+fn fixture_module_files_are_generated() {
+    generator_reproduces_its_table("gen-module-elf.py");
+}
+
+/// Debian's DKMS names the module `nvidia-current.ko`: it is found as the module built for this
+/// kernel (so Secure Boot's refusal is the fix, not "no module"), and its `.modinfo` is read.
+#[test]
+fn debian_nvidia_current_module_is_the_built_module() {
+    let r = doctor("debian12-nvidia-current-secure-boot");
+    assert_eq!(
+        r["kernel"]["module_files"],
+        json!(["/lib/modules/6.1.0-10-amd64/updates/dkms/nvidia-current.ko"])
+    );
+    assert_eq!(r["kernel"]["module_info"][0]["license"], "NVIDIA");
+    let fix = r["findings"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("mokutil --import"), "{fix}");
+    assert!(!fix.contains("has no nvidia module"), "{fix}");
+}
