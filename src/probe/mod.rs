@@ -37,7 +37,7 @@ use crate::report::rocm::RocmStack;
 use crate::report::{EnvKind, EnvVar, ProbeRecord, ProbeStatus, Report, SCHEMA_VERSION, ToolInfo};
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 30] = [
+const REPORTED_VARS: [&str; 32] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -74,6 +74,9 @@ const REPORTED_VARS: [&str; 30] = [
     // are read by `host_compiler` and named in `host_compiler.via`.
     "NVCC_APPEND_FLAGS",
     "NVCC_PREPEND_FLAGS",
+    // The ptxas Triton uses instead of the one in its wheel (`triton-ptxas-too-old-for-gpu`).
+    "TRITON_PTXAS_PATH",
+    "TRITON_PTXAS_BLACKWELL_PATH",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
