@@ -69,7 +69,10 @@ fn ptxas_in_use<'a>(
             let cuda = toolkit_cuda(toolkit)?;
             Some((
                 cuda.clone(),
-                format!("{var}={path} (the ptxas of CUDA {cuda} at {})", toolkit.path),
+                format!(
+                    "{var}={path} (the ptxas of CUDA {cuda} at {})",
+                    toolkit.path
+                ),
                 var,
             ))
         }
@@ -79,7 +82,8 @@ fn ptxas_in_use<'a>(
 /// Whether `path` (a ptxas) lies in the toolkit's folder.
 fn owns(toolkit: &Toolkit, path: &str) -> bool {
     let root = toolkit.path.trim_end_matches('/');
-    path.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
+    path.strip_prefix(root)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn toolkit_cuda(toolkit: &Toolkit) -> Option<String> {
@@ -113,7 +117,9 @@ fn cannot_target(
     };
     let fixed = manifests.frameworks.triton_ptxas.iter().find(|r| {
         matches!(
-            manifests.cuda.toolkit_targets(r.for_cc(cc.as_str()).0, cc.as_str()),
+            manifests
+                .cuda
+                .toolkit_targets(r.for_cc(cc.as_str()).0, cc.as_str()),
             Targeting::Yes
         )
     });
@@ -121,7 +127,12 @@ fn cannot_target(
         .toolkits
         .iter()
         .filter_map(|t| Some((t, toolkit_cuda(t)?)))
-        .filter(|(_, v)| matches!(manifests.cuda.toolkit_targets(v, cc.as_str()), Targeting::Yes))
+        .filter(|(_, v)| {
+            matches!(
+                manifests.cuda.toolkit_targets(v, cc.as_str()),
+                Targeting::Yes
+            )
+        })
         .collect();
     let mut fixes = Vec::new();
     if let Some(r) = fixed {
@@ -137,15 +148,24 @@ fn cannot_target(
             }
         ));
     }
+    // Triton 3.3 reads `TRITON_PTXAS-BLACKWELL_PATH`, a name `export` refuses; `env` sets it.
+    let set = |path: &str| {
+        if var.contains('-') {
+            format!("`env '{var}={path}' python ...` (a '-' in the name: `export` refuses it)")
+        } else {
+            format!("`export {var}={path}`")
+        }
+    };
     if let Some((t, v)) = toolkits.first() {
         fixes.push(format!(
-            "Or point Triton at the ptxas of the CUDA {v} toolkit already here: `export {var}={}/bin/ptxas`.",
-            t.path.trim_end_matches('/')
+            "Or point Triton at the ptxas of the CUDA {v} toolkit already here: {}.",
+            set(&format!("{}/bin/ptxas", t.path.trim_end_matches('/')))
         ));
     } else {
         fixes.push(format!(
-            "Or point Triton at the ptxas of a CUDA {} or newer toolkit: `export {var}=/usr/local/cuda-X.Y/bin/ptxas`.",
-            first.cuda
+            "Or point Triton at the ptxas of a CUDA {} or newer toolkit: {}.",
+            first.cuda,
+            set("/usr/local/cuda-X.Y/bin/ptxas")
         ));
     }
     Some(
@@ -179,4 +199,124 @@ fn cannot_target(
         .fix(fixes.join(" "))
         .build(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{EnvVar, Extension, GpuVendor};
+
+    fn machine(gpu: (&str, &str), triton: &str, with: &[(&str, &str)]) -> Report {
+        let mut extensions = vec![Extension {
+            name: "triton".into(),
+            version: triton.into(),
+            ..Extension::default()
+        }];
+        extensions.extend(with.iter().map(|(n, v)| Extension {
+            name: (*n).into(),
+            version: (*v).into(),
+            ..Extension::default()
+        }));
+        Report {
+            gpus: vec![Gpu {
+                index: 0,
+                vendor: GpuVendor::Nvidia,
+                name: Some(gpu.0.into()),
+                compute_capability: Some(gpu.1.into()),
+                ..Gpu::default()
+            }],
+            python_envs: vec![PythonEnv {
+                path: "/home/u/venv".into(),
+                extensions,
+                ..PythonEnv::default()
+            }],
+            ..Report::default()
+        }
+    }
+
+    fn run(r: &Report) -> Vec<Finding> {
+        findings(r, crate::manifest::embedded())
+    }
+
+    #[test]
+    fn triton_3_2_on_an_rtx_5090_names_cuda_12_8_and_the_release_that_bundles_it() {
+        let f = run(&machine(("NVIDIA GeForce RTX 5090", "12.0"), "3.2.0", &[]));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].id, "triton-ptxas-too-old-for-gpu");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].title.contains("CUDA 12.4.99"), "{}", f[0].title);
+        assert!(f[0].title.contains("needs CUDA 12.8"), "{}", f[0].title);
+        assert!(
+            f[0].detail.contains("Value 'sm_120' is not defined"),
+            "{}",
+            f[0].detail
+        );
+        let fix = f[0].fix.as_deref().unwrap_or_default();
+        assert!(fix.contains("Triton 3.3 or newer"), "{fix}");
+        assert!(fix.contains("torch to 2.7.1"), "{fix}");
+        assert!(
+            fix.contains("TRITON_PTXAS_BLACKWELL_PATH") || fix.contains("TRITON_PTXAS_PATH"),
+            "{fix}"
+        );
+    }
+
+    #[test]
+    fn vllm_beside_it_makes_it_a_warning() {
+        let f = run(&machine(
+            ("NVIDIA B200", "10.0"),
+            "3.1.0",
+            &[("vllm", "0.6.6")],
+        ));
+        assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn a_gb10_needs_the_cuda_12_9_ptxas_of_triton_3_6() {
+        let f = run(&machine(("NVIDIA GB10", "12.1"), "3.5.0+git7416ffcb", &[]));
+        assert_eq!(f.len(), 1, "{f:?}");
+        let fix = f[0].fix.as_deref().unwrap_or_default();
+        assert!(fix.contains("Triton 3.6 or newer"), "{fix}");
+        // 3.3 ships ptxas-blackwell of CUDA 12.8: fine for sm_120, not sm_121.
+        assert!(run(&machine(("NVIDIA GeForce RTX 5090", "12.0"), "3.3.1", &[])).is_empty());
+        assert_eq!(
+            run(&machine(("NVIDIA GB10", "12.1"), "3.3.1", &[])).len(),
+            1
+        );
+        assert!(run(&machine(("NVIDIA GB10", "12.1"), "3.6.0", &[])).is_empty());
+    }
+
+    #[test]
+    fn triton_ptxas_path_to_a_known_toolkit_decides() {
+        let mut r = machine(("NVIDIA GB10", "12.1"), "3.5.0", &[]);
+        r.toolkits.push(Toolkit {
+            path: "/usr/local/cuda-13.0".into(),
+            nvcc_version: Some("13.0.88".into()),
+            ..Toolkit::default()
+        });
+        // Without the variable the toolkit is named as the way out.
+        let f = run(&r);
+        let fix = f[0].fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.contains("export TRITON_PTXAS_PATH=/usr/local/cuda-13.0/bin/ptxas"),
+            "{fix}"
+        );
+        // With it, the toolkit's ptxas is the one used: clean.
+        r.environment.push(EnvVar {
+            name: "TRITON_PTXAS_PATH".into(),
+            value: "/usr/local/cuda-13.0/bin/ptxas".into(),
+        });
+        assert!(run(&r).is_empty());
+        // Pointing at a ptxas of unknown CUDA: no claim.
+        r.environment[0].value = "/opt/other/ptxas".into();
+        assert!(run(&r).is_empty());
+    }
+
+    #[test]
+    fn older_gpus_unknown_releases_and_no_triton_are_clean() {
+        assert!(run(&machine(("NVIDIA GeForce RTX 4090", "8.9"), "3.2.0", &[])).is_empty());
+        assert!(run(&machine(("NVIDIA GeForce RTX 5090", "12.0"), "9.9.0", &[])).is_empty());
+        let mut r = machine(("NVIDIA GeForce RTX 5090", "12.0"), "3.2.0", &[]);
+        r.python_envs[0].extensions.clear();
+        assert!(run(&r).is_empty());
+    }
 }

@@ -357,7 +357,11 @@ impl TritonPtxas {
     /// variable that replaces it.
     #[must_use]
     pub fn for_cc(&self, cc: &str) -> (&str, &str) {
-        match (&self.blackwell_cuda, &self.blackwell_from_cc, &self.blackwell_env) {
+        match (
+            &self.blackwell_cuda,
+            &self.blackwell_from_cc,
+            &self.blackwell_env,
+        ) {
             (Some(cuda), Some(from), Some(env)) if compare(cc, from).is_ge() => (cuda, env),
             _ => (&self.ptxas_cuda, &self.env),
         }
