@@ -13,6 +13,7 @@
 
 use super::triton::default_compiler;
 use super::{FindingBuilder, env_var, ids};
+use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, Targeting, TritonPtxas};
 use crate::report::{Finding, Gpu, PythonEnv, Report, Severity, Toolkit, framework_subject};
 use crate::version::Version;
@@ -168,8 +169,7 @@ fn cannot_target(
             set("/usr/local/cuda-X.Y/bin/ptxas")
         ));
     }
-    Some(
-        FindingBuilder::new(
+    let mut f = FindingBuilder::new(
             &ids::TRITON_PTXAS_TOO_OLD_FOR_GPU,
             severity,
             format!(
@@ -195,10 +195,17 @@ fn cannot_target(
             None => "no package here that compiles by default: only code that calls torch.compile or Triton meets it".to_string(),
         })
         .subject(framework_subject(&env.path, "triton"))
-        .subject(gpu.subject())
-        .fix(fixes.join(" "))
-        .build(),
-    )
+        .subject(gpu.subject());
+    // The torch beside it compiles through this Triton and pins its release: the finding is
+    // about that torch too (and `explain` of a Triton message looks for torch's findings).
+    if env
+        .frameworks
+        .iter()
+        .any(|f| f.name == FrameworkName::Torch)
+    {
+        f = f.subject(framework_subject(&env.path, FrameworkName::Torch.as_str()));
+    }
+    Some(f.fix(fixes.join(" ")).build())
 }
 
 #[cfg(test)]
