@@ -354,7 +354,7 @@ pub static TRITON_GPU_TOO_OLD: Kind = Kind {
 pub static TRITON_PTXAS_TOO_OLD_FOR_GPU: Kind = Kind {
     id: "triton-ptxas-too-old-for-gpu",
     severities: &[Severity::Warning, Severity::Info],
-    title: "the ptxas Triton compiles with (the one its wheel bundles, or `TRITON_PTXAS_PATH`'s) is of a CUDA older than the GPU's architecture (\"ptxas fatal : Value 'sm_120' is not defined for option 'gpu-name'\"); information for torch.compile users, warning next to an engine that compiles by default (vLLM, SGLang); per release in frameworks.toml's `triton_ptxas`, generated from Triton's wheels",
+    title: "the ptxas Triton compiles with (the one its wheel bundles, or `TRITON_PTXAS_PATH`'s) is of a CUDA older than the GPU's architecture, or (through the variable) of one that removed it (\"ptxas fatal : Value 'sm_120' is not defined for option 'gpu-name'\"); information for torch.compile users, warning next to an engine that compiles by default (vLLM, SGLang); per release in frameworks.toml's `triton_ptxas`, generated from Triton's wheels",
 };
 
 pub static JAX_VERSION_SKEW: Kind = Kind {
