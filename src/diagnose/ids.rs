@@ -61,6 +61,7 @@ pub static KINDS: &[&Kind] = &[
     &TENSORRT_GPU_UNSUPPORTED,
     &EXTENSION_CANNOT_RUN_ON_GPU,
     &TRITON_GPU_TOO_OLD,
+    &TRITON_PTXAS_TOO_OLD_FOR_GPU,
     &JAX_VERSION_SKEW,
     &JAX_PLUGIN_VERSION_MISMATCH,
     &CUDA_LIBRARY_TOO_OLD,
@@ -348,6 +349,12 @@ pub static TRITON_GPU_TOO_OLD: Kind = Kind {
     id: "triton-gpu-too-old",
     severities: &[Severity::Warning, Severity::Info],
     title: "torch.compile's Triton backend refuses a GPU below compute capability 7.0 (\"... too old to be supported by the triton GPU compiler\"); eager torch still runs (information), an engine that compiles by default (vLLM) does not (warning); per release in frameworks.toml's `torch_triton_min_cc`, generated from torch's wheels",
+};
+
+pub static TRITON_PTXAS_TOO_OLD_FOR_GPU: Kind = Kind {
+    id: "triton-ptxas-too-old-for-gpu",
+    severities: &[Severity::Warning, Severity::Info],
+    title: "the ptxas Triton compiles with (the one its wheel bundles, or `TRITON_PTXAS_PATH`'s) is of a CUDA older than the GPU's architecture, or (through the variable) of one that removed it (\"ptxas fatal : Value 'sm_120' is not defined for option 'gpu-name'\"); information for torch.compile users, warning next to an engine that compiles by default (vLLM, SGLang); per release in frameworks.toml's `triton_ptxas`, generated from Triton's wheels",
 };
 
 pub static JAX_VERSION_SKEW: Kind = Kind {

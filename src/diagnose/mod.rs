@@ -41,6 +41,7 @@ mod tensorrt;
 mod test_support;
 mod toolkits;
 mod triton;
+mod triton_ptxas;
 mod tuning;
 
 use crate::manifest::Manifests;
@@ -71,6 +72,7 @@ const RULES: &[Rule] = &[
     tensorrt::findings,
     compiled::findings,
     triton::findings,
+    triton_ptxas::findings,
     cudnn_gpu::findings,
     jax::findings,
     jax_plugin::findings,

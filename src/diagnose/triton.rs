@@ -13,11 +13,20 @@
 use super::{FindingBuilder, ids};
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
-use crate::report::{Finding, Gpu, Report, Severity, framework_subject};
+use crate::report::{Extension, Finding, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
 
 /// Packages (of the extension scan) whose engine calls torch.compile unless told not to.
 const COMPILES_BY_DEFAULT: [&str; 2] = ["vllm", "sglang-kernel"];
+
+/// The package in `env` whose engine compiles with Triton by default (vLLM, SGLang), if any:
+/// with one, a Triton that cannot compile for the GPU stops the engine (a warning); without,
+/// only code that calls torch.compile meets it (information). Shared with `triton_ptxas`.
+pub(super) fn default_compiler(env: &PythonEnv) -> Option<&Extension> {
+    env.extensions
+        .iter()
+        .find(|e| COMPILES_BY_DEFAULT.contains(&e.name.as_str()))
+}
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let gpus: Vec<(&Gpu, Version)> = report
@@ -68,10 +77,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             // A serving engine that compiles by default (vLLM's engine: vllm#14547, #13202)
             // fails at start; otherwise only a program that calls torch.compile does, and a
             // machine running eager torch is healthy: information, not a warning.
-            let compiler = env
-                .extensions
-                .iter()
-                .find(|e| COMPILES_BY_DEFAULT.contains(&e.name.as_str()));
+            let compiler = default_compiler(env);
             let severity = if compiler.is_some() {
                 Severity::Warning
             } else {
@@ -122,7 +128,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Framework, PythonEnv};
+    use crate::report::Framework;
 
     fn machine(gpus: &[(&str, &str)], torch: &str, variant: &str) -> Report {
         Report {

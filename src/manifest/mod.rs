@@ -57,7 +57,7 @@ pub use extension_arch::{ExtensionArch, ExtensionArchTable};
 pub use frameworks::{
     CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxPluginCheck, JaxRequirement, PipWheel,
     TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchGpuFloor, TorchIndex,
-    TorchMatch, TorchRelease,
+    TorchMatch, TorchRelease, TritonPtxas,
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id, subsystem_id};

@@ -39,7 +39,7 @@ use crate::report::{
 };
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 30] = [
+const REPORTED_VARS: [&str; 33] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -76,6 +76,11 @@ const REPORTED_VARS: [&str; 30] = [
     // are read by `host_compiler` and named in `host_compiler.via`.
     "NVCC_APPEND_FLAGS",
     "NVCC_PREPEND_FLAGS",
+    // The ptxas Triton uses instead of the one in its wheel (`triton-ptxas-too-old-for-gpu`).
+    "TRITON_PTXAS_PATH",
+    "TRITON_PTXAS_BLACKWELL_PATH",
+    // Triton 3.3's name for ptxas-blackwell's variable (set with `env`, not `export`).
+    "TRITON_PTXAS-BLACKWELL_PATH",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,

@@ -182,6 +182,14 @@ fn the_module_and_container_edges_are_listed() {
             "jax-plugin-092-on-jaxlib-0901",
         ),
         ("triton-gpu-too-old", "triton-p100-torch-compile"),
+        (
+            "triton-ptxas-too-old-for-gpu",
+            "held-out-rtx5090-torch-nightly-cu128-triton-320",
+        ),
+        (
+            "triton-ptxas-too-old-for-gpu",
+            "held-out-dgx-spark-gb10-pytorch-triton-350",
+        ),
         ("cudnn-gpu-unsupported", "cudnn-917-on-v100-torch-210"),
         (
             "cuda-library-too-old",
@@ -330,4 +338,11 @@ fn root_findings_name_the_maintainers_cause_on_every_fixture() {
 #[test]
 fn the_onnxruntime_cuda_generator_reproduces_the_checked_in_block() {
     crate::support::generator_reproduces_its_table("gen-onnxruntime-cuda.py");
+}
+
+/// frameworks.toml's `[[triton_ptxas]]` block is what scripts/gen-triton-ptxas.py makes of the
+/// ptxas facts it read from the Triton wheels on PyPI (vendored in scripts/triton-data/).
+#[test]
+fn the_triton_ptxas_generator_reproduces_the_checked_in_block() {
+    crate::support::generator_reproduces_its_table("gen-triton-ptxas.py");
 }

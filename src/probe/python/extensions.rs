@@ -8,8 +8,10 @@ use crate::parse::python_pkg;
 use crate::report::Extension;
 
 /// Packages that ship compiled code built against torch, by normalised distribution name, and
-/// onnxruntime-gpu, whose CUDA provider links one CUDA major's libraries (its `DT_NEEDED`).
-const EXTENSIONS: [&str; 10] = [
+/// onnxruntime-gpu, whose CUDA provider links one CUDA major's libraries (its `DT_NEEDED`), and
+/// Triton (`pytorch-triton` in torch's nightly index), whose bundled ptxas decides which GPUs
+/// torch.compile and vLLM's kernels can compile for.
+const EXTENSIONS: [&str; 12] = [
     "vllm",
     "flash-attn",
     "xformers",
@@ -20,6 +22,8 @@ const EXTENSIONS: [&str; 10] = [
     "flashinfer-python",
     "sglang-kernel",
     "onnxruntime-gpu",
+    "triton",
+    "pytorch-triton",
 ];
 
 /// The extension packages of a site folder, with their torch-family pins.
