@@ -113,6 +113,26 @@ pub(crate) struct Workload {
     pub gpus: u64,
 }
 
+impl Workload {
+    /// The workload a rough answer assumes when only the model's size is known: batch 1, no
+    /// shape (so no activations or KV cache), AdamW for training, no checkpointing or ZeRO, one
+    /// GPU. `explain`'s out-of-memory advice and `advise` ask this question.
+    pub(crate) fn plain(params: u64, mode: Mode, precision: Precision) -> Self {
+        Workload {
+            params,
+            mode,
+            precision,
+            optimizer: Optimizer::Adamw,
+            batch: 1,
+            seq_len: None,
+            shape: None,
+            checkpointing: false,
+            zero: 0,
+            gpus: 1,
+        }
+    }
+}
+
 /// How far a number can be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -751,18 +771,7 @@ mod tests {
     use crate::guide::quantity::GIB;
 
     fn train(params: u64) -> Workload {
-        Workload {
-            params,
-            mode: Mode::Train,
-            precision: Precision::Bf16,
-            optimizer: Optimizer::Adamw,
-            batch: 1,
-            seq_len: None,
-            shape: None,
-            checkpointing: false,
-            zero: 0,
-            gpus: 1,
-        }
+        Workload::plain(params, Mode::Train, Precision::Bf16)
     }
 
     fn infer(params: u64) -> Workload {
