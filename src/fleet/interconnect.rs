@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::gpus::usual;
 use super::summary::{Node, UNKNOWN_GPU};
 
 /// The most pairs named for one node: a node with every pair degraded says so in its links.
@@ -90,21 +91,9 @@ pub(crate) fn odd_interconnects(nodes: &[Node]) -> Vec<OddInterconnect> {
     }
     let mut out = Vec::new();
     for (kind, members) in &kinds {
-        let mut how_many: BTreeMap<&BTreeSet<String>, usize> = BTreeMap::new();
-        for wiring in members.values() {
-            *how_many.entry(&wiring.links).or_default() += 1;
-        }
-        let Some((&usual, &nodes_with_usual)) = how_many.iter().max_by_key(|(_, n)| **n) else {
+        let Some((usual, nodes_with_usual)) = usual(members.values().map(|w| &w.links)) else {
             continue;
         };
-        let tied = how_many
-            .values()
-            .filter(|n| **n == nodes_with_usual)
-            .count()
-            > 1;
-        if tied || nodes_with_usual < 2 {
-            continue;
-        }
         for (node, Wiring { links, pairs }) in members {
             if links == usual {
                 continue;
