@@ -18,6 +18,7 @@ mod throttle;
 
 use crate::manifest::Manifests;
 use crate::report::{Finding, Gpu, Report};
+use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -34,6 +35,17 @@ pub(super) fn gpu_label(gpu: &Gpu) -> String {
         Some(name) => format!("GPU {} ({name})", gpu.index),
         None => format!("GPU {}", gpu.index),
     }
+}
+
+/// "GPU 0 (Tesla P100-PCIE-16GB, compute capability 6.0)": a GPU named with the capability a
+/// rule held against a floor, "unknown model" when the driver gave no name.
+pub(super) fn gpu_with_cc(gpu: &Gpu, cc: &Version) -> String {
+    format!(
+        "GPU {} ({}, compute capability {})",
+        gpu.index,
+        gpu.name.as_deref().unwrap_or("unknown model"),
+        cc.as_str()
+    )
 }
 
 /// "GPU 0 is" / "GPUs 0, 3 are": the subject of a title about several GPUs.
