@@ -14,18 +14,7 @@ use super::gpu_label;
 /// frameworks bundle theirs and only tools built against `/opt/rocm` are affected.
 pub(super) fn rocm_too_old(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let stack: &RocmStack = report.rocm.as_ref()?;
-    let install = stack
-        .default_install
-        .as_deref()
-        .and_then(|d| stack.installs.iter().find(|i| i.path == d))
-        .or_else(|| {
-            stack.installs.iter().max_by(|a, b| {
-                compare(
-                    a.version.as_deref().unwrap_or(""),
-                    b.version.as_deref().unwrap_or(""),
-                )
-            })
-        })?;
+    let install = stack.programs_install()?;
     let version_text = install.version.as_deref()?;
     let version = Version::parse(version_text)?;
     let mut late: Vec<(&Gpu, &str)> = Vec::new();
