@@ -44,7 +44,7 @@ pub(crate) fn fewer_gpus(nodes: &[Node]) -> Vec<FewerGpus> {
     }
     let mut out = Vec::new();
     for (model, counts) in &per_model {
-        let Some((usual, nodes_with_usual)) = usual(counts.values().copied()) else {
+        let Some((usual, nodes_with_usual)) = most_common(counts.values().copied()) else {
             continue;
         };
         for (node, count) in counts {
@@ -64,7 +64,9 @@ pub(crate) fn fewer_gpus(nodes: &[Node]) -> Vec<FewerGpus> {
 
 /// The value most nodes share and how many share it, when that is clear: no tie for the most,
 /// and two nodes or more. The usual GPU count here, the usual wiring in [`super::interconnect`].
-pub(super) fn usual<K: Ord + Copy>(values: impl IntoIterator<Item = K>) -> Option<(K, usize)> {
+pub(super) fn most_common<K: Ord + Copy>(
+    values: impl IntoIterator<Item = K>,
+) -> Option<(K, usize)> {
     let mut how_many: BTreeMap<K, usize> = BTreeMap::new();
     for value in values {
         *how_many.entry(value).or_default() += 1;

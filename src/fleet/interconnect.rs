@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::gpus::usual;
+use super::gpus::most_common;
 use super::summary::{Node, UNKNOWN_GPU};
 
 /// The most pairs named for one node: a node with every pair degraded says so in its links.
@@ -91,7 +91,8 @@ pub(crate) fn odd_interconnects(nodes: &[Node]) -> Vec<OddInterconnect> {
     }
     let mut out = Vec::new();
     for (kind, members) in &kinds {
-        let Some((usual, nodes_with_usual)) = usual(members.values().map(|w| &w.links)) else {
+        let Some((usual, nodes_with_usual)) = most_common(members.values().map(|w| &w.links))
+        else {
             continue;
         };
         for (node, Wiring { links, pairs }) in members {
