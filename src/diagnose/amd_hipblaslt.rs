@@ -153,11 +153,7 @@ fn rocblas_callers(report: &Report, gpus: &[(&Gpu, String)]) -> Vec<Finding> {
     let Some(stack) = report.rocm.as_ref() else {
         return Vec::new();
     };
-    let default = stack
-        .default_install
-        .as_deref()
-        .and_then(|d| stack.installs.iter().find(|i| i.path == d))
-        .or_else(|| stack.installs.last());
+    let default = stack.opt_rocm_install().or_else(|| stack.installs.last());
     let mut places: Vec<(String, &[String], &[String])> = Vec::new();
     for b in &stack.bundled {
         places.push((

@@ -13,7 +13,7 @@ use super::{FindingBuilder, env_var, ids};
 use crate::manifest::Manifests;
 use crate::report::rocm::RocmInstall;
 use crate::report::{Finding, Gpu, Report, Severity};
-use crate::version::{GfxTarget, Version, compare};
+use crate::version::{GfxTarget, Version};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     missing_target(report, manifests).into_iter().collect()
@@ -21,19 +21,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 
 /// The install programs use: the one `/opt/rocm` points at, else the newest.
 fn default_install(report: &Report) -> Option<&RocmInstall> {
-    let stack = report.rocm.as_ref()?;
-    stack
-        .default_install
-        .as_deref()
-        .and_then(|d| stack.installs.iter().find(|i| i.path == d))
-        .or_else(|| {
-            stack.installs.iter().max_by(|a, b| {
-                compare(
-                    a.version.as_deref().unwrap_or(""),
-                    b.version.as_deref().unwrap_or(""),
-                )
-            })
-        })
+    report.rocm.as_ref()?.programs_install()
 }
 
 /// Whether a kernel folder's target list covers `gfx` ("gfx90a" covers "gfx90a:xnack-").

@@ -13,6 +13,7 @@
 //! `scripts/gen-torch-gpu-floors.py` from torch's wheels; the cuDNN to go back to is the newest
 //! one below it that a torch build pins (frameworks.toml's torch rows).
 
+use super::health::gpu_with_cc;
 use super::{FindingBuilder, ids};
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchGpuFloor};
@@ -139,17 +140,7 @@ fn finding(
     older: &[(&Gpu, Version)],
 ) -> Finding {
     let from = floor.cudnn_from.as_deref().unwrap_or_default();
-    let gpus: Vec<String> = older
-        .iter()
-        .map(|(g, cc)| {
-            format!(
-                "GPU {} ({}, compute capability {})",
-                g.index,
-                g.name.as_deref().unwrap_or("unknown model"),
-                cc.as_str()
-            )
-        })
-        .collect();
+    let gpus: Vec<String> = older.iter().map(|(g, cc)| gpu_with_cc(g, cc)).collect();
     let names: Vec<&str> = frameworks.iter().map(|f| f.framework.as_str()).collect();
     let env = report.python_envs.iter().find(|e| e.path == fl.env);
     // torch's own check, where the release has it: its words.

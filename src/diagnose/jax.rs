@@ -330,31 +330,7 @@ pub(super) fn cudnn_fix(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Component;
-
-    fn env(python: &str, jax: &str, jaxlib: &str, plugins: &[(&str, &str)]) -> PythonEnv {
-        let mut components = vec![Component {
-            name: "jaxlib".into(),
-            version: jaxlib.into(),
-        }];
-        components.extend(plugins.iter().map(|(n, v)| Component {
-            name: (*n).into(),
-            version: (*v).into(),
-        }));
-        PythonEnv {
-            path: "/venv".into(),
-            python_version: Some(python.into()),
-            frameworks: vec![Framework {
-                name: "jax".into(),
-                version: Some(jax.into()),
-                cuda: Some("12".into()),
-                variant: Some("cuda".into()),
-                components,
-                ..Framework::default()
-            }],
-            ..PythonEnv::default()
-        }
-    }
+    use crate::diagnose::test_support::jax_env as env;
 
     fn ids(e: PythonEnv) -> Vec<(String, Severity)> {
         let r = Report {

@@ -191,29 +191,10 @@ fn detail(off: &[(&Component, Vec<u64>)], lib: &str, row: Option<&JaxPluginCheck
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose::test_support::jax_env;
 
     fn env(jax: &str, jaxlib: &str, plugins: &[(&str, &str)]) -> PythonEnv {
-        let mut components = vec![Component {
-            name: "jaxlib".into(),
-            version: jaxlib.into(),
-        }];
-        components.extend(plugins.iter().map(|(n, v)| Component {
-            name: (*n).into(),
-            version: (*v).into(),
-        }));
-        PythonEnv {
-            path: "/venv".into(),
-            python_version: Some("3.12.3".into()),
-            frameworks: vec![Framework {
-                name: "jax".into(),
-                version: Some(jax.into()),
-                cuda: Some("12".into()),
-                variant: Some("cuda".into()),
-                components,
-                ..Framework::default()
-            }],
-            ..PythonEnv::default()
-        }
+        jax_env("3.12.3", jax, jaxlib, plugins)
     }
 
     fn run(e: PythonEnv) -> Vec<Finding> {

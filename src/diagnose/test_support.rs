@@ -1,6 +1,6 @@
-//! Assertions the rule families' unit tests share.
+//! Assertions and small machines the rule families' unit tests share.
 
-use crate::report::Finding;
+use crate::report::{Component, Finding, Framework, PythonEnv};
 
 /// The IDs of `found`, in order.
 pub(crate) fn ids(found: &[Finding]) -> Vec<&str> {
@@ -17,4 +17,34 @@ pub(crate) fn one<'a>(found: &'a [Finding], id: &str) -> &'a Finding {
 /// Whether any evidence line of `f` contains `text`.
 pub(crate) fn has_evidence(f: &Finding, text: &str) -> bool {
     f.evidence.iter().any(|e| e.contains(text))
+}
+
+/// One environment with a CUDA 12 JAX of these versions: jaxlib and the plugins as components.
+pub(crate) fn jax_env(
+    python: &str,
+    jax: &str,
+    jaxlib: &str,
+    plugins: &[(&str, &str)],
+) -> PythonEnv {
+    let mut components = vec![Component {
+        name: "jaxlib".into(),
+        version: jaxlib.into(),
+    }];
+    components.extend(plugins.iter().map(|(n, v)| Component {
+        name: (*n).into(),
+        version: (*v).into(),
+    }));
+    PythonEnv {
+        path: "/venv".into(),
+        python_version: Some(python.into()),
+        frameworks: vec![Framework {
+            name: "jax".into(),
+            version: Some(jax.into()),
+            cuda: Some("12".into()),
+            variant: Some("cuda".into()),
+            components,
+            ..Framework::default()
+        }],
+        ..PythonEnv::default()
+    }
 }

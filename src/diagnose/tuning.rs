@@ -11,7 +11,7 @@
 //! (see `crate::guide::advise`), where it is asked for.
 //!
 //! GPUs of different models, thermal throttling and slow PCIe links are covered by
-//! `mixed-gpu-models`, `gpu-thermal-throttle` and `pcie-link-degraded` in `health.rs`.
+//! `mixed-gpu-models`, `gpu-thermal-throttle` and `pcie-link-degraded` in `health/`.
 
 use super::health::gpu_label;
 use super::ids;

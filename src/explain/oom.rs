@@ -3,7 +3,7 @@
 //! one of this machine's, and what fits on this machine's GPUs by `gpu-doctor estimate`'s
 //! arithmetic ([`crate::guide::memory`]).
 
-use crate::guide::memory::{self, Mode, Optimizer, Workload};
+use crate::guide::memory::{self, Mode, Workload};
 use crate::guide::precision::Precision;
 use crate::guide::quantity::GIB;
 use crate::report::Report;
@@ -109,21 +109,11 @@ pub(crate) fn notes(report: &Report, text: &str) -> Vec<String> {
     }
     if let Some((name, total)) = gpus.iter().max_by_key(|(_, t)| *t) {
         let fits = |mode: Mode| -> Option<u64> {
-            let per_billion = memory::estimate(&Workload {
-                params: 1_000_000_000,
-                mode,
-                precision: Precision::Bf16,
-                optimizer: Optimizer::Adamw,
-                batch: 1,
-                seq_len: None,
-                shape: None,
-                checkpointing: false,
-                zero: 0,
-                gpus: 1,
-            })
-            .ok()?
-            .parts
-            .model_state;
+            let per_billion =
+                memory::estimate(&Workload::plain(1_000_000_000, mode, Precision::Bf16))
+                    .ok()?
+                    .parts
+                    .model_state;
             let room = total.checked_sub(memory::CONTEXT_BYTES)?;
             u64::try_from(u128::from(room) * 1_000_000_000 / u128::from(per_billion.max(1))).ok()
         };

@@ -44,21 +44,9 @@ pub(crate) fn fewer_gpus(nodes: &[Node]) -> Vec<FewerGpus> {
     }
     let mut out = Vec::new();
     for (model, counts) in &per_model {
-        let mut how_many: BTreeMap<usize, usize> = BTreeMap::new();
-        for count in counts.values() {
-            *how_many.entry(*count).or_default() += 1;
-        }
-        let Some((&usual, &nodes_with_usual)) = how_many.iter().max_by_key(|(_, n)| **n) else {
+        let Some((usual, nodes_with_usual)) = most_common(counts.values().copied()) else {
             continue;
         };
-        let tied = how_many
-            .values()
-            .filter(|n| **n == nodes_with_usual)
-            .count()
-            > 1;
-        if tied || nodes_with_usual < 2 {
-            continue;
-        }
         for (node, count) in counts {
             if *count < usual {
                 out.push(FewerGpus {
@@ -72,6 +60,20 @@ pub(crate) fn fewer_gpus(nodes: &[Node]) -> Vec<FewerGpus> {
         }
     }
     out
+}
+
+/// The value most nodes share and how many share it, when that is clear: no tie for the most,
+/// and two nodes or more. The usual GPU count here, the usual wiring in [`super::interconnect`].
+pub(super) fn most_common<K: Ord + Copy>(
+    values: impl IntoIterator<Item = K>,
+) -> Option<(K, usize)> {
+    let mut how_many: BTreeMap<K, usize> = BTreeMap::new();
+    for value in values {
+        *how_many.entry(value).or_default() += 1;
+    }
+    let (&usual, &nodes) = how_many.iter().max_by_key(|(_, n)| **n)?;
+    let tied = how_many.values().filter(|n| **n == nodes).count() > 1;
+    (!tied && nodes >= 2).then_some((usual, nodes))
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::gpus::most_common;
 use super::summary::{Node, UNKNOWN_GPU};
 
 /// The most pairs named for one node: a node with every pair degraded says so in its links.
@@ -32,28 +33,46 @@ pub(crate) struct OddInterconnect {
     pub pairs: Vec<String>,
 }
 
-/// A node's wiring: the kinds of link between its GPU pairs, sorted, and each pair as
-/// (a, b, link).
-type Wiring = (BTreeSet<String>, Vec<(u64, u64, String)>);
+/// A node's wiring, which nodes of one kind are compared on.
+struct Wiring {
+    /// The kinds of link between its GPU pairs, sorted ("NV18", "SYS").
+    links: BTreeSet<String>,
+    /// Each GPU pair and its link.
+    pairs: Vec<GpuPair>,
+}
 
-/// The kinds of link between a node's GPU pairs, sorted, and each pair as (a, b, link).
+/// Two GPUs of a node (by index) and the link `nvidia-smi topo -m` shows between them.
+struct GpuPair {
+    a: u64,
+    b: u64,
+    link: String,
+}
+
+/// The kinds of link between a node's GPU pairs, sorted, and each pair with its link.
 fn pair_links(node: &Node) -> Option<Wiring> {
     let topo = node.report.topology.as_ref()?;
     let mut pairs = Vec::new();
     for (i, row) in topo.gpus.iter().enumerate() {
         for (j, other) in topo.gpus.iter().enumerate().skip(i + 1) {
             if let Some(link) = row.gpus.get(j) {
-                pairs.push((row.index, other.index, link.clone()));
+                pairs.push(GpuPair {
+                    a: row.index,
+                    b: other.index,
+                    link: link.clone(),
+                });
             }
         }
     }
-    (!pairs.is_empty()).then(|| (pairs.iter().map(|(_, _, l)| l.clone()).collect(), pairs))
+    (!pairs.is_empty()).then(|| Wiring {
+        links: pairs.iter().map(|p| p.link.clone()).collect(),
+        pairs,
+    })
 }
 
 /// Every node wired otherwise than most of its kind, by kind then node.
 #[must_use]
 pub(crate) fn odd_interconnects(nodes: &[Node]) -> Vec<OddInterconnect> {
-    // kind -> node -> (links, pairs)
+    // kind -> node -> wiring
     let mut kinds: BTreeMap<String, BTreeMap<&str, Wiring>> = BTreeMap::new();
     for node in nodes {
         let Some(wiring) = pair_links(node) else {
@@ -72,22 +91,11 @@ pub(crate) fn odd_interconnects(nodes: &[Node]) -> Vec<OddInterconnect> {
     }
     let mut out = Vec::new();
     for (kind, members) in &kinds {
-        let mut how_many: BTreeMap<&BTreeSet<String>, usize> = BTreeMap::new();
-        for (links, _) in members.values() {
-            *how_many.entry(links).or_default() += 1;
-        }
-        let Some((&usual, &nodes_with_usual)) = how_many.iter().max_by_key(|(_, n)| **n) else {
+        let Some((usual, nodes_with_usual)) = most_common(members.values().map(|w| &w.links))
+        else {
             continue;
         };
-        let tied = how_many
-            .values()
-            .filter(|n| **n == nodes_with_usual)
-            .count()
-            > 1;
-        if tied || nodes_with_usual < 2 {
-            continue;
-        }
-        for (node, (links, pairs)) in members {
+        for (node, Wiring { links, pairs }) in members {
             if links == usual {
                 continue;
             }
@@ -99,9 +107,9 @@ pub(crate) fn odd_interconnects(nodes: &[Node]) -> Vec<OddInterconnect> {
                 nodes_with_usual,
                 pairs: pairs
                     .iter()
-                    .filter(|(_, _, link)| !usual.contains(link))
+                    .filter(|p| !usual.contains(&p.link))
                     .take(PAIRS_NAMED)
-                    .map(|(a, b, link)| format!("GPU{a}-GPU{b} {link}"))
+                    .map(|GpuPair { a, b, link }| format!("GPU{a}-GPU{b} {link}"))
                     .collect(),
             });
         }

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::memory::{self, Mode, Optimizer, Workload};
+use super::memory::{self, Mode, Workload};
 use super::precision::{Precision, Support, tensor_cores};
 use crate::framework::FrameworkName;
 use crate::manifest::{Gpu as GpuRow, Manifests, Segment, Tflops};
@@ -189,18 +189,7 @@ pub(crate) fn advise(
 ) -> Result<Advice, String> {
     let needed_bytes = match params {
         Some(params) => {
-            let e = memory::estimate(&Workload {
-                params,
-                mode,
-                precision,
-                optimizer: Optimizer::Adamw,
-                batch: 1,
-                seq_len: None,
-                shape: None,
-                checkpointing: false,
-                zero: 0,
-                gpus: 1,
-            })?;
+            let e = memory::estimate(&Workload::plain(params, mode, precision))?;
             Some(e.total_bytes)
         }
         None => None,

@@ -255,18 +255,11 @@ mod tests {
         // 70B, BF16 AdamW: 16 × 70e9 = 1,120,000,000,000 bytes of model state; no single GPU.
         // The largest listed GPU is GB300 279 GB: room 279e9 − 536,870,912 (context) =
         // 278,463,129,088 per GPU; 1.12e12 / 278,463,129,088 = 4.02 → 5 GPUs.
-        let e = estimate(&Workload {
-            params: 70_000_000_000,
-            mode: Mode::Train,
-            precision: Precision::Bf16,
-            optimizer: Optimizer::Adamw,
-            batch: 1,
-            seq_len: None,
-            shape: None,
-            checkpointing: false,
-            zero: 0,
-            gpus: 1,
-        })
+        let e = estimate(&Workload::plain(
+            70_000_000_000,
+            Mode::Train,
+            Precision::Bf16,
+        ))
         .unwrap();
         assert!(smallest_listed(table(), e.total_bytes, 5).is_empty());
         let s = spread(&e, table()).unwrap();

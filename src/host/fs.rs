@@ -308,14 +308,7 @@ impl RootFs {
         }
         let mut done: Vec<OsString> = Vec::new();
         let mut links = 0usize;
-        let mut pending: VecDeque<OsString> = path
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(n) => Some(n.to_os_string()),
-                Component::ParentDir => Some(OsString::from("..")),
-                _ => None,
-            })
-            .collect();
+        let mut pending: VecDeque<OsString> = names(path).collect();
         while let Some(name) = pending.pop_front() {
             if name == ".." {
                 done.pop();
@@ -351,14 +344,7 @@ impl RootFs {
             if target.is_absolute() {
                 done.clear();
             }
-            let mut parts: Vec<OsString> = target
-                .components()
-                .filter_map(|c| match c {
-                    Component::Normal(n) => Some(n.to_os_string()),
-                    Component::ParentDir => Some(OsString::from("..")),
-                    _ => None,
-                })
-                .collect();
+            let mut parts: Vec<OsString> = names(&target).collect();
             while let Some(part) = parts.pop() {
                 pending.push_front(part);
             }
@@ -597,6 +583,16 @@ impl RootFs {
         let disk = self.on_disk(&self.canonical(path.as_ref(), false).ok()?);
         std::fs::read_link(disk).ok()
     }
+}
+
+/// The names a path walks through, `..` kept (resolved against links as they are met) and the
+/// root and `.` left out: what [`RootFs::canonical`] resolves one by one.
+fn names(path: &Path) -> impl Iterator<Item = OsString> + '_ {
+    path.components().filter_map(|c| match c {
+        Component::Normal(n) => Some(n.to_os_string()),
+        Component::ParentDir => Some(OsString::from("..")),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub mod target;
 
 use serde::Serialize;
 
-use crate::diagnose::ids::Kind;
+use crate::diagnose::ids::{self, Kind};
 use crate::manifest::Manifests;
 use crate::report::Report;
 
@@ -383,7 +383,7 @@ fn findings(machine: &Machine, fixed: &[&Kind]) -> (Vec<FindingNote>, Vec<Findin
     let mut addresses = Vec::new();
     let mut leaves = Vec::new();
     for f in &machine.findings {
-        let fixes = fixed.iter().any(|k| k.id == f.id);
+        let fixes = ids::is_one_of(fixed, &f.id);
         let note = FindingNote {
             id: f.id.clone(),
             title: f.title.clone(),

@@ -158,15 +158,27 @@ fn first_stage(host: &Host, records: &mut Vec<ProbeRecord>) -> FirstStage {
     }
 }
 
-/// The NVIDIA module files of the running kernel, and (where it can matter: the nvidia module
-/// loaded and an InfiniBand module of the NVLink5 fabric not) whether the kernel has those
-/// InfiniBand modules at all; the module signing key.
-/// The distribution's kernel-module packages come with them.
-type ModuleFacts = (
-    Option<(Vec<String>, Option<Vec<String>>, Vec<ModuleFileInfo>)>,
-    Option<String>,
-    Vec<String>,
-);
+/// What the module files of the running kernel say, written into the kernel facts.
+#[derive(Default)]
+struct ModuleFacts {
+    /// Read only where the kernel release is known.
+    files: Option<ModuleFiles>,
+    /// The module signing key.
+    signing_key: Option<String>,
+    /// The distribution's kernel-module packages.
+    packages: Vec<String>,
+}
+
+/// The running kernel's module files.
+struct ModuleFiles {
+    /// The NVIDIA module files.
+    nvidia: Vec<String>,
+    /// Where it can matter (the nvidia module loaded and an InfiniBand module of the NVLink5
+    /// fabric not), the fabric's InfiniBand modules the kernel does not have at all.
+    infiniband_absent: Option<Vec<String>>,
+    /// What the NVIDIA module files' own `.modinfo` says, read while the module is not loaded.
+    info: Vec<ModuleFileInfo>,
+}
 
 fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
     let kernel = &first.kernel;
@@ -186,13 +198,17 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
         } else {
             module_files::module_info(host, &files)
         };
-        (files, absent, info)
+        ModuleFiles {
+            nvidia: files,
+            infiniband_absent: absent,
+            info,
+        }
     });
-    (
+    ModuleFacts {
         files,
-        module_files::signing_key(host),
-        module_files::driver_packages(host),
-    )
+        signing_key: module_files::signing_key(host),
+        packages: module_files::driver_packages(host),
+    }
 }
 
 /// The second stage needs the first one's facts; its groups need nothing of each other but
@@ -259,16 +275,16 @@ fn second_stage(
             )
         });
     let kernel = &mut first.kernel;
-    let (module_files, signing_key, packages) = modules.unwrap_or_default();
-    kernel.module_packages = packages;
-    if let Some((files, absent, info)) = module_files {
-        kernel.module_files = files;
-        kernel.module_info = info;
-        if let Some(absent) = absent {
+    let modules = modules.unwrap_or_default();
+    kernel.module_packages = modules.packages;
+    if let Some(files) = modules.files {
+        kernel.module_files = files.nvidia;
+        kernel.module_info = files.info;
+        if let Some(absent) = files.infiniband_absent {
             kernel.infiniband_modules_absent = absent;
         }
     }
-    kernel.module_signing_key = signing_key;
+    kernel.module_signing_key = modules.signing_key;
     let (services, rec) = services.unwrap_or_else(|_| panicked("services"));
     kernel.services = services;
     records.push(rec);

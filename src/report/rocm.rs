@@ -38,6 +38,28 @@ pub struct RocmStack {
     pub bundled: Vec<BundledRocm>,
 }
 
+impl RocmStack {
+    /// The install `/opt/rocm` resolves to, as one of `installs`.
+    #[must_use]
+    pub fn opt_rocm_install(&self) -> Option<&RocmInstall> {
+        let path = self.default_install.as_deref()?;
+        self.installs.iter().find(|i| i.path == path)
+    }
+
+    /// The install programs built against "ROCm" use: `/opt/rocm`'s, else the newest.
+    #[must_use]
+    pub fn programs_install(&self) -> Option<&RocmInstall> {
+        self.opt_rocm_install().or_else(|| {
+            self.installs.iter().max_by(|a, b| {
+                crate::version::compare(
+                    a.version.as_deref().unwrap_or(""),
+                    b.version.as_deref().unwrap_or(""),
+                )
+            })
+        })
+    }
+}
+
 /// One ROCm install.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

@@ -1,7 +1,7 @@
 //! `gpu-doctor estimate` and `advise` run as a user runs them, on fixture machines (`--root`),
 //! and the tuning findings' negative cases: the same fixture machine with the setting fixed.
 //!
-//! The numbers are the worked examples of `src/guide/memory.rs`, checked by hand there.
+//! The numbers are the worked examples of `src/guide/memory/`, checked by hand there.
 
 use std::process::Output;
 

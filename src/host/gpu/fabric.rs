@@ -10,9 +10,16 @@
 const FABRIC_INFO_V3: u32 =
     (std::mem::size_of::<nvml_wrapper_sys::bindings::nvmlGpuFabricInfo_v3_t>() as u32) | (3 << 24);
 
-/// NVML's fabric info: state, status (an NVML return code), clique id, cluster UUID, and (v3)
-/// health summary and health mask.
-type RawFabric = (u8, u32, u32, [u8; 16], Option<(u8, u32)>);
+/// NVML's fabric info as either version of the call gives it, before it is put in words.
+struct RawFabric {
+    state: u8,
+    /// An NVML return code.
+    status: u32,
+    clique: u32,
+    cluster_uuid: [u8; 16],
+    /// (v3 only) health summary and health mask.
+    health: Option<(u8, u32)>,
+}
 
 /// The GPU's NVLink fabric from NVML, as nvidia-smi shows it: `None` where the GPU is in no
 /// fabric (state "Not Supported", `NVML_ERROR_NOT_SUPPORTED`) or the driver predates the call (a
@@ -25,40 +32,44 @@ pub(super) fn nvml_fabric(d: &nvml_wrapper::Device<'_>) -> Option<crate::report:
     // SAFETY: the handle is only passed to NVML calls below, while `d` (and the Nvml it borrows)
     // is alive; it is never stored.
     let handle = unsafe { d.handle() };
-    // (state, status, clique id, cluster UUID, health summary, health mask)
-    let raw: (u8, u32, u32, [u8; 16], Option<(u8, u32)>) =
-        if let Ok(get) = lib.nvmlDeviceGetGpuFabricInfoV.as_ref() {
-            let mut info = sys::nvmlGpuFabricInfo_v3_t {
-                version: FABRIC_INFO_V3,
-                clusterUuid: [0; 16],
-                status: 0,
-                cliqueId: 0,
-                state: 0,
-                healthMask: 0,
-                healthSummary: 0,
-            };
-            // SAFETY: `get` is nvmlDeviceGetGpuFabricInfoV from the loaded libnvidia-ml, called with
-            // a live device handle and a valid, writable v3 struct whose `version` field names
-            // exactly that layout (a driver that knows only v1/v2 answers
-            // NVML_ERROR_ARGUMENT_VERSION_MISMATCH without writing).
-            let rc = unsafe { get(handle, &raw mut info) };
-            if rc == sys::nvmlReturn_enum_NVML_SUCCESS {
-                (
-                    info.state,
-                    info.status,
-                    info.cliqueId,
-                    info.clusterUuid,
-                    Some((info.healthSummary, info.healthMask)),
-                )
-            } else if rc == sys::nvmlReturn_enum_NVML_ERROR_NOT_SUPPORTED {
-                return None;
-            } else {
-                nvml_fabric_v1(lib, handle)?
+    let raw = if let Ok(get) = lib.nvmlDeviceGetGpuFabricInfoV.as_ref() {
+        let mut info = sys::nvmlGpuFabricInfo_v3_t {
+            version: FABRIC_INFO_V3,
+            clusterUuid: [0; 16],
+            status: 0,
+            cliqueId: 0,
+            state: 0,
+            healthMask: 0,
+            healthSummary: 0,
+        };
+        // SAFETY: `get` is nvmlDeviceGetGpuFabricInfoV from the loaded libnvidia-ml, called with
+        // a live device handle and a valid, writable v3 struct whose `version` field names
+        // exactly that layout (a driver that knows only v1/v2 answers
+        // NVML_ERROR_ARGUMENT_VERSION_MISMATCH without writing).
+        let rc = unsafe { get(handle, &raw mut info) };
+        if rc == sys::nvmlReturn_enum_NVML_SUCCESS {
+            RawFabric {
+                state: info.state,
+                status: info.status,
+                clique: info.cliqueId,
+                cluster_uuid: info.clusterUuid,
+                health: Some((info.healthSummary, info.healthMask)),
             }
+        } else if rc == sys::nvmlReturn_enum_NVML_ERROR_NOT_SUPPORTED {
+            return None;
         } else {
             nvml_fabric_v1(lib, handle)?
-        };
-    let (state, status, clique, uuid, health) = raw;
+        }
+    } else {
+        nvml_fabric_v1(lib, handle)?
+    };
+    let RawFabric {
+        state,
+        status,
+        clique,
+        cluster_uuid: uuid,
+        health,
+    } = raw;
     let state = match state {
         s if s == sys::NVML_GPU_FABRIC_STATE_NOT_STARTED as u8 => "Not Started",
         s if s == sys::NVML_GPU_FABRIC_STATE_IN_PROGRESS as u8 => "In Progress",
@@ -93,13 +104,13 @@ fn nvml_fabric_v1(
     // SAFETY: `get` is nvmlDeviceGetGpuFabricInfo from the loaded libnvidia-ml, called with a
     // live device handle and a valid, writable nvmlGpuFabricInfo_t (the unversioned layout).
     let rc = unsafe { get(handle, &raw mut info) };
-    (rc == sys::nvmlReturn_enum_NVML_SUCCESS).then_some((
-        info.state,
-        info.status,
-        info.cliqueId,
-        info.clusterUuid,
-        None,
-    ))
+    (rc == sys::nvmlReturn_enum_NVML_SUCCESS).then_some(RawFabric {
+        state: info.state,
+        status: info.status,
+        clique: info.cliqueId,
+        cluster_uuid: info.clusterUuid,
+        health: None,
+    })
 }
 
 /// NVML's own words for a return code ("Success"), as nvidia-smi prints the fabric status.

@@ -17,6 +17,7 @@
 use crate::diagnose::ids::{self, Kind};
 use crate::manifest::{AmdgpuInstall, Manifests, TorchWheel};
 use crate::report::Report;
+use crate::report::rocm::RocmStack;
 
 use super::{Plan, Refusal, Step, Target, Via};
 
@@ -135,11 +136,7 @@ impl<'a, 'm> Choices<'a, 'm> {
         let installed = report
             .rocm
             .as_ref()
-            .and_then(|s| {
-                s.default_install
-                    .as_deref()
-                    .and_then(|d| s.installs.iter().find(|i| i.path == d))
-            })
+            .and_then(RocmStack::opt_rocm_install)
             .and_then(|i| i.version.clone());
         let mut choices = Choices {
             report,

@@ -6,6 +6,7 @@
 
 use super::decide::{sibling_release, supported_by_release};
 use super::{Choices, plan};
+use crate::diagnose::ids;
 use crate::manifest::{Manifests, embedded};
 use crate::plan::{Plan, StepKind, Target, Via};
 use crate::report::rocm::{RocmInstall, RocmStack};
@@ -219,13 +220,17 @@ fn a_healthy_machine_keeps_its_rocm_and_driver() {
     );
     // The same machine with a finding that its ROCm is too old gets the newest release.
     let mut old = with_rocm(amd_machine("gfx1201"), "6.2.1");
-    old.findings.push(finding("rocm-too-old-for-gpu"));
+    old.findings.push(finding(ids::ROCM_TOO_OLD_FOR_GPU.id));
     assert_eq!(
         rocm_chosen(&old, m, &Target::default()).as_deref(),
         Some("7.1.1")
     );
     let p = plan(&old, m, &Target::default()).expect("a plan");
-    assert!(p.addresses.iter().any(|f| f.id == "rocm-too-old-for-gpu"));
+    assert!(
+        p.addresses
+            .iter()
+            .any(|f| f.id == ids::ROCM_TOO_OLD_FOR_GPU.id)
+    );
     assert!(step_kinds(&p).contains(&StepKind::Rocm));
 }
 

@@ -1,6 +1,7 @@
 //! The torch an AMD plan installs or keeps: the environment, the ROCm wheel that carries the
 //! GPU's target (or its override sibling), and what it replaces.
 
+use crate::diagnose::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TargetCarried, TorchWheel};
 use crate::report::{EnvKind, Framework, PythonEnv, Report, Subject};
@@ -21,7 +22,7 @@ pub(super) fn choose_torch(
     let broken: Vec<&str> = report
         .findings
         .iter()
-        .filter(|f| TORCH_FINDINGS.iter().any(|k| k.id == f.id))
+        .filter(|f| ids::is_one_of(&TORCH_FINDINGS, &f.id))
         .flat_map(|f| f.subjects.iter())
         .filter_map(Subject::as_framework)
         .filter_map(|(env, name)| (name == "torch").then_some(env))

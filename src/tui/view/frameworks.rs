@@ -189,9 +189,15 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
     out.lines
 }
 
-/// One need of a framework: met (`Some(true)`), not met, or unknown; what it needs; what the
-/// machine has.
-type Need = (Option<bool>, String, String);
+/// One need of a framework, a line of the detail.
+struct Need {
+    /// Met (`Some(true)`), not met, or unknown.
+    met: Option<bool>,
+    /// What the framework needs ("CUDA 12.8").
+    what: String,
+    /// What the machine has ("driver runs CUDA up to 13.0").
+    has: String,
+}
 
 /// The detail's lines as they are written.
 struct Needs {
@@ -202,9 +208,9 @@ struct Needs {
 
 impl Needs {
     /// "✓ CUDA 12.8              driver runs CUDA up to 13.0", wrapped under the second column.
-    fn need(&mut self, (ok, what, has): Need) {
+    fn need(&mut self, Need { met, what, has }: Need) {
         let t = self.t;
-        let (mark, style) = match ok {
+        let (mark, style) = match met {
             Some(true) => ("✓ ", t.good()),
             Some(false) => ("✗ ", t.bad()),
             None => ("· ", t.dim()),
@@ -260,11 +266,11 @@ impl Needs {
 /// (minor-version compatibility), the rule `check` uses too.
 fn cuda_need(report: &Report, fw: &Framework) -> Need {
     let Some(cuda) = fw.cuda.as_deref() else {
-        return (
-            None,
-            "no CUDA".to_string(),
-            format!("{} build: it does not use NVIDIA GPUs", build(fw)),
-        );
+        return Need {
+            met: None,
+            what: "no CUDA".to_string(),
+            has: format!("{} build: it does not use NVIDIA GPUs", build(fw)),
+        };
     };
     let driver_cuda = report
         .driver
@@ -279,7 +285,11 @@ fn cuda_need(report: &Report, fw: &Framework) -> Need {
         || "no driver CUDA version known".to_string(),
         |d| format!("driver runs CUDA up to {d}"),
     );
-    (ok, format!("CUDA {}", clean(cuda)), has)
+    Need {
+        met: ok,
+        what: format!("CUDA {}", clean(cuda)),
+        has,
+    }
 }
 
 /// The build's cuDNN against the copies found: met when one of its major is there and no
@@ -318,11 +328,11 @@ fn cudnn_need(
     } else {
         copies.join(", ")
     };
-    Some((
-        Some(has_major && !blamed),
-        format!("cuDNN {}", clean(cudnn)),
+    Some(Need {
+        met: Some(has_major && !blamed),
+        what: format!("cuDNN {}", clean(cudnn)),
         has,
-    ))
+    })
 }
 
 /// The GPUs' compute capabilities, met unless `arch-not-in-build` says otherwise.
@@ -334,18 +344,18 @@ fn arch_need(report: &Report, findings: &[&Finding]) -> Need {
         .map(|cc| format!("cc {}", clean(cc)))
         .collect();
     if ccs.is_empty() {
-        return (
-            None,
-            "kernels for".to_string(),
-            "no GPU compute capability known".to_string(),
-        );
+        return Need {
+            met: None,
+            what: "kernels for".to_string(),
+            has: "no GPU compute capability known".to_string(),
+        };
     }
     let blamed = findings.iter().any(|f| f.id == ids::ARCH_NOT_IN_BUILD.id);
-    (
-        Some(!blamed),
-        "kernels for".to_string(),
-        format!("GPU {}", ccs.join(", ")),
-    )
+    Need {
+        met: Some(!blamed),
+        what: "kernels for".to_string(),
+        has: format!("GPU {}", ccs.join(", ")),
+    }
 }
 
 fn title(
