@@ -184,11 +184,11 @@ fn the_module_and_container_edges_are_listed() {
         ("triton-gpu-too-old", "triton-p100-torch-compile"),
         (
             "triton-ptxas-too-old-for-gpu",
-            "held-out-rtx5090-torch-nightly-cu128-triton-320",
+            "rtx5090-torch-nightly-cu128-triton-320",
         ),
         (
             "triton-ptxas-too-old-for-gpu",
-            "held-out-dgx-spark-gb10-pytorch-triton-350",
+            "dgx-spark-gb10-pytorch-triton-350",
         ),
         ("cudnn-gpu-unsupported", "cudnn-917-on-v100-torch-210"),
         (
