@@ -2,7 +2,7 @@
 //! for scripts (its contract is in [`super::summary`]). Pure; every machine string passes
 //! [`clean`], and in Markdown is escaped too, so a host name cannot break a table.
 //!
-//! One file per face that has a layout of its own ([`text`], [`markdown`]); this file holds
+//! One file per face that has a layout of its own ([`mod@text`], [`mod@markdown`]); this file holds
 //! JSON and the wording both layouts share.
 
 mod markdown;

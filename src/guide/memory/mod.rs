@@ -16,7 +16,7 @@
 //! * The CUDA context: a rule of thumb, labelled so; see [`CONTEXT_BYTES`].
 //!
 //! One file per part: [`workload`] (what is to run, and whether the formulas cover it),
-//! [`breakdown`] (the items and their formulas), [`simple_rule`] (the rule guides quote, read
+//! [`mod@breakdown`] (the items and their formulas), [`mod@simple_rule`] (the rule guides quote, read
 //! beside the breakdown); this file puts them together into an [`Estimate`].
 
 mod breakdown;
