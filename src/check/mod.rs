@@ -6,6 +6,7 @@
 pub(crate) mod expr;
 pub(crate) mod render;
 
+use crate::report::GpuSource;
 use expr::{FrameworkName, Op, Requirement, Subject, Value};
 
 use crate::diagnose::ids;
@@ -157,7 +158,11 @@ impl Outcome {
 /// The GPUs the driver runs: a card seen only on the PCI bus (no driver bound, or the driver
 /// did not answer) cannot run a CI job, so it counts for no GPU requirement.
 fn usable_gpus(report: &Report) -> Vec<&crate::report::Gpu> {
-    report.gpus.iter().filter(|g| g.source != "pci").collect()
+    report
+        .gpus
+        .iter()
+        .filter(|g| g.source != GpuSource::Pci)
+        .collect()
 }
 
 fn gpu_count(report: &Report, req: &Requirement, op: Op, want: u64) -> Outcome {
@@ -366,7 +371,7 @@ fn framework_gpu(
         .cuda_version
         .as_deref()
         .and_then(Version::parse);
-    let has_gpu = report.gpus.iter().any(|g| g.source != "pci");
+    let has_gpu = report.gpus.iter().any(|g| g.source != GpuSource::Pci);
     let mut reasons = Vec::new();
     for (env_path, fw) in &found {
         let label = format!(
@@ -445,7 +450,7 @@ fn framework_rocm(
 ) -> Outcome {
     let found = frameworks(report, name, env);
     let nodes = &report.kernel.device_nodes;
-    let reachable = (report.amd_gpus().any(|g| g.source == "kfd")
+    let reachable = (report.amd_gpus().any(|g| g.source == GpuSource::Kfd)
         && nodes.iter().any(|n| n == "/dev/kfd"))
         || (report.host.wsl && nodes.iter().any(|n| n == "/dev/dxg"));
     let mut reasons = Vec::new();

@@ -13,6 +13,7 @@ use super::amd::{gpu_label, kfd_gpus};
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchTargets};
+use crate::report::GpuSource;
 use crate::report::{Finding, Framework, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::GfxTarget;
 
@@ -110,7 +111,7 @@ fn cuda_build(
     }
     let gpus: Vec<&Gpu> = report
         .amd_gpus()
-        .filter(|g| g.source == "kfd" || g.bound_driver.as_deref() == Some("amdgpu"))
+        .filter(|g| g.source == GpuSource::Kfd || g.bound_driver.as_deref() == Some("amdgpu"))
         .collect();
     let gpu = gpus
         .iter()

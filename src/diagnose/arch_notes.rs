@@ -10,11 +10,15 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{Finding, Framework, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    let gpus: Vec<&Gpu> = report.nvidia_gpus().filter(|g| g.source != "pci").collect();
+    let gpus: Vec<&Gpu> = report
+        .nvidia_gpus()
+        .filter(|g| g.source != GpuSource::Pci)
+        .collect();
     if gpus.is_empty() {
         return Vec::new();
     }

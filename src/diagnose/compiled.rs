@@ -11,6 +11,7 @@
 use super::{FindingBuilder, ids};
 use crate::framework::FrameworkName;
 use crate::manifest::{ExtensionArch, Manifests};
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, PythonEnv, Report, Severity};
 use crate::version::Version;
 
@@ -25,7 +26,7 @@ fn torch_cuda(env: &PythonEnv) -> Option<&str> {
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let gpus: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| Some((g, Version::parse(g.compute_capability.as_deref()?)?)))
         .collect();
     let table = &manifests.extension_arch;

@@ -17,6 +17,7 @@ use super::health::gpu_with_cc;
 use super::{FindingBuilder, ids};
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchGpuFloor};
+use crate::report::GpuSource;
 use crate::report::{
     Finding, FrameworkLoads, Gpu, LibraryFamily, LibraryLoad, OwnerKind, Report, Severity,
     framework_subject,
@@ -36,7 +37,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     };
     let older: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| Some((g, Version::parse(g.compute_capability.as_deref()?)?)))
         .filter(|(_, cc)| *cc < min)
         .collect();

@@ -5,6 +5,7 @@
 use super::FindingBuilder;
 use super::ids;
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::Subject;
 use crate::report::{
     DriverLibrary, DriverLibraryKind, Finding, PciDevice, ProbeStatus, Report, Severity,
@@ -42,7 +43,7 @@ fn wsl_driver(report: &Report) -> Option<&DriverLibrary> {
 
 fn no_gpu(report: &Report) -> Option<Finding> {
     let any_gpu_on_bus = report.pci_devices.iter().any(|d| !d.nvswitch);
-    let driver_answers = report.gpus.iter().any(|g| g.source != "pci");
+    let driver_answers = report.gpus.iter().any(|g| g.source != GpuSource::Pci);
     if any_gpu_on_bus
         || driver_answers
         || report.kernel.nvidia_loaded

@@ -24,6 +24,7 @@
 
 use super::{FindingBuilder, distro, ids};
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::Subject;
 use crate::report::{DriverLibraryKind, Finding, Gpu, ModuleFileInfo, Report, Severity};
 use crate::version::Version;
@@ -158,7 +159,7 @@ fn label(g: &Gpu, cc: &str) -> String {
 fn known_gpus(report: &Report) -> impl Iterator<Item = (&Gpu, &str, Version)> {
     report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| {
             let cc = g.compute_capability.as_deref()?;
             Some((g, cc, Version::parse(cc)?))

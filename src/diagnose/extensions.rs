@@ -13,6 +13,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, Targeting};
+use crate::report::GpuSource;
 use crate::report::Subject;
 use crate::report::{Finding, Framework, PythonEnv, Report, Severity, Toolkit, framework_subject};
 use crate::version::Version;
@@ -82,7 +83,7 @@ fn cannot_target(
     let version = compiler_version(toolkit)?;
     let mut f: Option<FindingBuilder> = None;
     let mut fix_floor: Option<String> = None;
-    for gpu in report.nvidia_gpus().filter(|g| g.source != "pci") {
+    for gpu in report.nvidia_gpus().filter(|g| g.source != GpuSource::Pci) {
         let Some(cc) = gpu.compute_capability.as_deref() else {
             continue;
         };

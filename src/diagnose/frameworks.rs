@@ -9,6 +9,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{Manifests, TorchBuild};
+use crate::report::GpuSource;
 use crate::report::Subject;
 use crate::report::{
     Extension, Finding, Framework, PythonEnv, Report, Severity, framework_subject,
@@ -34,7 +35,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 /// NVIDIA GPUs a CUDA framework could use: reported by a driver (or stated by an override),
 /// not merely seen on the PCI bus. AMD GPUs are the ROCm rules' (`amd_builds.rs`).
 fn usable_gpus(report: &Report) -> impl Iterator<Item = &crate::report::Gpu> {
-    report.nvidia_gpus().filter(|g| g.source != "pci")
+    report.nvidia_gpus().filter(|g| g.source != GpuSource::Pci)
 }
 
 fn label(fw: &Framework) -> String {

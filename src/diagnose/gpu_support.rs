@@ -8,6 +8,7 @@
 
 use super::ids;
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, Report, Severity};
 use crate::version::Version;
 
@@ -32,7 +33,7 @@ fn too_old_for_gpu(report: &Report) -> Option<Finding> {
     // Overridden GPUs describe another machine; the driver cannot be judged against them.
     let unknown: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| {
             let first = Version::parse(g.first_driver.as_deref()?)?;
             (driver < first).then_some((g, first))

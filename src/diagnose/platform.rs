@@ -7,6 +7,7 @@
 //! `driver-too-old-for-image`: one file each under `platform/`, the helpers they share here.
 
 use super::ids;
+use crate::report::GpuSource;
 use std::path::Path;
 
 use super::health::gpu_label;
@@ -132,7 +133,7 @@ fn cuda_frameworks(report: &Report) -> Vec<(&str, &Framework)> {
 fn machine_gpus(report: &Report) -> Vec<&Gpu> {
     report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .collect()
 }
 

@@ -19,6 +19,7 @@ use super::FindingBuilder;
 use super::ids;
 use crate::framework::FrameworkName;
 use crate::manifest::{KnownError, Manifests};
+use crate::report::GpuSource;
 use crate::report::Subject;
 use crate::report::runtime::{FrameworkRuntime, FrameworkSmoke};
 use crate::report::{
@@ -148,7 +149,7 @@ fn driver_gpus(report: &Report) -> Vec<&Gpu> {
     report
         .gpus
         .iter()
-        .filter(|g| g.source == "nvml" || g.source == "nvidia-smi")
+        .filter(|g| g.source == GpuSource::Nvml || g.source == GpuSource::NvidiaSmi)
         .collect()
 }
 

@@ -12,13 +12,14 @@
 
 use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, Library, Report, Severity};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let gpus: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| Some((g, Version::parse(g.compute_capability.as_deref()?)?)))
         .collect();
     if gpus.is_empty() {

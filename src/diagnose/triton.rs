@@ -14,6 +14,7 @@ use super::health::gpu_with_cc;
 use super::{FindingBuilder, ids};
 use crate::framework::FrameworkName;
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{Extension, Finding, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
 
@@ -32,7 +33,7 @@ pub(super) fn default_compiler(env: &PythonEnv) -> Option<&Extension> {
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let gpus: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| Some((g, Version::parse(g.compute_capability.as_deref()?)?)))
         .collect();
     if gpus.is_empty() {

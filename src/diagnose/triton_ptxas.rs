@@ -16,6 +16,7 @@ use super::triton::default_compiler;
 use super::{FindingBuilder, env_var, ids};
 use crate::framework::FrameworkName;
 use crate::manifest::{ArchSupport, Manifests, Targeting, TritonPtxas};
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, PythonEnv, Report, Severity, Toolkit, framework_subject};
 use crate::version::Version;
 
@@ -26,7 +27,7 @@ const TRITON_DISTS: [&str; 2] = ["triton", "pytorch-triton"];
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let gpus: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| Some((g, Version::parse(g.compute_capability.as_deref()?)?)))
         .collect();
     let mut out = Vec::new();

@@ -17,6 +17,7 @@ use super::health::gpu_label;
 use super::ids;
 use super::{FindingBuilder, env_var as env};
 use crate::manifest::{Manifests, Segment};
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, NetInterface, Report, Severity};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
@@ -33,7 +34,7 @@ fn driver_gpus(report: &Report) -> impl Iterator<Item = &Gpu> {
     report
         .gpus
         .iter()
-        .filter(|g| g.source == "nvml" || g.source == "nvidia-smi")
+        .filter(|g| g.source == GpuSource::Nvml || g.source == GpuSource::NvidiaSmi)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -240,7 +240,7 @@ fn gpus(out: &mut String, r: &Report) {
         if let (Some(p), Some(l)) = (g.power_draw_w, g.power_limit_w) {
             let _ = write!(out, "  {p:.0}/{l:.0} W");
         }
-        let _ = write!(out, "  ({})", clean(&g.source));
+        let _ = write!(out, "  ({})", clean(g.source.as_str()));
         if let Some(i) = g.rocm_index {
             let _ = write!(out, "  ROCm device {i}");
         }

@@ -7,6 +7,7 @@
 //! the machine's did. Names and gfx targets the machine does not give come from the AMD GPU
 //! table later (`fill::fill_gpus`).
 
+use crate::report::GpuSource;
 use std::path::{Path, PathBuf};
 
 use crate::host::Host;
@@ -111,7 +112,7 @@ pub(crate) fn gpus(host: &Host, pci: &[PciDevice], topology: &Topology) -> Vec<G
                 .drm_render_minor
                 .map(|m| format!("/dev/dri/renderD{m}")),
             bound_driver: device.and_then(|d| d.bound_driver.clone()),
-            source: "kfd".to_string(),
+            source: GpuSource::Kfd,
             ..Gpu::default()
         };
         if let Some(d) = device {
@@ -132,7 +133,7 @@ pub(crate) fn gpus(host: &Host, pci: &[PciDevice], topology: &Topology) -> Vec<G
             pci_device_id: Some(d.device_id.clone()).filter(|id| !id.is_empty()),
             pci_subsystem_id: d.subsystem_id.clone(),
             bound_driver: d.bound_driver.clone(),
-            source: "pci".to_string(),
+            source: GpuSource::Pci,
             ..Gpu::default()
         };
         link(&mut gpu, d);

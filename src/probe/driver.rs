@@ -1,6 +1,7 @@
 //! The driver and its GPUs: NVML first (in a child process), `nvidia-smi` when NVML is absent,
 //! fails or is not allowed (`--root`), and the kernel module's version as the last word.
 
+use crate::report::GpuSource;
 use std::path::{Path, PathBuf};
 
 use crate::host::gpu;
@@ -265,7 +266,7 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
             cluster_uuid: f.cluster_uuid.clone(),
             health: None,
         }),
-        source: "nvidia-smi".to_string(),
+        source: GpuSource::NvidiaSmi,
         chip: None,
         identified_by: None,
         first_driver: None,

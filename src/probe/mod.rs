@@ -28,6 +28,7 @@ pub(crate) mod system;
 pub(crate) mod toolkit;
 pub(crate) mod topology;
 
+use crate::report::GpuSource;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -535,7 +536,7 @@ fn gpus_from_pci(host: &Host, pci: &[crate::report::PciDevice]) -> Vec<crate::re
             pcie_gen_max: d.link_gen_max,
             pcie_width_current: d.link_width_current,
             pcie_width_max: d.link_width_max,
-            source: "pci".to_string(),
+            source: GpuSource::Pci,
             ..crate::report::Gpu::default()
         })
         .collect()

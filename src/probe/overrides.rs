@@ -3,6 +3,7 @@
 //! Every replacement is listed in `overrides[]`, so a report never hides that it was told.
 
 use crate::host::Env;
+use crate::report::GpuSource;
 use crate::report::{Gpu, Override, ProbeRecord, ProbeStatus, Report};
 use crate::version::Version;
 
@@ -63,7 +64,7 @@ fn set(report: &mut Report, field: &str, value: &str) -> Option<String> {
             if report.gpus.is_empty() {
                 // A runner without a GPU that is told about one: describe that GPU.
                 report.gpus.push(Gpu {
-                    source: "override".to_string(),
+                    source: GpuSource::Override,
                     ..Gpu::default()
                 });
             }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Subject;
+use super::{GpuSource, Subject};
 
 /// Who made a GPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,7 +98,7 @@ pub struct Gpu {
     /// "nvml", "nvidia-smi", "pci", "override"; for AMD "kfd" (a KFD topology node: the
     /// kernel's compute driver sees it) or "pci" (the bus only): where this GPU's facts came
     /// from.
-    pub source: String,
+    pub source: GpuSource,
     /// Fields filled from other places than `source` ("compute_capability: manifest").
     pub filled_from: Vec<String>,
     /// AMD: the ISA target ROCm code must be built for ("gfx1100"): the KFD node's

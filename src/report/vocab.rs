@@ -109,6 +109,22 @@ macro_rules! vocabulary {
 }
 
 vocabulary! {
+    /// Where a GPU's facts came from.
+    GpuSource {
+        /// NVIDIA's management library, loaded in a child process.
+        Nvml = "nvml",
+        /// `nvidia-smi`'s output.
+        NvidiaSmi = "nvidia-smi",
+        /// The PCI bus only: no driver answered.
+        Pci = "pci",
+        /// `GPU_DOCTOR_GPU*` overrides, for a machine without the GPU.
+        Override = "override",
+        /// AMD: a KFD topology node (the kernel's compute driver sees it).
+        Kfd = "kfd",
+    }
+}
+
+vocabulary! {
     /// What kind of Python environment a prefix is.
     EnvKind {
         /// A virtual environment (`pyvenv.cfg`: venv, virtualenv, uv).

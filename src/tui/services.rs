@@ -11,6 +11,7 @@
 //! process (the smoke test keeps its driver calls out of process already; its library entry
 //! prints rather than returns, so the TUI reads its JSON, the contract every face shares).
 
+use crate::report::GpuSource;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -314,7 +315,7 @@ impl Services for AppServices {
             progress(SmokeEvent::Unavailable(why));
             return;
         }
-        if report.is_some_and(|r| r.gpus.iter().all(|g| g.source == "pci")) {
+        if report.is_some_and(|r| r.gpus.iter().all(|g| g.source == GpuSource::Pci)) {
             progress(SmokeEvent::Unavailable(
                 "no GPU answers through the driver, so there is nothing to run on".to_string(),
             ));
@@ -699,7 +700,7 @@ mod tests {
         Report {
             gpus: vec![Gpu {
                 compute_capability: Some(cc.to_string()),
-                source: "nvidia-smi".to_string(),
+                source: crate::report::GpuSource::NvidiaSmi,
                 ..Gpu::default()
             }],
             ..Report::default()

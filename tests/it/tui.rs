@@ -782,7 +782,7 @@ fn reading(util: u32, temp: u32) -> Gpu {
         temperature_slowdown_c: Some(87),
         power_draw_w: Some(420.0),
         power_limit_w: Some(700.0),
-        source: "nvml".to_string(),
+        source: "nvml".into(),
         ..Gpu::default()
     }
 }

@@ -2,6 +2,7 @@
 //! `/dev/kfd`, so ROCm sees no GPU.
 
 use crate::diagnose::{FindingBuilder, ids};
+use crate::report::GpuSource;
 use crate::report::Subject;
 use crate::report::rocm::{DeviceNode, RocmStack};
 use crate::report::{Finding, Gpu, Report, Severity};
@@ -20,7 +21,7 @@ pub(super) fn kfd_missing(report: &Report) -> Option<Finding> {
     let stack = report.rocm.as_ref()?;
     let driven: Vec<&Gpu> = report
         .amd_gpus()
-        .filter(|g| g.source == "kfd" || g.bound_driver.as_deref() == Some("amdgpu"))
+        .filter(|g| g.source == GpuSource::Kfd || g.bound_driver.as_deref() == Some("amdgpu"))
         .collect();
     if driven.is_empty() || !wants_amd_compute(report) {
         return None;
@@ -42,7 +43,7 @@ pub(super) fn kfd_missing(report: &Report) -> Option<Finding> {
         f = f.evidence(format!(
             "{}: driven by amdgpu{}",
             gpu_label(g),
-            if g.source == "kfd" {
+            if g.source == GpuSource::Kfd {
                 " (a KFD topology node exists)"
             } else {
                 ""

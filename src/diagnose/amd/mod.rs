@@ -18,6 +18,7 @@ mod unsupported;
 
 use super::ids;
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, Report};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
@@ -93,7 +94,10 @@ pub(super) fn wants_amd_compute(report: &Report) -> bool {
 
 /// The AMD GPUs ROCm can reach: a KFD node names them.
 pub(super) fn kfd_gpus(report: &Report) -> Vec<&Gpu> {
-    report.amd_gpus().filter(|g| g.source == "kfd").collect()
+    report
+        .amd_gpus()
+        .filter(|g| g.source == GpuSource::Kfd)
+        .collect()
 }
 
 /// "GPU 0 (AMD Radeon RX 7900 XTX, gfx1100)".

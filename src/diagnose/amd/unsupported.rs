@@ -2,6 +2,7 @@
 
 use crate::diagnose::{FindingBuilder, ids};
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, Report, Severity};
 use crate::version::GfxTarget;
 
@@ -26,7 +27,7 @@ pub(super) fn gpu_unsupported(report: &Report, manifests: &Manifests) -> Option<
     }
     let usable_other = report
         .amd_gpus()
-        .any(|g| g.source == "kfd" && !bad.iter().any(|(b, _)| b.index == g.index));
+        .any(|g| g.source == GpuSource::Kfd && !bad.iter().any(|(b, _)| b.index == g.index));
     let severity = if usable_other {
         Severity::Warning
     } else {
@@ -141,7 +142,10 @@ fn unsupported_because(manifests: &Manifests, gpu: &Gpu, kfd_topology: bool) -> 
             gpu_label(gpu),
             target.map_or("GCN", |t| t.family.as_str())
         ))
-    } else if gpu.source != "kfd" && gpu.bound_driver.as_deref() == Some("amdgpu") && kfd_topology {
+    } else if gpu.source != GpuSource::Kfd
+        && gpu.bound_driver.as_deref() == Some("amdgpu")
+        && kfd_topology
+    {
         Some(format!(
             "{}: amdgpu drives it, but the KFD topology has no node for it (the kernel log \
              says why: \"not supported in kfd\", or \"PCI rejects atomics\" on a slot \

@@ -3,6 +3,7 @@
 
 use crate::diagnose::{FindingBuilder, ids};
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{EnvVar, Finding, Gpu, Report, Severity};
 use crate::version::Version;
 
@@ -58,7 +59,7 @@ fn below_cuda12(gpu: &Gpu, manifests: &Manifests) -> bool {
 pub(super) fn mixed_models(report: &Report, manifests: &Manifests) -> Option<Finding> {
     let all: Vec<(&Gpu, String)> = report
         .nvidia_gpus()
-        .filter(|g| g.source != "override")
+        .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| model(g, manifests).map(|m| (g, m)))
         .collect();
     // A card no CUDA 12 framework computes on (compute capability below CUDA 12's lowest, e.g.

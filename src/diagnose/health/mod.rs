@@ -17,6 +17,7 @@ mod tests;
 mod throttle;
 
 use crate::manifest::Manifests;
+use crate::report::GpuSource;
 use crate::report::{Finding, Gpu, Report};
 use crate::version::Version;
 
@@ -70,5 +71,5 @@ pub(super) fn driver_gpus(report: &Report) -> impl Iterator<Item = &Gpu> {
     report
         .gpus
         .iter()
-        .filter(|g| g.source == "nvml" || g.source == "nvidia-smi")
+        .filter(|g| g.source == GpuSource::Nvml || g.source == GpuSource::NvidiaSmi)
 }

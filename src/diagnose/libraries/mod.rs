@@ -21,6 +21,7 @@ mod tests;
 mod torch_upgrade;
 mod wheels;
 
+use crate::report::GpuSource;
 use std::path::Path;
 
 use crate::manifest::Manifests;
@@ -31,7 +32,7 @@ use wheels::conflicts;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
-    let has_gpu = report.nvidia_gpus().any(|g| g.source != "pci");
+    let has_gpu = report.nvidia_gpus().any(|g| g.source != GpuSource::Pci);
     for env in &report.python_envs {
         // A framework whose cuDNN wheel another framework here pins differently has that
         // conflict as its root cause; its own cuDNN finding would only send the user in circles.

@@ -3,6 +3,7 @@
 
 // The parent's imports and shared helpers: one family of platform findings.
 use super::*;
+use crate::report::GpuSource;
 use crate::report::Subject;
 use crate::report::{PciDevice, Service};
 
@@ -336,7 +337,7 @@ pub(super) fn fabric_evidence(report: &Report) -> Vec<String> {
                 .as_deref()
                 .map(|h| format!(", health {h}"))
                 .unwrap_or_default();
-            let from = if g.source == "nvml" {
+            let from = if g.source == GpuSource::Nvml {
                 "NVML GPU fabric info"
             } else {
                 "nvidia-smi -q -x"

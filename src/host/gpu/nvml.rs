@@ -1,6 +1,7 @@
 //! A GPU's readings from NVML (the child's and the stream's): what nvidia-smi's XML shows, in
 //! the report's words.
 
+use crate::report::GpuSource;
 use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{
@@ -85,7 +86,7 @@ pub(super) fn fill_from_nvml(nvml: &Nvml, snapshot: &mut GpuSnapshot) -> QueryTi
 fn lost_gpu(index: u32, why: &str) -> Gpu {
     Gpu {
         index,
-        source: "nvml".to_string(),
+        source: GpuSource::Nvml,
         filled_from: vec![format!("error: {why}")],
         ..Gpu::default()
     }
@@ -158,7 +159,7 @@ pub(super) fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
         mig_devices: mig_devices(d),
         compute_mode: d.compute_mode().ok().and_then(compute_mode_name),
         fabric: nvml_fabric(d),
-        source: "nvml".to_string(),
+        source: GpuSource::Nvml,
         filled_from: Vec::new(),
         ..Gpu::default()
     }

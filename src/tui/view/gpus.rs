@@ -229,7 +229,7 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
             "{} (GPU {}, from {})",
             or_unknown(g.name.as_deref()),
             g.index,
-            clean(&g.source)
+            clean(g.source.as_str())
         ),
         t.title(),
     )];

@@ -2,6 +2,7 @@
 //! cuDNN), the top findings, each of which Enter opens on the Diagnosis screen, then every
 //! framework per environment with whether it can use the GPU.
 
+use crate::report::GpuSource;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -293,7 +294,7 @@ pub(super) fn gpu_summary(g: &Gpu) -> String {
         (Some(p), None) => parts.push(format!("{p:.0} W")),
         _ => {}
     }
-    if g.source == "pci" {
+    if g.source == GpuSource::Pci {
         parts.push("seen on the PCI bus only".to_string());
     }
     parts.join(" · ")
