@@ -3,6 +3,7 @@
 //! PCI bus gives only a device id. Each GPU also says how it was identified
 //! (`gpus[].identified_by`). Pure: report and tables in, report out.
 
+use crate::report::IdentifiedBy;
 use std::collections::HashMap;
 
 use crate::manifest::{GpuIdTable, Identity, Manifests, Match};
@@ -96,15 +97,15 @@ fn fill_one(gpu: &mut Gpu, manifests: &Manifests) {
     }
 
     gpu.identified_by = if overridden {
-        Some("override".to_string())
+        Some(IdentifiedBy::Override)
     } else if had_cc {
-        Some("driver".to_string())
+        Some(IdentifiedBy::Driver)
     } else if gpu.compute_capability.is_none() {
         None
     } else if identity.is_some_and(|id| id.how == Match::Block) {
-        Some("id-block".to_string())
+        Some(IdentifiedBy::IdBlock)
     } else {
-        Some("table".to_string())
+        Some(IdentifiedBy::Table)
     };
     if gpu.compute_capability.is_none() {
         gpu.identity_note = Some(unknown_note(identity.as_ref(), device));
@@ -209,9 +210,9 @@ fn fill_amd(
         }
     }
     gpu.identified_by = if from_kfd {
-        Some("kfd".to_string())
+        Some(IdentifiedBy::Kfd)
     } else if gpu.gfx_target.is_some() {
-        Some("table".to_string())
+        Some(IdentifiedBy::Table)
     } else {
         None
     };
@@ -239,16 +240,16 @@ pub fn identified_by_words(gpu: &Gpu) -> String {
         .chip
         .as_deref()
         .map_or_else(String::new, |c| format!(" (chip {c})"));
-    match gpu.identified_by.as_deref() {
-        Some("driver") => format!("the driver{chip}"),
-        Some("table") => format!("the GPU id table{chip}"),
-        Some("id-block") => format!("its PCI id block, inferred{chip}"),
-        Some("override") => "an override (GPU_DOCTOR_GPU_CC)".to_string(),
-        Some("kfd") => format!(
+    match &gpu.identified_by {
+        Some(IdentifiedBy::Driver) => format!("the driver{chip}"),
+        Some(IdentifiedBy::Table) => format!("the GPU id table{chip}"),
+        Some(IdentifiedBy::IdBlock) => format!("its PCI id block, inferred{chip}"),
+        Some(IdentifiedBy::Override) => "an override (GPU_DOCTOR_GPU_CC)".to_string(),
+        Some(IdentifiedBy::Kfd) => format!(
             "the KFD topology ({})",
             gpu.gfx_target.as_deref().unwrap_or("gfx unknown")
         ),
-        Some(other) => other.to_string(),
+        Some(IdentifiedBy::Other(other)) => other.clone(),
         None => gpu
             .identity_note
             .clone()

@@ -245,7 +245,7 @@ fn gpus(out: &mut String, r: &Report) {
             let _ = write!(out, "  ROCm device {i}");
         }
         out.push('\n');
-        if g.identified_by.as_deref() != Some("driver") {
+        if g.identified_by != Some(crate::report::IdentifiedBy::Driver) {
             let _ = writeln!(
                 out,
                 "     identified by: {}",

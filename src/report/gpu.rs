@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{GpuSource, Subject};
+use super::{GpuSource, IdentifiedBy, Subject};
 
 /// Who made a GPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,7 +88,7 @@ pub struct Gpu {
     /// How the compute capability is known: "driver", "table" (the GPU id table by PCI id, or
     /// the GPU tables by name), "id-block" (inferred from the id's 128-id block: the id is
     /// newer than the table), "override" (`GPU_DOCTOR_GPU_CC`); null when it is not known.
-    pub identified_by: Option<String>,
+    pub identified_by: Option<IdentifiedBy>,
     /// The oldest driver release that lists this GPU (NVIDIA's compatible-GPU table): older
     /// drivers do not know it. Null for GPUs older than Turing and ids newer than the table.
     pub first_driver: Option<String>,

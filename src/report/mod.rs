@@ -67,7 +67,7 @@ pub use libraries::{
 };
 pub use python::{Component, Extension, Framework, PythonEnv, Wheel};
 pub use subject::Subject;
-pub use vocab::{DriverLibraryKind, EnvKind, GpuSource, LibraryFamily, OwnerKind};
+pub use vocab::{DriverLibraryKind, EnvKind, GpuSource, IdentifiedBy, LibraryFamily, OwnerKind};
 
 use serde::{Deserialize, Serialize};
 

@@ -109,6 +109,22 @@ macro_rules! vocabulary {
 }
 
 vocabulary! {
+    /// How a GPU's compute capability (or, for AMD, its gfx target) is known.
+    IdentifiedBy {
+        /// The driver said so.
+        Driver = "driver",
+        /// The GPU id table by PCI id, or the GPU tables by name.
+        Table = "table",
+        /// Inferred from the PCI id's 128-id block: the id is newer than the table.
+        IdBlock = "id-block",
+        /// `GPU_DOCTOR_GPU_CC`.
+        Override = "override",
+        /// AMD: the KFD topology node's `gfx_target_version`.
+        Kfd = "kfd",
+    }
+}
+
+vocabulary! {
     /// Where a GPU's facts came from.
     GpuSource {
         /// NVIDIA's management library, loaded in a child process.

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use gpu_doctor::manifest::{self, Manifests};
 use gpu_doctor::plan::{Target, Via};
-use gpu_doctor::report::{Gpu, HostInfo, PciDevice, Report};
+use gpu_doctor::report::{Gpu, HostInfo, IdentifiedBy, PciDevice, Report};
 use gpu_doctor::version::Version;
 
 /// A fresh Ubuntu 22.04 machine whose only NVIDIA fact is one GPU on the PCI bus.
@@ -95,7 +95,7 @@ fn every_id_of_the_table_is_identified_with_its_chips_compute_capability() {
         assert_eq!(gpu.compute_capability, want, "{} {}", row.0, row.1);
         assert_eq!(gpu.chip.as_deref(), Some(row.2.as_str()), "{}", row.0);
         if want.is_some() {
-            assert_eq!(gpu.identified_by.as_deref(), Some("table"), "{}", row.0);
+            assert_eq!(gpu.identified_by, Some(IdentifiedBy::Table), "{}", row.0);
         } else {
             assert!(gpu.identity_note.is_some(), "{}", row.0);
         }
@@ -171,12 +171,12 @@ fn ids_newer_than_the_table_get_their_blocks_chip_marked_inferred() {
     let gpu = identified("0x2b8f", None);
     assert_eq!(gpu.chip.as_deref(), Some("GB202"));
     assert_eq!(gpu.compute_capability.as_deref(), Some("12.0"));
-    assert_eq!(gpu.identified_by.as_deref(), Some("id-block"));
+    assert_eq!(gpu.identified_by, Some(IdentifiedBy::IdBlock));
     assert_eq!(gpu.name, None, "a block names no product");
     // 0x27ff: AD104's block 0x2780.
     let gpu = identified("0x27ff", None);
     assert_eq!(gpu.compute_capability.as_deref(), Some("8.9"));
-    assert_eq!(gpu.identified_by.as_deref(), Some("id-block"));
+    assert_eq!(gpu.identified_by, Some(IdentifiedBy::IdBlock));
 }
 
 #[test]
@@ -358,7 +358,7 @@ fn a_gpu_without_a_usable_id_from_nvidia_smi_is_identified_by_the_bus_or_its_nam
     let gpu = &report.gpus[0];
     assert_eq!(gpu.pci_device_id.as_deref(), Some("0x2237"));
     assert_eq!(gpu.compute_capability.as_deref(), Some("8.6"));
-    assert_eq!(gpu.identified_by.as_deref(), Some("table"));
+    assert_eq!(gpu.identified_by, Some(IdentifiedBy::Table));
     assert_eq!(
         gpu.name.as_deref(),
         Some("NVIDIA A10G"),
