@@ -9,6 +9,7 @@
 use super::health::{driver_gpus, gpu_label, gpus_are, gpus_named};
 use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
+use crate::report::{ComputeMode, MigMode};
 use crate::report::{Finding, Gpu, Report, Severity};
 
 pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
@@ -49,7 +50,7 @@ fn mig_no_instances(report: &Report) -> Option<Finding> {
     let hit: Vec<&Gpu> = all
         .iter()
         .copied()
-        .filter(|g| g.mig_mode.as_deref() == Some("Enabled") && g.mig_devices == Some(0))
+        .filter(|g| g.mig_mode == Some(MigMode::Enabled) && g.mig_devices == Some(0))
         .collect();
     let first = hit.first()?;
     let severity = severity(hit.len(), all.len());
@@ -105,16 +106,16 @@ fn mig_no_instances(report: &Report) -> Option<Finding> {
 /// shared node, hence only information; Prohibited on every GPU leaves nothing to run on.
 fn compute_mode(report: &Report) -> Option<Finding> {
     let all: Vec<&Gpu> = driver_gpus(report).collect();
-    let mode = |g: &&Gpu, m: &str| g.compute_mode.as_deref() == Some(m);
+    let mode = |g: &&Gpu, m: ComputeMode| g.compute_mode == Some(m);
     let prohibited: Vec<&Gpu> = all
         .iter()
         .copied()
-        .filter(|g| mode(g, "Prohibited"))
+        .filter(|g| mode(g, ComputeMode::Prohibited))
         .collect();
     let exclusive: Vec<&Gpu> = all
         .iter()
         .copied()
-        .filter(|g| mode(g, "Exclusive_Process") || mode(g, "Exclusive_Thread"))
+        .filter(|g| mode(g, ComputeMode::ExclusiveProcess) || mode(g, ComputeMode::ExclusiveThread))
         .collect();
     let (hit, severity, title, detail) = if prohibited.is_empty() {
         let first = exclusive.first()?;
@@ -154,7 +155,7 @@ fn compute_mode(report: &Report) -> Option<Finding> {
             .evidence(format!(
                 "{}: compute mode {} (from {})",
                 gpu_label(g),
-                g.compute_mode.as_deref().unwrap_or_default(),
+                g.compute_mode.as_ref().map_or("", ComputeMode::as_str),
                 g.source
             ))
             .subject(g.subject());

@@ -2,6 +2,7 @@
 //! fails or is not allowed (`--root`), and the kernel module's version as the last word.
 
 use crate::report::GpuSource;
+use crate::report::{ComputeMode, MigMode};
 use std::path::{Path, PathBuf};
 
 use crate::host::gpu;
@@ -254,11 +255,11 @@ fn gpu_from_smi(index: u32, g: &nvidia_smi::SmiGpu, row: Option<&SmiCsvRow>) -> 
         pcie_width_current: g.pcie_width_current,
         pcie_width_max: g.pcie_width_max,
         persistence_mode: g.persistence_mode,
-        mig_mode: g.mig_mode.clone(),
+        mig_mode: g.mig_mode.as_deref().map(MigMode::from_text),
         mig_devices: g
             .mig_devices
-            .filter(|_| g.mig_mode.as_deref() == Some("Enabled")),
-        compute_mode: g.compute_mode.clone(),
+            .filter(|_| g.mig_mode.as_deref() == Some(MigMode::Enabled.as_str())),
+        compute_mode: g.compute_mode.as_deref().map(ComputeMode::from_text),
         fabric: g.fabric.as_ref().map(|f| crate::report::GpuFabric {
             state: f.state.clone(),
             status: f.status.clone(),

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{GpuSource, IdentifiedBy, Subject};
+use super::{ComputeMode, GpuSource, IdentifiedBy, MigMode, Subject};
 
 /// Who made a GPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +65,7 @@ pub struct Gpu {
     pub pcie_width_max: Option<u32>,
     pub persistence_mode: Option<bool>,
     /// "Enabled" / "Disabled"; null when the GPU has no MIG.
-    pub mig_mode: Option<String>,
+    pub mig_mode: Option<MigMode>,
     /// With MIG enabled, how many MIG devices (a compute instance in a GPU instance) exist:
     /// CUDA runs on those, never on the whole GPU, so 0 leaves the GPU unusable. Absent when
     /// MIG is off or the driver did not say.
@@ -75,7 +75,7 @@ pub struct Gpu {
     /// time; a second gets "busy or unavailable") or "Prohibited" (no process may use it).
     /// Absent when the driver did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compute_mode: Option<String>,
+    pub compute_mode: Option<ComputeMode>,
     /// The GPU's NVLink fabric as `nvidia-smi -q -x` reports it (Hopper and later in an NVSwitch
     /// fabric); null when not reported or every field is N/A.
     #[serde(default)]

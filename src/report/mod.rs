@@ -67,7 +67,10 @@ pub use libraries::{
 };
 pub use python::{Component, Extension, Framework, PythonEnv, Wheel};
 pub use subject::Subject;
-pub use vocab::{DriverLibraryKind, EnvKind, GpuSource, IdentifiedBy, LibraryFamily, OwnerKind};
+pub use vocab::{
+    ComputeMode, DriverLibraryKind, EnvKind, GpuSource, IdentifiedBy, LibraryFamily, MigMode,
+    OwnerKind,
+};
 
 use serde::{Deserialize, Serialize};
 

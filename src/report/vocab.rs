@@ -125,6 +125,28 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// A GPU's compute mode, in nvidia-smi's words.
+    ComputeMode {
+        /// Any number of processes.
+        Default = "Default",
+        /// One process at a time: a second gets "busy or unavailable".
+        ExclusiveProcess = "Exclusive_Process",
+        /// One thread at a time (deprecated by NVIDIA, still reported by old drivers).
+        ExclusiveThread = "Exclusive_Thread",
+        /// No process may use the GPU.
+        Prohibited = "Prohibited",
+    }
+}
+
+vocabulary! {
+    /// Whether a GPU's MIG mode is on, in nvidia-smi's words.
+    MigMode {
+        Enabled = "Enabled",
+        Disabled = "Disabled",
+    }
+}
+
+vocabulary! {
     /// Where a GPU's facts came from.
     GpuSource {
         /// NVIDIA's management library, loaded in a child process.

@@ -51,7 +51,7 @@ pub(super) fn resolve(raw: &str, entry: &Entry, gpus: &[&Gpu]) -> Selects {
         Entry::Index(_)
             if gpus
                 .iter()
-                .any(|g| g.mig_mode.as_deref() == Some("Enabled")) =>
+                .any(|g| g.mig_mode == Some(crate::report::MigMode::Enabled)) =>
         {
             Selects::Unknown
         }

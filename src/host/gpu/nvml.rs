@@ -2,6 +2,7 @@
 //! the report's words.
 
 use crate::report::GpuSource;
+use crate::report::MigMode;
 use nvml_wrapper::Nvml;
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{
@@ -150,11 +151,10 @@ pub(super) fn gpu_from_device(index: u32, d: &nvml_wrapper::Device<'_>) -> Gpu {
         persistence_mode: d.is_in_persistent_mode().ok(),
         mig_mode: d.mig_mode().ok().map(|m| {
             if m.current == 1 {
-                "Enabled"
+                MigMode::Enabled
             } else {
-                "Disabled"
+                MigMode::Disabled
             }
-            .to_string()
         }),
         mig_devices: mig_devices(d),
         compute_mode: d.compute_mode().ok().and_then(compute_mode_name),
@@ -179,15 +179,17 @@ fn mig_devices(d: &nvml_wrapper::Device<'_>) -> Option<u32> {
 }
 
 /// nvidia-smi's word for a compute mode, so both sources read alike.
-fn compute_mode_name(mode: nvml_wrapper::enum_wrappers::device::ComputeMode) -> Option<String> {
+fn compute_mode_name(
+    mode: nvml_wrapper::enum_wrappers::device::ComputeMode,
+) -> Option<crate::report::ComputeMode> {
+    use crate::report::ComputeMode as Mode;
     use nvml_wrapper::enum_wrappers::device::ComputeMode;
-    let name = match mode {
-        ComputeMode::Default => "Default",
-        ComputeMode::ExclusiveThread => "Exclusive_Thread",
-        ComputeMode::Prohibited => "Prohibited",
-        ComputeMode::ExclusiveProcess => "Exclusive_Process",
-    };
-    Some(name.to_string())
+    Some(match mode {
+        ComputeMode::Default => Mode::Default,
+        ComputeMode::ExclusiveThread => Mode::ExclusiveThread,
+        ComputeMode::Prohibited => Mode::Prohibited,
+        ComputeMode::ExclusiveProcess => Mode::ExclusiveProcess,
+    })
 }
 
 /// The names nvidia-smi's XML uses for the same reasons, so both sources read alike.

@@ -336,7 +336,7 @@ fn modes_words(g: &Gpu) -> String {
         modes.push(format!("persistence {}", if p { "on" } else { "off" }));
     }
     if let Some(m) = &g.mig_mode {
-        modes.push(format!("MIG {}", clean(m)));
+        modes.push(format!("MIG {}", clean(m.as_str())));
     }
     modes.join(" · ")
 }
