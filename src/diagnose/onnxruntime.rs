@@ -22,7 +22,8 @@ use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
 use crate::parse::libfamily as family;
 use crate::report::{
-    Finding, FrameworkLoads, LibraryLoad, PythonEnv, Report, Severity, Subject, framework_subject,
+    Extension, Finding, FrameworkLoads, LibraryLoad, PythonEnv, Report, Severity, Subject,
+    framework_subject,
 };
 use crate::version::Version;
 
@@ -61,10 +62,7 @@ fn driver_too_old(
     env: &PythonEnv,
     fl: &FrameworkLoads,
 ) -> Option<Finding> {
-    let ext = env
-        .extensions
-        .iter()
-        .find(|e| e.name == "onnxruntime-gpu")?;
+    let ext = ort_gpu(env)?;
     let needed: u64 = fl
         .libraries
         .iter()
@@ -236,16 +234,18 @@ fn torch_maps<'a>(report: &'a Report, env: &PythonEnv) -> Vec<&'a str> {
         .collect()
 }
 
+/// The environment's onnxruntime-gpu distribution, whose provider the rules judge.
+fn ort_gpu(env: &PythonEnv) -> Option<&Extension> {
+    env.extensions.iter().find(|e| e.name == "onnxruntime-gpu")
+}
+
 fn provider(
     report: &Report,
     manifests: &Manifests,
     env: &PythonEnv,
     fl: &FrameworkLoads,
 ) -> Option<Finding> {
-    let ext = env
-        .extensions
-        .iter()
-        .find(|e| e.name == "onnxruntime-gpu")?;
+    let ext = ort_gpu(env)?;
     let needs: Vec<&LibraryLoad> = fl.libraries.iter().filter(|l| l.by == "needed").collect();
     let cuda_major = needs
         .iter()
