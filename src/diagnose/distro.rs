@@ -109,7 +109,8 @@ fn first(row: &RpmDriver) -> String {
 pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64) -> String {
     if let (Distro::Rhel, Some((row, _))) = (of(report), rhel(report, install)) {
         return format!(
-            "Install NVIDIA's R{branch} driver from its CUDA repository in place of the newer              one: {}`{} --allowerasing`{}, then reboot",
+            "Install NVIDIA's R{branch} driver from its CUDA repository in place of the newer \
+             one: {}`{} --allowerasing`{}, then reboot",
             first(&row),
             row.install_branch.replace("{branch}", &branch.to_string()),
             row.hold
@@ -168,7 +169,8 @@ pub(crate) fn module_flavour(
             )
         };
         return format!(
-            "Switch to the {flavour} kernel modules from NVIDIA's CUDA repository: {}`{command}              --allowerasing` (dnf replaces the other flavour's module packages), then reboot",
+            "Switch to the {flavour} kernel modules from NVIDIA's CUDA repository: {}`{command} \
+             --allowerasing` (dnf replaces the other flavour's module packages), then reboot",
             first(&row)
         );
     }
@@ -282,6 +284,34 @@ mod tests {
             }
         }
         assert!(install_driver(&on("ubuntu"), install()).contains("ubuntu-drivers"));
+    }
+
+    /// Each text is a sentence on several source lines; a line continued without `\\` would
+    /// put a run of spaces into it, inside the very command the user copies.
+    #[test]
+    fn every_distribution_s_words_are_one_clean_line() {
+        let ids = [
+            ("ubuntu", ""),
+            ("fedora", ""),
+            ("arch", ""),
+            ("nixos", ""),
+            ("debian", ""),
+            ("opensuse-tumbleweed", ""),
+            ("rocky", "10.0"),
+            ("almalinux", "9.6"),
+        ];
+        for (id, version) in ids {
+            let r = el(id, version);
+            for text in [
+                legacy_branch(&r, install(), 580),
+                module_flavour(&r, install(), true, Some(580)),
+                module_flavour(&r, install(), false, Some(580)),
+                install_driver(&r, install()),
+            ] {
+                assert!(!text.contains("  "), "{id}: {text}");
+                assert!(!text.contains('\n'), "{id}: {text}");
+            }
+        }
     }
 
     #[test]

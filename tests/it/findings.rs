@@ -78,6 +78,15 @@ fn every_fixture_finding_is_registered_with_an_allowed_severity() {
                 "{name}: {id} reported as {severity}, registered as {:?}",
                 kind.severities
             );
+            // Prose is written on several source lines: a line break without its `\` leaves
+            // a run of spaces inside a sentence or a command the user copies.
+            for field in ["title", "detail", "fix"] {
+                let text = f[field].as_str().unwrap_or_default();
+                assert!(
+                    !text.contains("   "),
+                    "{name}: {id}'s {field} holds a run of spaces (a string continued without \\?): {text}"
+                );
+            }
             for explained in f["explains"].as_array().into_iter().flatten() {
                 let e = explained.as_str().expect("an ID");
                 assert!(
