@@ -113,7 +113,8 @@ pub(super) fn detail(s: &State, t: Theme, width: u16) -> Vec<Line<'static>> {
         if s.report.as_ref().is_some_and(|r| r.findings.is_empty()) {
             return hanging(
                 Vec::new(),
-                "Nothing to explain: the driver, the CUDA libraries and the frameworks found                  fit together. The Overview (1) and Frameworks (4) screens show what was checked.",
+                "Nothing to explain: the driver, the CUDA libraries and the frameworks found \
+                 fit together. The Overview (1) and Frameworks (4) screens show what was checked.",
                 t.dim(),
                 width,
                 0,
