@@ -255,6 +255,72 @@ pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String 
     }
 }
 
+/// How to install the running kernel's headers, which DKMS and akmods build the module against.
+/// Debian and Ubuntu: `linux-headers-<release>` (DKMS's own message names the package); the Red
+/// Hat family and Fedora: `kernel-devel` of the running release (RPM Fusion's howto); Arch: the
+/// headers package of each installed kernel (`linux-headers`, `linux-lts-headers`,
+/// `linux-zen-headers`; zen-kernel/zen-kernel#305, archlinux/archinstall#2262).
+pub(crate) fn kernel_headers(report: &Report) -> String {
+    match of(report) {
+        Distro::Ubuntu | Distro::Debian => {
+            "`sudo apt install linux-headers-$(uname -r)`".to_string()
+        }
+        Distro::Fedora | Distro::Rhel => "`sudo dnf install kernel-devel-$(uname -r)`".to_string(),
+        Distro::Arch => format!(
+            "`sudo pacman -S {}` (the headers package of the running kernel)",
+            arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""))
+        ),
+        Distro::Nixos | Distro::Other => {
+            "your distribution's headers package for the running kernel".to_string()
+        }
+    }
+}
+
+/// Arch's headers package for a kernel release: each kernel package `linux-<flavour>` has
+/// `linux-<flavour>-headers`, and the flavour is the release's tail: "6.8.9-arch1-2" is `linux`,
+/// "6.2.6-zen1-1-zen" `linux-zen`, "6.6.30-1-lts" `linux-lts`, "7.0.9-1-cachyos"
+/// `linux-cachyos`, "6.18.32-1-cachyos-lts" `linux-cachyos-lts`.
+fn arch_headers_package(release: &str) -> String {
+    let fields: Vec<&str> = release.split('-').collect();
+    let flavour = match fields.as_slice() {
+        // "<version>-<pkgrel>-<flavour...>"
+        [_, rel, rest @ ..] if rel.chars().all(|c| c.is_ascii_digit()) => rest.join("-"),
+        // "<version>-<tag><n>-<pkgrel>-<flavour...>" ("zen1", "hardened1"); "arch1" has none.
+        [_, _, _, rest @ ..] => rest.join("-"),
+        _ => String::new(),
+    };
+    if flavour.is_empty() {
+        "linux-headers".to_string()
+    } else {
+        format!("linux-{flavour}-headers")
+    }
+}
+
+/// How to install a driver branch that is still supported, in the distribution's words. Debian's
+/// own archive carries one branch per release (550 in Debian 13), so there it is NVIDIA's
+/// repository for Debian or the `.run` installer.
+pub(crate) fn supported_branch(report: &Report, install: &InstallTable) -> String {
+    match of(report) {
+        Distro::Debian => "Debian's own packages stay on this branch, so take a supported one \
+             from NVIDIA's CUDA repository for Debian (its `nvidia-kernel-open-dkms` for the \
+             open modules) or NVIDIA's `.run` installer"
+            .to_string(),
+        _ => install_driver(report, install),
+    }
+}
+
+/// How to update the driver's packages to the newest release of the installed branch, in the
+/// distribution's words.
+pub(crate) fn update_driver(report: &Report) -> String {
+    match of(report) {
+        Distro::Ubuntu | Distro::Debian => "`sudo apt update && sudo apt full-upgrade`".to_string(),
+        Distro::Fedora | Distro::Rhel => "`sudo dnf upgrade --refresh`".to_string(),
+        Distro::Arch => "`sudo pacman -Syu`".to_string(),
+        Distro::Nixos => "`sudo nixos-rebuild switch --upgrade`".to_string(),
+        Distro::Other => "your distribution's package manager".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,10 +373,28 @@ mod tests {
                 module_flavour(&r, install(), true, Some(580)),
                 module_flavour(&r, install(), false, Some(580)),
                 install_driver(&r, install()),
+                kernel_headers(&r),
+                update_driver(&r),
+                supported_branch(&r, install()),
             ] {
                 assert!(!text.contains("  "), "{id}: {text}");
                 assert!(!text.contains('\n'), "{id}: {text}");
             }
+        }
+    }
+
+    #[test]
+    fn arch_headers_follow_the_kernel_package() {
+        for (release, package) in [
+            ("6.8.9-arch1-2", "linux-headers"),
+            ("6.2.6-zen1-1-zen", "linux-zen-headers"),
+            ("6.9.1-hardened1-1-hardened", "linux-hardened-headers"),
+            ("6.6.30-1-lts", "linux-lts-headers"),
+            ("7.0.9-1-cachyos", "linux-cachyos-headers"),
+            ("6.18.32-1-cachyos-lts", "linux-cachyos-lts-headers"),
+            ("", "linux-headers"),
+        ] {
+            assert_eq!(arch_headers_package(release), package, "{release}");
         }
     }
 

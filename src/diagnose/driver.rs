@@ -132,6 +132,9 @@ fn no_driver(report: &Report, manifests: &Manifests) -> Option<Finding> {
     if let Some(key) = &report.kernel.module_signing_key {
         f = f.evidence(format!("local module-signing key: {key}"));
     }
+    for line in super::module_build::evidence(report) {
+        f = f.evidence(line);
+    }
     Some(
         f.fix_on_host_if(report.host.container.is_none())
             .fix(no_driver_fix(report, manifests))
@@ -165,6 +168,10 @@ fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
     // a kmod built for another kernel, or a DKMS build that failed for this one
     // (AlmaLinux/almalinux-deploy#271, NVIDIA/open-gpu-kernel-modules#1176,
     // linux-surface/linux-surface#1884). "Install the driver" alone would miss that.
+    // The build tools' own records say why better than the files can.
+    if let Some(fix) = super::module_build::fix(report, manifests) {
+        return fix;
+    }
     if let Some((version, release)) = installed_without_module(report) {
         return format!(
             "The driver's libraries ({version}) are installed, but kernel {release} has no \

@@ -33,6 +33,7 @@ mod jax_plugin;
 mod libraries;
 mod loading;
 mod manifests;
+mod module_build;
 mod onnxruntime;
 mod platform;
 mod runtime;

@@ -83,6 +83,9 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
             .read_tail_opt("/var/log/fabricmanager.log", FABRIC_MANAGER_LOG_TAIL)
             .map(|t| fabric_manager_errors(&t))
             .unwrap_or_default(),
+        // Filled in with the module files (`probe::module_builds`).
+        module_builds: Vec::new(),
+        kernel_headers: None,
     }
 }
 

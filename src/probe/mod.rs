@@ -14,6 +14,7 @@ pub(crate) mod kernel;
 pub(crate) mod libs;
 pub(crate) mod linkmap;
 pub(crate) mod loader;
+pub(crate) mod module_builds;
 pub(crate) mod module_files;
 pub(crate) mod net;
 pub(crate) mod node_envs;
@@ -179,6 +180,10 @@ struct ModuleFiles {
     infiniband_absent: Option<Vec<String>>,
     /// What the NVIDIA module files' own `.modinfo` says, read while the module is not loaded.
     info: Vec<ModuleFileInfo>,
+    /// While the module is not loaded: its local builds (DKMS, akmods) and, where there are
+    /// any, whether the running kernel's headers are there to build it.
+    builds: Vec<crate::report::ModuleBuild>,
+    headers: Option<bool>,
 }
 
 fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
@@ -199,10 +204,23 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
         } else {
             module_files::module_info(host, &files)
         };
+        // A loaded module needs no build; an unloaded one's builds say why it is missing.
+        let builds = if kernel.nvidia_loaded {
+            Vec::new()
+        } else {
+            module_builds::probe(host)
+        };
+        let headers = if builds.is_empty() {
+            None
+        } else {
+            module_builds::kernel_headers(host, release)
+        };
         ModuleFiles {
             nvidia: files,
             infiniband_absent: absent,
             info,
+            builds,
+            headers,
         }
     });
     ModuleFacts {
@@ -281,6 +299,8 @@ fn second_stage(
     if let Some(files) = modules.files {
         kernel.module_files = files.nvidia;
         kernel.module_info = files.info;
+        kernel.module_builds = files.builds;
+        kernel.kernel_headers = files.headers;
         if let Some(absent) = files.infiniband_absent {
             kernel.infiniband_modules_absent = absent;
         }

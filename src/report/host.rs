@@ -149,6 +149,43 @@ pub struct KernelInfo {
     /// The last error lines of the fabric manager's log (`/var/log/fabricmanager.log`), at most 5.
     #[serde(default)]
     pub fabric_manager_log: Vec<String>,
+    /// The nvidia module's local builds as DKMS and akmods recorded them, looked at only while
+    /// the module is not loaded: which kernels each driver version was built for, and a build
+    /// that failed with its first errors. "No module for this kernel" then says why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub module_builds: Vec<ModuleBuild>,
+    /// Whether the running kernel's headers are installed (`/lib/modules/<release>/build`
+    /// resolves to a folder), asked only where a local build tool has an nvidia module to
+    /// build: without them DKMS stops before any `make.log` ("Your kernel headers for kernel
+    /// ... cannot be found"). Null when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_headers: Option<bool>,
+}
+
+/// One driver version's module as a local build tool (DKMS, akmods) keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ModuleBuild {
+    /// `dkms` or `akmods`.
+    pub tool: String,
+    /// The module's name in the tool (`nvidia`, Debian's `nvidia-current`).
+    pub module: String,
+    /// The driver version being built (akmods: with its package release, `570.133.07-1`).
+    pub version: String,
+    /// Kernels this version's module is built for (DKMS's `<kernel>/<arch>/module/`, akmods'
+    /// logs of builds that succeeded), sorted.
+    #[serde(default)]
+    pub built_for: Vec<String>,
+    /// The log of a build that failed (DKMS `build/make.log`, akmods' `.failed.log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_log: Option<String>,
+    /// The kernel that failed build was for (the make.log's first line, the akmods log's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_kernel: Option<String>,
+    /// The failed build's first compiler errors, at most three, as the log has them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
 }
 
 /// One nvidia kernel module file as its own `.modinfo` describes it: `license` tells the

@@ -48,6 +48,56 @@ fn every_fixture_produces_exactly_its_expected_findings() {
     eprintln!("{checked} fixtures checked against expected-findings.txt");
 }
 
+/// A fixture's `expected-fix.txt` holds lines "ID: words" (the finding's fix must contain the
+/// words) and "ID: !words" (it must not): where a fix must be in the distribution's words or
+/// name the facts it rests on, the fixture says so without test code.
+#[test]
+fn every_fixture_fix_says_what_its_expected_fix_names() {
+    let mut dirs: Vec<_> = std::fs::read_dir(fixtures_dir())
+        .expect("tests/fixtures")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("expected-fix.txt").is_file())
+        .collect();
+    dirs.sort();
+    let names: Vec<String> = dirs
+        .iter()
+        .filter_map(|d| d.file_name()?.to_str().map(str::to_string))
+        .collect();
+    doctor_all(&names);
+    let mut failures = Vec::new();
+    for name in &names {
+        let text = std::fs::read_to_string(fixtures_dir().join(name).join("expected-fix.txt"))
+            .expect("readable");
+        let report = doctor(name);
+        for line in text.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (id, words) = line.split_once(": ").expect("ID: words");
+            let fix = report["findings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|f| f["id"] == id)
+                .map(|f| f["fix"].as_str().unwrap_or_default().to_string());
+            let Some(fix) = fix else {
+                failures.push(format!("{name}: no {id} finding"));
+                continue;
+            };
+            let ok = match words.strip_prefix('!') {
+                Some(absent) => !fix.contains(absent),
+                None => fix.contains(words),
+            };
+            if !ok {
+                failures.push(format!("{name}: {id}'s fix and {words:?}: {fix}"));
+            }
+        }
+    }
+    assert!(!names.is_empty(), "no fixture has an expected-fix.txt");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Every finding any fixture machine produces is registered (`diagnose::ids`), with a severity
 /// its registration allows: the registry's severity ranges are what README promises.
 #[test]

@@ -1,0 +1,134 @@
+//! Why the running kernel has no nvidia module, as the local build tools recorded it (DKMS,
+//! akmods: `report.kernel.module_builds`): the kernel's headers are missing, so no build could
+//! start; or the build for this kernel failed, because the driver release's sources do not
+//! compile against a kernel newer than they know (every report of the class quotes compiler
+//! errors such as "implicit declaration of function 'phys_to_dma'") and, on a branch past its
+//! end of life, no fixed release will come. Pure: evidence lines and a fix for `no-driver`.
+
+use crate::manifest::Manifests;
+use crate::report::{ModuleBuild, Report};
+
+/// Evidence lines: each driver version's builds, a failed build's errors, missing headers.
+pub(super) fn evidence(report: &Report) -> Vec<String> {
+    let running = report.host.kernel_release.as_deref().unwrap_or("");
+    let mut out = Vec::new();
+    for b in &report.kernel.module_builds {
+        let what = format!("{}: {} {}", b.tool, b.module, b.version);
+        if b.built_for.is_empty() {
+            out.push(format!("{what}: built for no kernel"));
+        } else {
+            out.push(format!(
+                "{what}: built for {} (not for the running {running})",
+                b.built_for.join(", ")
+            ));
+        }
+        if let Some(log) = &b.failed_log {
+            let kernel = b
+                .failed_kernel
+                .as_deref()
+                .map_or_else(String::new, |k| format!(" for kernel {k}"));
+            out.push(format!("{what}: the build{kernel} failed ({log})"));
+            out.extend(b.errors.iter().map(|e| format!("{what}: build error: {e}")));
+        }
+    }
+    if report.kernel.kernel_headers == Some(false) {
+        out.push(format!(
+            "kernel headers for {running}: not installed (/lib/modules/{running}/build is missing)"
+        ));
+    }
+    out
+}
+
+/// The fix the build records point to, when they explain the missing module: headers to
+/// install, or a build that failed for the running kernel. `None` leaves the fix to the
+/// module files and the driver's libraries.
+pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
+    let release = report.host.kernel_release.as_deref()?;
+    let builds = &report.kernel.module_builds;
+    let first = builds.first()?;
+    if !report.kernel.module_files.is_empty() || report.host.container.is_some() {
+        return None;
+    }
+    let rebuild = rebuild(&first.tool);
+    if report.kernel.kernel_headers == Some(false) {
+        return Some(format!(
+            "The running kernel {release} has no headers installed, so {} could not build the \
+             nvidia module ({} {}) for it. Install them: {}; then {rebuild} and reboot.",
+            first.tool,
+            first.module,
+            first.version,
+            super::distro::kernel_headers(report)
+        ));
+    }
+    let failed = builds
+        .iter()
+        .find(|b| b.failed_kernel.as_deref() == Some(release))?;
+    let boot = newest_built_kernel(builds).map_or_else(String::new, |k| {
+        format!(" Meanwhile, boot kernel {k} from the boot menu: the module is built for it.")
+    });
+    let error = failed
+        .errors
+        .first()
+        .map_or_else(String::new, |e| format!(" (\"{e}\")"));
+    let branch = branch_of(&failed.version);
+    let end_of_life = branch.is_some_and(|b| {
+        manifests
+            .cuda
+            .driver_lifecycle
+            .end_of_life_branches
+            .contains(&b)
+    });
+    Some(match branch {
+        Some(b) if end_of_life => format!(
+            "The {} build of driver {} fails on kernel {release}{error}: the R{b} branch has \
+             reached its end of life and gets no fixes for newer kernels. Install a supported \
+             branch: {}.{boot}",
+            failed.tool,
+            failed.version,
+            super::distro::supported_branch(report, &manifests.install)
+        ),
+        _ => format!(
+            "The {} build of driver {} fails on kernel {release}{error}: this kernel is newer \
+             than the release's sources support. Update the driver to a release made for this \
+             kernel ({}), then {rebuild}.{boot}",
+            failed.tool,
+            failed.version,
+            super::distro::update_driver(report)
+        ),
+    })
+}
+
+/// The command that builds the module again for the running kernel.
+fn rebuild(tool: &str) -> &'static str {
+    if tool == "akmods" {
+        "`sudo akmods --force --kernels $(uname -r)`"
+    } else {
+        "`sudo dkms autoinstall -k $(uname -r)`"
+    }
+}
+
+/// The newest kernel (by name order) any version is built for.
+fn newest_built_kernel(builds: &[ModuleBuild]) -> Option<&str> {
+    builds
+        .iter()
+        .flat_map(|b| b.built_for.iter())
+        .max_by(|a, b| crate::version::compare(a, b))
+        .map(String::as_str)
+}
+
+/// The driver branch of a version string ("575.57.08" -> 575, akmods' "570.133.07-1" -> 570).
+fn branch_of(version: &str) -> Option<u64> {
+    version.split(['.', '-']).next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_branch_is_the_version_s_first_number() {
+        assert_eq!(branch_of("575.57.08"), Some(575));
+        assert_eq!(branch_of("570.133.07-1"), Some(570));
+        assert_eq!(branch_of("current"), None);
+    }
+}
