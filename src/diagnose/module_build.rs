@@ -49,20 +49,29 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
     if !report.kernel.module_files.is_empty() || report.host.container.is_some() {
         return None;
     }
-    let rebuild = rebuild(&first.tool);
-    if report.kernel.kernel_headers == Some(false) {
-        return Some(format!(
-            "The running kernel {release} has no headers installed, so {} could not build the \
-             nvidia module ({} {}) for it. Install them: {}; then {rebuild} and reboot.",
-            first.tool,
-            first.module,
-            first.version,
-            super::distro::kernel_headers(report)
-        ));
-    }
     let failed = builds
         .iter()
-        .find(|b| b.failed_kernel.as_deref() == Some(release))?;
+        .find(|b| b.failed_kernel.as_deref() == Some(release));
+    // DKMS checks for the headers before it runs make, so a make.log for this kernel means
+    // they were there, unless its errors show them incomplete; with no build recorded for it
+    // at all, missing headers are what stopped DKMS.
+    let headers = match failed {
+        Some(b) => headers_incomplete(b, release).then_some(b),
+        None => (report.kernel.kernel_headers == Some(false)).then_some(first),
+    };
+    if let Some(b) = headers {
+        return Some(format!(
+            "The running kernel {release} has no complete headers installed, so {} could not \
+             build the nvidia module ({} {}) for it. Install them: {}; then {} and reboot.",
+            b.tool,
+            b.module,
+            b.version,
+            super::distro::kernel_headers(report),
+            rebuild(&b.tool)
+        ));
+    }
+    let failed = failed?;
+    let rebuild = rebuild(&failed.tool);
     let boot = newest_built_kernel(builds).map_or_else(String::new, |k| {
         format!(" Meanwhile, boot kernel {k} from the boot menu: the module is built for it.")
     });
@@ -95,6 +104,19 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
             failed.version,
             super::distro::update_driver(report)
         ),
+    })
+}
+
+/// Whether a failed build's errors are the kernel's headers missing, not the driver's sources
+/// failing: "fatal error: /lib/modules/<kernel>/build/include/linux/autoconf.h: No such file or
+/// directory" (zen-kernel/zen-kernel#305).
+fn headers_incomplete(build: &ModuleBuild, release: &str) -> bool {
+    let build_dir = format!("/lib/modules/{release}/build");
+    build.errors.iter().any(|e| {
+        e.contains("No such file or directory")
+            && (e.contains(&build_dir)
+                || e.contains("/usr/src/linux-headers-")
+                || e.contains("/usr/src/kernels/"))
     })
 }
 

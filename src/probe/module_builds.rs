@@ -193,13 +193,18 @@ pub(crate) fn compiler_errors(log: &str) -> Vec<String> {
 }
 
 /// Whether the running kernel's headers are installed: `/lib/modules/<release>/build` (a link
-/// into `/usr/src` on most distributions) resolves to a folder inside the root.
+/// into `/usr/src` on most distributions) resolves to a folder inside the root. Unknown when
+/// the kernel's own module folder is not there to look in.
 #[must_use]
 pub(crate) fn kernel_headers(host: &Host, release: &str) -> Option<bool> {
     if release.is_empty() || release.contains('/') {
         return None;
     }
-    Some(host.fs.is_dir(format!("/lib/modules/{release}/build")))
+    let tree = format!("/lib/modules/{release}");
+    if !host.fs.is_dir(&tree) {
+        return None;
+    }
+    Some(host.fs.is_dir(format!("{tree}/build")))
 }
 
 #[cfg(test)]
