@@ -178,8 +178,11 @@ fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
              nvidia module: its module package was built for another kernel, or its DKMS \
              build failed for this one (`sudo dkms status`; the build's make.log under \
              /var/lib/dkms says why: a kernel newer than the branch supports needs a newer \
-             branch). Boot a kernel the module was built for, or install a driver whose module \
-             builds for this kernel: {}.",
+             branch). Boot {}, or install a driver whose module builds for this kernel: {}.",
+            super::module_build::newest_built_kernel(report).map_or_else(
+                || "a kernel the module was built for".to_string(),
+                |k| format!("kernel {k} from the boot menu (it has the module)")
+            ),
             super::distro::install_driver(report, &manifests.install)
         );
     }

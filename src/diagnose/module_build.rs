@@ -31,10 +31,21 @@ pub(super) fn evidence(report: &Report) -> Vec<String> {
             out.extend(b.errors.iter().map(|e| format!("{what}: build error: {e}")));
         }
     }
-    if report.kernel.kernel_headers == Some(false) {
+    if !report.kernel.module_kernels.is_empty() {
         out.push(format!(
-            "kernel headers for {running}: not installed (/lib/modules/{running}/build is missing)"
+            "nvidia module present for other kernels: {}",
+            report.kernel.module_kernels.join(", ")
         ));
+    }
+    if headers_missing(report).is_some() {
+        out.push(if report.kernel.kernel_headers == Some(false) {
+            format!(
+                "kernel headers for {running}: not installed (/lib/modules/{running}/build is \
+                 missing)"
+            )
+        } else {
+            format!("kernel headers for {running}: incomplete (the build's errors name missing header files)")
+        });
     }
     out
 }
@@ -44,21 +55,14 @@ pub(super) fn evidence(report: &Report) -> Vec<String> {
 /// module files and the driver's libraries.
 pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
     let release = report.host.kernel_release.as_deref()?;
-    let builds = &report.kernel.module_builds;
-    let first = builds.first()?;
-    if !report.kernel.module_files.is_empty() || report.host.container.is_some() {
+    if report.kernel.module_builds.is_empty()
+        || !report.kernel.module_files.is_empty()
+        || report.host.container.is_some()
+    {
         return None;
     }
-    let failed = builds
-        .iter()
-        .find(|b| b.failed_kernel.as_deref() == Some(release));
-    // DKMS checks for the headers before it runs make, so a make.log for this kernel means
-    // they were there, unless its errors show them incomplete; with no build recorded for it
-    // at all, missing headers are what stopped DKMS.
-    let headers = match failed {
-        Some(b) => headers_incomplete(b, release).then_some(b),
-        None => (report.kernel.kernel_headers == Some(false)).then_some(first),
-    };
+    let failed = failed_here(report);
+    let headers = headers_missing(report);
     if let Some(b) = headers {
         return Some(format!(
             "The running kernel {release} has no complete headers installed, so {} could not \
@@ -72,7 +76,7 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
     }
     let failed = failed?;
     let rebuild = rebuild(&failed.tool);
-    let boot = newest_built_kernel(builds).map_or_else(String::new, |k| {
+    let boot = newest_built_kernel(report).map_or_else(String::new, |k| {
         format!(" Meanwhile, boot kernel {k} from the boot menu: the module is built for it.")
     });
     let error = failed
@@ -107,6 +111,29 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
     })
 }
 
+/// The build that failed for the running kernel, if one is recorded.
+fn failed_here(report: &Report) -> Option<&ModuleBuild> {
+    let release = report.host.kernel_release.as_deref()?;
+    report
+        .kernel
+        .module_builds
+        .iter()
+        .find(|b| b.failed_kernel.as_deref() == Some(release))
+}
+
+/// The build the running kernel's missing headers stopped. DKMS checks for the headers before
+/// it runs make, so a make.log for this kernel means they were there, unless its errors show
+/// them incomplete; with no build recorded for it at all, a module folder without `build/` is
+/// what stopped DKMS.
+fn headers_missing(report: &Report) -> Option<&ModuleBuild> {
+    let release = report.host.kernel_release.as_deref()?;
+    match failed_here(report) {
+        Some(b) => headers_incomplete(b, release).then_some(b),
+        None if report.kernel.kernel_headers == Some(false) => report.kernel.module_builds.first(),
+        None => None,
+    }
+}
+
 /// Whether a failed build's errors are the kernel's headers missing, not the driver's sources
 /// failing: "fatal error: /lib/modules/<kernel>/build/include/linux/autoconf.h: No such file or
 /// directory" (zen-kernel/zen-kernel#305).
@@ -129,11 +156,16 @@ fn rebuild(tool: &str) -> &'static str {
     }
 }
 
-/// The newest kernel (by name order) any version is built for.
-fn newest_built_kernel(builds: &[ModuleBuild]) -> Option<&str> {
-    builds
+/// The newest other kernel (by version order) that has a module: built by DKMS or akmods, or
+/// found as a file in its module folder.
+pub(super) fn newest_built_kernel(report: &Report) -> Option<&str> {
+    report
+        .kernel
+        .module_builds
         .iter()
         .flat_map(|b| b.built_for.iter())
+        .chain(report.kernel.module_kernels.iter())
+        .filter(|k| report.host.kernel_release.as_deref() != Some(k.as_str()))
         .max_by(|a, b| crate::version::compare(a, b))
         .map(String::as_str)
 }

@@ -86,6 +86,7 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
         // Filled in with the module files (`probe::module_builds`).
         module_builds: Vec::new(),
         kernel_headers: None,
+        module_kernels: Vec::new(),
     }
 }
 

@@ -184,6 +184,8 @@ struct ModuleFiles {
     /// any, whether the running kernel's headers are there to build it.
     builds: Vec<crate::report::ModuleBuild>,
     headers: Option<bool>,
+    /// While no module is there for the running kernel: the other kernels that have one.
+    other_kernels: Vec<String>,
 }
 
 fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
@@ -215,12 +217,18 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
         } else {
             module_builds::kernel_headers(host, release)
         };
+        let other_kernels = if kernel.nvidia_loaded || !files.is_empty() {
+            Vec::new()
+        } else {
+            module_builds::other_kernels_with_module(host, release)
+        };
         ModuleFiles {
             nvidia: files,
             infiniband_absent: absent,
             info,
             builds,
             headers,
+            other_kernels,
         }
     });
     ModuleFacts {
@@ -301,6 +309,7 @@ fn second_stage(
         kernel.module_info = files.info;
         kernel.module_builds = files.builds;
         kernel.kernel_headers = files.headers;
+        kernel.module_kernels = files.other_kernels;
         if let Some(absent) = files.infiniband_absent {
             kernel.infiniband_modules_absent = absent;
         }

@@ -207,6 +207,26 @@ pub(crate) fn kernel_headers(host: &Host, release: &str) -> Option<bool> {
     Some(host.fs.is_dir(format!("{tree}/build")))
 }
 
+/// Kernels looked at for a module of their own (a machine keeps two or three).
+const MAX_OTHER_KERNELS: usize = 12;
+
+/// The other installed kernels (`/lib/modules/*` but `release`) that have an nvidia module,
+/// sorted.
+#[must_use]
+pub(crate) fn other_kernels_with_module(host: &Host, release: &str) -> Vec<String> {
+    let mut out: Vec<String> = host
+        .fs
+        .read_dir("/lib/modules")
+        .into_iter()
+        .filter(|k| k.name != release && host.fs.is_dir(&k.path))
+        .take(MAX_OTHER_KERNELS)
+        .filter(|k| !super::module_files::nvidia_modules(host, &k.name).is_empty())
+        .map(|k| k.name)
+        .collect();
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -160,6 +160,11 @@ pub struct KernelInfo {
     /// ... cannot be found"). Null when not asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_headers: Option<bool>,
+    /// Other installed kernels (`/lib/modules/*`) that have an nvidia module, looked at only
+    /// while the module is not loaded and the running kernel has none: the kernel to boot until
+    /// this one gets its module.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub module_kernels: Vec<String>,
 }
 
 /// One driver version's module as a local build tool (DKMS, akmods) keeps it.
