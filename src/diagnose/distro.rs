@@ -29,10 +29,23 @@
 //!   repository for Debian names the open flavour `nvidia-kernel-open-dkms`
 //!   (metal-stack/metal-images#399). Debian's DKMS builds the module as `nvidia-current.ko`.
 //!
+//! - Talos Linux: no package manager; NVIDIA's modules and user-space come as system extensions
+//!   baked into the node's image (siderolabs/extensions `nvidia-gpu/`:
+//!   `nonfree-kmod-nvidia-{production,lts}` for the proprietary modules,
+//!   `nvidia-open-gpu-kernel-modules-{production,lts}` for the open ones, each with
+//!   `nvidia-container-toolkit-{production,lts}`; the `lts` tier is the R580 branch, the
+//!   production tier R595 in 2026). cozystack/cozystack#3563: "On Blackwell (GB202) only
+//!   `siderolabs/nvidia-open-gpu-kernel-modules-production` works", the modules loaded through
+//!   `machine.kernel.modules`.
+//!
 //! Anything else gets words that name the branch and flavour but no package.
 
 use crate::manifest::{InstallTable, RpmDriver};
 use crate::report::Report;
+
+/// The driver branch of Debian 13's own `nvidia-driver` (550.163.01-2 in trixie's `non-free`:
+/// linux-surface/linux-surface#1884's `apt install nvidia-driver` output).
+const DEBIAN_13_BRANCH: u64 = 550;
 
 /// A distribution family whose packaging gpu-doctor knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +58,8 @@ pub(crate) enum Distro {
     Rhel,
     /// Debian itself (not Ubuntu, not images that only say `ID_LIKE=debian`).
     Debian,
+    /// Talos Linux: drivers are system extensions of the node's image.
+    Talos,
     Other,
 }
 
@@ -55,6 +70,7 @@ pub(crate) fn of(report: &Report) -> Distro {
         "fedora" | "nobara" | "ultramarine" => Distro::Fedora,
         "arch" | "manjaro" | "endeavouros" | "cachyos" | "garuda" => Distro::Arch,
         "nixos" => Distro::Nixos,
+        "talos" => Distro::Talos,
         "rhel" | "rocky" | "almalinux" | "centos" | "ol" | "circle" | "navylinux" => Distro::Rhel,
         // TrueNAS SCALE says Debian in os-release but installs no packages: its driver is a
         // system extension of the release (kernel `...-production+truenas`).
@@ -141,7 +157,24 @@ pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64
              config.boot.kernelPackages.nvidiaPackages.legacy_{branch};` with \
              `hardware.nvidia.open = false;`, then `sudo nixos-rebuild switch` and reboot"
         ),
-        Distro::Rhel | Distro::Debian | Distro::Other => format!(
+        Distro::Talos if branch == 580 => "Rebuild the node's image with the R580 (`lts`) \
+             extensions in place of the newer ones: `siderolabs/nonfree-kmod-nvidia-lts` with \
+             `siderolabs/nvidia-container-toolkit-lts` in the Image Factory schematic (the open \
+             modules do not drive this GPU), keep the modules in `machine.kernel.modules`, and \
+             upgrade the node to that image"
+            .to_string(),
+        // Debian's own archive is older than the legacy branch (Debian 13: 550.163.01,
+        // linux-surface/linux-surface#1884), and NVIDIA's Debian 13 repository has no R580
+        // (NVIDIA/cuda-repo-management#40).
+        Distro::Debian if branch >= DEBIAN_13_BRANCH => format!(
+            "Install Debian's own driver in place of the newer one: remove the newer \
+             `nvidia-*` packages (from NVIDIA's CUDA repository, which has no R{branch} for \
+             Debian 13), then `sudo apt install nvidia-driver nvidia-kernel-dkms \
+             firmware-misc-nonfree linux-headers-$(uname -r)` from the `non-free` component \
+             (Debian 13 ships the {DEBIAN_13_BRANCH} branch, which still drives this GPU; the \
+             proprietary module, not `nvidia-open-kernel-dkms`), then reboot"
+        ),
+        Distro::Rhel | Distro::Debian | Distro::Talos | Distro::Other => format!(
             "Install NVIDIA's R{branch} legacy branch, the last one that drives this GPU, in \
              place of the newer driver (your distribution's R{branch} packages, or NVIDIA's \
              R{branch} `.run` installer; `gpu-doctor plan` writes the steps), then reboot"
@@ -209,6 +242,18 @@ pub(crate) fn module_flavour(
              open one: `sudo apt install nvidia-kernel-dkms` (it replaces \
              `nvidia-open-kernel-dkms`), then reboot"
             .to_string(),
+        (Distro::Talos, true) => "Rebuild the node's image with the open-module extension in \
+             place of the proprietary one: `siderolabs/nvidia-open-gpu-kernel-modules-production` \
+             (or `-lts`) instead of `siderolabs/nonfree-kmod-nvidia-production` in the Image \
+             Factory schematic, keeping `siderolabs/nvidia-container-toolkit-production`, and \
+             upgrade the node to that image; Talos has no package manager and no `.run` installer"
+            .to_string(),
+        (Distro::Talos, false) => "Rebuild the node's image with the proprietary-module \
+             extension in place of the open one: `siderolabs/nonfree-kmod-nvidia-lts` (R580, the \
+             last branch for Maxwell, Pascal and Volta) instead of \
+             `siderolabs/nvidia-open-gpu-kernel-modules-*`, with \
+             `siderolabs/nvidia-container-toolkit-lts`, and upgrade the node to that image"
+            .to_string(),
         (Distro::Rhel | Distro::Other, _) => format!(
             "Install the {flavour} flavour of the R{b} kernel module (your distribution's \
              {flavour}-module package, or NVIDIA's `.run` installer with `-m={}`), then reboot",
@@ -248,6 +293,12 @@ pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String 
              reboot: `sudo apt install linux-headers-$(uname -r) nvidia-kernel-dkms \
              nvidia-driver firmware-misc-nonfree` (`nvidia-open-kernel-dkms` in place of \
              `nvidia-kernel-dkms` for the open modules), or see `gpu-doctor plan`"
+            .to_string(),
+        Distro::Talos => "Add NVIDIA's system extensions to the node's image and upgrade \
+             the node to it: `siderolabs/nvidia-open-gpu-kernel-modules-production` (Turing or \
+             newer; `siderolabs/nonfree-kmod-nvidia-lts` for Maxwell, Pascal and Volta) with \
+             `siderolabs/nvidia-container-toolkit-production` in the Image Factory schematic, \
+             and the modules in `machine.kernel.modules`"
             .to_string(),
         Distro::Rhel | Distro::Other => "Install the driver and reboot: your distribution's \
              NVIDIA packages, or see `gpu-doctor plan`"
@@ -452,5 +503,38 @@ mod tests {
         let mut truenas = on("debian");
         truenas.host.kernel_release = Some("6.12.105-production+truenas".into());
         assert!(!module_flavour(&truenas, install(), false, Some(580)).contains("apt"));
+    }
+
+    #[test]
+    fn debian_s_legacy_words_are_its_own_older_driver_when_it_drives_the_gpu() {
+        let text = legacy_branch(&on("debian"), install(), 580);
+        assert!(
+            text.contains("sudo apt install nvidia-driver nvidia-kernel-dkms"),
+            "{text}"
+        );
+        assert!(text.contains("550 branch"), "{text}");
+        assert!(!text.contains(".run"), "{text}");
+        // Kepler's R470 is older than Debian 13's own branch: no claim that it drives the GPU.
+        assert!(!legacy_branch(&on("debian"), install(), 470).contains("nvidia-kernel-dkms"));
+    }
+
+    #[test]
+    fn talos_is_told_system_extensions_never_packages_or_the_run_installer() {
+        let talos = on("talos");
+        for text in [
+            install_driver(&talos, install()),
+            module_flavour(&talos, install(), true, Some(595)),
+            module_flavour(&talos, install(), false, Some(595)),
+            legacy_branch(&talos, install(), 580),
+        ] {
+            assert!(text.contains("siderolabs/"), "{text}");
+            assert!(!text.contains("apt install"), "{text}");
+            assert!(!text.contains("-m=kernel"), "{text}");
+        }
+        assert!(
+            module_flavour(&talos, install(), true, Some(595))
+                .contains("nvidia-open-gpu-kernel-modules-production")
+        );
+        assert!(legacy_branch(&talos, install(), 580).contains("nonfree-kmod-nvidia-lts"));
     }
 }

@@ -109,6 +109,12 @@ pub(super) fn torch_build<'m>(manifests: &'m Manifests, fw: &Framework) -> Optio
                 .then(|| manifests.frameworks.torch_old_build(version, &variant))
                 .flatten()
         })
+        .or_else(|| {
+            manifests
+                .frameworks
+                .torch_nightly_stand_in(version, &variant)
+                .map(|m| m.build)
+        })
 }
 
 /// Whether a driver runs code built for `cuda`: natively (`cuda <= driver_cuda`) or through
@@ -512,11 +518,13 @@ impl Kernels {
                 (
                     parse(sass),
                     build.ptx.as_ref().map(parse).unwrap_or_default(),
-                    format!(
-                        "arch list of torch {} {} (frameworks.toml)",
-                        build_release(fw),
-                        build.variant
-                    ),
+                    nightly_note(manifests, fw).unwrap_or_else(|| {
+                        format!(
+                            "arch list of torch {} {} (frameworks.toml)",
+                            build_release(fw),
+                            build.variant
+                        )
+                    }),
                 )
             }
             Some(FrameworkName::Tensorflow) if !fw.arch_list.is_empty() => {
@@ -687,6 +695,26 @@ fn torch_variant_covering(
         .map(|(_, variant)| variant)
 }
 
+/// For a nightly judged by an earlier release's build (`torch_nightly_stand_in`), where its
+/// arch list was read; `None` when the build is the nightly's own release's.
+fn nightly_note(manifests: &Manifests, fw: &Framework) -> Option<String> {
+    let version = fw.version.as_deref()?;
+    let variant = torch_variant(fw)?;
+    if manifests.frameworks.torch(version, &variant).is_some() {
+        return None;
+    }
+    let stand_in = manifests
+        .frameworks
+        .torch_nightly_stand_in(version, &variant)?;
+    Some(format!(
+        "arch list of torch {} {}, the last release of {variant} before the nightly {} \
+         (frameworks.toml; nightlies are built by the release scripts of their time)",
+        stand_in.release.version,
+        stand_in.build.variant,
+        build_release(fw)
+    ))
+}
+
 fn build_release(fw: &Framework) -> String {
     fw.version
         .as_deref()
@@ -808,6 +836,38 @@ mod tests {
         );
         let r = machine("560.35.03", "12.6", vec![], torch("2.5.1+cpu", None));
         assert!(ids(&r).is_empty());
+    }
+
+    #[test]
+    fn a_nightly_of_a_variant_its_release_never_published_is_judged_by_the_last_release_of_it() {
+        let r = machine(
+            "575.57.08",
+            "12.9",
+            vec![gpu("NVIDIA GeForce RTX 5070 Ti", "12.0")],
+            torch("2.6.0.dev20241112+cu121", Some("12.1")),
+        );
+        let found = findings(&r, embedded());
+        let f = found
+            .iter()
+            .find(|f| f.id == "arch-not-in-build")
+            .expect("arch-not-in-build");
+        assert!(
+            f.evidence.iter().any(|e| e.contains("torch 2.5 cu121")),
+            "{:?}",
+            f.evidence
+        );
+        // A release (not a nightly) the table does not know stays unjudged.
+        let r = machine(
+            "575.57.08",
+            "12.9",
+            vec![gpu("NVIDIA GeForce RTX 5070 Ti", "12.0")],
+            torch("2.6.0+cu121", Some("12.1")),
+        );
+        assert!(
+            !findings(&r, embedded())
+                .iter()
+                .any(|f| f.id == "arch-not-in-build")
+        );
     }
 
     #[test]

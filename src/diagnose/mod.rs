@@ -37,6 +37,7 @@ mod module_build;
 mod onnxruntime;
 mod platform;
 mod runtime;
+mod runtime_compile;
 mod tensorrt;
 #[cfg(test)]
 mod test_support;
@@ -84,6 +85,7 @@ const RULES: &[Rule] = &[
     runtime::findings,
     tuning::findings,
     manifests::findings,
+    runtime_compile::findings,
 ];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first:

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::FrameworkTable;
-use crate::manifest::matching::{covers, strict_parts, within};
+use crate::manifest::matching::{compare, covers, strict_parts, within};
 use crate::manifest::validate::{Checker, ProblemKind};
 
 /// Where PyTorch's wheel indexes live; a variant's index is a base plus its tag.
@@ -124,6 +124,31 @@ impl FrameworkTable {
             .iter()
             .find(|r| covers(&r.torch, version) && r.build.variant == variant)
             .map(|r| &r.build)
+    }
+
+    /// What a nightly (`2.6.0.dev20241112+cu121`) of a variant its own release line never
+    /// published was built like: the newest earlier release's build of that variant. Nightlies
+    /// come from the main branch's build scripts, which keep a CUDA variant's arch list until the
+    /// variant is dropped; `None` for a version that is not a nightly (`.dev`).
+    #[must_use]
+    pub fn torch_nightly_stand_in(&self, version: &str, variant: &str) -> Option<TorchMatch<'_>> {
+        if !version.contains(".dev") {
+            return None;
+        }
+        let base = version.split('+').next().unwrap_or(version);
+        self.torch
+            .iter()
+            .filter(|release| {
+                !covers(&release.version, base) && compare(&release.version, base).is_lt()
+            })
+            .filter_map(|release| {
+                release
+                    .builds
+                    .iter()
+                    .find(|build| build.variant == variant)
+                    .map(|build| TorchMatch { release, build })
+            })
+            .max_by(|a, b| compare(&a.release.version, &b.release.version))
     }
 
     /// The torch minor release a version belongs to.

@@ -228,6 +228,15 @@ pub(super) fn runtime_needs(host: &Host, sites: &[PathBuf], fw: &Framework) -> V
             out.push(format!("libcublas.so.{major}"));
             out.push(format!("libcublasLt.so.{major}"));
         }
+        // CuPy compiles every kernel with NVRTC (cupy/cupy#9121); its soname carries the
+        // major from CUDA 12 on (`libnvrtc.so.12`), `11.2` for all of CUDA 11.2+.
+        if fw.name == FrameworkName::Cupy && uses.contains(&"nvrtc") && !have(&out, "nvrtc") {
+            match major {
+                11 => out.push("libnvrtc.so.11.2".to_string()),
+                m if m >= 12 => out.push(format!("libnvrtc.so.{m}")),
+                _ => {}
+            }
+        }
     }
     if let Some(m) = cudnn_major(fw)
         && uses.contains(&"cudnn")
