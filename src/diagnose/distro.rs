@@ -321,7 +321,8 @@ pub(crate) fn kernel_headers(report: &Report) -> String {
             "`sudo pacman -S {}` (the headers package of the running kernel)",
             arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""))
         ),
-        Distro::Nixos | Distro::Other => {
+        // Talos builds its modules into the node's image; nothing is built on the node.
+        Distro::Nixos | Distro::Talos | Distro::Other => {
             "your distribution's headers package for the running kernel".to_string()
         }
     }
@@ -368,6 +369,7 @@ pub(crate) fn update_driver(report: &Report) -> String {
         Distro::Fedora | Distro::Rhel => "`sudo dnf upgrade --refresh`".to_string(),
         Distro::Arch => "`sudo pacman -Syu`".to_string(),
         Distro::Nixos => "`sudo nixos-rebuild switch --upgrade`".to_string(),
+        Distro::Talos => "the node's image with newer NVIDIA system extensions".to_string(),
         Distro::Other => "your distribution's package manager".to_string(),
     }
 }
