@@ -33,6 +33,7 @@ mod jax_plugin;
 mod libraries;
 mod loading;
 mod manifests;
+mod numba;
 mod onnxruntime;
 mod platform;
 mod runtime;
@@ -73,6 +74,7 @@ const RULES: &[Rule] = &[
     compiled::findings,
     triton::findings,
     triton_ptxas::findings,
+    numba::findings,
     cudnn_gpu::findings,
     jax::findings,
     jax_plugin::findings,
