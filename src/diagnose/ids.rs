@@ -107,6 +107,7 @@ pub static KINDS: &[&Kind] = &[
     &NUMBA_GPU_UNSUPPORTED,
     &NUMBA_LIBNVVM_MISSING,
     &NUMBA_BUILTIN_CUDA_TARGET,
+    &NUMBA_CUDA_BINDING_MISSING,
 ];
 
 pub static NO_GPU: Kind = Kind {
@@ -644,6 +645,12 @@ pub static NUMBA_LIBNVVM_MISSING: Kind = Kind {
     id: "numba-libnvvm-missing",
     severities: &[Severity::Error],
     title: "numba-cuda is installed but no libNVVM is where it looks (the environment's nvidia-cuda-nvcc / nvidia-nvvm wheels, conda's cuda-nvcc, CUDA_HOME, /usr/local/cuda): \"libNVVM cannot be found\"",
+};
+
+pub static NUMBA_CUDA_BINDING_MISSING: Kind = Kind {
+    id: "numba-cuda-binding-missing",
+    severities: &[Severity::Error],
+    title: "numba-cuda 0.15 or newer (NVIDIA's binding by default; required from 0.21) without the cuda-bindings package: `import numba.cuda` fails (\"CUDA bindings not found\"); per release in frameworks.toml's `numba_cuda`",
 };
 
 pub static NUMBA_BUILTIN_CUDA_TARGET: Kind = Kind {

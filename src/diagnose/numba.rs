@@ -39,6 +39,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             continue;
         };
         out.extend(t.builtin_deprecated(manifests));
+        out.extend(t.binding_missing(report, manifests));
         if target.nvvm.is_none() {
             out.extend(t.libnvvm_missing());
         }
@@ -162,6 +163,47 @@ impl<'a> Target<'a> {
             .detail("From numba 0.61 the CUDA target is maintained in the numba-cuda package; the one built into numba gets no new GPUs, CUDA releases or fixes (it knows compute capabilities up to 9.0 only), and a later numba removes it. Code that uses numba.cuda keeps working unchanged with numba-cuda installed.")
             .evidence(format!("numba's deprecation notice: {}", row.source))
             .fix("If this environment runs CUDA kernels with numba: pip install numba-cuda (or conda install -c conda-forge numba-cuda).")
+            .build(),
+        )
+    }
+
+    /// numba-cuda of a release that runs on NVIDIA's binding without the `cuda-bindings`
+    /// package: `import numba.cuda` itself fails.
+    fn binding_missing(&self, report: &Report, manifests: &Manifests) -> Option<Finding> {
+        if self.package != "numba-cuda" || self.target.cuda_bindings.is_some() {
+            return None;
+        }
+        let row = manifests
+            .frameworks
+            .numba_cuda("numba-cuda", self.version)?;
+        let opted_out = super::env_var(report, "NUMBA_CUDA_USE_NVIDIA_BINDING")
+            .is_some_and(|v| ["0", "false", "False"].contains(&v.trim()));
+        let message = match row.binding.as_str() {
+            "nvidia-required" => "NVIDIA CUDA Python bindings not found",
+            "nvidia" if !opted_out => "CUDA bindings not found",
+            _ => return None,
+        };
+        let escape = if row.binding == "nvidia" {
+            " (or set NUMBA_CUDA_USE_NVIDIA_BINDING=0 to run on numba's ctypes binding)"
+        } else {
+            ""
+        };
+        Some(
+            self.builder(
+                &ids::NUMBA_CUDA_BINDING_MISSING,
+                Severity::Error,
+                format!(
+                    "{} runs on NVIDIA's CUDA binding, and no cuda-bindings package is installed: `import numba.cuda` fails",
+                    self.name()
+                ),
+            )
+            .detail(format!(
+                "numba-cuda talks to the driver through NVIDIA's cuda-bindings by default from 0.15, and only through it from 0.21; the base `pip install numba-cuda` does not pull it in (the numba-cuda[cu12] / [cu13] extras do), so the import stops with \"ImportError: {message}\" (a ModuleNotFoundError for `cuda` in some releases, NVIDIA/numba-cuda#299)."
+            ))
+            .evidence(format!("numba-cuda's binding per release: {}", row.source))
+            .fix(format!(
+                "pip install \"numba-cuda[cu12]\" (or [cu13], matching the driver's CUDA major), which brings cuda-bindings{escape}."
+            ))
             .build(),
         )
     }
@@ -372,5 +414,134 @@ impl<'a> Target<'a> {
             ))
             .build(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnose::test_support::ids as found_ids;
+    use crate::report::Nvvm;
+
+    /// A GPU of `cc` on a driver for CUDA `driver_cuda`, and one venv with numba (and
+    /// numba-cuda when given) whose libNVVM is of CUDA `nvvm` (none when `None`).
+    fn report(cc: &str, driver_cuda: &str, numba_cuda: Option<&str>, nvvm: Option<&str>) -> Report {
+        let mut r = Report {
+            gpus: vec![Gpu {
+                name: Some("test GPU".into()),
+                compute_capability: Some(cc.into()),
+                source: "nvml".into(),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        };
+        r.driver.version = Some("550.54.15".into());
+        r.driver.cuda_version = Some(driver_cuda.into());
+        r.python_envs = vec![PythonEnv {
+            path: "/venv".into(),
+            numba: Some(NumbaTarget {
+                numba: Some("0.61.2".into()),
+                numba_cuda: numba_cuda.map(str::to_string),
+                cuda_bindings: numba_cuda.map(|_| "cuda-bindings 12.9.4".to_string()),
+                nvvm: nvvm.map(|cuda| Nvvm {
+                    path:
+                        "/venv/lib/python3.12/site-packages/nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so"
+                            .into(),
+                    cuda: Some(cuda.into()),
+                    found_via: "pip nvidia-cuda-nvcc-cu12".into(),
+                }),
+                ..NumbaTarget::default()
+            }),
+            ..PythonEnv::default()
+        }];
+        r
+    }
+
+    fn run(r: &Report) -> Vec<Finding> {
+        findings(r, crate::manifest::embedded())
+    }
+
+    #[test]
+    fn a_libnvvm_newer_than_the_driver_is_an_error_with_numba_cuda_and_a_warning_without() {
+        let found = run(&report("7.5", "12.4", Some("0.22.2"), Some("12.8.93")));
+        assert_eq!(found_ids(&found), ["numba-ptx-newer-than-driver"]);
+        assert_eq!(found[0].severity, Severity::Error);
+        assert!(
+            found[0]
+                .fix
+                .as_deref()
+                .unwrap_or_default()
+                .contains("nvidia-cuda-nvcc-cu12==12.4.*")
+        );
+        let found = run(&report("7.5", "12.4", None, Some("12.8.93")));
+        assert_eq!(
+            found_ids(&found),
+            ["numba-builtin-cuda-target", "numba-ptx-newer-than-driver"]
+        );
+        assert_eq!(found[1].severity, Severity::Warning);
+        // The driver's own CUDA, or an older libNVVM: nothing.
+        assert!(run(&report("7.5", "12.8", Some("0.22.2"), Some("12.8.93"))).is_empty());
+        assert!(run(&report("7.5", "12.9", Some("0.22.2"), Some("12.4.131"))).is_empty());
+    }
+
+    #[test]
+    fn both_directions_of_the_gpu() {
+        // Kepler below numba-cuda 0.8's CUDA 12.4 span (5.0 to 9.0).
+        let found = run(&report("3.7", "12.4", Some("0.8.1"), Some("12.4.131")));
+        assert_eq!(found_ids(&found), ["numba-gpu-unsupported"]);
+        assert!(found[0].detail.contains("(requires >=5.0)"));
+        // Blackwell above the built-in target's 9.0; numba-cuda 0.5 knows 12.0.
+        let found = run(&report("12.0", "12.9", None, Some("12.9.41")));
+        let f = found
+            .iter()
+            .find(|f| f.id == "numba-gpu-unsupported")
+            .unwrap();
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap_or_default()
+                .contains("numba-cuda 0.5.0 or newer")
+        );
+        // numba-cuda 0.22 asks NVRTC: Blackwell on CUDA 12.8 and Turing on CUDA 13 are fine.
+        assert!(run(&report("12.0", "12.9", Some("0.22.2"), Some("12.8.93"))).is_empty());
+        assert!(run(&report("7.5", "13.0", Some("0.22.2"), Some("13.0.88"))).is_empty());
+    }
+
+    #[test]
+    fn numba_cuda_on_nvidias_binding_needs_cuda_bindings() {
+        let without = |version: &str| {
+            let mut r = report("8.9", "12.8", Some(version), Some("12.8.93"));
+            if let Some(t) = r.python_envs[0].numba.as_mut() {
+                t.cuda_bindings = None;
+            }
+            r
+        };
+        let mut r = without("0.22.2");
+        assert_eq!(found_ids(&run(&r)), ["numba-cuda-binding-missing"]);
+        // 0.15 to 0.20 take NUMBA_CUDA_USE_NVIDIA_BINDING=0 (ctypes); 0.21 on do not.
+        r.environment = vec![crate::report::EnvVar {
+            name: "NUMBA_CUDA_USE_NVIDIA_BINDING".into(),
+            value: "0".into(),
+        }];
+        assert_eq!(found_ids(&run(&r)), ["numba-cuda-binding-missing"]);
+        if let Some(t) = r.python_envs[0].numba.as_mut() {
+            t.numba_cuda = Some("0.18.0".into());
+        }
+        assert!(run(&r).is_empty());
+        // Before 0.15 the ctypes binding is the default.
+        assert!(run(&without("0.14.1")).is_empty());
+    }
+
+    #[test]
+    fn no_libnvvm_is_judged_only_for_numba_cuda() {
+        assert_eq!(
+            found_ids(&run(&report("8.9", "12.8", Some("0.22.2"), None))),
+            ["numba-libnvvm-missing"]
+        );
+        // numba alone is a CPU JIT here: only the deprecation note.
+        assert_eq!(
+            found_ids(&run(&report("8.9", "12.8", None, None))),
+            ["numba-builtin-cuda-target"]
+        );
     }
 }

@@ -142,10 +142,11 @@ fn a_volta_gpu_is_below_numba_cudas_floor_with_a_cuda13_libnvvm() {
             .contains("CUDA 13.0 removed compute capability 7.0"),
         "{f}"
     );
-    // CUDA 13.0's PTX on a CUDA 12.9 driver is the other finding of this machine.
-    assert_eq!(
-        finding_ids(&r),
-        ["numba-gpu-unsupported", "numba-ptx-newer-than-driver"],
-        "{r}"
+    // CUDA 13.0's PTX on a CUDA 12.9 driver is the other numba finding of this machine (the
+    // V100 under torch cu128 and the open module are its own).
+    let ids = finding_ids(&r);
+    assert!(
+        ids.contains(&"numba-ptx-newer-than-driver".to_string()),
+        "{ids:?}"
     );
 }
