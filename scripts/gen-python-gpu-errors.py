@@ -100,7 +100,7 @@ ROWS = [
         "versions": "Numba 0.x with the built-in CUDA target (numba-cuda words it otherwise)",
         "fatal": True,
         "meaning": "Numba compiles @cuda.jit kernels with libNVVM, which comes with the CUDA toolkit (nvvm/lib64/libnvvm.so) or the cudatoolkit / nvidia-cuda-nvcc packages, not with the driver: none was found where Numba looks (CUDA_HOME, the conda environment, the toolkit's default path).",
-        "causes": ["library-not-found", "multiple-toolkits"],
+        "causes": ["numba-libnvvm-missing", "library-not-found", "multiple-toolkits"],
         "decide": "Whether a CUDA toolkit's nvvm/lib64/libnvvm.so (or the environment's cudatoolkit / nvidia-cuda-nvcc package) exists, and where CUDA_HOME points.",
         "elsewhere": ["env: the conda or pip environment lacks the cudatoolkit / nvidia-cuda-nvcc-cu12 package Numba finds libNVVM in"],
         "checks": ["doctor: lists the CUDA toolkits and where each library is found"],

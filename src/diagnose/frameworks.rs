@@ -67,7 +67,10 @@ fn driver_cuda(report: &Report, manifests: &Manifests) -> Option<Version> {
 /// a build's CUDA with the driver's goes through this (or [`runs_here`]), so a framework that
 /// works through the compat package is never called "driver too old", nor steered off a build
 /// it runs.
-fn effective_driver(report: &Report, manifests: &Manifests) -> Option<(Version, Version)> {
+pub(super) fn effective_driver(
+    report: &Report,
+    manifests: &Manifests,
+) -> Option<(Version, Version)> {
     let driver = Version::parse(report.driver.version.as_deref()?)?;
     let cuda = driver_cuda(report, manifests)?;
     match super::platform::compat_cuda(report, manifests) {

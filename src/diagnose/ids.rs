@@ -103,6 +103,11 @@ pub static KINDS: &[&Kind] = &[
     &GPU_OUT_OF_MEMORY,
     &GPU_FAULT,
     &SMOKE_CUDA_ERROR,
+    &NUMBA_PTX_NEWER_THAN_DRIVER,
+    &NUMBA_GPU_UNSUPPORTED,
+    &NUMBA_LIBNVVM_MISSING,
+    &NUMBA_BUILTIN_CUDA_TARGET,
+    &NUMBA_CUDA_BINDING_MISSING,
 ];
 
 pub static NO_GPU: Kind = Kind {
@@ -623,6 +628,36 @@ pub static CUDNN_KINDS: &[&Kind] = &[
 pub fn is_one_of(family: &[&Kind], id: &str) -> bool {
     family.iter().any(|k| k.id == id)
 }
+
+pub static NUMBA_PTX_NEWER_THAN_DRIVER: Kind = Kind {
+    id: "numba-ptx-newer-than-driver",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "numba's CUDA target compiles with a libNVVM of a CUDA newer than the driver's: its PTX does not load (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`, \"Unsupported .version 8.7; current version is '8.4'\"); an error with numba-cuda, a warning for numba alone",
+};
+
+pub static NUMBA_GPU_UNSUPPORTED: Kind = Kind {
+    id: "numba-gpu-unsupported",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "the GPU is outside what numba's CUDA target compiles for: below the lowest compute capability of its libNVVM's CUDA release (Kepler on CUDA 12), or above the highest its release knows (the built-in target on Blackwell); per release in frameworks.toml's `numba_cuda`, generated from numba's and numba-cuda's tags",
+};
+
+pub static NUMBA_LIBNVVM_MISSING: Kind = Kind {
+    id: "numba-libnvvm-missing",
+    severities: &[Severity::Error],
+    title: "numba-cuda is installed but no libNVVM is where it looks (the environment's nvidia-cuda-nvcc / nvidia-nvvm wheels, conda's cuda-nvcc, CUDA_HOME, /usr/local/cuda): \"libNVVM cannot be found\"",
+};
+
+pub static NUMBA_CUDA_BINDING_MISSING: Kind = Kind {
+    id: "numba-cuda-binding-missing",
+    severities: &[Severity::Error],
+    title: "numba-cuda 0.15 or newer (NVIDIA's binding by default; required from 0.21) without the cuda-bindings package: `import numba.cuda` fails (\"CUDA bindings not found\"); per release in frameworks.toml's `numba_cuda`",
+};
+
+pub static NUMBA_BUILTIN_CUDA_TARGET: Kind = Kind {
+    id: "numba-builtin-cuda-target",
+    severities: &[Severity::Info],
+    title: "numba 0.61 or newer without numba-cuda on an NVIDIA GPU machine: numba's built-in CUDA target is deprecated (numba's deprecation notice) and knows no GPU past compute capability 9.0",
+};
 
 #[cfg(test)]
 mod tests {

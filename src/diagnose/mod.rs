@@ -34,6 +34,7 @@ mod libraries;
 mod loading;
 mod manifests;
 mod module_build;
+mod numba;
 mod onnxruntime;
 mod platform;
 mod runtime;
@@ -75,6 +76,7 @@ const RULES: &[Rule] = &[
     compiled::findings,
     triton::findings,
     triton_ptxas::findings,
+    numba::findings,
     cudnn_gpu::findings,
     jax::findings,
     jax_plugin::findings,

@@ -41,7 +41,7 @@ use crate::report::{
 };
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 33] = [
+const REPORTED_VARS: [&str; 36] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -83,6 +83,10 @@ const REPORTED_VARS: [&str; 33] = [
     "TRITON_PTXAS_BLACKWELL_PATH",
     // Triton 3.3's name for ptxas-blackwell's variable (set with `env`, not `export`).
     "TRITON_PTXAS-BLACKWELL_PATH",
+    // numba-cuda's binding and its minor-version compatibility (`numba-ptx-newer-than-driver`).
+    "NUMBA_CUDA_USE_NVIDIA_BINDING",
+    "NUMBA_CUDA_ENABLE_MINOR_VERSION_COMPATIBILITY",
+    "NUMBA_CUDA_ENABLE_PYNVJITLINK",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,

@@ -65,7 +65,7 @@ pub use libraries::{
     FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner, LosingCopy,
     Toolkit,
 };
-pub use python::{Component, Extension, Framework, PythonEnv, Wheel};
+pub use python::{Component, Extension, Framework, NumbaTarget, Nvvm, PythonEnv, Wheel};
 pub use subject::Subject;
 pub use vocab::{
     ComputeMode, DriverLibraryKind, EnvKind, GpuSource, IdentifiedBy, LibraryFamily, MigMode,

@@ -31,6 +31,49 @@ pub struct PythonEnv {
     /// their metadata; absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<Extension>,
+    /// numba's CUDA target (the built-in `numba.cuda`, or the numba-cuda package that replaces
+    /// it), the CUDA binding package beside it and the libNVVM it would compile with; absent
+    /// when neither numba nor numba-cuda is installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numba: Option<NumbaTarget>,
+}
+
+/// numba's CUDA target in an environment, read from dist-info folders and the files where
+/// numba-cuda looks for libNVVM.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NumbaTarget {
+    /// numba's version ("0.61.2"); null when only numba-cuda's files are there.
+    pub numba: Option<String>,
+    /// The numba-cuda package ("0.20.0"), which replaces the built-in target when installed;
+    /// null when the built-in target is all there is.
+    pub numba_cuda: Option<String>,
+    /// NVIDIA's CUDA Python binding beside it, as "cuda-bindings 12.9.0" or "cuda-python
+    /// 12.6.2"; null when neither is installed (the ctypes binding is then the only one).
+    pub cuda_bindings: Option<String>,
+    /// The libNVVM numba would load, in numba-cuda's order: a pip wheel of the environment
+    /// (`nvidia-cuda-nvcc-cu12`, `nvidia-nvvm` 13), a conda environment's `nvvm/lib64` (or
+    /// cudatoolkit's `lib/`), `CUDA_HOME` / `CUDA_PATH`, `/usr/local/cuda`, the loader's
+    /// folders. Null when none is there.
+    pub nvvm: Option<Nvvm>,
+    /// Where libNVVM was looked for when none was found; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvvm_looked_at: Vec<String>,
+}
+
+/// A libNVVM and the CUDA release it comes with.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Nvvm {
+    /// The library file ("/opt/venv/.../nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so").
+    pub path: String,
+    /// Its CUDA release ("12.5.82"), from the wheel's or conda package's version; null for a
+    /// toolkit's, whose release is the `toolkits[]` entry holding `path`.
+    pub cuda: Option<String>,
+    /// "pip nvidia-cuda-nvcc-cu12", "conda cuda-nvcc", "CUDA_HOME", "/usr/local/cuda", "loader".
+    pub found_via: String,
 }
 
 /// A package with its own compiled code built against a framework.

@@ -1420,3 +1420,29 @@ fn debian_nvidia_current_module_is_the_built_module() {
     assert!(fix.contains("mokutil --import"), "{fix}");
     assert!(!fix.contains("has no nvidia module"), "{fix}");
 }
+
+/// numba-cuda before 0.9 takes `/usr/local/cuda`'s libNVVM (CUDA 12.5): its PTX is newer than
+/// the CUDA 12.4 driver, the toolkit's own finding is folded into numba's, and the report says
+/// which libNVVM it is.
+#[test]
+fn numba_cuda_with_a_libnvvm_newer_than_the_driver() {
+    let r = doctor("numba-cuda-040-colab-t4-cuda125");
+    let numba = &python_env(&r, "/home/ubuntu/venv")["numba"];
+    assert_eq!(numba["numba_cuda"], "0.4.0");
+    assert_eq!(
+        numba["nvvm"]["path"],
+        "/usr/local/cuda-12.5/nvvm/lib64/libnvvm.so"
+    );
+    assert_eq!(numba["nvvm"]["found_via"], "/usr/local/cuda");
+    let f = finding(&r, "numba-ptx-newer-than-driver");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["explains"], json!(["toolkit-newer-than-driver"]));
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("CUDA 12.5.1, newer than the driver's CUDA 12.4"),
+        "{f}"
+    );
+    assert_eq!(r["findings"][0]["id"], "numba-ptx-newer-than-driver");
+}

@@ -346,3 +346,10 @@ fn the_onnxruntime_cuda_generator_reproduces_the_checked_in_block() {
 fn the_triton_ptxas_generator_reproduces_the_checked_in_block() {
     crate::support::generator_reproduces_its_table("gen-triton-ptxas.py");
 }
+
+/// frameworks.toml's `[[numba_cuda]]` block is what scripts/gen-numba-cuda.py makes of the facts
+/// it read from numba's and numba-cuda's tags (vendored in scripts/numba-data/).
+#[test]
+fn the_numba_cuda_generator_reproduces_the_checked_in_block() {
+    crate::support::generator_reproduces_its_table("gen-numba-cuda.py");
+}

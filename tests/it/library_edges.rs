@@ -86,3 +86,67 @@ fn a_plugin_older_than_jaxlib_is_a_mismatch_too() {
 fn the_torch_gpu_floors_generator_reproduces_the_checked_in_table() {
     crate::support::generator_reproduces_its_table("gen-torch-gpu-floors.py");
 }
+
+/// The other direction of numba against the GPU: numba-cuda 0.22 with CUDA 13's libNVVM
+/// (`nvidia-nvvm` 13.0) on a Volta GPU, which CUDA 13 no longer targets (numba-cuda asks NVRTC,
+/// whose list starts at 7.5: "GPU compute capability 7.0 is not supported(requires >=7.5)",
+/// `find_closest_arch` in numba_cuda/numba/cuda/cudadrv/nvrtc.py at v0.30.4). No public report
+/// of it was found; the machine is the healthy one with its GPU made a V100 and its libNVVM
+/// wheel moved to CUDA 13.
+#[test]
+fn a_volta_gpu_is_below_numba_cudas_floor_with_a_cuda13_libnvvm() {
+    let r = doctor_changed("numba-cuda-0222-rtx5090-healthy", |root| {
+        for file in [
+            "usr/bin/nvidia-smi.query-gpu.csv",
+            "usr/bin/nvidia-smi.q-x.xml",
+            "proc/driver/nvidia/gpus/0000:01:00.0/information",
+            "sys/devices/pci0000:01/0000:00:01.1/0000:01:00.0/device",
+        ] {
+            let path = root.join(file);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text
+                .replace("NVIDIA GeForce RTX 5090", "Tesla V100-PCIE-16GB")
+                .replace("2B8510DE", "1DB410DE")
+                .replace("0x2b85", "0x1db4")
+                .replace(
+                    "<product_architecture>Blackwell",
+                    "<product_architecture>Volta",
+                )
+                .replace(", 32607, 12.0", ", 16384, 7.0");
+            std::fs::write(&path, text).unwrap();
+        }
+        let site = root.join("home/bob/proj/.venv/lib/python3.12/site-packages");
+        std::fs::remove_dir_all(site.join("nvidia_cuda_nvcc_cu12-12.8.93.dist-info")).unwrap();
+        let dist = site.join("nvidia_nvvm-13.0.88.dist-info");
+        std::fs::create_dir_all(&dist).unwrap();
+        std::fs::write(
+            dist.join("METADATA"),
+            "Metadata-Version: 2.1\nName: nvidia-nvvm\nVersion: 13.0.88\n",
+        )
+        .unwrap();
+        let lib = site.join("nvidia/cu13/nvvm/lib64");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::write(lib.join("libnvvm.so"), "").unwrap();
+    });
+    let f = finding(&r, "numba-gpu-unsupported");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("the GPU is older than it supports"),
+        "{f}"
+    );
+    assert!(
+        f["evidence"]
+            .to_string()
+            .contains("CUDA 13.0 removed compute capability 7.0"),
+        "{f}"
+    );
+    // CUDA 13.0's PTX on a CUDA 12.9 driver is the other numba finding of this machine (the
+    // V100 under torch cu128 and the open module are its own).
+    let ids = finding_ids(&r);
+    assert!(
+        ids.contains(&"numba-ptx-newer-than-driver".to_string()),
+        "{ids:?}"
+    );
+}

@@ -297,6 +297,11 @@ impl FrameworkTable {
                     .map(|r| ("triton_ptxas", &r.first, &r.last, &r.source, &r.checked)),
             )
             .chain(
+                self.numba_cuda
+                    .iter()
+                    .map(|r| ("numba_cuda", &r.first, &r.last, &r.source, &r.checked)),
+            )
+            .chain(
                 self.tensorrt_min_cc
                     .iter()
                     .map(|r| ("tensorrt_min_cc", &r.first, &r.last, &r.source, &r.checked)),

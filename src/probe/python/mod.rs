@@ -8,11 +8,13 @@
 //!
 //! One file a subject: this one finds the environments and describes each; `frameworks` reads
 //! the frameworks and CUDA wheels of a site folder, `extensions` the packages with compiled
-//! code built against torch, `conda` the frameworks conda installed (its `conda-meta` records).
+//! code built against torch, `conda` the frameworks conda installed (its `conda-meta` records),
+//! `numba` numba's CUDA target and the libNVVM it would load.
 
 mod conda;
 mod extensions;
 mod frameworks;
+mod numba;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -292,6 +294,7 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
         nvidia_wheels: wheels,
         // Filled by `probe::rocm_wheels`, which reads ROCm builds' own files.
         rocm_wheels: Vec::new(),
+        numba: numba::probe(host, prefix, &sites),
         extensions,
     })
 }
