@@ -29,6 +29,13 @@
 //!   repository for Debian names the open flavour `nvidia-kernel-open-dkms`
 //!   (metal-stack/metal-images#399). Debian's DKMS builds the module as `nvidia-current.ko`.
 //!
+//! - Gentoo: `x11-drivers/nvidia-drivers`, whose `kernel-open` USE flag picks the flavour (its
+//!   ebuild's README: "GTX 50xx (blackwell) and higher require it to be enabled ... Older cards
+//!   require it to be disabled"), and a legacy branch is kept by masking the newer ones, as
+//!   the ebuild itself advises ("echo '>=x11-drivers/nvidia-drivers-N' >
+//!   /etc/portage/package.mask/nvidia-drivers ... then downgrade to a legacy branch";
+//!   gentoo/gentoo x11-drivers/nvidia-drivers/nvidia-drivers-570.169.ebuild).
+//!
 //! Anything else gets words that name the branch and flavour but no package.
 
 use crate::manifest::{InstallTable, RpmDriver};
@@ -45,6 +52,7 @@ pub(crate) enum Distro {
     Rhel,
     /// Debian itself (not Ubuntu, not images that only say `ID_LIKE=debian`).
     Debian,
+    Gentoo,
     Other,
 }
 
@@ -55,6 +63,7 @@ pub(crate) fn of(report: &Report) -> Distro {
         "fedora" | "nobara" | "ultramarine" => Distro::Fedora,
         "arch" | "manjaro" | "endeavouros" | "cachyos" | "garuda" => Distro::Arch,
         "nixos" => Distro::Nixos,
+        "gentoo" => Distro::Gentoo,
         "rhel" | "rocky" | "almalinux" | "centos" | "ol" | "circle" | "navylinux" => Distro::Rhel,
         // TrueNAS SCALE says Debian in os-release but installs no packages: its driver is a
         // system extension of the release (kernel `...-production+truenas`).
@@ -69,6 +78,13 @@ pub(crate) fn of(report: &Report) -> Distro {
         }
         _ => Distro::Other,
     }
+}
+
+/// Whether the distribution's package database is one the probes read for module packages
+/// (dpkg's, pacman's: `probe::module_files::driver_packages`), so that none found means no
+/// package holds the module.
+pub(crate) fn module_packages_read(report: &Report) -> bool {
+    matches!(of(report), Distro::Ubuntu | Distro::Debian | Distro::Arch)
 }
 
 /// The EL major release of a Red Hat family machine (`VERSION_ID` "10.0" -> 10).
@@ -140,6 +156,13 @@ pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64
              config.boot.kernelPackages.nvidiaPackages.legacy_{branch};` with \
              `hardware.nvidia.open = false;`, then `sudo nixos-rebuild switch` and reboot"
         ),
+        Distro::Gentoo => format!(
+            "Keep Gentoo's nvidia-drivers on R{branch}: mask the newer branches (`echo \
+             '>=x11-drivers/nvidia-drivers-{}' | sudo tee /etc/portage/package.mask/nvidia-drivers`), \
+             `sudo emerge --oneshot x11-drivers/nvidia-drivers` to go back to R{branch} (with \
+             USE=-kernel-open), then reboot",
+            branch + 1
+        ),
         Distro::Rhel | Distro::Debian | Distro::Other => format!(
             "Install NVIDIA's R{branch} legacy branch, the last one that drives this GPU, in \
              place of the newer driver (your distribution's R{branch} packages, or NVIDIA's \
@@ -207,6 +230,17 @@ pub(crate) fn module_flavour(
              open one: `sudo apt install nvidia-kernel-dkms` (it replaces \
              `nvidia-open-kernel-dkms`), then reboot"
             .to_string(),
+        (Distro::Gentoo, true) => "Build Gentoo's nvidia-drivers with the open kernel modules: \
+             `echo 'x11-drivers/nvidia-drivers kernel-open' | sudo tee -a \
+             /etc/portage/package.use/nvidia-drivers`, `sudo emerge --oneshot \
+             x11-drivers/nvidia-drivers`, then reboot"
+            .to_string(),
+        (Distro::Gentoo, false) => "Build Gentoo's nvidia-drivers with the proprietary kernel \
+             modules (the ebuild: cards before the GTX 16xx need USE=kernel-open disabled): \
+             `echo 'x11-drivers/nvidia-drivers -kernel-open' | sudo tee -a \
+             /etc/portage/package.use/nvidia-drivers`, `sudo emerge --oneshot \
+             x11-drivers/nvidia-drivers`, then reboot"
+            .to_string(),
         (Distro::Rhel | Distro::Other, _) => format!(
             "Install the {flavour} flavour of the R{b} kernel module (your distribution's \
              {flavour}-module package, or NVIDIA's `.run` installer with `-m={}`), then reboot",
@@ -246,6 +280,10 @@ pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String 
              reboot: `sudo apt install linux-headers-$(uname -r) nvidia-kernel-dkms \
              nvidia-driver firmware-misc-nonfree` (`nvidia-open-kernel-dkms` in place of \
              `nvidia-kernel-dkms` for the open modules), or see `gpu-doctor plan`"
+            .to_string(),
+        Distro::Gentoo => "Install the driver and reboot: `sudo emerge x11-drivers/nvidia-drivers` \
+             (with USE=kernel-open for Turing and newer, which Blackwell requires), or see \
+             `gpu-doctor plan`"
             .to_string(),
         Distro::Rhel | Distro::Other => "Install the driver and reboot: your distribution's \
              NVIDIA packages, or see `gpu-doctor plan`"

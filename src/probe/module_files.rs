@@ -20,8 +20,10 @@ use crate::report::ModuleFileInfo;
 /// kmod-nvidia.spec `kmod_module_path`). A kmod package built for one kernel reaches the
 /// others of its EL release through `weak-updates/<name>/` links (`weak-modules`), which
 /// dangle when the kernel they point into is gone (AlmaLinux/almalinux-deploy#271): only a
-/// module file that resolves counts.
-const MODULE_DIRS: [&str; 11] = [
+/// module file that resolves counts. Gentoo's nvidia-drivers installs into `video`
+/// (gentoo/gentoo x11-drivers/nvidia-drivers: `modlist=( nvidia{,-drm,...}=video:kernel )`,
+/// which linux-mod-r1.eclass puts in `/lib/modules/<version>/video/`).
+const MODULE_DIRS: [&str; 12] = [
     "updates/dkms",
     "updates",
     "extra",
@@ -33,6 +35,7 @@ const MODULE_DIRS: [&str; 11] = [
     "weak-updates/nvidia-open",
     "misc",
     "kernel/drivers/video",
+    "video",
 ];
 
 /// Keys that sign locally built modules, in the order they are looked for: DKMS's own
