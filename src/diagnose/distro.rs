@@ -307,7 +307,14 @@ mod tests {
 
     #[test]
     fn only_ubuntu_is_told_ubuntu_drivers_and_apt() {
-        for id in ["fedora", "arch", "nixos", "opensuse-tumbleweed", "rhel"] {
+        for id in [
+            "fedora",
+            "arch",
+            "nixos",
+            "opensuse-tumbleweed",
+            "rhel",
+            "gentoo",
+        ] {
             let r = on(id);
             for text in [
                 legacy_branch(&r, install(), 580),
@@ -320,6 +327,27 @@ mod tests {
             }
         }
         assert!(install_driver(&on("ubuntu"), install()).contains("ubuntu-drivers"));
+    }
+
+    #[test]
+    fn gentoo_is_told_portage_s_use_flag_and_mask() {
+        let r = on("gentoo");
+        let proprietary = module_flavour(&r, install(), false, Some(580));
+        assert!(proprietary.contains("x11-drivers/nvidia-drivers -kernel-open"));
+        assert!(proprietary.contains("emerge --oneshot"));
+        let open = module_flavour(&r, install(), true, Some(580));
+        assert!(open.contains("x11-drivers/nvidia-drivers kernel-open"));
+        let legacy = legacy_branch(&r, install(), 580);
+        assert!(
+            legacy.contains("'>=x11-drivers/nvidia-drivers-581'"),
+            "{legacy}"
+        );
+        for text in [proprietary, open, legacy, install_driver(&r, install())] {
+            assert!(!text.contains("apt") && !text.contains(".run"), "{text}");
+            assert!(!text.contains("  "), "{text}");
+        }
+        assert!(!module_packages_read(&r));
+        assert!(module_packages_read(&on("ubuntu")));
     }
 
     #[test]
