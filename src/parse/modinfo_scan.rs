@@ -210,14 +210,6 @@ fn glued_tag(token: &[u8]) -> Option<(usize, &'static [u8], usize)> {
         })
 }
 
-/// The pairs of `.modinfo` in `bytes`, read whole (for tests and small inputs).
-#[must_use]
-pub fn scan(bytes: &[u8]) -> Option<Vec<(String, String)>> {
-    let mut s = Scan::default();
-    s.feed(bytes);
-    s.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +218,13 @@ mod tests {
     const INFO: &[u8] = b"version=580.159.03\0supported=external\0license=NVIDIA\0\
         alias=pci:v000010DEd*sv*sd*bc03sc02i00*\0depends=\0name=nvidia\0\
         vermagic=6.8.0-31-generic SMP preempt mod_unload modversions \0";
+
+    /// The pairs of `.modinfo` in `bytes`, fed whole.
+    fn scan(bytes: &[u8]) -> Option<Vec<(String, String)>> {
+        let mut s = Scan::default();
+        s.feed(bytes);
+        s.finish()
+    }
 
     fn pairs(p: &[(String, String)]) -> Vec<(&str, &str)> {
         p.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()

@@ -335,6 +335,32 @@ mod tests {
         );
     }
 
+    /// A small module object of the given licence, built for 6.14.0-37-generic.
+    fn module_obj(license: &str) -> Vec<u8> {
+        let info = format!(
+            "version=580.95.05\0license={license}\0name=nvidia\0\
+             vermagic=6.14.0-37-generic SMP preempt mod_unload modversions \0"
+        );
+        crate::parse::modinfo::test_object(&[
+            (".text", &[0x90; 4096]),
+            (".modinfo", info.as_bytes()),
+        ])
+    }
+
+    /// A zstd bomb: a raw block with an ELF header, then 1 GiB of `A` in RLE blocks (4 bytes
+    /// per 128 KiB), 32 KiB in all.
+    fn zstd_bomb() -> Vec<u8> {
+        let mut bomb = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+        bomb.extend_from_slice(&(64u32 << 3).to_le_bytes()[..3]);
+        bomb.extend_from_slice(&module_obj("NVIDIA")[..64]);
+        for i in 0..8192u32 {
+            let header = u32::from(i == 8191) | (1 << 1) | ((128 * 1024) << 3);
+            bomb.extend_from_slice(&header.to_le_bytes()[..3]);
+            bomb.push(b'A');
+        }
+        bomb
+    }
+
     /// Each compressed layout is read, and each hostile file in a module's place is a reason:
     /// a FIFO, a link loop, a cut stream, a bomb, a sparse 10 GB file.
     #[test]
@@ -347,16 +373,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, bytes).unwrap();
         };
-        let obj = |license: &str| {
-            let info = format!(
-                "version=580.95.05\0license={license}\0name=nvidia\0\
-                 vermagic=6.14.0-37-generic SMP preempt mod_unload modversions \0"
-            );
-            crate::parse::modinfo::test_object(&[
-                (".text", &[0x90; 4096]),
-                (".modinfo", info.as_bytes()),
-            ])
-        };
+        let obj = module_obj;
         let zst = ruzstd::encoding::compress_to_vec(
             obj("NVIDIA").as_slice(),
             ruzstd::encoding::CompressionLevel::Fastest,
@@ -389,16 +406,7 @@ mod tests {
         let big =
             std::fs::File::create(base.join("extra/drivers/video/nvidia/nvidia.ko.zst")).unwrap();
         big.set_len(10 << 30).unwrap();
-        // A bomb: an ELF header, then 1 GiB of `A` in RLE blocks (4 bytes per 128 KiB).
-        let mut bomb = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
-        bomb.extend_from_slice(&(64u32 << 3).to_le_bytes()[..3]);
-        bomb.extend_from_slice(&obj("NVIDIA")[..64]);
-        for i in 0..8192u32 {
-            let header = u32::from(i == 8191) | (1 << 1) | ((128 * 1024) << 3);
-            bomb.extend_from_slice(&header.to_le_bytes()[..3]);
-            bomb.push(b'A');
-        }
-        put("kernel/drivers/video/nvidia.ko.zst", &bomb);
+        put("kernel/drivers/video/nvidia.ko.zst", &zstd_bomb());
         // A link loop (not listed: it leads nowhere; read anyway, it is a reason).
         std::os::unix::fs::symlink("nvidia.ko.gz", base.join("misc/nvidia-current.ko.gz")).unwrap();
         std::fs::remove_file(base.join("misc/nvidia.ko.gz")).unwrap();
