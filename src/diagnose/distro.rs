@@ -37,6 +37,12 @@
 //!   production tier R595 in 2026). cozystack/cozystack#3563: "On Blackwell (GB202) only
 //!   `siderolabs/nvidia-open-gpu-kernel-modules-production` works", the modules loaded through
 //!   `machine.kernel.modules`.
+//! - Gentoo: `x11-drivers/nvidia-drivers`, whose `kernel-open` USE flag picks the flavour (its
+//!   ebuild's README: "GTX 50xx (blackwell) and higher require it to be enabled ... Older cards
+//!   require it to be disabled"), and a legacy branch is kept by masking the newer ones, as
+//!   the ebuild itself advises ("echo '>=x11-drivers/nvidia-drivers-N' >
+//!   /etc/portage/package.mask/nvidia-drivers ... then downgrade to a legacy branch";
+//!   gentoo/gentoo x11-drivers/nvidia-drivers/nvidia-drivers-570.169.ebuild).
 //!
 //! Anything else gets words that name the branch and flavour but no package.
 
@@ -60,6 +66,7 @@ pub(crate) enum Distro {
     Debian,
     /// Talos Linux: drivers are system extensions of the node's image.
     Talos,
+    Gentoo,
     Other,
 }
 
@@ -71,6 +78,7 @@ pub(crate) fn of(report: &Report) -> Distro {
         "arch" | "manjaro" | "endeavouros" | "cachyos" | "garuda" => Distro::Arch,
         "nixos" => Distro::Nixos,
         "talos" => Distro::Talos,
+        "gentoo" => Distro::Gentoo,
         "rhel" | "rocky" | "almalinux" | "centos" | "ol" | "circle" | "navylinux" => Distro::Rhel,
         // TrueNAS SCALE says Debian in os-release but installs no packages: its driver is a
         // system extension of the release (kernel `...-production+truenas`).
@@ -85,6 +93,13 @@ pub(crate) fn of(report: &Report) -> Distro {
         }
         _ => Distro::Other,
     }
+}
+
+/// Whether the distribution's package database is one the probes read for module packages
+/// (dpkg's, pacman's: `probe::module_files::driver_packages`), so that none found means no
+/// package holds the module.
+pub(crate) fn module_packages_read(report: &Report) -> bool {
+    matches!(of(report), Distro::Ubuntu | Distro::Debian | Distro::Arch)
 }
 
 /// The EL major release of a Red Hat family machine (`VERSION_ID` "10.0" -> 10).
@@ -174,6 +189,13 @@ pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64
              (Debian 13 ships the {DEBIAN_13_BRANCH} branch, which still drives this GPU; the \
              proprietary module, not `nvidia-open-kernel-dkms`), then reboot"
         ),
+        Distro::Gentoo => format!(
+            "Keep Gentoo's nvidia-drivers on R{branch}: mask the newer branches (`echo \
+             '>=x11-drivers/nvidia-drivers-{}' | sudo tee /etc/portage/package.mask/nvidia-drivers`), \
+             `sudo emerge --oneshot x11-drivers/nvidia-drivers` to go back to R{branch} (with \
+             USE=-kernel-open), then reboot",
+            branch + 1
+        ),
         Distro::Rhel | Distro::Debian | Distro::Talos | Distro::Other => format!(
             "Install NVIDIA's R{branch} legacy branch, the last one that drives this GPU, in \
              place of the newer driver (your distribution's R{branch} packages, or NVIDIA's \
@@ -254,6 +276,17 @@ pub(crate) fn module_flavour(
              `siderolabs/nvidia-open-gpu-kernel-modules-*`, with \
              `siderolabs/nvidia-container-toolkit-lts`, and upgrade the node to that image"
             .to_string(),
+        (Distro::Gentoo, true) => "Build Gentoo's nvidia-drivers with the open kernel modules: \
+             `echo 'x11-drivers/nvidia-drivers kernel-open' | sudo tee -a \
+             /etc/portage/package.use/nvidia-drivers`, `sudo emerge --oneshot \
+             x11-drivers/nvidia-drivers`, then reboot"
+            .to_string(),
+        (Distro::Gentoo, false) => "Build Gentoo's nvidia-drivers with the proprietary kernel \
+             modules (the ebuild: cards before the GTX 16xx need USE=kernel-open disabled): \
+             `echo 'x11-drivers/nvidia-drivers -kernel-open' | sudo tee -a \
+             /etc/portage/package.use/nvidia-drivers`, `sudo emerge --oneshot \
+             x11-drivers/nvidia-drivers`, then reboot"
+            .to_string(),
         (Distro::Rhel | Distro::Other, _) => format!(
             "Install the {flavour} flavour of the R{b} kernel module (your distribution's \
              {flavour}-module package, or NVIDIA's `.run` installer with `-m={}`), then reboot",
@@ -300,6 +333,10 @@ pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String 
              `siderolabs/nvidia-container-toolkit-production` in the Image Factory schematic, \
              and the modules in `machine.kernel.modules`"
             .to_string(),
+        Distro::Gentoo => "Install the driver and reboot: `sudo emerge x11-drivers/nvidia-drivers` \
+             (with USE=kernel-open for Turing and newer, which Blackwell requires), or see \
+             `gpu-doctor plan`"
+            .to_string(),
         Distro::Rhel | Distro::Other => "Install the driver and reboot: your distribution's \
              NVIDIA packages, or see `gpu-doctor plan`"
             .to_string(),
@@ -321,6 +358,10 @@ pub(crate) fn kernel_headers(report: &Report) -> String {
             "`sudo pacman -S {}` (the headers package of the running kernel)",
             arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""))
         ),
+        // Gentoo builds against /usr/src/linux, the sources `eselect kernel` picks.
+        Distro::Gentoo => "the running kernel's sources under /usr/src/linux (`eselect kernel \
+             list`)"
+            .to_string(),
         // Talos builds its modules into the node's image; nothing is built on the node.
         Distro::Nixos | Distro::Talos | Distro::Other => {
             "your distribution's headers package for the running kernel".to_string()
@@ -370,6 +411,9 @@ pub(crate) fn update_driver(report: &Report) -> String {
         Distro::Arch => "`sudo pacman -Syu`".to_string(),
         Distro::Nixos => "`sudo nixos-rebuild switch --upgrade`".to_string(),
         Distro::Talos => "the node's image with newer NVIDIA system extensions".to_string(),
+        Distro::Gentoo => {
+            "`sudo emerge --sync && sudo emerge --update x11-drivers/nvidia-drivers`".to_string()
+        }
         Distro::Other => "your distribution's package manager".to_string(),
     }
 }
@@ -390,7 +434,14 @@ mod tests {
 
     #[test]
     fn only_ubuntu_is_told_ubuntu_drivers_and_apt() {
-        for id in ["fedora", "arch", "nixos", "opensuse-tumbleweed", "rhel"] {
+        for id in [
+            "fedora",
+            "arch",
+            "nixos",
+            "opensuse-tumbleweed",
+            "rhel",
+            "gentoo",
+        ] {
             let r = on(id);
             for text in [
                 legacy_branch(&r, install(), 580),
@@ -416,6 +467,8 @@ mod tests {
             ("nixos", ""),
             ("debian", ""),
             ("opensuse-tumbleweed", ""),
+            ("gentoo", ""),
+            ("talos", ""),
             ("rocky", "10.0"),
             ("almalinux", "9.6"),
         ];
@@ -449,6 +502,27 @@ mod tests {
         ] {
             assert_eq!(arch_headers_package(release), package, "{release}");
         }
+    }
+
+    #[test]
+    fn gentoo_is_told_portage_s_use_flag_and_mask() {
+        let r = on("gentoo");
+        let proprietary = module_flavour(&r, install(), false, Some(580));
+        assert!(proprietary.contains("x11-drivers/nvidia-drivers -kernel-open"));
+        assert!(proprietary.contains("emerge --oneshot"));
+        let open = module_flavour(&r, install(), true, Some(580));
+        assert!(open.contains("x11-drivers/nvidia-drivers kernel-open"));
+        let legacy = legacy_branch(&r, install(), 580);
+        assert!(
+            legacy.contains("'>=x11-drivers/nvidia-drivers-581'"),
+            "{legacy}"
+        );
+        for text in [proprietary, open, legacy, install_driver(&r, install())] {
+            assert!(!text.contains("apt") && !text.contains(".run"), "{text}");
+            assert!(!text.contains("  "), "{text}");
+        }
+        assert!(!module_packages_read(&r));
+        assert!(module_packages_read(&on("ubuntu")));
     }
 
     #[test]

@@ -127,7 +127,12 @@ fn no_driver(report: &Report, manifests: &Manifests) -> Option<Finding> {
         f = f.explains(&ids::NVIDIA_SMI_FAILED);
     }
     for m in &report.kernel.module_files {
-        f = f.evidence(format!("module built for the running kernel: {m}"));
+        f = f.evidence(format!(
+            "module built for the running kernel: {m}{}",
+            built_for_another(report, m)
+                .map(|k| format!(" (its vermagic names kernel {k})"))
+                .unwrap_or_default()
+        ));
     }
     if let Some(key) = &report.kernel.module_signing_key {
         f = f.evidence(format!("local module-signing key: {key}"));
@@ -140,6 +145,16 @@ fn no_driver(report: &Report, manifests: &Manifests) -> Option<Finding> {
             .fix(no_driver_fix(report, manifests))
             .build(),
     )
+}
+
+/// The kernel release a module file's `.modinfo` vermagic names, when it is not the running
+/// kernel's: a module copied or linked from another kernel's folder (RHEL's weak-updates do so
+/// on purpose within one kABI; elsewhere modprobe refuses it with "Exec format error").
+fn built_for_another<'a>(report: &'a Report, path: &str) -> Option<&'a str> {
+    let running = report.host.kernel_release.as_deref()?;
+    let info = report.kernel.module_info.iter().find(|i| i.path == path)?;
+    let release = info.vermagic.as_deref()?.split_whitespace().next()?;
+    (release != running).then_some(release)
 }
 
 /// What to do about a module that is not loaded, led by what the files show: a module built for
@@ -493,6 +508,32 @@ mod tests {
         r.driver.nvidia_smi =
             ProbeOutcome::new(ProbeStatus::Failed, Some("couldn't communicate".into()));
         assert_eq!(ids(&r), ["no-driver"]);
+    }
+
+    #[test]
+    fn a_module_whose_vermagic_names_another_kernel_says_so() {
+        let mut r = Report {
+            pci_devices: vec![gpu_on_bus(None)],
+            ..Report::default()
+        };
+        r.host.kernel_release = Some("6.8.0-90-generic".into());
+        let path = "/lib/modules/6.8.0-90-generic/updates/dkms/nvidia.ko.zst";
+        r.kernel.module_files = vec![path.into()];
+        r.kernel.module_info = vec![crate::report::ModuleFileInfo {
+            path: path.into(),
+            vermagic: Some("6.8.0-87-generic SMP preempt mod_unload modversions ".into()),
+            ..Default::default()
+        }];
+        let evidence = |r: &Report| diagnose(r)[0].evidence.join("\n");
+        assert!(
+            evidence(&r).contains(&format!(
+                "{path} (its vermagic names kernel 6.8.0-87-generic)"
+            )),
+            "{}",
+            evidence(&r)
+        );
+        r.kernel.module_info[0].vermagic = Some("6.8.0-90-generic SMP preempt ".into());
+        assert!(!evidence(&r).contains("vermagic"), "{}", evidence(&r));
     }
 
     #[test]

@@ -264,17 +264,26 @@ fn flavour(report: &Report, manifests: &Manifests) -> Option<Finding> {
     for w in &wrong {
         f = f.evidence(w.clone());
     }
+    let mut fix = distro::module_flavour(report, &manifests.install, !open, branch);
+    // No package holds the module (a `.run` install) where the package database was read:
+    // the installer that built it builds the other flavour (`--kernel-module-type`, R560 and
+    // later: nvidia-installer's help, quoted in NVIDIA/gpu-driver-container#182).
+    if report.kernel.module_packages.is_empty()
+        && source.starts_with("module file")
+        && distro::module_packages_read(report)
+    {
+        fix.push_str(&format!(
+            ". If NVIDIA's `.run` installer put the driver there (no package holds the module), \
+             run it again with `--kernel-module-type={}` instead",
+            if open { "proprietary" } else { "open" }
+        ));
+    }
     Some(
-        f.fix_on_host(distro::module_flavour(
-            report,
-            &manifests.install,
-            !open,
-            branch,
-        ))
-        .subject(Subject::Driver(None))
-        .explains(&ids::NO_DRIVER)
-        .explains(&ids::NVIDIA_SMI_FAILED)
-        .build(),
+        f.fix_on_host(fix)
+            .subject(Subject::Driver(None))
+            .explains(&ids::NO_DRIVER)
+            .explains(&ids::NVIDIA_SMI_FAILED)
+            .build(),
     )
 }
 

@@ -2,7 +2,7 @@
 //! whole file: one open per file, then positioned reads, each bounded by its caller.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -53,6 +53,13 @@ impl RangedFile {
         Some(buf)
     }
 
+    /// The file read front to back (a compressed module, through its decompressor); the
+    /// reader bounds nothing, its caller does.
+    #[must_use]
+    pub fn stream(&self) -> RangedStream<'_> {
+        RangedStream { file: self, pos: 0 }
+    }
+
     /// The file's size in bytes.
     #[must_use]
     pub fn len(&self) -> u64 {
@@ -63,5 +70,28 @@ impl RangedFile {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+/// A [`RangedFile`] as a [`Read`]: positioned reads from the start, each at most 1 MiB.
+#[derive(Debug)]
+pub struct RangedStream<'a> {
+    file: &'a RangedFile,
+    pos: u64,
+}
+
+impl Read for RangedStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.file.len.saturating_sub(self.pos);
+        let want = usize::try_from(left)
+            .unwrap_or(usize::MAX)
+            .min(buf.len())
+            .min(MAX_RANGE);
+        let Some(dst) = buf.get_mut(..want).filter(|d| !d.is_empty()) else {
+            return Ok(0);
+        };
+        let n = self.file.file.read_at(dst, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
     }
 }

@@ -13,6 +13,7 @@ pub mod ld_cache;
 pub mod libfamily;
 pub mod libname;
 pub mod modinfo;
+pub mod modinfo_scan;
 pub mod mounts;
 pub mod nccl_log;
 pub mod nvcc;

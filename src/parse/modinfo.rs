@@ -87,15 +87,17 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Vec<(String, String)>, Unread> {
         .filter_map(|entry| {
             let text = String::from_utf8_lossy(entry);
             let (key, value) = text.split_once('=')?;
-            let clean = |s: &str| -> String {
-                s.chars()
-                    .filter(|c| !c.is_control())
-                    .take(MAX_VALUE)
-                    .collect()
-            };
             Some((clean(key), clean(value)))
         })
         .collect())
+}
+
+/// A key or value as the report keeps it: control characters dropped, cut at 256 characters.
+pub(crate) fn clean(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_VALUE)
+        .collect()
 }
 
 /// The first value of `key` among `pairs`.

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::compressed_module::{self, Format, Limits};
 use crate::host::Host;
 use crate::parse::modinfo;
 use crate::report::ModuleFileInfo;
@@ -19,8 +20,10 @@ use crate::report::ModuleFileInfo;
 /// kmod-nvidia.spec `kmod_module_path`). A kmod package built for one kernel reaches the
 /// others of its EL release through `weak-updates/<name>/` links (`weak-modules`), which
 /// dangle when the kernel they point into is gone (AlmaLinux/almalinux-deploy#271): only a
-/// module file that resolves counts.
-const MODULE_DIRS: [&str; 11] = [
+/// module file that resolves counts. Gentoo's nvidia-drivers installs into `video`
+/// (gentoo/gentoo x11-drivers/nvidia-drivers: `modlist=( nvidia{,-drm,...}=video:kernel )`,
+/// which linux-mod-r1.eclass puts in `/lib/modules/<version>/video/`).
+const MODULE_DIRS: [&str; 12] = [
     "updates/dkms",
     "updates",
     "extra",
@@ -32,6 +35,7 @@ const MODULE_DIRS: [&str; 11] = [
     "weak-updates/nvidia-open",
     "misc",
     "kernel/drivers/video",
+    "video",
 ];
 
 /// Keys that sign locally built modules, in the order they are looked for: DKMS's own
@@ -89,10 +93,15 @@ const MAX_MODINFO_FILES: usize = 8;
 /// What each of `files` (from [`nvidia_modules`]) says of itself in its `.modinfo` section.
 /// Uncompressed modules are read through a bounded ranged reader (a FIFO or device in the
 /// module's place is refused, a 10 GB file costs its header and two sections); compressed
-/// ones (`.ko.xz`, `.ko.zst`, `.ko.gz`) are listed as present but unread, since no
-/// decompressor is built in.
+/// ones (`.ko.zst`, `.ko.xz`, `.ko.gz`) are decompressed as a stream with hard bounds
+/// ([`compressed_module`]: 256 MiB read, 512 MiB decompressed at most, stopping once
+/// `.modinfo` has gone past).
 #[must_use]
 pub(crate) fn module_info(host: &Host, files: &[String]) -> Vec<ModuleFileInfo> {
+    module_info_with(host, files, Limits::MODULE)
+}
+
+fn module_info_with(host: &Host, files: &[String], limits: Limits) -> Vec<ModuleFileInfo> {
     files
         .iter()
         .take(MAX_MODINFO_FILES)
@@ -101,22 +110,24 @@ pub(crate) fn module_info(host: &Host, files: &[String]) -> Vec<ModuleFileInfo> 
                 path: path.clone(),
                 ..ModuleFileInfo::default()
             };
-            if let Some(ext) = [".xz", ".zst", ".gz"].iter().find(|e| path.ends_with(*e)) {
-                info.unread = Some(format!("compressed (.ko{ext}), not decompressed"));
-                return info;
-            }
             let pairs = host
                 .fs
                 .open_ranged(Path::new(path))
                 .map_err(|e| format!("cannot open: {e}"))
-                .and_then(|file| {
-                    let mut read = |off: u64, len: usize| file.read_at(off, len);
-                    modinfo::parse(&mut read).map_err(|u| u.as_str().to_string())
+                .and_then(|file| match Format::of(path) {
+                    Some(format) => compressed_module::read_modinfo(file.stream(), format, limits)
+                        .map_err(|u| u.describe(format, limits)),
+                    None => {
+                        let mut read = |off: u64, len: usize| file.read_at(off, len);
+                        modinfo::parse(&mut read).map_err(|u| u.as_str().to_string())
+                    }
                 });
             match pairs {
                 Ok(pairs) => {
-                    info.license = modinfo::value(&pairs, "license").map(str::to_string);
-                    info.version = modinfo::value(&pairs, "version").map(str::to_string);
+                    let get = |key| modinfo::value(&pairs, key).map(str::to_string);
+                    info.license = get("license");
+                    info.version = get("version");
+                    info.vermagic = get("vermagic");
                 }
                 Err(reason) => info.unread = Some(reason),
             }
@@ -312,14 +323,138 @@ mod tests {
         assert_eq!(video.license.as_deref(), Some("NVIDIA"));
         assert_eq!(video.version.as_deref(), Some("580.159.03"));
         assert_eq!(video.open(), Some(false));
+        // The zstd magic and nothing more.
         assert_eq!(
             by("nvidia.ko.zst").unread.as_deref(),
-            Some("compressed (.ko.zst), not decompressed")
+            Some("corrupt or cut-short zstd stream")
         );
         assert!(by("extra/nvidia.ko").unread.is_some());
         assert_eq!(
             by("misc/nvidia.ko").unread.as_deref(),
             Some("not an ELF object")
+        );
+    }
+
+    /// A small module object of the given licence, built for 6.14.0-37-generic.
+    fn module_obj(license: &str) -> Vec<u8> {
+        let info = format!(
+            "version=580.95.05\0license={license}\0name=nvidia\0\
+             vermagic=6.14.0-37-generic SMP preempt mod_unload modversions \0"
+        );
+        crate::parse::modinfo::test_object(&[
+            (".text", &[0x90; 4096]),
+            (".modinfo", info.as_bytes()),
+        ])
+    }
+
+    /// A zstd bomb: a raw block with an ELF header, then 1 GiB of `A` in RLE blocks (4 bytes
+    /// per 128 KiB), 32 KiB in all.
+    fn zstd_bomb() -> Vec<u8> {
+        let mut bomb = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x38];
+        bomb.extend_from_slice(&(64u32 << 3).to_le_bytes()[..3]);
+        bomb.extend_from_slice(&module_obj("NVIDIA")[..64]);
+        for i in 0..8192u32 {
+            let header = u32::from(i == 8191) | (1 << 1) | ((128 * 1024) << 3);
+            bomb.extend_from_slice(&header.to_le_bytes()[..3]);
+            bomb.push(b'A');
+        }
+        bomb
+    }
+
+    /// Each compressed layout is read, and each hostile file in a module's place is a reason:
+    /// a FIFO, a link loop, a cut stream, a bomb, a sparse 10 GB file.
+    #[test]
+    fn compressed_modules_are_read_and_hostile_ones_are_reasons() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("lib/modules/6.14.0-37-generic");
+        let put = |rel: &str, bytes: &[u8]| {
+            let path = base.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        };
+        let obj = module_obj;
+        let zst = ruzstd::encoding::compress_to_vec(
+            obj("NVIDIA").as_slice(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        put("updates/dkms/nvidia.ko.zst", &zst);
+        let mut xz = Vec::new();
+        let mut w =
+            lzma_rust2::XzWriter::new(&mut xz, lzma_rust2::XzOptions::with_preset(1)).unwrap();
+        w.write_all(&obj("Dual MIT/GPL")).unwrap();
+        w.finish().unwrap();
+        put("extra/nvidia/nvidia.ko.xz", &xz);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&obj("NVIDIA")).unwrap();
+        let gz = gz.finish().unwrap();
+        put("misc/nvidia.ko.gz", &gz);
+        // Cut short.
+        put("extra/nvidia-open/nvidia.ko.xz", &xz[..xz.len() / 2]);
+        // A FIFO.
+        std::fs::create_dir_all(base.join("updates")).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            base.join("updates/nvidia.ko.zst"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // A sparse 10 GB file.
+        std::fs::create_dir_all(base.join("extra/drivers/video/nvidia")).unwrap();
+        let big =
+            std::fs::File::create(base.join("extra/drivers/video/nvidia/nvidia.ko.zst")).unwrap();
+        big.set_len(10 << 30).unwrap();
+        put("kernel/drivers/video/nvidia.ko.zst", &zstd_bomb());
+        // A link loop (not listed: it leads nowhere; read anyway, it is a reason).
+        std::os::unix::fs::symlink("nvidia.ko.gz", base.join("misc/nvidia-current.ko.gz")).unwrap();
+        std::fs::remove_file(base.join("misc/nvidia.ko.gz")).unwrap();
+        std::os::unix::fs::symlink("nvidia-current.ko.gz", base.join("misc/nvidia.ko.gz")).unwrap();
+        put("weak-updates/nvidia/nvidia.ko.gz", &gz);
+        let host = Host::rooted(
+            dir.path(),
+            crate::host::Env::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let mut files = nvidia_modules(&host, "6.14.0-37-generic");
+        assert_eq!(files.len(), 7, "{files:?}");
+        files.push("/lib/modules/6.14.0-37-generic/misc/nvidia.ko.gz".into());
+        let limits = Limits {
+            compressed: compressed_module::MAX_COMPRESSED,
+            decompressed: 8 << 20,
+        };
+        let info = module_info_with(&host, &files, limits);
+        let by = |suffix: &str| info.iter().find(|m| m.path.ends_with(suffix)).unwrap();
+        let zst = by("updates/dkms/nvidia.ko.zst");
+        assert_eq!((zst.open(), zst.unread.as_deref()), (Some(false), None));
+        assert_eq!(zst.version.as_deref(), Some("580.95.05"));
+        assert_eq!(
+            zst.vermagic.as_deref(),
+            Some("6.14.0-37-generic SMP preempt mod_unload modversions ")
+        );
+        assert_eq!(by("extra/nvidia/nvidia.ko.xz").open(), Some(true));
+        assert_eq!(by("weak-updates/nvidia/nvidia.ko.gz").open(), Some(false));
+        let reason = |suffix: &str| by(suffix).unread.clone().unwrap_or_default();
+        assert_eq!(
+            reason("nvidia-open/nvidia.ko.xz"),
+            "corrupt or cut-short xz stream"
+        );
+        assert!(
+            reason("updates/nvidia.ko.zst").starts_with("cannot open"),
+            "{info:?}"
+        );
+        assert_eq!(
+            reason("video/nvidia/nvidia.ko.zst"),
+            "not a zstd stream (no zstd magic)"
+        );
+        assert_eq!(
+            reason("kernel/drivers/video/nvidia.ko.zst"),
+            "decompressed 8 MiB without finding .modinfo, read no further"
+        );
+        assert!(
+            reason("misc/nvidia.ko.gz").starts_with("cannot open"),
+            "{info:?}"
         );
     }
 

@@ -115,10 +115,12 @@ pub struct KernelInfo {
     /// (`/lib/modules/<release>/updates/dkms/nvidia.ko*`, `extra/`, `kernel/nvidia-*`, ...).
     #[serde(default)]
     pub module_files: Vec<String>,
-    /// What each uncompressed file of `module_files` says of itself in its `.modinfo` section
-    /// (`license`, `version`), read only while the module is not loaded: then the file is the
+    /// What each file of `module_files` says of itself in its `.modinfo` section (`license`,
+    /// `version`, `vermagic`), read only while the module is not loaded: then the file is the
     /// one witness of the module's flavour when no package names it (a `.run` install, an
-    /// image that ships the module). Compressed modules are listed as present but unread.
+    /// image that ships the module). Compressed modules (`.ko.zst`, `.ko.xz`, `.ko.gz`) are
+    /// decompressed as a stream, at most 256 MiB read and 512 MiB decompressed, stopping once
+    /// `.modinfo` has gone past; what stops a read is in `unread`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub module_info: Vec<ModuleFileInfo>,
     /// The key that signs locally built modules (`/var/lib/dkms/mok.pub`, akmods' key), if any:
@@ -205,9 +207,14 @@ pub struct ModuleFileInfo {
     pub license: Option<String>,
     /// `version=` of `.modinfo`.
     pub version: Option<String>,
-    /// Why the file's `.modinfo` was not read ("compressed (.ko.xz), not decompressed", "no
-    /// .modinfo section", "not an ELF object", an open error); null when it was.
+    /// Why the file's `.modinfo` was not read ("no .modinfo section", "not an ELF object",
+    /// "corrupt or cut-short zstd stream", "decompressed 512 MiB without finding .modinfo, read
+    /// no further", an open error); null when it was.
     pub unread: Option<String>,
+    /// `vermagic=` of `.modinfo`: the kernel release the module was built for, then its build
+    /// options ("6.14.0-37-generic SMP preempt mod_unload modversions "); null when unread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vermagic: Option<String>,
 }
 
 impl ModuleFileInfo {

@@ -1446,3 +1446,68 @@ fn numba_cuda_with_a_libnvvm_newer_than_the_driver() {
     );
     assert_eq!(r["findings"][0]["id"], "numba-ptx-newer-than-driver");
 }
+
+/// Ubuntu 24.04's DKMS compresses the module it builds (`updates/dkms/nvidia.ko.zst`): its
+/// `.modinfo`, read through the decompressor, says proprietary, the root cause on a Blackwell
+/// GPU; no package holds the module, so the fix names the `.run` installer's flag too.
+#[test]
+fn ubuntu_dkms_zst_proprietary_module_is_read_compressed() {
+    let r = doctor("ubuntu2404-run-dkms-zst-proprietary-rtx5090");
+    let info = &r["kernel"]["module_info"][0];
+    assert_eq!(
+        info["path"],
+        "/lib/modules/6.8.0-87-generic/updates/dkms/nvidia.ko.zst"
+    );
+    assert_eq!(info["license"], "NVIDIA");
+    assert_eq!(info["version"], "580.95.05");
+    assert_eq!(
+        info["vermagic"],
+        "6.8.0-87-generic SMP preempt mod_unload modversions "
+    );
+    assert_eq!(info["unread"], Value::Null);
+    let f = &r["findings"][0];
+    assert_eq!(f["id"], "module-flavour-unsupported");
+    let fix = f["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("nvidia-driver-580-open"), "{fix}");
+    assert!(fix.contains("--kernel-module-type=open"), "{fix}");
+}
+
+/// Fedora's akmods layout (`extra/nvidia/nvidia.ko.xz`) with the open flavour on an Ada GPU:
+/// read through xz, it is the right flavour, so Secure Boot's unenrolled key stays the only
+/// finding.
+#[test]
+fn fedora_akmods_xz_open_module_is_read_and_clean_of_flavour() {
+    let r = doctor("fedora40-akmods-xz-open-secure-boot");
+    let info = &r["kernel"]["module_info"][0];
+    assert_eq!(info["license"], "Dual MIT/GPL");
+    assert_eq!(info["version"], "550.78");
+    assert_eq!(
+        info["vermagic"],
+        "6.8.9-300.fc40.x86_64 SMP preempt mod_unload "
+    );
+    assert_eq!(finding_ids(&r), ["no-driver"]);
+    let fix = r["findings"][0]["fix"].as_str().unwrap_or_default();
+    assert!(
+        fix.contains("/etc/pki/akmods/certs/public_key.der"),
+        "{fix}"
+    );
+}
+
+/// Gentoo's nvidia-drivers with USE=kernel-open, in `video/` and gzipped like the kernel's own
+/// modules: the open flavour on a Pascal GPU, fixed in portage's words.
+#[test]
+fn gentoo_gz_open_module_on_pascal_is_the_wrong_flavour() {
+    let r = doctor("gentoo-kernel-open-gz-gtx1080");
+    let info = &r["kernel"]["module_info"][0];
+    assert_eq!(
+        info["path"],
+        "/lib/modules/6.12.58-gentoo/video/nvidia.ko.gz"
+    );
+    assert_eq!(info["license"], "Dual MIT/GPL");
+    let f = &r["findings"][0];
+    assert_eq!(f["id"], "module-flavour-unsupported");
+    let fix = f["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("-kernel-open"), "{fix}");
+    assert!(!fix.contains("apt"), "{fix}");
+    assert!(!fix.contains(".run"), "{fix}");
+}
