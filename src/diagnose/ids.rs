@@ -103,6 +103,7 @@ pub static KINDS: &[&Kind] = &[
     &GPU_OUT_OF_MEMORY,
     &GPU_FAULT,
     &SMOKE_CUDA_ERROR,
+    &NCCL_GPU_UNSUPPORTED,
 ];
 
 pub static NO_GPU: Kind = Kind {
@@ -337,6 +338,12 @@ pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {
     id: "extension-cannot-run-on-gpu",
     severities: &[Severity::Error],
     title: "a package with its own CUDA kernels (flash-attn, bitsandbytes) has none for the GPU's architecture: it fails when used; from `extension-arch.toml`, generated from its sources",
+};
+
+pub static NCCL_GPU_UNSUPPORTED: Kind = Kind {
+    id: "nccl-gpu-unsupported",
+    severities: &[Severity::Error, Severity::Info],
+    title: "the NCCL pip wheel a framework would load has no kernels for a GPU (older than the wheel's lowest architecture, or newer than its newest): collectives fail with \"Cuda failure 'named symbol not found'\" / \"unhandled cuda error\"; information with one GPU; from frameworks.toml `nccl_arch`, generated from the wheels",
 };
 
 pub static CUDNN_GPU_UNSUPPORTED: Kind = Kind {

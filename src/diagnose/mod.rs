@@ -33,6 +33,7 @@ mod jax_plugin;
 mod libraries;
 mod loading;
 mod manifests;
+mod nccl_gpu;
 mod onnxruntime;
 mod platform;
 mod runtime;
@@ -74,6 +75,7 @@ const RULES: &[Rule] = &[
     triton::findings,
     triton_ptxas::findings,
     cudnn_gpu::findings,
+    nccl_gpu::findings,
     jax::findings,
     jax_plugin::findings,
     libraries::findings,

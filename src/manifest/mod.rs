@@ -56,7 +56,7 @@ pub use errors::{ErrorTable, Errors, KnownError, captured_number, pattern};
 pub use extension_arch::{ExtensionArch, ExtensionArchTable};
 pub use frameworks::{
     CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxPluginCheck, JaxRequirement, PipWheel,
-    TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchGpuFloor, TorchIndex,
+    NcclArch, TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchGpuFloor, TorchIndex,
     TorchMatch, TorchRelease, TritonPtxas,
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
