@@ -193,8 +193,8 @@ fn fix_text(manifests: &Manifests, wheel: &NcclWheel, cc: &Version, older: bool)
     if older {
         if let Some(last) = table.nccl_last_for(wheel.package, cc) {
             return format!(
-                "Install the last {} release whose library still carries this GPU: `pip install \"{}=={}\"` (pip will name the framework's own pin, if it has one); NCCL {} and newer of this package dropped it.",
-                wheel.package, wheel.package, last.last, wheel.version
+                "Install the last {} release whose library still carries this GPU: `pip install \"{}=={}\"` (pip will name the framework's own pin, if it has one); the releases after it dropped the GPU.",
+                wheel.package, wheel.package, last.last
             );
         }
         let cu12 = table.nccl_last_for("nvidia-nccl-cu12", cc);
