@@ -301,11 +301,6 @@ impl FrameworkTable {
                     .iter()
                     .map(|r| ("tensorrt_min_cc", &r.first, &r.last, &r.source, &r.checked)),
             )
-            .chain(
-                self.nccl_arch
-                    .iter()
-                    .map(|r| ("nccl_arch", &r.first, &r.last, &r.source, &r.checked)),
-            )
             .chain(self.jaxlib_cudnn_built.iter().map(|r| {
                 (
                     "jaxlib_cudnn_built",

@@ -113,6 +113,7 @@ impl FrameworkTable {
         self.check_tensorflow(c);
         self.check_jax(c);
         self.check_cupy(c);
+        self.check_nccl(c);
         self.check_pip_wheels(c);
     }
 }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::FrameworkTable;
+use crate::manifest::validate::{Checker, ProblemKind};
 use crate::version::Version;
 
 /// The kernels of a run of releases of one NCCL pip wheel (`nvidia-nccl-cu12` 2.21.5..2.25.1).
@@ -72,6 +73,24 @@ impl FrameworkTable {
     #[must_use]
     pub fn nccl_last_for(&self, package: &str, cc: &Version) -> Option<&NcclArch> {
         self.nccl_rows(package).into_iter().rev().find(|r| r.runs_on(cc))
+    }
+
+    /// Each row keeps its source, and its ends are in order (post releases such as
+    /// `2.26.2.post1` are PyPI's own names, so the dotted-version check does not apply).
+    pub(super) fn check_nccl(&self, c: &mut Checker) {
+        for row in &self.nccl_arch {
+            let label = format!("nccl_arch {} {}..={}", row.package, row.first, row.last);
+            c.provenance(&label, &row.source, &row.checked);
+            c.ccs(&label, "sass", &row.sass);
+            c.ccs(&label, "ptx", &row.ptx);
+            if release_key(&row.first).is_empty() || release_key(&row.first) > release_key(&row.last) {
+                c.report(
+                    label.as_str(),
+                    ProblemKind::Inconsistent,
+                    format!("range starts at {}, after its end {}", row.first, row.last),
+                );
+            }
+        }
     }
 
     /// The rows of one package, oldest first.
