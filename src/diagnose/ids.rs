@@ -349,7 +349,7 @@ pub static NCCL_GPU_UNSUPPORTED: Kind = Kind {
 pub static CUDNN_GPU_UNSUPPORTED: Kind = Kind {
     id: "cudnn-gpu-unsupported",
     severities: &[Severity::Error],
-    title: "the cuDNN a framework would load is 9.11 or newer and a GPU is below compute capability 7.5 (Maxwell, Pascal, Volta): cuDNN dropped those GPUs, torch 2.10 on refuses it (\"cuDNN version ... is not compatible with devices with SM < 7.5\"); threshold from frameworks.toml's `torch_cudnn_min_cc`, generated from torch's wheels",
+    title: "the cuDNN a framework would load does not run on a GPU: 9.11 or newer below compute capability 7.5 (Maxwell, Pascal, Volta; torch 2.10 on refuses it: \"cuDNN version ... is not compatible with devices with SM < 7.5\"; threshold from frameworks.toml's `torch_cudnn_min_cc`, generated from torch's wheels), an older release below its support matrix's lowest compute capability, or a release before the GPU's architecture (Blackwell from 9.7.0); from cudnn.toml",
 };
 
 pub static TRITON_GPU_TOO_OLD: Kind = Kind {

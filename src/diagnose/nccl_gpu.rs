@@ -38,10 +38,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         let Some(wheel) = nccl_wheel(fl) else {
             continue;
         };
-        let Some(row) = manifests
-            .frameworks
-            .nccl_arch(wheel.package, wheel.version)
-        else {
+        let Some(row) = manifests.frameworks.nccl_arch(wheel.package, wheel.version) else {
             continue;
         };
         let lacking: Vec<&(&Gpu, Version)> =
@@ -63,7 +60,13 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             .map(|o| o.framework.as_str())
             .collect();
         out.push(finding(
-            manifests, fl, &wheel, row, &lacking, &names, gpus.len(),
+            manifests,
+            fl,
+            &wheel,
+            row,
+            &lacking,
+            &names,
+            gpus.len(),
         ));
     }
     out
@@ -97,11 +100,19 @@ fn nccl_wheel(fl: &FrameworkLoads) -> Option<NcclWheel<'_>> {
 
 /// "sm_50, sm_60, ..., sm_90 and PTX compute_90" (or "no PTX").
 fn carried(row: &NcclArch) -> String {
-    let sass: Vec<String> = row.sass.iter().map(|c| format!("sm_{}", c.replace('.', ""))).collect();
+    let sass: Vec<String> = row
+        .sass
+        .iter()
+        .map(|c| format!("sm_{}", c.replace('.', "")))
+        .collect();
     let ptx = if row.ptx.is_empty() {
         "no PTX".to_string()
     } else {
-        let p: Vec<String> = row.ptx.iter().map(|c| format!("compute_{}", c.replace('.', ""))).collect();
+        let p: Vec<String> = row
+            .ptx
+            .iter()
+            .map(|c| format!("compute_{}", c.replace('.', "")))
+            .collect();
         format!("PTX {}", p.join(", "))
     };
     format!("{} and {ptx}", sass.join(", "))

@@ -65,14 +65,20 @@ impl FrameworkTable {
     #[must_use]
     pub fn nccl_first_for(&self, package: &str, cc: &Version) -> Option<&NcclArch> {
         let rows = self.nccl_rows(package);
-        let from = rows.iter().rposition(|r| !r.runs_on(cc)).map_or(0, |i| i + 1);
+        let from = rows
+            .iter()
+            .rposition(|r| !r.runs_on(cc))
+            .map_or(0, |i| i + 1);
         rows.get(from).copied()
     }
 
     /// The newest row of `package` whose kernels run on `cc`.
     #[must_use]
     pub fn nccl_last_for(&self, package: &str, cc: &Version) -> Option<&NcclArch> {
-        self.nccl_rows(package).into_iter().rev().find(|r| r.runs_on(cc))
+        self.nccl_rows(package)
+            .into_iter()
+            .rev()
+            .find(|r| r.runs_on(cc))
     }
 
     /// Each row keeps its source, and its ends are in order (post releases such as
@@ -83,7 +89,9 @@ impl FrameworkTable {
             c.provenance(&label, &row.source, &row.checked);
             c.ccs(&label, "sass", &row.sass);
             c.ccs(&label, "ptx", &row.ptx);
-            if release_key(&row.first).is_empty() || release_key(&row.first) > release_key(&row.last) {
+            if release_key(&row.first).is_empty()
+                || release_key(&row.first) > release_key(&row.last)
+            {
                 c.report(
                     label.as_str(),
                     ProblemKind::Inconsistent,
