@@ -21,7 +21,7 @@
 use super::health::gpu_with_cc;
 use super::{FindingBuilder, ids};
 use crate::framework::FrameworkName;
-use crate::manifest::{Manifests, TorchGpuFloor};
+use crate::manifest::{CudnnRelease, Manifests, SupportStart, TorchGpuFloor};
 use crate::report::GpuSource;
 use crate::report::{
     Finding, FrameworkLoads, Gpu, LibraryFamily, LibraryLoad, OwnerKind, Report, Severity,
@@ -89,73 +89,97 @@ fn matrix_findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             .filter(|o| main_cudnn(o).is_some_and(|(l, _)| l.path.as_deref() == Some(&path)))
             .map(|o| o.framework.as_str())
             .collect();
-        let via = load.via.as_deref().unwrap_or_default();
-        let (title, detail, fix, source) = if let Some((min, row)) =
-            floor.as_ref().filter(|_| !older.is_empty())
-        {
-            let described: Vec<String> = older.iter().map(|(g, cc)| gpu_with_cc(g, cc)).collect();
-            (
-                format!(
-                    "cuDNN {} has no kernels for {}: its support matrix starts at compute capability {min}",
-                    version.as_str(),
-                    described.join(", ")
-                ),
-                format!(
-                    "{} in {} would load cuDNN {} ({path}); NVIDIA's support matrix for it lists compute capability {min} and newer, so cuDNN calls (convolutions, RNNs, attention) fail on the GPU (CUDNN_STATUS_ARCH_MISMATCH or CUDNN_STATUS_EXECUTION_FAILED).",
-                    names.join(", "),
-                    fl.env,
-                    version.as_str()
-                ),
-                format!(
-                    "This GPU needs a cuDNN whose matrix still lists it (cuDNN 8 before 8.9 lists SM 3.5 and later for CUDA 11) and a framework build of that age, or a GPU of compute capability {min} or newer."
-                ),
-                format!("cudnn.toml release {}: {}", row.version, row.source),
-            )
-        } else {
-            let described: Vec<String> =
-                newer.iter().map(|(g, cc, _)| gpu_with_cc(g, cc)).collect();
-            let start = newer[0].2;
-            (
-                format!(
-                    "cuDNN {} is older than {}: {} is the first cuDNN for {}",
-                    version.as_str(),
-                    described.join(", "),
-                    start.first,
-                    start.what
-                ),
-                format!(
-                    "{} in {} would load cuDNN {} ({path}, via {via}), a release before the GPU's architecture; its calls (convolutions, attention) fail there.",
-                    names.join(", "),
-                    fl.env,
-                    version.as_str()
-                ),
-                cudnn_upgrade_fix(load, &start.first),
-                format!(
-                    "cudnn.toml support_start \"{}\": {}",
-                    start.what, start.source
-                ),
-            )
-        };
-        let mut f = FindingBuilder::new(&ids::CUDNN_GPU_UNSUPPORTED, Severity::Error, title)
-            .detail(detail)
-            .evidence(format!(
-                "would load: {path} (cuDNN {}, via {via})",
-                version.as_str()
-            ))
-            .evidence(source);
-        for g in older
-            .iter()
-            .map(|(g, _)| *g)
-            .chain(newer.iter().map(|(g, _, _)| *g))
-        {
-            f = f.subject(g.subject());
-        }
-        for name in &names {
-            f = f.subject(framework_subject(&fl.env, name));
-        }
-        out.push(f.fix(fix).build());
+        out.push(matrix_finding(
+            fl,
+            load,
+            &version,
+            floor.as_ref(),
+            &Outside { older, newer },
+            &names,
+        ));
     }
     out
+}
+
+/// The GPUs outside a cuDNN's support: below its matrix, or newer than the release.
+struct Outside<'a> {
+    older: Vec<(&'a Gpu, Version)>,
+    newer: Vec<(&'a Gpu, Version, &'a SupportStart)>,
+}
+
+fn matrix_finding(
+    fl: &FrameworkLoads,
+    load: &LibraryLoad,
+    version: &Version,
+    floor: Option<&(String, &CudnnRelease)>,
+    outside: &Outside,
+    names: &[&str],
+) -> Finding {
+    let (older, newer) = (&outside.older, &outside.newer);
+    let path = load.path.clone().unwrap_or_default();
+    let via = load.via.as_deref().unwrap_or_default();
+    let (title, detail, fix, source) = if let Some((min, row)) = floor.filter(|_| !older.is_empty())
+    {
+        let described: Vec<String> = older.iter().map(|(g, cc)| gpu_with_cc(g, cc)).collect();
+        (
+            format!(
+                "cuDNN {} has no kernels for {}: its support matrix starts at compute capability {min}",
+                version.as_str(),
+                described.join(", ")
+            ),
+            format!(
+                "{} in {} would load cuDNN {} ({path}); NVIDIA's support matrix for it lists compute capability {min} and newer, so cuDNN calls (convolutions, RNNs, attention) fail on the GPU (CUDNN_STATUS_ARCH_MISMATCH or CUDNN_STATUS_EXECUTION_FAILED).",
+                names.join(", "),
+                fl.env,
+                version.as_str()
+            ),
+            format!(
+                "This GPU needs a cuDNN whose matrix still lists it (cuDNN 8 before 8.9 lists SM 3.5 and later for CUDA 11) and a framework build of that age, or a GPU of compute capability {min} or newer."
+            ),
+            format!("cudnn.toml release {}: {}", row.version, row.source),
+        )
+    } else {
+        let described: Vec<String> = newer.iter().map(|(g, cc, _)| gpu_with_cc(g, cc)).collect();
+        let start = newer[0].2;
+        (
+            format!(
+                "cuDNN {} is older than {}: {} is the first cuDNN for {}",
+                version.as_str(),
+                described.join(", "),
+                start.first,
+                start.what
+            ),
+            format!(
+                "{} in {} would load cuDNN {} ({path}, via {via}), a release before the GPU's architecture; its calls (convolutions, attention) fail there.",
+                names.join(", "),
+                fl.env,
+                version.as_str()
+            ),
+            cudnn_upgrade_fix(load, &start.first),
+            format!(
+                "cudnn.toml support_start \"{}\": {}",
+                start.what, start.source
+            ),
+        )
+    };
+    let mut f = FindingBuilder::new(&ids::CUDNN_GPU_UNSUPPORTED, Severity::Error, title)
+        .detail(detail)
+        .evidence(format!(
+            "would load: {path} (cuDNN {}, via {via})",
+            version.as_str()
+        ))
+        .evidence(source);
+    for g in older
+        .iter()
+        .map(|(g, _)| *g)
+        .chain(newer.iter().map(|(g, _, _)| *g))
+    {
+        f = f.subject(g.subject());
+    }
+    for name in names {
+        f = f.subject(framework_subject(&fl.env, name));
+    }
+    f.fix(fix).build()
 }
 
 /// The way to a cuDNN at least `first`: off LD_LIBRARY_PATH, or the wheel upgraded.

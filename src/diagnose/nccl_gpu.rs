@@ -118,10 +118,6 @@ fn carried(row: &NcclArch) -> String {
     format!("{} and {ptx}", sass.join(", "))
 }
 
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one finding's facts, gathered by the caller"
-)]
 fn finding(
     manifests: &Manifests,
     fl: &FrameworkLoads,
