@@ -624,7 +624,8 @@ fn arch_missing(
         // A build with no kernels for the GPU is the cause of its cuDNN and torch.compile
         // failures there too: the build's own cuDNN, and a compiler with nothing to run.
         .explains(&ids::CUDNN_GPU_UNSUPPORTED)
-        .explains(&ids::TRITON_GPU_TOO_OLD);
+        .explains(&ids::TRITON_GPU_TOO_OLD)
+        .explains(&ids::NCCL_GPU_UNSUPPORTED);
         if !kernels.is_empty() {
             f = f.evidence(kernels.evidence());
         }

@@ -108,6 +108,7 @@ pub static KINDS: &[&Kind] = &[
     &NUMBA_LIBNVVM_MISSING,
     &NUMBA_BUILTIN_CUDA_TARGET,
     &NUMBA_CUDA_BINDING_MISSING,
+    &NCCL_GPU_UNSUPPORTED,
 ];
 
 pub static NO_GPU: Kind = Kind {
@@ -344,10 +345,16 @@ pub static EXTENSION_CANNOT_RUN_ON_GPU: Kind = Kind {
     title: "a package with its own CUDA kernels (flash-attn, bitsandbytes) has none for the GPU's architecture: it fails when used; from `extension-arch.toml`, generated from its sources",
 };
 
+pub static NCCL_GPU_UNSUPPORTED: Kind = Kind {
+    id: "nccl-gpu-unsupported",
+    severities: &[Severity::Error, Severity::Info],
+    title: "the NCCL pip wheel a framework would load has no kernels for a GPU (older than the wheel's lowest architecture, or newer than its newest): collectives fail with \"Cuda failure 'named symbol not found'\" / \"unhandled cuda error\"; information with one GPU; from frameworks.toml `nccl_arch`, generated from the wheels",
+};
+
 pub static CUDNN_GPU_UNSUPPORTED: Kind = Kind {
     id: "cudnn-gpu-unsupported",
     severities: &[Severity::Error],
-    title: "the cuDNN a framework would load is 9.11 or newer and a GPU is below compute capability 7.5 (Maxwell, Pascal, Volta): cuDNN dropped those GPUs, torch 2.10 on refuses it (\"cuDNN version ... is not compatible with devices with SM < 7.5\"); threshold from frameworks.toml's `torch_cudnn_min_cc`, generated from torch's wheels",
+    title: "the cuDNN a framework would load does not run on a GPU: 9.11 or newer below compute capability 7.5 (Maxwell, Pascal, Volta; torch 2.10 on refuses it: \"cuDNN version ... is not compatible with devices with SM < 7.5\"; threshold from frameworks.toml's `torch_cudnn_min_cc`, generated from torch's wheels), an older release below its support matrix's lowest compute capability, or a release before the GPU's architecture (Blackwell from 9.7.0); from cudnn.toml",
 };
 
 pub static TRITON_GPU_TOO_OLD: Kind = Kind {

@@ -34,6 +34,7 @@ mod libraries;
 mod loading;
 mod manifests;
 mod module_build;
+mod nccl_gpu;
 mod numba;
 mod onnxruntime;
 mod platform;
@@ -78,6 +79,7 @@ const RULES: &[Rule] = &[
     triton_ptxas::findings,
     numba::findings,
     cudnn_gpu::findings,
+    nccl_gpu::findings,
     jax::findings,
     jax_plugin::findings,
     libraries::findings,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::matching::leading_major;
+use super::matching::{compare, leading_major};
 use super::validate::{Checker, ProblemKind};
 use super::{ManifestFile, Meta};
 
@@ -17,6 +17,9 @@ pub struct CudnnTable {
     /// Support that ended between two known releases.
     #[serde(rename = "support_end", default)]
     pub support_ends: Vec<SupportEnd>,
+    /// The first release for GPUs of some compute capabilities (Blackwell from 9.7.0).
+    #[serde(rename = "support_start", default)]
+    pub support_starts: Vec<SupportStart>,
     /// Releases, ascending.
     #[serde(rename = "release")]
     pub releases: Vec<CudnnRelease>,
@@ -42,6 +45,19 @@ pub struct SupportEnd {
     pub what: String,
     pub last_with: String,
     pub first_without: String,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
+}
+
+/// The first cuDNN release with kernels for GPUs of compute capabilities `cc`: a release
+/// before `first` cannot run on them.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SupportStart {
+    pub what: String,
+    pub cc: Vec<String>,
+    pub first: String,
     pub note: Option<String>,
     pub source: String,
     pub checked: String,
@@ -84,9 +100,44 @@ pub struct CudnnBuild {
 }
 
 impl CudnnTable {
+    /// The lowest compute capability a cuDNN version's support matrix lists, with the row that
+    /// says so: the row covering the version, else the rows on both sides of it when they agree
+    /// (9.1.0 lies between 9.0.0 and 9.5.0, both 5.0). `None` where the matrices read are silent.
+    #[must_use]
+    pub fn min_cc_for(&self, version: &str) -> Option<(String, &CudnnRelease)> {
+        fn lowest(row: &CudnnRelease) -> Option<String> {
+            row.min_sm.clone().or_else(|| {
+                row.compute_capabilities
+                    .iter()
+                    .min_by(|a, b| compare(a, b))
+                    .cloned()
+            })
+        }
+        if let Some(row) = self.release(version) {
+            return Some((lowest(row)?, row));
+        }
+        let before = self
+            .releases
+            .iter()
+            .rfind(|r| compare(&r.version, version).is_lt())?;
+        let after = self
+            .releases
+            .iter()
+            .find(|r| compare(r.first.as_deref().unwrap_or(&r.version), version).is_gt())?;
+        let (low, high) = (lowest(before)?, lowest(after)?);
+        (low == high).then_some((low, before))
+    }
+
+    /// The first release for GPUs of compute capability `cc`, where a `support_start` row names it.
+    #[must_use]
+    pub fn support_start_for(&self, cc: &str) -> Option<&SupportStart> {
+        self.support_starts
+            .iter()
+            .find(|row| row.cc.iter().any(|c| compare(c, cc).is_eq()))
+    }
+
     /// The row covering a cuDNN version (`9.10.2.21`, `9.5.1`, `8.0.1`).
     #[must_use]
-    #[cfg(test)]
     pub fn release(&self, version: &str) -> Option<&CudnnRelease> {
         self.releases.iter().find(|row| {
             super::matching::within(
@@ -125,6 +176,12 @@ impl CudnnTable {
             {
                 c.range(&label, &row.last_with, &row.first_without);
             }
+        }
+        for row in &self.support_starts {
+            let label = format!("support_start \"{}\"", row.what);
+            c.provenance(&label, &row.source, &row.checked);
+            c.version(&label, "first", &row.first);
+            c.ccs(&label, "cc", &row.cc);
         }
         for row in &self.releases {
             let label = format!("release {}", row.version);

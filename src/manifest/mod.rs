@@ -51,13 +51,13 @@ pub use cuda::{
     ComputeCapabilityInfo, CudaMajor, CudaRelease, CudaTable, DriverBranch, DriverLifecycle,
     DriverRequirement, HostCompiler, L4tDriver, PtxJit,
 };
-pub use cudnn::{CudnnBuild, CudnnMajor, CudnnRelease, CudnnTable, SupportEnd};
+pub use cudnn::{CudnnBuild, CudnnMajor, CudnnRelease, CudnnTable, SupportEnd, SupportStart};
 pub use errors::{ErrorTable, Errors, KnownError, captured_number, pattern};
 pub use extension_arch::{ExtensionArch, ExtensionArchTable};
 pub use frameworks::{
-    CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxPluginCheck, JaxRequirement, PipWheel,
-    TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchGpuFloor, TorchIndex,
-    TorchMatch, TorchRelease, TritonPtxas,
+    CupyPackage, CupyRelease, FrameworkTable, JaxExtra, JaxPluginCheck, JaxRequirement, NcclArch,
+    PipWheel, TensorflowAndCuda, TensorflowConfig, TensorflowPip, TorchBuild, TorchGpuFloor,
+    TorchIndex, TorchMatch, TorchRelease, TritonPtxas,
 };
 pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id, subsystem_id};

@@ -353,3 +353,10 @@ fn the_triton_ptxas_generator_reproduces_the_checked_in_block() {
 fn the_numba_cuda_generator_reproduces_the_checked_in_block() {
     crate::support::generator_reproduces_its_table("gen-numba-cuda.py");
 }
+
+/// frameworks.toml's `[[nccl_arch]]` is what scripts/gen-nccl-arch.py makes of the facts it read
+/// from the NCCL pip wheels' fatbins (vendored in scripts/nccl-arch-data/wheels.json).
+#[test]
+fn nccl_arch_table_reproduces_from_its_generator() {
+    crate::support::generator_reproduces_its_table("gen-nccl-arch.py");
+}
