@@ -36,6 +36,7 @@ mod manifests;
 mod onnxruntime;
 mod platform;
 mod runtime;
+mod symbols;
 mod tensorrt;
 #[cfg(test)]
 mod test_support;
@@ -83,6 +84,7 @@ const RULES: &[Rule] = &[
     runtime::findings,
     tuning::findings,
     manifests::findings,
+    symbols::findings,
 ];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first:
