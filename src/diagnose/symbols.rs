@@ -211,9 +211,18 @@ fn fix(
         .interpreter
         .clone()
         .unwrap_or_else(|| format!("{}/bin/python", env.path));
-    let align = align(env, gap, shipped).map(|pin| {
-        format!("`{python} -m pip install '{pin}'` (the version {} pins)", gap.framework)
+    let align = align(env, gap, shipped).map(|(req, pinned)| {
+        if pinned {
+            format!("`{python} -m pip install '{req}'` (the version {} pins)", gap.framework)
+        } else {
+            format!("`{python} -m pip install '{req}'` (the copy it was built with)")
+        }
     });
+    // A copy outside the environment (a toolkit, the system) is not pip's to change.
+    let provider_in_env = env
+        .site_packages
+        .iter()
+        .any(|s| Path::new(&gap.provider).starts_with(s));
     match via {
         "LD_LIBRARY_PATH" => {
             let rest: Vec<String> = report
@@ -237,7 +246,7 @@ fn fix(
             };
             format!(
                 "Run without {provider_dir} on LD_LIBRARY_PATH: {run}; then drop it from where LD_LIBRARY_PATH is set (~/.bashrc, module files, conda activate scripts).{}",
-                align.map_or_else(String::new, |a| format!(
+                align.filter(|_| provider_in_env).map_or_else(String::new, |a| format!(
                     " To keep it there, make the copies agree instead: {a}."
                 ))
             )
@@ -263,9 +272,14 @@ fn fix(
     }
 }
 
-/// The pip requirement that aligns the provider with the needer: the framework's own pin of
-/// the wheel that ships the copy it was built with, else that copy's wheel at its version.
-fn align(env: &PythonEnv, gap: &SymbolGap, shipped: Option<&LosingCopy>) -> Option<String> {
+/// The pip requirement that aligns the provider with the needer, and whether the framework
+/// pins it: the framework's own pin of the wheel that ships the copy it was built with, else
+/// that copy's wheel at its version.
+fn align(
+    env: &PythonEnv,
+    gap: &SymbolGap,
+    shipped: Option<&LosingCopy>,
+) -> Option<(String, bool)> {
     let fw = env.frameworks.iter().find(|f| f.name == gap.framework);
     let package = shipped
         .filter(|s| s.owner.kind == OwnerKind::Pip)
@@ -288,10 +302,17 @@ fn align(env: &PythonEnv, gap: &SymbolGap, shipped: Option<&LosingCopy>) -> Opti
             norm(name) == norm(&package)
         })
     }) {
-        return Some(pin.split(';').next().unwrap_or(pin).trim().to_string());
+        let req: String = pin
+            .split(';')
+            .next()
+            .unwrap_or(pin)
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '(' | ')'))
+            .collect();
+        return Some((req, true));
     }
     let version = shipped.and_then(|s| s.version.clone().or_else(|| s.owner.version.clone()))?;
-    Some(format!("{package}=={version}"))
+    Some((format!("{package}=={version}"), false))
 }
 
 #[cfg(test)]
@@ -371,7 +392,8 @@ mod tests {
         assert!(evidence.contains("nvidia/nvjitlink/lib/libnvJitLink.so.12 (12.4.127)"), "{evidence}");
         let fix = f.fix.as_deref().unwrap();
         assert!(fix.contains("`LD_LIBRARY_PATH=/opt/other python ...`"), "{fix}");
-        assert!(fix.contains("'nvidia-nvjitlink-cu12==12.4.127'"), "{fix}");
+        // The winner is a toolkit's: pip cannot change it, so no pip line.
+        assert!(!fix.contains("pip install"), "{fix}");
         assert!(f.detail.contains(
             "undefined symbol: __nvJitLinkAddData_12_4, version libnvJitLink.so.12"
         ));
