@@ -150,3 +150,39 @@ fn a_cut_provider_is_a_reason_in_the_report() {
     assert_eq!(unread["why"], "no readable section header table");
     assert!(!finding_ids(&r).contains(&"library-symbol-missing".to_string()));
 }
+
+/// `explain` of the reports' own words on each machine names this finding as the cause.
+#[test]
+fn the_reports_errors_are_explained_by_the_missing_symbol() {
+    let cases = [
+        (
+            "torch-cusparse-nvjitlink-ld-library-path",
+            "ImportError: /home/ubuntu/venv/lib/python3.10/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
+            "loader-undefined-symbol-versioned",
+        ),
+        (
+            "torch-nccl-wheel-without-comm-register",
+            "ImportError: /home/ubuntu/venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister",
+            "torch-cuda-undefined-symbol",
+        ),
+        (
+            "torch-113-cublas-wheel-system-cublaslt",
+            "OSError: /home/ubuntu/venv/lib/python3.10/site-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.11: undefined symbol: cublasLtGetStatusString, version libcublasLt.so.11",
+            "loader-undefined-symbol-versioned",
+        ),
+    ];
+    for (name, words, row) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+            .env_clear()
+            .envs(fixture_env(name))
+            .arg("--root")
+            .arg(fixture_dir(name).join("root"))
+            .args(["--timeout", "2", "explain", "--json", "--", words])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let e = &v["explain"];
+        assert_eq!(e["signatures"][0]["id"], row, "{name}: {e}");
+        assert_eq!(e["cause"], "library-symbol-missing", "{name}: {e}");
+    }
+}
