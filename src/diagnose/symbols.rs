@@ -129,15 +129,14 @@ fn finding(report: &Report, env: &PythonEnv, gaps: &[&SymbolGap]) -> Finding {
     let mut frameworks: Vec<&str> = gaps.iter().map(|g| g.framework.as_str()).collect();
     frameworks.sort_unstable();
     frameworks.dedup();
-    let mut f = FindingBuilder::new(&ids::LIBRARY_SYMBOL_MISSING, Severity::Error, title).detail(
-        format!(
+    let mut f =
+        FindingBuilder::new(&ids::LIBRARY_SYMBOL_MISSING, Severity::Error, title).detail(format!(
             "The loader binds each symbol a library needs to the copy of the providing library it \
              found first; this copy lacks what the needing library was linked against, so loading \
              {} fails with \"{}\". The two files come from different releases.",
             frameworks.join(" and "),
             loader_words(first)
-        ),
-    );
+        ));
     for fw in &frameworks {
         f = f.subject(framework_subject(&env.path, fw));
     }
@@ -185,7 +184,10 @@ fn finding(report: &Report, env: &PythonEnv, gaps: &[&SymbolGap]) -> Finding {
             s.why
         ));
     }
-    if gaps.iter().any(|g| family::of(&g.soname) == Some(LibraryFamily::Cudnn)) {
+    if gaps
+        .iter()
+        .any(|g| family::of(&g.soname) == Some(LibraryFamily::Cudnn))
+    {
         f = f.explains(&ids::CUDNN_VERSION_MISMATCH);
     }
     f.fix(fix(report, env, first, via, shipped_copy)).build()
@@ -213,7 +215,10 @@ fn fix(
         .unwrap_or_else(|| format!("{}/bin/python", env.path));
     let align = align(env, gap, shipped).map(|(req, pinned)| {
         if pinned {
-            format!("`{python} -m pip install '{req}'` (the version {} pins)", gap.framework)
+            format!(
+                "`{python} -m pip install '{req}'` (the version {} pins)",
+                gap.framework
+            )
         } else {
             format!("`{python} -m pip install '{req}'` (the copy it was built with)")
         }
@@ -233,7 +238,8 @@ fn fix(
                     v.value
                         .split(':')
                         .filter(|d| {
-                            !d.is_empty() && d.trim_end_matches('/') != provider_dir.trim_end_matches('/')
+                            !d.is_empty()
+                                && d.trim_end_matches('/') != provider_dir.trim_end_matches('/')
                         })
                         .map(str::to_string)
                         .collect()
@@ -246,9 +252,11 @@ fn fix(
             };
             format!(
                 "Run without {provider_dir} on LD_LIBRARY_PATH: {run}; then drop it from where LD_LIBRARY_PATH is set (~/.bashrc, module files, conda activate scripts).{}",
-                align.filter(|_| provider_in_env).map_or_else(String::new, |a| format!(
-                    " To keep it there, make the copies agree instead: {a}."
-                ))
+                align
+                    .filter(|_| provider_in_env)
+                    .map_or_else(String::new, |a| format!(
+                        " To keep it there, make the copies agree instead: {a}."
+                    ))
             )
         }
         "RUNPATH" | "preload" => match align {
@@ -261,7 +269,11 @@ fn fix(
         _ => {
             let first = shipped_dir.map_or_else(
                 || "the folder of the copy it was built with".to_string(),
-                |d| format!("`LD_LIBRARY_PATH={d}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} python ...`"),
+                |d| {
+                    format!(
+                        "`LD_LIBRARY_PATH={d}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} python ...`"
+                    )
+                },
             );
             format!(
                 "{provider_dir} wins through {via}: put the matching copy first for the run, {first}, or update the package that installed {}{}.",
@@ -275,11 +287,7 @@ fn fix(
 /// The pip requirement that aligns the provider with the needer, and whether the framework
 /// pins it: the framework's own pin of the wheel that ships the copy it was built with, else
 /// that copy's wheel at its version.
-fn align(
-    env: &PythonEnv,
-    gap: &SymbolGap,
-    shipped: Option<&LosingCopy>,
-) -> Option<(String, bool)> {
+fn align(env: &PythonEnv, gap: &SymbolGap, shipped: Option<&LosingCopy>) -> Option<(String, bool)> {
     let fw = env.frameworks.iter().find(|f| f.name == gap.framework);
     let package = shipped
         .filter(|s| s.owner.kind == OwnerKind::Pip)
@@ -298,7 +306,10 @@ fn align(
     let norm = |s: &str| s.to_ascii_lowercase().replace('_', "-");
     if let Some(pin) = fw.and_then(|f| {
         f.pins.iter().find(|p| {
-            let name = p.split(['<', '>', '=', '!', '~', ' ', ';']).next().unwrap_or("");
+            let name = p
+                .split(['<', '>', '=', '!', '~', ' ', ';'])
+                .next()
+                .unwrap_or("");
             norm(name) == norm(&package)
         })
     }) {
@@ -388,15 +399,25 @@ mod tests {
         assert!(f.title.contains("__nvJitLinkAddData_12_4"), "{}", f.title);
         let evidence = f.evidence.join("\n");
         assert!(evidence.contains("3 of the 9"), "{evidence}");
-        assert!(evidence.contains("found through LD_LIBRARY_PATH"), "{evidence}");
-        assert!(evidence.contains("nvidia/nvjitlink/lib/libnvJitLink.so.12 (12.4.127)"), "{evidence}");
+        assert!(
+            evidence.contains("found through LD_LIBRARY_PATH"),
+            "{evidence}"
+        );
+        assert!(
+            evidence.contains("nvidia/nvjitlink/lib/libnvJitLink.so.12 (12.4.127)"),
+            "{evidence}"
+        );
         let fix = f.fix.as_deref().unwrap();
-        assert!(fix.contains("`LD_LIBRARY_PATH=/opt/other python ...`"), "{fix}");
+        assert!(
+            fix.contains("`LD_LIBRARY_PATH=/opt/other python ...`"),
+            "{fix}"
+        );
         // The winner is a toolkit's: pip cannot change it, so no pip line.
         assert!(!fix.contains("pip install"), "{fix}");
-        assert!(f.detail.contains(
-            "undefined symbol: __nvJitLinkAddData_12_4, version libnvJitLink.so.12"
-        ));
+        assert!(
+            f.detail
+                .contains("undefined symbol: __nvJitLinkAddData_12_4, version libnvJitLink.so.12")
+        );
     }
 
     #[test]
@@ -405,7 +426,10 @@ mod tests {
         let f = &findings(&r, crate::manifest::embedded())[0];
         let fix = f.fix.as_deref().unwrap();
         assert!(fix.starts_with("Install the matching copy"), "{fix}");
-        assert!(fix.contains("/venv/bin/python -m pip install 'nvidia-nvjitlink-cu12==12.4.127'"), "{fix}");
+        assert!(
+            fix.contains("/venv/bin/python -m pip install 'nvidia-nvjitlink-cu12==12.4.127'"),
+            "{fix}"
+        );
     }
 
     #[test]

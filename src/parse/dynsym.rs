@@ -110,12 +110,6 @@ impl Symbols {
     pub fn has_version_node(&self, version: &str) -> bool {
         self.version_nodes.is_empty() || self.version_nodes.iter().any(|n| n == version)
     }
-
-    /// How many symbols it defines.
-    #[must_use]
-    pub fn defined_count(&self) -> usize {
-        self.defined.len()
-    }
 }
 
 /// Reads the dynamic symbol table and its version sections.
@@ -178,7 +172,8 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
         capped,
         ..Symbols::default()
     };
-    let mut nodes: Vec<(u16, String)> = defined_nodes.iter().map(|(k, v)| (*k, v.clone())).collect();
+    let mut nodes: Vec<(u16, String)> =
+        defined_nodes.iter().map(|(k, v)| (*k, v.clone())).collect();
     nodes.sort();
     out.version_nodes = nodes.into_iter().map(|(_, v)| v).collect();
     let size = if fmt.is_64 { 24 } else { 16 };
@@ -600,6 +595,37 @@ mod tests {
             *b = 0xff;
         }
         let _ = parse(&mut reader(&junk));
+    }
+
+    /// A measurement, not a check: `GPU_DOCTOR_DYNSYM=/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1
+    /// cargo test --release --lib parse::dynsym -- --ignored --nocapture` prints what `parse`
+    /// reads from a real library and how long it takes.
+    #[test]
+    #[ignore = "measures the real library GPU_DOCTOR_DYNSYM names"]
+    fn measure_a_real_library() {
+        use std::os::unix::fs::FileExt;
+        let Ok(path) = std::env::var("GPU_DOCTOR_DYNSYM") else {
+            return;
+        };
+        let file = std::fs::File::open(&path).unwrap();
+        let mut bytes_read = 0usize;
+        let mut read = |off: u64, len: usize| -> Option<Vec<u8>> {
+            let mut b = vec![0; len.min(CHUNK)];
+            let n = file.read_at(&mut b, off).ok()?;
+            b.truncate(n);
+            bytes_read += n;
+            (n > 0).then_some(b)
+        };
+        let start = std::time::Instant::now();
+        let s = parse(&mut read).unwrap();
+        let took = start.elapsed();
+        eprintln!(
+            "{path}: {} needs, {} defined, {} version nodes, capped {}; {bytes_read} bytes read in {took:?}",
+            s.needs.len(),
+            s.defined.len(),
+            s.version_nodes.len(),
+            s.capped
+        );
     }
 
     #[test]

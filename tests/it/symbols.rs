@@ -9,8 +9,8 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::support::{
-    copy_tree, doctor, finding, finding_ids, fixture_dir, fixture_env, generator_reproduces_its_table,
-    mkfifo,
+    copy_tree, doctor, finding, finding_ids, fixture_dir, fixture_env,
+    generator_reproduces_its_table, mkfifo,
 };
 
 #[test]
@@ -30,13 +30,27 @@ fn a_toolkit_nvjitlink_on_ld_library_path_lacks_the_wheel_cusparse_symbols() {
     let gap = &r["libraries"]["symbol_gaps"][0];
     assert_eq!(gap["symbol"], "__nvJitLinkAddData_12_1");
     assert_eq!(gap["version"], "libnvJitLink.so.12");
-    assert_eq!(gap["provider"], "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12");
-    assert!(gap["needer"].as_str().unwrap().ends_with("nvidia/cusparse/lib/libcusparse.so.12"));
+    assert_eq!(
+        gap["provider"],
+        "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12"
+    );
+    assert!(
+        gap["needer"]
+            .as_str()
+            .unwrap()
+            .ends_with("nvidia/cusparse/lib/libcusparse.so.12")
+    );
     let f = finding(&r, "library-symbol-missing");
     assert_eq!(f["severity"], "error");
     let evidence = text(&f["evidence"]);
-    assert!(evidence.contains("found through LD_LIBRARY_PATH"), "{evidence}");
-    assert!(evidence.contains("nvidia/nvjitlink/lib/libnvJitLink.so.12 (12.4.127)"), "{evidence}");
+    assert!(
+        evidence.contains("found through LD_LIBRARY_PATH"),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains("nvidia/nvjitlink/lib/libnvJitLink.so.12 (12.4.127)"),
+        "{evidence}"
+    );
     let fix = f["fix"].as_str().unwrap();
     assert!(fix.contains("env -u LD_LIBRARY_PATH"), "{fix}");
 }
@@ -59,11 +73,24 @@ fn torch_over_an_nccl_without_comm_register_installs_the_pinned_wheel() {
     let gap = &r["libraries"]["symbol_gaps"][0];
     assert_eq!(gap["symbol"], "ncclCommRegister");
     assert_eq!(gap["version"], Value::Null);
-    assert!(gap["needer"].as_str().unwrap().ends_with("torch/lib/libtorch_cuda.so"));
+    assert!(
+        gap["needer"]
+            .as_str()
+            .unwrap()
+            .ends_with("torch/lib/libtorch_cuda.so")
+    );
     let f = finding(&r, "library-symbol-missing");
-    assert!(f["detail"].as_str().unwrap().contains("libtorch_cuda.so: undefined symbol: ncclCommRegister"));
+    assert!(
+        f["detail"]
+            .as_str()
+            .unwrap()
+            .contains("libtorch_cuda.so: undefined symbol: ncclCommRegister")
+    );
     let fix = f["fix"].as_str().unwrap();
-    assert!(fix.contains("pip install 'nvidia-nccl-cu12==2.20.5'"), "{fix}");
+    assert!(
+        fix.contains("pip install 'nvidia-nccl-cu12==2.20.5'"),
+        "{fix}"
+    );
 }
 
 /// pytorch/pytorch#103832: cuBLAS and cuBLASLt of different releases.
@@ -133,7 +160,10 @@ fn a_sparse_ten_gigabyte_provider_costs_its_tables_only() {
     f.set_len(10 << 30).unwrap();
     let r = m.doctor();
     // The tables sit at the front; the gap is still read.
-    assert_eq!(r["libraries"]["symbol_gaps"][0]["symbol"], "__nvJitLinkAddData_12_1");
+    assert_eq!(
+        r["libraries"]["symbol_gaps"][0]["symbol"],
+        "__nvJitLinkAddData_12_1"
+    );
 }
 
 #[test]
@@ -146,7 +176,10 @@ fn a_cut_provider_is_a_reason_in_the_report() {
     std::fs::write(&path, &bytes[..bytes.len() - 40]).unwrap();
     let r = m.doctor();
     let unread = &r["libraries"]["symbols_unread"][0];
-    assert_eq!(unread["path"], "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12");
+    assert_eq!(
+        unread["path"],
+        "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12"
+    );
     assert_eq!(unread["why"], "no readable section header table");
     assert!(!finding_ids(&r).contains(&"library-symbol-missing".to_string()));
 }

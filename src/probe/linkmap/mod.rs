@@ -51,11 +51,11 @@ use super::toolkit::LIB_DIRS;
 use crate::framework::FrameworkName;
 use crate::host::Host;
 use crate::manifest::SetInUse;
+use crate::parse::dynsym::Symbols;
 use crate::parse::elf::Dynamic;
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
 use crate::report::EnvKind;
-use crate::parse::dynsym::Symbols;
 use crate::report::{
     Framework, FrameworkLoads, LibraryLoad, LibraryOwner, LosingCopy, PythonEnv, SymbolGap,
     SymbolsUnread, Toolkit,
