@@ -333,22 +333,26 @@ mod tests {
 
     fn report(via: &str) -> Report {
         let site = "/venv/lib/python3.10/site-packages";
-        let mut r = Report::default();
-        r.python_envs = vec![PythonEnv {
-            path: "/venv".into(),
-            interpreter: Some("/venv/bin/python".into()),
-            site_packages: vec![site.into()],
-            frameworks: vec![Framework {
-                name: "torch".into(),
-                pins: vec!["nvidia-nvjitlink-cu12==12.4.127; platform_system == \"Linux\"".into()],
-                ..Framework::default()
+        let mut r = Report {
+            python_envs: vec![PythonEnv {
+                path: "/venv".into(),
+                interpreter: Some("/venv/bin/python".into()),
+                site_packages: vec![site.into()],
+                frameworks: vec![Framework {
+                    name: "torch".into(),
+                    pins: vec![
+                        "nvidia-nvjitlink-cu12==12.4.127; platform_system == \"Linux\"".into(),
+                    ],
+                    ..Framework::default()
+                }],
+                ..PythonEnv::default()
             }],
-            ..PythonEnv::default()
-        }];
-        r.environment = vec![EnvVar {
-            name: "LD_LIBRARY_PATH".into(),
-            value: "/usr/local/cuda-12.1/lib64:/opt/other".into(),
-        }];
+            environment: vec![EnvVar {
+                name: "LD_LIBRARY_PATH".into(),
+                value: "/usr/local/cuda-12.1/lib64:/opt/other".into(),
+            }],
+            ..Report::default()
+        };
         let needer = format!("{site}/nvidia/cusparse/lib/libcusparse.so.12");
         r.libraries.loads = vec![FrameworkLoads {
             env: "/venv".into(),

@@ -36,6 +36,8 @@ const STB_WEAK: u8 = 2;
 const STB_GNU_UNIQUE: u8 = 10;
 const STV_HIDDEN: u8 = 2;
 const STV_INTERNAL: u8 = 1;
+/// A definition without a version index (an object without `.gnu.version`).
+const NO_NODE: u16 = u16::MAX;
 
 /// Why an object's symbol tables could not be read; each is a fact about the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,9 +81,15 @@ pub struct Need {
 pub struct Symbols {
     /// Needed symbols, in table order.
     pub needs: Vec<Need>,
-    /// Defined, visible symbols and the version nodes each is defined at (`None`: no
-    /// version, in an object without `.gnu.version`).
-    defined: HashMap<String, Vec<Option<String>>>,
+    /// Defined, visible symbols: (name's offset and length in `strings`, version index or
+    /// `NO_NODE`),
+    /// sorted by name, so a lookup is a binary search and reading a 45,000-symbol table makes
+    /// no string of its own.
+    defined: Vec<(u32, u32, u16)>,
+    /// The `.dynstr` bytes the names point into.
+    strings: Vec<u8>,
+    /// Version index → node name (`.gnu.version_d`).
+    nodes: HashMap<u16, String>,
     /// The version nodes `.gnu.version_d` defines, the base node (the soname) included.
     pub version_nodes: Vec<String>,
     /// Whether a table was larger than its cap and read only in part.
@@ -95,13 +103,23 @@ impl Symbols {
     /// need binds to any definition.
     #[must_use]
     pub fn defines(&self, name: &str, version: Option<&str>) -> bool {
-        let Some(at) = self.defined.get(name) else {
-            return false;
-        };
-        match version {
-            Some(v) if !self.version_nodes.is_empty() => at.iter().any(|n| n.as_deref() == Some(v)),
-            _ => true,
+        let name = name.as_bytes();
+        let key = |e: &(u32, u32, u16)| slice(&self.strings, e.0, e.1);
+        let first = self.defined.partition_point(|e| key(e) < name);
+        let mut at = self.defined.get(first..).unwrap_or_default().iter();
+        let mut any = false;
+        while let Some(e) = at.next().filter(|e| key(e) == name) {
+            any = true;
+            match version {
+                Some(v) if !self.version_nodes.is_empty() => {
+                    if self.nodes.get(&e.2).is_some_and(|n| n == v) {
+                        return true;
+                    }
+                }
+                _ => return true,
+            }
         }
+        any && version.is_none()
     }
 
     /// Whether the object defines the version node at all (ld.so refuses to load a needer
@@ -117,6 +135,10 @@ impl Symbols {
 /// # Errors
 /// [`Unread`] when the file is not an ELF object, has no readable section table or no
 /// `.dynsym`, or a table runs past the end of the file.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass over the tables in the order they depend on each other; the steps share the buffers read"
+)]
 pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
     let head = read(0, 64).ok_or(Unread::NotElf)?;
     if !is_elf(&head) || head.len() < 52 {
@@ -172,6 +194,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
         capped,
         ..Symbols::default()
     };
+    let mut defined: Vec<(u32, u32, u16)> = Vec::new();
     let mut nodes: Vec<(u16, String)> =
         defined_nodes.iter().map(|(k, v)| (*k, v.clone())).collect();
     nodes.sort();
@@ -187,6 +210,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
             break;
         };
         let bind = info >> 4;
+        let name_at = name;
         let Some(name) = string_at(&strings, name) else {
             continue;
         };
@@ -215,10 +239,14 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
                 // VER_NDX_LOCAL: not visible outside the object.
                 continue;
             }
-            let node = index.and_then(|x| defined_nodes.get(&x)).cloned();
-            out.defined.entry(name.to_string()).or_default().push(node);
+            let len = u32::try_from(name.len()).unwrap_or(0);
+            defined.push((name_at, len, index.unwrap_or(NO_NODE)));
         }
     }
+    defined.sort_unstable_by(|a, b| slice(&strings, a.0, a.1).cmp(slice(&strings, b.0, b.1)));
+    out.defined = defined;
+    out.strings = strings;
+    out.nodes = defined_nodes;
     Ok(out)
 }
 
@@ -243,6 +271,12 @@ fn read_section(
         }
     }
     Ok(out)
+}
+
+/// `len` bytes at `at` (empty past the table).
+fn slice(table: &[u8], at: u32, len: u32) -> &[u8] {
+    let (at, len) = (at as usize, len as usize);
+    table.get(at..at.saturating_add(len)).unwrap_or_default()
 }
 
 /// The NUL-terminated string at `at`; `None` past the table (or cut by its cap).
@@ -339,6 +373,10 @@ fn verdef(fmt: Fmt, bytes: &[u8], count: u32, names: &[u8]) -> HashMap<u16, Stri
 /// optional (file, node)) and definitions (name, optional node), its `.dynstr`, and the
 /// version sections when a version is named; the layout `scripts/gen-symbol-elf.py` writes.
 #[cfg(test)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a test object written section by section, as the generator script does"
+)]
 pub(crate) fn test_object(
     soname: &str,
     needs: &[(&str, Option<(&str, &str)>)],
@@ -454,7 +492,7 @@ pub(crate) fn test_object(
     let mut data: Vec<u8> = Vec::new();
     let mut headers: Vec<(u32, u64, u64, u32, u32)> = vec![(0, 0, 0, 0, 0)];
     let mut section = |kind: u32, bytes: &[u8], link: u32, info: u32, data: &mut Vec<u8>| {
-        while data.len() % 8 != 0 {
+        while !data.len().is_multiple_of(8) {
             data.push(0);
         }
         headers.push((kind, 64 + data.len() as u64, bytes.len() as u64, link, info));
@@ -481,7 +519,7 @@ pub(crate) fn test_object(
             );
         }
     }
-    while data.len() % 8 != 0 {
+    while !data.len().is_multiple_of(8) {
         data.push(0);
     }
     let shoff = 64 + data.len() as u64;
