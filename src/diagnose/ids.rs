@@ -109,6 +109,7 @@ pub static KINDS: &[&Kind] = &[
     &NUMBA_BUILTIN_CUDA_TARGET,
     &NUMBA_CUDA_BINDING_MISSING,
     &NCCL_GPU_UNSUPPORTED,
+    &LIBRARY_SYMBOL_MISSING,
 ];
 
 pub static NO_GPU: Kind = Kind {
@@ -613,6 +614,12 @@ pub static SMOKE_CUDA_ERROR: Kind = Kind {
     id: "smoke-cuda-error",
     severities: &[Severity::Error],
     title: "(`smoke`) the driver's own error during the test, explained",
+};
+
+pub static LIBRARY_SYMBOL_MISSING: Kind = Kind {
+    id: "library-symbol-missing",
+    severities: &[Severity::Error],
+    title: "a loaded object needs a symbol that the copy of a CUDA, cuDNN or NCCL library the loader resolves for it does not define (read from both files' ELF symbol tables): a toolkit's older nvJitLink under the wheel's cuSPARSE (\"undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\"), cuBLAS over another release's cuBLASLt, torch over an older NCCL (`ncclCommRegister`); the evidence says why that copy wins (LD_LIBRARY_PATH, ld.so.conf, RPATH), the fix takes it off the path or installs the matching wheel",
 };
 
 /// The registered kind of `id`.

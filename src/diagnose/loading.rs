@@ -230,7 +230,7 @@ struct Shadow<'a> {
 }
 
 fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Option<Finding> {
-    let shadows = shadows(env, loads);
+    let shadows = shadows(report, env, loads);
     let first = shadows.first()?;
     let any_older = shadows.iter().any(|s| s.older);
     let mut frameworks: Vec<&str> = shadows.iter().map(|s| s.framework).collect();
@@ -276,11 +276,19 @@ fn shadowing(report: &Report, env: &PythonEnv, loads: &[&FrameworkLoads]) -> Opt
 /// release than its own copy. The copy that breaks leads: an older one first, and among those
 /// the one another CUDA library needs (an old nvJitLink under a new cuSPARSE: "undefined symbol
 /// ... libnvJitLink.so.12"), before one the framework's own modules need (cudart).
-fn shadows<'r>(env: &'r PythonEnv, loads: &[&'r FrameworkLoads]) -> Vec<Shadow<'r>> {
+fn shadows<'r>(
+    report: &Report,
+    env: &'r PythonEnv,
+    loads: &[&'r FrameworkLoads],
+) -> Vec<Shadow<'r>> {
     let mut shadows: Vec<Shadow> = Vec::new();
     for fl in loads {
         for load in &fl.libraries {
             if !matches!(load.via.as_deref(), Some("LD_LIBRARY_PATH" | "RPATH")) {
+                continue;
+            }
+            // A copy whose missing symbols were read is `library-symbol-missing`'s to report.
+            if super::symbols::covers(report, &env.path, load) {
                 continue;
             }
             let Some(reference) = reference(env, load) else {

@@ -40,6 +40,7 @@ mod onnxruntime;
 mod platform;
 mod runtime;
 mod runtime_compile;
+mod symbols;
 mod tensorrt;
 #[cfg(test)]
 mod test_support;
@@ -90,6 +91,7 @@ const RULES: &[Rule] = &[
     tuning::findings,
     manifests::findings,
     runtime_compile::findings,
+    symbols::findings,
 ];
 
 /// Runs every rule with the embedded manifests and keeps the root causes, most severe first:

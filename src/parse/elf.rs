@@ -285,6 +285,73 @@ fn read_verneed(
     out
 }
 
+/// One entry of the section header table: what [`super::dynsym`] finds its tables by.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SectionHeader {
+    /// `sh_type` (`SHT_DYNSYM` 11, `SHT_GNU_versym` 0x6fffffff, ...).
+    pub(super) kind: u32,
+    pub(super) offset: u64,
+    pub(super) size: u64,
+    /// `sh_link`: the string table of a symbol or version section.
+    pub(super) link: u32,
+    /// `sh_info`: the entry count of a version section.
+    pub(super) info: u32,
+}
+
+/// Section headers read at most (a large shared object has a few dozen).
+const MAX_SECTION_HEADERS: usize = 8192;
+
+/// The section header table the ELF header points at (`e_shoff`, `e_shentsize`, `e_shnum`);
+/// `None` when there is none (stripped of it, or cut short). A count kept in section 0
+/// (`SHN_XINDEX` style, 65,280 sections or more) is read as no table: shared objects have a few
+/// dozen.
+pub(super) fn section_headers(
+    fmt: Fmt,
+    read: &mut ReadAt<'_>,
+    head: &[u8],
+) -> Option<Vec<SectionHeader>> {
+    let (shoff, entsize, count) = if fmt.is_64 {
+        (fmt.u64(head, 40)?, fmt.u16(head, 58)?, fmt.u16(head, 60)?)
+    } else {
+        (
+            u64::from(fmt.u32(head, 32)?),
+            fmt.u16(head, 46)?,
+            fmt.u16(head, 48)?,
+        )
+    };
+    let entsize = usize::from(entsize);
+    if shoff == 0 || count == 0 || entsize < if fmt.is_64 { 64 } else { 40 } {
+        return None;
+    }
+    let count = usize::from(count).min(MAX_SECTION_HEADERS);
+    let table = read(shoff, count.checked_mul(entsize)?)?;
+    if table.len() < count * entsize {
+        return None;
+    }
+    table
+        .chunks_exact(entsize)
+        .map(|h| {
+            Some(if fmt.is_64 {
+                SectionHeader {
+                    kind: fmt.u32(h, 4)?,
+                    offset: fmt.u64(h, 24)?,
+                    size: fmt.u64(h, 32)?,
+                    link: fmt.u32(h, 40)?,
+                    info: fmt.u32(h, 44)?,
+                }
+            } else {
+                SectionHeader {
+                    kind: fmt.u32(h, 4)?,
+                    offset: u64::from(fmt.u32(h, 16)?),
+                    size: u64::from(fmt.u32(h, 20)?),
+                    link: fmt.u32(h, 24)?,
+                    info: fmt.u32(h, 28)?,
+                }
+            })
+        })
+        .collect()
+}
+
 /// Splits a `DT_RPATH`/`DT_RUNPATH` value into folders, `$ORIGIN`, `$LIB` and `$PLATFORM`
 /// substituted as ld.so does (`${ORIGIN}` spelled either way). Empty entries are dropped.
 #[must_use]

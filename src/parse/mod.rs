@@ -5,6 +5,7 @@
 
 pub mod accounts;
 pub mod cuda_files;
+pub mod dynsym;
 pub mod elf;
 pub mod host_compiler;
 pub mod kernel;

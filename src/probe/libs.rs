@@ -96,6 +96,8 @@ pub(crate) fn probe(
         tensorrt: find(&TENSORRT),
         loads: Vec::new(),
         loader_table: None,
+        symbol_gaps: Vec::new(),
+        symbols_unread: Vec::new(),
     }
 }
 

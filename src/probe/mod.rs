@@ -330,9 +330,11 @@ fn second_stage(
     records.push(rec);
     let (mut libraries, rec) = libraries.unwrap_or_else(|_| panicked("libraries"));
     records.push(rec);
-    let ((loads, table), rec) = resolution;
-    libraries.loads = loads;
-    libraries.loader_table = table;
+    let (resolved, rec) = resolution;
+    libraries.loads = resolved.loads;
+    libraries.loader_table = resolved.table;
+    libraries.symbol_gaps = resolved.symbol_gaps;
+    libraries.symbols_unread = resolved.symbols_unread;
     records.push(rec);
     let ((rocm, amd_gpus), rec) = rocm_found.unwrap_or_else(|_| panicked("rocm"));
     records.push(rec);

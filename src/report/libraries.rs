@@ -77,6 +77,56 @@ pub struct Libraries {
     /// would scan stand in for it; null when nothing was resolved.
     #[serde(default)]
     pub loader_table: Option<String>,
+    /// Symbols a loaded object needs from a CUDA library that the copy the loader resolves does
+    /// not define (both files' dynamic symbol tables read, `probe::linkmap::symbols`): one entry
+    /// per (needer, provider) pair with a gap, for pairs whose two files are not in one folder.
+    /// Sorted by environment, framework, needer.
+    #[serde(default)]
+    pub symbol_gaps: Vec<SymbolGap>,
+    /// Objects of such a pair whose symbol tables could not be read, and why.
+    #[serde(default)]
+    pub symbols_unread: Vec<SymbolsUnread>,
+}
+
+/// A loaded object that needs symbols a library's resolved copy lacks: what ld.so reports as
+/// "undefined symbol: X, version V" (or "version `V' not found") when it loads the pair.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SymbolGap {
+    /// The Python environment's prefix.
+    pub env: String,
+    /// The framework whose process maps the pair ("torch", "jax", ...).
+    pub framework: String,
+    /// The object that needs the symbols (as found: `.../nvidia/cusparse/lib/libcusparse.so.12`).
+    pub needer: String,
+    /// The soname it needs them from ("libnvJitLink.so.12").
+    pub soname: String,
+    /// The file the loader resolves that soname to for this process.
+    pub provider: String,
+    /// The first needed symbol the provider does not define, in the needer's table order.
+    pub symbol: String,
+    /// The version node it is needed at ("libnvJitLink.so.12"); null for an unversioned need
+    /// (matched to the provider by the library's API prefix: `nccl`, `cublasLt`, ...).
+    pub version: Option<String>,
+    /// Whether the provider defines that version node at all; when not, ld.so refuses the
+    /// needer with "version `V' not found" before any symbol.
+    pub version_defined: bool,
+    /// How many of the symbols the needer takes from the provider are missing there.
+    pub missing: u32,
+    /// How many were compared.
+    pub compared: u32,
+}
+
+/// An object of a checked pair whose symbol tables could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SymbolsUnread {
+    pub path: String,
+    /// "not an ELF object", "no readable section header table", "no dynamic symbol table", "a
+    /// symbol table runs past the end of the file", or why the file could not be opened.
+    pub why: String,
 }
 
 /// The CUDA libraries one framework's process loads.

@@ -63,7 +63,7 @@ pub use host::{
 };
 pub use libraries::{
     FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner, LosingCopy,
-    Toolkit,
+    SymbolGap, SymbolsUnread, Toolkit,
 };
 pub use python::{Component, Extension, Framework, NumbaTarget, Nvvm, PythonEnv, Wheel};
 pub use subject::Subject;

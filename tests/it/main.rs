@@ -48,6 +48,7 @@ mod shape;
 mod slurm;
 mod smoke;
 mod support;
+mod symbols;
 mod topology;
 mod tui;
 mod update;

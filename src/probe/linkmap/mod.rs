@@ -32,6 +32,7 @@
 mod habits;
 mod ldso;
 pub(crate) mod owner;
+mod symbols;
 mod table;
 
 use std::cell::RefCell;
@@ -50,28 +51,41 @@ use super::toolkit::LIB_DIRS;
 use crate::framework::FrameworkName;
 use crate::host::Host;
 use crate::manifest::SetInUse;
+use crate::parse::dynsym::Symbols;
 use crate::parse::elf::Dynamic;
 use crate::parse::libfamily as family;
 use crate::parse::libname::split_soname;
 use crate::report::EnvKind;
 use crate::report::{
-    Framework, FrameworkLoads, LibraryLoad, LibraryOwner, LosingCopy, PythonEnv, Toolkit,
+    Framework, FrameworkLoads, LibraryLoad, LibraryOwner, LosingCopy, PythonEnv, SymbolGap,
+    SymbolsUnread, Toolkit,
 };
 
 /// Objects one framework's resolution may visit (a bound on a runaway dependency graph).
 const MAX_OBJECTS: usize = 400;
 
-/// The per-framework loads and the name of the soname table used.
-#[must_use]
+/// What the resolution found: each framework's loads, the soname table used, and the symbols
+/// its loaded pairs lack (`symbols.rs`).
+#[derive(Default)]
+pub(crate) struct Resolved {
+    pub(crate) loads: Vec<FrameworkLoads>,
+    /// The soname table's description; `None` when nothing was resolved.
+    pub(crate) table: Option<String>,
+    pub(crate) symbol_gaps: Vec<SymbolGap>,
+    pub(crate) symbols_unread: Vec<SymbolsUnread>,
+}
+
+/// The per-framework loads, the name of the soname table used and the symbol gaps.
 /// `set` is the run's manifest set, asked only where a framework's own file cannot be read and
 /// the manifest models it (JAX's preload list).
+#[must_use]
 pub(crate) fn probe(
     host: &Host,
     loader: &LoaderPath,
     toolkits: &[Toolkit],
     envs: &[PythonEnv],
     set: &SetInUse,
-) -> (Vec<FrameworkLoads>, Option<String>) {
+) -> Resolved {
     let onnxruntime = habits::onnxruntime_providers(host, envs);
     let cuda_frameworks: Vec<(&PythonEnv, &Framework)> = envs
         .iter()
@@ -80,7 +94,7 @@ pub(crate) fn probe(
         .chain(onnxruntime.iter().map(|(i, f)| (&envs[*i], f)))
         .collect();
     if cuda_frameworks.is_empty() {
-        return (Vec::new(), None);
+        return Resolved::default();
     }
     let table = Table::read(host, loader);
     let owners = Owners::new(host, envs, toolkits);
@@ -104,6 +118,7 @@ pub(crate) fn probe(
         defaults: &defaults,
         lib,
         elf: RefCell::new(HashMap::new()),
+        syms: RefCell::new(HashMap::new()),
         listing: RefCell::new(HashMap::new()),
         canon: RefCell::new(HashMap::new()),
         owners: &owners,
@@ -112,10 +127,23 @@ pub(crate) fn probe(
     };
     // A few threads share the frameworks: each reads its framework's own modules; the
     // tables are shared.
-    let mut loads = super::in_parallel(&cuda_frameworks, |(env, fw)| ctx().framework(env, fw));
+    let done = super::in_parallel(&cuda_frameworks, |(env, fw)| ctx().framework(env, fw));
+    let mut out = Resolved {
+        table: Some(table.describe()),
+        ..Resolved::default()
+    };
+    for (loads, compared) in done {
+        out.loads.push(loads);
+        out.symbol_gaps.extend(compared.gaps);
+        for u in compared.unread {
+            if !out.symbols_unread.contains(&u) {
+                out.symbols_unread.push(u);
+            }
+        }
+    }
     // The owners a package list gives, found in one search for every file asked about.
-    owners.settle(&mut loads);
-    (loads, Some(table.describe()))
+    owners.settle(&mut out.loads);
+    out
 }
 
 /// The folders copies are looked for in, beyond a module's own search path.
@@ -188,6 +216,8 @@ struct Ctx<'a> {
     defaults: &'a [PathBuf],
     lib: &'static str,
     elf: RefCell<HashMap<PathBuf, Option<Rc<Dynamic>>>>,
+    /// Dynamic symbol tables, read once (only for the pairs `symbols.rs` compares).
+    syms: RefCell<HashMap<PathBuf, Rc<Result<Symbols, String>>>>,
     /// Folder listings, read once: a name is looked for in a listing, not with a stat.
     listing: RefCell<HashMap<PathBuf, Rc<HashSet<String>>>>,
     /// Paths after links, resolved once.
@@ -229,7 +259,7 @@ impl Queue {
 }
 
 impl Ctx<'_> {
-    fn framework(&self, env: &PythonEnv, fw: &Framework) -> FrameworkLoads {
+    fn framework(&self, env: &PythonEnv, fw: &Framework) -> (FrameworkLoads, symbols::Compared) {
         let sites: Vec<PathBuf> = env.site_packages.iter().map(PathBuf::from).collect();
         let entries = entry_points(self.host, &sites, fw);
         let readable: Vec<(PathBuf, Rc<Dynamic>)> = entries
@@ -252,14 +282,16 @@ impl Ctx<'_> {
                 process = self.run(env, fw, &sites, &readable, &preloads, None);
             }
         }
+        let compared = self.compare_symbols(&env.path, &fw.name, &process);
         let mut libraries = process.loads;
         libraries.sort_by(|a, b| (&a.family, &a.soname).cmp(&(&b.family, &b.soname)));
-        FrameworkLoads {
+        let loads = FrameworkLoads {
             env: env.path.clone(),
             framework: fw.name.clone(),
             basis: basis.to_string(),
             libraries,
-        }
+        };
+        (loads, compared)
     }
 
     /// One process of the framework, as ld.so would map it: the libraries it loads by path

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Writes the fixture machines' CUDA libraries and framework modules as tiny ELF shared objects
+whose dynamic symbol tables hold the symbols their report is about.
+
+A shared object tells the loader what it needs and defines in its dynamic section (`DT_NEEDED`,
+`DT_SONAME`, `DT_RUNPATH`) and its dynamic symbol table (`.dynsym`, names in `.dynstr`), with
+symbol versions in `.gnu.version` (one index a symbol), `.gnu.version_d` (the version nodes it
+defines: NVIDIA's libraries define one named for their soname, `libnvJitLink.so.12`) and
+`.gnu.version_r` (per needed file, the nodes it needs). ld.so fails with "undefined symbol: X,
+version V" when the copy it found lacks X at V (glibc elf/dl-lookup.c). These files hold only
+what gpu-doctor reads: `src/parse/elf.rs` (the dynamic section, through `PT_LOAD`/`PT_DYNAMIC`)
+and `src/parse/dynsym.rs` (the tables, through the section header table).
+
+Each file below names the report it stands for. The symbol names a library needs are the ones
+the report's error quotes (plus neighbours of the same API, marked modelled); which symbols the
+older copy defines is modelled so that it lacks the quoted one, which the report's own error
+proves of the copy the loader picked.
+
+Layout: ELF64 little-endian header, two program headers (one `PT_LOAD` mapping the file at
+address 0, `PT_DYNAMIC`), `.dynsym`, `.dynstr`, `.gnu.version`, `.gnu.version_d`,
+`.gnu.version_r`, `.dynamic`, `.shstrtab`, then the section header table.
+
+usage: scripts/gen-symbol-elf.py           writes the files
+       scripts/gen-symbol-elf.py --check   fails if a file differs from what it would write
+Only the Python standard library is used.
+"""
+
+import os
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# Torch's wheel RUNPATH for libtorch_cuda.so lists the nvidia-* wheel folders (torch's
+# setup.py / the wheel's `readelf -d`): the ones these fixtures hold.
+TORCH_RUNPATH = ":".join(
+    "$ORIGIN/../../nvidia/%s/lib" % d
+    for d in ["cublas", "cuda_nvrtc", "cuda_runtime", "cudnn", "cusparse", "nccl", "nvjitlink"]
+) + ":$ORIGIN"
+
+V12 = "libnvJitLink.so.12"
+
+
+def jit(names, suffixes):
+    """nvJitLink's entry points: each API name carries the release its ABI was fixed in
+    (`nvJitLink.h`: `#define nvJitLinkAddData __nvJitLinkAddData_12_1`)."""
+    return [("__nvJitLink%s_%s" % (n, s), V12) for s in suffixes for n in names]
+
+
+JIT_API = ["AddData", "Create", "Complete", "Destroy", "GetLinkedCubin"]
+
+# The cuSPARSE 12.1.0.106 wheel (torch 2.4.0+cu121's pin): needs nvJitLink's `_12_1` entry
+# points (pytorch/pytorch#111469, infiniflow/ragflow#4466 quote `__nvJitLinkAddData_12_1`).
+CUSPARSE_121 = {
+    "soname": "libcusparse.so.12",
+    "needed": [V12],
+    "runpath": "$ORIGIN/../../nvjitlink/lib",
+    "needs": [(n, V12, V12) for n, _ in jit(JIT_API, ["12_1"])],
+    "defines": [("cusparseCreate", "libcusparse.so.12"), ("cusparseSpMM", "libcusparse.so.12")],
+}
+# The nvidia-nvjitlink-cu12 12.4.127 wheel: every release's entry points up to 12.4 (modelled).
+NVJITLINK_WHEEL = {
+    "soname": V12,
+    "defines": jit(JIT_API, ["12_0", "12_1", "12_2", "12_3", "12_4"]),
+}
+# The toolkit's older nvJitLink: entry points of 12.0 only (modelled; the report's error shows
+# it lacks `__nvJitLinkAddData_12_1`).
+NVJITLINK_OLD = {"soname": V12, "defines": jit(JIT_API, ["12_0"])}
+
+
+def torch_cuda(extra_needs):
+    """torch/lib/libtorch_cuda.so of torch 2.4.0+cu121: needs cuSPARSE and NCCL (NCCL exports
+    no symbol versions, so its needs are unversioned: pytorch/pytorch#119932 quotes
+    `libtorch_cuda.so: undefined symbol: ncclCommRegister`)."""
+    return {
+        "soname": "libtorch_cuda.so",
+        "needed": ["libcusparse.so.12", "libnccl.so.2"],
+        "runpath": TORCH_RUNPATH,
+        "needs": [("cusparseCreate", "libcusparse.so.12", "libcusparse.so.12")] + extra_needs,
+        "defines": [("_ZN2at4cuda20getCurrentCUDAStreamEa", None)],
+    }
+
+
+TORCH_NCCL_NEEDS = [("ncclCommInitRank", None, None), ("ncclCommRegister", None, None)]
+
+# NCCL 2.20.5 (torch 2.4.0's pin) and 2.18.1: `ncclCommRegister` came with NCCL 2.19's user
+# buffer registration (NCCL 2.19.3 user guide, usage/bufferreg: "NCCL 2.19.x now supports user
+# buffer registration ... Register buffer with ncclCommRegister()",
+# https://docs.nvidia.com/deeplearning/nccl/archives/nccl_2193/user-guide/docs/usage/bufferreg.html).
+NCCL_2205 = {
+    "soname": "libnccl.so.2",
+    "defines": [("ncclCommInitRank", None), ("ncclAllReduce", None), ("ncclCommRegister", None),
+                ("ncclCommDeregister", None)],
+}
+NCCL_2181 = {
+    "soname": "libnccl.so.2",
+    "defines": [("ncclCommInitRank", None), ("ncclAllReduce", None)],
+}
+
+# cuBLAS 11 needs cuBLASLt's status strings at the node `libcublasLt.so.11`
+# (pytorch/pytorch#103832, hcnoh/gail-pytorch#5: "undefined symbol: cublasLtGetStatusString,
+# version libcublasLt.so.11"); its RUNPATH is `$ORIGIN` (pytorch/pytorch#174320).
+LT11 = "libcublasLt.so.11"
+CUBLAS_11 = {
+    "soname": "libcublas.so.11",
+    "needed": [LT11],
+    "runpath": "$ORIGIN",
+    "needs": [("cublasLtGetStatusString", LT11, LT11), ("cublasLtCreate", LT11, LT11)],
+    "defines": [("cublasCreate_v2", "libcublas.so.11")],
+}
+CUBLASLT_11_WHEEL = {
+    "soname": LT11,
+    "defines": [("cublasLtCreate", LT11), ("cublasLtGetStatusString", LT11),
+                ("cublasLtGetStatusName", LT11)],
+}
+# CUDA 11.3's cuBLASLt (modelled: the report's error shows it lacks cublasLtGetStatusString).
+CUBLASLT_11_OLD = {"soname": LT11, "defines": [("cublasLtCreate", LT11)]}
+# torch 1.13.1's libtorch_global_deps.so: needs the CUDA runtime and cuBLAS through the wheels'
+# folders (modelled; torch/__init__.py `_load_global_deps` loads it first).
+TORCH_113_GLOBAL_DEPS = {
+    "soname": "libtorch_global_deps.so",
+    "needed": ["libcublas.so.11"],
+    "runpath": "$ORIGIN/../../nvidia/cublas/lib:$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN",
+    "needs": [("cublasCreate_v2", "libcublas.so.11", "libcublas.so.11")],
+}
+
+SITE = "root/home/ubuntu/venv/lib/python3.10/site-packages"
+
+FILES = {}
+
+
+def fixture(name, files):
+    for rel, spec in files.items():
+        FILES["tests/fixtures/%s/%s" % (name, rel)] = spec
+
+
+# infiniflow/ragflow#4466 and pytorch/pytorch#111469: a toolkit's nvJitLink on LD_LIBRARY_PATH.
+fixture("torch-cusparse-nvjitlink-ld-library-path", {
+    SITE + "/torch/lib/libtorch_cuda.so": torch_cuda(TORCH_NCCL_NEEDS),
+    SITE + "/nvidia/cusparse/lib/libcusparse.so.12": CUSPARSE_121,
+    SITE + "/nvidia/nvjitlink/lib/libnvJitLink.so.12": NVJITLINK_WHEEL,
+    SITE + "/nvidia/nccl/lib/libnccl.so.2": NCCL_2205,
+    "root/usr/local/cuda-12.1/targets/x86_64-linux/lib/libnvJitLink.so.12": NVJITLINK_OLD,
+})
+# The same machine with the wheels' copies winning: healthy.
+fixture("torch-wheels-symbols-consistent", {
+    SITE + "/torch/lib/libtorch_cuda.so": torch_cuda(TORCH_NCCL_NEEDS),
+    SITE + "/nvidia/cusparse/lib/libcusparse.so.12": CUSPARSE_121,
+    SITE + "/nvidia/nvjitlink/lib/libnvJitLink.so.12": NVJITLINK_WHEEL,
+    SITE + "/nvidia/nccl/lib/libnccl.so.2": NCCL_2205,
+    "root/usr/local/cuda-12.1/targets/x86_64-linux/lib/libnvJitLink.so.12": NVJITLINK_OLD,
+})
+# pytorch/pytorch#119932 / #119072: torch over an NCCL wheel older than 2.19.
+fixture("torch-nccl-wheel-without-comm-register", {
+    SITE + "/torch/lib/libtorch_cuda.so": torch_cuda(TORCH_NCCL_NEEDS),
+    SITE + "/nvidia/cusparse/lib/libcusparse.so.12": CUSPARSE_121,
+    SITE + "/nvidia/nvjitlink/lib/libnvJitLink.so.12": NVJITLINK_WHEEL,
+    SITE + "/nvidia/nccl/lib/libnccl.so.2": NCCL_2181,
+})
+# pytorch/pytorch#103832: torch 1.13's cuBLAS wheel with the image's CUDA 11.3 cuBLASLt first.
+fixture("torch-113-cublas-wheel-system-cublaslt", {
+    SITE + "/torch/lib/libtorch_global_deps.so": TORCH_113_GLOBAL_DEPS,
+    SITE + "/nvidia/cublas/lib/libcublas.so.11": CUBLAS_11,
+    SITE + "/nvidia/cublas/lib/libcublasLt.so.11": CUBLASLT_11_WHEEL,
+    "root/usr/local/cuda-11.3/targets/x86_64-linux/lib/libcublasLt.so.11": CUBLASLT_11_OLD,
+})
+
+SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
+SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
+DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,
+      "SONAME": 14, "RUNPATH": 29, "VERSYM": 0x6FFFFFF0, "VERDEF": 0x6FFFFFFC,
+      "VERDEFNUM": 0x6FFFFFFD, "VERNEED": 0x6FFFFFFE, "VERNEEDNUM": 0x6FFFFFFF}
+
+
+def elf_hash(name):
+    h = 0
+    for c in name.encode():
+        h = ((h << 4) + c) & 0xFFFFFFFF
+        g = h & 0xF0000000
+        if g:
+            h ^= g >> 24
+        h &= ~g & 0xFFFFFFFF
+    return h
+
+
+def pad8(b):
+    return b + b"\0" * (-len(b) % 8)
+
+
+def build(spec):
+    strs = bytearray(b"\0")
+    offsets = {}
+
+    def s(text):
+        if text not in offsets:
+            offsets[text] = len(strs)
+            strs.extend(text.encode() + b"\0")
+        return offsets[text]
+
+    soname = spec["soname"]
+    needed = spec.get("needed", [])
+    needs = spec.get("needs", [])
+    defines = spec.get("defines", [])
+    def_nodes = []
+    for _, v in defines:
+        if v and v not in def_nodes:
+            def_nodes.append(v)
+    need_nodes = []
+    for _, f, v in needs:
+        if v and (f, v) not in need_nodes:
+            need_nodes.append((f, v))
+    files = []
+    for f, _ in need_nodes:
+        if f not in files:
+            files.append(f)
+    versioned = bool(def_nodes or need_nodes)
+    for n in needed:
+        s(n)
+    s(soname)
+    if spec.get("runpath"):
+        s(spec["runpath"])
+    # version indexes: 1 the base, 2.. defined nodes, then needed nodes
+    def_index = {v: 2 + i for i, v in enumerate(def_nodes)}
+    need_index = {fv: 2 + len(def_nodes) + i for i, fv in enumerate(need_nodes)}
+    syms = bytearray(24)
+    versym = bytearray(2)
+    for name, f, v in needs:
+        syms += struct.pack("<IBBHQQ", s(name), 0x12, 0, 0, 0, 0)
+        versym += struct.pack("<H", need_index[(f, v)] if v else 1)
+    for name, v in defines:
+        syms += struct.pack("<IBBHQQ", s(name), 0x12, 0, 7, 0, 0)
+        versym += struct.pack("<H", def_index[v] if v else 1)
+    verdef = bytearray()
+    defs = [(1, 1, soname)] + [(def_index[v], 0, v) for v in def_nodes]
+    for k, (ndx, flags, name) in enumerate(defs):
+        last = k + 1 == len(defs)
+        verdef += struct.pack("<HHHHIII", 1, flags, ndx, 1, elf_hash(name), 20, 0 if last else 28)
+        verdef += struct.pack("<II", s(name), 0)
+    verneed = bytearray()
+    for k, f in enumerate(files):
+        nodes = [fv for fv in need_nodes if fv[0] == f]
+        last = k + 1 == len(files)
+        verneed += struct.pack("<HHIII", 1, len(nodes), s(f), 16, 0 if last else 16 + 16 * len(nodes))
+        for j, fv in enumerate(nodes):
+            verneed += struct.pack("<IHHII", elf_hash(fv[1]), 0, need_index[fv], s(fv[1]),
+                                   0 if j + 1 == len(nodes) else 16)
+    shstr = bytearray(b"\0")
+    names = {}
+    for n in [".dynsym", ".dynstr", ".gnu.version", ".gnu.version_d", ".gnu.version_r",
+              ".dynamic", ".shstrtab"]:
+        names[n] = len(shstr)
+        shstr += n.encode() + b"\0"
+    # layout
+    data_start = 64 + 2 * 56
+    sections = []  # (name, type, bytes, link, info, entsize)
+    sections.append((".dynsym", SHT_DYNSYM, bytes(syms), 2, 1, 24))
+    sections.append((".dynstr", SHT_STRTAB, bytes(strs), 0, 0, 0))
+    if versioned:
+        sections.append((".gnu.version", SHT_VERSYM, bytes(versym), 1, 0, 2))
+        if def_nodes:
+            sections.append((".gnu.version_d", SHT_VERDEF, bytes(verdef), 2, len(defs), 0))
+        if files:
+            sections.append((".gnu.version_r", SHT_VERNEED, bytes(verneed), 2, len(files), 0))
+    # offsets before .dynamic
+    at = data_start
+    placed = []
+    for sec in sections:
+        at += -at % 8
+        placed.append((sec, at))
+        at += len(sec[2])
+    where = {sec[0]: off for sec, off in placed}
+    dyn = []
+    for n in needed:
+        dyn.append((DT["NEEDED"], s(n)))
+    dyn.append((DT["SONAME"], s(soname)))
+    if spec.get("runpath"):
+        dyn.append((DT["RUNPATH"], s(spec["runpath"])))
+    dyn += [(DT["STRTAB"], where[".dynstr"]), (DT["STRSZ"], len(strs)),
+            (DT["SYMTAB"], where[".dynsym"]), (DT["SYMENT"], 24)]
+    if versioned:
+        dyn.append((DT["VERSYM"], where[".gnu.version"]))
+        if def_nodes:
+            dyn += [(DT["VERDEF"], where[".gnu.version_d"]), (DT["VERDEFNUM"], len(defs))]
+        if files:
+            dyn += [(DT["VERNEED"], where[".gnu.version_r"]), (DT["VERNEEDNUM"], len(files))]
+    dyn.append((DT["NULL"], 0))
+    dynamic = b"".join(struct.pack("<qQ", t, v) for t, v in dyn)
+    # .dynstr must not change after its offsets were used: every string was added above.
+    at += -at % 8
+    dyn_at = at
+    at += len(dynamic)
+    placed.append(((".dynamic", SHT_DYNAMIC, dynamic, 2, 0, 16), dyn_at))
+    at += -at % 8
+    placed.append(((".shstrtab", SHT_STRTAB, bytes(shstr), 0, 0, 0), at))
+    at += len(shstr)
+    at += -at % 8
+    shoff = at
+    shnum = len(placed) + 1
+    total = shoff + 64 * shnum
+    out = bytearray(total)
+    out[0:64] = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack(
+        "<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, shoff, 0, 64, 56, 2, 64, shnum, shnum - 1)
+    out[64:120] = struct.pack("<IIQQQQQQ", 1, 4, 0, 0, 0, total, total, 0x1000)
+    out[120:176] = struct.pack("<IIQQQQQQ", 2, 6, dyn_at, dyn_at, dyn_at, len(dynamic),
+                               len(dynamic), 8)
+    sh = bytearray(64)
+    for (name, kind, body, link, info, entsize), off in placed:
+        out[off:off + len(body)] = body
+        flags = 0 if name == ".shstrtab" else 2
+        sh += struct.pack("<IIQQQQIIQQ", names[name], kind, flags, off, off, len(body), link,
+                          info, 8, entsize)
+    out[shoff:shoff + len(sh)] = sh
+    return bytes(out)
+
+
+def main(argv):
+    check = "--check" in argv
+    bad = []
+    for rel, spec in sorted(FILES.items()):
+        path = os.path.join(ROOT, rel)
+        want = build(spec)
+        if check:
+            try:
+                with open(path, "rb") as f:
+                    have = f.read()
+            except OSError:
+                have = None
+            if have != want:
+                bad.append(rel)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(want)
+    if bad:
+        print("differs from what gen-symbol-elf.py writes:\n  " + "\n  ".join(bad))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
