@@ -103,6 +103,7 @@ pub static KINDS: &[&Kind] = &[
     &GPU_OUT_OF_MEMORY,
     &GPU_FAULT,
     &SMOKE_CUDA_ERROR,
+    &ONNXRUNTIME_TENSORRT_LIBRARIES,
 ];
 
 pub static NO_GPU: Kind = Kind {
@@ -324,7 +325,7 @@ pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
 pub static ONNXRUNTIME_CUDA_LIBRARIES: Kind = Kind {
     id: "onnxruntime-cuda-libraries",
     severities: &[Severity::Error, Severity::Warning],
-    title: "onnxruntime-gpu's CUDA provider cannot load: a CUDA or cuDNN library it needs (`DT_NEEDED`) is of another major here, not installed, or only in a pip wheel's folder, which it does not search; it then runs on the CPU. From frameworks.toml `onnxruntime_cuda`, generated from the PyPI wheels",
+    title: "onnxruntime-gpu's CUDA provider cannot load: a CUDA or cuDNN library it needs (`DT_NEEDED`) is of another major here, not installed, or only in a pip wheel's folder, which it does not search; it then runs on the CPU. From 1.28 cuDNN is loaded on first use (`dlopen`), and without it only the kernels that need cuDNN fail (a warning). From frameworks.toml `onnxruntime_cuda`, generated from the PyPI wheels",
 };
 
 pub static TENSORRT_GPU_UNSUPPORTED: Kind = Kind {
@@ -601,6 +602,12 @@ pub static SMOKE_CUDA_ERROR: Kind = Kind {
     id: "smoke-cuda-error",
     severities: &[Severity::Error],
     title: "(`smoke`) the driver's own error during the test, explained",
+};
+
+pub static ONNXRUNTIME_TENSORRT_LIBRARIES: Kind = Kind {
+    id: "onnxruntime-tensorrt-libraries",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "onnxruntime-gpu's TensorRT provider cannot load: the TensorRT here is of another major than the libnvinfer it links (\"Failed to load library libonnxruntime_providers_tensorrt.so with error: libnvinfer.so.10\"), or only in a pip wheel's folder it does not search; sessions fall back to CUDA. From frameworks.toml `onnxruntime_tensorrt`, generated from the PyPI wheels",
 };
 
 /// The registered kind of `id`.
