@@ -23,7 +23,10 @@ fn major(lib: &Library) -> Option<String> {
         .and_then(|v| v.split('.').next())
         .map(str::to_string)
         .or_else(|| {
-            let name = Path::new(&lib.path).file_name()?.to_string_lossy().into_owned();
+            let name = Path::new(&lib.path)
+                .file_name()?
+                .to_string_lossy()
+                .into_owned();
             Some(name.split(".so.").nth(1)?.split('.').next()?.to_string())
         })
 }
@@ -77,47 +80,13 @@ pub(super) fn finding(report: &Report, manifests: &Manifests, env: &PythonEnv) -
         row.needed.join(", ")
     );
     let mut f = if off_path.is_empty() {
-        let have: Vec<String> = {
-            let mut v: Vec<String> = copies.iter().map(|(_, m)| m.clone()).collect();
-            v.sort();
-            v.dedup();
-            v
-        };
-        let fix_release = have.iter().rev().find_map(|m| {
-            manifests
-                .frameworks
-                .onnxruntime_for_tensorrt(m)
-                .map(|r| (m, r))
-        });
-        let mut fix = match fix_release {
-            Some((m, r)) => format!(
-                "Install the onnxruntime-gpu release built for TensorRT {m}: `pip install \
-                 'onnxruntime-gpu=={}'` (releases {} to {} are, for CUDA {}; frameworks.toml \
-                 `onnxruntime_tensorrt`), or install TensorRT {want} ",
-                super::pin(&r.last),
-                r.first,
-                r.last,
-                r.cuda_major
-            ),
-            None => format!("Install TensorRT {want} "),
-        };
-        fix.push_str(&format!(
-            "(`pip install tensorrt-cu{}` puts libnvinfer.so.{want} in site-packages/tensorrt_libs; \
-             put that folder on LD_LIBRARY_PATH for the run, or use NVIDIA's packages, which \
-             register with ld.so).",
-            row.cuda_major
-        ));
-        FindingBuilder::new(
-            &ids::ONNXRUNTIME_TENSORRT_LIBRARIES,
-            Severity::Error,
-            format!(
-                "onnxruntime-gpu {} in {} has a TensorRT provider built for TensorRT {want}, but this machine has TensorRT {}",
-                ext.version,
-                env.path,
-                have.join(", ")
-            ),
+        other_major(
+            manifests,
+            env,
+            &ext.version,
+            (want, &row.cuda_major),
+            &copies,
         )
-        .fix(fix)
     } else {
         let dirs: Vec<String> = off_path
             .iter()
@@ -152,6 +121,58 @@ pub(super) fn finding(report: &Report, manifests: &Manifests, env: &PythonEnv) -
     Some(f.build())
 }
 
+/// Only other TensorRT majors than the provider links: an error, with the onnxruntime-gpu
+/// release built for the newest major here, or the TensorRT to install.
+fn other_major(
+    manifests: &Manifests,
+    env: &PythonEnv,
+    version: &str,
+    (want, cuda_major): (&str, &str),
+    copies: &[(&Library, String)],
+) -> FindingBuilder {
+    let have: Vec<String> = {
+        let mut v: Vec<String> = copies.iter().map(|(_, m)| m.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let fix_release = have.iter().rev().find_map(|m| {
+        manifests
+            .frameworks
+            .onnxruntime_for_tensorrt(m)
+            .map(|r| (m, r))
+    });
+    let mut fix = match fix_release {
+        Some((m, r)) => format!(
+            "Install the onnxruntime-gpu release built for TensorRT {m}: `pip install \
+             'onnxruntime-gpu=={}'` (releases {} to {} are, for CUDA {}; frameworks.toml \
+             `onnxruntime_tensorrt`), or install TensorRT {want} ",
+            super::pin(&r.last),
+            r.first,
+            r.last,
+            r.cuda_major
+        ),
+        None => format!("Install TensorRT {want} "),
+    };
+    fix.push_str(&format!(
+        "(`pip install tensorrt-cu{}` puts libnvinfer.so.{want} in site-packages/tensorrt_libs; \
+         put that folder on LD_LIBRARY_PATH for the run, or use NVIDIA's packages, which \
+         register with ld.so).",
+        cuda_major
+    ));
+    FindingBuilder::new(
+        &ids::ONNXRUNTIME_TENSORRT_LIBRARIES,
+        Severity::Error,
+        format!(
+            "onnxruntime-gpu {} in {} has a TensorRT provider built for TensorRT {want}, but this machine has TensorRT {}",
+            version,
+            env.path,
+            have.join(", ")
+        ),
+    )
+    .fix(fix)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,7 +197,12 @@ mod tests {
             .map(|(v, path, on)| Library {
                 version: Some((*v).into()),
                 path: (*path).into(),
-                origin: if path.starts_with("/venv") { "pip" } else { "system" }.into(),
+                origin: if path.starts_with("/venv") {
+                    "pip"
+                } else {
+                    "system"
+                }
+                .into(),
                 on_loader_path: *on,
                 ..Library::default()
             })
@@ -194,11 +220,19 @@ mod tests {
 
     #[test]
     fn another_major_is_an_error_off_path_a_warning_and_none_nothing() {
-        let sys8 = ("8.6.1", "/usr/lib/x86_64-linux-gnu/libnvinfer.so.8.6.1", true);
+        let sys8 = (
+            "8.6.1",
+            "/usr/lib/x86_64-linux-gnu/libnvinfer.so.8.6.1",
+            true,
+        );
         let f = run(&report("1.20.1", &[sys8]));
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].title.contains("built for TensorRT 10"), "{}", f[0].title);
+        assert!(
+            f[0].title.contains("built for TensorRT 10"),
+            "{}",
+            f[0].title
+        );
         assert!(
             f[0].fix.as_deref().unwrap_or("").contains("1.17"),
             "the release built for TensorRT 8 and CUDA 11 is not offered: {:?}",
@@ -213,7 +247,11 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Warning);
         assert!(f[0].fix.as_deref().unwrap_or("").contains("tensorrt_libs"));
         // Found on the loader path, or no TensorRT at all: nothing to say.
-        let sys10 = ("10.3.0", "/usr/lib/x86_64-linux-gnu/libnvinfer.so.10.3.0", true);
+        let sys10 = (
+            "10.3.0",
+            "/usr/lib/x86_64-linux-gnu/libnvinfer.so.10.3.0",
+            true,
+        );
         assert!(run(&report("1.20.1", &[sys10, pip10])).is_empty());
         assert!(run(&report("1.20.1", &[])).is_empty());
         // 1.17 links TensorRT 8: the system's 8.6 serves it.
