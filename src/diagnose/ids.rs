@@ -110,6 +110,7 @@ pub static KINDS: &[&Kind] = &[
     &NUMBA_CUDA_BINDING_MISSING,
     &NCCL_GPU_UNSUPPORTED,
     &LIBRARY_SYMBOL_MISSING,
+    &ONNXRUNTIME_TENSORRT_LIBRARIES,
 ];
 
 pub static NO_GPU: Kind = Kind {
@@ -331,7 +332,7 @@ pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
 pub static ONNXRUNTIME_CUDA_LIBRARIES: Kind = Kind {
     id: "onnxruntime-cuda-libraries",
     severities: &[Severity::Error, Severity::Warning],
-    title: "onnxruntime-gpu's CUDA provider cannot load: a CUDA or cuDNN library it needs (`DT_NEEDED`) is of another major here, not installed, or only in a pip wheel's folder, which it does not search; it then runs on the CPU. From frameworks.toml `onnxruntime_cuda`, generated from the PyPI wheels",
+    title: "onnxruntime-gpu's CUDA provider cannot load: a CUDA or cuDNN library it needs (`DT_NEEDED`) is of another major here, not installed, or only in a pip wheel's folder, which it does not search; it then runs on the CPU. From 1.28 cuDNN is loaded on first use (`dlopen`), and without it only the kernels that need cuDNN fail (a warning). From frameworks.toml `onnxruntime_cuda`, generated from the PyPI wheels",
 };
 
 pub static TENSORRT_GPU_UNSUPPORTED: Kind = Kind {
@@ -620,6 +621,12 @@ pub static LIBRARY_SYMBOL_MISSING: Kind = Kind {
     id: "library-symbol-missing",
     severities: &[Severity::Error],
     title: "a loaded object needs a symbol that the copy of a CUDA, cuDNN or NCCL library the loader resolves for it does not define (read from both files' ELF symbol tables): a toolkit's older nvJitLink under the wheel's cuSPARSE (\"undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\"), cuBLAS over another release's cuBLASLt, torch over an older NCCL (`ncclCommRegister`); the evidence says why that copy wins (LD_LIBRARY_PATH, ld.so.conf, RPATH), the fix takes it off the path or installs the matching wheel",
+};
+
+pub static ONNXRUNTIME_TENSORRT_LIBRARIES: Kind = Kind {
+    id: "onnxruntime-tensorrt-libraries",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "onnxruntime-gpu's TensorRT provider cannot load: the TensorRT here is of another major than the libnvinfer it links (\"Failed to load library libonnxruntime_providers_tensorrt.so with error: libnvinfer.so.10\"), or only in a pip wheel's folder it does not search; sessions fall back to CUDA. From frameworks.toml `onnxruntime_tensorrt`, generated from the PyPI wheels",
 };
 
 /// The registered kind of `id`.

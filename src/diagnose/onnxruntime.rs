@@ -27,6 +27,8 @@ use crate::report::{
 };
 use crate::version::Version;
 
+mod tensorrt_provider;
+
 /// The name the resolution gives onnxruntime-gpu's provider (`FrameworkLoads::framework`).
 const ONNXRUNTIME: &str = "onnxruntime";
 
@@ -45,11 +47,120 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         .flat_map(|(env, fl)| {
             [
                 provider(report, manifests, env, fl),
+                optional_cudnn(report, manifests, env, fl),
                 driver_too_old(report, manifests, env, fl),
             ]
         })
         .flatten()
+        .chain(
+            report
+                .python_envs
+                .iter()
+                .filter_map(|env| tensorrt_provider::finding(report, manifests, env)),
+        )
         .collect()
+}
+
+/// Whether a resolved library is one the provider's release loads: its `DT_NEEDED`, or by
+/// soname at run time (`_ld_preload.py` up to 1.15, the cuDNN loader from 1.28).
+fn is_need(l: &LibraryLoad) -> bool {
+    l.by == "needed" || l.by == "dlopen"
+}
+
+/// Whether a need is the cuDNN that the provider's release can run without (1.28 on).
+fn optional(manifests: &Manifests, ext: &Extension, l: &LibraryLoad) -> bool {
+    l.by == "dlopen"
+        && l.soname.starts_with("libcudnn.so")
+        && manifests
+            .frameworks
+            .onnxruntime_cuda(&ext.version)
+            .is_some_and(|r| r.cudnn_optional)
+}
+
+/// onnxruntime-gpu 1.28 and later load cuDNN on first use (`dlopen("libcudnn.so.9")` from the
+/// provider, cudnn_loader.cc, microsoft/onnxruntime#29252); without it the provider loads and
+/// the kernels that need cuDNN (convolutions, ...) fail with "cuDNN is not available. Install
+/// cuDNN, update the system library search path, or set enable_cudnn=0": a warning.
+fn optional_cudnn(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fl: &FrameworkLoads,
+) -> Option<Finding> {
+    let ext = ort_gpu(env)?;
+    let load = fl
+        .libraries
+        .iter()
+        .find(|l| l.path.is_none() && optional(manifests, ext, l))?;
+    if torch_maps(report, env).contains(&load.soname.as_str()) {
+        return None;
+    }
+    let major = soname_major(&load.soname).unwrap_or("9");
+    let g = gap(load);
+    let title = match &g {
+        Gap::OffPath(_) => format!(
+            "onnxruntime-gpu {} in {} does not find {}: installed, but not where its CUDA provider looks for cuDNN",
+            ext.version, env.path, load.soname
+        ),
+        Gap::OtherMajor(_) => format!(
+            "onnxruntime-gpu {} in {} loads cuDNN {major} at run time, but this machine has only another cuDNN major",
+            ext.version, env.path
+        ),
+        Gap::Absent => format!(
+            "onnxruntime-gpu {} in {} finds no cuDNN {major}: kernels that need cuDNN will fail",
+            ext.version, env.path
+        ),
+    };
+    let extras = manifests
+        .frameworks
+        .onnxruntime_cuda(&ext.version)
+        .map(|r| r.extras.join(","))
+        .filter(|e| !e.is_empty());
+    let fix = match (&g, extras) {
+        (Gap::OffPath(dirs), _) => format!(
+            "Call `onnxruntime.preload_dlls()` before creating the session (it loads the \
+             nvidia-cudnn wheel's copy by path), or `import torch` first where a torch of the \
+             same CUDA major is installed, or put the folder on the loader path for the run: \
+             `LD_LIBRARY_PATH={}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}`.",
+            dirs.join(":")
+        ),
+        (_, Some(extras)) => format!(
+            "Install cuDNN {major} into {}: `pip install 'onnxruntime-gpu[{extras}]=={}'`, then \
+             call `onnxruntime.preload_dlls()` before creating the session; or, for a model with \
+             no cuDNN kernels, pass the CUDA provider option `enable_cudnn=0`.",
+            env.path, ext.version
+        ),
+        (_, None) => format!(
+            "Install cuDNN {major} where the loader finds it (NVIDIA's or the distribution's \
+             packages)."
+        ),
+    };
+    Some(
+        FindingBuilder::new(&ids::ONNXRUNTIME_CUDA_LIBRARIES, Severity::Warning, title)
+            .detail(format!(
+                "onnxruntime-gpu 1.28 and later no longer link cuDNN: the CUDA provider opens \
+                 {} with dlopen when a kernel first needs it, searching LD_LIBRARY_PATH, the \
+                 ld.so cache and the default folders (not the nvidia-* wheels' folders, unless \
+                 `onnxruntime.preload_dlls()` or `import torch` loaded it first). Without it the \
+                 provider still loads, and kernels that need cuDNN (convolutions, ...) fail with \
+                 \"cuDNN is not available. Install cuDNN, update the system library search path, \
+                 or set enable_cudnn=0 to force native CUDA paths where available\".",
+                load.soname
+            ))
+            .evidence(gap_line(load, &g))
+            .evidence(format!("searched: {}", load.searched.join(", ")))
+            .evidence(format!(
+                "opened at run time by {}; source: {}",
+                load.needed_by,
+                manifests
+                    .frameworks
+                    .onnxruntime_cuda(&ext.version)
+                    .map_or("frameworks.toml onnxruntime_cuda", |r| r.source.as_str())
+            ))
+            .subject(framework_subject(&env.path, ONNXRUNTIME))
+            .fix(fix)
+            .build(),
+    )
 }
 
 /// The provider's CUDA major against the driver: a driver whose CUDA major is older runs none
@@ -66,7 +177,7 @@ fn driver_too_old(
     let needed: u64 = fl
         .libraries
         .iter()
-        .find(|l| l.by == "needed" && l.soname.starts_with("libcudart.so."))
+        .find(|l| is_need(l) && l.soname.starts_with("libcudart.so."))
         .and_then(|l| soname_major(&l.soname))?
         .parse()
         .ok()?;
@@ -246,7 +357,11 @@ fn provider(
     fl: &FrameworkLoads,
 ) -> Option<Finding> {
     let ext = ort_gpu(env)?;
-    let needs: Vec<&LibraryLoad> = fl.libraries.iter().filter(|l| l.by == "needed").collect();
+    let needs: Vec<&LibraryLoad> = fl
+        .libraries
+        .iter()
+        .filter(|l| is_need(l) && !optional(manifests, ext, l))
+        .collect();
     let cuda_major = needs
         .iter()
         .find(|l| l.soname.starts_with("libcudart.so."))
@@ -316,8 +431,13 @@ fn provider(
     }
     f = f.evidence(format!("searched: {}", first.searched.join(", ")));
     f = f.evidence(format!(
-        "needed by {} (DT_NEEDED); source: {}",
+        "needed by {} ({}); source: {}",
         first.needed_by,
+        if first.by == "dlopen" {
+            "opened by soname at `import onnxruntime`: onnxruntime/capi/_ld_preload.py"
+        } else {
+            "DT_NEEDED"
+        },
         row.map_or("the provider's own ELF file", |r| r.source.as_str())
     ));
     Some(

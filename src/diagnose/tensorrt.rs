@@ -8,7 +8,8 @@
 //! `tensorrt_first_for_cc`, from NVIDIA's support matrices and release notes; the installed
 //! TensorRT is each `libnvinfer` copy the library scan found (`report.libraries.tensorrt`), on
 //! the loader path or in a pip wheel, when its version names at least the minor release (a pip
-//! wheel's `libnvinfer.so.10` alone does not).
+//! wheel's `libnvinfer.so.10` is named by its `tensorrt-cu12-libs` dist-info version, read by
+//! `probe::libs`; a bare major with no dist-info does not say which release it is).
 
 use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
@@ -189,9 +190,12 @@ mod tests {
         assert!(titles(&report("12.0", "10.8.0")).is_empty());
         assert!(titles(&report("8.6", "10.0.1")).is_empty());
         assert!(titles(&report("6.1", "8.6.1")).is_empty());
-        assert!(
-            titles(&report("6.1", "10.7.0")).is_empty(),
-            "10.7's floor is not read"
-        );
+        // Volta from 10.5 on (its release notes: support removed), not before.
+        let t = titles(&report("7.0", "10.5.0"));
+        assert!(t[0].contains("needs 7.5 or newer"), "{t:?}");
+        assert!(titles(&report("7.0", "10.4.0")).is_empty());
+        assert!(titles(&report("7.5", "10.16.1")).is_empty());
+        // Releases past the table's last row are not judged.
+        assert!(titles(&report("7.0", "11.0.0")).is_empty());
     }
 }

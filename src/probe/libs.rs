@@ -158,12 +158,10 @@ fn places(
             for pkg in host.fs.read_dir(Path::new(site).join("nvidia")) {
                 push(host, pkg.path.join("lib"), "pip", wheels.clone());
             }
-            push(
-                host,
-                Path::new(site).join("tensorrt_libs"),
-                "pip",
-                wheels.clone(),
-            );
+            let trt = Path::new(site).join("tensorrt_libs");
+            let mut trt_wheels = wheels.clone();
+            trt_wheels.extend(tensorrt_wheels(host, Path::new(site), &trt));
+            push(host, trt, "pip", trt_wheels);
         }
         if env.kind == EnvKind::Conda {
             push(host, Path::new(&env.path).join("lib"), "conda", Vec::new());
@@ -212,6 +210,30 @@ fn library_in(host: &Host, loader: &LoaderPath, place: &Place, family: &Family) 
         loader_origin: position.map(|(_, o)| o.as_str().to_string()),
         loader_rank: position.and_then(|(i, _)| u32::try_from(i).ok()),
     })
+}
+
+/// TensorRT's library wheels of a site folder (`tensorrt-cu12-libs`, `tensorrt-cu13-libs`,
+/// `tensorrt-libs`), which put `libnvinfer.so.10` (no minor in the name) into
+/// `site-packages/tensorrt_libs`: their dist-info version names the release.
+fn tensorrt_wheels(
+    host: &Host,
+    site: &Path,
+    lib_dir: &Path,
+) -> Vec<(String, String, Option<String>)> {
+    host.fs
+        .read_dir(site)
+        .into_iter()
+        .filter(|e| e.name.ends_with(".dist-info"))
+        .filter_map(|e| crate::parse::python_pkg::dist_info_name(&e.name))
+        .filter(|(name, _)| {
+            name == "tensorrt-libs"
+                || name
+                    .strip_prefix("tensorrt-cu")
+                    .and_then(|r| r.strip_suffix("-libs"))
+                    .is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()))
+        })
+        .map(|(name, version)| (name, version, Some(lib_dir.display().to_string())))
+        .collect()
 }
 
 /// The header beside the library (`../include`), or the system's for system libraries; only

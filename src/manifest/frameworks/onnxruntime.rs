@@ -28,6 +28,32 @@ pub struct OnnxruntimeCuda {
     /// The pip extras that install the CUDA and cuDNN wheels ("cuda", "cudnn"); empty when none.
     #[serde(default)]
     pub extras: Vec<String>,
+    /// Sonames loaded by soname outside `DT_NEEDED`: up to 1.15 `onnxruntime/capi/_ld_preload.py`'s
+    /// list at `import onnxruntime` (one missing makes the CUDA provider unavailable); from 1.28
+    /// the provider's cuDNN loader (`libcudnn.so.9` on first use).
+    #[serde(default)]
+    pub dlopen: Vec<String>,
+    /// Whether the provider runs without cuDNN (1.28 on: it loads, and only the kernels that
+    /// need cuDNN fail, "cuDNN is not available").
+    #[serde(default)]
+    pub cudnn_optional: bool,
+    pub source: String,
+    pub checked: String,
+}
+
+/// What the TensorRT execution provider of a range of onnxruntime-gpu releases on PyPI
+/// (`onnxruntime/capi/libonnxruntime_providers_tensorrt.so`) links.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnnxruntimeTensorrt {
+    pub first: String,
+    pub last: String,
+    /// The TensorRT major (`libnvinfer.so.10`: "10").
+    pub tensorrt_major: String,
+    /// The CUDA major of the runtime it links (`libcudart.so.12`: "12").
+    pub cuda_major: String,
+    /// The TensorRT and CUDA sonames it needs.
+    pub needed: Vec<String>,
     pub source: String,
     pub checked: String,
 }
@@ -39,6 +65,24 @@ impl FrameworkTable {
         self.onnxruntime_cuda
             .iter()
             .find(|row| within(Some(&row.first), &row.last, version))
+    }
+
+    /// What the TensorRT provider of an onnxruntime-gpu release links, where the table has it.
+    #[must_use]
+    pub fn onnxruntime_tensorrt(&self, version: &str) -> Option<&OnnxruntimeTensorrt> {
+        self.onnxruntime_tensorrt
+            .iter()
+            .find(|row| within(Some(&row.first), &row.last, version))
+    }
+
+    /// The newest onnxruntime-gpu release range on PyPI whose TensorRT provider links this
+    /// TensorRT major.
+    #[must_use]
+    pub fn onnxruntime_for_tensorrt(&self, tensorrt_major: &str) -> Option<&OnnxruntimeTensorrt> {
+        self.onnxruntime_tensorrt
+            .iter()
+            .rev()
+            .find(|row| row.tensorrt_major == tensorrt_major)
     }
 
     /// The newest onnxruntime-gpu release range on PyPI whose CUDA provider links this CUDA

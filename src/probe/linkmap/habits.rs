@@ -41,8 +41,14 @@ pub(super) fn onnxruntime_providers(host: &Host, envs: &[PythonEnv]) -> Vec<(usi
             let file = host.fs.open_ranged(&provider).ok()?;
             let mut read = |off: u64, len: usize| file.read_at(off, len);
             crate::parse::elf::parse(&mut read)?;
+            let version = e
+                .extensions
+                .iter()
+                .find(|x| x.name == "onnxruntime-gpu")
+                .map(|x| x.version.clone());
             let fw = Framework {
                 name: ONNXRUNTIME.to_string(),
+                version,
                 variant: Some("cuda".to_string()),
                 source: provider.display().to_string(),
                 ..Framework::default()
@@ -50,6 +56,18 @@ pub(super) fn onnxruntime_providers(host: &Host, envs: &[PythonEnv]) -> Vec<(usi
             Some((i, fw))
         })
         .collect()
+}
+
+/// What onnxruntime-gpu's release loads by soname beside its CUDA provider's `DT_NEEDED`
+/// (frameworks.toml `onnxruntime_cuda` `dlopen`): the 1.28+ provider's cuDNN loader
+/// (`dlopen("libcudnn.so.9")` from the provider, on first use), `_ld_preload.py`'s list up to
+/// 1.15 (`CDLL(soname)` at `import onnxruntime`, modelled with the provider as requester).
+pub(super) fn onnxruntime_dlopen(fw: &Framework, set: &SetInUse) -> Vec<String> {
+    fw.version
+        .as_deref()
+        .and_then(|v| set.manifests().frameworks.onnxruntime_cuda(v))
+        .map(|row| row.dlopen.clone())
+        .unwrap_or_default()
 }
 
 /// A framework's native modules, first the one loaded first.

@@ -339,6 +339,15 @@ impl Ctx<'_> {
         {
             self.load_runtime_needs(&mut p, fw, sites, requester, &mut queue);
         }
+        // onnxruntime-gpu's loads by soname outside DT_NEEDED (its release's `dlopen` row: the
+        // 1.28+ provider's cuDNN loader, `_ld_preload.py` up to 1.15).
+        if fw.name == habits::ONNXRUNTIME {
+            for name in habits::onnxruntime_dlopen(fw, self.set) {
+                if let Some(j) = self.load(&mut p, requester, &name, "dlopen") {
+                    queue.push(j);
+                }
+            }
+        }
         self.drain(&mut p, &mut queue);
         p
     }

@@ -10,8 +10,9 @@ use crate::report::Extension;
 /// Packages that ship compiled code built against torch, by normalised distribution name, and
 /// onnxruntime-gpu, whose CUDA provider links one CUDA major's libraries (its `DT_NEEDED`), and
 /// Triton (`pytorch-triton` in torch's nightly index), whose bundled ptxas decides which GPUs
-/// torch.compile and vLLM's kernels can compile for.
-const EXTENSIONS: [&str; 12] = [
+/// torch.compile and vLLM's kernels can compile for, and torch-tensorrt, which pins one torch
+/// release (`torch>=2.5.0,<2.6.0` in 2.5.0's Requires-Dist).
+const EXTENSIONS: [&str; 13] = [
     "vllm",
     "flash-attn",
     "xformers",
@@ -24,6 +25,7 @@ const EXTENSIONS: [&str; 12] = [
     "onnxruntime-gpu",
     "triton",
     "pytorch-triton",
+    "torch-tensorrt",
 ];
 
 /// The extension packages of a site folder, with their torch-family pins.
