@@ -142,7 +142,7 @@ fn missing_target(report: &Report, manifests: &Manifests, install: &Library) -> 
         .filter(|_| overridden.is_none())
         .and_then(|grp| {
             let t = GfxTarget::from_override(&grp.value)?.to_string();
-            covers(&install.rocblas_targets, &t).then(|| (grp.value.clone(), t))
+            covers(install.rocblas_targets, &t).then(|| (grp.value.clone(), t))
         });
     let fix = match sibling {
         Some((value, t)) => format!(
@@ -204,10 +204,10 @@ fn missing_gpus<'a>(
             let misfit = overridden
                 .and_then(GfxTarget::parse)
                 .is_some_and(|t| !super::amd_env::override_fits(manifests, gfx, t));
-            if misfit && covers(&install.rocblas_targets, gfx) {
+            if misfit && covers(install.rocblas_targets, gfx) {
                 return None;
             }
-            (!covers(&install.rocblas_targets, &wanted)).then_some((g, wanted))
+            (!covers(install.rocblas_targets, &wanted)).then_some((g, wanted))
         })
         .collect()
 }

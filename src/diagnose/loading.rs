@@ -181,30 +181,12 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
             }
         }
     }
-    let fix = if elsewhere.is_empty() && fw.rocm.is_some() && !fw.bundled_runtime.is_empty() {
-        // A wheel that bundles its ROCm runtime in torch/lib but not this library
-        // (ROCm/TheRock#4150: a ROCm 7.2 nightly without librocprofiler-sdk.so.1).
-        format!(
-            "This {name} bundles its ROCm runtime in its own lib folder but not {missing}: \
-             install another build of {name} (the release, or a later nightly), or put the \
-             folder of a ROCm {rocm} install that has it on the loader path.",
-            name = fw.name,
-            missing = names.join(", "),
-            rocm = rocm_release(fw),
-        )
-    } else if elsewhere.is_empty() && fw.rocm.is_some() {
-        // A ROCm build that does not bundle its libraries (AMD's repo.radeon.com wheels, a
-        // source build) takes them from the ROCm install of its release.
-        format!(
-            "This {name} takes its ROCm libraries from the system's ROCm ({rocm}) rather than \
-             bundling them: install the ROCm {rocm} packages that ship {missing} so the loader \
-             finds them (`ldconfig -p | grep {first}` lists it afterwards), or use a {name} build \
-             that bundles its ROCm libraries.",
-            name = fw.name,
-            rocm = rocm_release(fw),
-            missing = names.join(", "),
-            first = first.soname,
-        )
+    let fix = if let Some(fix) = elsewhere
+        .is_empty()
+        .then(|| rocm_fix(fw, &names, &first.soname))
+        .flatten()
+    {
+        fix
     } else if elsewhere.is_empty() {
         match FrameworkName::from_report(&fw.name) {
             Some(FrameworkName::Tensorflow) => format!(
@@ -227,6 +209,31 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
         )
     };
     Some(f.fix(fix).build())
+}
+
+/// The fix for a ROCm build's library that no folder has: a wheel that bundles its runtime but
+/// not this library (ROCm/TheRock#4150: a ROCm 7.2 nightly without librocprofiler-sdk.so.1), or
+/// a build that takes its ROCm libraries from the system's install (AMD's repo.radeon.com "lw"
+/// wheels, a source build; ROCm/legacy-rocm-build#6053). `None` for a CUDA build.
+fn rocm_fix(fw: &crate::report::Framework, names: &[&str], first: &str) -> Option<String> {
+    fw.rocm.as_ref()?;
+    let name = &fw.name;
+    let missing = names.join(", ");
+    let rocm = rocm_release(fw);
+    Some(if fw.bundled_runtime.is_empty() {
+        format!(
+            "This {name} takes its ROCm libraries from the system's ROCm ({rocm}) rather than \
+             bundling them: install the ROCm {rocm} packages that ship {missing} so the loader \
+             finds them (`ldconfig -p | grep {first}` lists it afterwards), or use a {name} build \
+             that bundles its ROCm libraries."
+        )
+    } else {
+        format!(
+            "This {name} bundles its ROCm runtime in its own lib folder but not {missing}: \
+             install another build of {name} (the release, or a later nightly), or put the \
+             folder of a ROCm {rocm} install that has it on the loader path."
+        )
+    })
 }
 
 /// The ROCm release of a ROCm build: "7.2.26015-fc0010cf6a" (the HIP version torch reports)
