@@ -69,6 +69,16 @@ fn set(report: &Report, name: &str) -> bool {
     env_var(report, name).is_some_and(|v| v.trim().trim_matches('"') == "1")
 }
 
+/// Whether a torch version is one of AMD's own builds (ROCm/pytorch's release branches, as
+/// repo.radeon.com publishes them): their local version names the full ROCm release and the
+/// commit, `2.9.1+rocm7.2.0.lw.git7e1940d4` (ROCm/legacy-rocm-build#6053, #6082) or
+/// `2.4.0+rocm6.3.4.git7cecbf6d` (ROCm/legacy-rocm-build#4749); pytorch.org's say `+rocm6.4`.
+fn amd_build(version: Option<&str>) -> bool {
+    version
+        .and_then(|v| v.split_once("+rocm"))
+        .is_some_and(|(_, local)| local.contains(".git"))
+}
+
 /// torch ROCm builds whose hipBLASLt lacks a target torch sends `nn.Linear` to.
 fn torch(report: &Report, manifests: &Manifests, gpus: &[(&Gpu, String)]) -> Vec<Finding> {
     if set(report, "DISABLE_ADDMM_CUDA_LT") {
@@ -80,25 +90,41 @@ fn torch(report: &Report, manifests: &Manifests, gpus: &[(&Gpu, String)]) -> Vec
             if fw.name != "torch" || fw.variant.as_deref() != Some("rocm") {
                 continue;
             }
-            if fw.hipblaslt_targets.is_empty() {
+            // The hipBLASLt the build loads: its own, else (a build that bundles no ROCm
+            // runtime, as AMD's repo.radeon.com "lw" wheels) the system install's.
+            let (lt_targets, source) = if !fw.hipblaslt_targets.is_empty() {
+                (
+                    &fw.hipblaslt_targets,
+                    fw.hipblaslt_source
+                        .clone()
+                        .unwrap_or_else(|| "its hipblaslt/library".to_string()),
+                )
+            } else if fw.bundled_runtime.is_empty() {
+                match report.rocm.as_ref().and_then(|r| r.programs_install()) {
+                    Some(i) if !i.hipblaslt_targets.is_empty() => (
+                        &i.hipblaslt_targets,
+                        format!("{}/lib/hipblaslt/library (the system's ROCm)", i.path),
+                    ),
+                    _ => continue,
+                }
+            } else {
                 continue;
-            }
+            };
+            let amd = amd_build(fw.version.as_deref());
             let missing: Vec<&(&Gpu, String)> = gpus
                 .iter()
                 .filter(|(_, gfx)| {
                     // A build without the target at all is arch-not-in-build's.
                     (fw.gfx_targets.is_empty() || covers(&fw.gfx_targets, gfx))
-                        && !covers(&fw.hipblaslt_targets, gfx)
-                        && manifests.rocm.torch_uses_hipblaslt(fw.rocm.as_deref(), gfx)
+                        && !covers(lt_targets, gfx)
+                        && manifests
+                            .rocm
+                            .torch_uses_hipblaslt(fw.rocm.as_deref(), gfx, amd)
                 })
                 .collect();
             let Some((gpu, gfx)) = missing.first() else {
                 continue;
             };
-            let source = fw
-                .hipblaslt_source
-                .clone()
-                .unwrap_or_else(|| "its hipblaslt/library".to_string());
             let mut f = FindingBuilder::new(
                 &ids::HIPBLASLT_MISSING_TARGET,
                 Severity::Error,
@@ -119,12 +145,18 @@ fn torch(report: &Report, manifests: &Manifests, gpus: &[(&Gpu, String)]) -> Vec
             ))
             .evidence(format!(
                 "{source} has Tensile libraries for: {}",
-                fw.hipblaslt_targets.join(" ")
+                lt_targets.join(" ")
             ))
             .evidence(format!(
-                "torch's own list sends {gfx} to hipBLASLt (ROCm {} build; rocm.toml \
-                 torch_hipblaslt_arch)",
-                fw.rocm.as_deref().unwrap_or("unknown")
+                "torch's own list sends {gfx} to hipBLASLt (ROCm {} build{}; rocm.toml \
+                 torch_hipblaslt_arch{})",
+                fw.rocm.as_deref().unwrap_or("unknown"),
+                if amd { ", AMD's own build" } else { "" },
+                if amd {
+                    ", torch_hipblaslt_arch_amd"
+                } else {
+                    ""
+                }
             ));
             for (g, w) in &missing {
                 f = f
@@ -274,6 +306,44 @@ mod tests {
             name: name.to_string(),
             value: value.to_string(),
         });
+    }
+
+    /// gfx1102 goes to hipBLASLt in AMD's own builds (rocm.toml torch_hipblaslt_arch_amd), not
+    /// in pytorch.org's; a build bundling no runtime is judged on the system's hipBLASLt.
+    #[test]
+    fn amd_builds_send_gfx1102_to_the_systems_hipblaslt_and_upstream_builds_do_not() {
+        assert!(amd_build(Some("2.9.1+rocm7.2.0.lw.git7e1940d4")));
+        assert!(amd_build(Some("2.4.0+rocm6.3.4.git7cecbf6d")));
+        assert!(!amd_build(Some("2.7.1+rocm6.3")));
+        assert!(!amd_build(Some("2.10.0+cu128")));
+        let machine = |version: &str| {
+            let mut r = torch_machine("gfx1102", "7.2.26015-fc0010cf6a", &[]);
+            let fw = &mut r.python_envs[0].frameworks[0];
+            fw.version = Some(version.to_string());
+            fw.hipblaslt_source = None;
+            r.rocm = Some(RocmStack {
+                installs: vec![RocmInstall {
+                    path: "/opt/rocm-7.2.0".to_string(),
+                    version: Some("7.2.0-43".to_string()),
+                    hipblaslt_targets: list(&["gfx1100", "gfx1101"]),
+                    ..RocmInstall::default()
+                }],
+                ..RocmStack::default()
+            });
+            r
+        };
+        let amd = findings(&machine("2.9.1+rocm7.2.0.lw.git7e1940d4"), embedded());
+        let f = one(&amd, "hipblaslt-missing-target");
+        assert!(
+            has_evidence(f, "/opt/rocm-7.2.0/lib/hipblaslt/library"),
+            "{f:#?}"
+        );
+        let upstream = findings(&machine("2.9.1+rocm6.4"), embedded());
+        // Only rocBLAS's fallback note (information) is left for it.
+        assert!(
+            upstream.iter().all(|f| f.severity == Severity::Info),
+            "{upstream:#?}"
+        );
     }
 
     #[test]

@@ -8,20 +8,56 @@
 //! The target list is the install's own files (`lib/rocblas/library/TensileLibrary_*gfx*`, read
 //! by the probe into `rocm.installs[].rocblas_targets`). A GPU ROCm cannot run at all, or one
 //! newer than the install, is `rocm-gpu-unsupported`'s or `rocm-too-old-for-gpu`'s.
+//!
+//! A program's own copy of ROCm (`rocm.bundled[]`: ollama's `lib/ollama/rocm`) is judged the
+//! same way: the program loads its rocBLAS, not the system's, and leaves a GPU whose target it
+//! lacks to the CPU (ollama/ollama#12303: a 780M, gfx1103, "offloaded 0/35 layers to GPU" with
+//! a bundled rocBLAS for gfx1101 and gfx1102 only).
 
 use super::{FindingBuilder, env_var, ids};
 use crate::manifest::Manifests;
-use crate::report::rocm::RocmInstall;
 use crate::report::{Finding, Gpu, Report, Severity};
 use crate::version::{GfxTarget, Version};
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    missing_target(report, manifests).into_iter().collect()
+    libraries(report)
+        .iter()
+        .filter_map(|lib| missing_target(report, manifests, lib))
+        .collect()
 }
 
-/// The install programs use: the one `/opt/rocm` points at, else the newest.
-fn default_install(report: &Report) -> Option<&RocmInstall> {
-    report.rocm.as_ref()?.programs_install()
+/// A rocBLAS programs load: the system install's, or a program's own copy.
+struct Library<'a> {
+    /// The ROCm folder ("/opt/rocm-7.2.0", "/usr/lib/ollama/rocm").
+    path: &'a str,
+    /// The ROCm release, where the folder says it (a program's copy does not).
+    version: Option<&'a str>,
+    rocblas_targets: &'a [String],
+    /// The program a bundled copy belongs to ("ollama"); none for the system install.
+    program: Option<&'a str>,
+}
+
+/// The system install programs use (the one `/opt/rocm` points at, else the newest), then each
+/// program's own copy.
+fn libraries(report: &Report) -> Vec<Library<'_>> {
+    let Some(rocm) = report.rocm.as_ref() else {
+        return Vec::new();
+    };
+    let system = rocm.programs_install().map(|i| Library {
+        path: &i.path,
+        version: i.version.as_deref(),
+        rocblas_targets: &i.rocblas_targets,
+        program: None,
+    });
+    system
+        .into_iter()
+        .chain(rocm.bundled.iter().map(|b| Library {
+            path: &b.path,
+            version: None,
+            rocblas_targets: &b.rocblas_targets,
+            program: Some(&b.program),
+        }))
+        .collect()
 }
 
 /// Whether a kernel folder's target list covers `gfx` ("gfx90a" covers "gfx90a:xnack-").
@@ -31,8 +67,7 @@ fn covers(targets: &[String], gfx: &str) -> bool {
         .any(|t| t == gfx || t.split(':').next() == Some(gfx))
 }
 
-fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
-    let install = default_install(report)?;
+fn missing_target(report: &Report, manifests: &Manifests, install: &Library) -> Option<Finding> {
     if install.rocblas_targets.is_empty() {
         return None;
     }
@@ -41,11 +76,18 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
         .map(|t| t.to_string());
     let missing = missing_gpus(report, manifests, install, overridden.as_deref());
     let (gpu, wanted) = missing.first()?;
-    let bundled = report
-        .python_envs
-        .iter()
-        .flat_map(|e| &e.frameworks)
-        .any(|f| f.variant.as_deref() == Some("rocm") && !f.bundled_runtime.is_empty());
+    // Python frameworks with their own rocBLAS do not load the system's; a program's own copy
+    // is the one that program loads.
+    let bundled = install.program.is_none()
+        && report
+            .python_envs
+            .iter()
+            .flat_map(|e| &e.frameworks)
+            .any(|f| f.variant.as_deref() == Some("rocm") && !f.bundled_runtime.is_empty());
+    let whose = match install.program {
+        Some(program) => format!("{program}'s own ROCm ({})", install.path),
+        None => install.path.to_string(),
+    };
     let mut f = FindingBuilder::new(
         &ids::ROCM_LIBRARY_MISSING_TARGET,
         if bundled {
@@ -54,8 +96,7 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
             Severity::Error
         },
         format!(
-            "rocBLAS in {} has no kernels for {}: it looks for {wanted}",
-            install.path,
+            "rocBLAS in {whose} has no kernels for {}: it looks for {wanted}",
             super::health::gpu_label(gpu)
         ),
     )
@@ -66,8 +107,14 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
          TensileLibrary.dat ... for GPU arch\", or hipBLASLt and MIOpen likewise.",
     )
     .evidence(format!(
-        "{}/lib/rocblas/library has kernels for: {}",
+        "{}/{}rocblas/library has kernels for: {}",
         install.path,
+        // A program's copy keeps `rocblas/` at its top (ollama's `lib/ollama/rocm/rocblas`).
+        if install.program.is_some() {
+            ""
+        } else {
+            "lib/"
+        },
         install.rocblas_targets.join(" ")
     ));
     for (g, w) in &missing {
@@ -95,7 +142,7 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
         .filter(|_| overridden.is_none())
         .and_then(|grp| {
             let t = GfxTarget::from_override(&grp.value)?.to_string();
-            covers(&install.rocblas_targets, &t).then(|| (grp.value.clone(), t))
+            covers(install.rocblas_targets, &t).then(|| (grp.value.clone(), t))
         });
     let fix = match sibling {
         Some((value, t)) => format!(
@@ -103,10 +150,17 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
              HSA_OVERRIDE_GFX_VERSION={value}` ({t}; for a service such as ollama, in its unit's \
              Environment=). Or build rocBLAS for {gfx} (`-DAMDGPU_TARGETS={gfx}`)."
         ),
-        None => format!(
-            "Install a ROCm whose rocBLAS carries {wanted} (AMD's compatibility matrix lists the \
-             targets per release), or build rocBLAS for it (`-DAMDGPU_TARGETS={wanted}`)."
-        ),
+        None => match install.program {
+            Some(program) => format!(
+                "{program} loads this copy of rocBLAS, not the system's: use a {program} release \
+                 whose bundled ROCm carries {wanted}, or build {program} from source against a \
+                 ROCm built for {wanted} (`-DAMDGPU_TARGETS={wanted}`)."
+            ),
+            None => format!(
+                "Install a ROCm whose rocBLAS carries {wanted} (AMD's compatibility matrix lists \
+                 the targets per release), or build rocBLAS for it (`-DAMDGPU_TARGETS={wanted}`)."
+            ),
+        },
     };
     Some(f.fix(fix).explains(&ids::ARCH_NOT_IN_BUILD).build())
 }
@@ -116,10 +170,10 @@ fn missing_target(report: &Report, manifests: &Manifests) -> Option<Finding> {
 fn missing_gpus<'a>(
     report: &'a Report,
     manifests: &Manifests,
-    install: &RocmInstall,
+    install: &Library,
     overridden: Option<&str>,
 ) -> Vec<(&'a Gpu, String)> {
-    let version = install.version.as_deref().and_then(Version::parse);
+    let version = install.version.and_then(Version::parse);
     let discrete = report.amd_gpus().any(|g| g.integrated == Some(false));
     report
         .amd_gpus()
@@ -150,10 +204,10 @@ fn missing_gpus<'a>(
             let misfit = overridden
                 .and_then(GfxTarget::parse)
                 .is_some_and(|t| !super::amd_env::override_fits(manifests, gfx, t));
-            if misfit && covers(&install.rocblas_targets, gfx) {
+            if misfit && covers(install.rocblas_targets, gfx) {
                 return None;
             }
-            (!covers(&install.rocblas_targets, &wanted)).then_some((g, wanted))
+            (!covers(install.rocblas_targets, &wanted)).then_some((g, wanted))
         })
         .collect()
 }

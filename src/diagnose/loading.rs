@@ -119,7 +119,9 @@ pub(super) fn resolved(report: &Report, env: &PythonEnv) -> bool {
 
 fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
     let fw = env.frameworks.iter().find(|f| f.name == fl.framework)?;
-    fw.cuda.as_ref()?;
+    if fw.cuda.is_none() && fw.rocm.is_none() {
+        return None;
+    }
     // cuDNN has its own finding (`cudnn-missing`) with the framework's cuDNN need.
     let missing: Vec<&LibraryLoad> = fl
         .libraries
@@ -179,7 +181,13 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
             }
         }
     }
-    let fix = if elsewhere.is_empty() {
+    let fix = if let Some(fix) = elsewhere
+        .is_empty()
+        .then(|| rocm_fix(fw, &names, &first.soname))
+        .flatten()
+    {
+        fix
+    } else if elsewhere.is_empty() {
         match FrameworkName::from_report(&fw.name) {
             Some(FrameworkName::Tensorflow) => format!(
                 "Install the CUDA libraries this TensorFlow was built for: `pip install 'tensorflow[and-cuda]=={}'` (or the CUDA {} toolkit and cuDNN it names).",
@@ -201,6 +209,43 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
         )
     };
     Some(f.fix(fix).build())
+}
+
+/// The fix for a ROCm build's library that no folder has: a wheel that bundles its runtime but
+/// not this library (ROCm/TheRock#4150: a ROCm 7.2 nightly without librocprofiler-sdk.so.1), or
+/// a build that takes its ROCm libraries from the system's install (AMD's repo.radeon.com "lw"
+/// wheels, a source build; ROCm/legacy-rocm-build#6053). `None` for a CUDA build.
+fn rocm_fix(fw: &crate::report::Framework, names: &[&str], first: &str) -> Option<String> {
+    fw.rocm.as_ref()?;
+    let name = &fw.name;
+    let missing = names.join(", ");
+    let rocm = rocm_release(fw);
+    Some(if fw.bundled_runtime.is_empty() {
+        format!(
+            "This {name} takes its ROCm libraries from the system's ROCm ({rocm}) rather than \
+             bundling them: install the ROCm {rocm} packages that ship {missing} so the loader \
+             finds them (`ldconfig -p | grep {first}` lists it afterwards), or use a {name} build \
+             that bundles its ROCm libraries."
+        )
+    } else {
+        format!(
+            "This {name} bundles its ROCm runtime in its own lib folder but not {missing}: \
+             install another build of {name} (the release, or a later nightly), or put the \
+             folder of a ROCm {rocm} install that has it on the loader path."
+        )
+    })
+}
+
+/// The ROCm release of a ROCm build: "7.2.26015-fc0010cf6a" (the HIP version torch reports)
+/// is ROCm 7.2.
+fn rocm_release(fw: &crate::report::Framework) -> String {
+    fw.rocm
+        .as_deref()
+        .unwrap_or("")
+        .split('.')
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// The copy a load should have used: the framework's wheel (or own folder) copy, else the copy

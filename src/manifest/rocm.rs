@@ -34,6 +34,11 @@ pub struct RocmTable {
     /// through hipBLASLt, per the build's ROCm version, ascending.
     #[serde(rename = "torch_hipblaslt_arch", default)]
     pub torch_hipblaslt: Vec<TorchHipblasltArch>,
+    /// The targets AMD's own torch builds (ROCm/pytorch's release branches: repo.radeon.com's
+    /// wheels) hand every matrix product to hipBLASLt on, beyond upstream's list: their
+    /// `blasPreferredBackend` prefers hipBLASLt there.
+    #[serde(rename = "torch_hipblaslt_arch_amd", default)]
+    pub torch_hipblaslt_amd: Vec<TorchHipblasltArch>,
 }
 
 /// Targets torch's ROCm builds hand to hipBLASLt from a ROCm version on (the `ROCM_VERSION >=`
@@ -322,8 +327,13 @@ impl RocmTable {
     /// on `gfx` through hipBLASLt, by torch's own list. A build whose ROCm is unknown is
     /// judged by the rows without a version gate only.
     #[must_use]
-    pub fn torch_uses_hipblaslt(&self, rocm: Option<&str>, gfx: &str) -> bool {
-        self.torch_hipblaslt.iter().any(|r| {
+    pub fn torch_uses_hipblaslt(&self, rocm: Option<&str>, gfx: &str, amd_build: bool) -> bool {
+        let amd: &[TorchHipblasltArch] = if amd_build {
+            &self.torch_hipblaslt_amd
+        } else {
+            &[]
+        };
+        self.torch_hipblaslt.iter().chain(amd).any(|r| {
             let gated_in = match rocm {
                 Some(v) => compare(&r.rocm, v).is_le(),
                 None => r.rocm == "0",
@@ -345,19 +355,8 @@ impl RocmTable {
     }
 
     fn check_torch_hipblaslt(&self, c: &mut Checker) {
-        let mut previous: Option<&str> = None;
-        for r in &self.torch_hipblaslt {
-            let label = format!("torch_hipblaslt_arch {}", r.rocm);
-            c.provenance(&label, &r.source, &r.checked);
-            if r.rocm != "0" {
-                c.version(&label, "rocm", &r.rocm);
-            }
-            if previous.is_some_and(|p| compare(p, &r.rocm).is_ge()) {
-                c.report(&label, ProblemKind::NotSorted, "versions are not ascending");
-            }
-            previous = Some(&r.rocm);
-            gfx_list(c, &label, &r.targets);
-        }
+        check_hipblaslt_rows(c, "torch_hipblaslt_arch", &self.torch_hipblaslt);
+        check_hipblaslt_rows(c, "torch_hipblaslt_arch_amd", &self.torch_hipblaslt_amd);
     }
 
     fn check_first_releases(&self, c: &mut Checker) {
@@ -516,5 +515,22 @@ impl ManifestFile for RocmTable {
 
     fn meta(&self) -> &Meta {
         &self.meta
+    }
+}
+
+/// One `torch_hipblaslt_arch*` block: sourced rows, ROCm versions ascending, known targets.
+fn check_hipblaslt_rows(c: &mut Checker, block: &str, rows: &[TorchHipblasltArch]) {
+    let mut previous: Option<&str> = None;
+    for r in rows {
+        let label = format!("{block} {}", r.rocm);
+        c.provenance(&label, &r.source, &r.checked);
+        if r.rocm != "0" {
+            c.version(&label, "rocm", &r.rocm);
+        }
+        if previous.is_some_and(|p| compare(p, &r.rocm).is_ge()) {
+            c.report(&label, ProblemKind::NotSorted, "versions are not ascending");
+        }
+        previous = Some(&r.rocm);
+        gfx_list(c, &label, &r.targets);
     }
 }

@@ -47,6 +47,48 @@ pub fn of(soname: &str) -> Option<LibraryFamily> {
         .map(|(family, _)| family.clone())
 }
 
+/// ROCm's libraries, by file stem, with the name each family is written as (the family a
+/// ROCm framework's `DT_NEEDED` names: `libroctx64.so.4` is ROCTX). Sonames from the ROCm
+/// packages' own files (`/opt/rocm/lib`) and from the reports that quote them
+/// (ROCm/legacy-rocm-build#6053: "ImportError: libroctx64.so.4"; ROCm/TheRock#4150:
+/// "ImportError: librocprofiler-sdk.so.1").
+const ROCM_FAMILIES: [(&str, &str); 23] = [
+    ("libamdhip64", "HIP"),
+    ("libhsa-runtime64", "HSA runtime"),
+    ("libroctx64", "ROCTX"),
+    ("libroctracer64", "ROCTracer"),
+    ("librocprofiler64", "rocprofiler"),
+    ("librocprofiler-sdk", "rocprofiler-sdk"),
+    ("librocm_smi64", "ROCm SMI"),
+    ("libamd_comgr", "comgr"),
+    ("libhiprtc", "hipRTC"),
+    ("librocblas", "rocBLAS"),
+    ("libhipblas", "hipBLAS"),
+    ("libhipblaslt", "hipBLASLt"),
+    ("libMIOpen", "MIOpen"),
+    ("librccl", "RCCL"),
+    ("librocsolver", "rocSOLVER"),
+    ("libhipsolver", "hipSOLVER"),
+    ("librocsparse", "rocSPARSE"),
+    ("libhipsparse", "hipSPARSE"),
+    ("libhipsparselt", "hipSPARSELt"),
+    ("librocfft", "rocFFT"),
+    ("libhipfft", "hipFFT"),
+    ("librocrand", "rocRAND"),
+    ("libhiprand", "hipRAND"),
+];
+
+/// The ROCm family of a soname ("libroctx64.so.4" → "ROCTX"), or `None` for a library that is
+/// not one of ROCm's. The report writes it as the family's name (a `LibraryFamily::Other`).
+#[must_use]
+pub fn rocm(soname: &str) -> Option<LibraryFamily> {
+    let (stem, _) = split_soname(soname)?;
+    ROCM_FAMILIES
+        .iter()
+        .find(|(s, _)| *s == stem)
+        .map(|(_, name)| LibraryFamily::Other((*name).to_string()))
+}
+
 /// How people write a family's name.
 #[must_use]
 pub fn display(family: &LibraryFamily) -> &str {
@@ -72,6 +114,21 @@ pub fn display(family: &LibraryFamily) -> &str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rocm_sonames_have_rocm_families_and_cuda_ones_do_not() {
+        use crate::report::LibraryFamily as F;
+        assert_eq!(
+            super::rocm("libroctx64.so.4"),
+            Some(F::Other("ROCTX".to_string()))
+        );
+        assert_eq!(
+            super::rocm("libamdhip64.so.7"),
+            Some(F::Other("HIP".to_string()))
+        );
+        assert_eq!(super::rocm("libcudart.so.12"), None);
+        assert_eq!(super::of("libroctx64.so.4"), None);
+    }
+
     #[test]
     fn families_of_sonames() {
         use crate::report::LibraryFamily as F;

@@ -87,13 +87,13 @@ pub(crate) fn probe(
     set: &SetInUse,
 ) -> Resolved {
     let onnxruntime = habits::onnxruntime_providers(host, envs);
-    let cuda_frameworks: Vec<(&PythonEnv, &Framework)> = envs
+    let frameworks: Vec<(&PythonEnv, &Framework)> = envs
         .iter()
         .flat_map(|e| e.frameworks.iter().map(move |f| (e, f)))
-        .filter(|(_, f)| f.variant.as_deref() != Some("cpu") && f.rocm.is_none())
+        .filter(|(_, f)| f.variant.as_deref() != Some("cpu"))
         .chain(onnxruntime.iter().map(|(i, f)| (&envs[*i], f)))
         .collect();
-    if cuda_frameworks.is_empty() {
+    if frameworks.is_empty() {
         return Resolved::default();
     }
     let table = Table::read(host, loader);
@@ -127,12 +127,23 @@ pub(crate) fn probe(
     };
     // A few threads share the frameworks: each reads its framework's own modules; the
     // tables are shared.
-    let done = super::in_parallel(&cuda_frameworks, |(env, fw)| ctx().framework(env, fw));
+    let done = super::in_parallel(&frameworks, |(env, fw)| ctx().framework(env, fw));
     let mut out = Resolved {
         table: Some(table.describe()),
         ..Resolved::default()
     };
     for (loads, compared) in done {
+        // A ROCm build is resolved from its own modules only: the modelled needs are CUDA's.
+        let modelled_rocm = loads.basis != "elf"
+            && envs.iter().any(|e| {
+                e.path == loads.env
+                    && e.frameworks
+                        .iter()
+                        .any(|f| f.name == loads.framework && f.rocm.is_some())
+            });
+        if modelled_rocm {
+            continue;
+        }
         out.loads.push(loads);
         out.symbol_gaps.extend(compared.gaps);
         for u in compared.unread {
@@ -596,7 +607,9 @@ impl Ctx<'_> {
         found: &Found,
         by: &str,
     ) -> Option<usize> {
-        let family = family::of(name);
+        // ROCm's libraries are followed for a ROCm build's needs (ROCm/legacy-rocm-build#6053:
+        // `libtorch_hip.so` needs `libroctx64.so.4`).
+        let family = family::of(name).or_else(|| family::rocm(name));
         let index = found.path.as_ref().map(|(path, _)| {
             let j = p.objs.len();
             let mut dynamic = if family.is_some() || in_site(path) {

@@ -180,15 +180,20 @@ fn site_dirs(host: &Host, prefix: &Path) -> Vec<PathBuf> {
     let mut roots = vec![prefix.join("lib"), prefix.join("lib64")];
     // Debian's /usr/bin/python3 reads /usr/local/lib/python3.X/dist-packages (pip's installs)
     // and never /usr/local/lib/python3.X/site-packages, which belongs to a python built into
-    // /usr/local; Fedora's reads /usr/local/lib/python3.X/site-packages.
+    // /usr/local; Fedora's reads /usr/local/lib/python3.X/site-packages, and its pip puts a
+    // wheel with compiled code (torch) in /usr/local/lib64/python3.X/site-packages ("installed
+    // to /usr/local/lib(64)/python3.10/site-packages/ ... since Fedora 27", Fedora Linux 36
+    // release notes; YanWenKun/ComfyUI-Docker#126 shows a torch there).
     let debian = prefix == Path::new("/usr") && host.fs.is_dir("/usr/lib/python3/dist-packages");
     if prefix == Path::new("/usr") {
         roots.push(PathBuf::from("/usr/local/lib"));
+        roots.push(PathBuf::from("/usr/local/lib64"));
     } else {
         roots.push(prefix.join("local/lib"));
+        roots.push(prefix.join("local/lib64"));
     }
     for root in roots {
-        let local = root == Path::new("/usr/local/lib");
+        let local = root == Path::new("/usr/local/lib") || root == Path::new("/usr/local/lib64");
         for entry in host.fs.read_dir(&root) {
             if !entry.name.starts_with("python3") {
                 continue;
