@@ -177,14 +177,20 @@ impl<'a, 'm> Choices<'a, 'm> {
     /// their own runtime).
     fn rocm_to_install(&self, via: Via) -> Result<Option<RocmChoice<'m>>, String> {
         let nothing_to_fix = !FIXABLE.iter().any(|kind| self.found(kind));
-        // A program that brings its own ROCm (ollama's lib/ollama/rocm) runs without one in
-        // /opt: with nothing to fix and nothing named, that machine needs no install.
+        // A program that brings its own ROCm (ollama's lib/ollama/rocm), or TheRock's ROCm
+        // wheels in a Python environment, runs without one in /opt: with nothing to fix and
+        // nothing named, that machine needs no install.
         let own_rocm_only = self.installed.is_none()
-            && self
+            && (self
                 .report
                 .rocm
                 .as_ref()
-                .is_some_and(|s| !s.bundled.is_empty());
+                .is_some_and(|s| !s.bundled.is_empty())
+                || self
+                    .report
+                    .python_envs
+                    .iter()
+                    .any(|e| !e.rocm_wheels.is_empty()));
         let wants_rocm = self.target.via == Some(Via::Apt)
             || self.found(&ids::ROCM_TOO_OLD_FOR_GPU)
             || (!self.target.names_a_stack() && nothing_to_fix && !own_rocm_only);

@@ -256,6 +256,24 @@ fn a_program_s_own_rocm_with_nothing_to_fix_plans_no_install() {
     assert_eq!(rocm_chosen(&r, embedded(), &apt).as_deref(), Some("7.1.1"));
 }
 
+/// A machine whose ROCm is TheRock's wheels in a venv (ROCm/rocm-libraries#8033), with nothing
+/// to fix: no install is planned over them.
+#[test]
+fn therock_wheels_with_nothing_to_fix_plan_no_install() {
+    let mut r = amd_machine("gfx1201");
+    r.python_envs.push(crate::report::PythonEnv {
+        path: "/home/dev/venv".to_string(),
+        rocm_wheels: vec![crate::report::Wheel {
+            name: "rocm-sdk-core".to_string(),
+            version: "7.14.0a20260603".to_string(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let p = plan(&r, embedded(), &Target::default()).expect("a plan");
+    assert!(p.steps.is_empty(), "{:?}", p.steps);
+}
+
 /// A nightly torch that lacks the GPU's target is replaced by its release series (the nightly's
 /// exact version is on no release index); a final release is pinned as it is.
 #[test]
