@@ -394,12 +394,18 @@ fn arch_headers_package(release: &str) -> String {
 /// repository for Debian or the `.run` installer.
 pub(crate) fn supported_branch(report: &Report, install: &InstallTable) -> String {
     match of(report) {
-        Distro::Debian => "Debian's own packages stay on this branch, so take a supported one \
+        Distro::Debian => "Debian's own packages stay on this branch: take a supported one \
              from NVIDIA's CUDA repository for Debian (its `nvidia-kernel-open-dkms` for the \
              open modules) or NVIDIA's `.run` installer"
             .to_string(),
         _ => install_driver(report, install),
     }
+}
+
+/// Whether the distribution's driver packages move with NVIDIA's current branch (RPM Fusion's
+/// `akmod-nvidia`, Arch's `nvidia-open-dkms`), so that updating them leaves an ended branch.
+pub(crate) fn packages_follow_current_branch(report: &Report) -> bool {
+    matches!(of(report), Distro::Fedora | Distro::Arch)
 }
 
 /// How to update the driver's packages to the newest release of the installed branch, in the

@@ -84,18 +84,25 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
         .first()
         .map_or_else(String::new, |e| format!(" (\"{e}\")"));
     let branch = branch_of(&failed.version);
-    let end_of_life = branch.is_some_and(|b| {
-        manifests
-            .cuda
-            .driver_lifecycle
-            .end_of_life_branches
-            .contains(&b)
-    });
+    let end_of_life = branch.is_some_and(|b| branch_ended(manifests, b));
     Some(match branch {
+        // Fedora's and Arch's driver packages follow NVIDIA's current branch: updating them
+        // is the move to a supported branch.
+        Some(b) if end_of_life && super::distro::packages_follow_current_branch(report) => {
+            format!(
+                "The {} build of driver {} fails on kernel {release}{error}: the R{b} branch \
+                 has reached its end of life and gets no fixes for newer kernels. Update the \
+                 driver packages, which follow NVIDIA's current branch ({}), then {rebuild}.\
+                 {boot}",
+                failed.tool,
+                failed.version,
+                super::distro::update_driver(report)
+            )
+        }
         Some(b) if end_of_life => format!(
             "The {} build of driver {} fails on kernel {release}{error}: the R{b} branch has \
-             reached its end of life and gets no fixes for newer kernels. Install a supported \
-             branch: {}.{boot}",
+             reached its end of life and gets no fixes for newer kernels. Move to a supported \
+             branch. {}.{boot}",
             failed.tool,
             failed.version,
             super::distro::supported_branch(report, &manifests.install)
@@ -170,6 +177,23 @@ pub(super) fn newest_built_kernel(report: &Report) -> Option<&str> {
         .map(String::as_str)
 }
 
+/// Whether NVIDIA no longer updates branch `b`: on its end-of-life list, older than every
+/// branch on it (the list names examples, newest first to go, and a branch older than all of
+/// them ended before them), or past the end of life its own row gives as of the tables' date.
+fn branch_ended(manifests: &Manifests, b: u64) -> bool {
+    let table = &manifests.cuda;
+    let listed = &table.driver_lifecycle.end_of_life_branches;
+    listed.contains(&b)
+        || listed.iter().min().is_some_and(|oldest| b < *oldest)
+        || table
+            .driver_branches
+            .iter()
+            .find(|row| row.branch == b)
+            .is_some_and(|row| {
+                !crate::plan::choose::in_support(table, row, &crate::plan::choose::as_of(table))
+            })
+}
+
 /// The driver branch of a version string ("575.57.08" -> 575, akmods' "570.133.07-1" -> 570).
 fn branch_of(version: &str) -> Option<u64> {
     version.split(['.', '-']).next()?.parse().ok()
@@ -178,6 +202,18 @@ fn branch_of(version: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn branches_past_their_end_of_life_are_told_apart() {
+        let m = crate::manifest::embedded();
+        // Listed (575), older than every listed one (390), past its own row's date (570: 2026-02).
+        for b in [575, 390, 570] {
+            assert!(branch_ended(m, b), "R{b}");
+        }
+        for b in [580, 595] {
+            assert!(!branch_ended(m, b), "R{b}");
+        }
+    }
 
     #[test]
     fn the_branch_is_the_version_s_first_number() {
