@@ -189,9 +189,7 @@ fn branch_ended(manifests: &Manifests, b: u64) -> bool {
             .driver_branches
             .iter()
             .find(|row| row.branch == b)
-            .is_some_and(|row| {
-                !crate::plan::choose::in_support(table, row, &crate::plan::choose::as_of(table))
-            })
+            .is_some_and(|row| !table.branch_in_support(row, &table.as_of()))
 }
 
 /// The driver branch of a version string ("575.57.08" -> 575, akmods' "570.133.07-1" -> 570).

@@ -207,6 +207,24 @@ pub struct DriverRequirement<'a> {
 }
 
 impl CudaTable {
+    /// `YYYY-MM` of the tables' date: "today" for end-of-life checks, so a verdict is the same
+    /// every time it is made from the same tables.
+    #[must_use]
+    pub fn as_of(&self) -> String {
+        self.meta.updated.chars().take(7).collect()
+    }
+
+    /// Whether a branch is still supported on `as_of` (`YYYY-MM`): not on NVIDIA's end-of-life
+    /// list, and not past its own end of life.
+    #[must_use]
+    pub fn branch_in_support(&self, row: &DriverBranch, as_of: &str) -> bool {
+        !self
+            .driver_lifecycle
+            .end_of_life_branches
+            .contains(&row.branch)
+            && row.eol.as_deref().is_none_or(|eol| eol >= as_of)
+    }
+
     /// The release a version names: exact (`12.4.1`) or the first of a series (`12.4` is the
     /// GA release `12.4.0`; `13.4.1` finds the `13.4` row).
     #[must_use]

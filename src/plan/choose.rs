@@ -66,7 +66,7 @@ impl DriverCap {
 /// every time it is made from the same tables.
 #[must_use]
 pub fn as_of(table: &CudaTable) -> String {
-    table.meta.updated.chars().take(7).collect()
+    table.as_of()
 }
 
 /// The architecture of a compute capability, for messages (`6.1 (Pascal)`).
@@ -174,11 +174,7 @@ pub fn lowest_branch_for<'t>(table: &'t CudaTable, cuda: &Version) -> Option<&'t
 /// list, and not past its own end of life.
 #[must_use]
 pub fn in_support(table: &CudaTable, row: &DriverBranch, as_of: &str) -> bool {
-    !table
-        .driver_lifecycle
-        .end_of_life_branches
-        .contains(&row.branch)
-        && row.eol.as_deref().is_none_or(|eol| eol >= as_of)
+    table.branch_in_support(row, as_of)
 }
 
 /// The driver branch `--driver auto` installs for `cuda`: the lowest branch that runs it
