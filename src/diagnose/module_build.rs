@@ -142,8 +142,8 @@ fn headers_missing(report: &Report) -> Option<&ModuleBuild> {
 }
 
 /// Whether a failed build's errors are the kernel's headers missing, not the driver's sources
-/// failing: "fatal error: /lib/modules/<kernel>/build/include/linux/autoconf.h: No such file or
-/// directory" (zen-kernel/zen-kernel#305).
+/// failing: `fatal error: /lib/modules/<kernel>/build/include/linux/autoconf.h: No such file or
+/// directory` (zen-kernel/zen-kernel#305).
 fn headers_incomplete(build: &ModuleBuild, release: &str) -> bool {
     let build_dir = format!("/lib/modules/{release}/build");
     build.errors.iter().any(|e| {

@@ -9,7 +9,7 @@
 //! Layouts read:
 //! - DKMS: `<version>/source` links the sources; `<version>/<kernel>/<arch>/module/` holds a
 //!   build for `<kernel>`; a failed build leaves `<version>/build/make.log`, whose first line is
-//!   "DKMS make.log for nvidia-<version> for kernel <kernel> (<arch>)" (the next build cleans the
+//!   `DKMS make.log for nvidia-<version> for kernel <kernel> (<arch>)` (the next build cleans the
 //!   folder first, so the log is the last attempt's).
 //! - akmods (Fedora, RPM Fusion, negativo17): `<version>-<release>-for-<kernel>.log` for a build
 //!   that succeeded, `.failed.log` for one that failed.
