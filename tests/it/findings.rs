@@ -6,23 +6,29 @@ use std::collections::BTreeSet;
 
 use crate::support::{doctor, doctor_all, finding_ids, fixtures_dir};
 
-#[test]
-fn every_fixture_produces_exactly_its_expected_findings() {
-    let mut checked = 0;
-    let mut failures = Vec::new();
+/// The fixture folders that hold `entry`, sorted, each machine's report made first (four at a
+/// time, kept for the other tests of this binary).
+fn fixtures_with(entry: &str) -> Vec<std::path::PathBuf> {
     let mut dirs: Vec<_> = std::fs::read_dir(fixtures_dir())
         .expect("tests/fixtures")
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.join("expected-findings.txt").is_file())
+        .filter(|p| p.join(entry).exists())
         .collect();
     dirs.sort();
-    // Every report first, four at a time (kept for the other tests of this binary).
     let names: Vec<String> = dirs
         .iter()
         .filter_map(|d| d.file_name()?.to_str().map(str::to_string))
         .collect();
     doctor_all(&names);
+    dirs
+}
+
+#[test]
+fn every_fixture_produces_exactly_its_expected_findings() {
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let dirs = fixtures_with("expected-findings.txt");
     for dir in dirs {
         let name = dir
             .file_name()
@@ -53,18 +59,10 @@ fn every_fixture_produces_exactly_its_expected_findings() {
 /// name the facts it rests on, the fixture says so without test code.
 #[test]
 fn every_fixture_fix_says_what_its_expected_fix_names() {
-    let mut dirs: Vec<_> = std::fs::read_dir(fixtures_dir())
-        .expect("tests/fixtures")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("expected-fix.txt").is_file())
-        .collect();
-    dirs.sort();
-    let names: Vec<String> = dirs
+    let names: Vec<String> = fixtures_with("expected-fix.txt")
         .iter()
         .filter_map(|d| d.file_name()?.to_str().map(str::to_string))
         .collect();
-    doctor_all(&names);
     let mut failures = Vec::new();
     for name in &names {
         let text = std::fs::read_to_string(fixtures_dir().join(name).join("expected-fix.txt"))
@@ -102,18 +100,7 @@ fn every_fixture_fix_says_what_its_expected_fix_names() {
 /// its registration allows: the registry's severity ranges are what README promises.
 #[test]
 fn every_fixture_finding_is_registered_with_an_allowed_severity() {
-    let mut dirs: Vec<_> = std::fs::read_dir(fixtures_dir())
-        .expect("tests/fixtures")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.join("root").is_dir())
-        .collect();
-    dirs.sort();
-    let names: Vec<String> = dirs
-        .iter()
-        .filter_map(|d| d.file_name()?.to_str().map(str::to_string))
-        .collect();
-    doctor_all(&names);
+    let dirs = fixtures_with("root");
     let mut seen = 0;
     for dir in dirs {
         let name = dir.file_name().and_then(|n| n.to_str()).expect("name");
