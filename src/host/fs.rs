@@ -197,6 +197,13 @@ impl RootFs {
         }
     }
 
+    /// When the scan's file work stops (None outside a scan): for a reader that works through
+    /// one file for long (a compressed module), which checks it as it goes.
+    #[must_use]
+    pub fn scan_end(&self) -> Option<std::time::Instant> {
+        self.scan.as_ref().map(|scan| scan.end)
+    }
+
     /// Whether the scan's time is spent; counts the look-up refused.
     fn spent(&self) -> bool {
         let Some(scan) = &self.scan else {

@@ -81,11 +81,14 @@ impl Format {
     }
 }
 
-/// How much may be read and decompressed.
+/// How much may be read and decompressed, and until when.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     pub(crate) compressed: u64,
     pub(crate) decompressed: u64,
+    /// The scan's end (`--timeout` and its slack): a big module on a slow disk or a slow
+    /// core stops being read then, as every other file read of the scan does.
+    pub(crate) until: Option<std::time::Instant>,
 }
 
 impl Limits {
@@ -93,7 +96,18 @@ impl Limits {
     pub(crate) const MODULE: Limits = Limits {
         compressed: MAX_COMPRESSED,
         decompressed: MAX_DECOMPRESSED,
+        until: None,
     };
+
+    /// These limits, ending at `until` (a scan's end, when there is one).
+    pub(crate) fn until(self, until: Option<std::time::Instant>) -> Limits {
+        Limits { until, ..self }
+    }
+
+    fn out_of_time(self) -> bool {
+        self.until
+            .is_some_and(|end| std::time::Instant::now() >= end)
+    }
 }
 
 /// Why a compressed module's `.modinfo` was not read.
@@ -106,6 +120,7 @@ pub(crate) enum Unread {
     DecompressedCap,
     NotElf,
     NoModinfo,
+    OutOfTime,
 }
 
 impl Unread {
@@ -126,6 +141,9 @@ impl Unread {
             ),
             Unread::NotElf => format!("{name} stream does not hold an ELF object"),
             Unread::NoModinfo => "no .modinfo strings (no vermagic=)".to_string(),
+            Unread::OutOfTime => {
+                format!("the scan's time budget was spent while decompressing the {name} stream")
+            }
         }
     }
 }
@@ -143,10 +161,18 @@ pub(crate) fn read_modinfo<R: Read>(
         inner: input,
         left: limits.compressed,
         hit: false,
+        limits,
+        late: false,
     };
     let magic = format.magic();
     let mut head = vec![0u8; magic.len()];
-    let got = read_full(&mut input, &mut head).map_err(|_| Unread::Corrupt)?;
+    let got = read_full(&mut input, &mut head).map_err(|_| {
+        if input.late {
+            Unread::OutOfTime
+        } else {
+            Unread::Corrupt
+        }
+    })?;
     if got == 0 {
         return Err(Unread::Empty);
     }
@@ -168,17 +194,19 @@ pub(crate) fn read_modinfo<R: Read>(
             ))),
             Format::Gzip => Ok(Box::new(flate2::read::MultiGzDecoder::new(source))),
         };
-        decoder.and_then(|mut d| scan(&mut *d, limits.decompressed))
+        decoder.and_then(|mut d| scan(&mut *d, limits))
     };
     match outcome {
+        Err(_) if input.late => Err(Unread::OutOfTime),
         Err(Unread::Corrupt) if input.hit => Err(Unread::CompressedCap),
         other => other,
     }
 }
 
-/// Reads decompressed output into the scan until `.modinfo` is read, the stream ends, or
-/// `max` bytes have come out.
-fn scan(decoder: &mut dyn Read, max: u64) -> Result<Vec<(String, String)>, Unread> {
+/// Reads decompressed output into the scan until `.modinfo` is read, the stream ends, the
+/// limits' decompressed bytes have come out, or their time is spent.
+fn scan(decoder: &mut dyn Read, limits: Limits) -> Result<Vec<(String, String)>, Unread> {
+    let max = limits.decompressed;
     let mut buf = vec![0u8; CHUNK];
     let mut scan = Scan::default();
     let mut head: Vec<u8> = Vec::with_capacity(4);
@@ -205,6 +233,9 @@ fn scan(decoder: &mut dyn Read, max: u64) -> Result<Vec<(String, String)>, Unrea
         if total >= max {
             return Err(Unread::DecompressedCap);
         }
+        if limits.out_of_time() {
+            return Err(Unread::OutOfTime);
+        }
     }
     if head.len() < 4 {
         return Err(Unread::NotElf);
@@ -226,16 +257,26 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(got)
 }
 
-/// A reader that ends after `left` bytes, remembering that it did: the decoder then sees a
-/// stream cut short, and the caller knows why.
+/// A reader that ends after `left` bytes or at the limits' time, remembering which: the
+/// decoder then sees a stream cut short (or an error), and the caller knows why. Input that
+/// decompresses to nothing (a run of empty blocks) is stopped here, not in [`scan`].
 struct Capped<R> {
     inner: R,
     left: u64,
     hit: bool,
+    limits: Limits,
+    late: bool,
 }
 
 impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.limits.out_of_time() {
+            self.late = true;
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the scan's time budget is spent",
+            ));
+        }
         if self.left == 0 {
             self.hit = true;
             return Ok(0);
@@ -387,6 +428,7 @@ mod tests {
         let small = Limits {
             compressed: MAX_COMPRESSED,
             decompressed: 8 << 20,
+            until: None,
         };
         // 1 GiB from 32 KiB. Zeros are no ELF object: the first bytes end it.
         let zeros = zstd_bomb(&[], 8192, 0);
@@ -406,6 +448,7 @@ mod tests {
         let tight = Limits {
             compressed: MAX_COMPRESSED,
             decompressed: 1 << 20,
+            until: None,
         };
         let mut elf_then_a = head;
         elf_then_a.resize(4 << 20, b'A');
@@ -430,6 +473,7 @@ mod tests {
         let tight = Limits {
             compressed: 64,
             decompressed: MAX_DECOMPRESSED,
+            until: None,
         };
         assert_eq!(
             read_modinfo(packed.as_slice(), Format::Gzip, tight),
@@ -445,6 +489,30 @@ mod tests {
             read_modinfo(&huge[..], Format::Zstd, LIMITS),
             Err(Unread::Corrupt)
         );
+    }
+
+    /// A scan whose time is spent stops decompressing at once, in each format, and says why.
+    #[test]
+    fn a_spent_time_budget_stops_the_stream() {
+        let bytes = module("Dual MIT/GPL");
+        for format in [Format::Zstd, Format::Xz, Format::Gzip] {
+            let spent = LIMITS.until(Some(std::time::Instant::now()));
+            let got = read_modinfo(&compress(format, &bytes)[..], format, spent);
+            assert_eq!(got, Err(Unread::OutOfTime), "{format:?}");
+            assert!(
+                Unread::OutOfTime
+                    .describe(format, spent)
+                    .contains("time budget")
+            );
+            // The same stream with time left is read whole.
+            let later = LIMITS.until(Some(
+                std::time::Instant::now() + std::time::Duration::from_secs(3600),
+            ));
+            assert!(
+                read_modinfo(&compress(format, &bytes)[..], format, later).is_ok(),
+                "{format:?}"
+            );
+        }
     }
 
     #[test]

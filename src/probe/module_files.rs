@@ -102,6 +102,7 @@ pub(crate) fn module_info(host: &Host, files: &[String]) -> Vec<ModuleFileInfo> 
 }
 
 fn module_info_with(host: &Host, files: &[String], limits: Limits) -> Vec<ModuleFileInfo> {
+    let limits = limits.until(host.fs.scan_end());
     files
         .iter()
         .take(MAX_MODINFO_FILES)
@@ -423,6 +424,7 @@ mod tests {
         let limits = Limits {
             compressed: compressed_module::MAX_COMPRESSED,
             decompressed: 8 << 20,
+            until: None,
         };
         let info = module_info_with(&host, &files, limits);
         let by = |suffix: &str| info.iter().find(|m| m.path.ends_with(suffix)).unwrap();
