@@ -144,10 +144,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
     if !is_elf(&head) || head.len() < 52 {
         return Err(Unread::NotElf);
     }
-    let fmt = Fmt {
-        is_64: head.get(4) == Some(&2),
-        le: head.get(5) == Some(&1),
-    };
+    let fmt = Fmt::of(&head);
     let sections = section_headers(fmt, read, &head).ok_or(Unread::NoSections)?;
     let dynsym = *sections
         .iter()

@@ -51,6 +51,13 @@ pub(super) struct Fmt {
 }
 
 impl Fmt {
+    /// The word size and byte order an ELF header's `e_ident` names (`EI_CLASS`, `EI_DATA`).
+    pub(super) fn of(head: &[u8]) -> Fmt {
+        Fmt {
+            is_64: head.get(4) == Some(&2),
+            le: head.get(5) == Some(&1),
+        }
+    }
     pub(super) fn u16(self, b: &[u8], at: usize) -> Option<u16> {
         let s: [u8; 2] = b.get(at..at + 2)?.try_into().ok()?;
         Some(if self.le {
@@ -111,10 +118,8 @@ pub fn parse(read: &mut ReadAt<'_>) -> Option<Dynamic> {
     if !is_elf(&head) {
         return None;
     }
-    let fmt = Fmt {
-        is_64: *head.get(4)? == 2,
-        le: *head.get(5)? == 1,
-    };
+    head.get(5)?;
+    let fmt = Fmt::of(&head);
     let machine = fmt.u16(&head, 18)?;
     let Segments { loads, dynamic } = segments(fmt, read, &head)?;
     let (dyn_off, dyn_size) = dynamic?;
@@ -285,9 +290,12 @@ fn read_verneed(
     out
 }
 
-/// One entry of the section header table: what [`super::dynsym`] finds its tables by.
+/// One entry of the section header table: what [`super::dynsym`] finds its tables by (their
+/// type) and [`super::modinfo`] its section (its name).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SectionHeader {
+    /// `sh_name`: the offset of its name in the section-name table (`e_shstrndx`).
+    pub(super) name: u32,
     /// `sh_type` (`SHT_DYNSYM` 11, `SHT_GNU_versym` 0x6fffffff, ...).
     pub(super) kind: u32,
     pub(super) offset: u64,
@@ -298,7 +306,8 @@ pub(super) struct SectionHeader {
     pub(super) info: u32,
 }
 
-/// Section headers read at most (a large shared object has a few dozen).
+/// Section headers read at most (a large shared object has a few dozen, a module a few
+/// hundred).
 const MAX_SECTION_HEADERS: usize = 8192;
 
 /// The section header table the ELF header points at (`e_shoff`, `e_shentsize`, `e_shnum`);
@@ -333,6 +342,7 @@ pub(super) fn section_headers(
         .map(|h| {
             Some(if fmt.is_64 {
                 SectionHeader {
+                    name: fmt.u32(h, 0)?,
                     kind: fmt.u32(h, 4)?,
                     offset: fmt.u64(h, 24)?,
                     size: fmt.u64(h, 32)?,
@@ -341,6 +351,7 @@ pub(super) fn section_headers(
                 }
             } else {
                 SectionHeader {
+                    name: fmt.u32(h, 0)?,
                     kind: fmt.u32(h, 4)?,
                     offset: u64::from(fmt.u32(h, 16)?),
                     size: u64::from(fmt.u32(h, 20)?),

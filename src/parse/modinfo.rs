@@ -7,10 +7,8 @@
 //! found the way `modinfo` finds it, by name through the section-name string table. Every count
 //! and size is bounded; a section that runs past the end of the file yields what is there.
 
-use super::elf::{Fmt, ReadAt, is_elf};
+use super::elf::{Fmt, ReadAt, is_elf, section_headers};
 
-/// Section headers read at most (the table of a large module holds a few hundred).
-const MAX_SECTIONS: usize = 8192;
 /// Bytes of the section-name table read at most.
 const MAX_SHSTRTAB: usize = 256 * 1024;
 /// Bytes of `.modinfo` read at most (nvidia.ko's is a few kilobytes).
@@ -41,13 +39,6 @@ impl Unread {
     }
 }
 
-/// One section header: name offset, file offset, size.
-struct Section {
-    name: u32,
-    offset: u64,
-    size: u64,
-}
-
 /// The `.modinfo` strings as `(key, value)` pairs, in file order; control characters dropped
 /// and values cut at 256 characters.
 ///
@@ -59,11 +50,8 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Vec<(String, String)>, Unread> {
     if !is_elf(&head) || head.len() < 52 {
         return Err(Unread::NotElf);
     }
-    let fmt = Fmt {
-        is_64: head.get(4) == Some(&2),
-        le: head.get(5) == Some(&1),
-    };
-    let sections = sections(fmt, read, &head).ok_or(Unread::NoSections)?;
+    let fmt = Fmt::of(&head);
+    let sections = section_headers(fmt, read, &head).ok_or(Unread::NoSections)?;
     let strndx = if fmt.is_64 {
         fmt.u16(&head, 62)
     } else {
@@ -118,47 +106,6 @@ fn name_at(names: &[u8], at: u32) -> Option<&[u8]> {
     let rest = names.get(usize::try_from(at).ok()?..)?;
     let end = rest.iter().position(|b| *b == 0)?;
     rest.get(..end)
-}
-
-/// The section header table the ELF header points at (`e_shoff`, `e_shentsize`, `e_shnum`).
-fn sections(fmt: Fmt, read: &mut ReadAt<'_>, head: &[u8]) -> Option<Vec<Section>> {
-    let (shoff, entsize, count) = if fmt.is_64 {
-        (fmt.u64(head, 40)?, fmt.u16(head, 58)?, fmt.u16(head, 60)?)
-    } else {
-        (
-            u64::from(fmt.u32(head, 32)?),
-            fmt.u16(head, 46)?,
-            fmt.u16(head, 48)?,
-        )
-    };
-    let entsize = usize::from(entsize);
-    let needed = if fmt.is_64 { 40 } else { 24 };
-    // Zero sections (or a count kept in section 0, `SHN_XINDEX` style) is "no table" here:
-    // modules never need more than 65,279 sections.
-    if shoff == 0 || count == 0 || entsize < needed {
-        return None;
-    }
-    let count = usize::from(count).min(MAX_SECTIONS);
-    let table = read(shoff, count.checked_mul(entsize)?)?;
-    let out: Vec<Section> = table
-        .chunks_exact(entsize)
-        .filter_map(|h| {
-            Some(if fmt.is_64 {
-                Section {
-                    name: fmt.u32(h, 0)?,
-                    offset: fmt.u64(h, 24)?,
-                    size: fmt.u64(h, 32)?,
-                }
-            } else {
-                Section {
-                    name: fmt.u32(h, 0)?,
-                    offset: u64::from(fmt.u32(h, 16)?),
-                    size: u64::from(fmt.u32(h, 20)?),
-                }
-            })
-        })
-        .collect();
-    (!out.is_empty()).then_some(out)
 }
 
 /// A minimal relocatable ELF64 little-endian object with the given sections (name, bytes),
