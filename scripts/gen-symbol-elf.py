@@ -166,6 +166,75 @@ fixture("torch-113-cublas-wheel-system-cublaslt", {
     "root/usr/local/cuda-11.3/targets/x86_64-linux/lib/libcublasLt.so.11": CUBLASLT_11_OLD,
 })
 
+# Extension packages against torch's own C++ symbols (`src/probe/python/extensions.rs`): an
+# extension's compiled module needs `c10::`/`at::` symbols from torch/lib, which torch of
+# another release or C++ string ABI does not define ("undefined symbol: _ZN3c10...").
+# std::string is `NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE` under
+# `_GLIBCXX_USE_CXX11_ABI=1` and `Ss` under the old ABI (the Itanium C++ ABI's substitution).
+CXX11_STRING = "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+ERROR_CTOR_CXX11 = "_ZN3c105ErrorC2ENS_14SourceLocationE" + CXX11_STRING
+ERROR_CTOR_OLD = "_ZN3c105ErrorC2ENS_14SourceLocationESs"
+WARNING_CTOR_CXX11 = ("_ZN3c107WarningC1ESt7variantIJNS0_11UserWarningENS0_18DeprecationWarningEEE"
+                      "RKNS_14SourceLocationE" + CXX11_STRING + "b")
+WARNING_CTOR_OLD = ("_ZN3c107WarningC1ESt7variantIJNS0_11UserWarningENS0_18DeprecationWarningEEE"
+                    "RKNS_14SourceLocationESsb")
+# Symbols every build of these releases defines and needs (modelled neighbours).
+C10_COMMON = ["_ZNK3c105Error4whatEv", "_ZN3c104cuda9SetDeviceEa"]
+
+
+def torch_libs(abi_symbols):
+    """torch/lib's libc10.so, libtorch_cpu.so and libtorch_python.so: c10's error and warning
+    constructors in the given spelling, and a few of at::'s and torch::'s (modelled)."""
+    return {
+        "libc10.so": {"soname": "libc10.so",
+                      "defines": [(n, None) for n in C10_COMMON + abi_symbols]},
+        "libtorch_cpu.so": {"soname": "libtorch_cpu.so", "needed": ["libc10.so"],
+                            "defines": [("_ZN2at4_ops5empty4callEv", None)]},
+        "libtorch_python.so": {"soname": "libtorch_python.so",
+                               "needed": ["libc10.so", "libtorch_cpu.so"],
+                               "defines": [("_ZN5torch3jit8tracer9warn_deprEv", None)]},
+    }
+
+
+def extension(soname, needed, torch_needs):
+    """A package's compiled module: the torch libraries and CUDA runtime it links, and the
+    torch symbols it needs (unversioned: torch's libraries define no version nodes)."""
+    return {
+        "soname": soname,
+        "needed": needed,
+        "needs": [(n, None, None) for n in C10_COMMON + torch_needs],
+    }
+
+
+FA_SO = "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"
+FA_NEEDED = ["libc10.so", "libtorch_cpu.so", "libtorch_python.so", "libcudart.so.12"]
+
+
+def torch_fixture(name, abi_symbols, ext_files):
+    files = {SITE + "/torch/lib/" + lib: spec for lib, spec in torch_libs(abi_symbols).items()}
+    files.update({SITE + "/" + rel: spec for rel, spec in ext_files.items()})
+    fixture(name, files)
+
+
+# Dao-AILab/flash-attention#1691: flash_attn-2.7.4.post1+cu12torch2.4cxx11abiTRUE over a torch
+# of the old ABI (`undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx11...`).
+torch_fixture("flash-attn-2741-cxx11abi-true-on-torch-old-abi", [ERROR_CTOR_OLD], {
+    FA_SO: extension(FA_SO, FA_NEEDED, [ERROR_CTOR_CXX11]),
+})
+# The healthy counterpart: the extension's ABI is torch's.
+torch_fixture("flash-attn-torch-symbols-match-clean", [ERROR_CTOR_OLD], {
+    FA_SO: extension(FA_SO, FA_NEEDED, [ERROR_CTOR_OLD]),
+})
+# state-spaces/mamba#704: mamba-ssm 2.2.4's selective_scan_cuda needs c10::Warning's
+# constructor in the old ABI's spelling (`...SourceLocationESsb`), which the torch here
+# does not define (modelled: it defines the C++11 spelling).
+MAMBA_SO = "selective_scan_cuda.cpython-310-x86_64-linux-gnu.so"
+CONV_SO = "causal_conv1d_cuda.cpython-310-x86_64-linux-gnu.so"
+torch_fixture("mamba-ssm-224-old-abi-selective-scan", [ERROR_CTOR_CXX11, WARNING_CTOR_CXX11], {
+    MAMBA_SO: extension(MAMBA_SO, FA_NEEDED, [WARNING_CTOR_OLD]),
+    CONV_SO: extension(CONV_SO, FA_NEEDED, [ERROR_CTOR_CXX11]),
+})
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,
