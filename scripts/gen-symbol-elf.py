@@ -210,9 +210,9 @@ FA_SO = "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"
 FA_NEEDED = ["libc10.so", "libtorch_cpu.so", "libtorch_python.so", "libcudart.so.12"]
 
 
-def torch_fixture(name, abi_symbols, ext_files):
-    files = {SITE + "/torch/lib/" + lib: spec for lib, spec in torch_libs(abi_symbols).items()}
-    files.update({SITE + "/" + rel: spec for rel, spec in ext_files.items()})
+def torch_fixture(name, abi_symbols, ext_files, site=SITE):
+    files = {site + "/torch/lib/" + lib: spec for lib, spec in torch_libs(abi_symbols).items()}
+    files.update({site + "/" + rel: spec for rel, spec in ext_files.items()})
     fixture(name, files)
 
 
@@ -235,11 +235,60 @@ torch_fixture("mamba-ssm-224-old-abi-selective-scan", [ERROR_CTOR_CXX11, WARNING
     CONV_SO: extension(CONV_SO, FA_NEEDED, [ERROR_CTOR_CXX11]),
 })
 
+# Packages' own kernels against the GPU (`src/diagnose/compiled.rs`, read by
+# `src/parse/fatbin.rs`): a module's `.nv_fatbin` carries SASS for its build's architectures
+# and, where the build keeps it, PTX. flash-attn 2's setup.py builds `arch=compute_80,code=sm_80`
+# and `arch=compute_90,code=sm_90` (SASS only, no PTX: `code=sm_XX`); the architectures below are
+# modelled on that, and the reports' "no kernel image is available" proves the module has no
+# image the RTX 5090 (sm_120) can run.
+SASS, PTX = 2, 1
+FA2_FATBIN = [[(SASS, 80), (SASS, 90)]] * 3
+
+
+def fa_module(so, fatbin_units):
+    spec = extension(so, FA_NEEDED, [ERROR_CTOR_OLD])
+    spec["fatbin"] = fatbin_units
+    return spec
+
+
+FA_SO_312 = "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so"
+# Dao-AILab/flash-attention#1638: flash-attn on an RTX 5090 D with torch 2.7.0+cu128, "CUDA
+# error: no kernel image is available for execution on the device".
+torch_fixture("flash-attn-sm80-sm90-on-rtx5090", [ERROR_CTOR_OLD], {
+    FA_SO_312: fa_module(FA_SO_312, FA2_FATBIN),
+}, site="root/home/bob/proj/.venv/lib/python3.12/site-packages")
+# The healthy counterpart: the same module on an Ada GPU (8.9 runs sm_80's SASS).
+torch_fixture("flash-attn-fatbin-on-ada-clean", [ERROR_CTOR_OLD], {
+    FA_SO: fa_module(FA_SO, FA2_FATBIN),
+})
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,
       "SONAME": 14, "RUNPATH": 29, "VERSYM": 0x6FFFFFF0, "VERDEF": 0x6FFFFFFC,
       "VERDEFNUM": 0x6FFFFFFD, "VERNEED": 0x6FFFFFFE, "VERNEEDNUM": 0x6FFFFFFF}
+
+
+SHT_PROGBITS = 1
+FATBIN_MAGIC = 0xBA55ED50
+
+
+def fatbin(containers):
+    """A `.nv_fatbin` section: per compilation unit a container (magic, version 1, header size
+    16, payload size) of entries, each a 64-byte header (kind 1 PTX / 2 SASS, its header size,
+    its payload size, the architecture as a u32 at offset 28) and an 8-byte stand-in payload.
+    Only the headers are what `src/parse/fatbin.rs` reads (the layout
+    scripts/gen-extension-arch.py reads from real wheels)."""
+    out = bytearray()
+    for entries in containers:
+        body = bytearray()
+        for kind, arch in entries:
+            head = bytearray(64)
+            struct.pack_into("<HHIQ", head, 0, kind, 0x0101, 64, 8)
+            struct.pack_into("<I", head, 28, arch)
+            body += head + b"\0" * 8
+        out += struct.pack("<IHHQ", FATBIN_MAGIC, 1, 16, len(body)) + body
+    return bytes(out)
 
 
 def elf_hash(name):
@@ -317,7 +366,7 @@ def build(spec):
     shstr = bytearray(b"\0")
     names = {}
     for n in [".dynsym", ".dynstr", ".gnu.version", ".gnu.version_d", ".gnu.version_r",
-              ".dynamic", ".shstrtab"]:
+              ".dynamic", ".shstrtab"] + ([".nv_fatbin"] if spec.get("fatbin") else []):
         names[n] = len(shstr)
         shstr += n.encode() + b"\0"
     # layout
@@ -331,6 +380,8 @@ def build(spec):
             sections.append((".gnu.version_d", SHT_VERDEF, bytes(verdef), 2, len(defs), 0))
         if files:
             sections.append((".gnu.version_r", SHT_VERNEED, bytes(verneed), 2, len(files), 0))
+    if spec.get("fatbin"):
+        sections.append((".nv_fatbin", SHT_PROGBITS, fatbin(spec["fatbin"]), 0, 0, 0))
     # offsets before .dynamic
     at = data_start
     placed = []

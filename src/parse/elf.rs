@@ -288,6 +288,8 @@ fn read_verneed(
 /// One entry of the section header table: what [`super::dynsym`] finds its tables by.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SectionHeader {
+    /// `sh_name`: the offset of its name in the section-name string table (`e_shstrndx`).
+    pub(super) name: u32,
     /// `sh_type` (`SHT_DYNSYM` 11, `SHT_GNU_versym` 0x6fffffff, ...).
     pub(super) kind: u32,
     pub(super) offset: u64,
@@ -333,6 +335,7 @@ pub(super) fn section_headers(
         .map(|h| {
             Some(if fmt.is_64 {
                 SectionHeader {
+                    name: fmt.u32(h, 0)?,
                     kind: fmt.u32(h, 4)?,
                     offset: fmt.u64(h, 24)?,
                     size: fmt.u64(h, 32)?,
@@ -341,6 +344,7 @@ pub(super) fn section_headers(
                 }
             } else {
                 SectionHeader {
+                    name: fmt.u32(h, 0)?,
                     kind: fmt.u32(h, 4)?,
                     offset: u64::from(fmt.u32(h, 16)?),
                     size: u64::from(fmt.u32(h, 20)?),

@@ -105,6 +105,15 @@ pub struct Extension {
     /// Empty when all are defined, or when torch's libraries were not all read whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub torch_symbols_missing: Vec<String>,
+    /// The compute capabilities its compiled files carry SASS for (their `.nv_fatbin`
+    /// sections, `parse::fatbin`): "8.0", "9.0". Empty when none carries a fatbin, or one was
+    /// read only in part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fatbin_sass: Vec<String>,
+    /// The compute capabilities its compiled files carry PTX for (which the driver compiles
+    /// for the GPU, or any newer one); empty as `fatbin_sass`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fatbin_ptx: Vec<String>,
 }
 
 impl PythonEnv {

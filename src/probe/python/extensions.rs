@@ -73,6 +73,16 @@ pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
                 version,
                 requires,
                 source: e.path.display().to_string(),
+                fatbin_sass: objects
+                    .fatbin
+                    .as_ref()
+                    .map(|f| cc_list(&f.sass))
+                    .unwrap_or_default(),
+                fatbin_ptx: objects
+                    .fatbin
+                    .as_ref()
+                    .map(|f| cc_list(&f.ptx))
+                    .unwrap_or_default(),
                 cuda_needed: objects.cuda_needed,
                 libraries_needed: objects.libraries_needed,
                 torch_symbols_missing,
@@ -120,6 +130,17 @@ struct Objects {
     cuda_needed: Vec<String>,
     libraries_needed: Vec<String>,
     torch_needs: Vec<String>,
+    /// The union of its files' fatbins; `None` when none has one, or one was walked only in
+    /// part (a partial list would claim a missing architecture).
+    fatbin: Option<crate::parse::fatbin::Fatbin>,
+}
+
+/// Architecture numbers as compute capabilities (`120` → "12.0").
+fn cc_list(archs: &[u32]) -> Vec<String> {
+    archs
+        .iter()
+        .map(|a| format!("{}.{}", a / 10, a % 10))
+        .collect()
 }
 
 /// The `.so` files a package's RECORD lists, read: the CUDA sonames they need (those of
@@ -128,6 +149,8 @@ struct Objects {
 fn read_objects(host: &Host, site: &Path, dist: &Path) -> Objects {
     let record = host.fs.read_opt(dist.join("RECORD")).unwrap_or_default();
     let mut out = Objects::default();
+    let mut fatbin = crate::parse::fatbin::Fatbin::default();
+    let mut fatbin_seen = false;
     let files = record
         .lines()
         .filter_map(|l| l.split(',').next())
@@ -147,6 +170,12 @@ fn read_objects(host: &Host, site: &Path, dist: &Path) -> Objects {
                 }
             }
         }
+        if let Some(f) = crate::parse::fatbin::parse(&mut read) {
+            fatbin_seen = true;
+            fatbin.capped |= f.capped;
+            fatbin.sass.extend(f.sass);
+            fatbin.ptx.extend(f.ptx);
+        }
         if let Ok(symbols) = crate::parse::dynsym::parse(&mut read) {
             out.torch_needs.extend(
                 symbols
@@ -157,6 +186,13 @@ fn read_objects(host: &Host, site: &Path, dist: &Path) -> Objects {
             );
             out.torch_needs.truncate(MAX_TORCH_NEEDS);
         }
+    }
+    if fatbin_seen && !fatbin.capped && !(fatbin.sass.is_empty() && fatbin.ptx.is_empty()) {
+        for v in [&mut fatbin.sass, &mut fatbin.ptx] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        out.fatbin = Some(fatbin);
     }
     for v in [
         &mut out.cuda_needed,
