@@ -163,9 +163,14 @@ fn by_fatbin(env: &PythonEnv, e: &Extension, gpus: &[(&Gpu, Version)]) -> Option
             .evidence(format!("{}: compute capability {}", gpu(g), cc.as_str()))
             .subject(g.subject());
     }
+    Some(f.fix(fatbin_fix(&e.name, first_cc, newer)).build())
+}
+
+/// The fix for a package whose fatbin serves no GPU: another build, a build here, or off.
+fn fatbin_fix(name: &str, first_cc: &str, newer: bool) -> String {
     // flash-attn's setup.py passes its own -gencode flags (torch's cpp_extension then ignores
     // TORCH_CUDA_ARCH_LIST) from FLASH_ATTN_CUDA_ARCHS, sm_100 and sm_120 only with nvcc 12.8+.
-    let build = if e.name == "flash-attn" {
+    let build = if name == "flash-attn" {
         format!(
             "`FLASH_ATTN_CUDA_ARCHS=\"{}\" pip install --no-build-isolation --no-cache-dir \
              flash-attn` with an nvcc that targets it (its setup.py adds sm_100 and sm_120 only \
@@ -175,26 +180,22 @@ fn by_fatbin(env: &PythonEnv, e: &Extension, gpus: &[(&Gpu, Version)]) -> Option
     } else {
         format!(
             "`TORCH_CUDA_ARCH_LIST=\"{first_cc}\" pip install --no-build-isolation \
-             --no-cache-dir {}` with an nvcc that targets it",
-            e.name
+             --no-cache-dir {name}` with an nvcc that targets it"
         )
     };
-    let fix = if newer {
+    if newer {
         format!(
             "Install a {name} build that carries this GPU's architecture (a newer release, or a \
              wheel built with a CUDA toolkit that targets compute capability {first_cc}), or build \
              it here for this GPU: {build}; or turn it off where the program offers a switch \
-             (transformers: `attn_implementation=\"sdpa\"`, PyTorch's own attention).",
-            name = e.name
+             (transformers: `attn_implementation=\"sdpa\"`, PyTorch's own attention)."
         )
     } else {
         format!(
             "Install a release of {name} built for compute capability {first_cc}, or build it here \
-             for this GPU: {build}; or turn it off where the program offers a switch.",
-            name = e.name
+             for this GPU: {build}; or turn it off where the program offers a switch."
         )
-    };
-    Some(f.fix(fix).build())
+    }
 }
 
 /// The newest release of `name` the table says runs on compute capability `cc` with the

@@ -53,7 +53,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Option<Fatbin> {
     let strings = read(names.offset, len)?;
     let named = |at: u32| -> Option<&[u8]> {
         let rest = strings.get(usize::try_from(at).ok()?..)?;
-        Some(&rest[..rest.iter().position(|&b| b == 0)?])
+        rest.get(..rest.iter().position(|&b| b == 0)?)
     };
     let section = sections
         .iter()

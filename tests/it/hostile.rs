@@ -239,6 +239,13 @@ fn torch_libraries_that_are_a_fifo_a_sparse_file_or_a_link_loop_are_not_judged()
     std::fs::remove_file(lib.join("libtorch_python.so")).unwrap();
     symlink("libtorch_loop.so", lib.join("libtorch_python.so")).unwrap();
     symlink("libtorch_python.so", lib.join("libtorch_loop.so")).unwrap();
+    // The package's own module (its fatbin and symbols are read too): a 10 GB sparse file.
+    let module = lib.join("../../flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so");
+    std::fs::remove_file(&module).unwrap();
+    std::fs::File::create(&module)
+        .unwrap()
+        .set_len(10 << 30)
+        .unwrap();
     let out = gpu_doctor()
         .envs(fixture_env(name))
         .arg("--root")
