@@ -166,11 +166,129 @@ fixture("torch-113-cublas-wheel-system-cublaslt", {
     "root/usr/local/cuda-11.3/targets/x86_64-linux/lib/libcublasLt.so.11": CUBLASLT_11_OLD,
 })
 
+# Extension packages against torch's own C++ symbols (`src/probe/python/extensions.rs`): an
+# extension's compiled module needs `c10::`/`at::` symbols from torch/lib, which torch of
+# another release or C++ string ABI does not define ("undefined symbol: _ZN3c10...").
+# std::string is `NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE` under
+# `_GLIBCXX_USE_CXX11_ABI=1` and `Ss` under the old ABI (the Itanium C++ ABI's substitution).
+CXX11_STRING = "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+ERROR_CTOR_CXX11 = "_ZN3c105ErrorC2ENS_14SourceLocationE" + CXX11_STRING
+ERROR_CTOR_OLD = "_ZN3c105ErrorC2ENS_14SourceLocationESs"
+WARNING_CTOR_CXX11 = ("_ZN3c107WarningC1ESt7variantIJNS0_11UserWarningENS0_18DeprecationWarningEEE"
+                      "RKNS_14SourceLocationE" + CXX11_STRING + "b")
+WARNING_CTOR_OLD = ("_ZN3c107WarningC1ESt7variantIJNS0_11UserWarningENS0_18DeprecationWarningEEE"
+                    "RKNS_14SourceLocationESsb")
+# Symbols every build of these releases defines and needs (modelled neighbours).
+C10_COMMON = ["_ZNK3c105Error4whatEv", "_ZN3c104cuda9SetDeviceEa"]
+
+
+def torch_libs(abi_symbols):
+    """torch/lib's libc10.so, libtorch_cpu.so and libtorch_python.so: c10's error and warning
+    constructors in the given spelling, and a few of at::'s and torch::'s (modelled)."""
+    return {
+        "libc10.so": {"soname": "libc10.so",
+                      "defines": [(n, None) for n in C10_COMMON + abi_symbols]},
+        "libtorch_cpu.so": {"soname": "libtorch_cpu.so", "needed": ["libc10.so"],
+                            "defines": [("_ZN2at4_ops5empty4callEv", None)]},
+        "libtorch_python.so": {"soname": "libtorch_python.so",
+                               "needed": ["libc10.so", "libtorch_cpu.so"],
+                               "defines": [("_ZN5torch3jit8tracer9warn_deprEv", None)]},
+    }
+
+
+def extension(soname, needed, torch_needs):
+    """A package's compiled module: the torch libraries and CUDA runtime it links, and the
+    torch symbols it needs (unversioned: torch's libraries define no version nodes)."""
+    return {
+        "soname": soname,
+        "needed": needed,
+        "needs": [(n, None, None) for n in C10_COMMON + torch_needs],
+    }
+
+
+FA_SO = "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"
+FA_NEEDED = ["libc10.so", "libtorch_cpu.so", "libtorch_python.so", "libcudart.so.12"]
+
+
+def torch_fixture(name, abi_symbols, ext_files, site=SITE):
+    files = {site + "/torch/lib/" + lib: spec for lib, spec in torch_libs(abi_symbols).items()}
+    files.update({site + "/" + rel: spec for rel, spec in ext_files.items()})
+    fixture(name, files)
+
+
+# Dao-AILab/flash-attention#1691: flash_attn-2.7.4.post1+cu12torch2.4cxx11abiTRUE over a torch
+# of the old ABI (`undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx11...`).
+torch_fixture("flash-attn-2741-cxx11abi-true-on-torch-old-abi", [ERROR_CTOR_OLD], {
+    FA_SO: extension(FA_SO, FA_NEEDED, [ERROR_CTOR_CXX11]),
+})
+# The healthy counterpart: the extension's ABI is torch's.
+torch_fixture("flash-attn-torch-symbols-match-clean", [ERROR_CTOR_OLD], {
+    FA_SO: extension(FA_SO, FA_NEEDED, [ERROR_CTOR_OLD]),
+})
+# state-spaces/mamba#704: mamba-ssm 2.2.4's selective_scan_cuda needs c10::Warning's
+# constructor in the old ABI's spelling (`...SourceLocationESsb`), which the torch here
+# does not define (modelled: it defines the C++11 spelling).
+MAMBA_SO = "selective_scan_cuda.cpython-310-x86_64-linux-gnu.so"
+CONV_SO = "causal_conv1d_cuda.cpython-310-x86_64-linux-gnu.so"
+torch_fixture("mamba-ssm-224-old-abi-selective-scan", [ERROR_CTOR_CXX11, WARNING_CTOR_CXX11], {
+    MAMBA_SO: extension(MAMBA_SO, FA_NEEDED, [WARNING_CTOR_OLD]),
+    CONV_SO: extension(CONV_SO, FA_NEEDED, [ERROR_CTOR_CXX11]),
+})
+
+# Packages' own kernels against the GPU (`src/diagnose/compiled.rs`, read by
+# `src/parse/fatbin.rs`): a module's `.nv_fatbin` carries SASS for its build's architectures
+# and, where the build keeps it, PTX. flash-attn 2's setup.py builds `arch=compute_80,code=sm_80`
+# and `arch=compute_90,code=sm_90` (SASS only, no PTX: `code=sm_XX`); the architectures below are
+# modelled on that, and the reports' "no kernel image is available" proves the module has no
+# image the RTX 5090 (sm_120) can run.
+SASS, PTX = 2, 1
+FA2_FATBIN = [[(SASS, 80), (SASS, 90)]] * 3
+
+
+def fa_module(so, fatbin_units):
+    spec = extension(so, FA_NEEDED, [ERROR_CTOR_OLD])
+    spec["fatbin"] = fatbin_units
+    return spec
+
+
+FA_SO_312 = "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so"
+# Dao-AILab/flash-attention#1638: flash-attn on an RTX 5090 D with torch 2.7.0+cu128, "CUDA
+# error: no kernel image is available for execution on the device".
+torch_fixture("flash-attn-sm80-sm90-on-rtx5090", [ERROR_CTOR_OLD], {
+    FA_SO_312: fa_module(FA_SO_312, FA2_FATBIN),
+}, site="root/home/bob/proj/.venv/lib/python3.12/site-packages")
+# The healthy counterpart: the same module on an Ada GPU (8.9 runs sm_80's SASS).
+torch_fixture("flash-attn-fatbin-on-ada-clean", [ERROR_CTOR_OLD], {
+    FA_SO: fa_module(FA_SO, FA2_FATBIN),
+})
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,
       "SONAME": 14, "RUNPATH": 29, "VERSYM": 0x6FFFFFF0, "VERDEF": 0x6FFFFFFC,
       "VERDEFNUM": 0x6FFFFFFD, "VERNEED": 0x6FFFFFFE, "VERNEEDNUM": 0x6FFFFFFF}
+
+
+SHT_PROGBITS = 1
+FATBIN_MAGIC = 0xBA55ED50
+
+
+def fatbin(containers):
+    """A `.nv_fatbin` section: per compilation unit a container (magic, version 1, header size
+    16, payload size) of entries, each a 64-byte header (kind 1 PTX / 2 SASS, its header size,
+    its payload size, the architecture as a u32 at offset 28) and an 8-byte stand-in payload.
+    Only the headers are what `src/parse/fatbin.rs` reads (the layout
+    scripts/gen-extension-arch.py reads from real wheels)."""
+    out = bytearray()
+    for entries in containers:
+        body = bytearray()
+        for kind, arch in entries:
+            head = bytearray(64)
+            struct.pack_into("<HHIQ", head, 0, kind, 0x0101, 64, 8)
+            struct.pack_into("<I", head, 28, arch)
+            body += head + b"\0" * 8
+        out += struct.pack("<IHHQ", FATBIN_MAGIC, 1, 16, len(body)) + body
+    return bytes(out)
 
 
 def elf_hash(name):
@@ -248,7 +366,7 @@ def build(spec):
     shstr = bytearray(b"\0")
     names = {}
     for n in [".dynsym", ".dynstr", ".gnu.version", ".gnu.version_d", ".gnu.version_r",
-              ".dynamic", ".shstrtab"]:
+              ".dynamic", ".shstrtab"] + ([".nv_fatbin"] if spec.get("fatbin") else []):
         names[n] = len(shstr)
         shstr += n.encode() + b"\0"
     # layout
@@ -262,6 +380,8 @@ def build(spec):
             sections.append((".gnu.version_d", SHT_VERDEF, bytes(verdef), 2, len(defs), 0))
         if files:
             sections.append((".gnu.version_r", SHT_VERNEED, bytes(verneed), 2, len(files), 0))
+    if spec.get("fatbin"):
+        sections.append((".nv_fatbin", SHT_PROGBITS, fatbin(spec["fatbin"]), 0, 0, 0))
     # offsets before .dynamic
     at = data_start
     placed = []

@@ -4,7 +4,16 @@
 //! ("undefined symbol" from `_C.abi3.so`, "operator torchvision::nms does not exist",
 //! vllm-project/vllm#27228: vllm 0.11.0 with torch 2.9.0). Findings: `extension-torch-mismatch`,
 //! and `extension-cuda-mismatch` for an extension whose compiled files need another CUDA
-//! major's libraries than the torch build.
+//! major's libraries than the torch build, or another cuDNN, NCCL, cuFFT, cuSPARSE, cuSOLVER
+//! or cuRAND soname than the one torch's process maps, found nowhere the loader looks.
+//!
+//! A package's compiled files are also compared with torch's own libraries symbol by symbol
+//! (`Extension::torch_symbols_missing`, read by the probe): a package built against another
+//! torch release, or with the other `_GLIBCXX_USE_CXX11_ABI`, needs `c10::`/`at::` symbols
+//! this torch does not export, and its import fails with "undefined symbol: _ZN3c10..."
+//! (Dao-AILab/flash-attention#1832, state-spaces/mamba#704). That is `extension-torch-mismatch`
+//! too, read from the files rather than the metadata: flash-attn, mamba-ssm and causal-conv1d
+//! pin torch loosely or not at all.
 //!
 //! The range is the package's own `Requires-Dist` (its wheel's metadata), read by the probe into
 //! `python_envs[].extensions`; the installed side is the environment's torch build or the other
@@ -13,14 +22,20 @@
 use super::libraries::spec_allows;
 use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
-use crate::report::{Finding, PythonEnv, Report, Severity};
+use crate::parse::libfamily;
+use crate::report::{Extension, Finding, Framework, LibraryLoad, PythonEnv, Report, Severity};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
     report
         .python_envs
         .iter()
-        .flat_map(|env| mismatch(env).into_iter().chain(cuda_major(env)))
+        .flat_map(|env| {
+            mismatch(env)
+                .or_else(|| abi(env))
+                .into_iter()
+                .chain(cuda_major(report, env))
+        })
         .collect()
 }
 
@@ -34,7 +49,7 @@ fn soname_major(soname: &str) -> Option<u64> {
 /// importing it fails with "libcudart.so.12: cannot open shared object file"
 /// (aws/deep-learning-containers#6770: flash-attn 2.8.3 linked against CUDA 12 in a torch
 /// 2.9.0 cu130 image; Dao-AILab/flash-attention#2118).
-fn cuda_major(env: &PythonEnv) -> Option<Finding> {
+fn cuda_major(report: &Report, env: &PythonEnv) -> Option<Finding> {
     let torch = env
         .frameworks
         .iter()
@@ -47,7 +62,9 @@ fn cuda_major(env: &PythonEnv) -> Option<Finding> {
         .flat_map(|e| e.cuda_needed.iter().map(move |n| (e, n.as_str())))
         .filter(|(_, n)| soname_major(n).is_some_and(|m| m != torch_cuda.major()))
         .collect();
-    let (first, soname) = wrong.first()?;
+    let Some((first, soname)) = wrong.first() else {
+        return library_mismatch(report, env, torch);
+    };
     let major = soname_major(soname)?;
     let mut f = FindingBuilder::new(
         &ids::EXTENSION_CUDA_MISMATCH,
@@ -105,6 +122,182 @@ fn cuda_major(env: &PythonEnv) -> Option<Finding> {
             .subject(crate::report::framework_subject(&env.path, "torch"))
             .explains(&ids::FRAMEWORK_IMPORT_FAILED)
             .build(),
+    )
+}
+
+/// An extension's need of a CUDA library whose soname does not follow the CUDA major (cuDNN,
+/// NCCL, cuFFT, cuSPARSE, cuSOLVER, cuRAND, ...) that nothing in the environment provides,
+/// while torch's process maps another soname of the same family: the package was built
+/// against another release of that library (a cuDNN 8 build beside torch's cuDNN 9), and
+/// importing it fails with "libcudnn.so.8: cannot open shared object file". What is provided
+/// is what the loader resolves for the environment's frameworks (`libraries.loads`) and the
+/// machine's copies on the loader path (`libraries.cudnn`, `libraries.nccl`). onnxruntime-gpu
+/// is left to its own rule (`onnxruntime-cuda-libraries`), which judges it without torch too.
+fn library_mismatch(report: &Report, env: &PythonEnv, torch: &Framework) -> Option<Finding> {
+    let loads: Vec<&LibraryLoad> = report
+        .libraries
+        .loads
+        .iter()
+        .filter(|l| l.env == env.path)
+        .flat_map(|l| l.libraries.iter())
+        .collect();
+    let torch_loads: Vec<&LibraryLoad> = report
+        .libraries
+        .loads
+        .iter()
+        .filter(|l| l.env == env.path && l.framework == "torch")
+        .flat_map(|l| l.libraries.iter())
+        .filter(|l| l.path.is_some())
+        .collect();
+    let on_path = |soname: &str| {
+        report
+            .libraries
+            .cudnn
+            .iter()
+            .chain(&report.libraries.nccl)
+            .filter(|l| l.on_loader_path)
+            .any(|l| {
+                let file = l.path.rsplit('/').next().unwrap_or(&l.path);
+                file.strip_prefix(soname)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+            })
+    };
+    let wrong: Vec<(&Extension, &str, &LibraryLoad)> = env
+        .extensions
+        .iter()
+        .filter(|e| e.name != "onnxruntime-gpu")
+        .flat_map(|e| e.libraries_needed.iter().map(move |n| (e, n.as_str())))
+        .filter(|(_, n)| !loads.iter().any(|l| l.soname == *n && l.path.is_some()) && !on_path(n))
+        .filter_map(|(e, n)| {
+            let family = libfamily::of(n)?;
+            let held = torch_loads
+                .iter()
+                .find(|l| l.family == family && l.soname != n)?;
+            Some((e, n, *held))
+        })
+        .collect();
+    let (first, soname, held) = wrong.first()?;
+    let family = libfamily::display(&held.family);
+    let torch_version = torch.version.as_deref().unwrap_or("torch");
+    let mut f = FindingBuilder::new(
+        &ids::EXTENSION_CUDA_MISMATCH,
+        Severity::Error,
+        format!(
+            "{} {} needs {soname}, but torch {torch_version} in {} uses {} ({family} of another release)",
+            first.name, first.version, env.path, held.soname
+        ),
+    )
+    .detail(format!(
+        "The package's compiled files were linked against another {family} release than the one \
+         this environment holds: their {soname} is found nowhere the loader looks (neither \
+         beside torch's libraries nor on the loader path), so importing the package fails with \
+         \"{soname}: cannot open shared object file\". Installing that library beside torch's \
+         would load two {family} releases into one process."
+    ));
+    for (e, n, held) in &wrong {
+        f = f.evidence(format!(
+            "{} {}: its compiled files need {n} ({}); found nowhere in this environment or on the loader path",
+            e.name, e.version, e.source
+        ));
+        f = f.evidence(format!(
+            "torch {torch_version} loads {} from {} (via {})",
+            held.soname,
+            held.path.as_deref().unwrap_or("?"),
+            held.via.as_deref().unwrap_or("?")
+        ));
+    }
+    let torch_release = torch_version.split('+').next().unwrap_or(torch_version);
+    Some(
+        f.fix(format!(
+            "Install the {} release built for torch {torch_release} and its {family} ({}), or \
+             build it here against this torch (`pip install --no-build-isolation \
+             --no-cache-dir {}`).",
+            first.name, held.soname, first.name
+        ))
+        .subject(crate::report::framework_subject(&env.path, "torch"))
+        .explains(&ids::FRAMEWORK_IMPORT_FAILED)
+        .build(),
+    )
+}
+
+/// An extension whose compiled files need torch C++ symbols that the environment's torch
+/// libraries do not define: built against another torch release, or with the other C++ string
+/// ABI (`_GLIBCXX_USE_CXX11_ABI`; flash-attn's and mamba-ssm's wheels name it, `cxx11abiTRUE`
+/// / `cxx11abiFALSE`). Their import fails with "undefined symbol: _ZN3c10...".
+fn abi(env: &PythonEnv) -> Option<Finding> {
+    let broken: Vec<&Extension> = env
+        .extensions
+        .iter()
+        .filter(|e| !e.torch_symbols_missing.is_empty())
+        .collect();
+    let first = broken.first()?;
+    let torch = installed(env, "torch").unwrap_or("?");
+    let torch_release = torch.split('+').next().unwrap_or(torch);
+    let symbol = &first.torch_symbols_missing[0];
+    // The C++11 string ABI mangles std::string as `NSt7__cxx1112basic_string...`; the old
+    // one as `Ss`. A missing symbol in one spelling is the usual sign of the other ABI.
+    let cxx11 = first
+        .torch_symbols_missing
+        .iter()
+        .any(|s| s.contains("St7__cxx11"));
+    // The old ABI's std::string is the substitution `Ss` (after `E`, `K`, `R` in a
+    // parameter list: `...SourceLocationESsb`, `RKSs`).
+    let old = first
+        .torch_symbols_missing
+        .iter()
+        .any(|s| ["ESs", "KSs", "RSs"].iter().any(|p| s.contains(p)));
+    let abi_words = if cxx11 {
+        "Its missing symbols spell std::string the C++11 way (`__cxx11`): a build with \
+         `_GLIBCXX_USE_CXX11_ABI=1` (`cxx11abiTRUE` in flash-attn's and mamba-ssm's wheel \
+         names) over a torch built with the old ABI, or a build for another torch release."
+    } else if old {
+        "Its missing symbols spell std::string the old way (`Ss`): a build with \
+         `_GLIBCXX_USE_CXX11_ABI=0` (`cxx11abiFALSE` in flash-attn's and mamba-ssm's wheel \
+         names) over a torch built with the C++11 ABI, or a build for another torch release."
+    } else {
+        "A build for another torch release (a symbol whose signature changed between \
+         releases), or with the other C++ string ABI than this torch (`cxx11abiTRUE` / \
+         `cxx11abiFALSE` in flash-attn's and mamba-ssm's wheel names)."
+    };
+    let mut f = FindingBuilder::new(
+        &ids::EXTENSION_TORCH_MISMATCH,
+        Severity::Error,
+        format!(
+            "{} {} was built against another torch than torch {torch} in {}: its compiled files need symbols torch does not define",
+            first.name, first.version, env.path
+        ),
+    )
+    .detail(format!(
+        "A package with compiled torch operators binds torch's C++ functions by their mangled \
+         names; the torch installed here does not define {symbol}, so importing the package \
+         fails with \"undefined symbol: {symbol}\". {abi_words}"
+    ));
+    for e in &broken {
+        f = f.evidence(format!(
+            "{} {} ({}): needs {}, which no torch/lib/libc10*.so or libtorch*.so here defines",
+            e.name,
+            e.version,
+            e.source,
+            e.torch_symbols_missing.join(", ")
+        ));
+    }
+    let names: Vec<&str> = broken.iter().map(|e| e.name.as_str()).collect();
+    Some(
+        f.fix(format!(
+            "Install the {} build for torch {torch_release} and this torch's C++ ABI (the wheel \
+             whose name says torch{} and the cxx11abi of `python -c \"import torch; \
+             print(torch._C._GLIBCXX_USE_CXX11_ABI)\"`), or build it here against this torch: \
+             `pip install --no-build-isolation --no-cache-dir {}`.",
+            names.join(", "),
+            torch_release
+                .rsplitn(2, '.')
+                .last()
+                .unwrap_or(torch_release),
+            names.join(" ")
+        ))
+        .subject(crate::report::framework_subject(&env.path, "torch"))
+        .explains(&ids::FRAMEWORK_IMPORT_FAILED)
+        .build(),
     )
 }
 
@@ -196,7 +389,7 @@ fn mismatch(env: &PythonEnv) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Extension, Framework};
+    use crate::report::{FrameworkLoads, LibraryFamily};
 
     fn env(torch: &str, ext: (&str, &str, &[&str])) -> PythonEnv {
         PythonEnv {
@@ -221,13 +414,17 @@ mod tests {
         let mut e = env("2.9.1+cu130", ("flash-attn", "2.8.3", &["torch"]));
         e.frameworks[0].variant = Some("cuda".into());
         e.frameworks[0].cuda = Some("13.0".into());
-        assert!(cuda_major(&e).is_none(), "nothing read, nothing claimed");
+        let r = Report::default();
+        assert!(
+            cuda_major(&r, &e).is_none(),
+            "nothing read, nothing claimed"
+        );
         e.extensions[0].cuda_needed = vec!["libcudart.so.12".into()];
-        let f = cuda_major(&e).expect("a mismatch");
+        let f = cuda_major(&r, &e).expect("a mismatch");
         assert_eq!(f.id, "extension-cuda-mismatch");
         assert!(f.title.contains("built for CUDA 12"), "{}", f.title);
         e.extensions[0].cuda_needed = vec!["libcudart.so.13".into(), "libcublas.so.13".into()];
-        assert!(cuda_major(&e).is_none());
+        assert!(cuda_major(&r, &e).is_none());
     }
 
     #[test]
@@ -249,5 +446,104 @@ mod tests {
         // No pin, or a pin not understood: nothing is claimed.
         assert!(mismatch(&env("2.9.0", ("flash-attn", "2.8.3", &["torch"]))).is_none());
         assert!(mismatch(&env("2.9.0", ("xformers", "0.0.32", &["torch==2.8.*"]))).is_none());
+    }
+
+    fn torch_cuda_env() -> PythonEnv {
+        let mut e = env("2.5.1+cu124", ("xformers", "0.0.28", &["torch==2.5.1"]));
+        e.frameworks[0].variant = Some("cuda".into());
+        e.frameworks[0].cuda = Some("12.4".into());
+        e
+    }
+
+    fn torch_loads(sonames: &[(&str, LibraryFamily)]) -> Report {
+        let mut r = Report::default();
+        r.libraries.loads = vec![FrameworkLoads {
+            env: "/venv".into(),
+            framework: "torch".into(),
+            basis: "elf".into(),
+            libraries: sonames
+                .iter()
+                .map(|(s, family)| LibraryLoad {
+                    family: family.clone(),
+                    soname: (*s).into(),
+                    path: Some(format!("/venv/nvidia/lib/{s}")),
+                    via: Some("RUNPATH".into()),
+                    ..LibraryLoad::default()
+                })
+                .collect(),
+        }];
+        r
+    }
+
+    #[test]
+    fn a_cudnn_8_extension_beside_torch_with_cudnn_9_is_a_mismatch_both_ways() {
+        let r = torch_loads(&[("libcudnn.so.9", LibraryFamily::Cudnn)]);
+        let mut e = torch_cuda_env();
+        assert!(
+            cuda_major(&r, &e).is_none(),
+            "nothing read, nothing claimed"
+        );
+        e.extensions[0].libraries_needed = vec!["libcudnn.so.8".into()];
+        let f = cuda_major(&r, &e).expect("a mismatch");
+        assert_eq!(f.id, "extension-cuda-mismatch");
+        assert!(f.title.contains("needs libcudnn.so.8"), "{}", f.title);
+        assert!(f.title.contains("libcudnn.so.9"), "{}", f.title);
+        // Newer than torch's: a cuDNN 9 build beside a torch that maps cuDNN 8.
+        let r8 = torch_loads(&[("libcudnn.so.8", LibraryFamily::Cudnn)]);
+        e.extensions[0].libraries_needed = vec!["libcudnn.so.9".into()];
+        assert!(cuda_major(&r8, &e).is_some());
+        // The soname torch maps, or one on the loader path, is provided.
+        assert!(cuda_major(&r, &e).is_none());
+        let mut r = r;
+        e.extensions[0].libraries_needed = vec!["libcudnn.so.8".into()];
+        r.libraries.cudnn = vec![crate::report::Library {
+            path: "/usr/lib/x86_64-linux-gnu/libcudnn.so.8.9.7".into(),
+            on_loader_path: true,
+            ..crate::report::Library::default()
+        }];
+        assert!(cuda_major(&r, &e).is_none());
+        // A family torch does not map is not judged; nor is onnxruntime-gpu (its own rule).
+        e.extensions[0].libraries_needed = vec!["libcufft.so.10".into()];
+        assert!(cuda_major(&r, &e).is_none());
+        let r = torch_loads(&[("libcufft.so.11", LibraryFamily::Cufft)]);
+        assert!(cuda_major(&r, &e).is_some());
+        e.extensions[0].name = "onnxruntime-gpu".into();
+        assert!(cuda_major(&r, &e).is_none());
+    }
+
+    #[test]
+    fn torch_symbols_the_torch_libraries_lack_are_a_torch_mismatch() {
+        let mut e = env("2.6.0+cu124", ("flash-attn", "2.6.3", &["torch"]));
+        assert!(abi(&e).is_none());
+        e.extensions[0].torch_symbols_missing = vec![
+            "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+                .into(),
+        ];
+        let f = abi(&e).expect("a mismatch");
+        assert_eq!(f.id, "extension-torch-mismatch");
+        assert!(
+            f.detail.contains("_GLIBCXX_USE_CXX11_ABI=1"),
+            "{}",
+            f.detail
+        );
+        let fix = f.fix.as_deref().unwrap();
+        assert!(fix.contains("torch2.6"), "{fix}");
+        assert!(fix.contains("--no-build-isolation"), "{fix}");
+        // A pin that fails is the finding; the symbols are not reported twice.
+        let mut e = env("2.9.0+cu128", ("vllm", "0.11.0", &["torch==2.8.0"]));
+        e.extensions[0].torch_symbols_missing = vec!["_ZN3c104cuda9SetDeviceEab".into()];
+        let all = findings(
+            &Report {
+                python_envs: vec![e],
+                ..Report::default()
+            },
+            crate::manifest::embedded(),
+        );
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(
+            all[0].title.contains("needs torch==2.8.0"),
+            "{}",
+            all[0].title
+        );
     }
 }

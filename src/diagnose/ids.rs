@@ -320,13 +320,13 @@ pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {
 pub static EXTENSION_TORCH_MISMATCH: Kind = Kind {
     id: "extension-torch-mismatch",
     severities: &[Severity::Error],
-    title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, ...) pins another torch than the one installed: its operators do not load",
+    title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, flash-attn, mamba-ssm, ...) pins, or was built against, another torch (release or C++ ABI) than the one installed: its operators do not load",
 };
 
 pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
     id: "extension-cuda-mismatch",
     severities: &[Severity::Error],
-    title: "a package's own compiled files need the CUDA libraries of another major than the environment's torch (`DT_NEEDED` libcudart.so.12 beside a cu130 torch)",
+    title: "a package's own compiled files need the CUDA libraries of another major than the environment's torch (`DT_NEEDED` libcudart.so.12 beside a cu130 torch), or another cuDNN, NCCL, cuFFT, ... soname than torch's, found nowhere",
 };
 
 pub static ONNXRUNTIME_CUDA_LIBRARIES: Kind = Kind {

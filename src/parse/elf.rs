@@ -294,7 +294,7 @@ fn read_verneed(
 /// type) and [`super::modinfo`] its section (its name).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SectionHeader {
-    /// `sh_name`: the offset of its name in the section-name table (`e_shstrndx`).
+    /// `sh_name`: the offset of its name in the section-name string table (`e_shstrndx`).
     pub(super) name: u32,
     /// `sh_type` (`SHT_DYNSYM` 11, `SHT_GNU_versym` 0x6fffffff, ...).
     pub(super) kind: u32,

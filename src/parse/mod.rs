@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod cuda_files;
 pub mod dynsym;
 pub mod elf;
+pub mod fatbin;
 pub mod host_compiler;
 pub mod kernel;
 pub mod kfd;

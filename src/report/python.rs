@@ -94,6 +94,26 @@ pub struct Extension {
     /// files its RECORD lists): "libcudart.so.12". Empty when none, or not read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cuda_needed: Vec<String>,
+    /// The other CUDA families' libraries its compiled files need (`DT_NEEDED`): cuDNN, NCCL,
+    /// cuFFT, cuSPARSE, cuSOLVER, cuRAND, ... ("libcudnn.so.8"), whose sonames do not follow
+    /// the CUDA major. Empty when none, or not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries_needed: Vec<String>,
+    /// torch C++ symbols (`c10::`, `at::`, `torch::`) its compiled files need that none of the
+    /// torch libraries in its site folder (`torch/lib/libc10*.so`, `libtorch*.so`) defines:
+    /// what `import` fails on ("undefined symbol: _ZN3c104cuda9SetDeviceEi"), the first 8.
+    /// Empty when all are defined, or when torch's libraries were not all read whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub torch_symbols_missing: Vec<String>,
+    /// The compute capabilities its compiled files carry SASS for (their `.nv_fatbin`
+    /// sections, `parse::fatbin`): "8.0", "9.0". Empty when none carries a fatbin, or one was
+    /// read only in part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fatbin_sass: Vec<String>,
+    /// The compute capabilities its compiled files carry PTX for (which the driver compiles
+    /// for the GPU, or any newer one); empty as `fatbin_sass`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fatbin_ptx: Vec<String>,
 }
 
 impl PythonEnv {

@@ -220,3 +220,48 @@ fn a_pid_namespace_without_our_session_leader_is_not_a_crash() {
     );
     assert!(out.stdout.contains("\"gpus\""), "{}", out.stdout);
 }
+
+/// torch's own libraries, read for the symbols an extension needs: a FIFO, a 10 GB sparse
+/// file and a link loop where `libc10.so` and `libtorch_cpu.so` should be are facts, not hangs;
+/// with them unread nothing is claimed about the extension's symbols.
+#[test]
+fn torch_libraries_that_are_a_fifo_a_sparse_file_or_a_link_loop_are_not_judged() {
+    let name = "flash-attn-2741-cxx11abi-true-on-torch-old-abi";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_tree(&fixture_dir(name).join("root"), &root);
+    let lib = root.join("home/ubuntu/venv/lib/python3.10/site-packages/torch/lib");
+    std::fs::remove_file(lib.join("libc10.so")).unwrap();
+    mkfifo(&lib.join("libc10.so"));
+    std::fs::remove_file(lib.join("libtorch_cpu.so")).unwrap();
+    let big = std::fs::File::create(lib.join("libtorch_cpu.so")).unwrap();
+    big.set_len(10 << 30).unwrap();
+    std::fs::remove_file(lib.join("libtorch_python.so")).unwrap();
+    symlink("libtorch_loop.so", lib.join("libtorch_python.so")).unwrap();
+    symlink("libtorch_python.so", lib.join("libtorch_loop.so")).unwrap();
+    // The package's own module (its fatbin and symbols are read too): a 10 GB sparse file.
+    let module = lib.join("../../flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so");
+    std::fs::remove_file(&module).unwrap();
+    std::fs::File::create(&module)
+        .unwrap()
+        .set_len(10 << 30)
+        .unwrap();
+    let out = gpu_doctor()
+        .envs(fixture_env(name))
+        .arg("--root")
+        .arg(&root)
+        .args(["--timeout", "2", "doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ext = &report["python_envs"][0]["extensions"][0];
+    assert_eq!(ext["name"], "flash-attn", "{report}");
+    assert!(ext.get("torch_symbols_missing").is_none(), "{ext}");
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(!ids.contains(&"extension-torch-mismatch"), "{ids:?}");
+}

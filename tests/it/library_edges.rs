@@ -150,3 +150,30 @@ fn a_volta_gpu_is_below_numba_cudas_floor_with_a_cuda13_libnvvm() {
         "{ids:?}"
     );
 }
+
+/// An extension built against another cuDNN major than torch's (no public report of one was
+/// found beside onnxruntime-gpu, which has its own rule): `flash-attn-torch-symbols-match-clean`
+/// with its module's `DT_NEEDED` libcudart.so.12 rewritten in place to libcudnn.so.8 (the
+/// string table entry is the same length with its padding), beside torch's cuDNN 9 wheel.
+#[test]
+fn an_extension_needing_another_cudnn_major_than_torch_is_a_cuda_mismatch() {
+    let r = doctor_changed("flash-attn-torch-symbols-match-clean", |root| {
+        let so = root.join(
+            "home/ubuntu/venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so",
+        );
+        let bytes = std::fs::read(&so).unwrap();
+        let from = b"libcudart.so.12\0";
+        let at = bytes
+            .windows(from.len())
+            .position(|w| w == from)
+            .expect("the module names libcudart.so.12");
+        let mut patched = bytes.clone();
+        patched[at..at + from.len()].copy_from_slice(b"libcudnn.so.8\0\0\0");
+        std::fs::write(&so, patched).unwrap();
+    });
+    assert_eq!(finding_ids(&r), ["extension-cuda-mismatch"], "{r}");
+    let f = finding(&r, "extension-cuda-mismatch");
+    let title = f["title"].as_str().unwrap();
+    assert!(title.contains("needs libcudnn.so.8"), "{title}");
+    assert!(title.contains("libcudnn.so.9"), "{title}");
+}

@@ -1,5 +1,7 @@
 //! Packages with compiled code built against torch (vLLM, xformers, flash-attn, ...) in a site
-//! folder, and the CUDA major their shared objects need (`DT_NEEDED`).
+//! folder, the CUDA libraries their shared objects need (`DT_NEEDED`), and the torch C++
+//! symbols they need that the torch of the same folder does not define (their dynamic symbol
+//! tables against torch's libraries', `parse::dynsym`).
 
 use std::path::Path;
 
@@ -12,7 +14,9 @@ use crate::report::Extension;
 /// Triton (`pytorch-triton` in torch's nightly index), whose bundled ptxas decides which GPUs
 /// torch.compile and vLLM's kernels can compile for, and torch-tensorrt, which pins one torch
 /// release (`torch>=2.5.0,<2.6.0` in 2.5.0's Requires-Dist).
-const EXTENSIONS: [&str; 13] = [
+/// mamba-ssm and causal-conv1d ship one compiled module each, built against one torch release
+/// and C++ ABI (their wheels' names: `+cu12torch2.6cxx11abiFALSE`).
+const EXTENSIONS: [&str; 15] = [
     "vllm",
     "flash-attn",
     "xformers",
@@ -26,10 +30,13 @@ const EXTENSIONS: [&str; 13] = [
     "triton",
     "pytorch-triton",
     "torch-tensorrt",
+    "mamba-ssm",
+    "causal-conv1d",
 ];
 
 /// The extension packages of a site folder, with their torch-family pins.
 pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
+    let torch = std::cell::OnceCell::new();
     host.fs
         .read_dir(site)
         .into_iter()
@@ -52,12 +59,33 @@ pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
                 .collect();
             requires.sort();
             requires.dedup();
+            let objects = read_objects(host, site, &e.path);
+            let torch_symbols_missing = if objects.torch_needs.is_empty() {
+                Vec::new()
+            } else {
+                torch_missing(
+                    torch.get_or_init(|| torch_exports(host, site)),
+                    &objects.torch_needs,
+                )
+            };
             Some(Extension {
                 name,
                 version,
                 requires,
                 source: e.path.display().to_string(),
-                cuda_needed: cuda_needed(host, site, &e.path),
+                fatbin_sass: objects
+                    .fatbin
+                    .as_ref()
+                    .map(|f| cc_list(&f.sass))
+                    .unwrap_or_default(),
+                fatbin_ptx: objects
+                    .fatbin
+                    .as_ref()
+                    .map(|f| cc_list(&f.ptx))
+                    .unwrap_or_default(),
+                cuda_needed: objects.cuda_needed,
+                libraries_needed: objects.libraries_needed,
+                torch_symbols_missing,
             })
         })
         .collect()
@@ -75,23 +103,145 @@ const CUDA_MAJOR_LIBS: [&str; 5] = [
 /// How many of a package's compiled files are read (vLLM and flash-attn have a handful).
 const MAX_EXTENSION_OBJECTS: usize = 16;
 
-/// The CUDA sonames (of [`CUDA_MAJOR_LIBS`]) that the `.so` files a package's RECORD lists need.
-fn cuda_needed(host: &Host, site: &Path, dist: &Path) -> Vec<String> {
+/// The torch C++ namespaces whose symbols an extension binds to torch's libraries: `c10::`,
+/// `at::`, `torch::`, `caffe2::` (functions and const member functions).
+const TORCH_PREFIXES: [&str; 8] = [
+    "_ZN3c10",
+    "_ZNK3c10",
+    "_ZN2at",
+    "_ZNK2at",
+    "_ZN5torch",
+    "_ZNK5torch",
+    "_ZN6caffe2",
+    "_ZNK6caffe2",
+];
+
+/// Torch symbols kept per package at most (the report's evidence; one is enough to fail).
+const MAX_TORCH_NEEDS: usize = 4096;
+/// Missing symbols reported per package at most.
+const MAX_MISSING: usize = 8;
+/// torch's own libraries read at most (`libc10.so`, `libc10_cuda.so`, `libtorch_cpu.so`,
+/// `libtorch_cuda.so`, `libtorch_python.so`, `libtorch.so`, ...).
+const MAX_TORCH_LIBS: usize = 16;
+
+/// What a package's compiled files say.
+#[derive(Default)]
+struct Objects {
+    cuda_needed: Vec<String>,
+    libraries_needed: Vec<String>,
+    torch_needs: Vec<String>,
+    /// The union of its files' fatbins; `None` when none has one, or one was walked only in
+    /// part (a partial list would claim a missing architecture).
+    fatbin: Option<crate::parse::fatbin::Fatbin>,
+}
+
+/// Architecture numbers as compute capabilities (`120` → "12.0").
+fn cc_list(archs: &[u32]) -> Vec<String> {
+    archs
+        .iter()
+        .map(|a| format!("{}.{}", a / 10, a % 10))
+        .collect()
+}
+
+/// The `.so` files a package's RECORD lists, read: the CUDA sonames they need (those of
+/// [`CUDA_MAJOR_LIBS`] apart, every other CUDA family's: cuDNN, NCCL, cuFFT, cuSPARSE, cuSOLVER,
+/// cuRAND, ...) and the torch symbols they need.
+fn read_objects(host: &Host, site: &Path, dist: &Path) -> Objects {
     let record = host.fs.read_opt(dist.join("RECORD")).unwrap_or_default();
-    let mut out: Vec<String> = record
+    let mut out = Objects::default();
+    let mut fatbin = crate::parse::fatbin::Fatbin::default();
+    let mut fatbin_seen = false;
+    let files = record
         .lines()
         .filter_map(|l| l.split(',').next())
         .filter(|f| f.ends_with(".so") && !f.starts_with('/') && !f.split('/').any(|c| c == ".."))
-        .take(MAX_EXTENSION_OBJECTS)
-        .filter_map(|f| {
-            let file = host.fs.open_ranged(&site.join(f)).ok()?;
-            let mut read = |off: u64, len: usize| file.read_at(off, len);
-            crate::parse::elf::parse(&mut read)
-        })
-        .flat_map(|d| d.needed)
-        .filter(|n| CUDA_MAJOR_LIBS.iter().any(|p| n.starts_with(p)))
-        .collect();
-    out.sort();
-    out.dedup();
+        .take(MAX_EXTENSION_OBJECTS);
+    for f in files {
+        let Ok(file) = host.fs.open_ranged(&site.join(f)) else {
+            continue;
+        };
+        let mut read = |off: u64, len: usize| file.read_at(off, len);
+        if let Some(d) = crate::parse::elf::parse(&mut read) {
+            for n in d.needed {
+                if CUDA_MAJOR_LIBS.iter().any(|p| n.starts_with(p)) {
+                    out.cuda_needed.push(n);
+                } else if crate::parse::libfamily::of(&n).is_some() {
+                    out.libraries_needed.push(n);
+                }
+            }
+        }
+        if let Some(f) = crate::parse::fatbin::parse(&mut read) {
+            fatbin_seen = true;
+            fatbin.capped |= f.capped;
+            fatbin.sass.extend(f.sass);
+            fatbin.ptx.extend(f.ptx);
+        }
+        if let Ok(symbols) = crate::parse::dynsym::parse(&mut read) {
+            out.torch_needs.extend(
+                symbols
+                    .needs
+                    .into_iter()
+                    .map(|n| n.name)
+                    .filter(|n| TORCH_PREFIXES.iter().any(|p| n.starts_with(p))),
+            );
+            out.torch_needs.truncate(MAX_TORCH_NEEDS);
+        }
+    }
+    if fatbin_seen && !fatbin.capped && !(fatbin.sass.is_empty() && fatbin.ptx.is_empty()) {
+        for v in [&mut fatbin.sass, &mut fatbin.ptx] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        out.fatbin = Some(fatbin);
+    }
+    for v in [
+        &mut out.cuda_needed,
+        &mut out.libraries_needed,
+        &mut out.torch_needs,
+    ] {
+        v.sort();
+        v.dedup();
+    }
     out
+}
+
+/// The symbol tables of torch's own libraries in a site folder (`torch/lib/libc10*.so`,
+/// `torch/lib/libtorch*.so`); `None` when there are none, or when any of them could not be
+/// read whole (a stand-in, a cut file, a table over its cap): a symbol could then be defined
+/// in what was not read, so nothing is judged.
+fn torch_exports(host: &Host, site: &Path) -> Option<Vec<crate::parse::dynsym::Symbols>> {
+    let lib = site.join("torch/lib");
+    let names = host.fs.read_dir_matching(&lib, |n| {
+        (n.starts_with("libc10") || n.starts_with("libtorch")) && n.ends_with(".so")
+    });
+    if names.is_empty() || names.len() > MAX_TORCH_LIBS {
+        return None;
+    }
+    let mut tables = Vec::new();
+    for e in names {
+        let file = host.fs.open_ranged(&e.path).ok()?;
+        let mut read = |off: u64, len: usize| file.read_at(off, len);
+        let symbols = crate::parse::dynsym::parse(&mut read).ok()?;
+        if symbols.capped {
+            return None;
+        }
+        tables.push(symbols);
+    }
+    Some(tables)
+}
+
+/// The needed torch symbols that no torch library defines (the first [`MAX_MISSING`]).
+fn torch_missing(
+    torch: &Option<Vec<crate::parse::dynsym::Symbols>>,
+    needs: &[String],
+) -> Vec<String> {
+    let Some(tables) = torch else {
+        return Vec::new();
+    };
+    needs
+        .iter()
+        .filter(|n| !tables.iter().any(|t| t.defines(n, None)))
+        .take(MAX_MISSING)
+        .cloned()
+        .collect()
 }
