@@ -73,7 +73,10 @@ fn hip_code_missing(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             let mut f = FindingBuilder::new(
                 &ids::ARCH_NOT_IN_BUILD,
                 Severity::Error,
-                format!("{}'s HIP code has no kernels for {name} ({effective})", code.program),
+                format!(
+                    "{}'s HIP code has no kernels for {name} ({effective})",
+                    code.program
+                ),
             )
             .detail(format!(
                 "A HIP program carries its GPU code as one code object per gfx target, and this \

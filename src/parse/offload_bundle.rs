@@ -61,12 +61,14 @@ pub fn hip_fatbin(read: &mut ReadAt<'_>) -> Option<HipFatbin> {
     };
     let (_, str_off, str_size) = section(shstrndx)?;
     let names = read(str_off, usize::try_from(str_size).ok()?.min(MAX_SHSTRTAB))?;
-    let (offset, size) = (0..shnum).filter_map(section).find_map(|(name, off, size)| {
-        let start = usize::try_from(name).ok()?;
-        let rest = names.get(start..)?;
-        let end = rest.iter().position(|&b| b == 0)?;
-        (rest.get(..end)? == SECTION).then_some((off, size))
-    })?;
+    let (offset, size) = (0..shnum)
+        .filter_map(section)
+        .find_map(|(name, off, size)| {
+            let start = usize::try_from(name).ok()?;
+            let rest = names.get(start..)?;
+            let end = rest.iter().position(|&b| b == 0)?;
+            (rest.get(..end)? == SECTION).then_some((off, size))
+        })?;
     let body = read(offset, usize::try_from(size).ok()?.min(MAX_HEAD))?;
     parse_bundle(&body)
 }
