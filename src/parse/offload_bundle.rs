@@ -140,16 +140,16 @@ mod tests {
         f[6] = 1;
         let names_off = f.len() as u64;
         f.extend_from_slice(names);
-        while f.len() % 8 != 0 {
+        while !f.len().is_multiple_of(8) {
             f.push(0);
         }
         let fat_off = f.len() as u64;
         f.extend_from_slice(fatbin);
-        while f.len() % 8 != 0 {
+        while !f.len().is_multiple_of(8) {
             f.push(0);
         }
         let shoff = f.len() as u64;
-        let mut sh = |name: u32, off: u64, size: u64| {
+        let sh = |name: u32, off: u64, size: u64| {
             let mut e = vec![0u8; 64];
             e[..4].copy_from_slice(&name.to_le_bytes());
             e[24..32].copy_from_slice(&off.to_le_bytes());
