@@ -38,6 +38,90 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             out.extend(arch_missing(report, manifests, env, fw));
         }
     }
+    out.extend(hip_code_missing(report, manifests));
+    out
+}
+
+/// A HIP program's own GPU code (llama.cpp's or ollama's `libggml-hip.so`) without the target
+/// of an AMD GPU it would run on, the override (if valid) taken as the target: HIP's words,
+/// "No compatible code objects found for: gfx1152" (ggml-org/llama.cpp#19949). Both directions:
+/// a build older than the GPU, and one that left an old target out. Compressed bundles, whose
+/// targets are unknown, are not judged.
+fn hip_code_missing(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let Some(rocm) = report.rocm.as_ref() else {
+        return Vec::new();
+    };
+    let over = super::env_var(report, "HSA_OVERRIDE_GFX_VERSION")
+        .and_then(GfxTarget::from_override)
+        .map(|t| t.to_string());
+    let mut out = Vec::new();
+    for code in rocm
+        .hip_code
+        .iter()
+        .filter(|c| !c.compressed && !c.targets.is_empty())
+    {
+        let has = |gfx: &str| code.targets.iter().any(|t| t == gfx);
+        for gpu in target_gpus(report) {
+            let Some(own) = gpu.gfx_target.as_deref() else {
+                continue;
+            };
+            let effective = over.as_deref().unwrap_or(own);
+            if has(effective) || (over_misfits(manifests, over.as_deref(), own) && has(own)) {
+                continue;
+            }
+            let name = gpu.name.as_deref().unwrap_or("the AMD GPU");
+            let mut f = FindingBuilder::new(
+                &ids::ARCH_NOT_IN_BUILD,
+                Severity::Error,
+                format!(
+                    "{}'s HIP code has no kernels for {name} ({effective})",
+                    code.program
+                ),
+            )
+            .detail(format!(
+                "A HIP program carries its GPU code as one code object per gfx target, and this \
+                 build has none for {effective}: HIP finds \"No compatible code objects found for: \
+                 {effective}\" and the program crashes or falls back to the CPU."
+            ))
+            .evidence(format!("{}: gfx target {own}", gpu_label(gpu)))
+            .evidence(format!(
+                "{}: offload bundles for {} (its .hip_fatbin)",
+                code.path,
+                code.targets.join(" ")
+            ))
+            .subject(gpu.subject());
+            if let Some(o) = &over {
+                f = f.evidence(format!("HSA_OVERRIDE_GFX_VERSION makes ROCm use {o}"));
+            }
+            let first = manifests
+                .rocm
+                .first_release(own)
+                .map(|r| format!(" (ROCm {} or newer: {})", r.rocm, r.source))
+                .unwrap_or_default();
+            let rebuild = if code.program == "ollama" {
+                format!("Install an ollama release whose ROCm build lists {own}")
+            } else {
+                format!(
+                    "Rebuild it for the GPU on a ROCm that knows {own}{first}: `cmake -B build \
+                     -DGGML_HIP=ON -DGPU_TARGETS={own} && cmake --build build`, or use a release \
+                     built with {own}"
+                )
+            };
+            let sibling = manifests.rocm.override_group(own).filter(|g| {
+                over.is_none()
+                    && GfxTarget::from_override(&g.value).is_some_and(|t| has(&t.to_string()))
+            });
+            let fix = match sibling {
+                Some(g) => format!(
+                    "{rebuild}. Or run this build as its {} sibling: `export \
+                     HSA_OVERRIDE_GFX_VERSION={}` before starting it.",
+                    g.family, g.value
+                ),
+                None => format!("{rebuild}."),
+            };
+            out.push(f.fix(fix).build());
+        }
+    }
     out
 }
 

@@ -21,6 +21,7 @@ pub mod nccl_log;
 pub mod nvcc;
 pub mod nvidia_require;
 pub mod nvidia_smi;
+pub mod offload_bundle;
 pub mod os_release;
 pub mod proc_nvidia;
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::host::Host;
 use crate::parse::{accounts, rocm_files};
 use crate::report::rocm::{
-    AmdgpuModule, BundledRocm, DeviceNode, RocmInstall, RocmStack, UserGroups,
+    AmdgpuModule, BundledRocm, DeviceNode, HipCode, RocmInstall, RocmStack, UserGroups,
 };
 use crate::report::{KernelInfo, PciDevice};
 
@@ -59,6 +59,7 @@ pub(crate) fn probe(
         device_nodes,
         user,
         bundled: bundled(host),
+        hip_code: hip_code(host),
     })
 }
 
@@ -165,6 +166,62 @@ fn bundled(host: &Host) -> Vec<BundledRocm> {
             rocblas_targets: kernel_targets(host, &real.join("rocblas/library")),
             hipblaslt_targets: tensile_targets(host, &real.join("hipblaslt/library")),
             path,
+        });
+    }
+    out
+}
+
+/// The most HIP libraries looked at (PATH folders and ollama's own).
+const MAX_HIP_LIBS: usize = 32;
+
+/// HIP programs' own GPU code: `libggml-hip.so` beside a `PATH` folder's programs or in its
+/// `../lib` (llama.cpp's build and release layouts), and in ollama's `lib/ollama` next to its
+/// ROCm. Each file is read through [`crate::parse::offload_bundle`] (a few kilobytes).
+fn hip_code(host: &Host) -> Vec<HipCode> {
+    let mut candidates: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for dir in host.env.path_list("PATH").into_iter().take(MAX_HIP_LIBS) {
+        let llama = host
+            .fs
+            .read_dir(&dir)
+            .iter()
+            .any(|e| e.name.starts_with("llama-"));
+        let program = if llama { "llama.cpp" } else { "ggml" };
+        candidates.push((program.to_string(), dir.join("libggml-hip.so")));
+        if let Some(parent) = dir.parent() {
+            candidates.push((program.to_string(), parent.join("lib/libggml-hip.so")));
+        }
+    }
+    for (program, dir) in BUNDLED {
+        let rocm = Path::new(dir);
+        candidates.push((program.to_string(), rocm.join("libggml-hip.so")));
+        if let Some(parent) = rocm.parent() {
+            candidates.push((program.to_string(), parent.join("libggml-hip.so")));
+        }
+    }
+    let mut out: Vec<HipCode> = Vec::new();
+    for (program, path) in candidates {
+        if out.len() >= MAX_HIP_LIBS || !host.fs.metadata(&path).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let real = host.fs.canonical(&path, true).unwrap_or(path);
+        let shown = real.display().to_string();
+        if out.iter().any(|c| c.path == shown) {
+            continue;
+        }
+        let Ok(file) = host.fs.open_ranged(&real) else {
+            continue;
+        };
+        let mut read = |offset: u64, len: usize| file.read_at(offset, len);
+        let (targets, compressed) = match crate::parse::offload_bundle::hip_fatbin(&mut read) {
+            Some(crate::parse::offload_bundle::HipFatbin::Targets(t)) => (t, false),
+            Some(crate::parse::offload_bundle::HipFatbin::Compressed) => (Vec::new(), true),
+            None => continue,
+        };
+        out.push(HipCode {
+            program,
+            path: shown,
+            targets,
+            compressed,
         });
     }
     out

@@ -4,7 +4,7 @@
 //! # JSON contract
 //! `rocm` in `doctor --json` (null on a machine with no AMD GPU, no amdgpu module, no KFD and
 //! no ROCm install). Its keys are additions to schema version 1: `rocm.installs[].path`,
-//! `.version`, `.hip_version`, `.rocblas_targets`, `.hipblaslt_targets`; `rocm.bundled[]`; `rocm.default_install`; `rocm.amdgpu.kind`,
+//! `.version`, `.hip_version`, `.rocblas_targets`, `.hipblaslt_targets`; `rocm.bundled[]`; `rocm.hip_code[].program`, `.path`, `.targets`, `.compressed`; `rocm.default_install`; `rocm.amdgpu.kind`,
 //! `.version`; `rocm.kfd_nodes[]`; `rocm.device_nodes[].path`, `.mode`, `.group`,
 //! `.accessible`; `rocm.user.groups`. A value that could not be read is null, never a guess.
 
@@ -36,6 +36,10 @@ pub struct RocmStack {
     /// ROCm libraries programs bring with them (ollama's), with their kernels' targets.
     #[serde(default)]
     pub bundled: Vec<BundledRocm>,
+    /// HIP programs' own GPU code (llama.cpp's and ollama's `libggml-hip.so`), with the gfx
+    /// targets its offload bundles carry.
+    #[serde(default)]
+    pub hip_code: Vec<HipCode>,
 }
 
 impl RocmStack {
@@ -95,6 +99,21 @@ pub struct BundledRocm {
     pub rocblas_targets: Vec<String>,
     /// The gfx targets of its `hipblaslt/library`, sorted.
     pub hipblaslt_targets: Vec<String>,
+}
+
+/// One HIP program library and the GPU targets its `.hip_fatbin` carries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct HipCode {
+    /// The program ("llama.cpp", "ollama").
+    pub program: String,
+    /// The library ("/usr/local/lib/ollama/libggml-hip.so").
+    pub path: String,
+    /// The gfx targets of its offload bundles, sorted; empty when they could not be read.
+    pub targets: Vec<String>,
+    /// The bundles are compressed (`CCOB`): their targets are unknown, not absent.
+    pub compressed: bool,
 }
 
 /// The amdgpu kernel module.

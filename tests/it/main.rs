@@ -27,6 +27,7 @@ mod fleet;
 mod gpu_ids;
 mod graph;
 mod guide;
+mod hip_code;
 mod host_root;
 mod hostile;
 mod image_require;
