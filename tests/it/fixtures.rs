@@ -289,10 +289,10 @@ fn driver_library_mismatch() {
 #[test]
 fn nvidia_smi_hangs() {
     let run = run_fixture("nvidia-smi-hangs");
-    // A hard ceiling, not a benchmark: the stand-in sleeps 600 s and --timeout is 2 s; six
+    // A hard ceiling, not a benchmark: the stand-in sleeps 600 s and --timeout is 5 s; six
     // times the timeout leaves a loaded machine room and still catches a run that waits.
     assert!(
-        run.elapsed < Duration::from_secs(12),
+        run.elapsed < Duration::from_secs(30),
         "took {:?}",
         run.elapsed
     );
@@ -301,7 +301,7 @@ fn nvidia_smi_hangs() {
     assert_eq!(r["driver"]["nvidia_smi"]["status"], "timed_out");
     assert_eq!(
         r["driver"]["nvidia_smi"]["detail"],
-        "nvidia-smi did not answer within 2.0 s and was stopped"
+        "nvidia-smi did not answer within 5.0 s and was stopped"
     );
     assert_findings(&r, &["nvidia-smi-failed"]);
     let f = finding(&r, "nvidia-smi-failed");
