@@ -153,9 +153,9 @@ fn container_off_path(
         "The GPU was passed in and the driver's libraries were mounted, but in a folder that is \
          not on the loader path: no `LD_LIBRARY_PATH` names it and no ld.so.conf entry does. \
          CUDA programs then find no driver (PyTorch: \"Found no NVIDIA driver on your \
-         system\"). NVIDIA's CUDA images put `/usr/local/nvidia/lib64` on `LD_LIBRARY_PATH` \
-         themselves; an image built on another base (`python:3.12`, `ubuntu`) does not, and a \
-         platform that mounts the driver there itself (GKE) does not add it either.",
+         system\"). GKE mounts the node's driver at `/usr/local/nvidia` and leaves \
+         the path to the image; NVIDIA's older CUDA images named it in `LD_LIBRARY_PATH`, recent \
+         ones (12.8.1) and images on other bases (`python:3.12`, `ubuntu`) do not.",
     )
     .evidence(format!("container: {runtime}"));
     for line in seen {
@@ -178,8 +178,7 @@ fn container_off_path(
     let fix = format!(
         "Put the driver's folder on the loader path: set `LD_LIBRARY_PATH={value}` {place}, or \
          in the image's Dockerfile `ENV LD_LIBRARY_PATH={folder}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}`, \
-         then restart the container; to try it in place: `export LD_LIBRARY_PATH={value}`. \
-         Basing the image on nvidia/cuda sets it too."
+         then restart the container; to try it in place: `export LD_LIBRARY_PATH={value}`."
     );
     f.subject(Subject::Container(Some(runtime.to_string())))
         .fix(fix)

@@ -230,8 +230,8 @@ pub static TOOLKIT_NEWER_THAN_DRIVER: Kind = Kind {
 
 pub static CPU_ONLY_FRAMEWORK_BUILD: Kind = Kind {
     id: "cpu-only-framework-build",
-    severities: &[Severity::Warning, Severity::Info],
-    title: "a CPU-only framework build on a machine with a usable GPU, NVIDIA or AMD (a KFD node and `/dev/kfd`; the fix is then the ROCm index) (info when chosen by package name: `tensorflow-cpu`)",
+    severities: &[Severity::Error, Severity::Warning, Severity::Info],
+    title: "a CPU-only framework build on a machine with a usable GPU, NVIDIA or AMD (a KFD node and `/dev/kfd`; the fix is then the ROCm index) (error in a container the runtime gave a GPU, whose fix is the image's GPU variant; info when chosen by package name: `tensorflow-cpu`)",
 };
 
 pub static ARCH_NOT_IN_BUILD: Kind = Kind {

@@ -34,10 +34,11 @@ pub(crate) fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLi
 }
 
 /// Where container platforms mount the host driver's libraries for the image to put on its
-/// loader path: NVIDIA's CUDA images set `LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64`
-/// for them, and GKE's device plugin mounts the node's driver at `/usr/local/nvidia`
-/// ("GKE always mounts driver libraries at /usr/local/nvidia/lib64 regardless",
-/// scverse/scvi-tools#3799). An image not built on NVIDIA's sets no such path.
+/// loader path: GKE's device plugin mounts the node's driver at `/usr/local/nvidia` ("GKE always
+/// mounts driver libraries at /usr/local/nvidia/lib64 regardless", scverse/scvi-tools#3799;
+/// GKE's documentation: "This requires including /usr/local/nvidia/lib64 in the
+/// LD_LIBRARY_PATH environment variable"). NVIDIA's older CUDA images named both folders in
+/// `LD_LIBRARY_PATH`; recent ones do not (GoogleCloudPlatform/compute-gpu-installation#46).
 const DRIVER_MOUNTS: [&str; 2] = ["/usr/local/nvidia/lib64", "/usr/local/nvidia/lib"];
 
 /// The driver's libcuda and libnvidia-ml in a [`DRIVER_MOUNTS`] folder the loader does not
