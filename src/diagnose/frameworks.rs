@@ -424,36 +424,7 @@ fn cpu_only(
         .as_deref()
         .filter(|_| gpu_device_passed_in(report))
     {
-        return Some(
-            FindingBuilder::new(
-                &ids::CPU_ONLY_FRAMEWORK_BUILD,
-                Severity::Error,
-                format!(
-                    "{} in {} is a CPU-only build, in a {runtime} container that was given {name}",
-                    label(fw),
-                    env.path
-                ),
-            )
-            .detail(format!(
-                "The container runtime passed the GPU in, so the workload was meant to use it, but \
-                 the image's {} has no CUDA support and runs everything on the CPU (or fails where \
-                 it asks for `cuda`). Projects that publish an image in CPU and GPU variants tag \
-                 them apart (`-gpu`, `-cuda`, a CUDA version); this one is the CPU variant, or was \
-                 built from a CPU wheel.",
-                fw.name
-            ))
-            .evidence(format!("{}: {} build ({})", label(fw), fw.variant.as_deref().unwrap_or("cpu"), fw.source))
-            .evidence(format!("GPU {}: {name} ({}), passed into the {runtime} container", gpu.index, gpu.source))
-            .subject(framework_subject(&env.path, &fw.name))
-            .fix(format!(
-                "Run the image's GPU variant (its CUDA tag, such as `-gpu`), or build the image with a \
-                 CUDA build of {}: in its Dockerfile, {} A pip install inside the running container is \
-                 lost when it restarts.",
-                fw.name,
-                lowercase_first(&fix)
-            ))
-            .build(),
-        );
+        return Some(cpu_only_in_container(runtime, env, fw, gpu, name, &fix));
     }
     Some(
         FindingBuilder::new(
@@ -473,6 +444,53 @@ fn cpu_only(
         .fix(fix)
         .build(),
     )
+}
+
+/// [`cpu_only`] in a container the runtime gave a GPU: an error whose fix is the image's.
+fn cpu_only_in_container(
+    runtime: &str,
+    env: &PythonEnv,
+    fw: &Framework,
+    gpu: &crate::report::Gpu,
+    name: &str,
+    fix: &str,
+) -> Finding {
+    FindingBuilder::new(
+        &ids::CPU_ONLY_FRAMEWORK_BUILD,
+        Severity::Error,
+        format!(
+            "{} in {} is a CPU-only build, in a {runtime} container that was given {name}",
+            label(fw),
+            env.path
+        ),
+    )
+    .detail(format!(
+        "The container runtime passed the GPU in, so the workload was meant to use it, but \
+             the image's {} has no CUDA support and runs everything on the CPU (or fails where \
+             it asks for `cuda`). Projects that publish an image in CPU and GPU variants tag \
+             them apart (`-gpu`, `-cuda`, a CUDA version); this one is the CPU variant, or was \
+             built from a CPU wheel.",
+        fw.name
+    ))
+    .evidence(format!(
+        "{}: {} build ({})",
+        label(fw),
+        fw.variant.as_deref().unwrap_or("cpu"),
+        fw.source
+    ))
+    .evidence(format!(
+        "GPU {}: {name} ({}), passed into the {runtime} container",
+        gpu.index, gpu.source
+    ))
+    .subject(framework_subject(&env.path, &fw.name))
+    .fix(format!(
+        "Run the image's GPU variant (its CUDA tag, such as `-gpu`), or build the image with a \
+             CUDA build of {}: in its Dockerfile, {} A pip install inside the running container is \
+             lost when it restarts.",
+        fw.name,
+        lowercase_first(fix)
+    ))
+    .build()
 }
 
 /// A GPU device node (`/dev/nvidia0`, not only the control nodes) is present: in a container,

@@ -55,10 +55,8 @@ fn spec(host: &Host, path: &Path, text: &str) -> CdiSpec {
     let driver_version = paths.iter().find_map(|p| driver_release(p));
     let mut missing = Vec::new();
     for p in &paths {
-        if !host.fs.exists(p) {
-            if missing.len() < MAX_MISSING {
-                missing.push(p.clone());
-            }
+        if missing.len() < MAX_MISSING && !host.fs.exists(p) {
+            missing.push(p.clone());
         }
     }
     CdiSpec {
@@ -102,10 +100,10 @@ fn field_values(text: &str, key: &str) -> Vec<String> {
         while let Some(i) = line[from..].find(&json_key) {
             let after = &line[from + i + json_key.len()..];
             from += i + json_key.len();
-            if let Some(rest) = after.trim_start().strip_prefix(':') {
-                if let Some(v) = scalar(rest.split([',', '}']).next().unwrap_or("")) {
-                    out.push(v);
-                }
+            if let Some(rest) = after.trim_start().strip_prefix(':')
+                && let Some(v) = scalar(rest.split([',', '}']).next().unwrap_or(""))
+            {
+                out.push(v);
             }
         }
     }
