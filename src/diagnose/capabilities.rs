@@ -86,10 +86,20 @@ fn driver_without_libcuda(report: &Report) -> Option<Vec<String>> {
         .iter()
         .filter(|l| l.name == "libcuda" && l.kind != DriverLibraryKind::Driver)
     {
-        seen.push(format!(
-            "libcuda #{}: {} is a {}, not the driver",
-            lib.rank, lib.path, lib.kind
-        ));
+        if lib.kind == DriverLibraryKind::OffPath {
+            seen.push(format!(
+                "libcuda: {}{} is there, in a folder the loader does not search",
+                lib.path,
+                lib.version
+                    .as_deref()
+                    .map_or(String::new(), |v| format!(" (driver {v})"))
+            ));
+        } else {
+            seen.push(format!(
+                "libcuda #{}: {} is a {}, not the driver",
+                lib.rank, lib.path, lib.kind
+            ));
+        }
     }
     Some(seen)
 }
@@ -104,7 +114,81 @@ fn needs_cuda(report: &Report) -> bool {
         })
 }
 
+/// The driver's libcuda mounted into the container in a folder the loader does not search
+/// (GKE's `/usr/local/nvidia/lib64` under an image not built on NVIDIA's).
+fn off_path_libcuda(report: &Report) -> Option<&crate::report::DriverLibrary> {
+    report
+        .driver_libraries
+        .iter()
+        .filter(|l| l.name == "libcuda" && l.kind == DriverLibraryKind::OffPath)
+        .min_by_key(|l| l.rank)
+}
+
+/// The other side of the same edge: the driver's files were mounted (so the capability was
+/// given, or the platform mounts them itself, as GKE does without the NVIDIA runtime), but
+/// where the image's loader does not look. The fix is the image's loader path, not a
+/// capability.
+fn container_off_path(
+    report: &Report,
+    runtime: &str,
+    seen: Vec<String>,
+    lib: &crate::report::DriverLibrary,
+) -> Finding {
+    let folder = std::path::Path::new(&lib.path)
+        .parent()
+        .map_or_else(|| lib.path.clone(), |p| p.display().to_string());
+    let severity = if needs_cuda(report) {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    let mut f = FindingBuilder::new(
+        &ids::CONTAINER_DRIVER_CAPABILITIES,
+        severity,
+        format!(
+            "This {runtime} container has the driver's libcuda in {folder}, where the loader does not look"
+        ),
+    )
+    .detail(
+        "The GPU was passed in and the driver's libraries were mounted, but in a folder that is \
+         not on the loader path: no `LD_LIBRARY_PATH` names it and no ld.so.conf entry does. \
+         CUDA programs then find no driver (PyTorch: \"Found no NVIDIA driver on your \
+         system\"). GKE mounts the node's driver at `/usr/local/nvidia` and leaves \
+         the path to the image; NVIDIA's older CUDA images named it in `LD_LIBRARY_PATH`, recent \
+         ones (12.8.1) and images on other bases (`python:3.12`, `ubuntu`) do not.",
+    )
+    .evidence(format!("container: {runtime}"));
+    for line in seen {
+        f = f.evidence(line);
+    }
+    let current = env(report, "LD_LIBRARY_PATH").filter(|v| !v.trim().is_empty());
+    f = f.evidence(match current {
+        Some(v) => format!("LD_LIBRARY_PATH={v} (without {folder})"),
+        None => "LD_LIBRARY_PATH: unset".to_string(),
+    });
+    let value = match current {
+        Some(v) => format!("{folder}:{v}"),
+        None => folder.clone(),
+    };
+    let place = if runtime == "kubernetes" {
+        "in the pod spec's container `env`"
+    } else {
+        "with `docker run -e ...` (Compose: `environment:`)"
+    };
+    let fix = format!(
+        "Put the driver's folder on the loader path: set `LD_LIBRARY_PATH={value}` {place}, or \
+         in the image's Dockerfile `ENV LD_LIBRARY_PATH={folder}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}`, \
+         then restart the container; to try it in place: `export LD_LIBRARY_PATH={value}`."
+    );
+    f.subject(Subject::Container(Some(runtime.to_string())))
+        .fix(fix)
+        .build()
+}
+
 fn container_capabilities(report: &Report, runtime: &str, seen: Vec<String>) -> Finding {
+    if let Some(lib) = off_path_libcuda(report) {
+        return container_off_path(report, runtime, seen, lib);
+    }
     let caps = env(report, "NVIDIA_DRIVER_CAPABILITIES");
     let asks_compute = caps.is_some_and(|v| {
         v.split(',')

@@ -414,6 +414,18 @@ fn cpu_only(
         Some(FrameworkName::Jax) => "Install JAX with its CUDA plugin: `pip install -U 'jax[cuda12]'` (or `jax[cuda13]` on a driver for CUDA 13).".to_string(),
         _ => format!("Install a CUDA build of {}.", fw.name),
     };
+    // A container the runtime gave a GPU (its device node is in): the CPU build is the image's,
+    // the GPU was asked for, and a pip install in the running container is lost on restart
+    // (kserve/kserve#4640: KServe 0.15's default huggingfaceserver image is the CPU build, its
+    // GPU build the `-gpu` tag, and a pod given a MIG device "crashed").
+    if let Some(runtime) = report
+        .host
+        .container
+        .as_deref()
+        .filter(|_| gpu_device_passed_in(report))
+    {
+        return Some(cpu_only_in_container(runtime, env, fw, gpu, name, &fix));
+    }
     Some(
         FindingBuilder::new(
             &ids::CPU_ONLY_FRAMEWORK_BUILD,
@@ -432,6 +444,70 @@ fn cpu_only(
         .fix(fix)
         .build(),
     )
+}
+
+/// [`cpu_only`] in a container the runtime gave a GPU: an error whose fix is the image's.
+fn cpu_only_in_container(
+    runtime: &str,
+    env: &PythonEnv,
+    fw: &Framework,
+    gpu: &crate::report::Gpu,
+    name: &str,
+    fix: &str,
+) -> Finding {
+    FindingBuilder::new(
+        &ids::CPU_ONLY_FRAMEWORK_BUILD,
+        Severity::Error,
+        format!(
+            "{} in {} is a CPU-only build, in a {runtime} container that was given {name}",
+            label(fw),
+            env.path
+        ),
+    )
+    .detail(format!(
+        "The container runtime passed the GPU in, so the workload was meant to use it, but \
+             the image's {} has no CUDA support and runs everything on the CPU (or fails where \
+             it asks for `cuda`). Projects that publish an image in CPU and GPU variants tag \
+             them apart (`-gpu`, `-cuda`, a CUDA version); this one is the CPU variant, or was \
+             built from a CPU wheel.",
+        fw.name
+    ))
+    .evidence(format!(
+        "{}: {} build ({})",
+        label(fw),
+        fw.variant.as_deref().unwrap_or("cpu"),
+        fw.source
+    ))
+    .evidence(format!(
+        "GPU {}: {name} ({}), passed into the {runtime} container",
+        gpu.index, gpu.source
+    ))
+    .subject(framework_subject(&env.path, &fw.name))
+    .fix(format!(
+        "Run the image's GPU variant (its CUDA tag, such as `-gpu`), or build the image with a \
+             CUDA build of {}: in its Dockerfile, {} A pip install inside the running container is \
+             lost when it restarts.",
+        fw.name,
+        lowercase_first(fix)
+    ))
+    .build()
+}
+
+/// A GPU device node (`/dev/nvidia0`, not only the control nodes) is present: in a container,
+/// the runtime passed a GPU in.
+fn gpu_device_passed_in(report: &Report) -> bool {
+    report.kernel.device_nodes.iter().any(|n| {
+        n.strip_prefix("/dev/nvidia")
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// "Install a CUDA build ..." → "install a CUDA build ...", to follow a colon.
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_lowercase().chain(chars).collect::<String>()
+    })
 }
 
 /// Whether a build with `sass` machine code and `ptx` runs on `cc`. SASS for sm_XY runs on any

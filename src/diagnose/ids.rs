@@ -74,6 +74,7 @@ pub static KINDS: &[&Kind] = &[
     &DRIVER_COMPUTE_LIBRARIES_MISSING,
     &CONTAINER_NO_GPU_RUNTIME,
     &CONTAINER_LOST_GPU_ACCESS,
+    &CDI_SPEC_STALE,
     &VISIBLE_DEVICES_HIDES_GPUS,
     &MIG_NO_INSTANCES,
     &COMPUTE_MODE_PROHIBITED,
@@ -229,8 +230,8 @@ pub static TOOLKIT_NEWER_THAN_DRIVER: Kind = Kind {
 
 pub static CPU_ONLY_FRAMEWORK_BUILD: Kind = Kind {
     id: "cpu-only-framework-build",
-    severities: &[Severity::Warning, Severity::Info],
-    title: "a CPU-only framework build on a machine with a usable GPU, NVIDIA or AMD (a KFD node and `/dev/kfd`; the fix is then the ROCm index) (info when chosen by package name: `tensorflow-cpu`)",
+    severities: &[Severity::Error, Severity::Warning, Severity::Info],
+    title: "a CPU-only framework build on a machine with a usable GPU, NVIDIA or AMD (a KFD node and `/dev/kfd`; the fix is then the ROCm index) (error in a container the runtime gave a GPU, whose fix is the image's GPU variant; info when chosen by package name: `tensorflow-cpu`)",
 };
 
 pub static ARCH_NOT_IN_BUILD: Kind = Kind {
@@ -422,7 +423,7 @@ pub static FORWARD_COMPAT_OLDER_THAN_DRIVER: Kind = Kind {
 pub static CONTAINER_DRIVER_CAPABILITIES: Kind = Kind {
     id: "container-driver-capabilities",
     severities: &[Severity::Error, Severity::Warning, Severity::Info],
-    title: "a container has the GPU and nvidia-smi (`utility`) but no libcuda (`compute`): NVIDIA_DRIVER_CAPABILITIES",
+    title: "a container has the GPU but no libcuda on its loader path: not mounted (`compute` missing from NVIDIA_DRIVER_CAPABILITIES), or mounted where the loader does not look (`/usr/local/nvidia/lib64` without LD_LIBRARY_PATH)",
 };
 
 pub static DRIVER_COMPUTE_LIBRARIES_MISSING: Kind = Kind {
@@ -435,6 +436,12 @@ pub static CONTAINER_NO_GPU_RUNTIME: Kind = Kind {
     id: "container-no-gpu-runtime",
     severities: &[Severity::Error, Severity::Info],
     title: "a container started without the NVIDIA runtime whose bus shows a GPU (info when nothing in it expects one), or whose bus is unreadable and that expects one",
+};
+
+pub static CDI_SPEC_STALE: Kind = Kind {
+    id: "cdi-spec-stale",
+    severities: &[Severity::Error],
+    title: "a CDI spec (`/etc/cdi`, `/var/run/cdi`) names driver files that are not on the host: made for another driver release, GPU containers refuse to start",
 };
 
 pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {

@@ -1,6 +1,6 @@
 //! Is the GPU reachable from where the program runs? Containers, WSL2, NVSwitch systems, the
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
-//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `container-shm-small`,
+//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `cdi-spec-stale`, `container-shm-small`,
 //! `visible-devices-hides-gpus`,
 //! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
 //! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
@@ -19,6 +19,7 @@ use crate::report::{
     DriverLibrary, DriverLibraryKind, Finding, Framework, Gpu, ProbeStatus, Report, Severity,
 };
 
+mod cdi;
 mod container;
 mod fabric;
 mod forward_compat;
@@ -28,6 +29,7 @@ mod stub_libcuda;
 mod visible;
 mod wsl;
 
+use cdi::*;
 use container::*;
 use fabric::*;
 use forward_compat::*;
@@ -42,6 +44,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(container_no_gpu_runtime(report));
     out.extend(container_lost_gpu_access(report));
+    out.extend(cdi_spec_stale(report));
     out.extend(container_shm_small(report));
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
@@ -75,6 +78,7 @@ fn lib_line(lib: &DriverLibrary) -> String {
     let kind = match &lib.kind {
         DriverLibraryKind::Stub => "link-time stub",
         DriverLibraryKind::Compat => "forward-compatibility copy",
+        DriverLibraryKind::OffPath => "driver library off the loader path",
         DriverLibraryKind::Driver if lib.origin == "wsl" => "WSL's driver library",
         DriverLibraryKind::Driver => "driver library",
         DriverLibraryKind::Other(other) => other,

@@ -29,6 +29,61 @@ pub(crate) fn probe(host: &Host, loader: &LoaderPath, wsl: bool) -> Vec<DriverLi
     }
     out.extend(nixos_driver(host, loader, wsl, &out));
     out.extend(compat_copies(host, loader, &out));
+    out.extend(off_path_copies(host, loader, &out));
+    out
+}
+
+/// Where container platforms mount the host driver's libraries for the image to put on its
+/// loader path: GKE's device plugin mounts the node's driver at `/usr/local/nvidia` ("GKE always
+/// mounts driver libraries at /usr/local/nvidia/lib64 regardless", scverse/scvi-tools#3799;
+/// GKE's documentation: "This requires including /usr/local/nvidia/lib64 in the
+/// LD_LIBRARY_PATH environment variable"). NVIDIA's older CUDA images named both folders in
+/// `LD_LIBRARY_PATH`; recent ones do not (GoogleCloudPlatform/compute-gpu-installation#46).
+const DRIVER_MOUNTS: [&str; 2] = ["/usr/local/nvidia/lib64", "/usr/local/nvidia/lib"];
+
+/// The driver's libcuda and libnvidia-ml in a [`DRIVER_MOUNTS`] folder the loader does not
+/// search, kind "off-path", ranked after everything else found under their name.
+fn off_path_copies(
+    host: &Host,
+    loader: &LoaderPath,
+    found: &[DriverLibrary],
+) -> Vec<DriverLibrary> {
+    let mut out: Vec<DriverLibrary> = Vec::new();
+    for dir in DRIVER_MOUNTS {
+        let path = std::path::PathBuf::from(dir);
+        let Ok(canonical) = host.fs.canonical(&path, true) else {
+            continue;
+        };
+        if loader.dirs.iter().any(|d| d.canonical == canonical) {
+            continue;
+        }
+        let dir = SearchDir {
+            path,
+            canonical,
+            origin: super::loader::Origin::Default,
+        };
+        for name in NAMES {
+            let Some(lib) = library_in(host, &dir, name, false) else {
+                continue;
+            };
+            if lib.kind != DriverLibraryKind::Driver
+                || found
+                    .iter()
+                    .chain(&out)
+                    .any(|l| l.resolved.is_some() && l.resolved == lib.resolved)
+            {
+                continue;
+            }
+            let rank = u32::try_from(found.iter().chain(&out).filter(|l| l.name == name).count())
+                .unwrap_or(u32::MAX);
+            out.push(DriverLibrary {
+                rank,
+                kind: DriverLibraryKind::OffPath,
+                origin: "off-path".to_string(),
+                ..lib
+            });
+        }
+    }
     out
 }
 

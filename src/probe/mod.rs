@@ -5,6 +5,7 @@
 //! `probes[]` or in the outcome of the source that failed.
 
 pub(crate) mod amd;
+pub(crate) mod cdi;
 pub(crate) mod compressed_module;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;

@@ -42,6 +42,7 @@ pub(crate) fn probe(host: &Host) -> HostInfo {
             .or_else(|| fs.read_opt("/proc/mounts"))
             .and_then(|t| crate::parse::mounts::shm_bytes(&t))
             .map(|b| b >> 20),
+        cdi_specs: super::cdi::probe(host),
     }
 }
 

@@ -42,7 +42,8 @@ pub struct DriverLibrary {
     /// Why the loader looks there: "LD_LIBRARY_PATH", "ld.so.conf", "default", "wsl"; or
     /// "cuda-compat" for a `/usr/local/cuda*/compat` copy that is not on the loader path (ranked
     /// after every loader folder; kept for its version); "nixos" for NixOS's
-    /// `/run/opengl-driver/lib` when the loader path does not hold it.
+    /// `/run/opengl-driver/lib` when the loader path does not hold it; "off-path" for a driver
+    /// mount the loader does not search (kind "off-path").
     pub origin: String,
     /// Position in loader order (0 is tried first); each library name counts separately.
     pub rank: u32,

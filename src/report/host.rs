@@ -40,6 +40,31 @@ pub struct HostInfo {
     /// Network interfaces in `/sys/class/net`, sorted by name; null when that folder could not
     /// be listed. NCCL picks one of them for its traffic unless told which.
     pub network_interfaces: Option<Vec<NetInterface>>,
+    /// The Container Device Interface specs in `/etc/cdi` and `/var/run/cdi` (what Podman,
+    /// containerd, CRI-O and Docker's CDI mode inject for `--device nvidia.com/gpu=all`), each
+    /// with the host files it names that are not there; absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cdi_specs: Vec<CdiSpec>,
+}
+
+/// One CDI spec file, as far as a container engine needs its host side to exist.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CdiSpec {
+    /// The spec file, "/etc/cdi/nvidia.yaml".
+    pub path: String,
+    /// Its `kind`, "nvidia.com/gpu"; null when the file does not say.
+    pub kind: Option<String>,
+    /// The driver release its file names carry (`libcuda.so.570.124.06`): the driver it was
+    /// generated for; null when no such name is in it.
+    pub driver_version: Option<String>,
+    /// How many host paths (`hostPath`, device node and hook `path`) it names, up to the cap
+    /// that was read.
+    pub host_paths: u32,
+    /// Those of them that do not exist on the host (the first 16), which a container engine
+    /// refuses to start a container with ("crun: cannot stat ...").
+    pub missing: Vec<String>,
 }
 
 /// A network interface as `/sys/class/net/<name>` describes it.

@@ -58,8 +58,8 @@ mod vocab;
 pub use driver::{DriverInfo, DriverLibrary};
 pub use gpu::{EccCounts, Gpu, GpuFabric, GpuVendor};
 pub use host::{
-    HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo, NVLINK5_INFINIBAND_MODULES, NetInterface,
-    PciDevice, Service,
+    CdiSpec, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo, NVLINK5_INFINIBAND_MODULES,
+    NetInterface, PciDevice, Service,
 };
 pub use libraries::{
     FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner, LosingCopy,

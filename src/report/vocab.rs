@@ -183,6 +183,10 @@ vocabulary! {
         Stub = "stub",
         /// The forward-compatibility package's copy (`cuda-compat`).
         Compat = "compat",
+        /// The driver's own library in a folder the loader does not search: a driver mount
+        /// such as GKE's `/usr/local/nvidia/lib64` in a container whose image sets no
+        /// `LD_LIBRARY_PATH` for it. Listed after every loader folder; programs do not find it.
+        OffPath = "off-path",
     }
 }
 

@@ -265,3 +265,49 @@ fn torch_libraries_that_are_a_fifo_a_sparse_file_or_a_link_loop_are_not_judged()
         .collect();
     assert!(!ids.contains(&"extension-torch-mismatch"), "{ids:?}");
 }
+
+/// CDI specs are read from `/etc/cdi` and `/var/run/cdi`: a FIFO named like a spec, a 10 GB
+/// sparse spec, a link loop and a link out of the root are facts, not hangs, and the stale
+/// spec beside them is still judged; nothing outside the root is looked at.
+#[test]
+fn cdi_spec_folders_with_a_fifo_a_sparse_giant_and_link_loops() {
+    let name = "held-out-podman-ubuntu2504-rtx3050-stale-cdi";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_tree(&fixture_dir(name).join("root"), &root);
+    let cdi = root.join("etc/cdi");
+    mkfifo(&cdi.join("a-fifo.yaml"));
+    let giant = std::fs::File::create(cdi.join("b-giant.yaml")).unwrap();
+    giant.set_len(10 * 1024 * 1024 * 1024).unwrap();
+    drop(giant);
+    symlink("c-loop.yaml", cdi.join("c-loop.yaml")).unwrap();
+    let outside = dir.path().join("outside.yaml");
+    std::fs::write(
+        &outside,
+        "kind: nvidia.com/gpu\n  hostPath: /CANARY-outside\n",
+    )
+    .unwrap();
+    symlink(&outside, cdi.join("d-out.yaml")).unwrap();
+    let run_dir = root.join("var/run/cdi");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    symlink("/var/run/cdi", run_dir.join("e-dir-loop.json")).unwrap();
+    let out: Out = gpu_doctor()
+        .envs(fixture_env(name))
+        .arg("--root")
+        .arg(&root)
+        .args(["--timeout", "10", "doctor", "--json"])
+        .output()
+        .unwrap()
+        .into();
+    assert!(matches!(out.code, 0 | 1), "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let text = report.to_string();
+    assert!(!text.contains("CANARY-outside"), "read outside the root");
+    let ids: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["id"].as_str())
+        .collect();
+    assert!(ids.contains(&"cdi-spec-stale"), "{ids:?}");
+}

@@ -1001,3 +1001,99 @@ fn a_working_compat_libcuda_on_an_unlisted_branch_is_only_a_warning() {
         "{f:#?}"
     );
 }
+
+fn cdi_report(made: Option<&str>, installed: Option<&str>, missing: &[&str]) -> Report {
+    let mut report = Report::default();
+    report.kernel.nvidia_version = installed.map(str::to_string);
+    report.host.cdi_specs = vec![crate::report::CdiSpec {
+        path: "/etc/cdi/nvidia.yaml".into(),
+        kind: Some("nvidia.com/gpu".into()),
+        driver_version: made.map(str::to_string),
+        host_paths: 12,
+        missing: missing.iter().map(|m| (*m).to_string()).collect(),
+    }];
+    report
+}
+
+#[test]
+fn cdi_spec_older_than_the_driver_is_stale() {
+    let r = cdi_report(
+        Some("570.124.06"),
+        Some("570.133.20"),
+        &["/usr/lib/x86_64-linux-gnu/libcuda.so.570.124.06"],
+    );
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-stale");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        f.title
+            .contains("made for driver 570.124.06; the driver is now 570.133.20"),
+        "{}",
+        f.title
+    );
+    assert!(has_evidence(
+        f,
+        "missing: /usr/lib/x86_64-linux-gnu/libcuda.so.570.124.06"
+    ));
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml"),
+        "{fix}"
+    );
+    assert_eq!(f.fix_target, crate::report::FixTarget::Host);
+}
+
+#[test]
+fn cdi_spec_newer_than_the_driver_is_stale_too() {
+    // A rollback (or a spec copied from another machine): the other direction of the edge.
+    let r = cdi_report(
+        Some("580.105.08"),
+        Some("570.172.08"),
+        &["/usr/lib/x86_64-linux-gnu/libcuda.so.580.105.08"],
+    );
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-stale");
+    assert!(
+        f.title.contains("newer than the installed 570.172.08"),
+        "{}",
+        f.title
+    );
+}
+
+#[test]
+fn cdi_spec_whose_files_all_exist_is_not_judged() {
+    let r = cdi_report(Some("570.133.20"), Some("570.133.20"), &[]);
+    assert!(!ids(&run(&r)).contains(&"cdi-spec-stale"));
+    // Another vendor's spec is not NVIDIA's to regenerate.
+    let mut other = cdi_report(None, None, &["/dev/dri/renderD129"]);
+    other.host.cdi_specs[0].kind = Some("amd.com/gpu".into());
+    assert!(!ids(&run(&other)).contains(&"cdi-spec-stale"));
+    // Inside a container the spec's host paths are not the container's.
+    let mut inside = cdi_report(Some("570.124.06"), Some("570.133.20"), &["/x"]);
+    inside.host.container = Some("podman".into());
+    assert!(!ids(&run(&inside)).contains(&"cdi-spec-stale"));
+}
+
+#[test]
+fn cdi_spec_under_wsl_is_regenerated_after_each_windows_driver_update() {
+    let mut r = cdi_report(
+        None,
+        None,
+        &["/usr/lib/wsl/drivers/nv_dispi.inf_amd64_5bd2b6f5d7f3d1a2/libcuda.so.1.1"],
+    );
+    r.host.wsl = true;
+    r.driver.version = Some("581.57".into());
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-stale");
+    assert!(
+        f.title.contains("names files that are not on this machine"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Windows driver update")
+    );
+}
