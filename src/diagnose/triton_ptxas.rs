@@ -10,7 +10,9 @@
 //! `scripts/gen-triton-ptxas.py` from the wheels; what a CUDA release can target is cuda.toml's
 //! `[[arch_support]]`. A variable pointing at a ptxas of a toolkit the probe found is judged by
 //! that toolkit's release, both ways (CUDA 13's ptxas no longer targets Volta and older); one
-//! pointing elsewhere is not judged.
+//! pointing elsewhere (a pip `nvidia-cuda-nvcc` wheel's `bin/ptxas`, a copied folder) by the
+//! release `probe::ptxas` read for it (`version.json` / `version.txt` above its `bin/`, or the
+//! version text in its bytes); one whose release nothing says is not judged.
 
 use super::triton::default_compiler;
 use super::{FindingBuilder, env_var, ids};
@@ -68,14 +70,32 @@ fn ptxas_in_use<'a>(
             var,
         )),
         Some(path) => {
-            let toolkit = report.toolkits.iter().find(|t| owns(t, path))?;
-            let cuda = toolkit_cuda(toolkit)?;
+            if let Some(toolkit) = report.toolkits.iter().find(|t| owns(t, path)) {
+                let cuda = toolkit_cuda(toolkit)?;
+                return Some((
+                    cuda.clone(),
+                    format!(
+                        "{var}={path} (the ptxas of CUDA {cuda} at {})",
+                        toolkit.path
+                    ),
+                    var,
+                ));
+            }
+            // Outside every toolkit found: the probe read its CUDA from the folder above its
+            // `bin/` or from its own bytes.
+            let file = report
+                .ptxas
+                .iter()
+                .find(|p| p.variable == var && p.path == path)?;
+            let cuda = file.cuda.clone()?;
+            let from = match file.cuda_source.as_deref() {
+                Some("banner") => "its version text",
+                Some("version.txt") => "version.txt beside its bin/",
+                _ => "version.json beside its bin/",
+            };
             Some((
                 cuda.clone(),
-                format!(
-                    "{var}={path} (the ptxas of CUDA {cuda} at {})",
-                    toolkit.path
-                ),
+                format!("{var}={path} (a ptxas of CUDA {cuda}, from {from})"),
                 var,
             ))
         }

@@ -11,7 +11,8 @@ use crate::report::Extension;
 /// onnxruntime-gpu, whose CUDA provider links one CUDA major's libraries (its `DT_NEEDED`), and
 /// Triton (`pytorch-triton` in torch's nightly index), whose bundled ptxas decides which GPUs
 /// torch.compile and vLLM's kernels can compile for, and torch-tensorrt, which pins one torch
-/// release (`torch>=2.5.0,<2.6.0` in 2.5.0's Requires-Dist).
+/// release (`torch>=2.5.0,<2.6.0` in 2.5.0's Requires-Dist) and one TensorRT release
+/// (`tensorrt==10.1.0`).
 const EXTENSIONS: [&str; 13] = [
     "vllm",
     "flash-attn",
@@ -28,6 +29,33 @@ const EXTENSIONS: [&str; 13] = [
     "torch-tensorrt",
 ];
 
+/// TensorRT's own wheels: the `tensorrt` and `tensorrt-cuNN` front packages, the
+/// `tensorrt-cuNN-libs` / `tensorrt-libs` wheels that hold `libnvinfer` (in
+/// `site-packages/tensorrt_libs`), and the 8.x `nvidia-tensorrt` wheel. Their CUDA major is
+/// their name's `cuNN`, else the `nvidia-*-cuNN` wheels they require.
+fn is_tensorrt(name: &str) -> bool {
+    if matches!(name, "tensorrt" | "tensorrt-libs" | "nvidia-tensorrt") {
+        return true;
+    }
+    name.strip_prefix("tensorrt-cu")
+        .map(|r| r.strip_suffix("-libs").unwrap_or(r))
+        .is_some_and(|m| !m.is_empty() && m.len() <= 3 && m.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Requirements kept for the pin checks: torch's family and TensorRT's wheels.
+fn pinned_family(name: &str) -> bool {
+    ["torch", "torchvision", "torchaudio"].contains(&name) || is_tensorrt(name)
+}
+
+/// The `cuNN` major a distribution name carries (`tensorrt-cu12-libs`,
+/// `nvidia-cuda-runtime-cu11`), where it carries one.
+fn name_cuda_major(name: &str) -> Option<String> {
+    name.split('-')
+        .filter_map(|part| part.strip_prefix("cu"))
+        .find(|m| !m.is_empty() && m.len() <= 3 && m.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_string)
+}
+
 /// The extension packages of a site folder, with their torch-family pins.
 pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
     host.fs
@@ -37,17 +65,31 @@ pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
         .filter_map(|e| {
             let (name, version) = python_pkg::dist_info_name(&e.name)?;
             let name = python_pkg::normalize_name(&name);
-            if !EXTENSIONS.contains(&name.as_str()) {
+            let tensorrt = is_tensorrt(&name);
+            if !EXTENSIONS.contains(&name.as_str()) && !tensorrt {
                 return None;
             }
-            let mut requires: Vec<String> = host
+            let all: Vec<_> = host
                 .fs
                 .read_opt(e.path.join("METADATA"))
                 .map(|t| python_pkg::metadata(&t).requires_dist)
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|r| ["torch", "torchvision", "torchaudio"].contains(&r.name.as_str()))
                 .filter(|r| !r.marker.as_deref().is_some_and(|m| m.contains("extra")))
+                .collect();
+            // A TensorRT wheel's CUDA major: its name's, else that of the CUDA wheels it needs.
+            let cuda_major = tensorrt
+                .then(|| {
+                    name_cuda_major(&name).or_else(|| {
+                        all.iter()
+                            .filter(|r| r.name.starts_with("nvidia-cuda-runtime-cu"))
+                            .find_map(|r| name_cuda_major(&r.name))
+                    })
+                })
+                .flatten();
+            let mut requires: Vec<String> = all
+                .into_iter()
+                .filter(|r| pinned_family(&r.name))
                 .map(|r| format!("{}{}", r.name, r.spec))
                 .collect();
             requires.sort();
@@ -58,6 +100,7 @@ pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
                 requires,
                 source: e.path.display().to_string(),
                 cuda_needed: cuda_needed(host, site, &e.path),
+                cuda_major,
             })
         })
         .collect()
