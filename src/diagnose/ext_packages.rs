@@ -160,11 +160,16 @@ fn cuda_major(env: &PythonEnv) -> Option<Finding> {
     // wheels per CUDA major, named by it.
     let against_torch = first.requires.iter().any(|r| split(r).0.trim() == "torch");
     let fix = if is_tensorrt(first) {
-        let names: Vec<&str> = wrong
+        // Every TensorRT wheel not of torch's major: the front package and bindings too.
+        let want_major = want.to_string();
+        let mut names: Vec<&str> = env
+            .extensions
             .iter()
-            .filter(|(e, _, _)| is_tensorrt(e))
-            .map(|(e, _, _)| e.name.as_str())
+            .filter(|e| is_tensorrt_name(&e.name))
+            .filter(|e| e.cuda_major.as_deref() != Some(want_major.as_str()))
+            .map(|e| e.name.as_str())
             .collect();
+        names.dedup();
         format!(
             "Install TensorRT's wheels for CUDA {want}: `pip uninstall -y {}` and `pip install \
              tensorrt-cu{want}` (TensorRT 10 publishes `tensorrt-cu11`, `tensorrt-cu12` and \

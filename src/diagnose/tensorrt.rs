@@ -123,13 +123,13 @@ fn driver_too_old(report: &Report, manifests: &Manifests, env: &PythonEnv) -> Op
             format!("Upgrade the driver to one that supports CUDA {needed} (`gpu-doctor plan`)")
         }
     };
+    // Every TensorRT wheel not of the driver's major: the front package too.
+    let have_major = have.major().to_string();
     let trt_names: Vec<&str> = env
         .extensions
         .iter()
-        .filter(|e| {
-            e.cuda_major.as_deref() == Some(needed.to_string().as_str())
-                && e.name.starts_with("tensorrt")
-        })
+        .filter(|e| e.name.starts_with("tensorrt") || e.name == "nvidia-tensorrt")
+        .filter(|e| e.cuda_major.as_deref() != Some(have_major.as_str()))
         .map(|e| e.name.as_str())
         .collect();
     let fix = if have.major() >= 11 && !trt_names.is_empty() {

@@ -31,14 +31,22 @@ const EXTENSIONS: [&str; 13] = [
 
 /// TensorRT's own wheels: the `tensorrt` and `tensorrt-cuNN` front packages, the
 /// `tensorrt-cuNN-libs` / `tensorrt-libs` wheels that hold `libnvinfer` (in
-/// `site-packages/tensorrt_libs`), and the 8.x `nvidia-tensorrt` wheel. Their CUDA major is
+/// `site-packages/tensorrt_libs`), their `-bindings` wheels, and the 8.x `nvidia-tensorrt`
+/// wheel. Their CUDA major is
 /// their name's `cuNN`, else the `nvidia-*-cuNN` wheels they require.
 fn is_tensorrt(name: &str) -> bool {
-    if matches!(name, "tensorrt" | "tensorrt-libs" | "nvidia-tensorrt") {
+    if matches!(
+        name,
+        "tensorrt" | "tensorrt-libs" | "tensorrt-bindings" | "nvidia-tensorrt"
+    ) {
         return true;
     }
     name.strip_prefix("tensorrt-cu")
-        .map(|r| r.strip_suffix("-libs").unwrap_or(r))
+        .map(|r| {
+            r.strip_suffix("-libs")
+                .or_else(|| r.strip_suffix("-bindings"))
+                .unwrap_or(r)
+        })
         .is_some_and(|m| !m.is_empty() && m.len() <= 3 && m.chars().all(|c| c.is_ascii_digit()))
 }
 
