@@ -214,7 +214,7 @@ fn cannot_target(
                 first.cuda, first.source
             ))
             .evidence(format!("Triton's bundled ptxas per release: {}", row.source))
-            .fix(newer_ptxas(report, manifests, cc, var, first))
+            .fix(newer_ptxas(report, manifests, row, cc, var, first))
             .build(),
         ),
         // The other direction: a newer ptxas (CUDA 13's, through the variable) that dropped
@@ -250,6 +250,7 @@ fn cannot_target(
 fn newer_ptxas(
     report: &Report,
     manifests: &Manifests,
+    installed: &TritonPtxas,
     cc: &Version,
     var: &str,
     first: &ArchSupport,
@@ -261,7 +262,16 @@ fn newer_ptxas(
         )
     };
     let mut fixes = Vec::new();
-    if let Some(r) = manifests
+    // The variable replaces the wheel's ptxas: another Triton does not help while it is set.
+    let var_set = env_var(report, var).is_some_and(|v| !v.trim().is_empty());
+    if var_set {
+        let (bundled, _) = installed.for_cc(cc.as_str());
+        if targets(bundled) {
+            fixes.push(format!(
+                "Unset {var}: the ptxas in Triton's wheel (CUDA {bundled}) targets this GPU."
+            ));
+        }
+    } else if let Some(r) = manifests
         .frameworks
         .triton_ptxas
         .iter()
@@ -292,13 +302,14 @@ fn newer_ptxas(
         .iter()
         .filter_map(|t| Some((t, toolkit_cuda(t)?)))
         .find(|(_, v)| targets(v));
+    let or = if fixes.is_empty() { "P" } else { "Or p" };
     fixes.push(match toolkit {
         Some((t, v)) => format!(
-            "Or point Triton at the ptxas of the CUDA {v} toolkit already here: {}.",
+            "{or}oint Triton at the ptxas of the CUDA {v} toolkit already here: {}.",
             set(&format!("{}/bin/ptxas", t.path.trim_end_matches('/')))
         ),
         None => format!(
-            "Or point Triton at the ptxas of a CUDA {} or newer toolkit: {}.",
+            "{or}oint Triton at the ptxas of a CUDA {} or newer toolkit: {}.",
             first.cuda,
             set("/usr/local/cuda-X.Y/bin/ptxas")
         ),
