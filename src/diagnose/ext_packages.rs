@@ -340,6 +340,51 @@ mod tests {
     }
 
     #[test]
+    fn tensorrt_wheels_of_another_cuda_major_are_a_mismatch_with_torch_or_onnxruntime() {
+        let mut e = env("2.8.0+cu128", ("tensorrt-cu13-libs", "10.13.3.9", &[]));
+        e.frameworks[0].variant = Some("cuda".into());
+        e.frameworks[0].cuda = Some("12.8".into());
+        assert!(
+            cuda_major(&e).is_none(),
+            "no CUDA major read, nothing claimed"
+        );
+        e.extensions[0].cuda_major = Some("13".into());
+        let f = cuda_major(&e).expect("a mismatch");
+        assert!(
+            f.title
+                .contains("tensorrt-cu13-libs 10.13.3.9 is built for CUDA 13"),
+            "{}",
+            f.title
+        );
+        let fix = f.fix.as_deref().unwrap_or("");
+        assert!(fix.contains("pip uninstall -y tensorrt-cu13-libs"), "{fix}");
+        assert!(fix.contains("pip install tensorrt-cu12"), "{fix}");
+        e.extensions[0].cuda_major = Some("12".into());
+        assert!(cuda_major(&e).is_none(), "the same major");
+        // Without torch, onnxruntime-gpu's provider names the environment's major.
+        e.frameworks.clear();
+        e.extensions[0].cuda_major = Some("13".into());
+        e.extensions.push(Extension {
+            name: "onnxruntime-gpu".into(),
+            version: "1.22.0".into(),
+            cuda_needed: vec!["libcudart.so.12".into()],
+            ..Extension::default()
+        });
+        let f = cuda_major(&e).expect("a mismatch with onnxruntime-gpu");
+        assert!(
+            f.title.contains("onnxruntime-gpu 1.22.0's CUDA provider"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("onnxruntime-gpu release built for CUDA 13")
+        );
+    }
+
+    #[test]
     fn vllm_pinned_to_another_torch_is_a_mismatch_and_the_pinned_one_is_not() {
         let found = mismatch(&env("2.9.0+cu128", ("vllm", "0.11.0", &["torch==2.8.0"])));
         let f = found.expect("a mismatch");

@@ -306,6 +306,59 @@ mod tests {
             .collect()
     }
 
+    fn driver_machine(driver: &str, trt_major: &str, torch_cuda: Option<&str>) -> Report {
+        let mut r = report("8.6", "10.13.3");
+        r.driver.version = Some(driver.into());
+        let mut env = crate::report::PythonEnv {
+            path: "/venv".into(),
+            extensions: vec![Extension {
+                name: format!("tensorrt-cu{trt_major}-libs"),
+                version: "10.13.3.9".into(),
+                cuda_major: Some(trt_major.into()),
+                ..Extension::default()
+            }],
+            ..crate::report::PythonEnv::default()
+        };
+        if let Some(cuda) = torch_cuda {
+            env.frameworks.push(crate::report::Framework {
+                name: "torch".into(),
+                version: Some("2.9.0".into()),
+                variant: Some("cuda".into()),
+                cuda: Some(cuda.into()),
+                ..crate::report::Framework::default()
+            });
+        }
+        r.python_envs.push(env);
+        r
+    }
+
+    #[test]
+    fn tensorrt_wheels_of_a_cuda_major_newer_than_the_driver() {
+        let m = crate::manifest::embedded();
+        let ids = |r: &Report| -> Vec<String> {
+            findings(r, m)
+                .into_iter()
+                .map(|f| f.id.to_string())
+                .collect()
+        };
+        // CUDA 13 wheels on a CUDA 12.x driver.
+        let r = driver_machine("570.133.07", "13", None);
+        assert_eq!(ids(&r), ["driver-too-old-for-framework"]);
+        let f = &findings(&r, m)[0];
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("pip install tensorrt-cu12"),
+            "{f:?}"
+        );
+        // CUDA 12 wheels on the same driver, CUDA 13 wheels on a 580 driver: fine.
+        assert!(ids(&driver_machine("570.133.07", "12", None)).is_empty());
+        assert!(ids(&driver_machine("580.95.05", "13", None)).is_empty());
+        // A cu130 torch beside them names the same driver itself.
+        assert!(ids(&driver_machine("570.133.07", "13", Some("13.0"))).is_empty());
+    }
+
     #[test]
     fn both_directions_and_the_releases_that_fit() {
         // Pascal under TensorRT 10.0: too new for the GPU.

@@ -256,3 +256,25 @@ fn a_hostile_ptxas_behind_the_variable_is_no_release_and_no_hang() {
         );
     }
 }
+
+/// A ptxas behind `TRITON_PTXAS_PATH` in a copied toolkit folder: its release is the
+/// `version.json` above its `bin/` (before its bytes are searched).
+#[test]
+fn a_ptxas_behind_the_variable_is_dated_by_the_version_json_above_its_bin() {
+    let r = doctor_changed(
+        "dgx-spark-gb10-triton-350-ptxas-path-pip-nvcc-cu12-128",
+        |root| {
+            let dir = root.join("home/ubuntu/venv/lib/python3.12/site-packages/nvidia/cuda_nvcc");
+            std::fs::write(dir.join("bin/ptxas"), "").unwrap();
+            std::fs::write(
+                dir.join("version.json"),
+                r#"{"cuda": {"name": "CUDA SDK", "version": "12.6.3"}}"#,
+            )
+            .unwrap();
+        },
+    );
+    assert_eq!(r["ptxas"][0]["cuda"], "12.6.3", "{}", r["ptxas"]);
+    assert_eq!(r["ptxas"][0]["cuda_source"], "version.json");
+    let f = finding(&r, "triton-ptxas-too-old-for-gpu");
+    assert!(f["title"].as_str().unwrap().contains("CUDA 12.6.3"), "{f}");
+}

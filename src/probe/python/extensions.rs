@@ -146,3 +146,40 @@ fn cuda_needed(host: &Host, site: &Path, dist: &Path) -> Vec<String> {
     out.dedup();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensorrt_wheels_and_their_cuda_major() {
+        for name in [
+            "tensorrt",
+            "tensorrt-libs",
+            "tensorrt-bindings",
+            "nvidia-tensorrt",
+            "tensorrt-cu12",
+            "tensorrt-cu13-libs",
+            "tensorrt-cu11-bindings",
+        ] {
+            assert!(is_tensorrt(name), "{name}");
+        }
+        for name in [
+            "tensorrt-llm",
+            "tensorrt-cu",
+            "tensorrt-cuda-libs",
+            "torch-tensorrt",
+        ] {
+            assert!(!is_tensorrt(name), "{name}");
+        }
+        assert_eq!(name_cuda_major("tensorrt-cu13-libs").as_deref(), Some("13"));
+        assert_eq!(
+            name_cuda_major("nvidia-cuda-runtime-cu11").as_deref(),
+            Some("11")
+        );
+        assert_eq!(name_cuda_major("tensorrt-libs"), None);
+        assert_eq!(name_cuda_major("nvidia-cuda-runtime"), None);
+        assert!(pinned_family("tensorrt-cu12-libs") && pinned_family("torch"));
+        assert!(!pinned_family("numpy"));
+    }
+}
