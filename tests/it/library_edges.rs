@@ -219,13 +219,16 @@ fn torch_tensorrt_beside_another_tensorrt_release_is_a_pin_mismatch() {
     assert!(!fix.contains("--framework torch"), "{fix}");
 }
 
+/// What a hostile case puts where a file should be.
+type MakeFile = fn(&Path);
+
 /// The ptxas `TRITON_PTXAS_PATH` names is read bounded: a FIFO, a 10 GB sparse file and a link
 /// loop where the program should be give no CUDA release (and no finding), and no hang.
 #[test]
 fn a_hostile_ptxas_behind_the_variable_is_no_release_and_no_hang() {
     let ptxas = "home/ubuntu/venv/lib/python3.12/site-packages/nvidia/cuda_nvcc/bin/ptxas";
     let fixture = "dgx-spark-gb10-triton-350-ptxas-path-pip-nvcc-cu12-128";
-    let cases: [(&str, fn(&Path)); 3] = [
+    let cases: [(&str, MakeFile); 3] = [
         ("fifo", |p| crate::support::mkfifo(p)),
         ("sparse", |p| {
             let f = std::fs::File::create(p).unwrap();
