@@ -44,37 +44,117 @@ fn soname_major(soname: &str) -> Option<u64> {
     Version::parse(soname.rsplit(".so.").next()?).map(|v| v.major())
 }
 
+/// The CUDA major an extension is built for, and what says so: its compiled files' needs
+/// (`DT_NEEDED` libcudart.so.12), else its own metadata (a TensorRT wheel's `cu13` or the
+/// `nvidia-cuda-runtime-cu11` it requires; `probe::python::extensions`).
+fn extension_majors(e: &Extension) -> Vec<(u64, String)> {
+    let needed: Vec<(u64, String)> = e
+        .cuda_needed
+        .iter()
+        .filter_map(|n| Some((soname_major(n)?, format!("its compiled files need {n}"))))
+        .collect();
+    if !needed.is_empty() {
+        return needed;
+    }
+    e.cuda_major
+        .as_deref()
+        .and_then(|m| m.parse().ok())
+        .map(|m| {
+            vec![(
+                m,
+                format!("a TensorRT wheel built for CUDA {m} (its name or Requires-Dist)"),
+            )]
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a distribution name is one of TensorRT's wheels.
+fn is_tensorrt_name(name: &str) -> bool {
+    name.starts_with("tensorrt") || name == "nvidia-tensorrt"
+}
+
+/// Whether this is one of TensorRT's wheels (which the probe gives a `cuda_major`).
+fn is_tensorrt(e: &Extension) -> bool {
+    e.cuda_major.is_some() && is_tensorrt_name(&e.name)
+}
+
+/// What the environment's CUDA major is taken from: torch's CUDA build, else (no torch)
+/// onnxruntime-gpu's CUDA provider, whose needs say which major it links.
+struct Reference {
+    label: String,
+    cuda: String,
+    major: u64,
+    source: String,
+    torch: bool,
+}
+
+fn reference(env: &PythonEnv) -> Option<Reference> {
+    if let Some(torch) = env
+        .frameworks
+        .iter()
+        .find(|f| f.name == "torch" && f.variant.as_deref() == Some("cuda"))
+    {
+        let cuda = Version::parse(torch.cuda.as_deref()?)?;
+        return Some(Reference {
+            label: format!("torch {}", torch.version.as_deref().unwrap_or(""))
+                .trim_end()
+                .to_string(),
+            cuda: cuda.as_str().to_string(),
+            major: cuda.major(),
+            source: torch.source.clone(),
+            torch: true,
+        });
+    }
+    let ort = env
+        .extensions
+        .iter()
+        .find(|e| e.name == "onnxruntime-gpu")?;
+    let major = ort.cuda_needed.iter().find_map(|n| soname_major(n))?;
+    Some(Reference {
+        label: format!("onnxruntime-gpu {}'s CUDA provider", ort.version),
+        cuda: major.to_string(),
+        major,
+        source: ort.source.clone(),
+        torch: false,
+    })
+}
+
 /// An extension whose own compiled files need the CUDA libraries of another major than the
 /// environment's torch build: they are not there (a cu130 torch brings `libcudart.so.13`), so
 /// importing it fails with "libcudart.so.12: cannot open shared object file"
 /// (aws/deep-learning-containers#6770: flash-attn 2.8.3 linked against CUDA 12 in a torch
-/// 2.9.0 cu130 image; Dao-AILab/flash-attention#2118).
+/// 2.9.0 cu130 image; Dao-AILab/flash-attention#2118). TensorRT's wheels the same way, by the
+/// CUDA major their metadata names (`tensorrt-cu13-libs` beside a cu128 torch, or beside an
+/// onnxruntime-gpu whose TensorRT provider is built for CUDA 12; NVIDIA/TensorRT#4329: a CUDA
+/// 11 `tensorrt-libs` 9.x whose `libnvinfer_plugin.so.9` needs `libcublas.so.11` beside a
+/// CUDA 12 torch). With every major right, the other families' sonames are compared
+/// ([`library_mismatch`]).
 fn cuda_major(report: &Report, env: &PythonEnv) -> Option<Finding> {
-    let torch = env
-        .frameworks
-        .iter()
-        .find(|f| f.name == "torch" && f.variant.as_deref() == Some("cuda"))?;
-    let torch_cuda = Version::parse(torch.cuda.as_deref()?)?;
-    let torch_version = torch.version.as_deref().unwrap_or("torch");
-    let wrong: Vec<(&crate::report::Extension, &str)> = env
+    let reference = reference(env)?;
+    let wrong: Vec<(&Extension, u64, String)> = env
         .extensions
         .iter()
-        .flat_map(|e| e.cuda_needed.iter().map(move |n| (e, n.as_str())))
-        .filter(|(_, n)| soname_major(n).is_some_and(|m| m != torch_cuda.major()))
+        .flat_map(|e| {
+            extension_majors(e)
+                .into_iter()
+                .map(move |(m, why)| (e, m, why))
+        })
+        .filter(|(_, m, _)| *m != reference.major)
         .collect();
-    let Some((first, soname)) = wrong.first() else {
+    let Some((first, major, _)) = wrong.first() else {
+        let torch = env
+            .frameworks
+            .iter()
+            .find(|f| f.name == "torch" && f.variant.as_deref() == Some("cuda"))?;
         return library_mismatch(report, env, torch);
     };
-    let major = soname_major(soname)?;
+    let major = *major;
     let mut f = FindingBuilder::new(
         &ids::EXTENSION_CUDA_MISMATCH,
         Severity::Error,
         format!(
-            "{} {} is built for CUDA {major}, but torch {torch_version} in {} is built for CUDA {}",
-            first.name,
-            first.version,
-            env.path,
-            torch_cuda.as_str()
+            "{} {} is built for CUDA {major}, but {} in {} is built for CUDA {}",
+            first.name, first.version, reference.label, env.path, reference.cuda
         ),
     )
     .detail(
@@ -84,42 +164,63 @@ fn cuda_major(report: &Report, env: &PythonEnv) -> Option<Finding> {
          object file\"; onnxruntime-gpu then drops its CUDA provider and runs on the CPU) or, \
          with the other major found elsewhere, mixes two CUDA runtimes in one process.",
     );
-    for (e, n) in &wrong {
-        f = f.evidence(format!(
-            "{} {}: its compiled files need {n} ({})",
-            e.name, e.version, e.source
-        ));
+    for (e, _, why) in &wrong {
+        f = f.evidence(format!("{} {}: {why} ({})", e.name, e.version, e.source));
     }
     f = f.evidence(format!(
-        "torch {torch_version}: CUDA {} ({})",
-        torch_cuda.as_str(),
-        torch.source
+        "{}: CUDA {} ({})",
+        reference.label, reference.cuda, reference.source
     ));
+    let want = reference.major;
+    let other_side = if reference.torch {
+        format!("or use a torch built for CUDA {major}")
+    } else {
+        format!("or use the onnxruntime-gpu release built for CUDA {major}")
+    };
     // A package built against torch can be rebuilt against this one; one that is not
-    // (onnxruntime-gpu) only has releases built for each CUDA major.
+    // (onnxruntime-gpu) only has releases built for each CUDA major; TensorRT has one set of
+    // wheels per CUDA major, named by it.
     let against_torch = first.requires.iter().any(|r| split(r).0.trim() == "torch");
-    let fix = if against_torch {
+    let fix = if is_tensorrt(first) {
+        // Every TensorRT wheel not of torch's major: the front package and bindings too.
+        let want_major = want.to_string();
+        let mut names: Vec<&str> = env
+            .extensions
+            .iter()
+            .filter(|e| is_tensorrt_name(&e.name))
+            .filter(|e| e.cuda_major.as_deref() != Some(want_major.as_str()))
+            .map(|e| e.name.as_str())
+            .collect();
+        names.dedup();
         format!(
-            "Install a {} build for CUDA {} (a wheel whose name or local version names cu{}), or \
+            "Install TensorRT's wheels for CUDA {want}: `pip uninstall -y {}` and `pip install \
+             tensorrt-cu{want}` (TensorRT 10 publishes `tensorrt-cu11`, `tensorrt-cu12` and \
+             `tensorrt-cu13`; plain `tensorrt` pulls the newest CUDA major's; a package that \
+             pins a TensorRT release, such as torch-tensorrt, names the one to ask for); {other_side}.",
+            names.join(" ")
+        )
+    } else if against_torch {
+        format!(
+            "Install a {} build for CUDA {want} (a wheel whose name or local version names cu{want}), or \
              build it here against this torch (`pip install --no-build-isolation --no-cache-dir \
-             {}`), or use a torch built for CUDA {major}.",
-            first.name,
-            torch_cuda.major(),
-            torch_cuda.major(),
-            first.name
+             {}`), {other_side}.",
+            first.name, first.name
         )
     } else {
         format!(
-            "Install a {} release built for CUDA {} (its documentation lists the CUDA each \
-             release is built for; `pip install -U {}`), or use a torch built for CUDA {major}.",
-            first.name,
-            torch_cuda.major(),
-            first.name
+            "Install a {} release built for CUDA {want} (its documentation lists the CUDA each \
+             release is built for; `pip install -U {}`), {other_side}.",
+            first.name, first.name
         )
+    };
+    let subject = if reference.torch {
+        "torch"
+    } else {
+        "onnxruntime"
     };
     Some(
         f.fix(fix)
-            .subject(crate::report::framework_subject(&env.path, "torch"))
+            .subject(crate::report::framework_subject(&env.path, subject))
             .explains(&ids::FRAMEWORK_IMPORT_FAILED)
             .build(),
     )
@@ -350,12 +451,17 @@ fn mismatch(env: &PythonEnv) -> Option<Finding> {
             env.path
         ),
     )
-    .detail(
+    .detail(if is_tensorrt_name(split(req).0) {
+        "torch-tensorrt ships compiled code (`libtorchtrt.so`) built against one TensorRT release \
+         and pins it in its metadata; with another TensorRT its runtime may not load or may \
+         refuse engines built by the other release (\"undefined symbol\", a version check at \
+         import). pip installs what it is told and only warns."
+    } else {
         "These packages ship compiled code built against one torch release and pin it in their \
          metadata; with another torch their operators do not load (\"undefined symbol\" from \
          their .so files, \"operator torchvision::nms does not exist\"), often only when the \
-         package is imported or first used. pip installs what it is told and only warns.",
-    );
+         package is imported or first used. pip installs what it is told and only warns."
+    });
     for (pkg, req, have) in &broken {
         f = f.evidence(format!(
             "{pkg} requires {req} (its Requires-Dist); installed: {} {have}",
@@ -364,7 +470,15 @@ fn mismatch(env: &PythonEnv) -> Option<Finding> {
     }
     let pkg = first.split(' ').next().unwrap_or("the package");
     let torch_release = torch.split('+').next().unwrap_or(torch);
-    let fix = if ["torchvision", "torchaudio"].contains(&pkg) {
+    let pinned = split(req).0;
+    let fix = if is_tensorrt_name(pinned) {
+        // torch-tensorrt's `libtorchtrt` is built against one TensorRT release and pins it.
+        format!(
+            "Install the TensorRT {pkg} was built against: `pip install '{req}'` (with the \
+             `tensorrt-cuNN-libs` and `-bindings` wheels of the same release), or install the \
+             {pkg} release built for the installed {pinned} {have}."
+        )
+    } else if ["torchvision", "torchaudio"].contains(&pkg) {
         format!(
             "Install the {pkg} release built for the installed torch {torch_release}, from the \
              index torch came from (its build is {torch}), so that it pins that torch; or \
@@ -425,6 +539,52 @@ mod tests {
         assert!(f.title.contains("built for CUDA 12"), "{}", f.title);
         e.extensions[0].cuda_needed = vec!["libcudart.so.13".into(), "libcublas.so.13".into()];
         assert!(cuda_major(&r, &e).is_none());
+    }
+
+    #[test]
+    fn tensorrt_wheels_of_another_cuda_major_are_a_mismatch_with_torch_or_onnxruntime() {
+        let r = Report::default();
+        let mut e = env("2.8.0+cu128", ("tensorrt-cu13-libs", "10.13.3.9", &[]));
+        e.frameworks[0].variant = Some("cuda".into());
+        e.frameworks[0].cuda = Some("12.8".into());
+        assert!(
+            cuda_major(&r, &e).is_none(),
+            "no CUDA major read, nothing claimed"
+        );
+        e.extensions[0].cuda_major = Some("13".into());
+        let f = cuda_major(&r, &e).expect("a mismatch");
+        assert!(
+            f.title
+                .contains("tensorrt-cu13-libs 10.13.3.9 is built for CUDA 13"),
+            "{}",
+            f.title
+        );
+        let fix = f.fix.as_deref().unwrap_or("");
+        assert!(fix.contains("pip uninstall -y tensorrt-cu13-libs"), "{fix}");
+        assert!(fix.contains("pip install tensorrt-cu12"), "{fix}");
+        e.extensions[0].cuda_major = Some("12".into());
+        assert!(cuda_major(&r, &e).is_none(), "the same major");
+        // Without torch, onnxruntime-gpu's provider names the environment's major.
+        e.frameworks.clear();
+        e.extensions[0].cuda_major = Some("13".into());
+        e.extensions.push(Extension {
+            name: "onnxruntime-gpu".into(),
+            version: "1.22.0".into(),
+            cuda_needed: vec!["libcudart.so.12".into()],
+            ..Extension::default()
+        });
+        let f = cuda_major(&r, &e).expect("a mismatch with onnxruntime-gpu");
+        assert!(
+            f.title.contains("onnxruntime-gpu 1.22.0's CUDA provider"),
+            "{}",
+            f.title
+        );
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("onnxruntime-gpu release built for CUDA 13")
+        );
     }
 
     #[test]

@@ -213,7 +213,7 @@ pub static MODULE_FLAVOUR_UNSUPPORTED: Kind = Kind {
 pub static DRIVER_TOO_OLD_FOR_FRAMEWORK: Kind = Kind {
     id: "driver-too-old-for-framework",
     severities: &[Severity::Error],
-    title: "a framework's CUDA build needs a newer driver (minor-version compatibility and JAX's floors respected)",
+    title: "a framework's CUDA build (or onnxruntime-gpu's provider, or TensorRT's pip wheels) needs a newer driver (minor-version compatibility and JAX's floors respected)",
 };
 
 pub static DRIVER_TOO_OLD_FOR_IMAGE: Kind = Kind {
@@ -321,13 +321,13 @@ pub static TOOLKIT_FRAMEWORK_CUDA_MISMATCH: Kind = Kind {
 pub static EXTENSION_TORCH_MISMATCH: Kind = Kind {
     id: "extension-torch-mismatch",
     severities: &[Severity::Error],
-    title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, flash-attn, mamba-ssm, ...) pins, or was built against, another torch (release or C++ ABI) than the one installed: its operators do not load",
+    title: "a package with its own compiled torch operators (vLLM, xformers, torchvision, flash-attn, mamba-ssm, torch-tensorrt, ...) pins, or was built against, another torch (release or C++ ABI) than the one installed (or torch-tensorrt another TensorRT): its operators do not load",
 };
 
 pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
     id: "extension-cuda-mismatch",
     severities: &[Severity::Error],
-    title: "a package's own compiled files need the CUDA libraries of another major than the environment's torch (`DT_NEEDED` libcudart.so.12 beside a cu130 torch), or another cuDNN, NCCL, cuFFT, ... soname than torch's, found nowhere",
+    title: "a package's own compiled files (or a TensorRT wheel, by the CUDA major its metadata names) need the CUDA libraries of another major than the environment's torch, or without torch onnxruntime-gpu's provider (`DT_NEEDED` libcudart.so.12 beside a cu130 torch; `tensorrt-cu13-libs` beside a cu128 torch), or another cuDNN, NCCL, cuFFT, ... soname than torch's, found nowhere",
 };
 
 pub static ONNXRUNTIME_CUDA_LIBRARIES: Kind = Kind {
@@ -363,7 +363,7 @@ pub static CUDNN_GPU_UNSUPPORTED: Kind = Kind {
 pub static TRITON_GPU_TOO_OLD: Kind = Kind {
     id: "triton-gpu-too-old",
     severities: &[Severity::Warning, Severity::Info],
-    title: "torch.compile's Triton backend refuses a GPU below compute capability 7.0 (\"... too old to be supported by the triton GPU compiler\"); eager torch still runs (information), an engine that compiles by default (vLLM) does not (warning); per release in frameworks.toml's `torch_triton_min_cc`, generated from torch's wheels",
+    title: "torch.compile's Triton backend refuses a GPU below compute capability 7.0 (\"... too old to be supported by the triton GPU compiler\"); eager torch still runs (information), an engine that compiles by default (vLLM) does not (warning); per release in frameworks.toml's `torch_triton_min_cc`, generated from torch's wheels; where torch's check does not judge the environment, Triton's own floor (`triton_min_cc`) for its kernels called without torch.compile",
 };
 
 pub static TRITON_PTXAS_TOO_OLD_FOR_GPU: Kind = Kind {

@@ -10,14 +10,143 @@
 //! the loader path or in a pip wheel, when its version names at least the minor release (a pip
 //! wheel's `libnvinfer.so.10` is named by its `tensorrt-cu12-libs` dist-info version, read by
 //! `probe::libs`; a bare major with no dist-info does not say which release it is).
+//!
+//! TensorRT against the driver: its pip wheels are built for one CUDA major (`tensorrt-cu12-libs`,
+//! `tensorrt-cu13-libs`; the 9.x `tensorrt-libs` by the `nvidia-cuda-runtime-cuNN` it
+//! requires), and a driver whose CUDA is of an older major runs none of it ("CUDA initialization
+//! failure with error: 35", cudaErrorInsufficientDriver): `driver-too-old-for-framework`, as for
+//! torch and onnxruntime-gpu. Its CUDA major against the framework beside it is
+//! `extension-cuda-mismatch` (`ext_packages`).
 
 use super::{FindingBuilder, ids};
 use crate::manifest::Manifests;
 use crate::report::GpuSource;
-use crate::report::{Finding, Gpu, Library, Report, Severity};
+use crate::report::{
+    Extension, Finding, Gpu, Library, PythonEnv, Report, Severity, Subject, framework_subject,
+};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
+    let mut out = gpu_findings(report, manifests);
+    out.extend(
+        report
+            .python_envs
+            .iter()
+            .filter_map(|env| driver_too_old(report, manifests, env)),
+    );
+    out
+}
+
+/// The TensorRT wheel of an environment that holds its libraries and names its CUDA major
+/// (`tensorrt-cu13-libs`, `tensorrt-libs`, `nvidia-tensorrt`), else its front package
+/// (`tensorrt-cu13`).
+fn tensorrt_wheel(env: &PythonEnv) -> Option<(&Extension, u64)> {
+    let with_major = |e: &&Extension| {
+        (e.name.starts_with("tensorrt") || e.name == "nvidia-tensorrt") && e.cuda_major.is_some()
+    };
+    let e = env
+        .extensions
+        .iter()
+        .filter(with_major)
+        .find(|e| e.name.ends_with("-libs") || e.name == "nvidia-tensorrt")
+        .or_else(|| env.extensions.iter().find(with_major))?;
+    Some((e, e.cuda_major.as_deref()?.parse().ok()?))
+}
+
+/// A TensorRT wheel built for a newer CUDA major than the driver supports. Skipped where the
+/// environment's torch is of that major or newer: its own `driver-too-old-for-framework` names
+/// the same driver.
+fn driver_too_old(report: &Report, manifests: &Manifests, env: &PythonEnv) -> Option<Finding> {
+    let (wheel, needed) = tensorrt_wheel(env)?;
+    let driver = report.driver.version.as_deref()?;
+    let have = report
+        .driver
+        .cuda_version
+        .as_deref()
+        .or_else(|| manifests.cuda.max_cuda_for_driver(driver))
+        .and_then(Version::parse)?;
+    if have.major() >= needed
+        || super::platform::compat_cuda(report, manifests).is_some_and(|(_, c)| c.major() >= needed)
+    {
+        return None;
+    }
+    let torch_covers = env.frameworks.iter().any(|f| {
+        f.name == "torch"
+            && f.variant.as_deref() == Some("cuda")
+            && f.cuda
+                .as_deref()
+                .and_then(Version::parse)
+                .is_some_and(|c| c.major() >= needed)
+    });
+    if torch_covers {
+        return None;
+    }
+    let floor = manifests
+        .cuda
+        .major(needed)
+        .map(|m| m.minor_compat_floor.as_str());
+    let mut f = FindingBuilder::new(
+        &ids::DRIVER_TOO_OLD_FOR_FRAMEWORK,
+        Severity::Error,
+        format!(
+            "TensorRT {} ({}) in {} is built for CUDA {needed}, but driver {driver} supports CUDA up to {}",
+            wheel.version,
+            wheel.name,
+            env.path,
+            have.as_str()
+        ),
+    )
+    .detail(
+        "TensorRT's wheels are built for one CUDA major; a driver older than that major's first \
+         release cannot run them, so creating a builder or runtime fails with \"CUDA \
+         initialization failure with error: 35\" (the driver is older than the CUDA runtime).",
+    )
+    .evidence(format!(
+        "driver: {driver} (CUDA {}, from {})",
+        have.as_str(),
+        report.driver.source.as_deref().unwrap_or("unknown source")
+    ))
+    .evidence(format!(
+        "{} {}: built for CUDA {needed} (its name or Requires-Dist; {})",
+        wheel.name, wheel.version, wheel.source
+    ))
+    .subject(framework_subject(&env.path, "tensorrt"))
+    .subject(Subject::Driver(None));
+    if let Some(floor) = floor {
+        f = f.evidence(format!(
+            "CUDA {needed}.x needs a driver >= {floor} (cuda.toml)"
+        ));
+    }
+    let upgrade = match floor {
+        Some(floor) => format!("Upgrade the driver to {floor} or newer (`gpu-doctor plan`)"),
+        None => {
+            format!("Upgrade the driver to one that supports CUDA {needed} (`gpu-doctor plan`)")
+        }
+    };
+    // Every TensorRT wheel not of the driver's major: the front package too.
+    let have_major = have.major().to_string();
+    let trt_names: Vec<&str> = env
+        .extensions
+        .iter()
+        .filter(|e| e.name.starts_with("tensorrt") || e.name == "nvidia-tensorrt")
+        .filter(|e| e.cuda_major.as_deref() != Some(have_major.as_str()))
+        .map(|e| e.name.as_str())
+        .collect();
+    let fix = if have.major() >= 11 && !trt_names.is_empty() {
+        format!(
+            "{upgrade}, or install TensorRT's wheels for the driver's CUDA {}: `pip uninstall -y {}` \
+             and `pip install tensorrt-cu{}` (plain `tensorrt` pulls the newest CUDA major's).",
+            have.major(),
+            trt_names.join(" "),
+            have.major()
+        )
+    } else {
+        format!("{upgrade}.")
+    };
+    Some(f.fix(fix).build())
+}
+
+fn gpu_findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let gpus: Vec<(&Gpu, Version)> = report
         .nvidia_gpus()
         .filter(|g| g.source != GpuSource::Override)
@@ -175,6 +304,59 @@ mod tests {
             .into_iter()
             .map(|f| f.title)
             .collect()
+    }
+
+    fn driver_machine(driver: &str, trt_major: &str, torch_cuda: Option<&str>) -> Report {
+        let mut r = report("8.6", "10.13.3");
+        r.driver.version = Some(driver.into());
+        let mut env = crate::report::PythonEnv {
+            path: "/venv".into(),
+            extensions: vec![Extension {
+                name: format!("tensorrt-cu{trt_major}-libs"),
+                version: "10.13.3.9".into(),
+                cuda_major: Some(trt_major.into()),
+                ..Extension::default()
+            }],
+            ..crate::report::PythonEnv::default()
+        };
+        if let Some(cuda) = torch_cuda {
+            env.frameworks.push(crate::report::Framework {
+                name: "torch".into(),
+                version: Some("2.9.0".into()),
+                variant: Some("cuda".into()),
+                cuda: Some(cuda.into()),
+                ..crate::report::Framework::default()
+            });
+        }
+        r.python_envs.push(env);
+        r
+    }
+
+    #[test]
+    fn tensorrt_wheels_of_a_cuda_major_newer_than_the_driver() {
+        let m = crate::manifest::embedded();
+        let ids = |r: &Report| -> Vec<String> {
+            findings(r, m)
+                .into_iter()
+                .map(|f| f.id.to_string())
+                .collect()
+        };
+        // CUDA 13 wheels on a CUDA 12.x driver.
+        let r = driver_machine("570.133.07", "13", None);
+        assert_eq!(ids(&r), ["driver-too-old-for-framework"]);
+        let f = &findings(&r, m)[0];
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("pip install tensorrt-cu12"),
+            "{f:?}"
+        );
+        // CUDA 12 wheels on the same driver, CUDA 13 wheels on a 580 driver: fine.
+        assert!(ids(&driver_machine("570.133.07", "12", None)).is_empty());
+        assert!(ids(&driver_machine("580.95.05", "13", None)).is_empty());
+        // A cu130 torch beside them names the same driver itself.
+        assert!(ids(&driver_machine("570.133.07", "13", Some("13.0"))).is_empty());
     }
 
     #[test]

@@ -41,6 +41,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for env in &report.python_envs {
+        let before = out.len();
         for fw in env
             .frameworks
             .iter()
@@ -113,8 +114,80 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 .build(),
             );
         }
+        // No torch floor judged this environment (no torch CUDA build, or one newer than the
+        // table): Triton's own floor, for its kernels called without torch.compile.
+        if out.len() == before
+            && let Some(f) = own_floor(manifests, env, &gpus)
+        {
+            out.push(f);
+        }
     }
     out
+}
+
+/// The distribution names Triton is installed under.
+const TRITON_DISTS: [&str; 2] = ["triton", "pytorch-triton"];
+
+/// Triton itself against the GPU: a release whose compiler emits PTX the GPU's architecture
+/// lacks (frameworks.toml `triton_min_cc`), judged where torch's own check was not.
+fn own_floor(manifests: &Manifests, env: &PythonEnv, gpus: &[(&Gpu, Version)]) -> Option<Finding> {
+    let triton = env
+        .extensions
+        .iter()
+        .find(|e| TRITON_DISTS.contains(&e.name.as_str()))?;
+    let row = manifests.frameworks.triton_min_cc(&triton.version)?;
+    let min = Version::parse(&row.min_cc)?;
+    let older: Vec<&(&Gpu, Version)> = gpus.iter().filter(|(_, cc)| *cc < min).collect();
+    let (first, cc) = older.first()?;
+    let listed: Vec<String> = older.iter().map(|(g, cc)| gpu_with_cc(g, cc)).collect();
+    let others = gpus.len() - older.len();
+    let compiler = default_compiler(env);
+    let severity = if compiler.is_some() {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    let sm = format!("sm_{}{}", cc.major(), cc.minor());
+    let mut f = FindingBuilder::new(
+        &ids::TRITON_GPU_TOO_OLD,
+        severity,
+        format!(
+            "Triton {} cannot compile for {}: it supports compute capability {} or newer",
+            triton.version,
+            listed.join(", "),
+            row.min_cc
+        ),
+    )
+    .detail(format!(
+        "Triton compiles its kernels (its own, and the Triton kernels of vLLM, SGLang, unsloth and other libraries, with or without torch.compile) to PTX for the GPU's architecture; below compute capability {} that PTX uses instructions {sm} lacks, and the first compile that needs them stops in ptxas (\"Feature 'mma' requires .target sm_70 or higher\") or in Triton's code generator. Code that does not call Triton runs.{}",
+        row.min_cc,
+        if others > 0 {
+            format!(" The machine's other {others} GPU(s) are new enough; Triton runs there.")
+        } else {
+            String::new()
+        }
+    ))
+    .evidence(format!("{} {} in {} ({})", triton.name, triton.version, env.path, triton.source))
+    .evidence(match compiler {
+        Some(e) => format!("{} {} in the same environment compiles with Triton by default", e.name, e.version),
+        None => "no package here that compiles by default: only code that calls Triton meets it".to_string(),
+    })
+    .evidence(format!(
+        "Triton {} to {} support compute capability >= {} ({})",
+        row.first, row.last, row.min_cc, row.source
+    ))
+    .subject(framework_subject(&env.path, "triton"))
+    .subject(first.subject());
+    for line in &listed {
+        f = f.evidence(line.clone());
+    }
+    Some(
+        f.fix(format!(
+            "Run this work without Triton on this GPU (the library's non-Triton path, or eager PyTorch), or use a GPU of compute capability {} or newer (Volta, Turing and later; on Kaggle or Colab a T4).",
+            row.min_cc
+        ))
+        .build(),
+    )
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 //! `scripts/gen-triton-ptxas.py` from the wheels; what a CUDA release can target is cuda.toml's
 //! `[[arch_support]]`. A variable pointing at a ptxas of a toolkit the probe found is judged by
 //! that toolkit's release, both ways (CUDA 13's ptxas no longer targets Volta and older); one
-//! pointing elsewhere is not judged.
+//! pointing elsewhere (a pip `nvidia-cuda-nvcc` wheel's `bin/ptxas`, a copied folder) by the
+//! release `probe::ptxas` read for it (`version.json` / `version.txt` above its `bin/`, or the
+//! version text in its bytes); one whose release nothing says is not judged.
 
 use super::triton::default_compiler;
 use super::{FindingBuilder, env_var, ids};
@@ -68,14 +70,32 @@ fn ptxas_in_use<'a>(
             var,
         )),
         Some(path) => {
-            let toolkit = report.toolkits.iter().find(|t| owns(t, path))?;
-            let cuda = toolkit_cuda(toolkit)?;
+            if let Some(toolkit) = report.toolkits.iter().find(|t| owns(t, path)) {
+                let cuda = toolkit_cuda(toolkit)?;
+                return Some((
+                    cuda.clone(),
+                    format!(
+                        "{var}={path} (the ptxas of CUDA {cuda} at {})",
+                        toolkit.path
+                    ),
+                    var,
+                ));
+            }
+            // Outside every toolkit found: the probe read its CUDA from the folder above its
+            // `bin/` or from its own bytes.
+            let file = report
+                .ptxas
+                .iter()
+                .find(|p| p.variable == var && p.path == path)?;
+            let cuda = file.cuda.clone()?;
+            let from = match file.cuda_source.as_deref() {
+                Some("banner") => "its version text",
+                Some("version.txt") => "version.txt beside its bin/",
+                _ => "version.json beside its bin/",
+            };
             Some((
                 cuda.clone(),
-                format!(
-                    "{var}={path} (the ptxas of CUDA {cuda} at {})",
-                    toolkit.path
-                ),
+                format!("{var}={path} (a ptxas of CUDA {cuda}, from {from})"),
                 var,
             ))
         }
@@ -194,7 +214,7 @@ fn cannot_target(
                 first.cuda, first.source
             ))
             .evidence(format!("Triton's bundled ptxas per release: {}", row.source))
-            .fix(newer_ptxas(report, manifests, cc, var, first))
+            .fix(newer_ptxas(report, manifests, row, cc, var, first))
             .build(),
         ),
         // The other direction: a newer ptxas (CUDA 13's, through the variable) that dropped
@@ -230,6 +250,7 @@ fn cannot_target(
 fn newer_ptxas(
     report: &Report,
     manifests: &Manifests,
+    installed: &TritonPtxas,
     cc: &Version,
     var: &str,
     first: &ArchSupport,
@@ -241,7 +262,16 @@ fn newer_ptxas(
         )
     };
     let mut fixes = Vec::new();
-    if let Some(r) = manifests
+    // The variable replaces the wheel's ptxas: another Triton does not help while it is set.
+    let var_set = env_var(report, var).is_some_and(|v| !v.trim().is_empty());
+    if var_set {
+        let (bundled, _) = installed.for_cc(cc.as_str());
+        if targets(bundled) {
+            fixes.push(format!(
+                "Unset {var}: the ptxas in Triton's wheel (CUDA {bundled}) targets this GPU."
+            ));
+        }
+    } else if let Some(r) = manifests
         .frameworks
         .triton_ptxas
         .iter()
@@ -272,13 +302,14 @@ fn newer_ptxas(
         .iter()
         .filter_map(|t| Some((t, toolkit_cuda(t)?)))
         .find(|(_, v)| targets(v));
+    let or = if fixes.is_empty() { "P" } else { "Or p" };
     fixes.push(match toolkit {
         Some((t, v)) => format!(
-            "Or point Triton at the ptxas of the CUDA {v} toolkit already here: {}.",
+            "{or}oint Triton at the ptxas of the CUDA {v} toolkit already here: {}.",
             set(&format!("{}/bin/ptxas", t.path.trim_end_matches('/')))
         ),
         None => format!(
-            "Or point Triton at the ptxas of a CUDA {} or newer toolkit: {}.",
+            "{or}oint Triton at the ptxas of a CUDA {} or newer toolkit: {}.",
             first.cuda,
             set("/usr/local/cuda-X.Y/bin/ptxas")
         ),

@@ -22,6 +22,7 @@ pub(crate) mod net;
 pub(crate) mod node_envs;
 pub(crate) mod overrides;
 pub(crate) mod pci;
+pub(crate) mod ptxas;
 pub(crate) mod python;
 pub(crate) mod python_managers;
 pub(crate) mod rocm;
@@ -459,6 +460,7 @@ fn gather_besides(
         driver_libraries,
         toolkits,
         host_compiler,
+        ptxas: Vec::new(),
         libraries,
         python_envs,
         rocm,
@@ -480,6 +482,7 @@ fn gather_besides(
     let from_pid1 =
         image_env::from_pid1(host, report.host.container.is_some(), &report.environment);
     report.environment.extend(from_pid1);
+    report.ptxas = ptxas::probe(host, &report.environment);
     overrides::apply(&host.env, &mut report);
     report.probes.extend(limits_met(host));
     report

@@ -116,6 +116,10 @@ pub struct Report {
     /// nvcc, under `--host-root`, or when it did not answer.
     #[serde(default)]
     pub host_compiler: Option<HostCompiler>,
+    /// The ptxas programs Triton's variables name (`TRITON_PTXAS_PATH`, and ptxas-blackwell's),
+    /// with the CUDA release each belongs to; empty when none is set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ptxas: Vec<PtxasFile>,
     pub libraries: Libraries,
     pub python_envs: Vec<PythonEnv>,
     /// The AMD ROCm stack (installs, amdgpu module, KFD, device nodes and groups); null when
@@ -227,6 +231,23 @@ pub const IMAGE_REQUIREMENT_VARS: [&str; 3] = [
 pub struct EnvVar {
     pub name: String,
     pub value: String,
+}
+
+/// A ptxas a Triton variable points at, and the CUDA release it is of.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PtxasFile {
+    /// The variable ("TRITON_PTXAS_PATH").
+    pub variable: String,
+    /// Its value, as set.
+    pub path: String,
+    /// The CUDA release of that ptxas ("12.8.93", or "12.8" from a banner without the full
+    /// version); null when nothing said, or the file is not there.
+    pub cuda: Option<String>,
+    /// Where `cuda` came from: "version.json" or "version.txt" (the toolkit folder above its
+    /// `bin/`), or "banner" (the version text in the program's own bytes).
+    pub cuda_source: Option<String>,
 }
 
 /// A fact replaced by a `GPU_DOCTOR_*` variable (for build machines without a GPU).

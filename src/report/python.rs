@@ -84,8 +84,9 @@ pub struct Extension {
     /// The normalised distribution name ("vllm", "flash-attn", "torchvision").
     pub name: String,
     pub version: String,
-    /// Its `Requires-Dist` lines on torch, torchvision or torchaudio outside extras, as
-    /// name and specifier ("torch==2.8.0"); empty when it pins none.
+    /// Its `Requires-Dist` lines on torch, torchvision, torchaudio or TensorRT (`tensorrt`,
+    /// `tensorrt-cu12-libs`, ...) outside extras, as name and specifier ("torch==2.8.0",
+    /// "tensorrt==10.1.0"); empty when it pins none.
     pub requires: Vec<String>,
     /// The dist-info folder they were read from.
     pub source: String,
@@ -114,6 +115,12 @@ pub struct Extension {
     /// for the GPU, or any newer one); empty as `fatbin_sass`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fatbin_ptx: Vec<String>,
+    /// The CUDA major a TensorRT wheel is built for, as its own metadata says: the `cuNN` of its
+    /// name (`tensorrt-cu13-libs`), else of the `nvidia-*-cuNN` wheels its `Requires-Dist`
+    /// names (`tensorrt-libs` 9.x: `nvidia-cuda-runtime-cu11`). Null for other packages, or
+    /// when neither says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_major: Option<String>,
 }
 
 impl PythonEnv {

@@ -176,4 +176,134 @@ fn an_extension_needing_another_cudnn_major_than_torch_is_a_cuda_mismatch() {
     let title = f["title"].as_str().unwrap();
     assert!(title.contains("needs libcudnn.so.8"), "{title}");
     assert!(title.contains("libcudnn.so.9"), "{title}");
+
+/// Triton used without torch.compile on a GPU below Triton's own floor (frameworks.toml
+/// `triton_min_cc`): a plain `import triton` program, with no torch CUDA build whose own check
+/// (`torch_triton_min_cc`) would judge it. The machine is triton-p100-torch-compile's P100 with
+/// torch taken away and Triton 3.1.0 installed alone. triton-lang/triton#1271 (2023-03, a GTX
+/// 1080: the tutorials' matmul fails, "If it's a pre-Volta GPU, we don't generate the MMA") is
+/// the class's report; its machine had torch 2.0, whose own check already judges it.
+#[test]
+fn a_triton_program_without_torch_on_a_pascal_gpu_is_below_tritons_own_floor() {
+    let r = doctor_changed("triton-p100-torch-compile", |root| {
+        let site = root.join("home/ubuntu/venv/lib/python3.10/site-packages");
+        std::fs::remove_dir_all(site.join("torch-2.5.1+cu124.dist-info")).unwrap();
+        std::fs::remove_dir_all(site.join("torch")).unwrap();
+        let dist = site.join("triton-3.1.0.dist-info");
+        std::fs::create_dir_all(&dist).unwrap();
+        std::fs::write(
+            dist.join("METADATA"),
+            "Metadata-Version: 2.1\nName: triton\nVersion: 3.1.0\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(site.join("triton")).unwrap();
+        std::fs::write(site.join("triton/__init__.py"), "").unwrap();
+    });
+    let f = finding(&r, "triton-gpu-too-old");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("Triton 3.1.0 cannot compile for GPU 0 (Tesla P100-PCIE-16GB"),
+        "{f}"
+    );
+    assert!(title.contains("compute capability 7.0 or newer"), "{f}");
+    assert_eq!(f["severity"], "info", "nothing here compiles by default");
+}
+
+/// torch-tensorrt's `tensorrt` pins (`tensorrt==`, `tensorrt-cu12-libs==` in its
+/// Requires-Dist) against the TensorRT wheels installed: the machine is
+/// torch-tensorrt-240-on-torch-251's, its torch-tensorrt made the 2.5 build (torch pin met)
+/// and its TensorRT wheels moved to 10.3.0 while it pins 10.1.0. No public report of a
+/// torch-tensorrt beside another TensorRT release that failed for it was found
+/// (pytorch/TensorRT#3351 mixes TensorRT wheels of 10.1.0 and 10.7.0 under torch-tensorrt's
+/// own pins, which pip had met).
+#[test]
+fn torch_tensorrt_beside_another_tensorrt_release_is_a_pin_mismatch() {
+    let r = doctor_changed("torch-tensorrt-240-on-torch-251", |root| {
+        let site = root.join("home/ubuntu/venv/lib/python3.10/site-packages");
+        let meta = site.join("torch_tensorrt-2.4.0.dist-info/METADATA");
+        let text = std::fs::read_to_string(&meta)
+            .unwrap()
+            .replace("torch (<2.5.0,>=2.4.0)", "torch (<2.6.0,>=2.5.0)");
+        std::fs::write(&meta, text).unwrap();
+        move_dist(site.as_path(), "tensorrt_cu12_libs", "10.1.0", "10.3.0");
+    });
+    let f = finding(&r, "extension-torch-mismatch");
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains("torch-tensorrt 2.4.0 needs tensorrt-cu12-libs==10.1.0"),
+        "{f}"
+    );
+    assert!(
+        title.contains("tensorrt-cu12-libs 10.3.0 is installed"),
+        "{f}"
+    );
+    let fix = f["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("pip install 'tensorrt-cu12-libs==10.1.0'"),
+        "{fix}"
+    );
+    assert!(!fix.contains("--framework torch"), "{fix}");
+}
+
+/// What a hostile case puts where a file should be.
+type MakeFile = fn(&Path);
+
+/// The ptxas `TRITON_PTXAS_PATH` names is read bounded: a FIFO, a 10 GB sparse file and a link
+/// loop where the program should be give no CUDA release (and no finding), and no hang.
+#[test]
+fn a_hostile_ptxas_behind_the_variable_is_no_release_and_no_hang() {
+    let ptxas = "home/ubuntu/venv/lib/python3.12/site-packages/nvidia/cuda_nvcc/bin/ptxas";
+    let fixture = "dgx-spark-gb10-triton-350-ptxas-path-pip-nvcc-cu12-128";
+    let cases: [(&str, MakeFile); 3] = [
+        ("fifo", |p| crate::support::mkfifo(p)),
+        ("sparse", |p| {
+            let f = std::fs::File::create(p).unwrap();
+            f.set_len(10 << 30).unwrap();
+        }),
+        ("loop", |p| {
+            let dir = p.parent().unwrap();
+            std::os::unix::fs::symlink(dir.join("b"), dir.join("a")).unwrap();
+            std::os::unix::fs::symlink(dir.join("a"), dir.join("b")).unwrap();
+            std::os::unix::fs::symlink(dir.join("a"), p).unwrap();
+        }),
+    ];
+    for (name, make) in cases {
+        let r = doctor_changed(fixture, |root| {
+            let p = root.join(ptxas);
+            std::fs::remove_file(&p).unwrap();
+            make(&p);
+        });
+        assert_eq!(
+            r["ptxas"][0]["cuda"],
+            serde_json::Value::Null,
+            "{name}: {}",
+            r["ptxas"]
+        );
+        assert!(
+            !finding_ids(&r).contains(&"triton-ptxas-too-old-for-gpu".to_string()),
+            "{name}"
+        );
+    }
+}
+
+/// A ptxas behind `TRITON_PTXAS_PATH` in a copied toolkit folder: its release is the
+/// `version.json` above its `bin/` (before its bytes are searched).
+#[test]
+fn a_ptxas_behind_the_variable_is_dated_by_the_version_json_above_its_bin() {
+    let r = doctor_changed(
+        "dgx-spark-gb10-triton-350-ptxas-path-pip-nvcc-cu12-128",
+        |root| {
+            let dir = root.join("home/ubuntu/venv/lib/python3.12/site-packages/nvidia/cuda_nvcc");
+            std::fs::write(dir.join("bin/ptxas"), "").unwrap();
+            std::fs::write(
+                dir.join("version.json"),
+                r#"{"cuda": {"name": "CUDA SDK", "version": "12.6.3"}}"#,
+            )
+            .unwrap();
+        },
+    );
+    assert_eq!(r["ptxas"][0]["cuda"], "12.6.3", "{}", r["ptxas"]);
+    assert_eq!(r["ptxas"][0]["cuda_source"], "version.json");
+    let f = finding(&r, "triton-ptxas-too-old-for-gpu");
+    assert!(f["title"].as_str().unwrap().contains("CUDA 12.6.3"), "{f}");
 }

@@ -306,6 +306,11 @@ impl FrameworkTable {
                     .iter()
                     .map(|r| ("tensorrt_min_cc", &r.first, &r.last, &r.source, &r.checked)),
             )
+            .chain(
+                self.triton_min_cc
+                    .iter()
+                    .map(|r| ("triton_min_cc", &r.first, &r.last, &r.source, &r.checked)),
+            )
             .chain(self.jaxlib_cudnn_built.iter().map(|r| {
                 (
                     "jaxlib_cudnn_built",

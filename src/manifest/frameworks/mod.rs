@@ -94,6 +94,10 @@ pub struct FrameworkTable {
     /// The oldest GPU a range of TensorRT releases runs on, ascending (from NVIDIA's documents).
     #[serde(default)]
     pub tensorrt_min_cc: Vec<TensorrtMinCc>,
+    /// The oldest GPU a range of Triton releases compiles for, of its own (without torch's
+    /// check), ascending (from Triton's README and the PTX its compiler emits).
+    #[serde(default)]
+    pub triton_min_cc: Vec<TensorrtMinCc>,
     /// The first TensorRT release that runs on GPUs of some compute capabilities.
     #[serde(default)]
     pub tensorrt_first_for_cc: Vec<TensorrtFirstForCc>,

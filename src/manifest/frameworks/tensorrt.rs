@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::FrameworkTable;
 use crate::manifest::matching::{compare, within};
 
-/// The oldest GPU a range of TensorRT releases runs on.
+/// The oldest GPU a range of TensorRT (or Triton: `triton_min_cc`) releases runs on.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TensorrtMinCc {
@@ -32,6 +32,14 @@ impl FrameworkTable {
     #[must_use]
     pub fn tensorrt_min_cc(&self, version: &str) -> Option<&TensorrtMinCc> {
         self.tensorrt_min_cc
+            .iter()
+            .find(|row| within(Some(&row.first), &row.last, version))
+    }
+
+    /// The oldest GPU a Triton release compiles for of its own, where the table has its range.
+    #[must_use]
+    pub fn triton_min_cc(&self, version: &str) -> Option<&TensorrtMinCc> {
+        self.triton_min_cc
             .iter()
             .find(|row| within(Some(&row.first), &row.last, version))
     }
