@@ -188,7 +188,16 @@ pub struct PtxJit {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverLifecycle {
+    /// Branches NVIDIA names as past their end of life, ascending.
     pub end_of_life_branches: Vec<u64>,
+    /// The branches of NVIDIA's newest support table; every branch older than its oldest is
+    /// past its end of life ("All other previous driver branches not listed ... are end of
+    /// life"). Empty: no such rule.
+    #[serde(default)]
+    pub supported_branches: Vec<u64>,
+    /// NVIDIA's legacy branches, kept for GPUs its newer branches dropped (R470 Kepler's).
+    #[serde(default)]
+    pub legacy_branches: Vec<u64>,
     pub note: Option<String>,
     pub source: String,
     pub checked: String,
@@ -222,7 +231,52 @@ impl CudaTable {
             .driver_lifecycle
             .end_of_life_branches
             .contains(&row.branch)
+            && !self.older_than_supported(row.branch)
             && row.eol.as_deref().is_none_or(|eol| eol >= as_of)
+    }
+
+    /// Whether branch `b` is older than every branch of NVIDIA's newest support table, which
+    /// makes it past its end of life.
+    fn older_than_supported(&self, b: u64) -> bool {
+        let lifecycle = &self.driver_lifecycle;
+        lifecycle
+            .supported_branches
+            .iter()
+            .min()
+            .is_some_and(|oldest| b < *oldest && !lifecycle.supported_branches.contains(&b))
+    }
+
+    /// Whether NVIDIA no longer updates branch `b` as of the tables' date: on the end-of-life
+    /// list, older than every branch of the newest support table (or than every listed one),
+    /// or past the end of life its own row gives. A branch the tables do not know at all and
+    /// newer than those is taken to be in support.
+    #[must_use]
+    pub fn branch_ended(&self, b: u64) -> bool {
+        let listed = &self.driver_lifecycle.end_of_life_branches;
+        listed.contains(&b)
+            || self.older_than_supported(b)
+            || listed.iter().min().is_some_and(|oldest| b < *oldest)
+            || self
+                .driver_branches
+                .iter()
+                .find(|row| row.branch == b)
+                .is_some_and(|row| !self.branch_in_support(row, &self.as_of()))
+    }
+
+    /// The end of life (`YYYY-MM`) the tables give for branch `b`, where they give one.
+    #[must_use]
+    pub fn branch_eol(&self, b: u64) -> Option<&str> {
+        self.driver_branches
+            .iter()
+            .find(|row| row.branch == b)?
+            .eol
+            .as_deref()
+    }
+
+    /// Whether `b` is one of NVIDIA's legacy branches (kept for GPUs newer branches dropped).
+    #[must_use]
+    pub fn is_legacy_branch(&self, b: u64) -> bool {
+        self.driver_lifecycle.legacy_branches.contains(&b)
     }
 
     /// The release a version names: exact (`12.4.1`) or the first of a series (`12.4` is the
@@ -515,6 +569,20 @@ impl CudaTable {
                 .end_of_life_branches
                 .iter()
                 .map(|branch| (format!("driver_lifecycle R{branch}"), *branch)),
+        );
+        c.ascending(
+            "supported branch",
+            lifecycle
+                .supported_branches
+                .iter()
+                .map(|branch| (format!("driver_lifecycle supported R{branch}"), *branch)),
+        );
+        c.ascending(
+            "legacy branch",
+            lifecycle
+                .legacy_branches
+                .iter()
+                .map(|branch| (format!("driver_lifecycle legacy R{branch}"), *branch)),
         );
     }
 }
