@@ -36,21 +36,9 @@ pub(super) fn legacy_note(machine: &Machine, m: &Manifests, ccs: &[String]) -> O
         .map_or_else(String::new, |b| {
             format!(", which runs CUDA up to {}", b.max_cuda)
         });
-    let ended = if m.cuda.branch_ended(last) {
-        let when = m
-            .cuda
-            .branch_eol(last)
-            .map_or_else(String::new, |eol| format!(" in {eol}"));
-        format!(
-            "; R{last} reached its end of life{when}: no more fixes, and its module may not \
-             build on newer kernels"
-        )
-    } else {
-        String::new()
-    };
     Some(format!(
         "legacy GPU: {} is supported by driver branches up to R{last} only (its last branch{max_cuda}); \
-         the plan stays on R{last} and newer drivers will not drive it{ended}",
+         the plan stays on R{last} and newer drivers will not drive it",
         legacy.join(", ")
     ))
 }
