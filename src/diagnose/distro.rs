@@ -358,8 +358,7 @@ pub(crate) fn hold_kernel(report: &Report) -> String {
              then `sudo dnf versionlock add kernel kernel-core kernel-modules kernel-devel`"
             .to_string(),
         Distro::Arch => {
-            let headers =
-                arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""));
+            let headers = arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""));
             let kernel = headers.trim_end_matches("-headers");
             format!("`IgnorePkg = {kernel} {headers}` in /etc/pacman.conf")
         }

@@ -39,6 +39,26 @@ pub struct CudaTable {
     /// (`scripts/gen-host-compiler.py`).
     #[serde(rename = "host_compiler", default)]
     pub host_compilers: Vec<HostCompiler>,
+    /// Which forward-compatibility (cuda-compat) CUDA releases each host branch accepts,
+    /// ascending by branch.
+    #[serde(rename = "forward_compat_host", default)]
+    pub forward_compat_hosts: Vec<ForwardCompatHost>,
+}
+
+/// One `[[forward_compat_host]]` row: a host driver branch and the cuda-compat packages it
+/// runs, as far as the sources show: up to `accepts_up_to`, and none from `refuses_from` on.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardCompatHost {
+    pub branch: u64,
+    /// The newest compat CUDA (`major.minor`) the sources show the branch accepting; `None`
+    /// for a branch that accepts none (a New Feature Branch).
+    pub accepts_up_to: Option<String>,
+    /// The oldest compat CUDA the sources show the branch refusing; `None` where none is known.
+    pub refuses_from: Option<String>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
 }
 
 /// One `[[host_compiler]]` row: CUDA `cuda`'s nvcc refuses a GCC newer than `gcc_max`
@@ -261,6 +281,12 @@ impl CudaTable {
                 .iter()
                 .find(|row| row.branch == b)
                 .is_some_and(|row| !self.branch_in_support(row, &self.as_of()))
+    }
+
+    /// The `[[forward_compat_host]]` row of host branch `b`.
+    #[must_use]
+    pub fn forward_compat_host(&self, b: u64) -> Option<&ForwardCompatHost> {
+        self.forward_compat_hosts.iter().find(|row| row.branch == b)
     }
 
     /// The end of life (`YYYY-MM`) the tables give for branch `b`, where they give one.
@@ -560,6 +586,34 @@ impl CudaTable {
 
     /// The prose tables and the end-of-life list.
     fn check_notes(&self, c: &mut Checker) {
+        for row in &self.forward_compat_hosts {
+            let label = format!("forward_compat_host R{}", row.branch);
+            c.provenance(&label, &row.source, &row.checked);
+            c.opt_version(&label, "accepts_up_to", row.accepts_up_to.as_deref());
+            c.opt_version(&label, "refuses_from", row.refuses_from.as_deref());
+            if let (Some(up), Some(from)) = (&row.accepts_up_to, &row.refuses_from)
+                && compare(up, from) != std::cmp::Ordering::Less
+            {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    format!("accepts_up_to {up} is not older than refuses_from {from}"),
+                );
+            }
+            if row.accepts_up_to.is_none() && row.refuses_from.is_none() {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    "neither accepts_up_to nor refuses_from".to_string(),
+                );
+            }
+        }
+        c.ascending(
+            "forward-compatibility host branch",
+            self.forward_compat_hosts
+                .iter()
+                .map(|row| (format!("forward_compat_host R{}", row.branch), row.branch)),
+        );
         c.provenance("ptx_jit", &self.ptx_jit.source, &self.ptx_jit.checked);
         let lifecycle = &self.driver_lifecycle;
         c.provenance("driver_lifecycle", &lifecycle.source, &lifecycle.checked);
