@@ -342,26 +342,7 @@ pub(super) fn forward_compat_branch_unsupported(
             row.refuses_from.as_deref().unwrap_or("?")
         ),
     };
-    let accepting: Vec<String> = table
-        .forward_compat_hosts
-        .iter()
-        .filter(|r| {
-            r.accepts_up_to
-                .as_deref()
-                .and_then(Version::parse)
-                .is_some_and(|up| up >= cuda_v)
-        })
-        .map(|r| format!("R{}", r.branch))
-        .collect();
-    let native = table
-        .driver_branches
-        .iter()
-        .filter(|r| r.verified)
-        .find(|r| {
-            Version::parse(&r.max_cuda).is_some_and(|max| max >= cuda_v)
-                && table.branch_in_support(r, &table.as_of())
-        })
-        .map(|r| r.branch);
+    let accepting = accepting_branches(table, &cuda_v);
     let mut f = FindingBuilder::new(
         &ids::FORWARD_COMPAT_BRANCH_UNSUPPORTED,
         Severity::Error,
@@ -387,6 +368,52 @@ pub(super) fn forward_compat_branch_unsupported(
             accepting.join(", ")
         ));
     }
+    Some(
+        f.subject(Subject::Library(first.path.clone()))
+            .fix_on_host(branch_fix(report, table, first, host_text, row, cuda))
+            .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
+            .build(),
+    )
+}
+
+/// The branches whose `[[forward_compat_host]]` row shows them accepting compat CUDA `cuda`.
+fn accepting_branches(table: &crate::manifest::CudaTable, cuda: &Version) -> Vec<String> {
+    table
+        .forward_compat_hosts
+        .iter()
+        .filter(|r| {
+            r.accepts_up_to
+                .as_deref()
+                .and_then(Version::parse)
+                .is_some_and(|up| &up >= cuda)
+        })
+        .map(|r| format!("R{}", r.branch))
+        .collect()
+}
+
+/// The fix for a compat package on a branch that refuses it: a supported branch that runs its
+/// CUDA natively, or an older compat package (none on a New Feature Branch), and the compat
+/// folder off the loader path.
+fn branch_fix(
+    report: &Report,
+    table: &crate::manifest::CudaTable,
+    first: &DriverLibrary,
+    host_text: &str,
+    row: &crate::manifest::ForwardCompatHost,
+    cuda: &str,
+) -> String {
+    let cuda_v = Version::parse(cuda);
+    let native = table
+        .driver_branches
+        .iter()
+        .filter(|r| r.verified)
+        .find(|r| {
+            Version::parse(&r.max_cuda)
+                .zip(cuda_v.as_ref())
+                .is_some_and(|(max, c)| &max >= c)
+                && table.branch_in_support(r, &table.as_of())
+        })
+        .map(|r| r.branch);
     let move_to = native.map_or_else(
         || format!("a driver branch that runs CUDA {cuda} natively"),
         |n| format!("R{n} or newer, which runs CUDA {cuda} natively (no compat package needed)"),
@@ -403,14 +430,10 @@ pub(super) fn forward_compat_branch_unsupported(
         |up| format!("use a compat package for CUDA {up} or older, with programs built for it"),
     );
     let off_path = ld_library_path_fix(report, &[first]).map_or_else(String::new, |cmd| {
-        format!(" Either way, take the compat folder off the loader path when it is not needed: `{cmd}`.")
+        format!(
+            " Either way, take the compat folder off the loader path when it is not needed: \
+             `{cmd}`."
+        )
     });
-    Some(
-        f.subject(Subject::Library(first.path.clone()))
-            .fix_on_host(format!(
-                "Move the host driver to {move_to}, or {older}.{off_path}"
-            ))
-            .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
-            .build(),
-    )
+    format!("Move the host driver to {move_to}, or {older}.{off_path}")
 }
