@@ -585,7 +585,10 @@ fn notes(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<String> {
         DriverPlan::Keep => machine
             .working_driver()
             .map(|v| v.major())
-            .filter(|b| m.cuda.branch_ended(*b)),
+            // Only a legacy GPU's last branch: a newer one is the driver findings' to judge.
+            .filter(|b| {
+                m.cuda.branch_ended(*b) && choose::last_branch(&m.cuda, &d.ccs) == Some(*b)
+            }),
         DriverPlan::Elsewhere { .. } => None,
     };
     if let Some(branch) = ended {
