@@ -343,6 +343,36 @@ pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String 
     }
 }
 
+/// How to keep the kernel packages where they are, so that updates do not bring in a kernel
+/// an end-of-life driver branch no longer builds on, in the distribution's words: apt's
+/// `apt-mark hold` on the kernel's metapackages, dnf's versionlock plugin, pacman's `IgnorePkg`
+/// (the package of the running kernel: `linux`, `linux-zen`, `linux-lts`), Gentoo's
+/// package.mask, NixOS's `boot.kernelPackages`.
+pub(crate) fn hold_kernel(report: &Report) -> String {
+    match of(report) {
+        Distro::Ubuntu => "`sudo apt-mark hold linux-generic linux-image-generic \
+             linux-headers-generic`"
+            .to_string(),
+        Distro::Debian => "`sudo apt-mark hold linux-image-amd64 linux-headers-amd64`".to_string(),
+        Distro::Fedora | Distro::Rhel => "`sudo dnf install python3-dnf-plugin-versionlock`, \
+             then `sudo dnf versionlock add kernel kernel-core kernel-modules kernel-devel`"
+            .to_string(),
+        Distro::Arch => {
+            let headers = arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""));
+            let kernel = headers.trim_end_matches("-headers");
+            format!("`IgnorePkg = {kernel} {headers}` in /etc/pacman.conf")
+        }
+        Distro::Nixos => "set `boot.kernelPackages` in configuration.nix to a kernel series \
+             the driver builds on, then `sudo nixos-rebuild switch`"
+            .to_string(),
+        Distro::Gentoo => "mask the newer kernel sources in /etc/portage/package.mask and keep \
+             `eselect kernel` on the older ones"
+            .to_string(),
+        Distro::Talos => "stay on the node's current Talos image".to_string(),
+        Distro::Other => "your package manager's hold on the kernel packages".to_string(),
+    }
+}
+
 /// How to install the running kernel's headers, which DKMS and akmods build the module against.
 /// Debian and Ubuntu: `linux-headers-<release>` (DKMS's own message names the package); the Red
 /// Hat family and Fedora: `kernel-devel` of the running release (RPM Fusion's howto); Arch: the

@@ -70,6 +70,7 @@ pub static KINDS: &[&Kind] = &[
     &STUB_LIBCUDA_ON_PATH,
     &FORWARD_COMPAT_UNSUPPORTED,
     &FORWARD_COMPAT_OLDER_THAN_DRIVER,
+    &FORWARD_COMPAT_BRANCH_UNSUPPORTED,
     &CONTAINER_DRIVER_CAPABILITIES,
     &DRIVER_COMPUTE_LIBRARIES_MISSING,
     &CONTAINER_NO_GPU_RUNTIME,
@@ -418,6 +419,12 @@ pub static FORWARD_COMPAT_OLDER_THAN_DRIVER: Kind = Kind {
     id: "forward-compat-older-than-driver",
     severities: &[Severity::Error],
     title: "a forward-compatibility libcuda older than the host's driver loads first: CUDA fails with error 803 (system driver mismatch)",
+};
+
+pub static FORWARD_COMPAT_BRANCH_UNSUPPORTED: Kind = Kind {
+    id: "forward-compat-branch-unsupported",
+    severities: &[Severity::Error],
+    title: "a forward-compatibility libcuda loads first on a host driver branch that does not accept its CUDA (one that ended before it, or a New Feature Branch); from `cuda.toml`'s `[[forward_compat_host]]`",
 };
 
 pub static CONTAINER_DRIVER_CAPABILITIES: Kind = Kind {

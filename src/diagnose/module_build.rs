@@ -85,6 +85,11 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
         .map_or_else(String::new, |e| format!(" (\"{e}\")"));
     let branch = branch_of(&failed.version);
     let end_of_life = branch.is_some_and(|b| branch_ended(manifests, b));
+    if let Some(b) = branch.filter(|_| end_of_life)
+        && let Some(text) = no_supported_branch(report, manifests, failed, b, &error)
+    {
+        return Some(text);
+    }
     Some(match branch {
         // Fedora's and Arch's driver packages follow NVIDIA's current branch: updating them
         // is the move to a supported branch.
@@ -116,6 +121,102 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
             super::distro::update_driver(report)
         ),
     })
+}
+
+/// The fix when no supported branch drives the machine's GPUs and the failed build's branch
+/// has ended: a GPU whose last branch (`cuda.toml`'s `last_driver_branch`: Kepler's R470) is
+/// past its end of life, or, where no GPU's last branch is known, a build of one of NVIDIA's
+/// legacy branches. No release will build for the new kernel; what is left is a kernel the
+/// branch still builds on. `None` when a supported branch drives the GPUs (the caller's fix).
+fn no_supported_branch(
+    report: &Report,
+    manifests: &Manifests,
+    failed: &ModuleBuild,
+    b: u64,
+    error: &str,
+) -> Option<String> {
+    let table = &manifests.cuda;
+    let release = report.host.kernel_release.as_deref()?;
+    let ended = |branch: u64| {
+        table.branch_eol(branch).map_or_else(
+            || "has reached its end of life".to_string(),
+            |eol| format!("reached its end of life in {eol}"),
+        )
+    };
+    let gpus: Vec<(String, u64)> = report
+        .nvidia_gpus()
+        .filter_map(|g| {
+            let cc = g.compute_capability.as_deref()?;
+            let row = table.compute_capability(cc)?;
+            let last = row.last_driver_branch?;
+            let arch = row
+                .architecture
+                .as_deref()
+                .map(|a| format!("{a}, "))
+                .unwrap_or_default();
+            let name = g.name.as_deref().unwrap_or("GPU");
+            Some((format!("{name} ({arch}compute capability {cc})"), last))
+        })
+        .collect();
+    let head = format!(
+        "The {} build of driver {} fails on kernel {release}{error}: the R{b} branch {} and \
+         gets no fixes for newer kernels",
+        failed.tool,
+        failed.version,
+        ended(b)
+    );
+    let keep = |last: u64| {
+        let kernel = newest_built_kernel(report).map_or_else(
+            || "the older kernel it was last built for".to_string(),
+            |k| format!("kernel {k} from the boot menu (the module is built for it)"),
+        );
+        format!(
+            "Keep a kernel the R{last} sources build on: boot {kernel}, and hold the kernel \
+             packages so updates do not replace it ({}).",
+            super::distro::hold_kernel(report)
+        )
+    };
+    if gpus.is_empty() {
+        // No GPU's last branch is known: a legacy branch's build names its own GPUs' fate.
+        if !table.is_legacy_branch(b) {
+            return None;
+        }
+        return Some(format!(
+            "{head}. R{b} is one of NVIDIA's legacy branches, kept for GPUs its newer branches \
+             no longer drive; if this GPU is one of them, no supported branch drives it and no \
+             driver release will build for kernel {release}. {} If a supported branch drives \
+             the GPU, move to it instead: {}.",
+            keep(b),
+            super::distro::supported_branch(report, &manifests.install)
+        ));
+    }
+    let last = gpus.iter().map(|(_, l)| *l).min()?;
+    if !table.branch_ended(last) {
+        return None;
+    }
+    let names: Vec<&str> = gpus
+        .iter()
+        .filter(|(_, l)| *l == last)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let names = names.join(", ");
+    if last > b {
+        // A newer legacy branch still drives the GPU and may build where this one does not.
+        return Some(format!(
+            "{head}. R{last} is the last branch that drives {names}, also past its end of life \
+             ({}), and newer than R{b}: it may build for kernel {release}. {}. If it does not \
+             either, no supported branch drives this GPU: {}",
+            ended(last),
+            super::distro::legacy_branch(report, &manifests.install, last),
+            keep(last)
+        ));
+    }
+    Some(format!(
+        "{head}. No supported branch drives {names}: R{last} is the last that does, so no \
+         driver release will build for kernel {release}. {} Only a newer GPU, one a supported \
+         branch drives, runs on newer kernels.",
+        keep(last)
+    ))
 }
 
 /// The build that failed for the running kernel, if one is recorded.
@@ -177,19 +278,9 @@ pub(super) fn newest_built_kernel(report: &Report) -> Option<&str> {
         .map(String::as_str)
 }
 
-/// Whether NVIDIA no longer updates branch `b`: on its end-of-life list, older than every
-/// branch on it (the list names examples, newest first to go, and a branch older than all of
-/// them ended before them), or past the end of life its own row gives as of the tables' date.
+/// Whether NVIDIA no longer updates branch `b` (`CudaTable::branch_ended`).
 fn branch_ended(manifests: &Manifests, b: u64) -> bool {
-    let table = &manifests.cuda;
-    let listed = &table.driver_lifecycle.end_of_life_branches;
-    listed.contains(&b)
-        || listed.iter().min().is_some_and(|oldest| b < *oldest)
-        || table
-            .driver_branches
-            .iter()
-            .find(|row| row.branch == b)
-            .is_some_and(|row| !table.branch_in_support(row, &table.as_of()))
+    manifests.cuda.branch_ended(b)
 }
 
 /// The driver branch of a version string ("575.57.08" -> 575, akmods' "570.133.07-1" -> 570).
@@ -205,9 +296,13 @@ mod tests {
     fn branches_past_their_end_of_life_are_told_apart() {
         let m = crate::manifest::embedded();
         // Listed (575), older than every listed one (390), past its own row's date (570: 2026-02).
-        for b in [575, 390, 570] {
+        // Kepler's R470 (ended 2024-07), a New Feature Branch older than every supported one.
+        for b in [575, 390, 570, 470, 545] {
             assert!(branch_ended(m, b), "R{b}");
         }
+        assert!(m.cuda.is_legacy_branch(390) && m.cuda.is_legacy_branch(470));
+        assert!(!m.cuda.is_legacy_branch(580));
+        assert_eq!(m.cuda.branch_eol(470), Some("2024-07"));
         for b in [580, 595] {
             assert!(!branch_ended(m, b), "R{b}");
         }

@@ -4,6 +4,7 @@
 //! `visible-devices-hides-gpus`,
 //! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
 //! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
+//! `forward-compat-branch-unsupported`,
 //! `driver-too-old-for-image`: one file each under `platform/`, the helpers they share here.
 
 use super::ids;
@@ -53,6 +54,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(stub_libcuda(report));
     out.extend(forward_compat(report, manifests));
     out.extend(forward_compat_older_than_driver(report));
+    out.extend(forward_compat_branch_unsupported(report, manifests));
     out.extend(driver_too_old_for_image(report, manifests));
     out
 }

@@ -39,6 +39,26 @@ pub struct CudaTable {
     /// (`scripts/gen-host-compiler.py`).
     #[serde(rename = "host_compiler", default)]
     pub host_compilers: Vec<HostCompiler>,
+    /// Which forward-compatibility (cuda-compat) CUDA releases each host branch accepts,
+    /// ascending by branch.
+    #[serde(rename = "forward_compat_host", default)]
+    pub forward_compat_hosts: Vec<ForwardCompatHost>,
+}
+
+/// One `[[forward_compat_host]]` row: a host driver branch and the cuda-compat packages it
+/// runs, as far as the sources show: up to `accepts_up_to`, and none from `refuses_from` on.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardCompatHost {
+    pub branch: u64,
+    /// The newest compat CUDA (`major.minor`) the sources show the branch accepting; `None`
+    /// for a branch that accepts none (a New Feature Branch).
+    pub accepts_up_to: Option<String>,
+    /// The oldest compat CUDA the sources show the branch refusing; `None` where none is known.
+    pub refuses_from: Option<String>,
+    pub note: Option<String>,
+    pub source: String,
+    pub checked: String,
 }
 
 /// One `[[host_compiler]]` row: CUDA `cuda`'s nvcc refuses a GCC newer than `gcc_max`
@@ -188,7 +208,16 @@ pub struct PtxJit {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverLifecycle {
+    /// Branches NVIDIA names as past their end of life, ascending.
     pub end_of_life_branches: Vec<u64>,
+    /// The branches of NVIDIA's newest support table; every branch older than its oldest is
+    /// past its end of life ("All other previous driver branches not listed ... are end of
+    /// life"). Empty: no such rule.
+    #[serde(default)]
+    pub supported_branches: Vec<u64>,
+    /// NVIDIA's legacy branches, kept for GPUs its newer branches dropped (R470 Kepler's).
+    #[serde(default)]
+    pub legacy_branches: Vec<u64>,
     pub note: Option<String>,
     pub source: String,
     pub checked: String,
@@ -222,7 +251,58 @@ impl CudaTable {
             .driver_lifecycle
             .end_of_life_branches
             .contains(&row.branch)
+            && !self.older_than_supported(row.branch)
             && row.eol.as_deref().is_none_or(|eol| eol >= as_of)
+    }
+
+    /// Whether branch `b` is older than every branch of NVIDIA's newest support table, which
+    /// makes it past its end of life.
+    fn older_than_supported(&self, b: u64) -> bool {
+        let lifecycle = &self.driver_lifecycle;
+        lifecycle
+            .supported_branches
+            .iter()
+            .min()
+            .is_some_and(|oldest| b < *oldest && !lifecycle.supported_branches.contains(&b))
+    }
+
+    /// Whether NVIDIA no longer updates branch `b` as of the tables' date: on the end-of-life
+    /// list, older than every branch of the newest support table (or than every listed one),
+    /// or past the end of life its own row gives. A branch the tables do not know at all and
+    /// newer than those is taken to be in support.
+    #[must_use]
+    pub fn branch_ended(&self, b: u64) -> bool {
+        let listed = &self.driver_lifecycle.end_of_life_branches;
+        listed.contains(&b)
+            || self.older_than_supported(b)
+            || listed.iter().min().is_some_and(|oldest| b < *oldest)
+            || self
+                .driver_branches
+                .iter()
+                .find(|row| row.branch == b)
+                .is_some_and(|row| !self.branch_in_support(row, &self.as_of()))
+    }
+
+    /// The `[[forward_compat_host]]` row of host branch `b`.
+    #[must_use]
+    pub fn forward_compat_host(&self, b: u64) -> Option<&ForwardCompatHost> {
+        self.forward_compat_hosts.iter().find(|row| row.branch == b)
+    }
+
+    /// The end of life (`YYYY-MM`) the tables give for branch `b`, where they give one.
+    #[must_use]
+    pub fn branch_eol(&self, b: u64) -> Option<&str> {
+        self.driver_branches
+            .iter()
+            .find(|row| row.branch == b)?
+            .eol
+            .as_deref()
+    }
+
+    /// Whether `b` is one of NVIDIA's legacy branches (kept for GPUs newer branches dropped).
+    #[must_use]
+    pub fn is_legacy_branch(&self, b: u64) -> bool {
+        self.driver_lifecycle.legacy_branches.contains(&b)
     }
 
     /// The release a version names: exact (`12.4.1`) or the first of a series (`12.4` is the
@@ -506,6 +586,34 @@ impl CudaTable {
 
     /// The prose tables and the end-of-life list.
     fn check_notes(&self, c: &mut Checker) {
+        for row in &self.forward_compat_hosts {
+            let label = format!("forward_compat_host R{}", row.branch);
+            c.provenance(&label, &row.source, &row.checked);
+            c.opt_version(&label, "accepts_up_to", row.accepts_up_to.as_deref());
+            c.opt_version(&label, "refuses_from", row.refuses_from.as_deref());
+            if let (Some(up), Some(from)) = (&row.accepts_up_to, &row.refuses_from)
+                && compare(up, from) != std::cmp::Ordering::Less
+            {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    format!("accepts_up_to {up} is not older than refuses_from {from}"),
+                );
+            }
+            if row.accepts_up_to.is_none() && row.refuses_from.is_none() {
+                c.report(
+                    &label,
+                    ProblemKind::Inconsistent,
+                    "neither accepts_up_to nor refuses_from".to_string(),
+                );
+            }
+        }
+        c.ascending(
+            "forward-compatibility host branch",
+            self.forward_compat_hosts
+                .iter()
+                .map(|row| (format!("forward_compat_host R{}", row.branch), row.branch)),
+        );
         c.provenance("ptx_jit", &self.ptx_jit.source, &self.ptx_jit.checked);
         let lifecycle = &self.driver_lifecycle;
         c.provenance("driver_lifecycle", &lifecycle.source, &lifecycle.checked);
@@ -515,6 +623,20 @@ impl CudaTable {
                 .end_of_life_branches
                 .iter()
                 .map(|branch| (format!("driver_lifecycle R{branch}"), *branch)),
+        );
+        c.ascending(
+            "supported branch",
+            lifecycle
+                .supported_branches
+                .iter()
+                .map(|branch| (format!("driver_lifecycle supported R{branch}"), *branch)),
+        );
+        c.ascending(
+            "legacy branch",
+            lifecycle
+                .legacy_branches
+                .iter()
+                .map(|branch| (format!("driver_lifecycle legacy R{branch}"), *branch)),
         );
     }
 }

@@ -49,7 +49,7 @@ pub use amd_gpu_ids::{AmdDeviceRow, AmdGpuIdTable, AmdGpuIds, AmdIdentity, AmdTa
 pub use arch_support::{ArchSupport, Targeting};
 pub use cuda::{
     ComputeCapabilityInfo, CudaMajor, CudaRelease, CudaTable, DriverBranch, DriverLifecycle,
-    DriverRequirement, HostCompiler, L4tDriver, PtxJit,
+    DriverRequirement, ForwardCompatHost, HostCompiler, L4tDriver, PtxJit,
 };
 pub use cudnn::{CudnnBuild, CudnnMajor, CudnnRelease, CudnnTable, SupportEnd, SupportStart};
 pub use errors::{ErrorTable, Errors, KnownError, captured_number, pattern};

@@ -197,7 +197,8 @@ pub fn auto_branch<'t>(
         .iter()
         .filter(|b| b.verified && b.branch >= lowest.branch)
         .filter(|b| last.is_none_or(|last| b.branch <= last))
-        .filter(|b| in_support(table, b, as_of))
+        // A legacy GPU's last branch (Kepler's R470) is the only one there is for it, ended or not.
+        .filter(|b| in_support(table, b, as_of) || last == Some(b.branch))
         .collect();
     candidates
         .iter()

@@ -577,14 +577,31 @@ fn notes(machine: &Machine, m: &Manifests, d: &Decision<'_>) -> Vec<String> {
                 .to_string(),
         );
     }
-    if let DriverPlan::Install { row, .. } = &d.driver
-        && !choose::in_support(&m.cuda, row, &choose::as_of(&m.cuda))
-    {
+    // The branch the machine ends on, installed or kept, when NVIDIA no longer updates it.
+    let ended = match &d.driver {
+        DriverPlan::Install { row, .. } => {
+            (!choose::in_support(&m.cuda, row, &choose::as_of(&m.cuda))).then_some(row.branch)
+        }
+        DriverPlan::Keep => machine
+            .working_driver()
+            .map(|v| v.major())
+            // Only a legacy GPU's last branch: a newer one is the driver findings' to judge.
+            .filter(|b| {
+                m.cuda.branch_ended(*b) && choose::last_branch(&m.cuda, &d.ccs) == Some(*b)
+            }),
+        DriverPlan::Elsewhere { .. } => None,
+    };
+    if let Some(branch) = ended {
+        let legacy = if choose::last_branch(&m.cuda, &d.ccs) == Some(branch) {
+            ", and its module may not build on kernels newer than its last release (no supported \
+             branch drives these GPUs)"
+        } else {
+            ""
+        };
         out.push(format!(
-            "R{} is past its end of life{} (cuda.toml): it gets no more fixes.",
-            row.branch,
-            row.eol
-                .as_deref()
+            "R{branch} is past its end of life{} (cuda.toml): it gets no more fixes{legacy}.",
+            m.cuda
+                .branch_eol(branch)
                 .map_or_else(String::new, |eol| format!(" ({eol})"))
         ));
     }

@@ -1,5 +1,6 @@
 //! `forward-compat-unsupported`: a cuda-compat (forward compatibility) libcuda on a GPU that
-//! cannot use it.
+//! cannot use it; `forward-compat-older-than-driver` and `forward-compat-branch-unsupported`: one
+//! on a host driver it does not run on (newer than itself, or of a branch it does not accept).
 
 // The parent's imports and shared helpers: one family of platform findings.
 use super::*;
@@ -280,4 +281,159 @@ pub(super) fn forward_compat_older_than_driver(report: &Report) -> Option<Findin
             .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
             .build(),
     )
+}
+
+// ---------------------------------------------------------------------------------------------
+// forward-compat-branch-unsupported
+
+/// The host-branch side of the compat package's edge: a `cuda-compat` libcuda newer than the
+/// host's kernel module, on a branch that does not accept its CUDA. NVIDIA's forward
+/// compatibility serves Long Term Support and Production branches while they are in support,
+/// never New Feature Branches (ComputeCanada/software-stack-config#70: "this makes CUDA 12.2
+/// invisible on Cedar with the 530 driver, as this NFB isn't supported"; #101: "The 470 LTS
+/// branch confirmed to no longer support 12.8"); `cuda.toml`'s `[[forward_compat_host]]` holds
+/// what the sources show per branch. Both ways a branch fails: it ended before the compat
+/// package's CUDA (R470 under 12.8), or it is a New Feature Branch (R530 under 12.2). Inside
+/// a container the image's `NVIDIA_REQUIRE_CUDA` is judged by `driver-too-old-for-image`; this
+/// rule reads the libraries the loader picks, wherever they run. Nothing on a GPU the compat
+/// package does not serve at all (`forward-compat-unsupported` says that).
+pub(super) fn forward_compat_branch_unsupported(
+    report: &Report,
+    manifests: &Manifests,
+) -> Option<Finding> {
+    let (first, twin) = forward_compat_libcuda(report)?;
+    let compat_text = first
+        .version
+        .as_deref()
+        .or(twin.and_then(|t| t.version.as_deref()))?;
+    let compat = Version::parse(compat_text)?;
+    let (host_text, host_source) = match report.kernel.nvidia_version.as_deref() {
+        Some(m) => (m, "kernel module"),
+        None => (report.driver.version.as_deref()?, "driver"),
+    };
+    let host = Version::parse(host_text)?;
+    if host.major() >= compat.major() {
+        return None;
+    }
+    let gpus = machine_gpus(report);
+    if gpus
+        .iter()
+        .any(|g| matches!(forward_compat_of(g, manifests), Some((false, _))))
+    {
+        return None;
+    }
+    let table = &manifests.cuda;
+    let cuda = table.max_cuda_for_driver(compat_text)?;
+    let cuda_v = Version::parse(cuda)?;
+    let row = table.forward_compat_host(host.major())?;
+    let refused = Version::parse(row.refuses_from.as_deref()?)?;
+    if cuda_v < refused {
+        return None;
+    }
+    let b = host.major();
+    let why = match &row.accepts_up_to {
+        None => format!(
+            "R{b} accepts no cuda-compat package: it is a New Feature Branch, which forward \
+             compatibility never serves"
+        ),
+        Some(up) => format!(
+            "R{b} accepts cuda-compat packages up to CUDA {up}; from CUDA {} on it refuses them \
+             (forward compatibility serves a branch only while NVIDIA supports it)",
+            row.refuses_from.as_deref().unwrap_or("?")
+        ),
+    };
+    let accepting = accepting_branches(table, &cuda_v);
+    let mut f = FindingBuilder::new(
+        &ids::FORWARD_COMPAT_BRANCH_UNSUPPORTED,
+        Severity::Error,
+        format!(
+            "A forward-compatibility libcuda {compat_text} (CUDA {cuda}) loads first on host \
+             driver {host_text}, whose R{b} branch does not accept it"
+        ),
+    )
+    .detail(format!(
+        "The cuda-compat package runs a newer CUDA on an older kernel module only of the \
+         driver branches NVIDIA accepts for it. {why}, so CUDA does not initialise through this \
+         library and frameworks see no GPU."
+    ))
+    .evidence(lib_line(first))
+    .evidence(format!("{host_source}: {host_text} (R{b})"))
+    .evidence(format!(
+        "cuda.toml forward_compat_host R{b}: {}",
+        row.source
+    ));
+    if !accepting.is_empty() {
+        f = f.evidence(format!(
+            "branches the sources show accepting CUDA {cuda}'s compat package: {}",
+            accepting.join(", ")
+        ));
+    }
+    Some(
+        f.subject(Subject::Library(first.path.clone()))
+            .fix_on_host(branch_fix(report, table, first, host_text, row, cuda))
+            .explains(&ids::FRAMEWORK_CANNOT_SEE_GPU)
+            .build(),
+    )
+}
+
+/// The branches whose `[[forward_compat_host]]` row shows them accepting compat CUDA `cuda`.
+fn accepting_branches(table: &crate::manifest::CudaTable, cuda: &Version) -> Vec<String> {
+    table
+        .forward_compat_hosts
+        .iter()
+        .filter(|r| {
+            r.accepts_up_to
+                .as_deref()
+                .and_then(Version::parse)
+                .is_some_and(|up| &up >= cuda)
+        })
+        .map(|r| format!("R{}", r.branch))
+        .collect()
+}
+
+/// The fix for a compat package on a branch that refuses it: a supported branch that runs its
+/// CUDA natively, or an older compat package (none on a New Feature Branch), and the compat
+/// folder off the loader path.
+fn branch_fix(
+    report: &Report,
+    table: &crate::manifest::CudaTable,
+    first: &DriverLibrary,
+    host_text: &str,
+    row: &crate::manifest::ForwardCompatHost,
+    cuda: &str,
+) -> String {
+    let cuda_v = Version::parse(cuda);
+    let native = table
+        .driver_branches
+        .iter()
+        .filter(|r| r.verified)
+        .find(|r| {
+            Version::parse(&r.max_cuda)
+                .zip(cuda_v.as_ref())
+                .is_some_and(|(max, c)| &max >= c)
+                && table.branch_in_support(r, &table.as_of())
+        })
+        .map(|r| r.branch);
+    let move_to = native.map_or_else(
+        || format!("a driver branch that runs CUDA {cuda} natively"),
+        |n| format!("R{n} or newer, which runs CUDA {cuda} natively (no compat package needed)"),
+    );
+    let older = row.accepts_up_to.as_deref().map_or_else(
+        || {
+            format!(
+                "run programs built for CUDA {} or older without the compat package",
+                table
+                    .max_cuda_for_driver(host_text)
+                    .unwrap_or("the driver's own CUDA")
+            )
+        },
+        |up| format!("use a compat package for CUDA {up} or older, with programs built for it"),
+    );
+    let off_path = ld_library_path_fix(report, &[first]).map_or_else(String::new, |cmd| {
+        format!(
+            " Either way, take the compat folder off the loader path when it is not needed: \
+             `{cmd}`."
+        )
+    });
+    format!("Move the host driver to {move_to}, or {older}.{off_path}")
 }

@@ -764,6 +764,47 @@ fn compat_on_data_center_gpus_or_behind_the_driver_is_fine() {
     );
 }
 
+// forward-compat-branch-unsupported
+
+/// `compat_first` with the compat libcuda at `compat` and the module at `module`, on an A100.
+fn compat_on(compat: &str, module: &str) -> Report {
+    let mut r = compat_first(vec![gpu(0, "NVIDIA A100-SXM4-40GB", "0x20b0")]);
+    r.driver_libraries[0].version = Some(compat.into());
+    r.kernel.nvidia_version = Some(module.into());
+    r
+}
+
+#[test]
+fn a_compat_package_on_a_branch_that_refuses_it_is_named_both_ways() {
+    // R470 ended before CUDA 12.9: its row accepts up to 12.6, refuses from 12.8.
+    let found = run(&compat_on("575.57.08", "470.256.02"));
+    let f = one(&found, "forward-compat-branch-unsupported");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.detail.contains("up to CUDA 12.6"), "{f:#?}");
+    assert!(
+        has_evidence(f, "kernel module: 470.256.02 (R470)"),
+        "{f:#?}"
+    );
+    // R530 is a New Feature Branch: no compat package at all.
+    let found = run(&compat_on("550.54.15", "530.41.03"));
+    let f = one(&found, "forward-compat-branch-unsupported");
+    assert!(f.detail.contains("New Feature Branch"), "{f:#?}");
+}
+
+#[test]
+fn a_compat_package_a_branch_accepts_or_no_row_judges_is_quiet() {
+    // R470 with CUDA 12.4's compat package: accepted.
+    assert!(run(&compat_on("550.54.15", "470.256.02")).is_empty());
+    // R535 with CUDA 13.0's: accepted (its row shows up to 13.2).
+    assert!(run(&compat_on("580.173.02", "535.183.01")).is_empty());
+    // R545 has no row: not judged.
+    assert!(run(&compat_on("575.57.08", "545.29.06")).is_empty());
+    // A GeForce is forward-compat-unsupported's, not this rule's.
+    let mut geforce = compat_on("575.57.08", "470.256.02");
+    geforce.gpus = vec![rtx3090(0)];
+    assert_eq!(ids(&run(&geforce)), ["forward-compat-unsupported"]);
+}
+
 #[test]
 fn an_nvml_fabric_is_named_as_nvml_with_its_health() {
     let mut r = b200("Completed", Some("NVML error 999"), true);
