@@ -176,6 +176,7 @@ fn an_extension_needing_another_cudnn_major_than_torch_is_a_cuda_mismatch() {
     let title = f["title"].as_str().unwrap();
     assert!(title.contains("needs libcudnn.so.8"), "{title}");
     assert!(title.contains("libcudnn.so.9"), "{title}");
+}
 
 /// Triton used without torch.compile on a GPU below Triton's own floor (frameworks.toml
 /// `triton_min_cc`): a plain `import triton` program, with no torch CUDA build whose own check
