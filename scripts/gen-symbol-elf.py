@@ -166,6 +166,57 @@ fixture("torch-113-cublas-wheel-system-cublaslt", {
     "root/usr/local/cuda-11.3/targets/x86_64-linux/lib/libcublasLt.so.11": CUBLASLT_11_OLD,
 })
 
+# torch's C++ ABI (flash-attn's compiled module against torch's libc10.so). A Python extension
+# module has no DT_SONAME. Its needs on torch are unversioned (torch exports no symbol
+# versions). `c10::Error::Error(c10::SourceLocation, std::string)` mangles `Ss` for the string
+# under the pre-C++11 ABI (`_GLIBCXX_USE_CXX11_ABI=0`) and `NSt7__cxx1112basic_string...` under
+# the C++11 one; libc10.so defines the one of the ABI torch was built with.
+C10_ERROR_OLD = "_ZN3c105ErrorC2ENS_14SourceLocationESs"
+C10_ERROR_CXX11 = ("_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_string"
+                   "IcSt11char_traitsIcESaIcEEE")
+# modelled: an ABI-neutral libc10 symbol every torch 2.x build exports (UndefinedTensorImpl's
+# singleton), so that the needer's other needs are met.
+C10_NEUTRAL = "_ZN3c1019UndefinedTensorImpl10_singletonE"
+TORCH_NEEDED = ["libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so",
+                "libc10_cuda.so", "libtorch_cuda.so", "libcudart.so.12"]
+
+
+def flash_attn_module(c10_error, python):
+    return {"file": "flash_attn_2_cuda.cpython-%s-x86_64-linux-gnu.so" % python,
+            "needed": TORCH_NEEDED,
+            "needs": [(c10_error, None, None), (C10_NEUTRAL, None, None)]}
+
+
+def libc10(c10_error):
+    return {"soname": "libc10.so", "defines": [(c10_error, None), (C10_NEUTRAL, None)]}
+
+
+# Dao-AILab/flash-attention#1644: flash_attn 2.7.4.post1's cxx11abiFALSE build under torch
+# 2.7.0+cu128, whose libc10.so has the C++11 ABI ("undefined symbol:
+# _ZN3c105ErrorC2ENS_14SourceLocationESs").
+USER_SITE = "root/home/inferencer/.local/lib/python3.10/site-packages"
+fixture("held-out-flash-attn-2741-abi-false-torch270-user-site", {
+    USER_SITE + "/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so": flash_attn_module(C10_ERROR_OLD, "310"),
+    USER_SITE + "/torch/lib/libc10.so": libc10(C10_ERROR_CXX11),
+})
+# huggingface/open-r1#684: flash_attn 2.8.0.post2 (C++11 ABI) under torch 2.6.0 from PyPI (cu124,
+# pre-C++11 ABI): "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_
+# stringIcSt11char_traitsIcESaIcEEE".
+CONDA_SITE = "root/home/george/miniconda3/envs/openr1/lib/python3.11/site-packages"
+fixture("held-out-flash-attn-280-abi-true-torch260-conda", {
+    CONDA_SITE + "/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so": flash_attn_module(C10_ERROR_CXX11, "311"),
+    CONDA_SITE + "/torch/lib/libc10.so": libc10(C10_ERROR_OLD),
+})
+
+# Dao-AILab/flash-attention#1783: the flash_attn-2.8.2+cu12torch2.6cxx11abiFALSE wheel under torch
+# 2.6.0+cu124 (pre-C++11 ABI) still needs the C++11 symbol ("undefined symbol: ...
+# _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE").
+VENV_311 = "root/home/ubuntu/venv/lib/python3.11/site-packages"
+fixture("held-out-flash-attn-282-abi-false-wheel-cxx11-torch260", {
+    VENV_311 + "/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so": flash_attn_module(C10_ERROR_CXX11, "311"),
+    VENV_311 + "/torch/lib/libc10.so": libc10(C10_ERROR_OLD),
+})
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,
@@ -198,7 +249,7 @@ def build(spec):
             strs.extend(text.encode() + b"\0")
         return offsets[text]
 
-    soname = spec["soname"]
+    soname = spec.get("soname")
     needed = spec.get("needed", [])
     needs = spec.get("needs", [])
     defines = spec.get("defines", [])
@@ -217,7 +268,8 @@ def build(spec):
     versioned = bool(def_nodes or need_nodes)
     for n in needed:
         s(n)
-    s(soname)
+    if soname:
+        s(soname)
     if spec.get("runpath"):
         s(spec["runpath"])
     # version indexes: 1 the base, 2.. defined nodes, then needed nodes
@@ -232,7 +284,8 @@ def build(spec):
         syms += struct.pack("<IBBHQQ", s(name), 0x12, 0, 7, 0, 0)
         versym += struct.pack("<H", def_index[v] if v else 1)
     verdef = bytearray()
-    defs = [(1, 1, soname)] + [(def_index[v], 0, v) for v in def_nodes]
+    # The base node names the file: its soname, or a module's file name (no DT_SONAME).
+    defs = [(1, 1, soname or spec["file"])] + [(def_index[v], 0, v) for v in def_nodes]
     for k, (ndx, flags, name) in enumerate(defs):
         last = k + 1 == len(defs)
         verdef += struct.pack("<HHHHIII", 1, flags, ndx, 1, elf_hash(name), 20, 0 if last else 28)
@@ -273,7 +326,8 @@ def build(spec):
     dyn = []
     for n in needed:
         dyn.append((DT["NEEDED"], s(n)))
-    dyn.append((DT["SONAME"], s(soname)))
+    if soname:
+        dyn.append((DT["SONAME"], s(soname)))
     if spec.get("runpath"):
         dyn.append((DT["RUNPATH"], s(spec["runpath"])))
     dyn += [(DT["STRTAB"], where[".dynstr"]), (DT["STRSZ"], len(strs)),
