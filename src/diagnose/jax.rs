@@ -11,6 +11,15 @@
 //! conda-forge/jax-feedstock#81. Both are checked; the minimum of each jax release is
 //! frameworks.toml's `jax_minimum_jaxlib`, read from jax's release tags by
 //! `scripts/gen-jax-history.py`.
+//!
+//! jaxlib's CUDA build against the GPU (`arch-not-in-build`): XLA compiles every program for the
+//! GPU it runs on, so a release must know the GPU's architecture. The dated record of what a
+//! release knows is its own build list (`.bazelrc`'s compute capabilities at the tag,
+//! frameworks.toml's `jaxlib_arch`): a GPU of a major above every listed architecture is newer
+//! than the release (jaxlib 0.4.26 on Blackwell: "ptxas fatal : Program with .target 'sm_90a'
+//! cannot be compiled to future architecture", cantinilab/stories#5; sm_100 and compute_120
+//! first listed at jax-v0.6.0), and one below every listed architecture is older than it (the
+//! CUDA 13 plugin's list starts at sm_75).
 
 use super::FindingBuilder;
 use super::ids;
@@ -39,9 +48,145 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             .filter(|f| f.name == FrameworkName::Jax)
         {
             out.extend(cuda_check(report, manifests, env, fw));
+            out.extend(arch(report, manifests, env, fw));
         }
     }
     out
+}
+
+/// A usable GPU that jaxlib's CUDA build predates (its major above every listed architecture)
+/// or has left behind (below every listed architecture).
+fn arch(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Option<Finding> {
+    if fw.variant.as_deref() != Some("cuda") {
+        return None;
+    }
+    let cuda_major = Version::parse(fw.cuda.as_deref()?)?.major().to_string();
+    let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib")?;
+    let jaxlib_release = release(&jaxlib.version)?.to_string();
+    let table = &manifests.frameworks;
+    let row = table.jaxlib_arch(&jaxlib_release, &cuda_major)?;
+    let listed: Vec<Version> = row
+        .sass
+        .iter()
+        .chain(&row.ptx)
+        .filter_map(|a| Version::parse(a))
+        .collect();
+    let newest = listed.iter().map(Version::major).max()?;
+    for gpu in report
+        .nvidia_gpus()
+        .filter(|g| g.source != crate::report::GpuSource::Pci)
+    {
+        let Some(cc) = gpu.compute_capability.as_deref().and_then(Version::parse) else {
+            continue;
+        };
+        let newer = cc.major() > newest;
+        let older = listed.iter().all(|a| a > &cc);
+        if !newer && !older {
+            continue;
+        }
+        let name = gpu.name.as_deref().unwrap_or("GPU");
+        let cc_text = format!("{}.{}", cc.major(), cc.minor());
+        let plugin = fw
+            .components
+            .iter()
+            .find(|c| c.name.ends_with("-plugin"))
+            .map_or_else(String::new, |c| format!(" ({} {})", c.name, c.version));
+        let extra = install_extra(env, fw);
+        let (title, detail, fix) = if newer {
+            let first = table.first_jaxlib_for_major(&cuda_major, cc.major());
+            (
+                format!(
+                    "jaxlib {} predates {name} (compute capability {cc_text})",
+                    jaxlib.version
+                ),
+                "XLA compiles every JAX program for the GPU it runs on, so the release must \
+                 know the GPU's architecture. This jaxlib's CUDA build lists no architecture \
+                 of the GPU's generation: its compiler targets the newest one it knows, which \
+                 ptxas refuses for a newer GPU (\"Program with .target 'sm_90a' cannot be \
+                 compiled to future architecture\"), and the cuDNN its release pins may be \
+                 older than the GPU too."
+                    .to_string(),
+                match first {
+                    Some(first) => format!(
+                        "Install jax {first} or later, the first release whose CUDA build lists \
+                         compute capability {}.x: `pip install -U {}` (with the packages that \
+                         pin the old jax updated too).",
+                        cc.major(),
+                        extra.replacen("]\"", &format!("]>={first}\""), 1)
+                    ),
+                    None => format!(
+                        "Install a jax release whose CUDA build lists compute capability {}.x \
+                         (none in frameworks.toml's `jaxlib_arch` does yet).",
+                        cc.major()
+                    ),
+                },
+            )
+        } else {
+            // The same release's CUDA 12 build, where its list reaches the GPU.
+            let cuda12 = table
+                .jaxlib_arch(&jaxlib_release, "12")
+                .filter(|r| r.cuda.as_deref() == Some("12") && cuda_major != "12")
+                .filter(|r| {
+                    r.sass
+                        .iter()
+                        .filter_map(|a| Version::parse(a))
+                        .any(|a| a.major() == cc.major() && a <= cc)
+                });
+            (
+                format!(
+                    "jaxlib {}'s CUDA {cuda_major} build has no code for {name} (compute capability {cc_text})",
+                    jaxlib.version
+                ),
+                "This jaxlib's CUDA build starts above the GPU's architecture: its kernels \
+                 and XLA's target list leave the GPU out, so JAX fails on it."
+                    .to_string(),
+                if cuda12.is_some() {
+                    format!(
+                        "Use the CUDA 12 build of this release, whose list still has compute \
+                         capability {cc_text}: `pip install -U \"jax[cuda12]=={jaxlib_release}\"` \
+                         (and uninstall the CUDA {cuda_major} plugin)."
+                    )
+                } else {
+                    format!(
+                        "Install a jax release whose CUDA build lists compute capability \
+                         {cc_text} (an older one; frameworks.toml's `jaxlib_arch`)."
+                    )
+                },
+            )
+        };
+        return Some(
+            FindingBuilder::new(&ids::ARCH_NOT_IN_BUILD, Severity::Error, title)
+                .detail(detail)
+                .evidence(format!(
+                    "GPU {}: {name}, compute capability {cc_text}",
+                    gpu.index
+                ))
+                .evidence(format!(
+                    "jaxlib {}{plugin} in {}: CUDA {cuda_major}",
+                    jaxlib.version, env.path
+                ))
+                .evidence(format!(
+                    "jaxlib {}..{} CUDA build: SASS for [{}], PTX for [{}] ({})",
+                    row.first,
+                    row.last,
+                    row.sass.join(", "),
+                    row.ptx.join(", "),
+                    row.source
+                ))
+                .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()))
+                .subject(gpu.subject())
+                .explains(&ids::CUDNN_GPU_UNSUPPORTED)
+                .explains(&ids::NCCL_GPU_UNSUPPORTED)
+                .fix(fix)
+                .build(),
+        );
+    }
+    None
 }
 
 /// jax's integer minimum as a library version: cuBLAS writes `major*10000 + minor*100 + patch`
