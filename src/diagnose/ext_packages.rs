@@ -20,8 +20,108 @@ pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> 
     report
         .python_envs
         .iter()
-        .flat_map(|env| mismatch(env).into_iter().chain(cuda_major(env)))
+        .flat_map(|env| {
+            mismatch(env)
+                .into_iter()
+                .chain(cuda_major(env))
+                .chain(torch_symbols(env))
+        })
         .collect()
+}
+
+/// An extension whose compiled files need a torch C++ symbol that the torch beside it does not
+/// define: built against another torch release, or with the other C++ ABI (torch's wheels use
+/// the C++11 ABI from 2.7.0, and 2.6.0's cu126 builds already; pytorch/pytorch#152790). The
+/// import fails with "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs"
+/// (Dao-AILab/flash-attention#1644) or its C++11 spelling (huggingface/open-r1#684). Read from
+/// the files' own symbol tables (`probe::python::extensions`), so it holds whatever the
+/// package's metadata pins, or does not.
+fn torch_symbols(env: &PythonEnv) -> Vec<Finding> {
+    let torch = env
+        .frameworks
+        .iter()
+        .find(|f| f.name == "torch" && f.variant.as_deref() != Some("rocm"));
+    let torch_version = torch.and_then(|t| t.version.as_deref()).unwrap_or("torch");
+    env.extensions
+        .iter()
+        .filter_map(|e| Some((e, e.torch_symbol_missing.as_ref()?)))
+        .map(|(e, gap)| {
+            let (why, fix) = match gap.abi.as_deref() {
+                Some("pre-cxx11") => (
+                    format!(
+                        "It was built with the pre-C++11 ABI (`_GLIBCXX_USE_CXX11_ABI=0`), and torch \
+                         {torch_version}'s libraries define the symbol only in the C++11 ABI."
+                    ),
+                    format!(
+                        "Install the {} build for torch {} with the C++11 ABI (flash-attn's release \
+                         wheels name it `cxx11abiTRUE`), or build it against this torch: `pip install \
+                         --no-build-isolation --no-cache-dir --force-reinstall {}`.",
+                        e.name,
+                        torch_minor(torch_version),
+                        e.name
+                    ),
+                ),
+                Some("cxx11") => (
+                    format!(
+                        "It was built with the C++11 ABI (`_GLIBCXX_USE_CXX11_ABI=1`), and torch \
+                         {torch_version}'s libraries define the symbol only in the pre-C++11 ABI."
+                    ),
+                    format!(
+                        "Install a {} build for torch {} with the pre-C++11 ABI (flash-attn's release \
+                         wheels name it `cxx11abiFALSE`; check that the wheel loads, a build may not \
+                         match its name), or build it against this torch: `pip install \
+                         --no-build-isolation --no-cache-dir --force-reinstall {}`.",
+                        e.name,
+                        torch_minor(torch_version),
+                        e.name
+                    ),
+                ),
+                _ => (
+                    format!(
+                        "It was built against another torch release than {torch_version}, whose \
+                         C++ API it calls."
+                    ),
+                    format!(
+                        "Install the {} build made for torch {}, or build it against this torch: \
+                         `pip install --no-build-isolation --no-cache-dir --force-reinstall {}`.",
+                        e.name,
+                        torch_minor(torch_version),
+                        e.name
+                    ),
+                ),
+            };
+            FindingBuilder::new(
+                &ids::EXTENSION_TORCH_MISMATCH,
+                Severity::Error,
+                format!(
+                    "{} {}'s compiled module needs a torch C++ symbol that torch {torch_version} does not define",
+                    e.name, e.version
+                ),
+            )
+            .detail(format!(
+                "Importing it fails with \"undefined symbol: {}\". {why}",
+                gap.symbol
+            ))
+            .evidence(format!(
+                "{}: needs {} ({} of {} torch symbols it needs are missing)",
+                gap.object, gap.symbol, gap.missing, gap.compared
+            ))
+            .evidence(format!("searched: {}", gap.libraries.join(", ")))
+            .evidence(format!("{} {} ({})", e.name, e.version, e.source))
+            .fix(fix)
+            .subject(crate::report::framework_subject(&env.path, "torch"))
+            .explains(&ids::FRAMEWORK_IMPORT_FAILED)
+            .build()
+        })
+        .collect()
+}
+
+/// "2.7" of "2.7.0+cu128".
+fn torch_minor(version: &str) -> String {
+    Version::parse(version.split('+').next().unwrap_or(version)).map_or_else(
+        || version.to_string(),
+        |v| format!("{}.{}", v.major(), v.minor()),
+    )
 }
 
 /// The CUDA major of a soname whose major follows CUDA's ("libcudart.so.12" → 12).

@@ -65,7 +65,9 @@ pub use libraries::{
     FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner, LosingCopy,
     SymbolGap, SymbolsUnread, Toolkit,
 };
-pub use python::{Component, Extension, Framework, NumbaTarget, Nvvm, PythonEnv, Wheel};
+pub use python::{
+    Component, Extension, Framework, NumbaTarget, Nvvm, PythonEnv, TorchSymbolGap, Wheel,
+};
 pub use subject::Subject;
 pub use vocab::{
     ComputeMode, DriverLibraryKind, EnvKind, GpuSource, IdentifiedBy, LibraryFamily, MigMode,

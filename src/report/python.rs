@@ -94,6 +94,34 @@ pub struct Extension {
     /// files its RECORD lists): "libcudart.so.12". Empty when none, or not read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cuda_needed: Vec<String>,
+    /// The first C++ symbol of torch's own namespaces (`c10::`, `at::`, `torch::`) that its
+    /// compiled files need and the torch libraries beside it (`torch/lib/` of the same site
+    /// folder, the ones the file names in `DT_NEEDED`) do not define: a build against another
+    /// torch, or another C++ ABI; absent when every such need is met or nothing was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch_symbol_missing: Option<TorchSymbolGap>,
+}
+
+/// A torch C++ symbol an extension's compiled file needs that torch's libraries lack.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct TorchSymbolGap {
+    /// The compiled file (`.../flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so`).
+    pub object: String,
+    /// The first missing symbol, mangled (`_ZN3c105ErrorC2ENS_14SourceLocationESs`).
+    pub symbol: String,
+    /// The torch libraries searched (`.../torch/lib/libc10.so`).
+    pub libraries: Vec<String>,
+    /// The C++ ABI the missing symbol is spelled in, where torch's library defines the same
+    /// symbol in the other one: "cxx11" (`std::__cxx11::basic_string`, `_GLIBCXX_USE_CXX11_ABI=1`)
+    /// or "pre-cxx11" (`Ss`, `_GLIBCXX_USE_CXX11_ABI=0`); absent when no such twin is defined
+    /// (a build against another torch release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abi: Option<String>,
+    /// How many of the torch needs compared are missing, and how many were compared.
+    pub missing: u32,
+    pub compared: u32,
 }
 
 impl PythonEnv {
