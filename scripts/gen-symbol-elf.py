@@ -217,6 +217,26 @@ fixture("held-out-flash-attn-282-abi-false-wheel-cxx11-torch260", {
     VENV_311 + "/torch/lib/libc10.so": libc10(C10_ERROR_OLD),
 })
 
+# Dao-AILab/flash-attention#1696: flash-attn 2.7.3 from `pip install flash-attn` (a prebuilt wheel
+# of the pre-C++11 ABI, modelled: the report's symbol is cut at "_ZN3c105ErrorC2ENS_14Source")
+# under torch 2.7.0 (C++11 ABI); building from source fixed it.
+VENV_310 = "root/home/ubuntu/venv/lib/python3.10/site-packages"
+fixture("flash-attn-273-prebuilt-torch270-cu126", {
+    VENV_310 + "/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so": flash_attn_module(C10_ERROR_OLD, "310"),
+    VENV_310 + "/torch/lib/libc10.so": libc10(C10_ERROR_CXX11),
+})
+# Dao-AILab/flash-attention#1691: the flash_attn-2.7.4.post1+cu12torch2.4cxx11abiTRUE wheel under
+# PyPI's torch 2.4 (pre-C++11 ABI): "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7_".
+fixture("flash-attn-2741-cxx11-wheel-torch240", {
+    VENV_310 + "/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so": flash_attn_module(C10_ERROR_CXX11, "310"),
+    VENV_310 + "/torch/lib/libc10.so": libc10(C10_ERROR_OLD),
+})
+# The healthy twin: flash-attn's C++11 build under torch 2.7.0's C++11 libc10.so.
+fixture("flash-attn-2741-cxx11-torch270-clean", {
+    VENV_310 + "/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so": flash_attn_module(C10_ERROR_CXX11, "310"),
+    VENV_310 + "/torch/lib/libc10.so": libc10(C10_ERROR_CXX11),
+})
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,

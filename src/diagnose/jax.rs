@@ -619,4 +619,68 @@ mod tests {
         assert!(fix.contains("\"jax[cuda12]\""), "{fix}");
         assert!(!fix.contains("pins"), "{fix}");
     }
+
+    fn with_gpu(e: PythonEnv, cc: &str) -> Vec<Finding> {
+        let r = Report {
+            python_envs: vec![e],
+            gpus: vec![crate::report::Gpu {
+                index: 0,
+                name: Some("GPU".into()),
+                compute_capability: Some(cc.into()),
+                source: "nvml".into(),
+                ..crate::report::Gpu::default()
+            }],
+            ..Report::default()
+        };
+        findings(&r, crate::manifest::embedded())
+            .into_iter()
+            .filter(|f| f.id == "arch-not-in-build")
+            .collect()
+    }
+
+    fn cuda13(mut e: PythonEnv) -> PythonEnv {
+        e.frameworks[0].cuda = Some("13".into());
+        e
+    }
+
+    #[test]
+    fn a_gpu_newer_than_jaxlibs_build_list_is_arch_not_in_build_with_the_first_release_that_lists_it()
+     {
+        // cantinilab/stories#5: jaxlib 0.4.26 (compute_90 last) on an RTX 5070 Ti (12.0).
+        let plugin = [("jax-cuda12-plugin", "0.4.26")];
+        let f = with_gpu(env("3.11.9", "0.4.26", "0.4.26", &plugin), "12.0");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("jax[cuda12]>=0.6.0")
+        );
+        // The same release on Hopper, and 0.6.0 (sm_100, compute_120) on Blackwell: no finding.
+        assert!(with_gpu(env("3.11.9", "0.4.26", "0.4.26", &plugin), "9.0").is_empty());
+        let new = [("jax-cuda12-plugin", "0.6.0")];
+        assert!(with_gpu(env("3.11.9", "0.6.0", "0.6.0", &new), "12.0").is_empty());
+        assert!(with_gpu(env("3.11.9", "0.6.0", "0.6.0", &new), "10.0").is_empty());
+        // A release newer than every row is not judged.
+        assert!(with_gpu(env("3.11.9", "9.0.0", "9.0.0", &[]), "12.0").is_empty());
+    }
+
+    #[test]
+    fn a_gpu_older_than_the_cuda13_build_list_is_arch_not_in_build_with_the_cuda12_build_as_the_fix()
+     {
+        // The CUDA 13 plugin's list starts at sm_75 (.bazelrc at jax-v0.7.2 on); Volta is 7.0.
+        let plugin = [("jax-cuda13-plugin", "0.8.0")];
+        let f = with_gpu(cuda13(env("3.12.3", "0.8.0", "0.8.0", &plugin)), "7.0");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("jax[cuda12]==0.8.0")
+        );
+        // The CUDA 12 build of the same release lists sm_70; Turing runs the CUDA 13 one.
+        let cu12 = [("jax-cuda12-plugin", "0.8.0")];
+        assert!(with_gpu(env("3.12.3", "0.8.0", "0.8.0", &cu12), "7.0").is_empty());
+        assert!(with_gpu(cuda13(env("3.12.3", "0.8.0", "0.8.0", &plugin)), "7.5").is_empty());
+    }
 }
