@@ -96,69 +96,16 @@ fn arch(
             .iter()
             .find(|c| c.name.ends_with("-plugin"))
             .map_or_else(String::new, |c| format!(" ({} {})", c.name, c.version));
-        let extra = install_extra(env, fw);
-        let (title, detail, fix) = if newer {
-            let first = table.first_jaxlib_for_major(&cuda_major, cc.major());
-            (
-                format!(
-                    "jaxlib {} predates {name} (compute capability {cc_text})",
-                    jaxlib.version
-                ),
-                "XLA compiles every JAX program for the GPU it runs on, so the release must \
-                 know the GPU's architecture. This jaxlib's CUDA build lists no architecture \
-                 of the GPU's generation: its compiler targets the newest one it knows, which \
-                 ptxas refuses for a newer GPU (\"Program with .target 'sm_90a' cannot be \
-                 compiled to future architecture\"), and the cuDNN its release pins may be \
-                 older than the GPU too."
-                    .to_string(),
-                match first {
-                    Some(first) => format!(
-                        "Install jax {first} or later, the first release whose CUDA build lists \
-                         compute capability {}.x: `pip install -U {}` (with the packages that \
-                         pin the old jax updated too).",
-                        cc.major(),
-                        extra.replacen("]\"", &format!("]>={first}\""), 1)
-                    ),
-                    None => format!(
-                        "Install a jax release whose CUDA build lists compute capability {}.x \
-                         (none in frameworks.toml's `jaxlib_arch` does yet).",
-                        cc.major()
-                    ),
-                },
-            )
-        } else {
-            // The same release's CUDA 12 build, where its list reaches the GPU.
-            let cuda12 = table
-                .jaxlib_arch(&jaxlib_release, "12")
-                .filter(|r| r.cuda.as_deref() == Some("12") && cuda_major != "12")
-                .filter(|r| {
-                    r.sass
-                        .iter()
-                        .filter_map(|a| Version::parse(a))
-                        .any(|a| a.major() == cc.major() && a <= cc)
-                });
-            (
-                format!(
-                    "jaxlib {}'s CUDA {cuda_major} build has no code for {name} (compute capability {cc_text})",
-                    jaxlib.version
-                ),
-                "This jaxlib's CUDA build starts above the GPU's architecture: its kernels \
-                 and XLA's target list leave the GPU out, so JAX fails on it."
-                    .to_string(),
-                if cuda12.is_some() {
-                    format!(
-                        "Use the CUDA 12 build of this release, whose list still has compute \
-                         capability {cc_text}: `pip install -U \"jax[cuda12]=={jaxlib_release}\"` \
-                         (and uninstall the CUDA {cuda_major} plugin)."
-                    )
-                } else {
-                    format!(
-                        "Install a jax release whose CUDA build lists compute capability \
-                         {cc_text} (an older one; frameworks.toml's `jaxlib_arch`)."
-                    )
-                },
-            )
-        };
+        let (title, detail, fix) = arch_words(
+            manifests,
+            &install_extra(env, fw),
+            &jaxlib.version,
+            &jaxlib_release,
+            &cuda_major,
+            name,
+            &cc,
+            newer,
+        );
         return Some(
             FindingBuilder::new(&ids::ARCH_NOT_IN_BUILD, Severity::Error, title)
                 .detail(detail)
@@ -187,6 +134,87 @@ fn arch(
         );
     }
     None
+}
+
+/// The title, detail and fix of a jaxlib build older (`newer` GPU) or newer than the GPU.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the words name each fact of the finding; a struct would only rename them"
+)]
+fn arch_words(
+    manifests: &Manifests,
+    extra: &str,
+    jaxlib_text: &str,
+    jaxlib_release: &str,
+    cuda_major: &str,
+    name: &str,
+    cc: &Version,
+    newer: bool,
+) -> (String, String, String) {
+    let table = &manifests.frameworks;
+    let cc_text = format!("{}.{}", cc.major(), cc.minor());
+    if newer {
+        let first = table.first_jaxlib_for_major(cuda_major, cc.major());
+        (
+            format!(
+                "jaxlib {} predates {name} (compute capability {cc_text})",
+                jaxlib_text
+            ),
+            "XLA compiles every JAX program for the GPU it runs on, so the release must \
+                 know the GPU's architecture. This jaxlib's CUDA build lists no architecture \
+                 of the GPU's generation: its compiler targets the newest one it knows, which \
+                 ptxas refuses for a newer GPU (\"Program with .target 'sm_90a' cannot be \
+                 compiled to future architecture\"), and the cuDNN its release pins may be \
+                 older than the GPU too."
+                .to_string(),
+            match first {
+                Some(first) => format!(
+                    "Install jax {first} or later, the first release whose CUDA build lists \
+                         compute capability {}.x: `pip install -U {}` (with the packages that \
+                         pin the old jax updated too).",
+                    cc.major(),
+                    extra.replacen("]\"", &format!("]>={first}\""), 1)
+                ),
+                None => format!(
+                    "Install a jax release whose CUDA build lists compute capability {}.x \
+                         (none in frameworks.toml's `jaxlib_arch` does yet).",
+                    cc.major()
+                ),
+            },
+        )
+    } else {
+        // The same release's CUDA 12 build, where its list reaches the GPU.
+        let cuda12 = table
+            .jaxlib_arch(jaxlib_release, "12")
+            .filter(|r| r.cuda.as_deref() == Some("12") && cuda_major != "12")
+            .filter(|r| {
+                r.sass
+                    .iter()
+                    .filter_map(|a| Version::parse(a))
+                    .any(|a| a.major() == cc.major() && &a <= cc)
+            });
+        (
+            format!(
+                "jaxlib {}'s CUDA {cuda_major} build has no code for {name} (compute capability {cc_text})",
+                jaxlib_text
+            ),
+            "This jaxlib's CUDA build starts above the GPU's architecture: its kernels \
+                 and XLA's target list leave the GPU out, so JAX fails on it."
+                .to_string(),
+            if cuda12.is_some() {
+                format!(
+                    "Use the CUDA 12 build of this release, whose list still has compute \
+                         capability {cc_text}: `pip install -U \"jax[cuda12]=={jaxlib_release}\"` \
+                         (and uninstall the CUDA {cuda_major} plugin)."
+                )
+            } else {
+                format!(
+                    "Install a jax release whose CUDA build lists compute capability \
+                         {cc_text} (an older one; frameworks.toml's `jaxlib_arch`)."
+                )
+            },
+        )
+    }
 }
 
 /// jax's integer minimum as a library version: cuBLAS writes `major*10000 + minor*100 + patch`
