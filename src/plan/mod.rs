@@ -186,7 +186,11 @@ pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<P
     // The doctor checks its own prescription: the machine the plan leaves, diagnosed again.
     // A finding it addresses that would remain is a plan that misses its purpose; what would
     // appear is said first, with its own fix.
-    let addressed: Vec<String> = plan.addresses.iter().map(|f| f.id.clone()).collect();
+    let addressed: Vec<(String, String)> = plan
+        .addresses
+        .iter()
+        .map(|f| (f.id.clone(), f.title.clone()))
+        .collect();
     let after = predict::outcome(report, manifests, &plan.effects, &addressed);
     if !after.remaining.is_empty() {
         return Err(Refusal {
