@@ -11,6 +11,10 @@ Per jax release (the `jax-vX.Y.Z` tags of github.com/jax-ml/jax, release candida
     in the plugin from 0.6.1 on) and the cuDNN and cuBLAS wheel floors of the plugin's
     `[with-cuda]` extra where plugin_setup.py spells them out (0.4.31 to 0.7.1; later releases
     fill them in at build time); rows `[[jax_cuda_check]]`.
+  - the GPU architectures jaxlib's CUDA build compiles for (`.bazelrc`'s
+    `TF_CUDA_COMPUTE_CAPABILITIES` / `HERMETIC_CUDA_COMPUTE_CAPABILITIES`: `sm_XY` is SASS,
+    `compute_XY` PTX), per CUDA major where the file splits them (`cuda_v12`, `cuda_v13`, from
+    0.7.2); rows `[[jaxlib_arch]]`.
 Consecutive releases with equal values become one row (`first`..`last`, inclusive).
 
 The facts read from the tags are vendored in scripts/jax-history-data/releases.json so that
@@ -133,6 +137,20 @@ def jaxlib_cudnn(gitdir, tag):
     return out
 
 
+def cuda_arch(gitdir, tag):
+    """CUDA major ("" = every CUDA build) -> the `sm_XY`/`compute_XY` list of `.bazelrc`."""
+    text = git(gitdir, "show", f"{tag}:.bazelrc") or ""
+    out = {}
+    for m in re.finditer(
+        r"^(?:build|common):cuda(?:_v(\d+))?\s+--(?:action|repo)_env\s+"
+        r"(?:TF|HERMETIC)_CUDA_COMPUTE_CAPABILITIES=\"([^\"]+)\"",
+        text,
+        re.M,
+    ):
+        out[m.group(1) or ""] = m.group(2).split(",")
+    return out
+
+
 def extract(gitdir):
     tags = [
         t
@@ -158,6 +176,7 @@ def extract(gitdir):
                 "cusparse_check_min": minima.get("cuSPARSE"),
                 "plugin_pins": plugin_pins(gitdir, tag)[0],
                 "plugin_pins_file": plugin_pins(gitdir, tag)[1],
+                "cuda_arch": cuda_arch(gitdir, tag),
             }
         )
     jaxlibs = []
@@ -291,6 +310,40 @@ def render(releases, jaxlibs, checked):
         row.append(f"source = {quote(source(first, last, paths))}")
         row.append(f"checked = {quote(checked)}")
         lines += row
+    lines += [
+        "",
+        "# The GPU architectures jaxlib's CUDA build compiles for, from `.bazelrc` at the tag",
+        "# (`sm_XY`: SASS for X.Y; `compute_XY`: PTX for X.Y). `cuda` is the plugin's CUDA major",
+        "# where the file gives each its own list (0.7.2 on), absent where one list serves every",
+        "# CUDA build. XLA compiles each program for the GPU it runs on, so a release whose list",
+        "# names no architecture of the GPU's major predates the GPU (jaxlib 0.4.x on Blackwell:",
+        "# \"ptxas fatal : Program with .target 'sm_90a' cannot be compiled to future",
+        "# architecture\", cantinilab/stories#5).",
+    ]
+    # From 0.4.1 jaxlib is released with jax's version number (before, jaxlib had its own
+    # 0.1.x numbering, so a jax tag's list would be looked up under the wrong version).
+    arch_rows = []
+    for r in releases:
+        if vkey(r["jax"]) < (0, 4, 1):
+            continue
+        for cuda, archs in sorted(r.get("cuda_arch", {}).items()):
+            arch_rows.append((cuda, r, tuple(archs)))
+    for cuda in sorted({c for c, _, _ in arch_rows}):
+        for first, last, value in spans(
+            [dict(r, _v=a) for c, r, a in arch_rows if c == cuda], lambda r: r["_v"]
+        ):
+            sass = [a[3:-1] + "." + a[-1] for a in value if a.startswith("sm_")]
+            ptx = [a[8:-1] + "." + a[-1] for a in value if a.startswith("compute_")]
+            row = ["", "[[jaxlib_arch]]", f"first = {quote(first['jax'])}", f"last = {quote(last['jax'])}"]
+            if cuda:
+                row.append(f"cuda = {quote(cuda)}")
+            row += [
+                "sass = [" + ", ".join(quote(x) for x in sass) + "]",
+                "ptx = [" + ", ".join(quote(x) for x in ptx) + "]",
+                f"source = {quote(source(first, last, '.bazelrc'))}",
+                f"checked = {quote(checked)}",
+            ]
+            lines += row
     lines += [
         "",
         "# The cuDNN each jaxlib release before 0.1.73 was built with, per CUDA version of its",

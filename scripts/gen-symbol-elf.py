@@ -262,6 +262,68 @@ torch_fixture("flash-attn-fatbin-on-ada-clean", [ERROR_CTOR_OLD], {
     FA_SO: fa_module(FA_SO, FA2_FATBIN),
 })
 
+
+# Extension modules with no DT_SONAME (a Python extension module has none), beside a torch whose
+# torch/lib holds libc10.so only: the module needs c10::Error's constructor in one string ABI
+# (ERROR_CTOR_OLD / ERROR_CTOR_CXX11 above) and libc10.so defines the one of torch's build.
+# modelled: an ABI-neutral libc10 symbol every torch 2.x build exports (UndefinedTensorImpl's
+# singleton), so that the module's other needs are met.
+C10_NEUTRAL = "_ZN3c1019UndefinedTensorImpl10_singletonE"
+TORCH_NEEDED = ["libc10.so", "libtorch.so", "libtorch_cpu.so", "libtorch_python.so",
+                "libc10_cuda.so", "libtorch_cuda.so", "libcudart.so.12"]
+
+
+def flash_attn_module(c10_error, python):
+    return {"file": "flash_attn_2_cuda.cpython-%s-x86_64-linux-gnu.so" % python,
+            "needed": TORCH_NEEDED,
+            "needs": [(c10_error, None, None), (C10_NEUTRAL, None, None)]}
+
+
+def libc10(c10_error):
+    return {"soname": "libc10.so", "defines": [(c10_error, None), (C10_NEUTRAL, None)]}
+
+
+# Dao-AILab/flash-attention#1644: flash_attn 2.7.4.post1's cxx11abiFALSE build under torch
+# 2.7.0+cu128, whose libc10.so has the C++11 ABI ("undefined symbol:
+# _ZN3c105ErrorC2ENS_14SourceLocationESs").
+USER_SITE = "root/home/inferencer/.local/lib/python3.10/site-packages"
+fixture("held-out-flash-attn-2741-abi-false-torch270-user-site", {
+    USER_SITE + "/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so": flash_attn_module(ERROR_CTOR_OLD, "310"),
+    USER_SITE + "/torch/lib/libc10.so": libc10(ERROR_CTOR_CXX11),
+})
+# huggingface/open-r1#684: flash_attn 2.8.0.post2 (C++11 ABI) under torch 2.6.0 from PyPI (cu124,
+# pre-C++11 ABI): "undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_
+# stringIcSt11char_traitsIcESaIcEEE".
+CONDA_SITE = "root/home/george/miniconda3/envs/openr1/lib/python3.11/site-packages"
+fixture("held-out-flash-attn-280-abi-true-torch260-conda", {
+    CONDA_SITE + "/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so": flash_attn_module(ERROR_CTOR_CXX11, "311"),
+    CONDA_SITE + "/torch/lib/libc10.so": libc10(ERROR_CTOR_OLD),
+})
+
+# Dao-AILab/flash-attention#1783: the flash_attn-2.8.2+cu12torch2.6cxx11abiFALSE wheel under torch
+# 2.6.0+cu124 (pre-C++11 ABI) still needs the C++11 symbol ("undefined symbol: ...
+# _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE").
+VENV_311 = "root/home/ubuntu/venv/lib/python3.11/site-packages"
+fixture("held-out-flash-attn-282-abi-false-wheel-cxx11-torch260", {
+    VENV_311 + "/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so": flash_attn_module(ERROR_CTOR_CXX11, "311"),
+    VENV_311 + "/torch/lib/libc10.so": libc10(ERROR_CTOR_OLD),
+})
+
+# Dao-AILab/flash-attention#1696: flash-attn 2.7.3 from `pip install flash-attn` (a prebuilt wheel
+# of the pre-C++11 ABI, modelled: the report's symbol is cut at "_ZN3c105ErrorC2ENS_14Source")
+# under torch 2.7.0 (C++11 ABI); building from source fixed it.
+VENV_310 = "root/home/ubuntu/venv/lib/python3.10/site-packages"
+fixture("flash-attn-273-prebuilt-torch270-cu126", {
+    VENV_310 + "/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so": flash_attn_module(ERROR_CTOR_OLD, "310"),
+    VENV_310 + "/torch/lib/libc10.so": libc10(ERROR_CTOR_CXX11),
+})
+# Dao-AILab/flash-attention#1691 is flash-attn-2741-cxx11abi-true-on-torch-old-abi above.
+# The healthy twin of #1644: flash-attn's C++11 build under torch 2.7.0's C++11 libc10.so.
+fixture("flash-attn-2741-cxx11-torch270-clean", {
+    VENV_310 + "/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so": flash_attn_module(ERROR_CTOR_CXX11, "310"),
+    VENV_310 + "/torch/lib/libc10.so": libc10(ERROR_CTOR_CXX11),
+})
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,
@@ -316,7 +378,7 @@ def build(spec):
             strs.extend(text.encode() + b"\0")
         return offsets[text]
 
-    soname = spec["soname"]
+    soname = spec.get("soname")
     needed = spec.get("needed", [])
     needs = spec.get("needs", [])
     defines = spec.get("defines", [])
@@ -335,7 +397,8 @@ def build(spec):
     versioned = bool(def_nodes or need_nodes)
     for n in needed:
         s(n)
-    s(soname)
+    if soname:
+        s(soname)
     if spec.get("runpath"):
         s(spec["runpath"])
     # version indexes: 1 the base, 2.. defined nodes, then needed nodes
@@ -350,7 +413,8 @@ def build(spec):
         syms += struct.pack("<IBBHQQ", s(name), 0x12, 0, 7, 0, 0)
         versym += struct.pack("<H", def_index[v] if v else 1)
     verdef = bytearray()
-    defs = [(1, 1, soname)] + [(def_index[v], 0, v) for v in def_nodes]
+    # The base node names the file: its soname, or a module's file name (no DT_SONAME).
+    defs = [(1, 1, soname or spec["file"])] + [(def_index[v], 0, v) for v in def_nodes]
     for k, (ndx, flags, name) in enumerate(defs):
         last = k + 1 == len(defs)
         verdef += struct.pack("<HHHHIII", 1, flags, ndx, 1, elf_hash(name), 20, 0 if last else 28)
@@ -393,7 +457,8 @@ def build(spec):
     dyn = []
     for n in needed:
         dyn.append((DT["NEEDED"], s(n)))
-    dyn.append((DT["SONAME"], s(soname)))
+    if soname:
+        dyn.append((DT["SONAME"], s(soname)))
     if spec.get("runpath"):
         dyn.append((DT["RUNPATH"], s(spec["runpath"])))
     dyn += [(DT["STRTAB"], where[".dynstr"]), (DT["STRSZ"], len(strs)),

@@ -324,7 +324,11 @@ fn library_mismatch(report: &Report, env: &PythonEnv, torch: &Framework) -> Opti
 /// An extension whose compiled files need torch C++ symbols that the environment's torch
 /// libraries do not define: built against another torch release, or with the other C++ string
 /// ABI (`_GLIBCXX_USE_CXX11_ABI`; flash-attn's and mamba-ssm's wheels name it, `cxx11abiTRUE`
-/// / `cxx11abiFALSE`). Their import fails with "undefined symbol: _ZN3c10...".
+/// / `cxx11abiFALSE`; torch's own wheels use the C++11 ABI from 2.7.0, pytorch/pytorch#152790).
+/// Their import fails with "undefined symbol: _ZN3c10..." in either spelling
+/// (Dao-AILab/flash-attention#1644, huggingface/open-r1#684). Where torch's libraries define a
+/// missing symbol in the other spelling (`Extension::torch_symbols_abi`), the ABI is named as
+/// a fact and the fix names the wheel of torch's ABI; else the spelling is the clue.
 fn abi(env: &PythonEnv) -> Option<Finding> {
     let broken: Vec<&Extension> = env
         .extensions
@@ -333,33 +337,9 @@ fn abi(env: &PythonEnv) -> Option<Finding> {
         .collect();
     let first = broken.first()?;
     let torch = installed(env, "torch").unwrap_or("?");
-    let torch_release = torch.split('+').next().unwrap_or(torch);
     let symbol = &first.torch_symbols_missing[0];
-    // The C++11 string ABI mangles std::string as `NSt7__cxx1112basic_string...`; the old
-    // one as `Ss`. A missing symbol in one spelling is the usual sign of the other ABI.
-    let cxx11 = first
-        .torch_symbols_missing
-        .iter()
-        .any(|s| s.contains("St7__cxx11"));
-    // The old ABI's std::string is the substitution `Ss` (after `E`, `K`, `R` in a
-    // parameter list: `...SourceLocationESsb`, `RKSs`).
-    let old = first
-        .torch_symbols_missing
-        .iter()
-        .any(|s| ["ESs", "KSs", "RSs"].iter().any(|p| s.contains(p)));
-    let abi_words = if cxx11 {
-        "Its missing symbols spell std::string the C++11 way (`__cxx11`): a build with \
-         `_GLIBCXX_USE_CXX11_ABI=1` (`cxx11abiTRUE` in flash-attn's and mamba-ssm's wheel \
-         names) over a torch built with the old ABI, or a build for another torch release."
-    } else if old {
-        "Its missing symbols spell std::string the old way (`Ss`): a build with \
-         `_GLIBCXX_USE_CXX11_ABI=0` (`cxx11abiFALSE` in flash-attn's and mamba-ssm's wheel \
-         names) over a torch built with the C++11 ABI, or a build for another torch release."
-    } else {
-        "A build for another torch release (a symbol whose signature changed between \
-         releases), or with the other C++ string ABI than this torch (`cxx11abiTRUE` / \
-         `cxx11abiFALSE` in flash-attn's and mamba-ssm's wheel names)."
-    };
+    let names: Vec<&str> = broken.iter().map(|e| e.name.as_str()).collect();
+    let (abi_words, fix) = abi_words_and_fix(first, &names, torch);
     let mut f = FindingBuilder::new(
         &ids::EXTENSION_TORCH_MISMATCH,
         Severity::Error,
@@ -375,31 +355,103 @@ fn abi(env: &PythonEnv) -> Option<Finding> {
     ));
     for e in &broken {
         f = f.evidence(format!(
-            "{} {} ({}): needs {}, which no torch/lib/libc10*.so or libtorch*.so here defines",
+            "{} {} ({}): needs {}, which no torch/lib/libc10*.so or libtorch*.so here defines{}",
             e.name,
             e.version,
             e.source,
-            e.torch_symbols_missing.join(", ")
+            e.torch_symbols_missing.join(", "),
+            match e.torch_symbols_abi.as_deref() {
+                Some("cxx11") => " (torch/lib defines its old-ABI spelling, `Ss`)",
+                Some("pre-cxx11") => " (torch/lib defines its C++11-ABI spelling, `__cxx11`)",
+                _ => "",
+            }
         ));
     }
-    let names: Vec<&str> = broken.iter().map(|e| e.name.as_str()).collect();
     Some(
-        f.fix(format!(
-            "Install the {} build for torch {torch_release} and this torch's C++ ABI (the wheel \
-             whose name says torch{} and the cxx11abi of `python -c \"import torch; \
-             print(torch._C._GLIBCXX_USE_CXX11_ABI)\"`), or build it here against this torch: \
-             `pip install --no-build-isolation --no-cache-dir {}`.",
-            names.join(", "),
-            torch_release
-                .rsplitn(2, '.')
-                .last()
-                .unwrap_or(torch_release),
-            names.join(" ")
-        ))
-        .subject(crate::report::framework_subject(&env.path, "torch"))
-        .explains(&ids::FRAMEWORK_IMPORT_FAILED)
-        .build(),
+        f.fix(fix)
+            .subject(crate::report::framework_subject(&env.path, "torch"))
+            .explains(&ids::FRAMEWORK_IMPORT_FAILED)
+            .build(),
     )
+}
+
+/// The words on the ABI (`detail`) and the fix of [`abi`]: from torch's own twin of a missing
+/// symbol where there is one (`Extension::torch_symbols_abi`), else from the symbols' spelling.
+fn abi_words_and_fix(first: &Extension, names: &[&str], torch: &str) -> (String, String) {
+    let torch_release = torch.split('+').next().unwrap_or(torch);
+    let torch_minor = torch_release
+        .rsplitn(2, '.')
+        .last()
+        .unwrap_or(torch_release);
+    // The C++11 string ABI mangles std::string as `NSt7__cxx1112basic_string...`; the old
+    // one as `Ss`. A missing symbol in one spelling is the usual sign of the other ABI.
+    let cxx11 = first
+        .torch_symbols_missing
+        .iter()
+        .any(|s| s.contains("St7__cxx11"));
+    // The old ABI's std::string is the substitution `Ss` (after `E`, `K`, `R` in a
+    // parameter list: `...SourceLocationESsb`, `RKSs`).
+    let old = first
+        .torch_symbols_missing
+        .iter()
+        .any(|s| ["ESs", "KSs", "RSs"].iter().any(|p| s.contains(p)));
+    let build_here = format!(
+        "build it here against this torch: `pip install --no-build-isolation --no-cache-dir \
+         --force-reinstall --no-deps {}`",
+        names.join(" ")
+    );
+    match first.torch_symbols_abi.as_deref() {
+        Some("cxx11") => (
+            format!(
+                "It was built with the C++11 ABI (`_GLIBCXX_USE_CXX11_ABI=1`), and torch \
+                 {torch}'s libraries define that symbol only in the old ABI's spelling (`Ss`)."
+            ),
+            format!(
+                "Install the {} build for torch {torch_minor} with the old C++ ABI (the wheel \
+                 whose name says torch{torch_minor} and `cxx11abiFALSE`; check that it imports, a \
+                 build may not match its name), or {build_here}.",
+                names.join(", ")
+            ),
+        ),
+        Some("pre-cxx11") => (
+            format!(
+                "It was built with the old C++ ABI (`_GLIBCXX_USE_CXX11_ABI=0`), and torch \
+                 {torch}'s libraries define that symbol only in the C++11 ABI's spelling \
+                 (`__cxx11`)."
+            ),
+            format!(
+                "Install the {} build for torch {torch_minor} with the C++11 ABI (the wheel whose \
+                 name says torch{torch_minor} and `cxx11abiTRUE`), or {build_here}.",
+                names.join(", ")
+            ),
+        ),
+        _ => {
+            let words = if cxx11 {
+                "Its missing symbols spell std::string the C++11 way (`__cxx11`): a build with \
+                 `_GLIBCXX_USE_CXX11_ABI=1` (`cxx11abiTRUE` in flash-attn's and mamba-ssm's \
+                 wheel names) over a torch built with the old ABI, or a build for another torch \
+                 release."
+            } else if old {
+                "Its missing symbols spell std::string the old way (`Ss`): a build with \
+                 `_GLIBCXX_USE_CXX11_ABI=0` (`cxx11abiFALSE` in flash-attn's and mamba-ssm's \
+                 wheel names) over a torch built with the C++11 ABI, or a build for another \
+                 torch release."
+            } else {
+                "A build for another torch release (a symbol whose signature changed between \
+                 releases), or with the other C++ string ABI than this torch (`cxx11abiTRUE` / \
+                 `cxx11abiFALSE` in flash-attn's and mamba-ssm's wheel names)."
+            };
+            (
+                words.to_string(),
+                format!(
+                    "Install the {} build for torch {torch_release} and this torch's C++ ABI (the \
+                     wheel whose name says torch{torch_minor} and the cxx11abi of `python -c \
+                     \"import torch; print(torch._C._GLIBCXX_USE_CXX11_ABI)\"`), or {build_here}.",
+                    names.join(", ")
+                ),
+            )
+        }
+    }
 }
 
 /// The installed version of `name` in `env`: torch's build, or an extension package's.
@@ -689,6 +741,19 @@ mod tests {
         let fix = f.fix.as_deref().unwrap();
         assert!(fix.contains("torch2.6"), "{fix}");
         assert!(fix.contains("--no-build-isolation"), "{fix}");
+        // torch defines the old spelling: the ABI is a fact, and the fix names the old-ABI
+        // wheel; the other direction names the C++11 one.
+        e.extensions[0].torch_symbols_abi = Some("cxx11".into());
+        let f = abi(&e).unwrap();
+        assert!(f.detail.contains("only in the old ABI"), "{}", f.detail);
+        let fix = f.fix.as_deref().unwrap();
+        assert!(fix.contains("cxx11abiFALSE"), "{fix}");
+        assert!(!fix.contains("cxx11abiTRUE"), "{fix}");
+        e.extensions[0].torch_symbols_missing =
+            vec!["_ZN3c105ErrorC2ENS_14SourceLocationESs".into()];
+        e.extensions[0].torch_symbols_abi = Some("pre-cxx11".into());
+        let fix = abi(&e).unwrap().fix.unwrap();
+        assert!(fix.contains("torch2.6 and `cxx11abiTRUE`"), "{fix}");
         // A pin that fails is the finding; the symbols are not reported twice.
         let mut e = env("2.9.0+cu128", ("vllm", "0.11.0", &["torch==2.8.0"]));
         e.extensions[0].torch_symbols_missing = vec!["_ZN3c104cuda9SetDeviceEab".into()];

@@ -11,6 +11,15 @@
 //! conda-forge/jax-feedstock#81. Both are checked; the minimum of each jax release is
 //! frameworks.toml's `jax_minimum_jaxlib`, read from jax's release tags by
 //! `scripts/gen-jax-history.py`.
+//!
+//! jaxlib's CUDA build against the GPU (`arch-not-in-build`): XLA compiles every program for the
+//! GPU it runs on, so a release must know the GPU's architecture. The dated record of what a
+//! release knows is its own build list (`.bazelrc`'s compute capabilities at the tag,
+//! frameworks.toml's `jaxlib_arch`): a GPU of a major above every listed architecture is newer
+//! than the release (jaxlib 0.4.26 on Blackwell: "ptxas fatal : Program with .target 'sm_90a'
+//! cannot be compiled to future architecture", cantinilab/stories#5; sm_100 and compute_120
+//! first listed at jax-v0.6.0), and one below every listed architecture is older than it (the
+//! CUDA 13 plugin's list starts at sm_75).
 
 use super::FindingBuilder;
 use super::ids;
@@ -39,9 +48,173 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             .filter(|f| f.name == FrameworkName::Jax)
         {
             out.extend(cuda_check(report, manifests, env, fw));
+            out.extend(arch(report, manifests, env, fw));
         }
     }
     out
+}
+
+/// A usable GPU that jaxlib's CUDA build predates (its major above every listed architecture)
+/// or has left behind (below every listed architecture).
+fn arch(
+    report: &Report,
+    manifests: &Manifests,
+    env: &PythonEnv,
+    fw: &Framework,
+) -> Option<Finding> {
+    if fw.variant.as_deref() != Some("cuda") {
+        return None;
+    }
+    let cuda_major = Version::parse(fw.cuda.as_deref()?)?.major().to_string();
+    let jaxlib = fw.components.iter().find(|c| c.name == "jaxlib")?;
+    let jaxlib_release = release(&jaxlib.version)?.to_string();
+    let table = &manifests.frameworks;
+    let row = table.jaxlib_arch(&jaxlib_release, &cuda_major)?;
+    let listed: Vec<Version> = row
+        .sass
+        .iter()
+        .chain(&row.ptx)
+        .filter_map(|a| Version::parse(a))
+        .collect();
+    let newest = listed.iter().map(Version::major).max()?;
+    for gpu in report
+        .nvidia_gpus()
+        .filter(|g| g.source != crate::report::GpuSource::Pci)
+    {
+        let Some(cc) = gpu.compute_capability.as_deref().and_then(Version::parse) else {
+            continue;
+        };
+        let newer = cc.major() > newest;
+        let older = listed.iter().all(|a| a > &cc);
+        if !newer && !older {
+            continue;
+        }
+        let name = gpu.name.as_deref().unwrap_or("GPU");
+        let cc_text = format!("{}.{}", cc.major(), cc.minor());
+        let plugin = fw
+            .components
+            .iter()
+            .find(|c| c.name.ends_with("-plugin"))
+            .map_or_else(String::new, |c| format!(" ({} {})", c.name, c.version));
+        let (title, detail, fix) = arch_words(
+            manifests,
+            &install_extra(env, fw),
+            &jaxlib.version,
+            &jaxlib_release,
+            &cuda_major,
+            name,
+            &cc,
+            newer,
+        );
+        return Some(
+            FindingBuilder::new(&ids::ARCH_NOT_IN_BUILD, Severity::Error, title)
+                .detail(detail)
+                .evidence(format!(
+                    "GPU {}: {name}, compute capability {cc_text}",
+                    gpu.index
+                ))
+                .evidence(format!(
+                    "jaxlib {}{plugin} in {}: CUDA {cuda_major}",
+                    jaxlib.version, env.path
+                ))
+                .evidence(format!(
+                    "jaxlib {}..{} CUDA build: SASS for [{}], PTX for [{}] ({})",
+                    row.first,
+                    row.last,
+                    row.sass.join(", "),
+                    row.ptx.join(", "),
+                    row.source
+                ))
+                .subject(framework_subject(&env.path, FrameworkName::Jax.as_str()))
+                .subject(gpu.subject())
+                .explains(&ids::CUDNN_GPU_UNSUPPORTED)
+                .explains(&ids::NCCL_GPU_UNSUPPORTED)
+                .fix(fix)
+                .build(),
+        );
+    }
+    None
+}
+
+/// The title, detail and fix of a jaxlib build older (`newer` GPU) or newer than the GPU.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the words name each fact of the finding; a struct would only rename them"
+)]
+fn arch_words(
+    manifests: &Manifests,
+    extra: &str,
+    jaxlib_text: &str,
+    jaxlib_release: &str,
+    cuda_major: &str,
+    name: &str,
+    cc: &Version,
+    newer: bool,
+) -> (String, String, String) {
+    let table = &manifests.frameworks;
+    let cc_text = format!("{}.{}", cc.major(), cc.minor());
+    if newer {
+        let first = table.first_jaxlib_for_major(cuda_major, cc.major());
+        (
+            format!(
+                "jaxlib {} predates {name} (compute capability {cc_text})",
+                jaxlib_text
+            ),
+            "XLA compiles every JAX program for the GPU it runs on, so the release must \
+                 know the GPU's architecture. This jaxlib's CUDA build lists no architecture \
+                 of the GPU's generation: its compiler targets the newest one it knows, which \
+                 ptxas refuses for a newer GPU (\"Program with .target 'sm_90a' cannot be \
+                 compiled to future architecture\"), and the cuDNN its release pins may be \
+                 older than the GPU too."
+                .to_string(),
+            match first {
+                Some(first) => format!(
+                    "Install jax {first} or later, the first release whose CUDA build lists \
+                         compute capability {}.x: `pip install -U {}` (with the packages that \
+                         pin the old jax updated too).",
+                    cc.major(),
+                    extra.replacen("]\"", &format!("]>={first}\""), 1)
+                ),
+                None => format!(
+                    "Install a jax release whose CUDA build lists compute capability {}.x \
+                         (none in frameworks.toml's `jaxlib_arch` does yet).",
+                    cc.major()
+                ),
+            },
+        )
+    } else {
+        // The same release's CUDA 12 build, where its list reaches the GPU.
+        let cuda12 = table
+            .jaxlib_arch(jaxlib_release, "12")
+            .filter(|r| r.cuda.as_deref() == Some("12") && cuda_major != "12")
+            .filter(|r| {
+                r.sass
+                    .iter()
+                    .filter_map(|a| Version::parse(a))
+                    .any(|a| a.major() == cc.major() && &a <= cc)
+            });
+        (
+            format!(
+                "jaxlib {}'s CUDA {cuda_major} build has no code for {name} (compute capability {cc_text})",
+                jaxlib_text
+            ),
+            "This jaxlib's CUDA build starts above the GPU's architecture: its kernels \
+                 and XLA's target list leave the GPU out, so JAX fails on it."
+                .to_string(),
+            if cuda12.is_some() {
+                format!(
+                    "Use the CUDA 12 build of this release, whose list still has compute \
+                         capability {cc_text}: `pip install -U \"jax[cuda12]=={jaxlib_release}\"` \
+                         (and uninstall the CUDA {cuda_major} plugin)."
+                )
+            } else {
+                format!(
+                    "Install a jax release whose CUDA build lists compute capability \
+                         {cc_text} (an older one; frameworks.toml's `jaxlib_arch`)."
+                )
+            },
+        )
+    }
 }
 
 /// jax's integer minimum as a library version: cuBLAS writes `major*10000 + minor*100 + patch`
@@ -473,5 +646,69 @@ mod tests {
         let fix = cudnn_fix(&e, &e.frameworks[0].clone(), "8.9", None);
         assert!(fix.contains("\"jax[cuda12]\""), "{fix}");
         assert!(!fix.contains("pins"), "{fix}");
+    }
+
+    fn with_gpu(e: PythonEnv, cc: &str) -> Vec<Finding> {
+        let r = Report {
+            python_envs: vec![e],
+            gpus: vec![crate::report::Gpu {
+                index: 0,
+                name: Some("GPU".into()),
+                compute_capability: Some(cc.into()),
+                source: "nvml".into(),
+                ..crate::report::Gpu::default()
+            }],
+            ..Report::default()
+        };
+        findings(&r, crate::manifest::embedded())
+            .into_iter()
+            .filter(|f| f.id == "arch-not-in-build")
+            .collect()
+    }
+
+    fn cuda13(mut e: PythonEnv) -> PythonEnv {
+        e.frameworks[0].cuda = Some("13".into());
+        e
+    }
+
+    #[test]
+    fn a_gpu_newer_than_jaxlibs_build_list_is_arch_not_in_build_with_the_first_release_that_lists_it()
+     {
+        // cantinilab/stories#5: jaxlib 0.4.26 (compute_90 last) on an RTX 5070 Ti (12.0).
+        let plugin = [("jax-cuda12-plugin", "0.4.26")];
+        let f = with_gpu(env("3.11.9", "0.4.26", "0.4.26", &plugin), "12.0");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("jax[cuda12]>=0.6.0")
+        );
+        // The same release on Hopper, and 0.6.0 (sm_100, compute_120) on Blackwell: no finding.
+        assert!(with_gpu(env("3.11.9", "0.4.26", "0.4.26", &plugin), "9.0").is_empty());
+        let new = [("jax-cuda12-plugin", "0.6.0")];
+        assert!(with_gpu(env("3.11.9", "0.6.0", "0.6.0", &new), "12.0").is_empty());
+        assert!(with_gpu(env("3.11.9", "0.6.0", "0.6.0", &new), "10.0").is_empty());
+        // A release newer than every row is not judged.
+        assert!(with_gpu(env("3.11.9", "9.0.0", "9.0.0", &[]), "12.0").is_empty());
+    }
+
+    #[test]
+    fn a_gpu_older_than_the_cuda13_build_list_is_arch_not_in_build_with_the_cuda12_build_as_the_fix()
+     {
+        // The CUDA 13 plugin's list starts at sm_75 (.bazelrc at jax-v0.7.2 on); Volta is 7.0.
+        let plugin = [("jax-cuda13-plugin", "0.8.0")];
+        let f = with_gpu(cuda13(env("3.12.3", "0.8.0", "0.8.0", &plugin)), "7.0");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("jax[cuda12]==0.8.0")
+        );
+        // The CUDA 12 build of the same release lists sm_70; Turing runs the CUDA 13 one.
+        let cu12 = [("jax-cuda12-plugin", "0.8.0")];
+        assert!(with_gpu(env("3.12.3", "0.8.0", "0.8.0", &cu12), "7.0").is_empty());
+        assert!(with_gpu(cuda13(env("3.12.3", "0.8.0", "0.8.0", &plugin)), "7.5").is_empty());
     }
 }

@@ -84,6 +84,10 @@ pub struct FindingFact {
     pub severity: Severity,
     pub title: String,
     pub fix: Option<String>,
+    /// The frameworks it is about (its `framework:` subjects: "torch", "jax"); empty when none.
+    /// Not part of the plan's JSON: the planner's own use.
+    #[serde(skip)]
+    pub frameworks: Vec<String>,
 }
 
 /// What the plan knows about the machine it is made for.
@@ -206,6 +210,14 @@ impl Machine {
                     severity: f.severity,
                     title: f.title.clone(),
                     fix: f.fix.clone(),
+                    frameworks: f
+                        .subjects
+                        .iter()
+                        .filter_map(|s| match s {
+                            crate::report::Subject::Framework { name, .. } => Some(name.clone()),
+                            _ => None,
+                        })
+                        .collect(),
                 })
                 .collect(),
         }

@@ -186,7 +186,11 @@ pub fn plan(report: &Report, manifests: &Manifests, target: &Target) -> Result<P
     // The doctor checks its own prescription: the machine the plan leaves, diagnosed again.
     // A finding it addresses that would remain is a plan that misses its purpose; what would
     // appear is said first, with its own fix.
-    let addressed: Vec<String> = plan.addresses.iter().map(|f| f.id.clone()).collect();
+    let addressed: Vec<(String, String)> = plan
+        .addresses
+        .iter()
+        .map(|f| (f.id.clone(), f.title.clone()))
+        .collect();
     let after = predict::outcome(report, manifests, &plan.effects, &addressed);
     if !after.remaining.is_empty() {
         return Err(Refusal {
@@ -239,7 +243,37 @@ pub(crate) fn plan_for_machine(
         }],
         _ => Vec::new(),
     };
-    let (addresses, leaves) = findings(&machine, &decision.addresses);
+    let (mut addresses, mut leaves) = findings(&machine, &decision.addresses);
+    // A framework's finding about a framework this plan does not install is left, not
+    // addressed (jaxlib's arch-not-in-build beside torch's: the torch plan does not fix it).
+    let planned: Vec<&str> = decision
+        .framework
+        .iter()
+        .chain(decision.fixes.iter().map(|f| &f.framework))
+        .map(|f| f.name.as_str())
+        .collect();
+    let elsewhere = |note: &FindingNote| {
+        machine
+            .findings
+            .iter()
+            .find(|f| f.id == note.id && f.title == note.title)
+            .is_some_and(|f| {
+                !planned.is_empty()
+                    && !f.frameworks.is_empty()
+                    && !f.frameworks.iter().any(|n| planned.contains(&n.as_str()))
+            })
+    };
+    let (other, mine): (Vec<FindingNote>, Vec<FindingNote>) =
+        addresses.into_iter().partition(|n| elsewhere(n));
+    addresses = mine;
+    leaves.extend(other.into_iter().map(|mut n| {
+        n.fix = machine
+            .findings
+            .iter()
+            .find(|f| f.id == n.id && f.title == n.title)
+            .and_then(|f| f.fix.clone());
+        n
+    }));
     let apt_repos = decision
         .apt
         .as_ref()

@@ -240,13 +240,22 @@ pub struct Outcome {
     pub appearing: Vec<(String, String, Option<String>)>,
 }
 
+/// Whether two findings are about the same thing: the same subjects, or a framework build in
+/// common.
+fn same_subject(a: &crate::report::Finding, b: &crate::report::Finding) -> bool {
+    a.subjects == b.subjects
+        || a.subjects.iter().any(|s| {
+            matches!(s, crate::report::Subject::Framework { .. }) && b.subjects.contains(s)
+        })
+}
+
 /// Diagnoses the machine `effects` leave against the machine as it is.
 #[must_use]
 pub fn outcome(
     report: &Report,
     manifests: &Manifests,
     effects: &[StepEffect],
-    addresses: &[String],
+    addresses: &[(String, String)],
 ) -> Outcome {
     let mut out = Outcome::default();
     if effects.is_empty() {
@@ -254,8 +263,18 @@ pub fn outcome(
     }
     let after = crate::diagnose::diagnose_with(&apply(report, effects), manifests);
     let before: Vec<&str> = report.findings.iter().map(|f| f.id.as_str()).collect();
-    for id in addresses {
-        if after.iter().any(|f| &f.id == id) {
+    for (id, title) in addresses {
+        // The finding the plan addresses, as the report has it: one of an id that is about
+        // another framework (jaxlib's arch-not-in-build beside torch's) is not this plan's.
+        let addressed = report
+            .findings
+            .iter()
+            .find(|f| &f.id == id && &f.title == title);
+        if after
+            .iter()
+            .any(|f| &f.id == id && addressed.is_none_or(|a| same_subject(a, f)))
+            && !out.remaining.contains(id)
+        {
             out.remaining.push(id.clone());
         }
     }

@@ -106,6 +106,13 @@ pub struct Extension {
     /// Empty when all are defined, or when torch's libraries were not all read whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub torch_symbols_missing: Vec<String>,
+    /// The C++ string ABI those missing symbols are spelled in, where torch's libraries define
+    /// one of them in the other spelling: "cxx11" (`std::__cxx11::basic_string`, a build with
+    /// `_GLIBCXX_USE_CXX11_ABI=1` over a torch of the old ABI) or "pre-cxx11" (`Ss`,
+    /// `_GLIBCXX_USE_CXX11_ABI=0` over a C++11-ABI torch). Absent when no missing symbol has
+    /// such a twin (a build against another torch release), or none is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch_symbols_abi: Option<String>,
     /// The compute capabilities its compiled files carry SASS for (their `.nv_fatbin`
     /// sections, `parse::fatbin`): "8.0", "9.0". Empty when none carries a fatbin, or one was
     /// read only in part.

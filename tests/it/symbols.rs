@@ -219,3 +219,68 @@ fn the_reports_errors_are_explained_by_the_missing_symbol() {
         assert_eq!(e["cause"], "library-symbol-missing", "{name}: {e}");
     }
 }
+
+/// The flash-attn machine of Dao-AILab/flash-attention#1644: its module and torch's libc10.so sit
+/// in the user site folder.
+const ABI_MACHINE: &str = "held-out-flash-attn-2741-abi-false-torch270-user-site";
+const USER_SITE: &str = "home/inferencer/.local/lib/python3.10/site-packages";
+
+/// The extension's missing torch symbols (`null` when none).
+fn torch_gap(r: &Value) -> Value {
+    r["python_envs"][0]["extensions"][0]["torch_symbols_missing"].clone()
+}
+
+#[test]
+fn a_torch_library_that_is_a_fifo_leaves_the_abi_unjudged_without_waiting() {
+    let m = Scratch::of(ABI_MACHINE);
+    mkfifo(&m.path(&format!("{USER_SITE}/torch/lib/libc10.so")));
+    let r = m.doctor();
+    assert!(torch_gap(&r).is_null());
+    assert!(!finding_ids(&r).contains(&"extension-torch-mismatch".to_string()));
+}
+
+#[test]
+fn a_sparse_ten_gigabyte_libc10_costs_its_tables_only() {
+    let m = Scratch::of(ABI_MACHINE);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.path(&format!("{USER_SITE}/torch/lib/libc10.so")))
+        .unwrap();
+    f.set_len(10 << 30).unwrap();
+    let r = m.doctor();
+    assert_eq!(torch_gap(&r)[0], "_ZN3c105ErrorC2ENS_14SourceLocationESs");
+    assert_eq!(
+        r["python_envs"][0]["extensions"][0]["torch_symbols_abi"],
+        "pre-cxx11"
+    );
+}
+
+#[test]
+fn a_module_in_a_link_loop_or_cut_short_is_not_read_and_not_a_crash() {
+    let m = Scratch::of(ABI_MACHINE);
+    let module = m.path(&format!(
+        "{USER_SITE}/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"
+    ));
+    let bytes = std::fs::read(&module).unwrap();
+    std::fs::write(&module, &bytes[..bytes.len() - 40]).unwrap();
+    assert!(torch_gap(&m.doctor()).is_null());
+    std::fs::remove_file(&module).unwrap();
+    std::os::unix::fs::symlink(&module, &module).unwrap();
+    assert!(torch_gap(&m.doctor()).is_null());
+}
+
+#[test]
+fn a_user_site_in_a_link_loop_is_no_environment_and_no_hang() {
+    let m = Scratch::of(ABI_MACHINE);
+    let site = m.path(USER_SITE);
+    std::fs::remove_dir_all(&site).unwrap();
+    std::os::unix::fs::symlink(&site, &site).unwrap();
+    let r = m.doctor();
+    assert!(
+        r["python_envs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["frameworks"].as_array().is_none_or(Vec::is_empty))
+    );
+}

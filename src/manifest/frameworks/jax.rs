@@ -122,6 +122,22 @@ pub struct JaxlibCudnnBuilt {
     pub checked: String,
 }
 
+/// The GPU architectures a range of jaxlib releases' CUDA build compiles for (`.bazelrc` at the
+/// tags): SASS and PTX compute capabilities ("9.0"); `cuda` is the plugin's CUDA major where
+/// the release lists each its own (0.7.2 on), absent where one list serves every CUDA build.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JaxlibArch {
+    pub first: String,
+    pub last: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<String>,
+    pub sass: Vec<String>,
+    pub ptx: Vec<String>,
+    pub source: String,
+    pub checked: String,
+}
+
 impl std::fmt::Display for JaxKey<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "cuda{} ..={}", self.0, self.1)
@@ -187,6 +203,31 @@ impl FrameworkTable {
         self.jaxlib_cudnn_built.iter().find(|row| {
             compare(&row.cuda, cuda).is_eq() && within(Some(&row.first), &row.last, jaxlib)
         })
+    }
+
+    /// The architecture list of a jaxlib release's CUDA build for the plugin's CUDA major (a
+    /// row without a major serves every CUDA build). A release outside every row has none.
+    #[must_use]
+    pub fn jaxlib_arch(&self, jaxlib: &str, cuda_major: &str) -> Option<&JaxlibArch> {
+        self.jaxlib_arch.iter().find(|row| {
+            row.cuda.as_deref().is_none_or(|c| c == cuda_major)
+                && within(Some(&row.first), &row.last, jaxlib)
+        })
+    }
+
+    /// The first jaxlib release whose CUDA build for `cuda_major` lists an architecture of
+    /// `cc_major` (SASS or PTX).
+    #[must_use]
+    pub fn first_jaxlib_for_major(&self, cuda_major: &str, cc_major: u64) -> Option<&str> {
+        self.jaxlib_arch
+            .iter()
+            .filter(|row| row.cuda.as_deref().is_none_or(|c| c == cuda_major))
+            .find(|row| {
+                row.sass.iter().chain(&row.ptx).any(|a| {
+                    crate::version::Version::parse(a).is_some_and(|v| v.major() == cc_major)
+                })
+            })
+            .map(|row| row.first.as_str())
     }
 
     #[must_use]
@@ -282,6 +323,11 @@ impl FrameworkTable {
                     .map(|r| ("torch_gpu_floor", &r.first, &r.last, &r.source, &r.checked)),
             )
             .chain(
+                self.jaxlib_arch
+                    .iter()
+                    .map(|r| ("jaxlib_arch", &r.first, &r.last, &r.source, &r.checked)),
+            )
+            .chain(
                 self.jax_plugin_check
                     .iter()
                     .map(|r| ("jax_plugin_check", &r.first, &r.last, &r.source, &r.checked)),
@@ -325,6 +371,12 @@ impl FrameworkTable {
             c.provenance(&label, source, checked);
             if c.version(&label, "first", first) && c.version(&label, "last", last) {
                 c.range(&label, first, last);
+            }
+        }
+        for row in &self.jaxlib_arch {
+            let label = format!("jaxlib_arch {}..={}", row.first, row.last);
+            for cc in row.sass.iter().chain(&row.ptx) {
+                c.cc(&label, "sass/ptx", cc);
             }
         }
         for row in &self.tensorrt_first_for_cc {

@@ -67,6 +67,7 @@ fn finding(id: &str) -> FindingFact {
         severity: Severity::Error,
         title: id.to_string(),
         fix: None,
+        frameworks: Vec::new(),
     }
 }
 

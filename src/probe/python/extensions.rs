@@ -110,13 +110,13 @@ pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
             requires.sort();
             requires.dedup();
             let objects = read_objects(host, site, &e.path);
-            let torch_symbols_missing = if objects.torch_needs.is_empty() {
-                Vec::new()
+            let (torch_symbols_missing, torch_symbols_abi) = if objects.torch_needs.is_empty() {
+                (Vec::new(), None)
             } else {
-                torch_missing(
-                    torch.get_or_init(|| torch_exports(host, site)),
-                    &objects.torch_needs,
-                )
+                let tables = torch.get_or_init(|| torch_exports(host, site));
+                let missing = torch_missing(tables, &objects.torch_needs);
+                let abi = other_abi_twin(tables, &missing);
+                (missing, abi)
             };
             Some(Extension {
                 name,
@@ -137,6 +137,7 @@ pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
                 libraries_needed: objects.libraries_needed,
                 torch_symbols_missing,
                 cuda_major,
+                torch_symbols_abi,
             })
         })
         .collect()
@@ -295,6 +296,32 @@ fn torch_missing(
         .take(MAX_MISSING)
         .cloned()
         .collect()
+}
+
+/// `std::string` in libstdc++'s two C++ ABIs: `std::__cxx11::basic_string<char>` under
+/// `_GLIBCXX_USE_CXX11_ABI=1`, the substitution `Ss` under the old one.
+const STRING_CXX11: &str = "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE";
+const STRING_OLD: &str = "Ss";
+
+/// The ABI the missing symbols are spelled in, where torch's libraries define one of them in
+/// the other spelling ("undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs" beside a
+/// libc10.so that defines `...SourceLocationENSt7__cxx11...`): "cxx11" or "pre-cxx11". `None`
+/// when no missing symbol has such a twin (a build against another torch release).
+fn other_abi_twin(
+    torch: &Option<Vec<crate::parse::dynsym::Symbols>>,
+    missing: &[String],
+) -> Option<String> {
+    let tables = torch.as_ref()?;
+    let defined = |name: &str| tables.iter().any(|t| t.defines(name, None));
+    missing.iter().find_map(|m| {
+        if m.contains(STRING_CXX11) {
+            defined(&m.replace(STRING_CXX11, STRING_OLD)).then(|| "cxx11".to_string())
+        } else if m.contains(STRING_OLD) {
+            defined(&m.replace(STRING_OLD, STRING_CXX11)).then(|| "pre-cxx11".to_string())
+        } else {
+            None
+        }
+    })
 }
 
 #[cfg(test)]

@@ -215,6 +215,35 @@ fn site_dirs(host: &Host, prefix: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The user site folders (`$HOME/.local/lib/python3.X/site-packages`) of the Python versions a
+/// prefix holds (its `lib/python3.X` folders, or the version the interpreter gave).
+fn user_site_dirs(host: &Host, prefix: &Path, version: Option<&str>) -> Vec<PathBuf> {
+    let Some(home) = host.env.path("HOME") else {
+        return Vec::new();
+    };
+    let mut versions: Vec<String> = host
+        .fs
+        .read_dir(prefix.join("lib"))
+        .into_iter()
+        .filter_map(|e| e.name.strip_prefix("python").map(str::to_string))
+        .filter(|v| v.starts_with("3.") && v[2..].chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    if let Some(v) = version {
+        let short: Vec<&str> = v.split('.').take(2).collect();
+        if short.len() == 2 {
+            versions.push(short.join("."));
+        }
+    }
+    versions.sort();
+    versions.dedup();
+    versions
+        .into_iter()
+        .map(|v| home.join(format!(".local/lib/python{v}/site-packages")))
+        .filter(|d| host.fs.is_dir(d))
+        .map(|d| host.fs.canonical(&d, true).unwrap_or(d))
+        .collect()
+}
+
 /// How a candidate is found when its interpreter is one a user runs directly (see [`describe`]).
 const ASKED_VIA: [&str; 5] = [
     "PATH",
@@ -274,6 +303,17 @@ fn describe(host: &Host, prefix: &Path, cand: &Candidate) -> Option<PythonEnv> {
         .map(|i| i.version.clone())
         .or_else(|| pyvenv.as_ref().and_then(|c| c.version.clone()))
         .or_else(|| version_from_site_dir(&sites));
+    // `pip install --user` puts packages in the user's site folder, which a system or conda
+    // interpreter puts before its own site-packages (PEP 370; the `-I` query above leaves it
+    // out): Dao-AILab/flash-attention#1644's torch and flash-attn live in
+    // ~/.local/lib/python3.10/site-packages. A venv does not read it.
+    if kind != EnvKind::Venv {
+        for dir in user_site_dirs(host, prefix, python_version.as_deref()) {
+            if !sites.contains(&dir) {
+                sites.insert(0, dir);
+            }
+        }
+    }
     let mut frameworks = Vec::new();
     let mut wheels = Vec::new();
     let mut extensions = Vec::new();
