@@ -373,6 +373,12 @@ impl FrameworkTable {
                 c.range(&label, first, last);
             }
         }
+        self.check_jax_history_rows(c);
+    }
+
+    /// What those tables' rows hold beyond their range: architectures, first releases, the
+    /// minimum jaxlib, the CUDA and cuDNN a jaxlib was built with.
+    fn check_jax_history_rows(&self, c: &mut Checker) {
         for row in &self.jaxlib_arch {
             let label = format!("jaxlib_arch {}..={}", row.first, row.last);
             for cc in row.sass.iter().chain(&row.ptx) {
