@@ -181,18 +181,8 @@ fn driver_too_old(
         .and_then(|l| soname_major(&l.soname))?
         .parse()
         .ok()?;
-    let driver = report.driver.version.as_deref()?;
-    let have = report
-        .driver
-        .cuda_version
-        .as_deref()
-        .or_else(|| manifests.cuda.max_cuda_for_driver(driver))
-        .and_then(Version::parse)?;
-    if have.major() >= needed
-        || super::platform::compat_cuda(report, manifests).is_some_and(|(_, c)| c.major() >= needed)
-    {
-        return None;
-    }
+    let have = super::platform::driver_below_cuda_major(report, manifests, needed)?;
+    let driver = report.driver.version.as_deref().unwrap_or_default();
     let floor = manifests
         .cuda
         .major(needed)

@@ -34,7 +34,7 @@ use cdi::*;
 use container::*;
 use fabric::*;
 use forward_compat::*;
-pub(super) use forward_compat::{compat_cuda, forward_compat_libcuda};
+pub(super) use forward_compat::{compat_cuda, driver_below_cuda_major, forward_compat_libcuda};
 use image_require::*;
 use shm::*;
 use stub_libcuda::*;

@@ -58,18 +58,8 @@ fn tensorrt_wheel(env: &PythonEnv) -> Option<(&Extension, u64)> {
 /// the same driver.
 fn driver_too_old(report: &Report, manifests: &Manifests, env: &PythonEnv) -> Option<Finding> {
     let (wheel, needed) = tensorrt_wheel(env)?;
-    let driver = report.driver.version.as_deref()?;
-    let have = report
-        .driver
-        .cuda_version
-        .as_deref()
-        .or_else(|| manifests.cuda.max_cuda_for_driver(driver))
-        .and_then(Version::parse)?;
-    if have.major() >= needed
-        || super::platform::compat_cuda(report, manifests).is_some_and(|(_, c)| c.major() >= needed)
-    {
-        return None;
-    }
+    let have = super::platform::driver_below_cuda_major(report, manifests, needed)?;
+    let driver = report.driver.version.as_deref().unwrap_or_default();
     let torch_covers = env.frameworks.iter().any(|f| {
         f.name == "torch"
             && f.variant.as_deref() == Some("cuda")

@@ -71,6 +71,27 @@ pub(in crate::diagnose) fn compat_cuda(
     Some((version, cuda))
 }
 
+/// The driver's CUDA level when it cannot run programs of CUDA major `needed`: its own level
+/// (what it reports, else what `cuda.toml` gives its version) below that major, and no
+/// forward-compatibility libcuda ([`compat_cuda`]) that reaches it. `None` when it can, or
+/// when its level is not known.
+pub(in crate::diagnose) fn driver_below_cuda_major(
+    report: &Report,
+    manifests: &Manifests,
+    needed: u64,
+) -> Option<Version> {
+    let driver = report.driver.version.as_deref()?;
+    let have = report
+        .driver
+        .cuda_version
+        .as_deref()
+        .or_else(|| manifests.cuda.max_cuda_for_driver(driver))
+        .and_then(Version::parse)?;
+    let runs = have.major() >= needed
+        || compat_cuda(report, manifests).is_some_and(|(_, c)| c.major() >= needed);
+    (!runs).then_some(have)
+}
+
 /// What the GPU tables say about one GPU's forward compatibility: `gpus.toml`'s row by PCI id,
 /// else `gpu-ids.toml`'s data-center list by PCI id (every NVIDIA id, China-market parts
 /// included), else `gpus.toml`'s rows by name; `None` when none of them can tell.
