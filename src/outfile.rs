@@ -158,8 +158,9 @@ fn target_of(path: &Path) -> Result<Target, String> {
     }
     // `/dev/stdout` links to `/proc/self/fd/1`, whose "link" is the open descriptor: a
     // terminal, a pipe, or a file the shell opened (maybe for appending). Writing into it is
-    // the only thing that keeps those meanings.
-    if path.starts_with("/dev") || path.starts_with("/proc") {
+    // the only thing that keeps those meanings. A plain file under `/dev` (a RAM file system,
+    // `/dev/shm`) is written like any other.
+    if path.starts_with("/proc") || (path.starts_with("/dev") && !plain_file_or_none(path)) {
         return match fs::metadata(path) {
             Ok(m) if m.is_dir() => Err(format!("{} is a folder", shown(path))),
             Ok(_) => Ok(Target::Special(path.to_path_buf())),
@@ -209,6 +210,17 @@ fn target_of(path: &Path) -> Result<Target, String> {
         "too many levels of symbolic links in {}",
         shown(path)
     ))
+}
+
+/// Whether `path` is a regular file, or nothing in an existing folder: what `-o /dev/shm/x`
+/// names, unlike `/dev/stdout` (a link) or `/dev/null` (a device).
+fn plain_file_or_none(path: &Path) -> bool {
+    match fs::symlink_metadata(path) {
+        Ok(m) => m.is_file(),
+        Err(e) => {
+            e.kind() == std::io::ErrorKind::NotFound && path.parent().is_some_and(Path::is_dir)
+        }
+    }
 }
 
 /// Writes into an existing file that is not replaced: a device, FIFO, or socket. Opening is
@@ -562,6 +574,35 @@ mod tests {
                 .is_symlink()
         );
         fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `-o /dev/shm/plan.sh` once failed with "No such file or directory": every path under
+    /// `/dev` was taken for a device to write into.
+    #[test]
+    fn a_plain_file_under_dev_is_written_and_replaced_like_any_other() {
+        let Ok(d) = tempfile::tempdir_in("/dev/shm") else {
+            return; // no RAM file system here
+        };
+        let path = d.path().join("plan.sh");
+        let one = |content: &str, force| {
+            write_all(
+                &[OutFile {
+                    path: path.clone(),
+                    content: content.into(),
+                    mode: 0o644,
+                }],
+                force,
+            )
+        };
+        one("first", false).unwrap();
+        assert!(one("second", false).is_err(), "kept without force");
+        one("third", true).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "third");
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "no temporaries left"
+        );
     }
 
     #[test]

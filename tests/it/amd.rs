@@ -419,7 +419,7 @@ fn the_text_report_shows_the_amd_gpu_and_the_rocm_stack() {
 
 #[test]
 fn report_merge_shows_amd_nodes_and_their_rocm() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     for name in ["amd-rx7900xtx-workstation", "amd-rocm"] {
         let out = on_fixture(name, &[], &["doctor", "--json"], None);
         std::fs::write(dir.path().join(format!("{name}.json")), &out.stdout).expect("write");

@@ -31,7 +31,7 @@ fn gpu_doctor(fixture: &str, root: &Path) -> Command {
 
 /// A copy of a fixture's tree in a scratch folder: (the folder, its root).
 fn scratch(fixture: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir(fixture).join("root"), &root);
     (dir, root)
@@ -410,7 +410,7 @@ fn under_nohup_a_sighup_mid_scan_changes_nothing() {
 #[test]
 fn output_is_refused_where_the_shell_would_refuse_it_and_a_replaced_file_keeps_its_owner() {
     use std::os::unix::fs::MetadataExt;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let target = dir.path().join("report.json");
     std::fs::write(&target, "old").unwrap();
@@ -600,7 +600,7 @@ fn invisible_characters_show_in_no_face_and_plan_refuses_them_in_package_names()
 /// none). It now believes at most gpu-doctor's device cap and says so.
 #[test]
 fn an_nvml_that_reports_two_billion_gpus_costs_a_bounded_memory() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let src = dir.path().join("nvml.c");
     std::fs::write(
         &src,

@@ -207,7 +207,7 @@ fn json_format_is_the_verdict() {
 
 #[test]
 fn junit_report_parses_and_counts_each_requirement_and_finding() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let file = dir.path().join("gpu.xml");
     let o = check(
         "gpu-no-driver",

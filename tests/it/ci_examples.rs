@@ -16,7 +16,7 @@ use crate::k8s::{at, documents, gpu_doctor_lines, output_of, run_on_fixture, tex
 fn run_example(line: &str) -> (Vec<String>, Option<String>) {
     let words = words(line, &BTreeMap::new());
     assert_eq!(words[0], "gpu-doctor");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let o = run_on_fixture("h200", &words[1..], dir.path());
     let stderr = String::from_utf8_lossy(&o.stderr);
     // smoke cannot run under --root (3); everything else must be a verdict, not a usage error.

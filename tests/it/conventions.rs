@@ -87,7 +87,7 @@ fn completions(shell_name: &str) -> String {
 #[test]
 fn bash_completion_parses_and_completes_subcommands_and_values() {
     let Some(bash) = shell("bash") else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let script = write(dir.path(), "gpu-doctor.bash", &completions("bash"));
     let check = Command::new(&bash)
         .arg("-n")
@@ -122,7 +122,7 @@ fn bash_completion_parses_and_completes_subcommands_and_values() {
 #[test]
 fn zsh_completion_parses() {
     let Some(zsh) = shell("zsh") else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let text = completions("zsh");
     assert!(text.starts_with("#compdef gpu-doctor"), "{text:.60}");
     let script = write(dir.path(), "_gpu-doctor", &text);
@@ -137,7 +137,7 @@ fn zsh_completion_parses() {
 #[test]
 fn fish_completion_parses_and_completes() {
     let Some(fish) = shell("fish") else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let script = write(dir.path(), "gpu-doctor.fish", &completions("fish"));
     let check = Command::new(&fish)
         .arg("--no-execute")
@@ -177,7 +177,7 @@ fn completions_refuse_an_unknown_shell_as_a_usage_error() {
 
 #[test]
 fn man_pages_are_written_per_command_and_render_without_warnings() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let out = plain(&["man", "--out", dir.path().to_str().expect("utf-8")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
@@ -225,7 +225,7 @@ fn man_pages_are_written_per_command_and_render_without_warnings() {
 
 #[test]
 fn gen_man_script_writes_the_pages_with_a_given_binary() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen-man.sh");
     let out = Command::new("bash")
         .arg(&script)
@@ -243,7 +243,7 @@ fn gen_man_script_writes_the_pages_with_a_given_binary() {
 
 #[test]
 fn fail_on_comes_from_the_flag_then_the_variable_then_the_file_then_the_default() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let warning = write(dir.path(), "warning.toml", "fail_on = \"warning\"\n");
     let config = warning.to_str().expect("utf-8");
     let check = |extra: &[(&str, &str)], args: &[&str]| {
@@ -282,7 +282,7 @@ fn fail_on_comes_from_the_flag_then_the_variable_then_the_file_then_the_default(
 fn the_default_config_file_is_found_through_xdg_config_home_inside_the_root() {
     // Under --root the user's folders are those of the examined tree, like every other path:
     // several-toolkits' HOME is /home/lab.
-    let root = tempfile::tempdir().expect("tempdir");
+    let root = crate::support::tempdir();
     copy_tree(&fixture_dir(WARNING_ONLY).join("root"), root.path());
     let config_dir = root.path().join("home/lab/.config/gpu-doctor");
     std::fs::create_dir_all(&config_dir).expect("mkdir");
@@ -317,7 +317,7 @@ fn the_default_config_file_is_found_through_xdg_config_home_inside_the_root() {
 
 #[test]
 fn timeout_comes_from_the_flag_then_the_variable_then_the_file_then_the_default() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let config = write(dir.path(), "c.toml", "timeout = 4\n");
     let config = config.to_str().expect("utf-8");
     let said = |extra: &[(&str, &str)], args: &[&str]| {
@@ -352,7 +352,7 @@ fn timeout_comes_from_the_flag_then_the_variable_then_the_file_then_the_default(
 
 #[test]
 fn bad_settings_are_usage_errors_that_name_where_they_came_from() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let bad = write(dir.path(), "bad.toml", "fail_on = \"loudly\"\n");
     let out = on_fixture(
         WARNING_ONLY,
@@ -403,7 +403,7 @@ const ESC: &str = "\u{1b}[";
 
 #[test]
 fn colour_follows_the_flag_then_no_color_then_the_config() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let always = write(dir.path(), "always.toml", "color = \"always\"\n");
     let always = always.to_str().expect("utf-8");
     let coloured = |extra: &[(&str, &str)], args: &[&str]| {
@@ -484,7 +484,7 @@ fn verbose_levels_say_what_was_read_and_run_and_quiet_keeps_only_errors() {
         "-vv lists each command: {said}"
     );
 
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let plan = dir.path().join("plan.sh");
     let plan = plan.to_str().expect("utf-8");
     let out = on_fixture(WARNING_ONLY, &[], &["plan", "-o", plan]);

@@ -25,7 +25,7 @@ struct Venv {
 
 impl Venv {
     fn new() -> Venv {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = crate::support::tempdir();
         let base = dir.path().canonicalize().expect("canonical temp dir");
         let prefix = base.join("venv");
         let made = Command::new("python3")

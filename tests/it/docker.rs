@@ -237,7 +237,7 @@ fn the_images_entrypoint_and_cmd_run_on_a_node() {
     assert_eq!(cmd[at + 1], "/host");
     cmd.drain(at..at + 2);
     let root = fixture_dir(NODE).join("root");
-    let tmp = tempfile::tempdir().expect("tempdir");
+    let tmp = crate::support::tempdir();
     let out = on_node(&root, &cmd, tmp.path());
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(

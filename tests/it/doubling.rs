@@ -40,7 +40,7 @@ pub struct Measured {
 /// cstime`, what `wait4` would give for it.
 pub fn measure(mut command: Command) -> Measured {
     use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let (out_path, err_path) = (dir.path().join("out"), dir.path().join("err"));
     let mut child = command
         .stdin(Stdio::null())
@@ -220,7 +220,7 @@ fn explained(_: usize, out: &Out) {
 
 #[test]
 fn explain_twice_a_log_of_placeholder_runs_after_anchors() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     for (what, unit, width) in [
         // The anchor of `libcudnn{...}` / `libnccl{...}` rows, hard-wrapped into one run.
         ("libcudnn.so run", "libcudnn.so.9", 80),
@@ -238,7 +238,7 @@ fn explain_twice_a_log_of_placeholder_runs_after_anchors() {
 
 #[test]
 fn explain_twice_a_log_of_matching_lines() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     // Lines each of which a row matches (and that name a cause), as a crashing job prints
     // them over and over; and one line with no end, of words the rows start with.
     doubling(
@@ -306,7 +306,7 @@ fn h200_face(dir: &Path, args: &'static [&'static str]) -> impl Fn(usize) -> Com
 
 #[test]
 fn every_face_over_twice_the_gpus() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let json = |n: usize, out: &Out| {
         exit_0_or_1(n, out);
         let r: Value = serde_json::from_str(&out.stdout).unwrap();
@@ -401,7 +401,7 @@ fn gpus_and_finding(id: &'static str) -> impl Fn(usize, &Out) {
 
 #[test]
 fn driver_too_old_for_twice_the_rtx_5090s() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     doubling(
         "doctor --json over RTX 5090s under driver 535",
         1,
@@ -413,7 +413,7 @@ fn driver_too_old_for_twice_the_rtx_5090s() {
 
 #[test]
 fn amdgpu_not_loaded_over_twice_the_amd_devices() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     doubling(
         "doctor --json over MI210s without amdgpu",
         1,
@@ -462,7 +462,7 @@ fn kfd_machine(dir: &Path) -> impl Fn(usize) -> Command {
 
 #[test]
 fn twice_the_kfd_nodes() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     doubling(
         "doctor --json over AMD GPUs with KFD nodes",
         1,
@@ -482,7 +482,7 @@ fn twice_the_kfd_nodes() {
 
 #[test]
 fn twice_the_conda_meta_records() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let dir = dir.path().to_path_buf();
     doubling(
         "doctor --json over conda-meta records",
@@ -529,7 +529,7 @@ fn twice_the_conda_meta_records() {
 
 #[test]
 fn report_merge_over_twice_the_reports() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     // One real report (the H200 machine's), written again for each node under its own name.
     let out = on(
         "h200",
@@ -692,7 +692,7 @@ fn repeat_captured_gpus(bin: &Path, n: usize) {
 /// with their GPUs repeated, each machine's work grows with the GPU count, not its square.
 #[test]
 fn every_rule_over_twice_the_gpus() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     for fixture in [
         "ecc-uncorrectable-a100",
         "thermal-throttle-rtx3090",

@@ -133,7 +133,7 @@ fn json(run: &Run) -> Value {
 
 #[test]
 fn every_case_names_the_cause_the_maintainers_named() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let cases = cases();
     assert!(cases.len() >= 25, "{} cases", cases.len());
     // A few at a time: every run examines its fixture machine, whose fake commands answer
@@ -205,7 +205,7 @@ fn held_out_pastes_meet_the_goal_on_stdin_and_from_a_log() {
         }
     }
     assert!(cases.len() >= 30, "{} held-out cases", cases.len());
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::support::tempdir();
     let mut failures = Vec::new();
     for via in ["stdin", "log"] {
         // (right, all) per kind.
@@ -314,7 +314,7 @@ fn check_case(case: &Case, run: &Run) -> Result<(), String> {
 
 #[test]
 fn the_answer_leads_with_the_cause_and_then_the_rest_of_the_text() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let all = cases();
     let case = |name: &str| all.iter().find(|c| c.name == name).unwrap();
     let run = run_case(case("rtx5090-sm120-cu126"), dir.path(), &[]);
@@ -413,7 +413,7 @@ fn the_json_is_the_doctor_report_with_explain_and_validates_against_the_schema()
 /// them) listed as unrelated, never as the cause.
 #[test]
 fn what_is_never_the_machine_s_fault_is_said_so_on_stdin_and_from_a_log() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let machine = "driver-library-mismatch";
     for (row, text) in [
         (
@@ -535,7 +535,7 @@ fn the_noise_around_a_message_hides_it_neither_on_stdin_nor_in_a_log() {
         ),
         ("UTF-16 with its byte-order mark", utf16),
     ];
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     for (i, (what, bytes)) in texts.iter().enumerate() {
         let log = dir.path().join(format!("{i}.log"));
         std::fs::write(&log, bytes).unwrap();
@@ -592,7 +592,7 @@ fn no_text_is_a_usage_error_and_an_unknown_text_names_no_cause() {
 
 #[test]
 fn a_fifo_or_a_folder_as_the_log_is_refused_without_waiting() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let fifo = dir.path().join("log.fifo");
     mkfifo(&fifo);
     let started = std::time::Instant::now();
@@ -608,7 +608,7 @@ fn a_fifo_or_a_folder_as_the_log_is_refused_without_waiting() {
 #[test]
 fn the_log_is_the_user_s_file_not_a_file_of_the_root() {
     // `--root` names the machine; a log path is read as given.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let log = dir.path().join("slurm-1234.out");
     std::fs::write(
         &log,
@@ -650,7 +650,7 @@ fn control_bytes_from_the_text_never_reach_the_terminal() {
 /// BENCHMARKS.md), and the answer quotes the line.
 #[test]
 fn a_ten_megabyte_log_is_explained_within_a_cpu_time_bound() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let log = dir.path().join("train.log");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
     let line = "2026-12-02 10:31:22 INFO step 1234/100000 loss=2.3456 lr=3.0e-04 grad_norm=1.023 tokens/s=51234 [rank0] NCCL_DEBUG=INFO mem=12.3GiB\n";
@@ -712,7 +712,7 @@ fn explain_log_measured(log: &Path) -> (crate::support::Out, f64) {
 /// both, is taken off with a one-line log).
 #[test]
 fn twice_the_hostile_text_costs_about_twice_the_cpu_time() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let write = |name: &str, repeats: usize| {
         let run = "libcuda.so".repeat(repeats);
         let lines: Vec<&str> = run
@@ -753,7 +753,7 @@ fn twice_the_hostile_text_costs_about_twice_the_cpu_time() {
 /// excerpt, one `[... lines left out ...]` line).
 #[test]
 fn the_lines_read_are_the_log_s_not_the_excerpt_s() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let log = dir.path().join("train.log");
     std::fs::write(&log, "step 1 loss=2.3456 ok\n".repeat(100_000)).unwrap();
     let (out, _) = explain_log_measured(&log);
@@ -906,7 +906,7 @@ fn the_native_library_rows_are_the_generator_s() {
 /// got; the memory stays bounded.
 #[test]
 fn a_log_too_long_to_search_in_time_is_searched_to_the_budget() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let log = dir.path().join("huge.log");
     // 30 MiB and its line ends: under the 32 MiB read whole.
     let run = "libcuda.so".repeat(30 * 1024 * 1024 / 10);

@@ -219,7 +219,7 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 #[test]
 fn a_fleet_of_40_is_grouped_and_its_problems_named() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = crate::support::tempdir();
     big_fleet(&tmp.path().join("fleet"));
     let (out, f) = merge_json(tmp.path(), &["fleet"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
@@ -468,7 +468,7 @@ fn fleet_skipped(f: &Value, out: &Out) {
 
 #[test]
 fn the_same_reports_give_the_same_bytes_in_any_order() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = crate::support::tempdir();
     big_fleet(&tmp.path().join("fleet"));
     let by_dir = merge(tmp.path(), &["--json", "fleet"]);
     let again = merge(tmp.path(), &["--json", "fleet"]);
@@ -526,7 +526,7 @@ fn unversioned(text: &str) -> String {
 
 #[test]
 fn text_and_markdown_of_the_fleet() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = crate::support::tempdir();
     big_fleet(&tmp.path().join("fleet"));
     let text = merge(tmp.path(), &["fleet"]);
     assert_eq!(text.code, 1);
@@ -618,7 +618,7 @@ fn assert_tables(markdown: &str) {
 
 #[test]
 fn hostile_host_names_are_cleaned_and_cannot_break_a_table() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = crate::support::tempdir();
     let dir = tmp.path().join("fleet");
     std::fs::create_dir_all(&dir).expect("dir");
     let hostile = [
@@ -673,7 +673,7 @@ fn hostile_host_names_are_cleaned_and_cannot_break_a_table() {
 
 #[test]
 fn exit_codes_say_healthy_attention_or_nothing_read() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = crate::support::tempdir();
     let healthy = tmp.path().join("healthy");
     std::fs::create_dir_all(&healthy).expect("dir");
     for i in 1..=3 {
@@ -752,7 +752,7 @@ fn exit_codes_say_healthy_attention_or_nothing_read() {
 
 #[test]
 fn output_goes_to_a_file_and_big_files_are_refused_unread() {
-    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmp = crate::support::tempdir();
     let dir = tmp.path().join("fleet");
     std::fs::create_dir_all(&dir).expect("dir");
     write(&dir, "a.json", &h200_node("a", 790.0, 42.9, 4200.0));
@@ -798,7 +798,7 @@ fn hgx(host: &str, count: usize) -> Value {
 /// fails the run unless --allow-missing-gpus.
 #[test]
 fn a_node_that_shows_fewer_gpus_than_its_peers_is_named() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     for (host, count) in [("hgx1", 8), ("hgx2", 8), ("hgx3", 7), ("hgx4", 8)] {
         write(dir.path(), &format!("{host}.json"), &hgx(host, count));
     }
@@ -830,7 +830,7 @@ fn a_node_that_shows_fewer_gpus_than_its_peers_is_named() {
 /// A tie between two counts is two kinds of machine, not a lost GPU, and fails nothing.
 #[test]
 fn forty_nodes_with_one_at_seven_of_eight_gpus_fail_unless_allowed() {
-    let tmp = tempfile::tempdir().expect("tempdir");
+    let tmp = crate::support::tempdir();
     let dir = tmp.path().join("fleet");
     std::fs::create_dir_all(&dir).expect("dir");
     for i in 1..=40 {
@@ -882,7 +882,7 @@ fn forty_nodes_with_one_at_seven_of_eight_gpus_fail_unless_allowed() {
 #[test]
 fn a_node_whose_gpu_pair_lost_its_nvlink_is_named_next_to_its_peers() {
     let base = doctor("hgx-h100-eight-nics-nccl-unset");
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     for host in ["hgx1", "hgx2", "hgx3", "hgx4"] {
         let mut r = base.clone();
         r["host"]["hostname"] = json!(host);

@@ -51,7 +51,7 @@ struct Scratch {
 
 impl Scratch {
     fn of(name: &str) -> Scratch {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::support::tempdir();
         copy_tree(&fixture_dir(name).join("root"), &dir.path().join("root"));
         Scratch {
             dir,

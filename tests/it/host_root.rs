@@ -169,7 +169,7 @@ fn files_are_the_nodes_and_the_gpu_is_asked_in_the_container() {
 /// from the host root.
 #[test]
 fn the_nodes_nvidia_smi_answers_when_the_container_has_none() {
-    let tmp = tempfile::tempdir().expect("tempdir");
+    let tmp = crate::support::tempdir();
     let root = tmp.path().join("host");
     let copied = Command::new("cp")
         .arg("-a")
@@ -214,7 +214,7 @@ fn the_nodes_nvidia_smi_answers_when_the_container_has_none() {
 
 #[test]
 fn host_root_refuses_what_it_cannot_do() {
-    let tmp = tempfile::tempdir().expect("tempdir");
+    let tmp = crate::support::tempdir();
     let missing = on_node(&tmp.path().join("nothing"), &["doctor"], tmp.path());
     assert_eq!(missing.code, 2);
     assert!(

@@ -53,7 +53,7 @@ fn one_odd_byte_in_ld_library_path_keeps_the_rest_of_it() {
 
 #[test]
 fn the_config_under_root_is_read_inside_the_root_and_a_broken_default_is_a_warning() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir("no-gpu").join("root"), &root);
     let canary = dir.path().join("secret");
@@ -97,7 +97,7 @@ fn the_config_under_root_is_read_inside_the_root_and_a_broken_default_is_a_warni
 
 #[test]
 fn report_merge_passes_over_a_fifo_and_with_nothing_readable_exits_3() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     mkfifo(&dir.path().join("node1.json"));
     std::fs::write(dir.path().join("node2.json"), "not json").unwrap();
     let started = Instant::now();
@@ -116,7 +116,7 @@ fn report_merge_passes_over_a_fifo_and_with_nothing_readable_exits_3() {
 
 #[test]
 fn hanging_compilers_of_several_toolkits_cost_one_timeout() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir("several-toolkits").join("root"), &root);
     let pids = dir.path().join("pids");
@@ -227,7 +227,7 @@ fn a_pid_namespace_without_our_session_leader_is_not_a_crash() {
 #[test]
 fn torch_libraries_that_are_a_fifo_a_sparse_file_or_a_link_loop_are_not_judged() {
     let name = "flash-attn-2741-cxx11abi-true-on-torch-old-abi";
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir(name).join("root"), &root);
     let lib = root.join("home/ubuntu/venv/lib/python3.10/site-packages/torch/lib");
@@ -272,7 +272,7 @@ fn torch_libraries_that_are_a_fifo_a_sparse_file_or_a_link_loop_are_not_judged()
 #[test]
 fn cdi_spec_folders_with_a_fifo_a_sparse_giant_and_link_loops() {
     let name = "held-out-podman-ubuntu2504-rtx3050-stale-cdi";
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir(name).join("root"), &root);
     let cdi = root.join("etc/cdi");

@@ -13,7 +13,7 @@ const FIXTURE: &str = "image-cuda128-on-driver550-rtx3090";
 /// The fixture's tree in a scratch folder with the image's variables moved from the program's
 /// environment into `/proc/1/environ`, optionally without the container marker; its report.
 fn moved_to_pid1(container: bool) -> Value {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir(FIXTURE).join("root"), &root);
     if !container {

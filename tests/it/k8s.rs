@@ -484,7 +484,7 @@ fn the_daemonset_command_writes_valid_metrics_for_doctor_and_smoke() {
     let line = gpu_doctor_lines(script(c))[0];
     for (run, code) in [("doctor", 0), ("smoke", 3)] {
         env.insert("RUN".into(), run.into());
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = crate::support::tempdir();
         let mut args: Vec<String> = words(line, &env).split_off(1);
         let out = args
             .iter_mut()
@@ -590,7 +590,7 @@ fn the_fleet_job_puts_one_pod_on_each_gpu_node_and_prints_json() {
     assert_eq!(lines.len(), 1);
     let mut args = words(lines[0], &env).split_off(1);
     assert!(args.contains(&"--json".to_string()));
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let out = args
         .iter_mut()
         .skip_while(|w| *w != "-o")

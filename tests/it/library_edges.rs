@@ -16,7 +16,7 @@ fn the_jax_plugin_check_generator_reproduces_the_checked_in_table() {
 
 /// `doctor --json` on a scratch copy of a fixture's tree, after `change` edited it.
 fn doctor_changed(fixture: &str, change: impl FnOnce(&Path)) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir(fixture).join("root"), &root);
     change(&root);

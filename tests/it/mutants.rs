@@ -358,7 +358,7 @@ fn check_one(n: u64, what: &[String], args: &[&str], out: &Outcome, problems: &m
 
 #[test]
 fn mutant_machines_never_hang_escape_leak_or_crash() {
-    let work = tempfile::tempdir().unwrap();
+    let work = crate::support::tempdir();
     let canary = work.path().join("outside/secret.toml");
     std::fs::create_dir_all(canary.parent().unwrap()).unwrap();
     // Bad TOML and not JSON: were it ever read, its text would show in an error.
@@ -639,7 +639,7 @@ fn merge_input(rng: &mut Rng, dir: &Path) -> Input {
 /// or invisible character in what it prints.
 #[test]
 fn hostile_inputs_of_every_face_never_hang_leak_or_crash() {
-    let work = tempfile::tempdir().unwrap();
+    let work = crate::support::tempdir();
     let cases = setting("GPU_DOCTOR_INPUT_CASES", INPUT_CASES);
     let seed = setting("GPU_DOCTOR_MUTANT_SEED", SEED);
     let mut problems = Vec::new();

@@ -17,7 +17,7 @@ use crate::support::{copy_tree, fixture_dir};
 /// first 1,024 GPUs and says so.
 #[test]
 fn the_most_kfd_nodes_read() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     copy_tree(&fixture_dir("amd-rocm").join("root"), &root);
     let nodes = root.join("sys/class/kfd/kfd/topology/nodes");
@@ -49,7 +49,7 @@ fn the_most_kfd_nodes_read() {
 /// took 2.6 GB when the file was parsed whole into a JSON value.
 #[test]
 fn the_largest_report_merge_reads() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let file = dir.path().join("node.json");
     let gpus = vec!["{}"; (16 * 1024 * 1024 - 64) / 3].join(",");
     std::fs::write(&file, format!("{{\"schema_version\":1,\"gpus\":[{gpus}]}}")).unwrap();

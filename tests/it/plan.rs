@@ -61,7 +61,7 @@ fn shellcheck_available() -> bool {
 /// `bash -n`, and `shellcheck` when it is on PATH (`.ci/run` installs it).
 #[track_caller]
 fn lint(name: &str, script: &str) {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = crate::support::tempdir();
     let path = dir.path().join(format!("{name}.sh"));
     std::fs::write(&path, script).expect("write the script");
     let syntax = Command::new("bash")
@@ -640,7 +640,7 @@ fn usage_errors() {
 /// environment.yml goes next to the script.
 #[test]
 fn output_files_are_never_overwritten_without_force() {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = crate::support::tempdir();
     let target = dir.path().join("plan.sh");
     let target_text = target.display().to_string();
     let args = [
@@ -822,7 +822,7 @@ fn write_exec(path: &Path, text: &str) {
 
 impl Sandbox {
     fn new(fixture: &str) -> Sandbox {
-        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = crate::support::tempdir();
         let root = dir.path().join("root");
         copy_tree(&fixture_dir(fixture).join("root"), &root, &root);
         let stubs = root.join("opt/stubs/bin");
@@ -1189,7 +1189,7 @@ fn execute_refuses_an_interpreter_outside_the_root() {
 /// exact text to conda or python, and nothing they contain is executed.
 #[test]
 fn hostile_names_cannot_inject_commands() {
-    let probe = tempfile::tempdir().expect("temp dir");
+    let probe = crate::support::tempdir();
     let pwned = probe.path().join("pwned");
     let p = pwned.display();
     let hostile = [

@@ -334,7 +334,7 @@ fn healthy_gets_nothing(fixture: &str, report: &Report, t: &Target, p: &plan::Pl
 
 /// `bash -n` and shellcheck on one script of each shape, shellcheck in two batches.
 fn scripts_pass_bash_and_shellcheck(scripts: &BTreeMap<String, String>) {
-    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = crate::support::tempdir();
     let paths: Vec<std::path::PathBuf> = scripts
         .values()
         .enumerate()

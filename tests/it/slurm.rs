@@ -72,7 +72,7 @@ impl Cluster {
     fn new() -> Cluster {
         let dir = tempfile::Builder::new()
             .prefix("slurm fleet ")
-            .tempdir()
+            .tempdir_in(crate::support::scratch_root())
             .expect("temp dir");
         let fake = dir.path().join("fake bin");
         std::fs::create_dir_all(&fake).expect("dir");

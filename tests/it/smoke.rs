@@ -27,7 +27,7 @@ fn report(o: &Output) -> Value {
 
 /// Builds the fake libcuda.so.1 into a temp folder; `None` (test skipped) without a C compiler.
 fn fake_driver() -> Option<(tempfile::TempDir, PathBuf)> {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let lib = dir.path().join("libcuda.so.1");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/libcuda.c");
     let built = Command::new("cc")
@@ -55,7 +55,7 @@ fn ids(r: &Value) -> Vec<String> {
 
 #[test]
 fn no_driver_library_is_could_not_run_not_a_crash() {
-    let empty = tempfile::tempdir().expect("tempdir");
+    let empty = crate::support::tempdir();
     let o = smoke(empty.path(), None);
     assert_eq!(
         o.status.code(),

@@ -670,7 +670,7 @@ fn the_real_planner_is_wired_to_the_screen() {
 
 #[test]
 fn saving_asks_for_a_name_and_never_overwrites_silently() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let path = dir.path().join("fix.sh");
     let mut app = app(Fixture::new(H200).with_script(SCRIPT), 80, 24);
     go(&mut app, Tab::Plan);
@@ -1018,7 +1018,7 @@ fn in_tmux_the_binary_shows_the_screens_and_restores_the_terminal() {
 
     // A terminal without an alternate screen (tmux's `alternate-screen off`) shows whatever
     // the app left on it: the app clears it before quitting, after a resize too.
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let config = dir.path().join("tmux.conf");
     std::fs::write(&config, "set -g alternate-screen off\n").expect("tmux.conf");
     let tmux = Tmux::start_with(H200, "-noalt", &config.display().to_string());
@@ -1443,7 +1443,7 @@ fn in_tmux_the_plan_screen_runs_a_plan_and_shows_how_it_ended() {
         eprintln!("tmux is not installed; skipped");
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = crate::support::tempdir();
     let root = dir.path().join("root");
     let copied = Command::new("cp")
         .arg("-a")

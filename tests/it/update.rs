@@ -242,7 +242,7 @@ struct Sandbox {
 impl Sandbox {
     fn new() -> Sandbox {
         Sandbox {
-            dir: tempfile::tempdir().expect("tempdir"),
+            dir: crate::support::tempdir(),
         }
     }
 
@@ -1018,7 +1018,7 @@ fn marked(name: &str, text: &str) -> String {
 #[test]
 fn every_face_uses_the_installed_set() {
     const MACHINE: &str = "rtx5090-torch-cu126";
-    let work = tempfile::tempdir().expect("tempdir");
+    let work = crate::support::tempdir();
     let root = work.path().join("root");
     crate::support::copy_tree(&crate::support::fixture_dir(MACHINE).join("root"), &root);
     let date = built_in_plus(2);
