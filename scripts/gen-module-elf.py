@@ -166,6 +166,63 @@ MODULES = {
             "vermagic=6.12.58-gentoo SMP preempt mod_unload ",
         ],
     ),
+    # ublue-os/aurora#1924: the aurora-dx-nvidia-open image's open module, built by akmods into
+    # `extra/nvidia/` and xz-compressed like every Fedora kernel's modules. The report names the
+    # flavour (open); the version (580.119.02) and kernel are the fixture's assumption.
+    "tests/fixtures/held-out-aurora-f43-nvidia-open-mx350/root/usr/lib/modules/"
+    "6.18.13-200.fc43.x86_64/extra/nvidia/nvidia.ko.xz": (
+        62,
+        [
+            "import_ns=DMA_BUF",
+            "alias=char-major-195-*",
+            "version=580.119.02",
+            "supported=external",
+            "license=Dual MIT/GPL",
+            "firmware=nvidia/580.119.02/gsp_tu10x.bin",
+            "firmware=nvidia/580.119.02/gsp_ga10x.bin",
+            "depends=",
+            "name=nvidia",
+            "vermagic=6.18.13-200.fc43.x86_64 SMP preempt mod_unload ",
+        ],
+    ),
+    # NVIDIA/yum-packaging-precompiled-kmod#62: NVIDIA's precompiled kmod-nvidia 575.57.08 for
+    # RHEL 9.6's 5.14.0-570.23.1 kernel, the proprietary flavour (the open one is only built by
+    # DKMS there), linked into `extra/drivers/video/nvidia/`.
+    "tests/fixtures/held-out-rhel9-rtx5070ti-precompiled-kmod-575/root/usr/lib/modules/"
+    "5.14.0-570.23.1.el9_6.x86_64/extra/drivers/video/nvidia/nvidia.ko": (
+        62,
+        [
+            "version=575.57.08",
+            "supported=external",
+            "license=NVIDIA",
+            "alias=char-major-195-*",
+            "alias=pci:v000010DEd*sv*sd*bc03sc02i00*",
+            "alias=pci:v000010DEd*sv*sd*bc03sc00i00*",
+            "depends=",
+            "rhelversion=9.6",
+            "name=nvidia",
+            "vermagic=5.14.0-570.23.1.el9_6.x86_64 SMP preempt mod_unload modversions ",
+        ],
+    ),
+    # Start9Labs/start-technologies#3702: the DKMS-built and signed open module of a StartOS
+    # 0.4.0.2 aarch64-nvidia install on a DGX Spark (open flavour and 580.173.02 as the image's
+    # #3693 fix ships; the report names DKMS and signing, not the version).
+    "tests/fixtures/held-out-startos-gb10-secure-boot-mok-unstaged/root/usr/lib/modules/"
+    "7.0.4+deb13-arm64/updates/dkms/nvidia.ko": (
+        183,
+        [
+            "import_ns=DMA_BUF",
+            "alias=char-major-195-*",
+            "version=580.173.02",
+            "supported=external",
+            "license=Dual MIT/GPL",
+            "firmware=nvidia/580.173.02/gsp_ga10x.bin",
+            "depends=",
+            "name=nvidia",
+            "vermagic=7.0.4+deb13-arm64 SMP preempt mod_unload modversions aarch64",
+        ],
+    ),
+
 }
 
 

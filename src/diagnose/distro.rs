@@ -60,6 +60,14 @@ pub(crate) enum Distro {
     Fedora,
     Arch,
     Nixos,
+    /// Fedora booted from an rpm-ostree deployment (Silverblue, Kinoite): RPM Fusion's
+    /// packages, layered with `rpm-ostree`, since `dnf` cannot change the read-only `/usr`.
+    FedoraAtomic,
+    /// Universal Blue's images (Aurora, Bazzite, Bluefin: os-release `ID=<image>`,
+    /// `ID_LIKE="fedora"`, written by each image's build script): the NVIDIA module is built
+    /// into the image, so a driver or flavour change is a rebase to another image variant
+    /// (ublue-os/aurora#1924, ublue-os/bazzite-dx#150).
+    UniversalBlue,
     /// RHEL and its rebuilds: NVIDIA's CUDA repository, not RPM Fusion.
     Rhel,
     /// Debian itself (not Ubuntu, not images that only say `ID_LIKE=debian`).
@@ -74,7 +82,9 @@ pub(crate) enum Distro {
 pub(crate) fn of(report: &Report) -> Distro {
     match report.host.os_id.as_deref().unwrap_or("") {
         "ubuntu" | "pop" | "linuxmint" => Distro::Ubuntu,
+        "fedora" | "nobara" | "ultramarine" if report.host.ostree => Distro::FedoraAtomic,
         "fedora" | "nobara" | "ultramarine" => Distro::Fedora,
+        "aurora" | "bazzite" | "bluefin" => Distro::UniversalBlue,
         "arch" | "manjaro" | "endeavouros" | "cachyos" | "garuda" => Distro::Arch,
         "nixos" => Distro::Nixos,
         "talos" => Distro::Talos,
@@ -167,6 +177,20 @@ pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64
              install the R{branch} legacy driver from the AUR: `nvidia-{branch}xx-dkms` (with its \
              `nvidia-{branch}xx-utils`), then reboot"
         ),
+        Distro::FedoraAtomic => format!(
+            "Replace RPM Fusion's current driver with its R{branch} legacy packages in the \
+             deployment (`dnf` cannot change an rpm-ostree system): `sudo rpm-ostree uninstall \
+             akmod-nvidia xorg-x11-drv-nvidia xorg-x11-drv-nvidia-cuda --install \
+             akmod-nvidia-{branch}xx --install xorg-x11-drv-nvidia-{branch}xx --install \
+             xorg-x11-drv-nvidia-{branch}xx-cuda`, then reboot into the new deployment"
+        ),
+        Distro::UniversalBlue => format!(
+            "This image ships its driver, and no package on the machine can replace it: `sudo \
+             rpm-ostree rollback` returns to the deployment before the update, and an image \
+             variant that still ships the R{branch} driver with the proprietary module is the way \
+             to stay on it (`rpm-ostree status` names this image; rebase with `sudo rpm-ostree \
+             rebase ostree-image-signed:docker://ghcr.io/ublue-os/<image>:<tag>`), then reboot"
+        ),
         Distro::Nixos => format!(
             "Pin the R{branch} legacy driver in configuration.nix: `hardware.nvidia.package = \
              config.boot.kernelPackages.nvidiaPackages.legacy_{branch};` with \
@@ -251,6 +275,7 @@ pub(crate) fn module_flavour(
              proprietary module of a branch that still drives this GPU (the AUR's \
              `nvidia-580xx-dkms`), then reboot"
             .to_string(),
+        (Distro::FedoraAtomic | Distro::UniversalBlue, _) => ostree_flavour(report, open),
         (Distro::Nixos, _) => format!(
             "Set `hardware.nvidia.open = {open};` in configuration.nix, then `sudo \
              nixos-rebuild switch` and reboot"
@@ -295,6 +320,41 @@ pub(crate) fn module_flavour(
     }
 }
 
+/// The module flavour switch on an rpm-ostree system: RPM Fusion's packages swapped in the
+/// deployment (Fedora atomic), or a rebase to the image variant that ships the other flavour
+/// (Universal Blue).
+fn ostree_flavour(report: &Report, open: bool) -> String {
+    let flavour = if open { "open" } else { "proprietary" };
+    match of(report) {
+        Distro::FedoraAtomic => {
+            let (from, to) = if open {
+                ("akmod-nvidia", "akmod-nvidia-open")
+            } else {
+                ("akmod-nvidia-open", "akmod-nvidia")
+            };
+            format!(
+                "Switch RPM Fusion's module to the {flavour} flavour in the deployment (`dnf` \
+                 cannot change an rpm-ostree system): `sudo rpm-ostree uninstall {from} \
+                 --install {to}`, then reboot into the new deployment"
+            )
+        }
+        _ => format!(
+            "This image ships the {} kernel module, and no package on the machine can replace \
+             it: rebase to the variant of the image that ships the {flavour} one ({}; \
+             `rpm-ostree status` names this image): `sudo rpm-ostree rebase \
+             ostree-image-signed:docker://ghcr.io/ublue-os/<image>:stable`, then reboot (`sudo \
+             rpm-ostree rollback` returns to the previous deployment meanwhile)",
+            if open { "proprietary" } else { "open" },
+            if open {
+                "Aurora and Bluefin: the name ending in `-nvidia-open`"
+            } else {
+                "Aurora and Bluefin: the name without `-open`, `aurora-dx-nvidia` for \
+                 `aurora-dx-nvidia-open`"
+            }
+        ),
+    }
+}
+
 /// How to install a driver at all, in the distribution's words.
 pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String {
     if let (Distro::Rhel, Some((row, repo))) = (of(report), rhel(report, install)) {
@@ -315,6 +375,15 @@ pub(crate) fn install_driver(report: &Report, install: &InstallTable) -> String 
         Distro::Fedora => "Install the driver and reboot: RPM Fusion's `sudo dnf install \
              akmod-nvidia xorg-x11-drv-nvidia-cuda` (with RPM Fusion's nonfree repository \
              enabled), or see `gpu-doctor plan`"
+            .to_string(),
+        Distro::FedoraAtomic => "Layer the driver and reboot: RPM Fusion's `sudo rpm-ostree \
+             install akmod-nvidia xorg-x11-drv-nvidia-cuda` (with RPM Fusion's nonfree repository \
+             enabled; `dnf` cannot change an rpm-ostree system), or see `gpu-doctor plan`"
+            .to_string(),
+        Distro::UniversalBlue => "Rebase to the image's NVIDIA variant and reboot: `sudo \
+             rpm-ostree rebase ostree-image-signed:docker://ghcr.io/ublue-os/<image>-nvidia-open:stable` \
+             (the open module, Turing and newer; the `-nvidia` variant where the project builds \
+             one for older GPUs; `rpm-ostree status` names this image)"
             .to_string(),
         Distro::Arch => "Install the driver and reboot: `sudo pacman -S nvidia-open-dkms \
              nvidia-utils` (Turing or newer), or see `gpu-doctor plan`"
@@ -369,6 +438,9 @@ pub(crate) fn hold_kernel(report: &Report) -> String {
              `eselect kernel` on the older ones"
             .to_string(),
         Distro::Talos => "stay on the node's current Talos image".to_string(),
+        Distro::FedoraAtomic | Distro::UniversalBlue => "`sudo ostree admin pin 0` (keeps the \
+             working deployment, kernel and module together, through later upgrades)"
+            .to_string(),
         Distro::Other => "your package manager's hold on the kernel packages".to_string(),
     }
 }
@@ -384,6 +456,7 @@ pub(crate) fn kernel_headers(report: &Report) -> String {
             "`sudo apt install linux-headers-$(uname -r)`".to_string()
         }
         Distro::Fedora | Distro::Rhel => "`sudo dnf install kernel-devel-$(uname -r)`".to_string(),
+        Distro::FedoraAtomic => "`sudo rpm-ostree install kernel-devel-$(uname -r)`".to_string(),
         Distro::Arch => format!(
             "`sudo pacman -S {}` (the headers package of the running kernel)",
             arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""))
@@ -393,7 +466,8 @@ pub(crate) fn kernel_headers(report: &Report) -> String {
              list`)"
             .to_string(),
         // Talos builds its modules into the node's image; nothing is built on the node.
-        Distro::Nixos | Distro::Talos | Distro::Other => {
+        // Universal Blue builds its modules into the image, like Talos.
+        Distro::Nixos | Distro::Talos | Distro::UniversalBlue | Distro::Other => {
             "your distribution's headers package for the running kernel".to_string()
         }
     }
@@ -435,7 +509,10 @@ pub(crate) fn supported_branch(report: &Report, install: &InstallTable) -> Strin
 /// Whether the distribution's driver packages move with NVIDIA's current branch (RPM Fusion's
 /// `akmod-nvidia`, Arch's `nvidia-open-dkms`), so that updating them leaves an ended branch.
 pub(crate) fn packages_follow_current_branch(report: &Report) -> bool {
-    matches!(of(report), Distro::Fedora | Distro::Arch)
+    matches!(
+        of(report),
+        Distro::Fedora | Distro::FedoraAtomic | Distro::Arch
+    )
 }
 
 /// How to update the driver's packages to the newest release of the installed branch, in the
@@ -445,12 +522,39 @@ pub(crate) fn update_driver(report: &Report) -> String {
         Distro::Ubuntu | Distro::Debian => "`sudo apt update && sudo apt full-upgrade`".to_string(),
         Distro::Fedora | Distro::Rhel => "`sudo dnf upgrade --refresh`".to_string(),
         Distro::Arch => "`sudo pacman -Syu`".to_string(),
+        Distro::FedoraAtomic | Distro::UniversalBlue => "`sudo rpm-ostree upgrade`".to_string(),
         Distro::Nixos => "`sudo nixos-rebuild switch --upgrade`".to_string(),
         Distro::Talos => "the node's image with newer NVIDIA system extensions".to_string(),
         Distro::Gentoo => {
             "`sudo emerge --sync && sudo emerge --update x11-drivers/nvidia-drivers`".to_string()
         }
         Distro::Other => "your distribution's package manager".to_string(),
+    }
+}
+
+/// How to update the kernel together with its headers (the build tree DKMS and akmods build
+/// against), in the distribution's words: the kernel's headers come from the same source
+/// package, so updating both brings a fixed build tree (CachyOS/linux-cachyos#809).
+pub(crate) fn update_kernel(report: &Report) -> String {
+    match of(report) {
+        Distro::Ubuntu | Distro::Debian => "`sudo apt update && sudo apt full-upgrade`, which \
+             updates the kernel's image and headers packages together"
+            .to_string(),
+        Distro::Fedora | Distro::Rhel => {
+            "`sudo dnf upgrade --refresh kernel kernel-core kernel-devel`".to_string()
+        }
+        Distro::FedoraAtomic | Distro::UniversalBlue => "`sudo rpm-ostree upgrade`".to_string(),
+        Distro::Arch => {
+            let headers = arch_headers_package(report.host.kernel_release.as_deref().unwrap_or(""));
+            let kernel = headers.trim_end_matches("-headers");
+            format!("`sudo pacman -Syu`, which updates `{kernel}` and `{headers}` together")
+        }
+        Distro::Nixos => "`sudo nixos-rebuild switch --upgrade`".to_string(),
+        Distro::Gentoo => "the kernel sources `eselect kernel` picks, updated with `sudo emerge \
+             --update @world`"
+            .to_string(),
+        Distro::Talos => "the node's image, upgraded to a newer Talos release".to_string(),
+        Distro::Other => "your distribution's kernel and kernel-headers packages".to_string(),
     }
 }
 
@@ -517,6 +621,7 @@ mod tests {
                 install_driver(&r, install()),
                 kernel_headers(&r),
                 update_driver(&r),
+                update_kernel(&r),
                 supported_branch(&r, install()),
             ] {
                 assert!(!text.contains("  "), "{id}: {text}");
@@ -574,6 +679,43 @@ mod tests {
         let mut r = on(id);
         r.host.os_version = Some(version.to_string());
         r
+    }
+
+    /// An rpm-ostree system is never told `dnf`: plain Fedora atomic layers RPM Fusion's
+    /// packages with `rpm-ostree`, a Universal Blue image is rebased to another variant
+    /// (ublue-os/aurora#1924); a Fedora not booted from ostree keeps dnf's words.
+    #[test]
+    fn image_based_fedora_is_told_rpm_ostree_not_dnf() {
+        let mut silverblue = on("fedora");
+        silverblue.host.ostree = true;
+        let aurora = on("aurora");
+        for r in [&silverblue, &aurora] {
+            for text in [
+                legacy_branch(r, install(), 580),
+                module_flavour(r, install(), true, Some(580)),
+                module_flavour(r, install(), false, Some(580)),
+                install_driver(r, install()),
+                update_driver(r),
+                hold_kernel(r),
+                kernel_headers(r),
+            ] {
+                assert!(!text.contains("dnf "), "{text}");
+                assert!(!text.contains(".run"), "{text}");
+                assert!(!text.contains("  "), "{text}");
+            }
+        }
+        assert!(
+            module_flavour(&silverblue, install(), false, Some(580))
+                .contains("rpm-ostree uninstall akmod-nvidia-open --install akmod-nvidia`")
+        );
+        let rebase = module_flavour(&aurora, install(), false, Some(580));
+        assert!(rebase.contains("rpm-ostree rebase"), "{rebase}");
+        assert!(
+            rebase.contains("`aurora-dx-nvidia` for `aurora-dx-nvidia-open`"),
+            "{rebase}"
+        );
+        assert!(install_driver(&on("fedora"), install()).contains("sudo dnf install akmod-nvidia"));
+        assert!(legacy_branch(&silverblue, install(), 580).contains("akmod-nvidia-580xx"));
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub(super) fn fix(report: &Report, manifests: &Manifests) -> Option<String> {
         .errors
         .first()
         .map_or_else(String::new, |e| format!(" (\"{e}\")"));
+    if let Some(text) = kernel_tree_fix(report, failed, release, rebuild, &boot) {
+        return Some(text);
+    }
     let branch = branch_of(&failed.version);
     let end_of_life = branch.is_some_and(|b| branch_ended(manifests, b));
     if let Some(b) = branch.filter(|_| end_of_life)
@@ -219,6 +222,53 @@ fn no_supported_branch(
     ))
 }
 
+/// The fix when the build stopped in the kernel's own build files, not in the driver's
+/// sources: the probe keeps make's failing rule in the kernel tree (`scripts/Makefile.<stage>`)
+/// only where the log has no compiler error (`probe::module_builds::kernel_tree_failure`). Its
+/// tool's message tells a program the kernel's build runs that is missing from one that ran and
+/// failed on the kernel package's files, which an updated kernel package fixes
+/// (CachyOS/linux-cachyos#809: "Pushed already a fix. Update again."; a broken quote in
+/// kernel-surface's Makefile, linux-surface/linux-surface#803). A newer driver does not help.
+fn kernel_tree_fix(
+    report: &Report,
+    failed: &ModuleBuild,
+    release: &str,
+    rebuild: &str,
+    boot: &str,
+) -> Option<String> {
+    let rule = failed
+        .errors
+        .iter()
+        .find(|e| e.starts_with("make") && e.contains("/scripts/Makefile."))?;
+    let stage = rule
+        .split_once("/scripts/")
+        .and_then(|(_, rest)| rest.split(':').next())
+        .unwrap_or("Makefile");
+    let tool = failed.errors.iter().find(|e| !e.starts_with("make"));
+    let said = tool.map_or_else(String::new, |t| format!(" (\"{t}\")"));
+    let colon = tool.map_or_else(String::new, |t| format!(": \"{t}\""));
+    let missing = tool.is_some_and(|t| t.contains("not found") || t.contains("No such file"));
+    Some(if missing {
+        format!(
+            "The {} build of driver {} fails on kernel {release} in the kernel's own build \
+             step `scripts/{stage}`{said}: a program the kernel's build runs is not installed. \
+             Install the one the message names (the kernel's build uses the compiler and tools \
+             the kernel itself was built with), then {rebuild}.{boot}",
+            failed.tool, failed.version
+        )
+    } else {
+        format!(
+            "The {} build of driver {} fails on kernel {release} in the kernel's own build \
+             files (`scripts/{stage}`{colon}), not in the driver's sources: the kernel \
+             package's build tree is at fault, and a newer driver would fail the same way. \
+             Update the kernel and its headers ({}), then {rebuild}.{boot}",
+            failed.tool,
+            failed.version,
+            super::distro::update_kernel(report)
+        )
+    })
+}
+
 /// The build that failed for the running kernel, if one is recorded.
 fn failed_here(report: &Report) -> Option<&ModuleBuild> {
     let release = report.host.kernel_release.as_deref()?;
@@ -306,6 +356,57 @@ mod tests {
         for b in [580, 595] {
             assert!(!branch_ended(m, b), "R{b}");
         }
+    }
+
+    fn cachyos(errors: &[&str]) -> Report {
+        let mut r = Report::default();
+        r.host.os_id = Some("cachyos".into());
+        r.host.kernel_release = Some("7.0.0-1-cachyos".into());
+        r.kernel.module_builds = vec![ModuleBuild {
+            tool: "dkms".into(),
+            module: "nvidia".into(),
+            version: "595.58.03".into(),
+            built_for: vec!["6.19.12-1-cachyos".into()],
+            failed_log: Some("/var/lib/dkms/nvidia/595.58.03/build/make.log".into()),
+            failed_kernel: Some("7.0.0-1-cachyos".into()),
+            errors: errors.iter().map(ToString::to_string).collect(),
+        }];
+        r
+    }
+
+    /// A build that stopped in the kernel's own build files is the kernel package's fault
+    /// (CachyOS/linux-cachyos#809): update kernel and headers, not the driver; a program the
+    /// kernel's build runs that is missing is installed; a compiler error in the driver's
+    /// sources keeps the newer-kernel fix.
+    #[test]
+    fn a_failure_in_the_kernel_s_build_files_points_at_the_kernel_package() {
+        let m = crate::manifest::embedded();
+        let rule = "make[3]: *** [/usr/lib/modules/7.0.0-1-cachyos/build/scripts/Makefile.modfinal:60: nvidia.ko] Error 2";
+        let fix = fix(
+            &cachyos(&["awk: cmd. line:1: invalid char '\\' in expression", rule]),
+            m,
+        )
+        .expect("a fix");
+        assert!(fix.contains("`scripts/Makefile.modfinal`"), "{fix}");
+        assert!(
+            fix.contains("`linux-cachyos` and `linux-cachyos-headers`"),
+            "{fix}"
+        );
+        assert!(!fix.contains("newer than the release"), "{fix}");
+        let missing = fix_for(&["/bin/sh: 1: gcc-14: not found", rule], m);
+        assert!(missing.contains("is not installed"), "{missing}");
+        let driver = fix_for(
+            &["nv-linux.h:709:12: error: implicit declaration of function 'phys_to_dma'"],
+            m,
+        );
+        assert!(
+            driver.contains("newer than the release's sources support"),
+            "{driver}"
+        );
+    }
+
+    fn fix_for(errors: &[&str], m: &Manifests) -> String {
+        fix(&cachyos(errors), m).expect("a fix")
     }
 
     #[test]

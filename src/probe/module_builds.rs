@@ -189,6 +189,41 @@ pub(crate) fn compiler_errors(log: &str) -> Vec<String> {
             break;
         }
     }
+    if out.is_empty() {
+        out = kernel_tree_failure(log);
+    }
+    out
+}
+
+/// Where no compiler error is in the log, the step that failed in the kernel's own build tree:
+/// make's "*** [<kernel build>/scripts/Makefile.<stage>:<line>: <target>] Error N" and the
+/// message of the tool that stopped it, on the line before ("awk: cmd. line:1: invalid char
+/// ..." in `Makefile.modfinal`, CachyOS/linux-cachyos#809; a broken quote in the kernel's
+/// Makefile, linux-surface/linux-surface#803). The driver's sources compiled; the kernel
+/// package's build files did not run.
+fn kernel_tree_failure(log: &str) -> Vec<String> {
+    let lines: Vec<&str> = log
+        .lines()
+        .map(|l| {
+            l.split_once(" akmodsbuild: ")
+                .map_or(l, |(_, rest)| rest)
+                .trim()
+        })
+        .collect();
+    let Some(at) = lines.iter().position(|l| {
+        l.starts_with("make") && l.contains("*** [") && l.contains("/scripts/Makefile.")
+    }) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(tool) = at
+        .checked_sub(1)
+        .and_then(|i| lines.get(i))
+        .filter(|l| !l.is_empty() && !l.starts_with("make"))
+    {
+        out.push(tool.chars().take(MAX_ERROR_CHARS).collect());
+    }
+    out.push(lines[at].chars().take(MAX_ERROR_CHARS).collect());
     out
 }
 
@@ -331,5 +366,26 @@ make[1]: *** [Makefile:2024: /var/lib/dkms/nvidia/525.89.02/build] Error 2\n";
         let long = format!("a.c:1:1: error: {}", "x".repeat(1000));
         assert_eq!(compiler_errors(&long)[0].chars().count(), MAX_ERROR_CHARS);
         assert!(compiler_errors("warning: only warnings here\n").is_empty());
+    }
+
+    #[test]
+    fn a_failure_in_the_kernel_s_build_files_is_kept_with_its_tool_s_message() {
+        // CachyOS/linux-cachyos#809: no compiler error, the kernel's Makefile.modfinal stops.
+        let log = "DKMS make.log for nvidia-595.58.03 for kernel 7.0.0-1-cachyos (x86_64)\n\
+  MODPOST Module.symvers\n\
+awk: cmd. line:1: invalid char '\\' in expression\n\
+make[3]: *** [/usr/lib/modules/7.0.0-1-cachyos/build/scripts/Makefile.modfinal:60: nvidia.ko] Error 2\n\
+make[2]: *** [/usr/lib/modules/7.0.0-1-cachyos/build/Makefile:1960: modules] Error 2\n";
+        assert_eq!(
+            compiler_errors(log),
+            vec![
+                "awk: cmd. line:1: invalid char '\\' in expression".to_string(),
+                "make[3]: *** [/usr/lib/modules/7.0.0-1-cachyos/build/scripts/Makefile.modfinal:60: nvidia.ko] Error 2".to_string(),
+            ]
+        );
+        // A compiler error in the driver's sources keeps the make lines out.
+        let log = "nv.c:1:1: error: x\nmake[3]: *** [/lib/modules/k/build/scripts/Makefile.build:207: nv.o] Error 1\n";
+        assert_eq!(compiler_errors(log), vec!["nv.c:1:1: error: x".to_string()]);
+        assert!(compiler_errors("make: *** [Makefile:80: modules] Error 2\n").is_empty());
     }
 }

@@ -31,6 +31,7 @@ pub(crate) fn probe(host: &Host) -> HostInfo {
         kernel_release: trimmed(fs.read_opt("/proc/sys/kernel/osrelease")),
         arch: machine_arch(host),
         wsl,
+        ostree: fs.exists("/run/ostree-booted"),
         container: container(host),
         secure_boot: fs
             .read_bytes_limited(std::path::Path::new(SECURE_BOOT_VAR), 64)

@@ -28,6 +28,12 @@ pub struct HostInfo {
     /// null when neither answered (a `--root` tree without that file).
     pub arch: Option<String>,
     pub wsl: bool,
+    /// Booted from an rpm-ostree or bootc deployment (`/run/ostree-booted`, which ostree's
+    /// boot writes: Fedora Silverblue and Kinoite, Universal Blue's Aurora, Bazzite and
+    /// Bluefin): `/usr` is read-only, so packages are layered with `rpm-ostree` or come with
+    /// the image the machine is rebased to, never installed with `dnf`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ostree: bool,
     /// "docker", "podman", "kubernetes", ... or null when no container marker was found.
     pub container: Option<String>,
     /// Null when the EFI variable could not be read (not root, or not an EFI boot).
