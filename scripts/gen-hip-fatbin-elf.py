@@ -46,6 +46,9 @@ FILES = {
 COMPRESSED = {
     "held-out-amd-strix-halo-nixos-rocm723-llamacpp-healthy/root/nix/store/7k2b9q1x0m4lzd3v8f6h5c2n1p0r9s8t-llama-cpp-rocm-10566/lib/libggml-hip.so":
         (["gfx1100", "gfx1101", "gfx1102", "gfx1150", "gfx1151", "gfx1200", "gfx1201"], 3, 1),
+    # Version 2, zlib: the other header and method, end to end (the fixture's README says why).
+    "amd-strix-halo-llamacpp-compressed-bundle-no-gfx1151/root/app/libggml-hip.so":
+        (["gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100"], 2, 0),
 }
 
 # Test vectors (relative to tests/): one library per version and method, each for gfx1100 and
