@@ -45,8 +45,9 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 /// A HIP program's own GPU code (llama.cpp's or ollama's `libggml-hip.so`) without the target
 /// of an AMD GPU it would run on, the override (if valid) taken as the target: HIP's words,
 /// "No compatible code objects found for: gfx1152" (ggml-org/llama.cpp#19949). Both directions:
-/// a build older than the GPU, and one that left an old target out. Compressed bundles, whose
-/// targets are unknown, are not judged.
+/// a build older than the GPU, and one that left an old target out. Compressed bundles (`CCOB`)
+/// are judged by the targets their decoded head names; one whose head did not decode (targets
+/// unknown) is not judged.
 fn hip_code_missing(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let Some(rocm) = report.rocm.as_ref() else {
         return Vec::new();
@@ -55,11 +56,7 @@ fn hip_code_missing(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         .and_then(GfxTarget::from_override)
         .map(|t| t.to_string());
     let mut out = Vec::new();
-    for code in rocm
-        .hip_code
-        .iter()
-        .filter(|c| !c.compressed && !c.targets.is_empty())
-    {
+    for code in rocm.hip_code.iter().filter(|c| !c.targets.is_empty()) {
         let has = |gfx: &str| code.targets.iter().any(|t| t == gfx);
         for gpu in target_gpus(report) {
             let Some(own) = gpu.gfx_target.as_deref() else {
@@ -85,8 +82,9 @@ fn hip_code_missing(report: &Report, manifests: &Manifests) -> Vec<Finding> {
             ))
             .evidence(format!("{}: gfx target {own}", gpu_label(gpu)))
             .evidence(format!(
-                "{}: offload bundles for {} (its .hip_fatbin)",
+                "{}: {}offload bundles for {} (its .hip_fatbin)",
                 code.path,
+                if code.compressed { "compressed " } else { "" },
                 code.targets.join(" ")
             ))
             .subject(gpu.subject());

@@ -23,6 +23,7 @@ pub static KINDS: &[&Kind] = &[
     &NO_GPU,
     &NO_DRIVER,
     &AMDGPU_NOT_LOADED,
+    &AMDGPU_DKMS_BUILD_FAILED,
     &KFD_MISSING,
     &ROCM_GPU_UNSUPPORTED,
     &ROCM_DEVICE_PERMISSION,
@@ -131,6 +132,12 @@ pub static AMDGPU_NOT_LOADED: Kind = Kind {
     id: "amdgpu-not-loaded",
     severities: &[Severity::Error],
     title: "an AMD GPU is on the bus but the amdgpu module is not loaded; the fix follows the cause the files show (`nomodeset` or a blacklist, the radeon driver on GCN 1/2, vfio-pci passthrough)",
+};
+
+pub static AMDGPU_DKMS_BUILD_FAILED: Kind = Kind {
+    id: "amdgpu-dkms-build-failed",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "AMD's amdgpu-dkms failed to build for the running kernel (a kernel newer than the release's kernel base, or one whose backports it does not know); a warning while the kernel's own amdgpu runs, an error when no amdgpu is loaded",
 };
 
 pub static KFD_MISSING: Kind = Kind {

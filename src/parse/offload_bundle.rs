@@ -5,9 +5,22 @@
 //!
 //! A bundle starts with `__CLANG_OFFLOAD_BUNDLE__`, an entry count, then per entry its offset,
 //! size and id ("hipv4-amdgcn-amd-amdhsa--gfx1100", "hip-amdgcn-amd-amdhsa--gfx906:xnack-",
-//! "host-x86_64-unknown-linux-gnu-"); every bundle of one build names the same targets. A
-//! compressed bundle (`CCOB`, clang's `--offload-compress`) hides its ids until decompressed:
-//! then the targets are unknown, never guessed.
+//! "host-x86_64-unknown-linux-gnu-"); every bundle of one build names the same targets.
+//!
+//! A compressed bundle (`CCOB`, clang's `--offload-compress`) is a header, then one zlib or zstd
+//! stream holding such a bundle (clang/lib/Driver/OffloadBundler.cpp, `CompressedOffloadBundle`,
+//! llvm/llvm-project @000390203c87; the method numbers are `llvm::compression::Format`'s, zlib 0
+//! and zstd 1, llvm/include/llvm/Support/Compression.h), all integers little-endian:
+//!
+//! | version | after "CCOB", version (u16), method (u16) | header |
+//! |---|---|---|
+//! | 1 | uncompressed size (u32), truncated MD5 (u64) | 20 bytes |
+//! | 2 | total size with the header (u32), uncompressed size (u32), hash (u64) | 24 bytes |
+//! | 3 | total size (u64), uncompressed size (u64), hash (u64) | 32 bytes |
+//!
+//! [`hip_fatbin`] says where that stream lies ([`Ccob`]); the caller decodes its head with
+//! bounds (`probe::compressed_module::read_head`) and hands it to [`bundle_targets`]. An
+//! unknown version or method leaves the targets unknown, never guessed.
 
 use super::elf::{Fmt, ReadAt};
 use crate::version::GfxTarget;
@@ -17,8 +30,29 @@ use crate::version::GfxTarget;
 pub enum HipFatbin {
     /// The gfx targets of its AMD GPU entries (features such as `:xnack-` dropped), sorted.
     Targets(Vec<String>),
-    /// A compressed bundle: its targets cannot be read without decompressing it.
-    Compressed,
+    /// A compressed bundle: its targets are read by decoding the stream it points to.
+    Compressed(Ccob),
+}
+
+/// A compressed offload bundle's header: where its stream lies in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ccob {
+    /// The format version (1, 2 or 3).
+    pub version: u16,
+    /// The stream's compression; `None` for a version or method this parser does not know.
+    pub codec: Option<Codec>,
+    /// Where the stream starts in the file.
+    pub offset: u64,
+    /// How long it is at most: the header's total size where it has one (versions 2 and 3),
+    /// never past the end of `.hip_fatbin`.
+    pub len: u64,
+}
+
+/// A compressed bundle's method (`llvm::compression::Format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    Zlib,
+    Zstd,
 }
 
 const MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
@@ -27,7 +61,7 @@ const MAX_SECTIONS: usize = 4096;
 const MAX_SHSTRTAB: usize = 256 * 1024;
 /// How far into the section a bundle may start (alignment padding) and how much of its header
 /// is read.
-const MAX_HEAD: usize = 64 * 1024;
+pub const MAX_HEAD: usize = 64 * 1024;
 const MAX_ENTRIES: u64 = 256;
 const MAX_ID: u64 = 256;
 const SECTION: &[u8] = b".hip_fatbin";
@@ -70,25 +104,77 @@ pub fn hip_fatbin(read: &mut ReadAt<'_>) -> Option<HipFatbin> {
             (rest.get(..end)? == SECTION).then_some((off, size))
         })?;
     let body = read(offset, usize::try_from(size).ok()?.min(MAX_HEAD))?;
-    parse_bundle(&body)
+    let plain = find(&body, MAGIC);
+    let packed = find(&body, COMPRESSED_MAGIC);
+    match (plain, packed) {
+        (Some(p), Some(c)) if c < p => compressed(&body, c, offset, size),
+        (None, Some(c)) => compressed(&body, c, offset, size),
+        (Some(p), _) => bundle_targets(body.get(p..)?).map(HipFatbin::Targets),
+        (None, None) => None,
+    }
 }
 
-/// The first bundle in `body` (the start of `.hip_fatbin`, padding allowed before it).
-fn parse_bundle(body: &[u8]) -> Option<HipFatbin> {
-    let plain = find(body, MAGIC);
-    let packed = find(body, COMPRESSED_MAGIC);
-    match (plain, packed) {
-        (Some(p), Some(c)) if c < p => return Some(HipFatbin::Compressed),
-        (None, Some(_)) => return Some(HipFatbin::Compressed),
-        (None, None) => return None,
-        _ => {}
+/// The compressed bundle whose header starts at `at` in `body`, the first bytes of the section
+/// that starts at `section` in the file and is `size` bytes long.
+fn compressed(body: &[u8], at: usize, section: u64, size: u64) -> Option<HipFatbin> {
+    let u16_at = |o: usize| -> Option<u16> {
+        let s: [u8; 2] = body.get(at + o..at + o + 2)?.try_into().ok()?;
+        Some(u16::from_le_bytes(s))
+    };
+    let u32_at = |o: usize| -> Option<u64> {
+        let s: [u8; 4] = body.get(at + o..at + o + 4)?.try_into().ok()?;
+        Some(u64::from(u32::from_le_bytes(s)))
+    };
+    let u64_at = |o: usize| -> Option<u64> {
+        let s: [u8; 8] = body.get(at + o..at + o + 8)?.try_into().ok()?;
+        Some(u64::from_le_bytes(s))
+    };
+    let version = u16_at(4)?;
+    let unknown = Ccob {
+        version,
+        codec: None,
+        offset: 0,
+        len: 0,
+    };
+    // The header's length and the total size it gives (header included), by version.
+    let (header, total): (u64, Option<u64>) = match version {
+        1 => (20, None),
+        2 => (24, Some(u32_at(8)?)),
+        3 => (32, Some(u64_at(8)?)),
+        _ => return Some(HipFatbin::Compressed(unknown)),
+    };
+    let codec = match u16_at(6)? {
+        0 => Codec::Zlib,
+        1 => Codec::Zstd,
+        _ => return Some(HipFatbin::Compressed(unknown)),
+    };
+    let start = (at as u64).checked_add(header)?;
+    let in_section = size.checked_sub(start)?;
+    let len = total
+        .and_then(|t| t.checked_sub(header))
+        .map_or(in_section, |t| t.min(in_section));
+    Some(HipFatbin::Compressed(Ccob {
+        version,
+        codec: Some(codec),
+        offset: section.checked_add(start)?,
+        len,
+    }))
+}
+
+/// The gfx targets an uncompressed bundle at the start of `bytes` names (its entry ids), sorted;
+/// `None` when it does not start with the bundle magic. Entries past the end of `bytes` are not
+/// read (a head decoded from a compressed bundle may stop there).
+#[must_use]
+pub fn bundle_targets(bytes: &[u8]) -> Option<Vec<String>> {
+    if !bytes.starts_with(MAGIC) {
+        return None;
     }
-    let start = plain?;
+    let body = bytes;
     let le = |at: usize| -> Option<u64> {
         let s: [u8; 8] = body.get(at..at.checked_add(8)?)?.try_into().ok()?;
         Some(u64::from_le_bytes(s))
     };
-    let mut at = start + MAGIC.len();
+    let mut at = MAGIC.len();
     let count = le(at)?.min(MAX_ENTRIES);
     at += 8;
     let mut out: Vec<GfxTarget> = Vec::new();
@@ -109,9 +195,7 @@ fn parse_bundle(body: &[u8]) -> Option<HipFatbin> {
     }
     out.sort();
     out.dedup();
-    Some(HipFatbin::Targets(
-        out.into_iter().map(|t| t.to_string()).collect(),
-    ))
+    Some(out.into_iter().map(|t| t.to_string()).collect())
 }
 
 /// The gfx target of an entry id for an AMD GPU ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-").
@@ -124,6 +208,18 @@ fn target_of(id: &[u8]) -> Option<GfxTarget> {
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// A minimal ELF64 object whose `.hip_fatbin` holds `fatbin`, for other modules' tests.
+#[cfg(test)]
+pub(crate) fn test_elf(fatbin: &[u8]) -> Vec<u8> {
+    tests::elf_with_fatbin(fatbin)
+}
+
+/// An uncompressed bundle header naming `ids`, for other modules' tests.
+#[cfg(test)]
+pub(crate) fn test_bundle(ids: &[&str]) -> Vec<u8> {
+    tests::bundle(ids)
 }
 
 #[cfg(test)]
@@ -211,10 +307,75 @@ mod tests {
     }
 
     #[test]
-    fn a_compressed_bundle_has_unknown_targets() {
+    fn a_compressed_bundle_of_an_unknown_version_or_method_has_unknown_targets() {
         let mut packed = b"CCOB".to_vec();
-        packed.extend_from_slice(&[3, 0, 1, 0, 0xff, 0xff, 0xff, 0xff]);
-        assert_eq!(run(&elf_with_fatbin(&packed)), Some(HipFatbin::Compressed));
+        packed.extend_from_slice(&[4, 0, 1, 0, 0xff, 0xff, 0xff, 0xff]);
+        packed.extend_from_slice(&[0u8; 32]);
+        let Some(HipFatbin::Compressed(c)) = run(&elf_with_fatbin(&packed)) else {
+            panic!("not read as compressed");
+        };
+        assert_eq!((c.version, c.codec), (4, None));
+        packed[4] = 3;
+        packed[6] = 2;
+        let Some(HipFatbin::Compressed(c)) = run(&elf_with_fatbin(&packed)) else {
+            panic!("not read as compressed");
+        };
+        assert_eq!((c.version, c.codec), (3, None));
+    }
+
+    #[test]
+    fn a_compressed_headers_stream_lies_within_its_total_size_and_the_section() {
+        // Version 2, zstd, total 24 + 10 bytes, followed by more section bytes than that.
+        let mut packed = b"CCOB".to_vec();
+        packed.extend_from_slice(&2u16.to_le_bytes());
+        packed.extend_from_slice(&1u16.to_le_bytes());
+        packed.extend_from_slice(&34u32.to_le_bytes());
+        packed.extend_from_slice(&1000u32.to_le_bytes());
+        packed.extend_from_slice(&0u64.to_le_bytes());
+        packed.extend_from_slice(&[0x28; 40]);
+        let f = elf_with_fatbin(&packed);
+        let Some(HipFatbin::Compressed(c)) = run(&f) else {
+            panic!("not read as compressed");
+        };
+        assert_eq!((c.version, c.codec, c.len), (2, Some(Codec::Zstd), 10));
+        let at = usize::try_from(c.offset).unwrap();
+        assert_eq!(&f[at - 24..at - 20], b"CCOB");
+        // A total size past the section is cut at the section's end; version 1 has none.
+        packed[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        let Some(HipFatbin::Compressed(c)) = run(&elf_with_fatbin(&packed)) else {
+            panic!("not read as compressed");
+        };
+        assert_eq!(c.len, 40);
+        packed[4] = 1;
+        let Some(HipFatbin::Compressed(c)) = run(&elf_with_fatbin(&packed)) else {
+            panic!("not read as compressed");
+        };
+        assert_eq!(c.len, packed.len() as u64 - 20);
+    }
+
+    /// The generator's test vectors (`scripts/gen-hip-fatbin-elf.py`): each version's header
+    /// points at its stream, which starts with the method's magic.
+    #[test]
+    fn the_generated_compressed_bundles_headers_are_read() {
+        for v in 1..=3u16 {
+            for (name, codec, magic) in [
+                ("zlib", Codec::Zlib, &b"\x78"[..]),
+                ("zstd", Codec::Zstd, &b"\x28\xb5\x2f\xfd"[..]),
+            ] {
+                let f = std::fs::read(
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join(format!("tests/data/hip-fatbin/ccob-v{v}-{name}.so")),
+                )
+                .unwrap();
+                let Some(HipFatbin::Compressed(c)) = run(&f) else {
+                    panic!("v{v} {name}: not read as compressed");
+                };
+                assert_eq!((c.version, c.codec), (v, Some(codec)));
+                let at = usize::try_from(c.offset).unwrap();
+                assert!(f[at..].starts_with(magic), "v{v} {name}");
+                assert!(c.len > 0 && at + usize::try_from(c.len).unwrap() <= f.len());
+            }
+        }
     }
 
     #[test]

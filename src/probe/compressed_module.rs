@@ -20,6 +20,10 @@
 //!
 //! Checksums at the end of a stream are not reached when the scan stops early: what is read is
 //! the `.modinfo` strings, which a corrupt stream would not yield in shape.
+//!
+//! The same bounded decoders read the head of a compressed clang offload bundle (`CCOB`, zstd
+//! or zlib) through [`read_head`]: only the first bytes of its output are wanted (the bundle's
+//! entry ids), so decoding stops there.
 
 use std::io::{self, Read};
 
@@ -47,6 +51,9 @@ pub(crate) enum Format {
     Zstd,
     Xz,
     Gzip,
+    /// A zlib stream (RFC 1950), as LLVM's `compression::zlib` writes it (a compressed offload
+    /// bundle's method 0); no module file is compressed so.
+    Zlib,
 }
 
 impl Format {
@@ -67,16 +74,19 @@ impl Format {
             Format::Zstd => "zstd",
             Format::Xz => "xz",
             Format::Gzip => "gzip",
+            Format::Zlib => "zlib",
         }
     }
 
     /// The bytes every stream of the format starts with (RFC 8878 frame magic; the xz file
-    /// format's stream header; RFC 1952's ID1 ID2).
+    /// format's stream header; RFC 1952's ID1 ID2; RFC 1950's CMF for DEFLATE with a 32 KiB
+    /// window, what zlib's `compress2` writes).
     fn magic(self) -> &'static [u8] {
         match self {
             Format::Zstd => b"\x28\xb5\x2f\xfd",
             Format::Xz => b"\xfd7zXZ\x00",
             Format::Gzip => b"\x1f\x8b",
+            Format::Zlib => b"\x78",
         }
     }
 }
@@ -164,9 +174,72 @@ pub(crate) fn read_modinfo<R: Read>(
         limits,
         late: false,
     };
+    let head = check_magic(&mut input, format)?;
+    let outcome = {
+        let source = head.as_slice().chain(&mut input);
+        decoder(format, source).and_then(|mut d| scan(&mut *d, limits))
+    };
+    match outcome {
+        Err(_) if input.late => Err(Unread::OutOfTime),
+        Err(Unread::Corrupt) if input.hit => Err(Unread::CompressedCap),
+        other => other,
+    }
+}
+
+/// The first `want` bytes (or fewer, where the stream ends sooner) of the stream compressed in
+/// `input`, decoded within `limits`: the head of a compressed offload bundle. Output decoded
+/// before the stream turned out corrupt or cut short (a cap reached) is returned as it is: the
+/// caller reads what it can of it.
+///
+/// # Errors
+/// [`Unread`] says what stopped the reading when nothing was decoded.
+pub(crate) fn read_head<R: Read>(
+    input: R,
+    format: Format,
+    limits: Limits,
+    want: usize,
+) -> Result<Vec<u8>, Unread> {
+    let mut input = Capped {
+        inner: input,
+        left: limits.compressed,
+        hit: false,
+        limits,
+        late: false,
+    };
+    let head = check_magic(&mut input, format)?;
+    let want = usize::try_from(limits.decompressed).map_or(want, |m| m.min(want));
+    let mut out: Vec<u8> = Vec::new();
+    let failed = {
+        let source = head.as_slice().chain(&mut input);
+        let mut d = decoder(format, source)?;
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let room = want.saturating_sub(out.len()).min(buf.len());
+            if room == 0 {
+                break None;
+            }
+            match d.read(buf.get_mut(..room).unwrap_or_default()) {
+                Ok(0) => break None,
+                Ok(n) => out.extend_from_slice(buf.get(..n).unwrap_or_default()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break Some(Unread::Corrupt),
+            }
+        }
+    };
+    match failed {
+        Some(_) if out.is_empty() && input.late => Err(Unread::OutOfTime),
+        Some(_) if out.is_empty() && input.hit => Err(Unread::CompressedCap),
+        Some(e) if out.is_empty() => Err(e),
+        _ => Ok(out),
+    }
+}
+
+/// Reads the format's magic off the front of `input`: the bytes read, to be chained back
+/// before the rest.
+fn check_magic<R: Read>(input: &mut Capped<R>, format: Format) -> Result<Vec<u8>, Unread> {
     let magic = format.magic();
     let mut head = vec![0u8; magic.len()];
-    let got = read_full(&mut input, &mut head).map_err(|_| {
+    let got = read_full(input, &mut head).map_err(|_| {
         if input.late {
             Unread::OutOfTime
         } else {
@@ -179,27 +252,24 @@ pub(crate) fn read_modinfo<R: Read>(
     if head.get(..got) != Some(magic) {
         return Err(Unread::BadMagic);
     }
-    let outcome = {
-        let source = head.as_slice().chain(&mut input);
-        let decoder: Result<Box<dyn Read + '_>, Unread> = match format {
-            Format::Zstd => {
-                ruzstd::decoding::StreamingDecoder::new_with_max_window_size(source, MAX_WINDOW)
-                    .map(|d| Box::new(d) as Box<dyn Read>)
-                    .map_err(|_| Unread::Corrupt)
-            }
-            Format::Xz => Ok(Box::new(lzma_rust2::XzReader::new_mem_limit(
-                source,
-                true,
-                u32::try_from(MAX_WINDOW >> 10).unwrap_or(u32::MAX),
-            ))),
-            Format::Gzip => Ok(Box::new(flate2::read::MultiGzDecoder::new(source))),
-        };
-        decoder.and_then(|mut d| scan(&mut *d, limits))
-    };
-    match outcome {
-        Err(_) if input.late => Err(Unread::OutOfTime),
-        Err(Unread::Corrupt) if input.hit => Err(Unread::CompressedCap),
-        other => other,
+    Ok(head)
+}
+
+/// The format's bounded decoder over `source`.
+fn decoder<'a>(format: Format, source: impl Read + 'a) -> Result<Box<dyn Read + 'a>, Unread> {
+    match format {
+        Format::Zstd => {
+            ruzstd::decoding::StreamingDecoder::new_with_max_window_size(source, MAX_WINDOW)
+                .map(|d| Box::new(d) as Box<dyn Read + 'a>)
+                .map_err(|_| Unread::Corrupt)
+        }
+        Format::Xz => Ok(Box::new(lzma_rust2::XzReader::new_mem_limit(
+            source,
+            true,
+            u32::try_from(MAX_WINDOW >> 10).unwrap_or(u32::MAX),
+        ))),
+        Format::Gzip => Ok(Box::new(flate2::read::MultiGzDecoder::new(source))),
+        Format::Zlib => Ok(Box::new(flate2::read::ZlibDecoder::new(source))),
     }
 }
 
@@ -328,12 +398,82 @@ mod tests {
         w.finish().unwrap()
     }
 
+    fn zlib(bytes: &[u8]) -> Vec<u8> {
+        let mut w = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        w.write_all(bytes).unwrap();
+        w.finish().unwrap()
+    }
+
     fn compress(format: Format, bytes: &[u8]) -> Vec<u8> {
         match format {
             Format::Zstd => zstd(bytes),
             Format::Xz => xz(bytes),
             Format::Gzip => gzip(bytes),
+            Format::Zlib => zlib(bytes),
         }
+    }
+
+    /// A head is what comes first out of the stream, no more than asked, in every format.
+    #[test]
+    fn read_head_returns_the_first_bytes_and_no_more() {
+        let data: Vec<u8> = (0..300_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for format in [Format::Zstd, Format::Xz, Format::Gzip, Format::Zlib] {
+            let packed = compress(format, &data);
+            let head = read_head(packed.as_slice(), format, LIMITS, 1000).unwrap();
+            assert_eq!(head, data[..1000], "{format:?}");
+            // A stream shorter than asked comes out whole.
+            let short = compress(format, b"__CLANG_OFFLOAD_BUNDLE__");
+            let head = read_head(short.as_slice(), format, LIMITS, 65_536).unwrap();
+            assert_eq!(head, b"__CLANG_OFFLOAD_BUNDLE__", "{format:?}");
+        }
+    }
+
+    /// A bomb stops at the decoded cap; a cut stream gives what decoded before the cut; a
+    /// stream of another format or nothing at all is an error.
+    #[test]
+    fn read_head_is_bounded_and_reports_what_stopped_it() {
+        let zeros = vec![0u8; 8 << 20];
+        let bomb = compress(Format::Zstd, &zeros);
+        let capped = Limits {
+            decompressed: 4096,
+            ..LIMITS
+        };
+        let head = read_head(bomb.as_slice(), Format::Zstd, capped, usize::MAX).unwrap();
+        assert_eq!(head.len(), 4096);
+        let data: Vec<u8> = (0..300_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let packed = compress(Format::Zlib, &data);
+        let cut = Limits {
+            compressed: packed.len() as u64 / 2,
+            ..LIMITS
+        };
+        let head = read_head(packed.as_slice(), Format::Zlib, cut, usize::MAX).unwrap();
+        assert!(
+            !head.is_empty() && head.len() < data.len(),
+            "{} of {}",
+            head.len(),
+            data.len()
+        );
+        assert_eq!(head, data[..head.len()]);
+        assert_eq!(
+            read_head(packed.as_slice(), Format::Zstd, LIMITS, 10),
+            Err(Unread::BadMagic)
+        );
+        assert_eq!(
+            read_head(&b""[..], Format::Zlib, LIMITS, 10),
+            Err(Unread::Empty)
+        );
+        let nothing = Limits {
+            compressed: 1,
+            ..LIMITS
+        };
+        assert_eq!(
+            read_head(packed.as_slice(), Format::Zlib, nothing, 10),
+            Err(Unread::CompressedCap)
+        );
     }
 
     const ALL: [Format; 3] = [Format::Zstd, Format::Xz, Format::Gzip];

@@ -51,10 +51,23 @@ pub(crate) fn probe(host: &Host) -> Vec<ModuleBuild> {
     builds
 }
 
+/// AMD's amdgpu-dkms versions DKMS holds (`/var/lib/dkms/amdgpu/<version>/`, a version such
+/// as `6.16.13-2303411.24.04`: the kernel base it was rebased on, then AMD's build and target
+/// release), read as the nvidia module's are: the kernels each is built for, and a failed
+/// build's kernel and first errors (ROCm/legacy-rocm-build#6193, #5111).
+#[must_use]
+pub(crate) fn amdgpu(host: &Host) -> Vec<ModuleBuild> {
+    dkms_of(host, |n| n == "amdgpu")
+}
+
 fn dkms(host: &Host) -> Vec<ModuleBuild> {
+    dkms_of(host, is_driver_module)
+}
+
+fn dkms_of(host: &Host, wanted: impl Fn(&str) -> bool) -> Vec<ModuleBuild> {
     let fs = &host.fs;
     let mut out = Vec::new();
-    for module in fs.read_dir_matching("/var/lib/dkms", is_driver_module) {
+    for module in fs.read_dir_matching("/var/lib/dkms", wanted) {
         let versions = fs.read_dir_matching(&module.path, |n| {
             n.starts_with(|c: char| c.is_ascii_digit())
         });

@@ -6,7 +6,10 @@
 
 use std::path::Path;
 
+use super::compressed_module;
 use crate::host::Host;
+use crate::host::ranged::RangedFile;
+use crate::parse::offload_bundle::{self, HipFatbin};
 use crate::parse::{accounts, rocm_files};
 use crate::report::rocm::{
     AmdgpuModule, BundledRocm, DeviceNode, HipCode, RocmInstall, RocmStack, UserGroups,
@@ -47,6 +50,7 @@ pub(crate) fn probe(
         version,
         cmdline: cmdline(host),
         blacklisted: blacklisted(host),
+        dkms_builds: super::module_builds::amdgpu(host),
     };
     let user = user(host);
     let device_nodes = device_nodes(host, user.as_ref());
@@ -212,9 +216,11 @@ fn hip_code(host: &Host) -> Vec<HipCode> {
             continue;
         };
         let mut read = |offset: u64, len: usize| file.read_at(offset, len);
-        let (targets, compressed) = match crate::parse::offload_bundle::hip_fatbin(&mut read) {
-            Some(crate::parse::offload_bundle::HipFatbin::Targets(t)) => (t, false),
-            Some(crate::parse::offload_bundle::HipFatbin::Compressed) => (Vec::new(), true),
+        let (targets, compressed) = match offload_bundle::hip_fatbin(&mut read) {
+            Some(HipFatbin::Targets(t)) => (t, false),
+            Some(HipFatbin::Compressed(c)) => {
+                (compressed_targets(&file, &c, host.fs.scan_end()), true)
+            }
             None => continue,
         };
         out.push(HipCode {
@@ -225,6 +231,58 @@ fn hip_code(host: &Host) -> Vec<HipCode> {
         });
     }
     out
+}
+
+/// Compressed bytes of one offload bundle read at most: its entry ids come first in the
+/// decoded stream, within its first zstd block (128 KiB at most, RFC 8878) or the first deflate
+/// blocks, so 4 MiB is far more than they need and a small part of a bundle of many targets.
+const MAX_CCOB_COMPRESSED: u64 = 4 << 20;
+
+/// The targets of a compressed offload bundle: the head of its stream decoded with bounds
+/// ([`compressed_module::read_head`]: at most [`MAX_CCOB_COMPRESSED`] read, the bundle
+/// header's 64 KiB decoded, a zstd window of at most 128 MiB) and its entry ids read; empty when
+/// its method is unknown or the stream does not decode (the targets are then unknown).
+fn compressed_targets(
+    file: &RangedFile,
+    ccob: &offload_bundle::Ccob,
+    until: Option<std::time::Instant>,
+) -> Vec<String> {
+    let format = match ccob.codec {
+        Some(offload_bundle::Codec::Zstd) => compressed_module::Format::Zstd,
+        Some(offload_bundle::Codec::Zlib) => compressed_module::Format::Zlib,
+        None => return Vec::new(),
+    };
+    let limits = compressed_module::Limits {
+        compressed: ccob.len.min(MAX_CCOB_COMPRESSED),
+        decompressed: offload_bundle::MAX_HEAD as u64,
+        until,
+    };
+    let input = RangedReader {
+        file,
+        at: ccob.offset,
+    };
+    compressed_module::read_head(input, format, limits, offload_bundle::MAX_HEAD)
+        .ok()
+        .and_then(|head| offload_bundle::bundle_targets(&head))
+        .unwrap_or_default()
+}
+
+/// A [`std::io::Read`] over a ranged file from an offset (the caller's limits bound it).
+struct RangedReader<'a> {
+    file: &'a RangedFile,
+    at: u64,
+}
+
+impl std::io::Read for RangedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let got = self.file.read_at(self.at, buf.len()).unwrap_or_default();
+        let n = got.len().min(buf.len());
+        buf.get_mut(..n)
+            .unwrap_or_default()
+            .copy_from_slice(got.get(..n).unwrap_or_default());
+        self.at = self.at.saturating_add(n as u64);
+        Ok(n)
+    }
 }
 
 /// The gfx targets a hipBLASLt kernel folder has Tensile libraries for
@@ -418,5 +476,104 @@ fn accessible(a: crate::host::fs::NodeAttrs, user: Option<&UserGroups>) -> Optio
         (true, _) => Some(true),
         (false, Some(false)) => Some(false),
         (false, _) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::Env;
+    use std::io::Write;
+
+    /// A rooted host whose `PATH` folder `/app/bin` holds `libggml-hip.so` with `bytes`.
+    fn host_with_lib(bytes: &[u8]) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("app/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("libggml-hip.so"), bytes).unwrap();
+        let env = Env::from_pairs([("PATH", "/app/bin")]);
+        let host = Host::rooted(dir.path(), env, std::time::Duration::from_secs(2));
+        (dir, host)
+    }
+
+    fn vector(name: &str) -> Vec<u8> {
+        std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/hip-fatbin")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    /// Every version (1-3) and method (zlib, zstd) of clang's compressed bundle, as
+    /// `scripts/gen-hip-fatbin-elf.py` writes them: the targets come out of the stream.
+    #[test]
+    fn compressed_bundles_of_every_version_and_method_give_their_targets() {
+        for v in 1..=3 {
+            for m in ["zlib", "zstd"] {
+                let (_dir, host) = host_with_lib(&vector(&format!("ccob-v{v}-{m}.so")));
+                let code = hip_code(&host);
+                assert_eq!(code.len(), 1, "v{v} {m}");
+                assert!(code[0].compressed, "v{v} {m}");
+                assert_eq!(code[0].targets, ["gfx1100", "gfx1151"], "v{v} {m}");
+            }
+        }
+    }
+
+    /// A bundle compressed by a real encoder (not the generator's stored blocks): ruzstd's and
+    /// flate2's, in a version 3 header, as clang writes it.
+    #[test]
+    fn bundles_compressed_by_real_encoders_give_their_targets() {
+        let ids = [
+            "host-x86_64-unknown-linux-gnu-",
+            "hipv4-amdgcn-amd-amdhsa--gfx1201",
+            "hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
+        ];
+        let mut inner = crate::parse::offload_bundle::test_bundle(&ids);
+        // Code objects after the header, compressible and not.
+        inner.extend((0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+        let zstd = ruzstd::encoding::compress_to_vec(
+            inner.as_slice(),
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&inner).unwrap();
+        let zlib = z.finish().unwrap();
+        for (method, stream) in [(1u16, zstd), (0u16, zlib)] {
+            let mut packed = b"CCOB".to_vec();
+            packed.extend_from_slice(&3u16.to_le_bytes());
+            packed.extend_from_slice(&method.to_le_bytes());
+            packed.extend_from_slice(&(32 + stream.len() as u64).to_le_bytes());
+            packed.extend_from_slice(&(inner.len() as u64).to_le_bytes());
+            packed.extend_from_slice(&0u64.to_le_bytes());
+            packed.extend_from_slice(&stream);
+            let elf = crate::parse::offload_bundle::test_elf(&packed);
+            let (_dir, host) = host_with_lib(&elf);
+            let code = hip_code(&host);
+            assert_eq!(code[0].targets, ["gfx942", "gfx1201"], "method {method}");
+        }
+    }
+
+    /// A stream that does not decode (corrupt, cut short, a method mismatched) leaves the
+    /// targets unknown: empty, the bundle still marked compressed.
+    #[test]
+    fn a_compressed_bundle_that_does_not_decode_has_unknown_targets() {
+        let good = vector("ccob-v3-zstd.so");
+        let at = good.windows(4).position(|w| w == b"CCOB").unwrap();
+        // The method says zlib over a zstd stream.
+        let mut wrong = good.clone();
+        wrong[at + 6] = 0;
+        // The zstd magic broken.
+        let mut corrupt = good.clone();
+        corrupt[at + 32] ^= 0xff;
+        // A frame header asking for a 3.75 TiB window (window descriptor 0xf8).
+        let mut huge = good.clone();
+        huge[at + 37] = 0xf8;
+        for (name, bytes) in [("wrong", wrong), ("corrupt", corrupt), ("huge", huge)] {
+            let (_dir, host) = host_with_lib(&bytes);
+            let code = hip_code(&host);
+            assert!(code[0].compressed, "{name}");
+            assert!(code[0].targets.is_empty(), "{name}: {:?}", code[0].targets);
+        }
     }
 }

@@ -112,7 +112,9 @@ pub struct HipCode {
     pub path: String,
     /// The gfx targets of its offload bundles, sorted; empty when they could not be read.
     pub targets: Vec<String>,
-    /// The bundles are compressed (`CCOB`): their targets are unknown, not absent.
+    /// The bundles are compressed (`CCOB`, clang's `--offload-compress`): `targets` are read
+    /// from the first bundle's decoded head, and are empty (unknown, not absent) when it did not
+    /// decode.
     pub compressed: bool,
 }
 
@@ -137,6 +139,10 @@ pub struct AmdgpuModule {
     /// `/usr/lib/modprobe.d`.
     #[serde(default)]
     pub blacklisted: Vec<String>,
+    /// AMD's amdgpu-dkms versions DKMS holds (`/var/lib/dkms/amdgpu/<version>/`), with the
+    /// kernels each is built for and a failed build's kernel and errors (its `build/make.log`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dkms_builds: Vec<super::ModuleBuild>,
 }
 
 /// A KFD topology node that is a GPU.

@@ -115,3 +115,50 @@ fn a_link_loop_or_a_cut_library_is_no_code() {
     assert_eq!(r["rocm"]["hip_code"], serde_json::json!([]));
     assert!(finding_ids(&r).is_empty());
 }
+
+const COMPRESSED: &str = "amd-strix-halo-llamacpp-compressed-bundle-no-gfx1151";
+
+#[test]
+fn a_compressed_bundle_is_decoded_and_judged() {
+    let r = doctor(COMPRESSED);
+    let code = &r["rocm"]["hip_code"][0];
+    assert_eq!(code["compressed"], true);
+    assert_eq!(code["targets"].as_array().map(Vec::len), Some(5));
+    assert_eq!(finding_ids(&r), ["arch-not-in-build"]);
+    let f = finding(&r, "arch-not-in-build");
+    assert!(
+        f["evidence"]
+            .to_string()
+            .contains("compressed offload bundles")
+    );
+}
+
+/// A compressed bundle whose stream is zeroed, corrupt or of another method than its header
+/// says: the targets are unknown (empty, still marked compressed) and nothing is judged. (A
+/// bomb stops at the decoded cap: `probe::compressed_module`'s unit tests.)
+#[test]
+fn a_hostile_compressed_bundle_has_unknown_targets() {
+    let base = std::fs::read(Scratch::of(COMPRESSED).path("app/libggml-hip.so")).unwrap();
+    let at = base.windows(4).position(|w| w == b"CCOB").unwrap();
+    // The stream zeroed after its zlib header; a stream byte flipped; the zlib magic replaced
+    // by zstd's first byte.
+    let total = usize::try_from(u32::from_le_bytes(
+        base[at + 8..at + 12].try_into().unwrap(),
+    ))
+    .unwrap();
+    let mut zeroed = base.clone();
+    zeroed[at + 26..at + total].fill(0);
+    let mut flipped = base.clone();
+    flipped[at + 24 + 2] ^= 0xff;
+    let mut other = base.clone();
+    other[at + 24] = 0x28;
+    for (name, bytes) in [("zeroed", zeroed), ("flipped", flipped), ("other", other)] {
+        let m = Scratch::of(COMPRESSED);
+        std::fs::write(m.path("app/libggml-hip.so"), &bytes).unwrap();
+        let r = m.doctor();
+        let code = &r["rocm"]["hip_code"][0];
+        assert_eq!(code["compressed"], true, "{name}");
+        assert_eq!(code["targets"], serde_json::json!([]), "{name}");
+        assert!(finding_ids(&r).is_empty(), "{name}: {:?}", finding_ids(&r));
+    }
+}
