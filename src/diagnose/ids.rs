@@ -76,6 +76,7 @@ pub static KINDS: &[&Kind] = &[
     &CONTAINER_NO_GPU_RUNTIME,
     &CONTAINER_LOST_GPU_ACCESS,
     &CDI_SPEC_STALE,
+    &CDI_SPEC_DEVICE_MISMATCH,
     &VISIBLE_DEVICES_HIDES_GPUS,
     &MIG_NO_INSTANCES,
     &COMPUTE_MODE_PROHIBITED,
@@ -449,6 +450,12 @@ pub static CDI_SPEC_STALE: Kind = Kind {
     id: "cdi-spec-stale",
     severities: &[Severity::Error],
     title: "a CDI spec (`/etc/cdi`, `/var/run/cdi`) names driver files that are not on the host: made for another driver release, GPU containers refuse to start",
+};
+
+pub static CDI_SPEC_DEVICE_MISMATCH: Kind = Kind {
+    id: "cdi-spec-device-mismatch",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "a CDI spec's devices are not the GPUs and MIG devices present: it lacks some (made before MIG devices were created; error) or lists gone ones (warning)",
 };
 
 pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {

@@ -1,6 +1,7 @@
 //! Is the GPU reachable from where the program runs? Containers, WSL2, NVSwitch systems, the
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
-//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `cdi-spec-stale`, `container-shm-small`,
+//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `cdi-spec-stale`,
+//! `cdi-spec-device-mismatch`, `container-shm-small`,
 //! `visible-devices-hides-gpus`,
 //! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
 //! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
@@ -21,6 +22,7 @@ use crate::report::{
 };
 
 mod cdi;
+mod cdi_devices;
 mod container;
 mod fabric;
 mod forward_compat;
@@ -31,6 +33,7 @@ mod visible;
 mod wsl;
 
 use cdi::*;
+use cdi_devices::*;
 use container::*;
 use fabric::*;
 use forward_compat::*;
@@ -46,6 +49,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(container_no_gpu_runtime(report));
     out.extend(container_lost_gpu_access(report));
     out.extend(cdi_spec_stale(report));
+    out.extend(cdi_spec_device_mismatch(report));
     out.extend(container_shm_small(report));
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
