@@ -82,6 +82,7 @@ pub static KINDS: &[&Kind] = &[
     &COMPUTE_MODE_PROHIBITED,
     &CONTAINER_SHM_SMALL,
     &WSL_DRIVER_IN_GUEST,
+    &WSL_CONTAINER_DRIVER_FILE_MISSING,
     &FABRIC_NOT_COMPLETED,
     &FABRIC_MANAGER_NOT_RUNNING,
     &GPU_THERMAL_THROTTLE,
@@ -462,6 +463,12 @@ pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {
     id: "container-lost-gpu-access",
     severities: &[Severity::Error],
     title: "a running container lost its GPUs (NVML \"Unknown Error\" with the device nodes and libraries in place): the host's `systemctl daemon-reload` rewrote the container's device cgroup",
+};
+
+pub static WSL_CONTAINER_DRIVER_FILE_MISSING: Kind = Kind {
+    id: "wsl-container-driver-file-missing",
+    severities: &[Severity::Error],
+    title: "a WSL2 container lacks the Windows driver's `libnvdxgdmal.so.1` (drivers 555+), which an older NVIDIA Container Toolkit does not mount: CUDA fails with error 500",
 };
 
 pub static MIG_NO_INSTANCES: Kind = Kind {

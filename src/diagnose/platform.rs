@@ -3,7 +3,7 @@
 //! `container-no-gpu-runtime`, `container-lost-gpu-access`, `cdi-spec-stale`,
 //! `cdi-spec-device-mismatch`, `container-shm-small`,
 //! `visible-devices-hides-gpus`,
-//! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
+//! `wsl-driver-in-guest`, `wsl-container-driver-file-missing`, `fabric-manager-not-running`, `fabric-not-completed`,
 //! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
 //! `forward-compat-branch-unsupported`,
 //! `driver-too-old-for-image`: one file each under `platform/`, the helpers they share here.
@@ -53,6 +53,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(container_shm_small(report));
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
+    out.extend(wsl_container_driver_file_missing(report));
     out.extend(fabric_manager(report));
     out.extend(fabric_not_completed(report));
     out.extend(stub_libcuda(report));

@@ -1287,3 +1287,56 @@ fn a_current_spec_an_all_only_spec_or_a_container_says_nothing() {
             .all(|i| *i != "cdi-spec-device-mismatch")
     );
 }
+
+// wsl-container-driver-file-missing
+
+/// A WSL2 container on Windows driver `driver` whose driver-store folder lacks `missing`.
+fn wsl_container(driver: &str, missing: &[&str], container: bool) -> Report {
+    let mut r = wsl();
+    r.host.container = container.then(|| "docker".to_string());
+    r.driver.version = Some(driver.into());
+    r.host.wsl_driver_store = Some(crate::report::WslDriverStore {
+        path: "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_1".into(),
+        missing: missing.iter().map(|m| (*m).to_string()).collect(),
+    });
+    r
+}
+
+#[test]
+fn a_wsl_container_without_libnvdxgdmal_on_driver_555_is_an_error() {
+    let found = run(&wsl_container(
+        "555.85",
+        &["libnvdxgdmal.so.1", "nvcubins.bin"],
+        true,
+    ));
+    let f = one(&found, "wsl-container-driver-file-missing");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(f, "also not mounted from the driver store: nvcubins.bin"),
+        "{f:#?}"
+    );
+    assert!(f.fix.as_deref().unwrap().contains("1.15.0"), "{f:#?}");
+}
+
+#[test]
+fn an_older_driver_the_guest_itself_or_a_present_library_says_nothing() {
+    let quiet = |r: &Report| {
+        !ids(&run(r))
+            .iter()
+            .any(|i| *i == "wsl-container-driver-file-missing")
+    };
+    // Drivers before 555 have no libnvdxgdmal.so.1.
+    assert!(quiet(&wsl_container(
+        "551.78",
+        &["libnvdxgdmal.so.1"],
+        true
+    )));
+    // The WSL guest itself maps the whole driver store.
+    assert!(quiet(&wsl_container(
+        "560.94",
+        &["libnvdxgdmal.so.1"],
+        false
+    )));
+    // A Toolkit that mounts it.
+    assert!(quiet(&wsl_container("560.94", &["nvcubins.bin"], true)));
+}
