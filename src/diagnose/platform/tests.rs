@@ -1320,11 +1320,7 @@ fn a_wsl_container_without_libnvdxgdmal_on_driver_555_is_an_error() {
 
 #[test]
 fn an_older_driver_the_guest_itself_or_a_present_library_says_nothing() {
-    let quiet = |r: &Report| {
-        !ids(&run(r))
-            .iter()
-            .any(|i| *i == "wsl-container-driver-file-missing")
-    };
+    let quiet = |r: &Report| !ids(&run(r)).contains(&"wsl-container-driver-file-missing");
     // Drivers before 555 have no libnvdxgdmal.so.1.
     assert!(quiet(&wsl_container(
         "551.78",
