@@ -77,11 +77,13 @@ pub static KINDS: &[&Kind] = &[
     &CONTAINER_NO_GPU_RUNTIME,
     &CONTAINER_LOST_GPU_ACCESS,
     &CDI_SPEC_STALE,
+    &CDI_SPEC_DEVICE_MISMATCH,
     &VISIBLE_DEVICES_HIDES_GPUS,
     &MIG_NO_INSTANCES,
     &COMPUTE_MODE_PROHIBITED,
     &CONTAINER_SHM_SMALL,
     &WSL_DRIVER_IN_GUEST,
+    &WSL_CONTAINER_DRIVER_FILE_MISSING,
     &FABRIC_NOT_COMPLETED,
     &FABRIC_MANAGER_NOT_RUNNING,
     &GPU_THERMAL_THROTTLE,
@@ -458,10 +460,22 @@ pub static CDI_SPEC_STALE: Kind = Kind {
     title: "a CDI spec (`/etc/cdi`, `/var/run/cdi`) names driver files that are not on the host: made for another driver release, GPU containers refuse to start",
 };
 
+pub static CDI_SPEC_DEVICE_MISMATCH: Kind = Kind {
+    id: "cdi-spec-device-mismatch",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "a CDI spec's devices are not the GPUs and MIG devices present: it lacks some (made before MIG devices were created; error) or lists gone ones (warning)",
+};
+
 pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {
     id: "container-lost-gpu-access",
     severities: &[Severity::Error],
     title: "a running container lost its GPUs (NVML \"Unknown Error\" with the device nodes and libraries in place): the host's `systemctl daemon-reload` rewrote the container's device cgroup",
+};
+
+pub static WSL_CONTAINER_DRIVER_FILE_MISSING: Kind = Kind {
+    id: "wsl-container-driver-file-missing",
+    severities: &[Severity::Error],
+    title: "a WSL2 container lacks the Windows driver's `libnvdxgdmal.so.1` (drivers 555+), which an older NVIDIA Container Toolkit does not mount: CUDA fails with error 500",
 };
 
 pub static MIG_NO_INSTANCES: Kind = Kind {

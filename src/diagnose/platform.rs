@@ -1,8 +1,9 @@
 //! Is the GPU reachable from where the program runs? Containers, WSL2, NVSwitch systems, the
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
-//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `cdi-spec-stale`, `container-shm-small`,
+//! `container-no-gpu-runtime`, `container-lost-gpu-access`, `cdi-spec-stale`,
+//! `cdi-spec-device-mismatch`, `container-shm-small`,
 //! `visible-devices-hides-gpus`,
-//! `wsl-driver-in-guest`, `fabric-manager-not-running`, `fabric-not-completed`,
+//! `wsl-driver-in-guest`, `wsl-container-driver-file-missing`, `fabric-manager-not-running`, `fabric-not-completed`,
 //! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
 //! `forward-compat-branch-unsupported`,
 //! `driver-too-old-for-image`: one file each under `platform/`, the helpers they share here.
@@ -21,6 +22,7 @@ use crate::report::{
 };
 
 mod cdi;
+mod cdi_devices;
 mod container;
 mod fabric;
 mod forward_compat;
@@ -31,6 +33,7 @@ mod visible;
 mod wsl;
 
 use cdi::*;
+use cdi_devices::*;
 use container::*;
 use fabric::*;
 use forward_compat::*;
@@ -46,9 +49,11 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(container_no_gpu_runtime(report));
     out.extend(container_lost_gpu_access(report));
     out.extend(cdi_spec_stale(report));
+    out.extend(cdi_spec_device_mismatch(report));
     out.extend(container_shm_small(report));
     out.extend(visible_devices(report));
     out.extend(wsl_driver_in_guest(report));
+    out.extend(wsl_container_driver_file_missing(report));
     out.extend(fabric_manager(report));
     out.extend(fabric_not_completed(report));
     out.extend(stub_libcuda(report));

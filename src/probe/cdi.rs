@@ -27,6 +27,9 @@ const MAX_BYTES: u64 = 1 << 20;
 const MAX_PATHS: usize = 1024;
 /// Missing paths kept per spec (the count of paths says how many were checked).
 const MAX_MISSING: usize = 16;
+/// Device names kept per spec: a GPU gives two (index, UUID), a MIG device two more; eight
+/// GPUs with seven MIG devices each give 128.
+const MAX_DEVICES: usize = 256;
 
 #[must_use]
 pub(crate) fn probe(host: &Host) -> Vec<CdiSpec> {
@@ -59,12 +62,16 @@ fn spec(host: &Host, path: &Path, text: &str) -> CdiSpec {
             missing.push(p.clone());
         }
     }
+    let mut devices = field_values(text, "name");
+    devices.dedup();
+    devices.truncate(MAX_DEVICES);
     CdiSpec {
         path: path.display().to_string(),
         kind: field_values(text, "kind").into_iter().next(),
         driver_version,
         host_paths: u32::try_from(paths.len()).unwrap_or(u32::MAX),
         missing,
+        devices,
     }
 }
 
@@ -166,6 +173,25 @@ mod tests {
         );
         // `containerPath` is the container's side: never a host path.
         assert!(!host_paths("containerPath: /only/inside\n").contains(&"/only/inside".into()));
+    }
+
+    #[test]
+    fn device_names_are_read_from_yaml_and_json_and_hook_names_are_not() {
+        let yaml = "devices:\n- containerEdits:\n    deviceNodes:\n    - path: /dev/nvidia0\n  name: \"0\"\n- name: GPU-2e7b1c94-5d3a-8f60-4b1e-9c7d2a6f0e83\n- name: \"0:1\"\n- name: all\ncontainerEdits:\n  hooks:\n  - hookName: createContainer\n    path: /usr/bin/nvidia-cdi-hook\n";
+        assert_eq!(
+            field_values(yaml, "name"),
+            [
+                "0",
+                "GPU-2e7b1c94-5d3a-8f60-4b1e-9c7d2a6f0e83",
+                "0:1",
+                "all"
+            ]
+        );
+        let json = r#"{"kind":"k8s.device-plugin.nvidia.com/gpu","devices":[{"name":"MIG-4c0f3a50-17a4-52eb-8450-e29e24c80885","containerEdits":{}}],"containerEdits":{"hooks":[{"hookName":"createContainer","path":"/usr/bin/nvidia-cdi-hook"}]}}"#;
+        assert_eq!(
+            field_values(json, "name"),
+            ["MIG-4c0f3a50-17a4-52eb-8450-e29e24c80885"]
+        );
     }
 
     #[test]

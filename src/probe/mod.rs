@@ -31,6 +31,7 @@ pub(crate) mod services;
 pub(crate) mod system;
 pub(crate) mod toolkit;
 pub(crate) mod topology;
+pub(crate) mod wsl_store;
 
 use crate::report::GpuSource;
 use std::path::PathBuf;

@@ -44,6 +44,7 @@ pub(crate) fn probe(host: &Host) -> HostInfo {
             .and_then(|t| crate::parse::mounts::shm_bytes(&t))
             .map(|b| b >> 20),
         cdi_specs: super::cdi::probe(host),
+        wsl_driver_store: super::wsl_store::probe(host, wsl),
     }
 }
 

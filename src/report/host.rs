@@ -51,6 +51,24 @@ pub struct HostInfo {
     /// with the host files it names that are not there; absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cdi_specs: Vec<CdiSpec>,
+    /// Under WSL2, the Windows driver's folder in `/usr/lib/wsl/drivers` that holds
+    /// `libcuda.so.1.1`, with the files the NVIDIA Container Toolkit mounts from it that are
+    /// missing; absent outside WSL or when no such folder is visible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wsl_driver_store: Option<WslDriverStore>,
+}
+
+/// WSL2's NVIDIA driver-store folder and the required files it lacks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct WslDriverStore {
+    /// "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_8a2f3c91d7e6b054".
+    pub path: String,
+    /// Of `libcuda.so.1.1`, `libcuda_loader.so`, `libnvidia-ptxjitcompiler.so.1`,
+    /// `libnvidia-ml.so.1`, `libnvidia-ml_loader.so`, `libnvdxgdmal.so.1`, `nvcubins.bin` and
+    /// `nvidia-smi`, those neither there nor in `/usr/lib/wsl/lib`.
+    pub missing: Vec<String>,
 }
 
 /// One CDI spec file, as far as a container engine needs its host side to exist.
@@ -71,6 +89,10 @@ pub struct CdiSpec {
     /// Those of them that do not exist on the host (the first 16), which a container engine
     /// refuses to start a container with ("crun: cannot stat ...").
     pub missing: Vec<String>,
+    /// The devices it lists (`devices[].name`: "0", "GPU-<uuid>", "0:1", "MIG-<uuid>", "all"),
+    /// in order, at most 256: what a container can ask for (`nvidia.com/gpu=0:1`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<String>,
 }
 
 /// A network interface as `/sys/class/net/<name>` describes it.

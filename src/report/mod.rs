@@ -59,7 +59,7 @@ pub use driver::{DriverInfo, DriverLibrary};
 pub use gpu::{EccCounts, Gpu, GpuFabric, GpuVendor};
 pub use host::{
     CdiSpec, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo, NVLINK5_INFINIBAND_MODULES,
-    NetInterface, PciDevice, Service,
+    NetInterface, PciDevice, Service, WslDriverStore,
 };
 pub use libraries::{
     FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner, LosingCopy,

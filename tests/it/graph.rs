@@ -274,6 +274,14 @@ fn the_host_compiler_generator_reproduces_the_checked_in_block() {
     crate::support::generator_reproduces_its_table("gen-host-compiler.py");
 }
 
+/// manifests/cuda.toml's `[[forward_compat_host]]` block is what scripts/gen-forward-compat-host.py
+/// makes of NVIDIA's image requirements, ComputeCanada's table and the tested refusals it read
+/// (vendored in scripts/forward-compat-data/).
+#[test]
+fn the_forward_compat_host_generator_reproduces_the_checked_in_block() {
+    crate::support::generator_reproduces_its_table("gen-forward-compat-host.py");
+}
+
 /// The sweep the issue is judged by, over every fixture with `expected-findings.txt`: the root
 /// finding (the report's first: root causes, most severe first) is one the fixture's README
 /// names as the maintainers' cause, and a healthy fixture (an empty file) has no error or

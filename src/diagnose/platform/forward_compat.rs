@@ -354,8 +354,8 @@ pub(super) fn forward_compat_branch_unsupported(
     let b = host.major();
     let why = match &row.accepts_up_to {
         None => format!(
-            "R{b} accepts no cuda-compat package: it is a New Feature Branch, which forward \
-             compatibility never serves"
+            "R{b} accepts no cuda-compat package newer than its own CUDA: NVIDIA's images never \
+             list it (a New Feature Branch, which forward compatibility never serves)"
         ),
         Some(up) => format!(
             "R{b} accepts cuda-compat packages up to CUDA {up}; from CUDA {} on it refuses them \

@@ -1,7 +1,7 @@
 use super::*;
 use crate::diagnose::diagnose;
 use crate::diagnose::test_support::{has_evidence, ids, one};
-use crate::report::{EnvVar, GpuFabric, KernelInfo, PciDevice, ProbeOutcome, PythonEnv};
+use crate::report::{EnvVar, GpuFabric, KernelInfo, MigMode, PciDevice, ProbeOutcome, PythonEnv};
 
 fn run(report: &Report) -> Vec<Finding> {
     findings(report, crate::manifest::embedded())
@@ -789,6 +789,23 @@ fn a_compat_package_on_a_branch_that_refuses_it_is_named_both_ways() {
     let found = run(&compat_on("550.54.15", "530.41.03"));
     let f = one(&found, "forward-compat-branch-unsupported");
     assert!(f.detail.contains("New Feature Branch"), "{f:#?}");
+    // R545 and R555, which no nvidia/cuda image lists: refused from the first CUDA after
+    // their own (12.4, 12.6).
+    for (compat, module) in [("550.54.15", "545.29.06"), ("560.35.03", "555.42.06")] {
+        let found = run(&compat_on(compat, module));
+        let f = one(&found, "forward-compat-branch-unsupported");
+        assert!(f.detail.contains("images never list it"), "{f:#?}");
+    }
+    // A CUDA 11-era branch past its last: R450 (up to 12.2) under CUDA 12.4's package, R418
+    // (up to 11.6) under CUDA 11.8's.
+    for (compat, module, up) in [
+        ("550.54.15", "450.248.02", "up to CUDA 12.2"),
+        ("520.61.05", "418.226.00", "up to CUDA 11.6"),
+    ] {
+        let found = run(&compat_on(compat, module));
+        let f = one(&found, "forward-compat-branch-unsupported");
+        assert!(f.detail.contains(up), "{f:#?}");
+    }
 }
 
 #[test]
@@ -797,8 +814,13 @@ fn a_compat_package_a_branch_accepts_or_no_row_judges_is_quiet() {
     assert!(run(&compat_on("550.54.15", "470.256.02")).is_empty());
     // R535 with CUDA 13.0's: accepted (its row shows up to 13.2).
     assert!(run(&compat_on("580.173.02", "535.183.01")).is_empty());
-    // R545 has no row: not judged.
-    assert!(run(&compat_on("575.57.08", "545.29.06")).is_empty());
+    // R525 with CUDA 12.4's compat package: its images list it.
+    assert!(run(&compat_on("550.54.15", "525.147.05")).is_empty());
+    // R450 with CUDA 12.2's: ComputeCanada's table allows it (the images stop at 12.0): the
+    // releases between are not judged.
+    assert!(run(&compat_on("535.54.03", "450.248.02")).is_empty());
+    // R595 has no row (newer than every image read): not judged.
+    assert!(run(&compat_on("620.70.06", "595.58.04")).is_empty());
     // A GeForce is forward-compat-unsupported's, not this rule's.
     let mut geforce = compat_on("575.57.08", "470.256.02");
     geforce.gpus = vec![rtx3090(0)];
@@ -1052,6 +1074,7 @@ fn cdi_report(made: Option<&str>, installed: Option<&str>, missing: &[&str]) -> 
         driver_version: made.map(str::to_string),
         host_paths: 12,
         missing: missing.iter().map(|m| (*m).to_string()).collect(),
+        devices: Vec::new(),
     }];
     report
 }
@@ -1137,4 +1160,179 @@ fn cdi_spec_under_wsl_is_regenerated_after_each_windows_driver_update() {
             .unwrap_or_default()
             .contains("Windows driver update")
     );
+}
+
+// cdi-spec-device-mismatch
+
+/// An A100 (UUID `GPU-a`) with MIG `mig` and `migs` MIG devices, and one CDI spec of `kind`
+/// listing `devices`.
+fn cdi_devices(kind: &str, devices: &[&str], mig: Option<MigMode>, migs: Option<u32>) -> Report {
+    let mut g = gpu(0, "NVIDIA A100-PCIE-40GB", "0x20f1");
+    g.uuid = Some("GPU-a".into());
+    g.mig_mode = mig;
+    g.mig_devices = migs;
+    let mut report = Report {
+        gpus: vec![g],
+        ..Report::default()
+    };
+    report.host.cdi_specs = vec![crate::report::CdiSpec {
+        path: "/var/run/cdi/nvidia.yaml".into(),
+        kind: Some(kind.into()),
+        host_paths: 12,
+        devices: devices.iter().map(|d| (*d).to_string()).collect(),
+        ..crate::report::CdiSpec::default()
+    }];
+    report
+}
+
+#[test]
+fn a_spec_made_before_the_mig_devices_lacks_them() {
+    let r = cdi_devices(
+        "nvidia.com/gpu",
+        &["0", "GPU-a", "all"],
+        Some(MigMode::Enabled),
+        Some(2),
+    );
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-device-mismatch");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains("`0:0`, `0:1` of GPU 0"), "{f:#?}");
+    assert!(f.title.contains("2 of the 2 MIG devices by UUID"), "{f:#?}");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml"),
+        "{f:#?}"
+    );
+    // A device plugin's spec (UUID names only) with one of two MIG devices: its plugin writes it.
+    let r = cdi_devices(
+        "k8s.device-plugin.nvidia.com/gpu",
+        &["GPU-a", "MIG-x"],
+        Some(MigMode::Enabled),
+        Some(2),
+    );
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-device-mismatch");
+    assert!(f.title.contains("1 of the 2 MIG devices by UUID"), "{f:#?}");
+    assert!(f.fix.as_deref().unwrap().contains("restart it"), "{f:#?}");
+}
+
+#[test]
+fn a_spec_listing_gone_devices_is_a_warning() {
+    // MIG turned off after the spec listed two MIG devices.
+    let r = cdi_devices(
+        "nvidia.com/gpu",
+        &["0", "0:0", "0:1", "GPU-a", "MIG-x", "MIG-y", "all"],
+        Some(MigMode::Disabled),
+        None,
+    );
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-device-mismatch");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        has_evidence(
+            f,
+            "listed but not present: 2 MIG devices of GPU 0, which has MIG off"
+        ),
+        "{f:#?}"
+    );
+    // A GPU swapped: the spec's UUID and a second index are gone, the present UUID lacking.
+    let r = cdi_devices("nvidia.com/gpu", &["0", "1", "GPU-b", "all"], None, None);
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-device-mismatch");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains("GPU `GPU-a`"), "{f:#?}");
+    assert!(
+        has_evidence(f, "listed but not present: GPU `1` (the machine has 1)"),
+        "{f:#?}"
+    );
+    assert!(
+        has_evidence(f, "listed but not present: GPU `GPU-b`"),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn a_current_spec_an_all_only_spec_or_a_container_says_nothing() {
+    let current = cdi_devices(
+        "nvidia.com/gpu",
+        &["0", "0:0", "0:1", "GPU-a", "MIG-x", "MIG-y", "all"],
+        Some(MigMode::Enabled),
+        Some(2),
+    );
+    assert!(run(&current).is_empty());
+    // `all` alone (a management spec) names no device to compare.
+    let all = cdi_devices(
+        "management.nvidia.com/gpu",
+        &["all"],
+        Some(MigMode::Enabled),
+        Some(2),
+    );
+    assert!(run(&all).is_empty());
+    // Another vendor's kind is not read.
+    let other = cdi_devices("amd.com/gpu", &["0", "1"], None, None);
+    assert!(run(&other).is_empty());
+    // Inside a container the host's spec is not judged.
+    let mut inside = cdi_devices(
+        "nvidia.com/gpu",
+        &["0", "GPU-a"],
+        Some(MigMode::Enabled),
+        Some(2),
+    );
+    inside.host.container = Some("docker".into());
+    assert!(
+        ids(&run(&inside))
+            .iter()
+            .all(|i| *i != "cdi-spec-device-mismatch")
+    );
+}
+
+// wsl-container-driver-file-missing
+
+/// A WSL2 container on Windows driver `driver` whose driver-store folder lacks `missing`.
+fn wsl_container(driver: &str, missing: &[&str], container: bool) -> Report {
+    let mut r = wsl();
+    r.host.container = container.then(|| "docker".to_string());
+    r.driver.version = Some(driver.into());
+    r.host.wsl_driver_store = Some(crate::report::WslDriverStore {
+        path: "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_1".into(),
+        missing: missing.iter().map(|m| (*m).to_string()).collect(),
+    });
+    r
+}
+
+#[test]
+fn a_wsl_container_without_libnvdxgdmal_on_driver_555_is_an_error() {
+    let found = run(&wsl_container(
+        "555.85",
+        &["libnvdxgdmal.so.1", "nvcubins.bin"],
+        true,
+    ));
+    let f = one(&found, "wsl-container-driver-file-missing");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(
+        has_evidence(f, "also not mounted from the driver store: nvcubins.bin"),
+        "{f:#?}"
+    );
+    assert!(f.fix.as_deref().unwrap().contains("1.15.0"), "{f:#?}");
+}
+
+#[test]
+fn an_older_driver_the_guest_itself_or_a_present_library_says_nothing() {
+    let quiet = |r: &Report| !ids(&run(r)).contains(&"wsl-container-driver-file-missing");
+    // Drivers before 555 have no libnvdxgdmal.so.1.
+    assert!(quiet(&wsl_container(
+        "551.78",
+        &["libnvdxgdmal.so.1"],
+        true
+    )));
+    // The WSL guest itself maps the whole driver store.
+    assert!(quiet(&wsl_container(
+        "560.94",
+        &["libnvdxgdmal.so.1"],
+        false
+    )));
+    // A Toolkit that mounts it.
+    assert!(quiet(&wsl_container("560.94", &["nvcubins.bin"], true)));
 }

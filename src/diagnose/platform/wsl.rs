@@ -110,3 +110,74 @@ pub(super) fn wsl_driver_in_guest(report: &Report) -> Option<Finding> {
     }
     Some(f.subject(Subject::Host("wsl".into())).fix(fix).build())
 }
+
+// ---------------------------------------------------------------------------------------------
+// wsl-container-driver-file-missing
+
+/// A container under WSL2 gets the Windows driver's files from the NVIDIA Container Toolkit,
+/// which mounts a fixed list of them from the driver store (`requiredDriverStoreFiles` in
+/// nvidia-container-toolkit's `pkg/nvcdi/driver-wsl.go`). Windows drivers 555 and newer added
+/// `libnvdxgdmal.so.1`, which libcuda needs: a Toolkit that does not mount it (before 1.14.4 /
+/// 1.15.0, Docker Desktop before 4.31) leaves CUDA failing to initialise with error 500 "named
+/// symbol not found" while `nvidia-smi` works (NVIDIA/nvidia-container-toolkit#520, NVIDIA:
+/// "NVIDIA drivers 555.xx and newer for Windows have added a library called
+/// `libnvdxgdmal.so.1` that must be mapped into the container"; open-webui/open-webui#2527).
+/// Judged inside a container only: in the WSL guest itself the driver store is the whole
+/// Windows folder. A driver older than 555 has no such file to miss.
+pub(super) fn wsl_container_driver_file_missing(report: &Report) -> Option<Finding> {
+    if !report.host.wsl || report.host.container.is_none() {
+        return None;
+    }
+    let store = report.host.wsl_driver_store.as_ref()?;
+    if !store.missing.iter().any(|f| f == "libnvdxgdmal.so.1") {
+        return None;
+    }
+    let driver = report.driver.version.as_deref()?;
+    let branch = crate::version::Version::parse(driver)?.major();
+    if branch < 555 {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        &ids::WSL_CONTAINER_DRIVER_FILE_MISSING,
+        Severity::Error,
+        format!(
+            "The Windows driver {driver} needs libnvdxgdmal.so.1, which this WSL container was \
+             not given: CUDA cannot initialise (error 500)"
+        ),
+    )
+    .detail(
+        "Under WSL2 a container gets the Windows driver's files from the NVIDIA Container \
+         Toolkit, which mounts a fixed list of them from the driver store. Windows drivers 555 \
+         and newer added libnvdxgdmal.so.1, which libcuda needs; a Toolkit that predates it \
+         (before 1.14.4 / 1.15.0; Docker Desktop before 4.31) does not mount it, and CUDA \
+         initialisation fails with error 500 \"named symbol not found\" (CUDA_ERROR_NOT_FOUND) \
+         while nvidia-smi still shows the GPU.",
+    )
+    .evidence(format!(
+        "{}: no libnvdxgdmal.so.1 (nor in /usr/lib/wsl/lib)",
+        store.path
+    ))
+    .evidence(format!("Windows driver: {driver} (R{branch})"));
+    let others: Vec<&str> = store
+        .missing
+        .iter()
+        .map(String::as_str)
+        .filter(|m| *m != "libnvdxgdmal.so.1")
+        .collect();
+    if !others.is_empty() {
+        f = f.evidence(format!(
+            "also not mounted from the driver store: {}",
+            others.join(", ")
+        ));
+    }
+    Some(
+        f.subject(Subject::Container(None))
+            .fix_on_host(
+                "Update the NVIDIA Container Toolkit in the WSL distribution to 1.15.0 or newer \
+                 (`sudo apt-get install --only-upgrade nvidia-container-toolkit`), or Docker \
+                 Desktop to 4.31 or newer, and start the container again; a Windows driver \
+                 older than 555 also works until then.",
+            )
+            .build(),
+    )
+}
