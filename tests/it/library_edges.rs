@@ -355,19 +355,34 @@ fn an_nccl_cu13_wheel_on_an_r570_driver_is_a_driver_too_old() {
 
 /// A `TRITON_PTXAS_PATH` ptxas newer than the driver (ARCHITECTURE.md's edge): the GB10 machine
 /// whose variable names the pip `nvidia-cuda-nvcc` 13.0.88 wheel's ptxas, with its driver
-/// replaced by an R570 one (CUDA 12.8, through `GPU_DOCTOR_*`): the cubins a CUDA 13 ptxas
-/// writes do not load there (pytorch/pytorch#119750, fixing #119054, bundles torch's own ptxas
-/// for that reason). On the machine's own R580 driver it stays clean.
+/// replaced by an R570 one (CUDA 12.8, through `GPU_DOCTOR_*`; its R580 libcuda removed, which
+/// would otherwise count as a forward-compatibility copy) and without its cu130 torch (whose own
+/// `driver-too-old-for-framework` explains the rest): the cubins a CUDA 13 ptxas writes do not
+/// load there (pytorch/pytorch#119750, fixing #119054, bundles torch's own ptxas for that
+/// reason). On the machine's own R580 driver it stays clean.
 #[test]
 fn a_ptxas_path_of_a_newer_cuda_major_than_the_driver_is_a_toolkit_newer_than_driver() {
     let fixture = "dgx-spark-gb10-triton-350-ptxas-path-pip-nvcc-cu13-clean";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_tree(&fixture_dir(fixture).join("root"), &root);
+    let libs = root.join("usr/lib/aarch64-linux-gnu");
+    for e in std::fs::read_dir(&libs).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().starts_with("libcuda.so") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    let site = root.join("home/ubuntu/venv/lib/python3.12/site-packages");
+    std::fs::remove_dir_all(site.join("torch")).unwrap();
+    std::fs::remove_dir_all(site.join("torch-2.10.0.dev20251024+cu130.dist-info")).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
         .env_clear()
         .envs(fixture_env(fixture))
         .env("GPU_DOCTOR_DRIVER_VERSION", "570.133.20")
         .env("GPU_DOCTOR_CUDA_VERSION", "12.8")
         .arg("--root")
-        .arg(fixture_dir(fixture).join("root"))
+        .arg(&root)
         .args(["--timeout", "2", "doctor", "--json"])
         .stdin(Stdio::null())
         .output()
