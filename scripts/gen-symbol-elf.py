@@ -324,6 +324,30 @@ fixture("flash-attn-2741-cxx11-torch270-clean", {
     VENV_310 + "/torch/lib/libc10.so": libc10(ERROR_CTOR_CXX11),
 })
 
+# llama.cpp's and ollama's CUDA backend, `libggml-cuda.so`: its `.nv_fatbin` carries the
+# architectures of its build's `CMAKE_CUDA_ARCHITECTURES` (SASS for `NN-real`, PTX for
+# `NN-virtual`). omacom/omarchy#2039 (Arch's `ollama-cuda` on GTX 1080 Ti, 6.1): "ggml was not
+# compiled with any CUDA arch <= 610", so the library has no architecture at or below 6.1; the
+# list below (CUDA 13's nvcc, which no longer targets Pascal) is modelled.
+GGML_CUDA13_FATBIN = [[(SASS, 75), (SASS, 80), (SASS, 86), (SASS, 89), (SASS, 90),
+                       (SASS, 100), (SASS, 120), (PTX, 120)]] * 2
+GGML_CUDA = {"soname": "libggml-cuda.so", "needed": ["libggml-base.so", "libcudart.so.13",
+                                                      "libcublas.so.13", "libcuda.so.1"],
+             "defines": [("ggml_backend_cuda_init", None)]}
+fixture("held-out-omarchy-arch-ollama-cuda-gtx1080ti-no-sm61", {
+    "root/usr/lib/ollama/libggml-cuda.so": dict(GGML_CUDA, fatbin=GGML_CUDA13_FATBIN),
+})
+
+
+# vllm-project/vllm#36835: vLLM built from source on a DGX Spark (GB10, 12.1) whose CMake turned
+# `12.1f` into `12.0`: its `_C.abi3.so` carries sm_120 SASS only (modelled), which runs on 12.1.
+fixture("held-out-healthy-dgx-spark-vllm-source-build-sm120-only", {
+    "root/home/ubuntu/venv/lib/python3.12/site-packages/vllm/_C.abi3.so": {
+        "soname": "_C.abi3.so", "needed": ["libcudart.so.13", "libc10.so", "libtorch.so"],
+        "defines": [("PyInit__C", None)], "fatbin": [[(SASS, 120)]] * 3},
+})
+
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,

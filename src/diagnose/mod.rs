@@ -15,6 +15,7 @@ mod amd_libs;
 mod arch_notes;
 mod capabilities;
 mod compiled;
+mod cuda_wheels;
 mod cudnn_gpu;
 mod distro;
 mod driver;
@@ -38,6 +39,7 @@ mod nccl_gpu;
 mod numba;
 mod onnxruntime;
 mod platform;
+mod program_code;
 mod runtime;
 mod runtime_compile;
 mod symbols;
@@ -75,7 +77,9 @@ const RULES: &[Rule] = &[
     ext_packages::findings,
     onnxruntime::findings,
     tensorrt::findings,
+    cuda_wheels::findings,
     compiled::findings,
+    program_code::findings,
     triton::findings,
     triton_ptxas::findings,
     numba::findings,

@@ -17,8 +17,96 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
         .iter()
         .filter_map(|t| newer_than_driver(report, manifests, t))
         .collect();
+    out.extend(
+        report
+            .ptxas
+            .iter()
+            .filter_map(|p| ptxas_newer_than_driver(report, manifests, p)),
+    );
     out.extend(multiple(report));
     out
+}
+
+/// A ptxas Triton's variable names (`TRITON_PTXAS_PATH`) of a newer CUDA major than the
+/// driver: Triton compiles every kernel with it, and the driver cannot load the cubins of a
+/// newer major's ptxas (PyTorch bundles a ptxas of its own CUDA "to make PyTorch compiled against
+/// CUDA-11.8 usable with 11.8 driver, as Triton is bundled with latest (CUDA-12.3) ptxas",
+/// pytorch/pytorch#119750, fixing #119054). Within a major the cubins load (minor-version
+/// compatibility). A ptxas inside a toolkit found is that toolkit's own finding.
+fn ptxas_newer_than_driver(
+    report: &Report,
+    manifests: &Manifests,
+    ptxas: &crate::report::PtxasFile,
+) -> Option<Finding> {
+    let cuda = Version::parse(ptxas.cuda.as_deref()?)?;
+    let in_toolkit = report.toolkits.iter().any(|t| {
+        ptxas
+            .path
+            .strip_prefix(t.path.trim_end_matches('/'))
+            .is_some_and(|rest| rest.starts_with('/'))
+    });
+    if in_toolkit {
+        return None;
+    }
+    let have = super::platform::driver_below_cuda_major(report, manifests, cuda.major())?;
+    let driver = report.driver.version.as_deref()?;
+    let floor = manifests
+        .cuda
+        .major(cuda.major())
+        .map(|m| m.minor_compat_floor.clone());
+    let mut f = FindingBuilder::new(
+        &ids::TOOLKIT_NEWER_THAN_DRIVER,
+        Severity::Error,
+        format!(
+            "{} names a ptxas of CUDA {}, newer than the driver's CUDA {}",
+            ptxas.variable,
+            cuda.as_str(),
+            have.as_str()
+        ),
+    )
+    .detail(format!(
+        "Triton compiles every kernel with the ptxas {} names; the cubins a CUDA {} ptxas writes \
+         do not load on a driver of CUDA {}, so torch.compile and Triton kernels fail to launch.",
+        ptxas.variable,
+        cuda.major(),
+        have.as_str()
+    ))
+    .evidence(format!(
+        "{}={} (CUDA {} from its {})",
+        ptxas.variable,
+        ptxas.path,
+        cuda.as_str(),
+        ptxas.cuda_source.as_deref().unwrap_or("files")
+    ))
+    .evidence(format!(
+        "driver: {driver}, supports CUDA up to {}",
+        have.as_str()
+    ))
+    .subject(Subject::Driver(None));
+    if let Some(floor) = &floor {
+        f = f.evidence(format!(
+            "CUDA {}.x needs a driver >= {floor} (cuda.toml)",
+            cuda.major()
+        ));
+    }
+    let upgrade = floor.map_or_else(
+        || {
+            format!(
+                "upgrade the driver to one that supports CUDA {}",
+                cuda.major()
+            )
+        },
+        |floor| format!("upgrade the driver to {floor} or newer"),
+    );
+    Some(
+        f.fix(format!(
+            "Point {} at a ptxas of the driver's CUDA {} or older (or unset it to use Triton's \
+             own), or {upgrade}.",
+            ptxas.variable,
+            have.major()
+        ))
+        .build(),
+    )
 }
 
 fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) -> Option<Finding> {

@@ -98,6 +98,7 @@ pub(crate) fn probe(
         loader_table: None,
         symbol_gaps: Vec::new(),
         symbols_unread: Vec::new(),
+        cuda_code: super::cuda_code::probe(host),
     }
 }
 

@@ -7,6 +7,7 @@
 pub(crate) mod amd;
 pub(crate) mod cdi;
 pub(crate) mod compressed_module;
+pub(crate) mod cuda_code;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
 pub(crate) mod host_compiler;

@@ -86,6 +86,10 @@ pub struct Libraries {
     /// Objects of such a pair whose symbol tables could not be read, and why.
     #[serde(default)]
     pub symbols_unread: Vec<SymbolsUnread>,
+    /// Programs' own CUDA code (llama.cpp's and ollama's `libggml-cuda.so`), each library
+    /// once; absent when none was found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuda_code: Vec<CudaCode>,
 }
 
 /// A loaded object that needs symbols a library's resolved copy lacks: what ld.so reports as
@@ -225,4 +229,23 @@ pub struct Library {
     pub loader_origin: Option<String>,
     /// Position of its folder in loader order (0 first); null when not on the loader path.
     pub loader_rank: Option<u32>,
+}
+
+/// A program's own CUDA code outside Python packages: llama.cpp's and ollama's CUDA backend
+/// (`libggml-cuda.so`), with the architectures of its `.nv_fatbin` (`parse::fatbin`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CudaCode {
+    /// Whose code it is: "ollama", "llama.cpp", or "ggml" (a `PATH` folder's library).
+    pub program: String,
+    /// The library ("/usr/lib/ollama/libggml-cuda.so").
+    pub path: String,
+    /// Compute capabilities it carries SASS for ("6.1", "7.5"), sorted.
+    pub sass: Vec<String>,
+    /// Compute capabilities it carries PTX for, sorted.
+    pub ptx: Vec<String>,
+    /// Whether a bound stopped the read before the section's end (the lists may be partial).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
 }

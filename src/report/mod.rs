@@ -62,8 +62,8 @@ pub use host::{
     NetInterface, PciDevice, Service, WslDriverStore,
 };
 pub use libraries::{
-    FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner, LosingCopy,
-    SymbolGap, SymbolsUnread, Toolkit,
+    CudaCode, FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner,
+    LosingCopy, SymbolGap, SymbolsUnread, Toolkit,
 };
 pub use python::{Component, Extension, Framework, NumbaTarget, Nvvm, PythonEnv, Wheel};
 pub use subject::Subject;

@@ -308,3 +308,99 @@ fn a_ptxas_behind_the_variable_is_dated_by_the_version_json_above_its_bin() {
     let f = finding(&r, "triton-ptxas-too-old-for-gpu");
     assert!(f["title"].as_str().unwrap().contains("CUDA 12.6.3"), "{f}");
 }
+
+/// NCCL against the driver (ARCHITECTURE.md's edge): an `nvidia-nccl-cu13` wheel (a program's
+/// own NCCL, outside torch's cu12 pins) on an R570 driver, whose CUDA is 12.8, stops at init with
+/// "NCCL WARN Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'". No
+/// 2025-26 public report of this wheel was found; the machine is the cuda-python one
+/// (NVIDIA/cutlass#2866) with NCCL's CUDA 13 wheel in place of the binding. Its cu12 twin is clean.
+#[test]
+fn an_nccl_cu13_wheel_on_an_r570_driver_is_a_driver_too_old() {
+    let fixture = "held-out-b200-cutedsl-cuda-python-13-driver570";
+    let site = "usr/local/lib/python3.10/dist-packages";
+    let swap = |major: &'static str| {
+        move |root: &Path| {
+            let site = root.join(site);
+            for d in ["cuda_bindings-13.0.3", "cuda_python-13.0.3"] {
+                std::fs::remove_dir_all(site.join(format!("{d}.dist-info"))).unwrap();
+            }
+            let dist = site.join(format!("nvidia_nccl_cu{major}-2.28.9.dist-info"));
+            std::fs::create_dir_all(&dist).unwrap();
+            std::fs::write(
+                dist.join("METADATA"),
+                format!("Metadata-Version: 2.1\nName: nvidia-nccl-cu{major}\nVersion: 2.28.9\n"),
+            )
+            .unwrap();
+        }
+    };
+    let r = doctor_changed(fixture, swap("13"));
+    let f = finding(&r, "driver-too-old-for-framework");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("nvidia-nccl-cu13 2.28.9"),
+        "{f}"
+    );
+    assert!(
+        f["fix"].as_str().unwrap().contains("nvidia-nccl-cu12"),
+        "{f}"
+    );
+    let r = doctor_changed(fixture, swap("12"));
+    assert!(
+        !finding_ids(&r).contains(&"driver-too-old-for-framework".to_string()),
+        "{r}"
+    );
+}
+
+/// A `TRITON_PTXAS_PATH` ptxas newer than the driver (ARCHITECTURE.md's edge): the GB10 machine
+/// whose variable names the pip `nvidia-cuda-nvcc` 13.0.88 wheel's ptxas, with its driver
+/// replaced by an R570 one (CUDA 12.8, through `GPU_DOCTOR_*`; its R580 libcuda removed, which
+/// would otherwise count as a forward-compatibility copy) and without its cu130 torch (whose own
+/// `driver-too-old-for-framework` explains the rest): the cubins a CUDA 13 ptxas writes do not
+/// load there (pytorch/pytorch#119750, fixing #119054, bundles torch's own ptxas for that
+/// reason). On the machine's own R580 driver it stays clean.
+#[test]
+fn a_ptxas_path_of_a_newer_cuda_major_than_the_driver_is_a_toolkit_newer_than_driver() {
+    let fixture = "dgx-spark-gb10-triton-350-ptxas-path-pip-nvcc-cu13-clean";
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_tree(&fixture_dir(fixture).join("root"), &root);
+    let libs = root.join("usr/lib/aarch64-linux-gnu");
+    for e in std::fs::read_dir(&libs).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().starts_with("libcuda.so") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    let site = root.join("home/ubuntu/venv/lib/python3.12/site-packages");
+    std::fs::remove_dir_all(site.join("torch")).unwrap();
+    std::fs::remove_dir_all(site.join("torch-2.10.0.dev20251024+cu130.dist-info")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .env_clear()
+        .envs(fixture_env(fixture))
+        .env("GPU_DOCTOR_DRIVER_VERSION", "570.133.20")
+        .env("GPU_DOCTOR_CUDA_VERSION", "12.8")
+        .arg("--root")
+        .arg(&root)
+        .args(["--timeout", "2", "doctor", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["id"] == "toolkit-newer-than-driver"
+                && f["title"].as_str().unwrap().contains("TRITON_PTXAS_PATH")
+        })
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(found["severity"], "error", "{found}");
+    let clean = crate::support::doctor(fixture);
+    assert!(
+        !finding_ids(&clean).contains(&"toolkit-newer-than-driver".to_string()),
+        "{clean}"
+    );
+}

@@ -46,7 +46,10 @@ pub(super) fn scan_site(
         frameworks.push(fw);
     }
     frameworks.extend(cupy(&dists));
-    for d in dists.iter().filter(|d| d.name.starts_with("nvidia-")) {
+    // NVIDIA's CUDA Python binding (`cuda-bindings`, its `cuda-python` metapackage) is built
+    // per CUDA major like the `nvidia-*` wheels (`diagnose::cuda_wheels`).
+    let nvidia = |n: &str| n.starts_with("nvidia-") || n == "cuda-bindings" || n == "cuda-python";
+    for d in dists.iter().filter(|d| nvidia(&d.name)) {
         wheels.push(Wheel {
             name: d.name.clone(),
             version: d.version.clone(),

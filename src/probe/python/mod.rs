@@ -141,6 +141,19 @@ fn candidates(host: &Host) -> BTreeMap<PathBuf, Candidate> {
     out.retain(|prefix, _| {
         !site_dirs(host, prefix).is_empty() || host.fs.exists(prefix.join("pyvenv.cfg"))
     });
+    // A Python built into /usr/local (the official `python:3.X` images) owns
+    // /usr/local/lib/python3.X/site-packages; /usr, added only for its folders, would report the
+    // same packages a second time.
+    let usr = Path::new("/usr");
+    let local = Path::new("/usr/local");
+    if out.contains_key(local)
+        && out.get(usr).is_some_and(|c| c.found_via == ["system"])
+        && site_dirs(host, usr)
+            .iter()
+            .all(|d| site_dirs(host, local).contains(d))
+    {
+        out.remove(usr);
+    }
     out
 }
 
