@@ -81,11 +81,15 @@ pub struct Need {
 pub struct Symbols {
     /// Needed symbols, in table order.
     pub needs: Vec<Need>,
-    /// Defined, visible symbols: (name's offset and length in `strings`, version index or
-    /// `NO_NODE`),
-    /// sorted by name, so a lookup is a binary search and reading a 45,000-symbol table makes
-    /// no string of its own.
-    defined: Vec<(u32, u32, u16)>,
+    /// Defined, visible symbols in table order: (the name's offset in `strings`, version index
+    /// or `NO_NODE`).
+    defined: Vec<(u32, u16)>,
+    /// [`Self::defined`] indexed on the first lookup (most tables read are only needers'):
+    /// (the name's [`name_hash`], its offset and length, version index), sorted by hash, so a
+    /// lookup is a binary search and the index makes no string of its own. Sorting by the
+    /// names themselves cost half of a `doctor` run on a machine with torch: libtorch_cpu's
+    /// C++ names share long prefixes, so each comparison walked dozens of bytes.
+    index: std::sync::OnceLock<Vec<(u64, u32, u32, u16)>>,
     /// The `.dynstr` bytes the names point into.
     strings: Vec<u8>,
     /// Version index → node name (`.gnu.version_d`).
@@ -104,15 +108,33 @@ impl Symbols {
     #[must_use]
     pub fn defines(&self, name: &str, version: Option<&str>) -> bool {
         let name = name.as_bytes();
-        let key = |e: &(u32, u32, u16)| slice(&self.strings, e.0, e.1);
-        let first = self.defined.partition_point(|e| key(e) < name);
-        let mut at = self.defined.get(first..).unwrap_or_default().iter();
+        let hash = name_hash(name);
+        let index = self.index.get_or_init(|| {
+            let mut index: Vec<(u64, u32, u32, u16)> = self
+                .defined
+                .iter()
+                .filter_map(|&(at, node)| {
+                    let name = bytes_at(&self.strings, at)?;
+                    let len = u32::try_from(name.len()).ok()?;
+                    Some((name_hash(name), at, len, node))
+                })
+                .collect();
+            index.sort_unstable();
+            index
+        });
+        let first = index.partition_point(|e| e.0 < hash);
         let mut any = false;
-        while let Some(e) = at.next().filter(|e| key(e) == name) {
+        for e in index.get(first..).unwrap_or_default() {
+            if e.0 != hash {
+                break;
+            }
+            if slice(&self.strings, e.1, e.2) != name {
+                continue;
+            }
             any = true;
             match version {
                 Some(v) if !self.version_nodes.is_empty() => {
-                    if self.nodes.get(&e.2).is_some_and(|n| n == v) {
+                    if self.nodes.get(&e.3).is_some_and(|n| n == v) {
                         return true;
                     }
                 }
@@ -191,7 +213,7 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
         capped,
         ..Symbols::default()
     };
-    let mut defined: Vec<(u32, u32, u16)> = Vec::new();
+    let mut defined: Vec<(u32, u16)> = Vec::new();
     let mut nodes: Vec<(u16, String)> =
         defined_nodes.iter().map(|(k, v)| (*k, v.clone())).collect();
     nodes.sort();
@@ -208,10 +230,11 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
         };
         let bind = info >> 4;
         let name_at = name;
-        let Some(name) = string_at(&strings, name) else {
-            continue;
-        };
-        if name.is_empty() {
+        // An unnamed symbol, or a name past the table: nothing to bind.
+        if strings
+            .get(usize::try_from(name).unwrap_or(usize::MAX))
+            .is_none_or(|b| *b == 0)
+        {
             continue;
         }
         let index = fmt.u16(&versym, i * 2).map(|v| v & 0x7fff);
@@ -220,6 +243,9 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
                 // A weak reference may stay unresolved; a local one is not a need.
                 continue;
             }
+            let Some(name) = string_at(&strings, name) else {
+                continue;
+            };
             let (file, version) = match index.and_then(|x| needed_nodes.get(&x)) {
                 Some((f, v)) => (Some(f.clone()), Some(v.clone())),
                 None => (None, None),
@@ -236,11 +262,9 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
                 // VER_NDX_LOCAL: not visible outside the object.
                 continue;
             }
-            let len = u32::try_from(name.len()).unwrap_or(0);
-            defined.push((name_at, len, index.unwrap_or(NO_NODE)));
+            defined.push((name_at, index.unwrap_or(NO_NODE)));
         }
     }
-    defined.sort_unstable_by(|a, b| slice(&strings, a.0, a.1).cmp(slice(&strings, b.0, b.1)));
     out.defined = defined;
     out.strings = strings;
     out.nodes = defined_nodes;
@@ -259,7 +283,7 @@ fn read_section(
         *capped = true;
     }
     let want = usize::try_from(s.size.min(cap)).map_err(|_| Unread::Cut)?;
-    let mut out = Vec::with_capacity(want.min(CHUNK));
+    let mut out = Vec::with_capacity(want);
     while out.len() < want {
         let at = s.offset.checked_add(out.len() as u64).ok_or(Unread::Cut)?;
         match read(at, (want - out.len()).min(CHUNK)) {
@@ -278,9 +302,31 @@ fn slice(table: &[u8], at: u32, len: u32) -> &[u8] {
 
 /// The NUL-terminated string at `at`; `None` past the table (or cut by its cap).
 fn string_at(table: &[u8], at: u32) -> Option<&str> {
+    std::str::from_utf8(bytes_at(table, at)?).ok()
+}
+
+/// The bytes of the NUL-terminated string at `at`, without its NUL; `None` past the table.
+fn bytes_at(table: &[u8], at: u32) -> Option<&[u8]> {
     let rest = table.get(usize::try_from(at).ok()?..)?;
-    let end = rest.iter().position(|b| *b == 0)?;
-    std::str::from_utf8(rest.get(..end)?).ok()
+    std::ffi::CStr::from_bytes_until_nul(rest)
+        .ok()
+        .map(std::ffi::CStr::to_bytes)
+}
+
+/// A symbol name's 64-bit hash (FxHash's step over eight bytes at a time): the sort key of
+/// [`Symbols::defined`]. Names with the same hash are told apart by their bytes.
+fn name_hash(name: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
+    let mut chunks = name.chunks_exact(8);
+    let mut h = (&mut chunks).fold(0u64, |h, c| {
+        step(h, u64::from_le_bytes(c.try_into().unwrap_or_default()))
+    });
+    let mut tail = [0u8; 8];
+    let rest = chunks.remainder();
+    tail[..rest.len()].copy_from_slice(rest);
+    h = step(h, u64::from_le_bytes(tail));
+    step(h, name.len() as u64)
 }
 
 /// `Elf_Verneed` entries (`vn_cnt` u16 at 2, `vn_file` u32 at 4, `vn_aux` u32 at 8, `vn_next`
@@ -593,6 +639,40 @@ mod tests {
         assert!(!s.defines("__nvJitLinkAddData_12_1", None));
         assert_eq!(s.version_nodes, ["libcusparse.so.12", "libcusparse.so.12"]);
         assert!(!s.capped);
+    }
+
+    /// Every one of thousands of C++ names that share long prefixes (as libtorch_cpu's do) is
+    /// found, at its own version only, and a name one byte off is not: the lookup goes by
+    /// hash, then by the bytes.
+    #[test]
+    fn each_of_many_names_with_one_prefix_is_found_and_no_other() {
+        let names: Vec<String> = (0..3000)
+            .map(|i| format!("_ZN2at6native12_GLOBAL__N_118some_long_kernel_name{i}Ev"))
+            .collect();
+        let defines: Vec<(&str, Option<&str>)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), Some(if i % 2 == 0 { "V_A" } else { "V_B" })))
+            .collect();
+        let s = parse(&mut reader(&test_object("libx.so", &[], &defines))).unwrap();
+        for (i, n) in names.iter().enumerate() {
+            let (own, other) = if i % 2 == 0 {
+                ("V_A", "V_B")
+            } else {
+                ("V_B", "V_A")
+            };
+            assert!(s.defines(n, Some(own)), "{n}");
+            assert!(s.defines(n, None), "{n}");
+            assert!(!s.defines(n, Some(other)), "{n}");
+            assert!(!s.defines(&format!("{n}x"), None));
+            assert!(!s.defines(&n[..n.len() - 1], None));
+        }
+        assert_eq!(name_hash(b"abc"), name_hash(b"abc"));
+        assert_ne!(
+            name_hash(b"abc"),
+            name_hash(b"abc\0"),
+            "the length is hashed"
+        );
     }
 
     #[test]

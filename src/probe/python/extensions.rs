@@ -269,17 +269,26 @@ fn torch_exports(host: &Host, site: &Path) -> Option<Vec<crate::parse::dynsym::S
     if names.is_empty() || names.len() > MAX_TORCH_LIBS {
         return None;
     }
-    let mut tables = Vec::new();
-    for e in names {
-        let file = host.fs.open_ranged(&e.path).ok()?;
-        let mut read = |off: u64, len: usize| file.read_at(off, len);
-        let symbols = crate::parse::dynsym::parse(&mut read).ok()?;
-        if symbols.capped {
-            return None;
-        }
-        tables.push(symbols);
-    }
-    Some(tables)
+    // One thread a library: libtorch_cpu's and libtorch_cuda's tables are about 13 MB together,
+    // and read one after the other they were most of the scan on a machine with torchvision.
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = names
+            .iter()
+            .map(|e| {
+                scope.spawn(|| {
+                    let file = host.fs.open_ranged(&e.path).ok()?;
+                    let mut read = |off: u64, len: usize| file.read_at(off, len);
+                    crate::parse::dynsym::parse(&mut read)
+                        .ok()
+                        .filter(|symbols| !symbols.capped)
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|r| r.join().ok().flatten())
+            .collect()
+    })
 }
 
 /// The needed torch symbols that no torch library defines (the first [`MAX_MISSING`]).
