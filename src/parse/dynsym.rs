@@ -323,8 +323,9 @@ fn name_hash(name: &[u8]) -> u64 {
         step(h, u64::from_le_bytes(c.try_into().unwrap_or_default()))
     });
     let mut tail = [0u8; 8];
-    let rest = chunks.remainder();
-    tail[..rest.len()].copy_from_slice(rest);
+    for (t, b) in tail.iter_mut().zip(chunks.remainder()) {
+        *t = *b;
+    }
     h = step(h, u64::from_le_bytes(tail));
     step(h, name.len() as u64)
 }

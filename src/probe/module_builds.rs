@@ -209,7 +209,7 @@ pub(crate) fn compiler_errors(log: &str) -> Vec<String> {
 }
 
 /// Where no compiler error is in the log, the step that failed in the kernel's own build tree:
-/// make's "*** [<kernel build>/scripts/Makefile.<stage>:<line>: <target>] Error N" and the
+/// make's `*** [<kernel build>/scripts/Makefile.<stage>:<line>: <target>] Error N` and the
 /// message of the tool that stopped it, on the line before ("awk: cmd. line:1: invalid char
 /// ..." in `Makefile.modfinal`, CachyOS/linux-cachyos#809; a broken quote in the kernel's
 /// Makefile, linux-surface/linux-surface#803). The driver's sources compiled; the kernel

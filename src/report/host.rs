@@ -89,7 +89,7 @@ pub struct CdiSpec {
     /// Those of them that do not exist on the host (the first 16), which a container engine
     /// refuses to start a container with ("crun: cannot stat ...").
     pub missing: Vec<String>,
-    /// The devices it lists (`devices[].name`: "0", "GPU-<uuid>", "0:1", "MIG-<uuid>", "all"),
+    /// The devices it lists (`devices[].name`: `0`, `GPU-<uuid>`, `0:1`, `MIG-<uuid>`, `all`),
     /// in order, at most 256: what a container can ask for (`nvidia.com/gpu=0:1`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
