@@ -27,19 +27,7 @@ const LIB: &str = "libggml-cuda.so";
 
 #[must_use]
 pub(crate) fn probe(host: &Host) -> Vec<CudaCode> {
-    let mut candidates: Vec<(String, PathBuf)> = Vec::new();
-    for dir in host.env.path_list("PATH").into_iter().take(MAX_LIBS) {
-        let llama = host
-            .fs
-            .read_dir(&dir)
-            .iter()
-            .any(|e| e.name.starts_with("llama-"));
-        let program = if llama { "llama.cpp" } else { "ggml" };
-        candidates.push((program.to_string(), dir.join(LIB)));
-        if let Some(parent) = dir.parent() {
-            candidates.push((program.to_string(), parent.join("lib").join(LIB)));
-        }
-    }
+    let mut candidates = super::ggml::path_candidates(host, LIB, MAX_LIBS);
     for dir in OLLAMA_DIRS {
         let dir = Path::new(dir);
         candidates.push(("ollama".to_string(), dir.join(LIB)));
@@ -53,32 +41,17 @@ pub(crate) fn probe(host: &Host) -> Vec<CudaCode> {
         variants.sort();
         candidates.extend(variants.into_iter().map(|p| ("ollama".to_string(), p)));
     }
-    let mut out: Vec<CudaCode> = Vec::new();
-    for (program, path) in candidates {
-        if out.len() >= MAX_LIBS || !host.fs.metadata(&path).is_ok_and(|m| m.is_file()) {
-            continue;
-        }
-        let real = host.fs.canonical(&path, true).unwrap_or(path);
-        let shown = real.display().to_string();
-        if out.iter().any(|c| c.path == shown) {
-            continue;
-        }
-        let Ok(file) = host.fs.open_ranged(&real) else {
-            continue;
-        };
+    super::ggml::read_each(host, candidates, MAX_LIBS, |program, path, file| {
         let mut read = |offset: u64, len: usize| file.read_at(offset, len);
-        let Some(fatbin) = crate::parse::fatbin::parse(&mut read) else {
-            continue;
-        };
-        out.push(CudaCode {
+        let fatbin = crate::parse::fatbin::parse(&mut read)?;
+        Some(CudaCode {
             program,
-            path: shown,
+            path,
             sass: cc_list(&fatbin.sass),
             ptx: cc_list(&fatbin.ptx),
             capped: fatbin.capped,
-        });
-    }
-    out
+        })
+    })
 }
 
 fn cc_list(archs: &[u32]) -> Vec<String> {

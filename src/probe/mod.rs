@@ -10,6 +10,7 @@ pub(crate) mod compressed_module;
 pub(crate) mod cuda_code;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
+pub(crate) mod ggml;
 pub(crate) mod host_compiler;
 pub(crate) mod image_env;
 pub(crate) mod interp_cache;

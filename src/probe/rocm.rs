@@ -182,19 +182,7 @@ const MAX_HIP_LIBS: usize = 32;
 /// `../lib` (llama.cpp's build and release layouts), and in ollama's `lib/ollama` next to its
 /// ROCm. Each file is read through [`crate::parse::offload_bundle`] (a few kilobytes).
 fn hip_code(host: &Host) -> Vec<HipCode> {
-    let mut candidates: Vec<(String, std::path::PathBuf)> = Vec::new();
-    for dir in host.env.path_list("PATH").into_iter().take(MAX_HIP_LIBS) {
-        let llama = host
-            .fs
-            .read_dir(&dir)
-            .iter()
-            .any(|e| e.name.starts_with("llama-"));
-        let program = if llama { "llama.cpp" } else { "ggml" };
-        candidates.push((program.to_string(), dir.join("libggml-hip.so")));
-        if let Some(parent) = dir.parent() {
-            candidates.push((program.to_string(), parent.join("lib/libggml-hip.so")));
-        }
-    }
+    let mut candidates = super::ggml::path_candidates(host, "libggml-hip.so", MAX_HIP_LIBS);
     for (program, dir) in BUNDLED {
         let rocm = Path::new(dir);
         candidates.push((program.to_string(), rocm.join("libggml-hip.so")));
@@ -202,35 +190,19 @@ fn hip_code(host: &Host) -> Vec<HipCode> {
             candidates.push((program.to_string(), parent.join("libggml-hip.so")));
         }
     }
-    let mut out: Vec<HipCode> = Vec::new();
-    for (program, path) in candidates {
-        if out.len() >= MAX_HIP_LIBS || !host.fs.metadata(&path).is_ok_and(|m| m.is_file()) {
-            continue;
-        }
-        let real = host.fs.canonical(&path, true).unwrap_or(path);
-        let shown = real.display().to_string();
-        if out.iter().any(|c| c.path == shown) {
-            continue;
-        }
-        let Ok(file) = host.fs.open_ranged(&real) else {
-            continue;
-        };
+    super::ggml::read_each(host, candidates, MAX_HIP_LIBS, |program, path, file| {
         let mut read = |offset: u64, len: usize| file.read_at(offset, len);
-        let (targets, compressed) = match offload_bundle::hip_fatbin(&mut read) {
-            Some(HipFatbin::Targets(t)) => (t, false),
-            Some(HipFatbin::Compressed(c)) => {
-                (compressed_targets(&file, &c, host.fs.scan_end()), true)
-            }
-            None => continue,
+        let (targets, compressed) = match offload_bundle::hip_fatbin(&mut read)? {
+            HipFatbin::Targets(t) => (t, false),
+            HipFatbin::Compressed(c) => (compressed_targets(file, &c, host.fs.scan_end()), true),
         };
-        out.push(HipCode {
+        Some(HipCode {
             program,
-            path: shown,
+            path,
             targets,
             compressed,
-        });
-    }
-    out
+        })
+    })
 }
 
 /// Compressed bytes of one offload bundle read at most: its entry ids come first in the
