@@ -167,13 +167,7 @@ pub(crate) fn read_modinfo<R: Read>(
     format: Format,
     limits: Limits,
 ) -> Result<Vec<(String, String)>, Unread> {
-    let mut input = Capped {
-        inner: input,
-        left: limits.compressed,
-        hit: false,
-        limits,
-        late: false,
-    };
+    let mut input = Capped::new(input, limits);
     let head = check_magic(&mut input, format)?;
     let outcome = {
         let source = head.as_slice().chain(&mut input);
@@ -199,13 +193,7 @@ pub(crate) fn read_head<R: Read>(
     limits: Limits,
     want: usize,
 ) -> Result<Vec<u8>, Unread> {
-    let mut input = Capped {
-        inner: input,
-        left: limits.compressed,
-        hit: false,
-        limits,
-        late: false,
-    };
+    let mut input = Capped::new(input, limits);
     let head = check_magic(&mut input, format)?;
     let want = usize::try_from(limits.decompressed).map_or(want, |m| m.min(want));
     let mut out: Vec<u8> = Vec::new();
@@ -336,6 +324,19 @@ struct Capped<R> {
     hit: bool,
     limits: Limits,
     late: bool,
+}
+
+impl<R> Capped<R> {
+    /// `inner`, read up to `limits.compressed` bytes and until the scan's end.
+    fn new(inner: R, limits: Limits) -> Self {
+        Capped {
+            inner,
+            left: limits.compressed,
+            hit: false,
+            limits,
+            late: false,
+        }
+    }
 }
 
 impl<R: Read> Read for Capped<R> {
