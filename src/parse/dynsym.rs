@@ -24,10 +24,13 @@ pub const MAX_DYNSTR_BYTES: u64 = 32 << 20;
 const MAX_VERSION_BYTES: u64 = 1 << 20;
 /// Version entries followed at most.
 const MAX_VERSION_ENTRIES: usize = 4096;
+/// `.gnu.hash` bytes read at most (4 bytes a hashed symbol, plus buckets and the Bloom filter).
+const MAX_GNU_HASH_BYTES: u64 = 8 << 20;
 /// One read at most (the host reads up to 1 MiB at a time).
 const CHUNK: usize = 1 << 20;
 
 const SHT_DYNSYM: u32 = 11;
+const SHT_GNU_HASH: u32 = 0x6fff_fff6;
 const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
 const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
 const SHT_GNU_VERSYM: u32 = 0x6fff_ffff;
@@ -81,15 +84,10 @@ pub struct Need {
 pub struct Symbols {
     /// Needed symbols, in table order.
     pub needs: Vec<Need>,
-    /// Defined, visible symbols in table order: (the name's offset in `strings`, version index
-    /// or `NO_NODE`).
-    defined: Vec<(u32, u16)>,
-    /// [`Self::defined`] indexed on the first lookup (most tables read are only needers'):
-    /// (the name's [`name_hash`], its offset and length, version index), sorted by hash, so a
-    /// lookup is a binary search and the index makes no string of its own. Sorting by the
-    /// names themselves cost half of a `doctor` run on a machine with torch: libtorch_cpu's
-    /// C++ names share long prefixes, so each comparison walked dozens of bytes.
-    index: std::sync::OnceLock<Vec<(u64, u32, u32, u16)>>,
+    /// How a definition is found: through the object's own `.gnu.hash`, as ld.so finds it, or
+    /// (an object linked without one) through an index of every definition built on the first
+    /// lookup.
+    exports: Exports,
     /// The `.dynstr` bytes the names point into.
     strings: Vec<u8>,
     /// Version index → node name (`.gnu.version_d`).
@@ -100,6 +98,38 @@ pub struct Symbols {
     pub capped: bool,
 }
 
+/// Where [`Symbols::defines`] looks a name up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Exports {
+    /// The object's `.gnu.hash` over its `.dynsym` entries, kept as read: a lookup hashes the
+    /// one name and reads the few entries of its chain. Building an index of every name
+    /// instead cost a fifth of a `doctor` run on a machine with torch (libtorch_cpu defines
+    /// some 100,000 C++ names, most of which nothing asks for).
+    Hashed {
+        table: GnuHash,
+        fmt: Fmt,
+        syms: Vec<u8>,
+        versym: Vec<u8>,
+    },
+    /// Defined, visible symbols in table order: (the name's offset in `strings`, version
+    /// index or `NO_NODE`), indexed on the first lookup by [`name_hash`] (hash, offset,
+    /// length, version index), sorted, so a lookup is a binary search and the index makes no
+    /// string of its own.
+    Listed {
+        defined: Vec<(u32, u16)>,
+        index: std::sync::OnceLock<Vec<(u64, u32, u32, u16)>>,
+    },
+}
+
+impl Default for Exports {
+    fn default() -> Self {
+        Self::Listed {
+            defined: Vec::new(),
+            index: std::sync::OnceLock::new(),
+        }
+    }
+}
+
 impl Symbols {
     /// Whether a need of `name` at `version` binds here, as glibc's `check_match` decides: an
     /// object without version definitions accepts any version; otherwise the node must be the
@@ -108,40 +138,47 @@ impl Symbols {
     #[must_use]
     pub fn defines(&self, name: &str, version: Option<&str>) -> bool {
         let name = name.as_bytes();
-        let hash = name_hash(name);
-        let index = self.index.get_or_init(|| {
-            let mut index: Vec<(u64, u32, u32, u16)> = self
-                .defined
-                .iter()
-                .filter_map(|&(at, node)| {
-                    let name = bytes_at(&self.strings, at)?;
-                    let len = u32::try_from(name.len()).ok()?;
-                    Some((name_hash(name), at, len, node))
+        // Whether a definition of the name at version index `node` binds the need.
+        let binds = |node: u16| match version {
+            Some(v) if !self.version_nodes.is_empty() => {
+                self.nodes.get(&node).is_some_and(|n| n == v)
+            }
+            _ => true,
+        };
+        match &self.exports {
+            Exports::Hashed {
+                table,
+                fmt,
+                syms,
+                versym,
+            } => table.chain(gnu_hash(name)).any(|i| {
+                entry(*fmt, syms, versym, i).is_some_and(|e| {
+                    e.is_export() && bytes_at(&self.strings, e.name) == Some(name) && binds(e.node)
                 })
-                .collect();
-            index.sort_unstable();
-            index
-        });
-        let first = index.partition_point(|e| e.0 < hash);
-        let mut any = false;
-        for e in index.get(first..).unwrap_or_default() {
-            if e.0 != hash {
-                break;
-            }
-            if slice(&self.strings, e.1, e.2) != name {
-                continue;
-            }
-            any = true;
-            match version {
-                Some(v) if !self.version_nodes.is_empty() => {
-                    if self.nodes.get(&e.3).is_some_and(|n| n == v) {
-                        return true;
-                    }
-                }
-                _ => return true,
+            }),
+            Exports::Listed { defined, index } => {
+                let hash = name_hash(name);
+                let index = index.get_or_init(|| {
+                    let mut index: Vec<(u64, u32, u32, u16)> = defined
+                        .iter()
+                        .filter_map(|&(at, node)| {
+                            let name = bytes_at(&self.strings, at)?;
+                            let len = u32::try_from(name.len()).ok()?;
+                            Some((name_hash(name), at, len, node))
+                        })
+                        .collect();
+                    index.sort_unstable();
+                    index
+                });
+                let first = index.partition_point(|e| e.0 < hash);
+                index
+                    .get(first..)
+                    .unwrap_or_default()
+                    .iter()
+                    .take_while(|e| e.0 == hash)
+                    .any(|e| slice(&self.strings, e.1, e.2) == name && binds(e.3))
             }
         }
-        any && version.is_none()
     }
 
     /// Whether the object defines the version node at all (ld.so refuses to load a needer
@@ -150,6 +187,164 @@ impl Symbols {
     pub fn has_version_node(&self, version: &str) -> bool {
         self.version_nodes.is_empty() || self.version_nodes.iter().any(|n| n == version)
     }
+
+    /// How many visible definitions the object has (what a lookup can find); counted by
+    /// walking the table, for measurements.
+    #[cfg(test)]
+    fn defined_count(&self) -> usize {
+        match &self.exports {
+            Exports::Hashed {
+                fmt, syms, versym, ..
+            } => (1..syms.len() / entry_size(*fmt))
+                .filter(|&i| entry(*fmt, syms, versym, i).is_some_and(|e| e.is_export()))
+                .count(),
+            Exports::Listed { defined, .. } => defined.len(),
+        }
+    }
+}
+
+/// One `.dynsym` entry, as far as binding goes.
+struct Entry {
+    /// The name's offset in `.dynstr`.
+    name: u32,
+    /// `STB_*` (the high nibble of `st_info`).
+    bind: u8,
+    /// `st_other`: the visibility in its low bits.
+    other: u8,
+    /// `st_shndx`: 0 for an undefined symbol (a need).
+    shndx: u16,
+    /// The `.gnu.version` index (hidden bit cleared), `NO_NODE` without one.
+    node: u16,
+}
+
+impl Entry {
+    /// A definition other objects can bind to: defined, global, weak or unique, not hidden,
+    /// not local by version (`VER_NDX_LOCAL`).
+    fn is_export(&self) -> bool {
+        self.shndx != 0
+            && matches!(self.bind, STB_GLOBAL | STB_WEAK | STB_GNU_UNIQUE)
+            && !matches!(self.other & 3, STV_HIDDEN | STV_INTERNAL)
+            && self.node != 0
+    }
+}
+
+/// Bytes of one `.dynsym` entry: `Elf64_Sym` or `Elf32_Sym`.
+fn entry_size(fmt: Fmt) -> usize {
+    if fmt.is_64 { 24 } else { 16 }
+}
+
+/// Entry `i` of a `.dynsym` (with its `.gnu.version` index); `None` past the bytes read.
+fn entry(fmt: Fmt, syms: &[u8], versym: &[u8], i: usize) -> Option<Entry> {
+    let at = i.checked_mul(entry_size(fmt))?;
+    let sym = syms.get(at..at + entry_size(fmt))?;
+    let (name, info, other, shndx) = if fmt.is_64 {
+        (fmt.u32(sym, 0)?, sym.get(4)?, sym.get(5)?, fmt.u16(sym, 6)?)
+    } else {
+        (
+            fmt.u32(sym, 0)?,
+            sym.get(12)?,
+            sym.get(13)?,
+            fmt.u16(sym, 14)?,
+        )
+    };
+    Some(Entry {
+        name,
+        bind: info >> 4,
+        other: *other,
+        shndx,
+        node: fmt.u16(versym, i * 2).map_or(NO_NODE, |v| v & 0x7fff),
+    })
+}
+
+/// A `.gnu.hash` section (`DT_GNU_HASH`): a Bloom filter, then buckets of symbol indexes,
+/// then one hash word a hashed symbol (its low bit ending a chain). The layout and the lookup
+/// are glibc's `do_lookup_x` / binutils' `bfd_elf_gnu_hash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct GnuHash {
+    /// The first symbol index the table covers (the undefined ones come before it).
+    symoffset: u32,
+    /// The Bloom filter's second shift.
+    shift: u32,
+    /// Bits in one Bloom word: 64 in ELF64, 32 in ELF32.
+    word_bits: u32,
+    bloom: Vec<u64>,
+    buckets: Vec<u32>,
+    chains: Vec<u32>,
+}
+
+impl GnuHash {
+    /// The table, or `None` where it is malformed (no buckets, a Bloom size that is not a power
+    /// of two, which glibc masks by, or a section shorter than its header says).
+    fn parse(fmt: Fmt, bytes: &[u8]) -> Option<Self> {
+        let nbuckets = usize::try_from(fmt.u32(bytes, 0)?).ok()?;
+        let symoffset = fmt.u32(bytes, 4)?;
+        let bloom_size = usize::try_from(fmt.u32(bytes, 8)?).ok()?;
+        let shift = fmt.u32(bytes, 12)?;
+        if nbuckets == 0 || !bloom_size.is_power_of_two() {
+            return None;
+        }
+        let word = if fmt.is_64 { 8 } else { 4 };
+        let buckets_at = bloom_size.checked_mul(word)?.checked_add(16)?;
+        let chains_at = nbuckets.checked_mul(4)?.checked_add(buckets_at)?;
+        if chains_at > bytes.len() {
+            return None;
+        }
+        let bloom = (0..bloom_size)
+            .map(|k| fmt.word(bytes, 16 + k * word))
+            .collect::<Option<Vec<u64>>>()?;
+        let words = |from: usize, count: usize| -> Vec<u32> {
+            (0..count)
+                .map_while(|k| fmt.u32(bytes, from + k * 4))
+                .collect()
+        };
+        Some(Self {
+            symoffset,
+            shift,
+            word_bits: if fmt.is_64 { 64 } else { 32 },
+            bloom,
+            buckets: words(buckets_at, nbuckets),
+            chains: words(chains_at, (bytes.len() - chains_at) / 4),
+        })
+    }
+
+    /// The symbol indexes whose hash is `hash` (the Bloom filter first, then the chain of the
+    /// hash's bucket); the names are the caller's to compare.
+    fn chain(&self, hash: u32) -> impl Iterator<Item = usize> + '_ {
+        let bits = self.word_bits;
+        let word = self
+            .bloom
+            .get((hash / bits) as usize & (self.bloom.len() - 1))
+            .copied()
+            .unwrap_or(0);
+        let mask = (1u64 << (hash % bits)) | (1u64 << (hash.wrapping_shr(self.shift) % bits));
+        let start = if word & mask == mask {
+            self.buckets
+                .get(hash as usize % self.buckets.len())
+                .copied()
+                .filter(|&i| i >= self.symoffset)
+        } else {
+            None
+        };
+        let symoffset = self.symoffset;
+        let mut next = start;
+        std::iter::from_fn(move || {
+            loop {
+                let i = next?;
+                let h = *self.chains.get((i - symoffset) as usize)?;
+                next = if h & 1 == 1 { None } else { i.checked_add(1) };
+                if h | 1 == hash | 1 {
+                    return Some(i as usize);
+                }
+            }
+        })
+    }
+}
+
+/// The GNU hash of a name (`dl_new_hash`: h × 33 + c from 5381).
+fn gnu_hash(name: &[u8]) -> u32 {
+    name.iter().fold(5381u32, |h, &c| {
+        h.wrapping_mul(33).wrapping_add(u32::from(c))
+    })
 }
 
 /// Reads the dynamic symbol table and its version sections.
@@ -209,66 +404,79 @@ pub fn parse(read: &mut ReadAt<'_>) -> Result<Symbols, Unread> {
         let names = own.as_deref().unwrap_or(&strings);
         defined_nodes = verdef(fmt, &bytes, s.info, names);
     }
-    let mut out = Symbols {
-        capped,
-        ..Symbols::default()
-    };
-    let mut defined: Vec<(u32, u16)> = Vec::new();
     let mut nodes: Vec<(u16, String)> =
         defined_nodes.iter().map(|(k, v)| (*k, v.clone())).collect();
     nodes.sort();
-    out.version_nodes = nodes.into_iter().map(|(_, v)| v).collect();
-    let size = if fmt.is_64 { 24 } else { 16 };
+    let version_nodes = nodes.into_iter().map(|(_, v)| v).collect();
+    // A `.gnu.hash` over this `.dynsym` (its sh_link), read whole: a cut one is not used.
+    let hashed = match sections.iter().find(|s| {
+        s.kind == SHT_GNU_HASH
+            && sections
+                .get(s.link as usize)
+                .is_some_and(|d| d.offset == dynsym.offset)
+    }) {
+        Some(s) if s.size <= MAX_GNU_HASH_BYTES => {
+            read_section(read, *s, MAX_GNU_HASH_BYTES, &mut false)
+                .ok()
+                .and_then(|bytes| GnuHash::parse(fmt, &bytes))
+        }
+        _ => None,
+    };
+    let mut needs = Vec::new();
+    let mut defined: Vec<(u32, u16)> = Vec::new();
     // Entry 0 is the null symbol.
-    for (i, sym) in syms.chunks_exact(size).enumerate().skip(1) {
-        let (Some(name), Some(info), Some(other), Some(shndx)) = (if fmt.is_64 {
-            (fmt.u32(sym, 0), sym.get(4), sym.get(5), fmt.u16(sym, 6))
-        } else {
-            (fmt.u32(sym, 0), sym.get(12), sym.get(13), fmt.u16(sym, 14))
-        }) else {
+    for i in 1..syms.len() / entry_size(fmt) {
+        let Some(e) = entry(fmt, &syms, &versym, i) else {
             break;
         };
-        let bind = info >> 4;
-        let name_at = name;
         // An unnamed symbol, or a name past the table: nothing to bind.
         if strings
-            .get(usize::try_from(name).unwrap_or(usize::MAX))
+            .get(usize::try_from(e.name).unwrap_or(usize::MAX))
             .is_none_or(|b| *b == 0)
         {
             continue;
         }
-        let index = fmt.u16(&versym, i * 2).map(|v| v & 0x7fff);
-        if shndx == 0 {
-            if bind != STB_GLOBAL {
+        if e.shndx == 0 {
+            if e.bind != STB_GLOBAL {
                 // A weak reference may stay unresolved; a local one is not a need.
                 continue;
             }
-            let Some(name) = string_at(&strings, name) else {
+            let Some(name) = string_at(&strings, e.name) else {
                 continue;
             };
-            let (file, version) = match index.and_then(|x| needed_nodes.get(&x)) {
+            let (file, version) = match needed_nodes.get(&e.node) {
                 Some((f, v)) => (Some(f.clone()), Some(v.clone())),
                 None => (None, None),
             };
-            out.needs.push(Need {
+            needs.push(Need {
                 name: name.to_string(),
                 file,
                 version,
             });
-        } else if matches!(bind, STB_GLOBAL | STB_WEAK | STB_GNU_UNIQUE)
-            && !matches!(other & 3, STV_HIDDEN | STV_INTERNAL)
-        {
-            if index == Some(0) {
-                // VER_NDX_LOCAL: not visible outside the object.
-                continue;
-            }
-            defined.push((name_at, index.unwrap_or(NO_NODE)));
+        } else if hashed.is_none() && e.is_export() {
+            defined.push((e.name, e.node));
         }
     }
-    out.defined = defined;
-    out.strings = strings;
-    out.nodes = defined_nodes;
-    Ok(out)
+    let exports = match hashed {
+        Some(table) => Exports::Hashed {
+            table,
+            fmt,
+            syms,
+            versym,
+        },
+        None => Exports::Listed {
+            defined,
+            index: std::sync::OnceLock::new(),
+        },
+    };
+    Ok(Symbols {
+        needs,
+        exports,
+        strings,
+        nodes: defined_nodes,
+        version_nodes,
+        capped,
+    })
 }
 
 /// A section's bytes up to `cap` (setting `capped` when it is larger), in reads of at most
@@ -414,8 +622,9 @@ fn verdef(fmt: Fmt, bytes: &[u8], count: u32, names: &[u8]) -> HashMap<u16, Stri
 }
 
 /// A minimal ELF64 little-endian shared object with a `.dynsym` of the given needs (name,
-/// optional (file, node)) and definitions (name, optional node), its `.dynstr`, and the
-/// version sections when a version is named; the layout `scripts/gen-symbol-elf.py` writes.
+/// optional (file, node)) and definitions (name, optional node), its `.dynstr`, the version
+/// sections when a version is named, and a `.gnu.hash` over the definitions (its last
+/// section); the layout `scripts/gen-symbol-elf.py` writes, which has no `.gnu.hash`.
 #[cfg(test)]
 #[expect(
     clippy::too_many_lines,
@@ -482,11 +691,47 @@ pub(crate) fn test_object(
             .map_or(1, |i| need_base + u16::try_from(i).unwrap());
         put(*name, 0, ver, &mut syms, &mut versym);
     }
-    for ((_, v), name) in defines.iter().zip(&dnames) {
-        let ver = v
+    // The definitions in bucket order, as a linker lays them out for `.gnu.hash`.
+    let nbuckets = u32::try_from(defines.len() / 4 + 1).unwrap();
+    let hashes: Vec<u32> = defines
+        .iter()
+        .map(|(n, _)| gnu_hash(n.as_bytes()))
+        .collect();
+    let mut order: Vec<usize> = (0..defines.len()).collect();
+    order.sort_by_key(|&k| hashes[k] % nbuckets);
+    for &k in &order {
+        let ver = defines[k]
+            .1
             .and_then(|v| def_nodes.iter().position(|x| *x == v))
             .map_or(1, |i| def_base + u16::try_from(i).unwrap());
-        put(*name, 7, ver, &mut syms, &mut versym);
+        put(dnames[k], 7, ver, &mut syms, &mut versym);
+    }
+    let symoffset = u32::try_from(1 + needs.len()).unwrap();
+    let (bloom_size, shift) = (2u32, 6u32);
+    let mut bloom = [0u64; 2];
+    let mut buckets = vec![0u32; nbuckets as usize];
+    let mut chains: Vec<u32> = Vec::new();
+    for (pos, &k) in order.iter().enumerate() {
+        let h = hashes[k];
+        bloom[(h / 64 % bloom_size) as usize] |= (1 << (h % 64)) | (1 << ((h >> shift) % 64));
+        let bucket = (h % nbuckets) as usize;
+        if buckets[bucket] == 0 {
+            buckets[bucket] = symoffset + u32::try_from(pos).unwrap();
+        }
+        let last = order
+            .get(pos + 1)
+            .is_none_or(|&next| hashes[next] % nbuckets != h % nbuckets);
+        chains.push(if last { h | 1 } else { h & !1 });
+    }
+    let mut gnu_hash_bytes: Vec<u8> = Vec::new();
+    for w in [nbuckets, symoffset, bloom_size, shift] {
+        gnu_hash_bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    for w in bloom {
+        gnu_hash_bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    for w in buckets.iter().chain(&chains) {
+        gnu_hash_bytes.extend_from_slice(&w.to_le_bytes());
     }
     // verdef: base + each node
     let mut verdef: Vec<u8> = Vec::new();
@@ -563,6 +808,7 @@ pub(crate) fn test_object(
             );
         }
     }
+    section(SHT_GNU_HASH, &gnu_hash_bytes, 1, 0, &mut data);
     while !data.len().is_multiple_of(8) {
         data.push(0);
     }
@@ -676,6 +922,115 @@ mod tests {
         );
     }
 
+    /// The object with its `.gnu.hash` section retyped `SHT_PROGBITS`: an object linked with
+    /// `--hash-style=sysv`, whose definitions are found through [`Exports::Listed`].
+    fn without_gnu_hash(obj: &[u8]) -> Vec<u8> {
+        let mut out = obj.to_vec();
+        let shoff = usize::try_from(u64::from_le_bytes(obj[40..48].try_into().unwrap())).unwrap();
+        let count = usize::from(u16::from_le_bytes(obj[60..62].try_into().unwrap()));
+        for k in 0..count {
+            let kind = shoff + k * 64 + 4;
+            if out[kind..kind + 4] == SHT_GNU_HASH.to_le_bytes() {
+                out[kind..kind + 4].copy_from_slice(&1u32.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Both ways of finding a definition give the same answers on an object whose names share
+    /// long prefixes and two version nodes: its `.gnu.hash` chains, and the index of every name.
+    #[test]
+    fn the_gnu_hash_table_and_the_full_index_agree() {
+        let names: Vec<String> = (0..500).map(|i| format!("_ZN3c104impl{i}Ev")).collect();
+        let defines: Vec<(&str, Option<&str>)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), Some(if i % 3 == 0 { "V_A" } else { "V_B" })))
+            .collect();
+        let obj = test_object("libc10.so", &[("memcpy", None)], &defines);
+        let hashed = parse(&mut reader(&obj)).unwrap();
+        let listed = parse(&mut reader(&without_gnu_hash(&obj))).unwrap();
+        assert!(matches!(hashed.exports, Exports::Hashed { .. }));
+        assert!(matches!(listed.exports, Exports::Listed { .. }));
+        assert_eq!(hashed.defined_count(), 500);
+        assert_eq!(listed.defined_count(), 500);
+        assert_eq!(hashed.needs, listed.needs);
+        for n in names
+            .iter()
+            .map(String::as_str)
+            .chain(["memcpy", "", "_ZN3c104impl"])
+        {
+            for v in [None, Some("V_A"), Some("V_B"), Some("libc10.so")] {
+                assert_eq!(hashed.defines(n, v), listed.defines(n, v), "{n} {v:?}");
+            }
+        }
+        assert!(hashed.defines("_ZN3c104impl3Ev", Some("V_A")));
+        assert!(!hashed.defines("_ZN3c104impl3Ev", Some("V_B")));
+        assert!(
+            !hashed.defines("memcpy", None),
+            "a need is not a definition"
+        );
+    }
+
+    /// A `.gnu.hash` that glibc would not use (a Bloom filter whose size is not a power of
+    /// two) is not used here either: every name is still found, through the full index.
+    #[test]
+    fn a_malformed_gnu_hash_falls_back_to_the_full_index() {
+        let obj = test_object("libx.so", &[], &[("a", None), ("b", None)]);
+        let mut bad = obj.clone();
+        let shoff = usize::try_from(u64::from_le_bytes(obj[40..48].try_into().unwrap())).unwrap();
+        let count = usize::from(u16::from_le_bytes(obj[60..62].try_into().unwrap()));
+        let hash = shoff + (count - 1) * 64;
+        let at = usize::try_from(u64::from_le_bytes(
+            obj[hash + 24..hash + 32].try_into().unwrap(),
+        ))
+        .unwrap();
+        bad[at + 8..at + 12].copy_from_slice(&3u32.to_le_bytes());
+        let s = parse(&mut reader(&bad)).unwrap();
+        assert!(matches!(s.exports, Exports::Listed { .. }));
+        assert!(s.defines("a", None) && s.defines("b", None) && !s.defines("c", None));
+    }
+
+    /// Against a real linker's output: the C library this test runs on (found in
+    /// `/proc/self/maps`), its `.gnu.hash` against the index of all its definitions, for
+    /// every definition at its own version node and for names one byte off.
+    #[test]
+    fn the_running_c_librarys_gnu_hash_finds_every_definition() {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let Some(path) = maps
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(5))
+            .find(|p| p.contains("/libc.so") || p.contains("/libc-"))
+        else {
+            // Not glibc (musl links statically): nothing to compare.
+            return;
+        };
+        let bytes = std::fs::read(path).unwrap();
+        let hashed = parse(&mut reader(&bytes)).unwrap();
+        let listed = parse(&mut reader(&without_gnu_hash(&bytes))).unwrap();
+        assert!(matches!(hashed.exports, Exports::Hashed { .. }), "{path}");
+        let Exports::Listed { defined, .. } = &listed.exports else {
+            panic!("{path}: still hashed");
+        };
+        assert!(
+            defined.len() > 1000,
+            "{path}: {} definitions",
+            defined.len()
+        );
+        for &(at, node) in defined {
+            let name = string_at(&listed.strings, at).unwrap();
+            let version = listed.nodes.get(&node).map(String::as_str);
+            assert!(hashed.defines(name, version), "{name} {version:?}");
+            assert!(hashed.defines(name, None), "{name}");
+            let off = format!("{name}_");
+            assert_eq!(
+                hashed.defines(&off, None),
+                listed.defines(&off, None),
+                "{off}"
+            );
+        }
+    }
+
     #[test]
     fn an_object_without_version_definitions_accepts_any_version() {
         let nccl = test_object("libnccl.so.2", &[], &[("ncclCommInitRank", None)]);
@@ -736,11 +1091,12 @@ mod tests {
         let s = parse(&mut read).unwrap();
         let took = start.elapsed();
         eprintln!(
-            "{path}: {} needs, {} defined, {} version nodes, capped {}; {bytes_read} bytes read in {took:?}",
+            "{path}: {} needs, {} defined, {} version nodes, capped {}, .gnu.hash {}; {bytes_read} bytes read in {took:?}",
             s.needs.len(),
-            s.defined.len(),
+            s.defined_count(),
             s.version_nodes.len(),
-            s.capped
+            s.capped,
+            matches!(s.exports, Exports::Hashed { .. })
         );
     }
 

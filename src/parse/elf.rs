@@ -44,7 +44,7 @@ const DT_VERNEED: u64 = 0x6fff_fffe;
 const DT_VERNEEDNUM: u64 = 0x6fff_ffff;
 
 /// Byte order and word size of one file (shared with [`super::modinfo`]).
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Fmt {
     pub(super) is_64: bool,
     pub(super) le: bool,
