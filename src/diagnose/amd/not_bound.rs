@@ -198,11 +198,11 @@ mod tests {
         let mut unloaded = rx9070xt_unbound();
         unloaded.kernel.amdgpu_loaded = false;
         assert!(amdgpu_not_bound(&unloaded, manifests()).is_none());
-        let mut pitcairn = rx9070xt_unbound();
-        pitcairn.pci_devices[0].device_id = "0x6810".into();
+        let mut unknown = rx9070xt_unbound();
+        unknown.pci_devices[0].device_id = "0x75a8".into();
         assert!(
-            amdgpu_not_bound(&pitcairn, manifests()).is_none(),
-            "no gfx target: radeon's card"
+            amdgpu_not_bound(&unknown, manifests()).is_none(),
+            "the table gives the MI350P no target: not claimed"
         );
     }
 
