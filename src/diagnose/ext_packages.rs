@@ -743,6 +743,7 @@ mod tests {
             ("torchaudio", "2.8.0a0+rocm7.0.0rc20250826", &["torch"]),
         );
         let f = mismatch(&newer, m).expect("a mismatch");
+        assert_eq!(f.id, "extension-torch-mismatch");
         assert!(
             f.title
                 .contains("torchaudio 2.8.0a0+rocm7.0.0rc20250826 needs torch==2.8.*"),

@@ -117,6 +117,22 @@ pub(super) fn gpu_label(gpu: &Gpu) -> String {
     }
 }
 
+/// What a GPU no amdgpu drives explains (`amdgpu-not-loaded`, `amdgpu-not-bound`): no KFD, so
+/// no ROCm release can reach the card, and every framework-level symptom after that.
+fn explains_undriven(mut f: super::FindingBuilder) -> super::FindingBuilder {
+    for id in [
+        &ids::KFD_MISSING,
+        &ids::ROCM_GPU_UNSUPPORTED,
+        &ids::ROCM_TOO_OLD_FOR_GPU,
+    ]
+    .into_iter()
+    .chain(FRAMEWORK_SYMPTOMS)
+    {
+        f = f.explains(id);
+    }
+    f
+}
+
 /// The finding IDs a broken AMD driver or KFD makes follow: every framework-level AMD symptom.
 const FRAMEWORK_SYMPTOMS: [&ids::Kind; 5] = [
     &ids::ROCM_IGPU_VISIBLE,

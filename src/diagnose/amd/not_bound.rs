@@ -13,7 +13,7 @@ use crate::diagnose::{FindingBuilder, distro, ids};
 use crate::manifest::Manifests;
 use crate::report::{Finding, GpuSource, PciDevice, Report, Severity, Subject};
 
-use super::FRAMEWORK_SYMPTOMS;
+use super::explains_undriven;
 use super::not_loaded::{address_key, amdgpu_capable};
 
 /// AMD GPUs with a gfx target bound to no driver while amdgpu is loaded, and no KFD node at
@@ -86,16 +86,7 @@ pub(super) fn amdgpu_not_bound(report: &Report, manifests: &Manifests) -> Option
                 "the kernel's own"
             })
     ));
-    for id in [
-        &ids::KFD_MISSING,
-        &ids::ROCM_GPU_UNSUPPORTED,
-        &ids::ROCM_TOO_OLD_FOR_GPU,
-    ] {
-        f = f.explains(id);
-    }
-    for id in FRAMEWORK_SYMPTOMS {
-        f = f.explains(id);
-    }
+    f = explains_undriven(f);
     let mut fix = format!(
         "Boot a kernel whose amdgpu knows this GPU, with a linux-firmware as new: {}. Or build \
          AMD's driver of your ROCm release for this kernel: `sudo amdgpu-install \

@@ -6,7 +6,7 @@ use crate::manifest::Manifests;
 use crate::report::Subject;
 use crate::report::{Finding, PciDevice, Report, Severity};
 
-use super::FRAMEWORK_SYMPTOMS;
+use super::explains_undriven;
 
 /// An AMD GPU on the bus that no amdgpu module drives: bound to no driver, to the old `radeon`
 /// driver, or to `vfio-pci`, with amdgpu neither in `/proc/modules` nor `/sys/module`. The AMD
@@ -66,16 +66,7 @@ pub(super) fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Optio
         f = f.evidence(format!("modprobe: {b}"));
     }
     let fix = amdgpu_fix(report, &undriven, &cmdline, &blacklisted);
-    for id in [
-        &ids::KFD_MISSING,
-        &ids::ROCM_GPU_UNSUPPORTED,
-        &ids::ROCM_TOO_OLD_FOR_GPU,
-    ] {
-        f = f.explains(id);
-    }
-    for id in FRAMEWORK_SYMPTOMS {
-        f = f.explains(id);
-    }
+    f = explains_undriven(f);
     Some(
         // The host's kernel; in a container `amdgpu_fix` has said so.
         f.subject(Subject::Driver(Some("amdgpu".into())))
