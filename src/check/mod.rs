@@ -430,8 +430,9 @@ fn framework_gpu(
 }
 
 /// AMD findings that keep every ROCm build off the GPU, whatever their subjects.
-static MACHINE_WIDE_AMD: [&ids::Kind; 7] = [
+static MACHINE_WIDE_AMD: [&ids::Kind; 8] = [
     &ids::AMDGPU_NOT_LOADED,
+    &ids::AMDGPU_NOT_BOUND,
     &ids::KFD_MISSING,
     &ids::ROCM_GPU_UNSUPPORTED,
     &ids::ROCM_DEVICE_PERMISSION,

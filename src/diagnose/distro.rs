@@ -558,6 +558,27 @@ pub(crate) fn update_kernel(report: &Report) -> String {
     }
 }
 
+/// How to boot a kernel newer than the running one, for hardware the running one predates, in
+/// the distribution's words. An Ubuntu LTS keeps its first kernel series unless the hardware
+/// enablement (HWE) kernel is installed, so a full upgrade alone brings no newer amdgpu: its
+/// metapackage is `linux-generic-hwe-<LTS>` (Ubuntu wiki Kernel/LTSEnablementStack and
+/// Canonical's kernel docs "HWE kernels": `sudo apt install --install-recommends
+/// linux-generic-hwe-24.04`). Elsewhere the distribution's kernel update is the newer kernel.
+pub(crate) fn newer_kernel(report: &Report) -> String {
+    let lts = report.host.os_version.as_deref().filter(|v| {
+        v.split_once('.').is_some_and(|(year, month)| {
+            month == "04" && year.parse::<u32>().is_ok_and(|y| y % 2 == 0)
+        })
+    });
+    match (of(report), lts) {
+        (Distro::Ubuntu, Some(lts)) if report.host.os_id.as_deref() == Some("ubuntu") => format!(
+            "`sudo apt install --install-recommends linux-generic-hwe-{lts}` (Ubuntu's hardware \
+             enablement kernel for this LTS), then reboot into it"
+        ),
+        _ => format!("{}, then reboot into the new kernel", update_kernel(report)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

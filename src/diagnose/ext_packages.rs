@@ -26,12 +26,12 @@ use crate::parse::libfamily;
 use crate::report::{Extension, Finding, Framework, LibraryLoad, PythonEnv, Report, Severity};
 use crate::version::Version;
 
-pub(super) fn findings(report: &Report, _manifests: &Manifests) -> Vec<Finding> {
+pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     report
         .python_envs
         .iter()
         .flat_map(|env| {
-            mismatch(env)
+            mismatch(env, manifests)
                 .or_else(|| abi(env))
                 .into_iter()
                 .chain(cuda_major(report, env))
@@ -469,6 +469,41 @@ fn installed<'a>(env: &'a PythonEnv, name: &str) -> Option<&'a str> {
         .map(|e| e.version.as_str())
 }
 
+/// The packages released in step with torch whose wheels pin no torch release and whose own
+/// release is not the installed torch's, as (package, requirement, torch, why) rows.
+fn unpinned_companions<'a>(
+    env: &'a PythonEnv,
+    manifests: &Manifests,
+) -> Vec<(String, String, &'a str, &'static str)> {
+    let Some(torch) = installed(env, "torch") else {
+        return Vec::new();
+    };
+    let Some(torch_release) = Version::parse(torch).map(|v| v.major_minor()) else {
+        return Vec::new();
+    };
+    env.extensions
+        .iter()
+        .filter(|e| {
+            !e.requires
+                .iter()
+                .any(|r| split(r).0 == "torch" && !split(r).1.trim().is_empty())
+        })
+        .filter_map(|e| {
+            let release = manifests
+                .frameworks
+                .torch_companion_release(&e.name, &e.version)?;
+            (release != torch_release).then(|| {
+                (
+                    format!("{} {}", e.name, e.version),
+                    format!("torch=={release}.*"),
+                    torch,
+                    RELEASE,
+                )
+            })
+        })
+        .collect()
+}
+
 /// The pin a requirement string ("torch==2.8.0") splits into.
 fn split(req: &str) -> (&str, &str) {
     match req.find(['<', '>', '=', '!', '~']) {
@@ -477,10 +512,19 @@ fn split(req: &str) -> (&str, &str) {
     }
 }
 
+/// Where a requirement the installed torch breaks comes from.
+const PIN: &str = "its Requires-Dist";
+/// A package released in step with torch whose wheel pins none (TheRock's torchaudio).
+const RELEASE: &str =
+    "its release: it is built for the torch of the same major.minor, and its wheel pins none";
+
 /// One finding per environment, listing every extension whose pin the installed torch (or
-/// torchvision, torchaudio) does not meet.
-fn mismatch(env: &PythonEnv) -> Option<Finding> {
-    let broken: Vec<(String, &str, &str)> = env
+/// torchvision, torchaudio) does not meet, and every package released in step with torch
+/// (`frameworks.toml`'s `torch_companion`) of another release than torch's whose wheel pins
+/// no torch: pip installed the pair without a word (ROCm/TheRock#1262: torchaudio 2.8.0a0
+/// beside torch 2.7.1, "incompatible torch and torchaudio wheels").
+fn mismatch(env: &PythonEnv, manifests: &Manifests) -> Option<Finding> {
+    let mut broken: Vec<(String, String, &str, &str)> = env
         .extensions
         .iter()
         .flat_map(|e| e.requires.iter().map(move |r| (e, r)))
@@ -489,10 +533,11 @@ fn mismatch(env: &PythonEnv) -> Option<Finding> {
             let have = installed(env, name)?;
             let v = Version::parse(have)?;
             (spec_allows(spec, &v) == Some(false))
-                .then(|| (format!("{} {}", e.name, e.version), r.as_str(), have))
+                .then(|| (format!("{} {}", e.name, e.version), r.clone(), have, PIN))
         })
         .collect();
-    let (first, req, have) = broken.first()?;
+    broken.extend(unpinned_companions(env, manifests));
+    let (first, req, have, why) = broken.first()?;
     let torch = installed(env, "torch").unwrap_or("?");
     let mut f = FindingBuilder::new(
         &ids::EXTENSION_TORCH_MISMATCH,
@@ -514,9 +559,9 @@ fn mismatch(env: &PythonEnv) -> Option<Finding> {
          their .so files, \"operator torchvision::nms does not exist\"), often only when the \
          package is imported or first used. pip installs what it is told and only warns."
     });
-    for (pkg, req, have) in &broken {
+    for (pkg, req, have, why) in &broken {
         f = f.evidence(format!(
-            "{pkg} requires {req} (its Requires-Dist); installed: {} {have}",
+            "{pkg} requires {req} ({why}); installed: {} {have}",
             split(req).0
         ));
     }
@@ -529,6 +574,14 @@ fn mismatch(env: &PythonEnv) -> Option<Finding> {
             "Install the TensorRT {pkg} was built against: `pip install '{req}'` (with the \
              `tensorrt-cuNN-libs` and `-bindings` wheels of the same release), or install the \
              {pkg} release built for the installed {pinned} {have}."
+        )
+    } else if *why == RELEASE {
+        let same =
+            Version::parse(torch).map_or_else(|| torch_release.to_string(), |v| v.major_minor());
+        format!(
+            "Install the {pkg} of torch's release from the index torch came from (its build is \
+             {torch}): `pip install '{pkg}=={same}.*'`. Its wheels pin no torch, so pip does \
+             not keep the two together: install torch and {pkg} of one release in one command."
         )
     } else if ["torchvision", "torchaudio"].contains(&pkg) {
         format!(
@@ -641,7 +694,10 @@ mod tests {
 
     #[test]
     fn vllm_pinned_to_another_torch_is_a_mismatch_and_the_pinned_one_is_not() {
-        let found = mismatch(&env("2.9.0+cu128", ("vllm", "0.11.0", &["torch==2.8.0"])));
+        let found = mismatch(
+            &env("2.9.0+cu128", ("vllm", "0.11.0", &["torch==2.8.0"])),
+            crate::manifest::embedded(),
+        );
         let f = found.expect("a mismatch");
         assert!(
             f.title.contains("vllm 0.11.0 needs torch==2.8.0"),
@@ -654,10 +710,66 @@ mod tests {
                 .unwrap_or("")
                 .contains("pip install 'torch==2.8.0'")
         );
-        assert!(mismatch(&env("2.8.0+cu128", ("vllm", "0.11.0", &["torch==2.8.0"]))).is_none());
+        assert!(
+            mismatch(
+                &env("2.8.0+cu128", ("vllm", "0.11.0", &["torch==2.8.0"])),
+                crate::manifest::embedded()
+            )
+            .is_none()
+        );
         // No pin, or a pin not understood: nothing is claimed.
-        assert!(mismatch(&env("2.9.0", ("flash-attn", "2.8.3", &["torch"]))).is_none());
-        assert!(mismatch(&env("2.9.0", ("xformers", "0.0.32", &["torch==2.8.*"]))).is_none());
+        assert!(
+            mismatch(
+                &env("2.9.0", ("flash-attn", "2.8.3", &["torch"])),
+                crate::manifest::embedded()
+            )
+            .is_none()
+        );
+        assert!(
+            mismatch(
+                &env("2.9.0", ("xformers", "0.0.32", &["torch==2.8.*"])),
+                crate::manifest::embedded()
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn an_unpinned_torchaudio_of_another_release_than_torch_is_a_mismatch_both_ways() {
+        let m = crate::manifest::embedded();
+        // ROCm/TheRock#1262: TheRock's wheels pin no torch.
+        let newer = env(
+            "2.7.1+rocm7.0.0rc20250826",
+            ("torchaudio", "2.8.0a0+rocm7.0.0rc20250826", &["torch"]),
+        );
+        let f = mismatch(&newer, m).expect("a mismatch");
+        assert_eq!(f.id, "extension-torch-mismatch");
+        assert!(
+            f.title
+                .contains("torchaudio 2.8.0a0+rocm7.0.0rc20250826 needs torch==2.8.*"),
+            "{}",
+            f.title
+        );
+        assert!(f.evidence.iter().any(|e| e.contains("its wheel pins none")));
+        assert!(
+            f.fix
+                .as_deref()
+                .unwrap_or("")
+                .contains("pip install 'torchaudio==2.7.*'")
+        );
+        let older = env("2.9.1+rocm6.4", ("torchaudio", "2.8.0+rocm6.4", &[]));
+        assert!(mismatch(&older, m).is_some(), "an older torchaudio too");
+        // The same release, a release before the scheme, or a pin of its own (judged as such).
+        let same = env(
+            "2.8.0a0+rocm7.0.0",
+            ("torchaudio", "2.8.0a0+rocm7.0.0", &["torch"]),
+        );
+        assert!(mismatch(&same, m).is_none());
+        assert!(mismatch(&env("2.0.1", ("torchaudio", "2.0.2", &["torch"])), m).is_none());
+        let pinned = env("2.7.1", ("torchaudio", "2.8.0", &["torch>=2.7"]));
+        assert!(mismatch(&pinned, m).is_none(), "its own pin allows 2.7.1");
+        // torchvision's numbering is not read past 2.3: not judged without a pin.
+        assert!(mismatch(&env("2.7.1", ("torchvision", "0.23.0", &["torch"])), m).is_none());
     }
 
     fn torch_cuda_env() -> PythonEnv {

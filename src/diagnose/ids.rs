@@ -23,6 +23,7 @@ pub static KINDS: &[&Kind] = &[
     &NO_GPU,
     &NO_DRIVER,
     &AMDGPU_NOT_LOADED,
+    &AMDGPU_NOT_BOUND,
     &AMDGPU_DKMS_BUILD_FAILED,
     &KFD_MISSING,
     &ROCM_GPU_UNSUPPORTED,
@@ -134,6 +135,12 @@ pub static AMDGPU_NOT_LOADED: Kind = Kind {
     id: "amdgpu-not-loaded",
     severities: &[Severity::Error],
     title: "an AMD GPU is on the bus but the amdgpu module is not loaded; the fix follows the cause the files show (`nomodeset` or a blacklist, the radeon driver on GCN 1/2, vfio-pci passthrough)",
+};
+
+pub static AMDGPU_NOT_BOUND: Kind = Kind {
+    id: "amdgpu-not-bound",
+    severities: &[Severity::Error],
+    title: "amdgpu is loaded but no driver took an AMD GPU on the bus (the running kernel's amdgpu or its firmware predates the card, or its start failed): no KFD node, no render node; the fix is a kernel and linux-firmware that know the card, in the distribution's words, or AMD's amdgpu-dkms",
 };
 
 pub static AMDGPU_DKMS_BUILD_FAILED: Kind = Kind {

@@ -48,6 +48,7 @@ pub(crate) static BLOCKING: &[&Kind] = &[
     &ids::FABRIC_MANAGER_NOT_RUNNING,
     &ids::FABRIC_NOT_COMPLETED,
     &ids::AMDGPU_NOT_LOADED,
+    &ids::AMDGPU_NOT_BOUND,
     &ids::KFD_MISSING,
     &ids::ROCM_DEVICE_PERMISSION,
     &ids::ROCM_GPU_UNSUPPORTED,

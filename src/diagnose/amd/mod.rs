@@ -1,7 +1,7 @@
 //! AMD GPUs and the ROCm stack under them: is the amdgpu driver loaded, does KFD (the
 //! kernel's compute driver) expose `/dev/kfd`, can ROCm drive this GPU at all, may the user
 //! open the device nodes, and is the ROCm install new enough for the GPU. Findings:
-//! `amdgpu-dkms-build-failed`, `amdgpu-not-loaded`, `kfd-missing`, `rocm-gpu-unsupported`, `rocm-device-permission`,
+//! `amdgpu-dkms-build-failed`, `amdgpu-not-loaded`, `amdgpu-not-bound`, `kfd-missing`, `rocm-gpu-unsupported`, `rocm-device-permission`,
 //! `rocm-too-old-for-gpu`.
 //!
 //! These are the root causes of the AMD framework findings (`amd_builds.rs`, `amd_env.rs`):
@@ -12,6 +12,7 @@
 
 mod dkms;
 mod kfd;
+mod not_bound;
 mod not_loaded;
 mod permission;
 mod too_old;
@@ -26,6 +27,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let mut out = Vec::new();
     out.extend(dkms::dkms_build_failed(report));
     out.extend(not_loaded::amdgpu_not_loaded(report, manifests));
+    out.extend(not_bound::amdgpu_not_bound(report, manifests));
     out.extend(kfd::kfd_missing(report));
     out.extend(unsupported::gpu_unsupported(report, manifests));
     out.extend(permission::device_permission(report));
@@ -113,6 +115,22 @@ pub(super) fn gpu_label(gpu: &Gpu) -> String {
         Some(gfx) => format!("GPU {} ({name}, {gfx})", gpu.index),
         None => format!("GPU {} ({name})", gpu.index),
     }
+}
+
+/// What a GPU no amdgpu drives explains (`amdgpu-not-loaded`, `amdgpu-not-bound`): no KFD, so
+/// no ROCm release can reach the card, and every framework-level symptom after that.
+fn explains_undriven(mut f: super::FindingBuilder) -> super::FindingBuilder {
+    for id in [
+        &ids::KFD_MISSING,
+        &ids::ROCM_GPU_UNSUPPORTED,
+        &ids::ROCM_TOO_OLD_FOR_GPU,
+    ]
+    .into_iter()
+    .chain(FRAMEWORK_SYMPTOMS)
+    {
+        f = f.explains(id);
+    }
+    f
 }
 
 /// The finding IDs a broken AMD driver or KFD makes follow: every framework-level AMD symptom.

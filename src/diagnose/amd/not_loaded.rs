@@ -6,7 +6,7 @@ use crate::manifest::Manifests;
 use crate::report::Subject;
 use crate::report::{Finding, PciDevice, Report, Severity};
 
-use super::FRAMEWORK_SYMPTOMS;
+use super::explains_undriven;
 
 /// An AMD GPU on the bus that no amdgpu module drives: bound to no driver, to the old `radeon`
 /// driver, or to `vfio-pci`, with amdgpu neither in `/proc/modules` nor `/sys/module`. The AMD
@@ -66,16 +66,7 @@ pub(super) fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Optio
         f = f.evidence(format!("modprobe: {b}"));
     }
     let fix = amdgpu_fix(report, &undriven, &cmdline, &blacklisted);
-    for id in [
-        &ids::KFD_MISSING,
-        &ids::ROCM_GPU_UNSUPPORTED,
-        &ids::ROCM_TOO_OLD_FOR_GPU,
-    ] {
-        f = f.explains(id);
-    }
-    for id in FRAMEWORK_SYMPTOMS {
-        f = f.explains(id);
-    }
+    f = explains_undriven(f);
     Some(
         // The host's kernel; in a container `amdgpu_fix` has said so.
         f.subject(Subject::Driver(Some("amdgpu".into())))
@@ -88,17 +79,19 @@ pub(super) fn amdgpu_not_loaded(report: &Report, manifests: &Manifests) -> Optio
 /// The AMD GPUs on the bus that amdgpu does not drive, among those it could: the AMD table
 /// gives them a gfx target. Older cards have only `radeon`, and nothing is wrong with them.
 fn undriven<'a>(report: &'a Report, manifests: &Manifests) -> Vec<&'a PciDevice> {
-    let table = manifests.amd_gpu_ids.table();
     report
         .pci_devices
         .iter()
-        .filter(|d| d.vendor == "amd" && d.bound_driver.as_deref() != Some("amdgpu"))
-        .filter(|d| {
-            crate::manifest::device_id(&d.device_id)
-                .and_then(|id| table.identify(id, None))
-                .is_some_and(|i| i.target.is_some())
-        })
+        .filter(|d| d.bound_driver.as_deref() != Some("amdgpu") && amdgpu_capable(d, manifests))
         .collect()
+}
+
+/// An AMD device amdgpu can drive: the AMD table gives it a gfx target.
+pub(super) fn amdgpu_capable(d: &PciDevice, manifests: &Manifests) -> bool {
+    d.vendor == "amd"
+        && crate::manifest::device_id(&d.device_id)
+            .and_then(|id| manifests.amd_gpu_ids.table().identify(id, None))
+            .is_some_and(|i| i.target.is_some())
 }
 
 /// What keeps amdgpu off, the most specific cause first: the GPU reserved for a VM (vfio-pci),
@@ -158,7 +151,7 @@ fn amdgpu_fix(
 
 /// A PCI address as its spellings (`0000:03:00.0`, `00000000:03:00.0`) compare equal: lower
 /// case, the domain's leading zeros gone.
-fn address_key(x: &str) -> String {
+pub(super) fn address_key(x: &str) -> String {
     let x = x.to_ascii_lowercase();
     match x.split_once(':') {
         Some((domain, rest)) => format!("{}:{rest}", domain.trim_start_matches('0')),

@@ -72,6 +72,19 @@ pub struct TorchMatch<'a> {
     pub build: &'a TorchBuild,
 }
 
+/// A package released in step with torch: from `first` on, its major.minor is the torch
+/// major.minor its compiled modules were built against (torchaudio 2.8.x for torch 2.8).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchCompanion {
+    /// The distribution name ("torchaudio").
+    pub package: String,
+    /// The package's first release numbered after torch's ("2.1").
+    pub first: String,
+    pub source: String,
+    pub checked: String,
+}
+
 /// The oldest GPU a part of torch accepts, for a range of torch minor releases: torch.compile's
 /// Triton backend (`torch_triton_min_cc`), or cuDNN from `cudnn_from` on (`torch_cudnn_min_cc`).
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -165,6 +178,16 @@ impl FrameworkTable {
         format!("{}{variant}", self.torch_index.stable)
     }
 
+    /// The torch release a companion package's version was built for (torchaudio 2.8.0a0 ->
+    /// torch 2.8), where the package is one released in step with torch from that version on.
+    #[must_use]
+    pub fn torch_companion_release(&self, package: &str, version: &str) -> Option<String> {
+        use crate::version::Version;
+        let row = self.torch_companion.iter().find(|r| r.package == package)?;
+        let v = Version::parse(version)?;
+        (v >= Version::parse(&row.first)?).then(|| v.major_minor())
+    }
+
     /// torch.compile's Triton floor for a torch release (`2.6.0+cu124`).
     #[must_use]
     pub fn torch_triton_min_cc(&self, torch: &str) -> Option<&TorchGpuFloor> {
@@ -183,6 +206,11 @@ impl FrameworkTable {
 
     /// Releases ascending, variants well-formed and unique, the PyPI default among them.
     pub(super) fn check_torch(&self, c: &mut Checker) {
+        for row in &self.torch_companion {
+            let label = format!("torch_companion {}", row.package);
+            c.provenance(&label, &row.source, &row.checked);
+            c.version(&label, "first", &row.first);
+        }
         for release in &self.torch {
             let label = format!("torch {}", release.version);
             c.provenance(&label, &release.source, &release.checked);

@@ -249,6 +249,7 @@ pub(super) fn serves(
             &ids::ROCM_TOO_OLD_FOR_GPU,
             &ids::KFD_MISSING,
             &ids::AMDGPU_NOT_LOADED,
+            &ids::AMDGPU_NOT_BOUND,
         ],
         StepKind::Groups => &[&ids::ROCM_DEVICE_PERMISSION],
         StepKind::Venv | StepKind::Framework(_) => &TORCH_FINDINGS,

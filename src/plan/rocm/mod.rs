@@ -18,6 +18,7 @@ use crate::diagnose::ids::{self, Kind};
 use crate::manifest::{AmdgpuInstall, Manifests, TorchWheel};
 use crate::report::Report;
 use crate::report::rocm::RocmStack;
+use crate::version::Version;
 
 use super::{Plan, Refusal, Step, Target, Via};
 
@@ -198,7 +199,17 @@ impl<'a, 'm> Choices<'a, 'm> {
             Via::Apt if self.installed.as_deref().is_some_and(|v| self.lists_all(v)) => Ok(None),
             Via::Apt if wants_rocm => {
                 let codename = codename(self.report, self.target)?;
-                choose_rocm(self.report, self.m, codename, &self.targets).map(Some)
+                let choice = choose_rocm(self.report, self.m, codename, &self.targets)?;
+                // Nothing to fix and nothing asked: a ROCm newer than every release the table
+                // holds (7.2.3 where its newest installer is 7.1.1) is kept, never taken back.
+                let newer = |installed: &String| {
+                    Version::parse(installed) > Version::parse(&choice.installer.rocm)
+                };
+                let keep = nothing_to_fix
+                    && self.target.via.is_none()
+                    && !self.found(&ids::ROCM_TOO_OLD_FOR_GPU)
+                    && self.installed.as_ref().is_some_and(newer);
+                Ok((!keep).then_some(choice))
             }
             _ => Ok(None),
         }

@@ -295,3 +295,26 @@ fn a_nightly_torch_is_replaced_by_its_release_series() {
         .expect("a wheel");
     assert_eq!(stable.release, "2.7.1");
 }
+
+#[test]
+fn a_healthy_rocm_newer_than_every_installer_is_kept_not_taken_back() {
+    let m = embedded();
+    let newest = m
+        .rocm
+        .installers
+        .last()
+        .map(|i| i.rocm.clone())
+        .expect("an installer");
+    // A 7900 XTX (gfx1100) with ROCm 7.2.3, newer than the newest installer rocm.toml holds.
+    let healthy = with_rocm(amd_machine("gfx1100"), "7.2.3");
+    assert_eq!(rocm_chosen(&healthy, m, &Target::default()), None);
+    // Asked for apt, the newest installer is still the answer; so it is for an older ROCm that
+    // does not list the GPU (6.2.1 before gfx1201's first release).
+    let asked = Target {
+        via: Some(Via::Apt),
+        ..Target::default()
+    };
+    assert_eq!(rocm_chosen(&healthy, m, &asked), Some(newest.clone()));
+    let older = with_rocm(amd_machine("gfx1201"), "6.2.1");
+    assert_eq!(rocm_chosen(&older, m, &Target::default()), Some(newest));
+}
