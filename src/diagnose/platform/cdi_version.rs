@@ -21,18 +21,7 @@ use crate::version::Version;
 /// fine, and an engine release newer than the table is not judged. On the host only (inside a
 /// container the engine is the host's).
 pub(super) fn cdi_spec_version_unsupported(report: &Report, manifests: &Manifests) -> Vec<Finding> {
-    if report.host.container.is_some() {
-        return Vec::new();
-    }
-    report
-        .host
-        .cdi_specs
-        .iter()
-        .filter(|s| {
-            s.kind
-                .as_deref()
-                .is_none_or(|k| k.starts_with("nvidia.com/"))
-        })
+    host_nvidia_specs(report)
         .filter_map(|spec| unsupported(report, manifests, spec))
         .collect()
 }
