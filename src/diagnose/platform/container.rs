@@ -110,8 +110,8 @@ pub(super) fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
     )
 }
 
-/// The NVIDIA Container Toolkit's device list kept in mounts (`/var/run/nvidia-container-devices/
-/// <device>`), which the device plugin's `volume-mounts` strategy names in
+/// The folder of the NVIDIA Container Toolkit's device list kept in mounts (one empty mount per
+/// device under it), which the device plugin's `volume-mounts` strategy names in
 /// `NVIDIA_VISIBLE_DEVICES` instead of the devices themselves.
 const VOLUME_MOUNTS_LIST: &str = "/var/run/nvidia-container-devices";
 
