@@ -338,6 +338,17 @@ fixture("held-out-omarchy-arch-ollama-cuda-gtx1080ti-no-sm61", {
     "root/usr/lib/ollama/libggml-cuda.so": dict(GGML_CUDA, fatbin=GGML_CUDA13_FATBIN),
 })
 
+# ollama/ollama#11220: ollama 0.9.3's tarball unpacked under /opt/ollama on a Slurm GPU node (an
+# H100, 9.0). Its CUDA 12 backend serves the GPU (the architecture list is modelled); the
+# failure is elsewhere (Slurm's ROCR_VISIBLE_DEVICES makes ollama load no CUDA backend).
+GGML_CUDA12_FATBIN = [[(SASS, 50), (SASS, 60), (SASS, 61), (SASS, 70), (SASS, 75), (SASS, 80),
+                       (SASS, 86), (SASS, 89), (SASS, 90), (SASS, 120), (PTX, 120)]] * 2
+GGML_CUDA12 = dict(GGML_CUDA, needed=["libggml-base.so", "libcudart.so.12", "libcublas.so.12",
+                                      "libcuda.so.1"])
+fixture("held-out-slurm-ollama-093-rocr-visible-devices", {
+    "root/opt/ollama/lib/ollama/cuda_v12/libggml-cuda.so": dict(GGML_CUDA12, fatbin=GGML_CUDA12_FATBIN),
+})
+
 
 # vllm-project/vllm#36835: vLLM built from source on a DGX Spark (GB10, 12.1) whose CMake turned
 # `12.1f` into `12.0`: its `_C.abi3.so` carries sm_120 SASS only (modelled), which runs on 12.1.

@@ -79,6 +79,7 @@ pub static KINDS: &[&Kind] = &[
     &CONTAINER_LOST_GPU_ACCESS,
     &CDI_SPEC_STALE,
     &CDI_SPEC_DEVICE_MISMATCH,
+    &CDI_SPEC_VERSION_UNSUPPORTED,
     &VISIBLE_DEVICES_HIDES_GPUS,
     &MIG_NO_INSTANCES,
     &COMPUTE_MODE_PROHIBITED,
@@ -473,6 +474,12 @@ pub static CDI_SPEC_DEVICE_MISMATCH: Kind = Kind {
     title: "a CDI spec's devices are not the GPUs and MIG devices present: it lacks some (made before MIG devices were created; error) or lists gone ones (warning)",
 };
 
+pub static CDI_SPEC_VERSION_UNSUPPORTED: Kind = Kind {
+    id: "cdi-spec-version-unsupported",
+    severities: &[Severity::Error],
+    title: "a CDI spec is of a version the installed container engine's CDI library does not read (toolkit 1.19.1's 0.7.0 spec under Podman 4.9.3): every device in it is unresolvable",
+};
+
 pub static CONTAINER_LOST_GPU_ACCESS: Kind = Kind {
     id: "container-lost-gpu-access",
     severities: &[Severity::Error],
@@ -505,8 +512,8 @@ pub static CONTAINER_SHM_SMALL: Kind = Kind {
 
 pub static VISIBLE_DEVICES_HIDES_GPUS: Kind = Kind {
     id: "visible-devices-hides-gpus",
-    severities: &[Severity::Error],
-    title: "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES hide the GPUs; for AMD, HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (and CUDA_VISIBLE_DEVICES, which HIP honours, on a machine without NVIDIA GPUs) select no AMD GPU, or stop at an entry that names none",
+    severities: &[Severity::Error, Severity::Warning],
+    title: "CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES hide the GPUs; for AMD, HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES (and CUDA_VISIBLE_DEVICES, which HIP honours, on a machine without NVIDIA GPUs) select no AMD GPU, or stop at an entry that names none; ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES on an NVIDIA-only machine turn ollama 0.9.3-0.11.4 away from CUDA (warning)",
 };
 
 pub static WSL_DRIVER_IN_GUEST: Kind = Kind {

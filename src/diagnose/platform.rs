@@ -1,7 +1,7 @@
 //! Is the GPU reachable from where the program runs? Containers, WSL2, NVSwitch systems, the
 //! variables that pick GPUs, and the libcuda the loader would open. Findings:
 //! `container-no-gpu-runtime`, `container-lost-gpu-access`, `cdi-spec-stale`,
-//! `cdi-spec-device-mismatch`, `container-shm-small`,
+//! `cdi-spec-device-mismatch`, `cdi-spec-version-unsupported`, `container-shm-small`,
 //! `visible-devices-hides-gpus`,
 //! `wsl-driver-in-guest`, `wsl-container-driver-file-missing`, `fabric-manager-not-running`, `fabric-not-completed`,
 //! `stub-libcuda-on-path`, `forward-compat-unsupported`, `forward-compat-older-than-driver`,
@@ -23,6 +23,7 @@ use crate::report::{
 
 mod cdi;
 mod cdi_devices;
+mod cdi_version;
 mod container;
 mod fabric;
 mod forward_compat;
@@ -34,6 +35,7 @@ mod wsl;
 
 use cdi::*;
 use cdi_devices::*;
+use cdi_version::*;
 use container::*;
 use fabric::*;
 use forward_compat::*;
@@ -50,8 +52,10 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(container_lost_gpu_access(report));
     out.extend(cdi_spec_stale(report));
     out.extend(cdi_spec_device_mismatch(report));
+    out.extend(cdi_spec_version_unsupported(report, manifests));
     out.extend(container_shm_small(report));
     out.extend(visible_devices(report));
+    out.extend(amd_selectors_hide_nvidia(report));
     out.extend(wsl_driver_in_guest(report));
     out.extend(wsl_container_driver_file_missing(report));
     out.extend(fabric_manager(report));

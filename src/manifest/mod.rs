@@ -63,8 +63,8 @@ pub use gpu_ids::{Chip, DeviceRow, GpuIdTable, GpuIds, Identity, Match};
 pub use gpus::{Gpu, GpuTable, Segment, Tflops, device_id, subsystem_id};
 pub use in_use::{InUse, SetInUse};
 pub use install::{
-    AptKeyring, AptPackage, AptRepo, Conda, CondaChannel, DriverFlavor, InstallTable, LocalRepo,
-    Paths, RpmDriver, UbuntuTransition, UnfilledPlaceholder, fill,
+    AptKeyring, AptPackage, AptRepo, CdiEngine, Conda, CondaChannel, DriverFlavor, InstallTable,
+    LocalRepo, Paths, RpmDriver, UbuntuTransition, UnfilledPlaceholder, fill,
 };
 pub use pypi::{PYTHONS, PypiRelease, PypiTable, python_satisfies};
 pub use repos::{Carried, Repo, RepoPackage, RepoTable};

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use crate::host::Host;
-use crate::report::CdiSpec;
+use crate::report::{CdiSpec, ContainerEngine};
 
 /// The folders container engines read specs from, in their order of precedence (the later
 /// one wins on a name clash; both are read).
@@ -47,6 +47,49 @@ pub(crate) fn probe(host: &Host) -> Vec<CdiSpec> {
     out
 }
 
+/// The packages that carry a container engine that reads CDI specs, by manager and name:
+/// Podman, and Docker Engine (Docker's `docker-ce`, Debian's and Ubuntu's `docker.io`, Fedora's
+/// `moby-engine`, Arch's `docker`; Debian's own `docker` package is a system-tray program).
+const ENGINE_PACKAGES: [(&str, &str, &str); 6] = [
+    ("dpkg", "podman", "podman"),
+    ("pacman", "podman", "podman"),
+    ("dpkg", "docker-ce", "docker"),
+    ("dpkg", "docker.io", "docker"),
+    ("dpkg", "moby-engine", "docker"),
+    ("pacman", "docker", "docker"),
+];
+
+/// The container engines installed as dpkg or pacman packages, sorted by package. RPM's
+/// database is not read (a binary format), so Fedora's and RHEL's engines are not listed.
+#[must_use]
+pub(crate) fn engines(host: &Host) -> Vec<ContainerEngine> {
+    let dpkg = host
+        .fs
+        .read_opt("/var/lib/dpkg/status")
+        .map(|s| super::services::dpkg_installed(&s))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| ("dpkg", p));
+    let pacman = super::services::pacman_installed(host)
+        .into_iter()
+        .map(|p| ("pacman", p));
+    let mut out: Vec<ContainerEngine> = dpkg
+        .chain(pacman)
+        .filter_map(|(manager, (name, version))| {
+            let (_, _, engine) = ENGINE_PACKAGES
+                .iter()
+                .find(|(m, p, _)| *m == manager && *p == name)?;
+            Some(ContainerEngine {
+                engine: (*engine).to_string(),
+                package: format!("{manager}: {name}"),
+                version,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.package.cmp(&b.package));
+    out
+}
+
 fn is_spec_name(name: &str) -> bool {
     [".yaml", ".yml", ".json"]
         .iter()
@@ -68,6 +111,7 @@ fn spec(host: &Host, path: &Path, text: &str) -> CdiSpec {
     CdiSpec {
         path: path.display().to_string(),
         kind: field_values(text, "kind").into_iter().next(),
+        cdi_version: field_values(text, "cdiVersion").into_iter().next(),
         driver_version,
         host_paths: u32::try_from(paths.len()).unwrap_or(u32::MAX),
         missing,

@@ -47,7 +47,7 @@ use crate::report::{
 };
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 36] = [
+const REPORTED_VARS: [&str; 37] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -93,6 +93,9 @@ const REPORTED_VARS: [&str; 36] = [
     "NUMBA_CUDA_USE_NVIDIA_BINDING",
     "NUMBA_CUDA_ENABLE_MINOR_VERSION_COMPATIBILITY",
     "NUMBA_CUDA_ENABLE_PYNVJITLINK",
+    // A Slurm job: Slurm sets ROCR_VISIBLE_DEVICES beside CUDA_VISIBLE_DEVICES for its GPU tasks
+    // (`visible-devices-hides-gpus` names gres.conf's `Flags=nvidia_gpu_env`).
+    "SLURM_JOB_ID",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,

@@ -189,18 +189,11 @@ pub(crate) fn driver_packages(host: &Host) -> Vec<String> {
         .filter(|(name, _)| is_module_package(name))
         .map(|(name, version)| format!("dpkg: {name} {version}"))
         .collect();
-    // pacman keeps one folder per package: `<name>-<version>-<release>`.
     out.extend(
-        host.fs
-            .read_dir("/var/lib/pacman/local")
+        super::services::pacman_installed(host)
             .into_iter()
-            .filter_map(|e| {
-                let mut parts = e.name.rsplitn(3, '-');
-                let release = parts.next()?;
-                let version = parts.next()?;
-                let name = parts.next()?;
-                is_module_package(name).then(|| format!("pacman: {name} {version}-{release}"))
-            }),
+            .filter(|(name, _)| is_module_package(name))
+            .map(|(name, version)| format!("pacman: {name} {version}")),
     );
     out.sort();
     out.dedup();

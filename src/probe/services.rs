@@ -58,6 +58,23 @@ pub(crate) fn dpkg_installed(status: &str) -> Vec<(String, String)> {
     out
 }
 
+/// Installed pacman packages as (name, version-release): pacman keeps one folder per package in
+/// `/var/lib/pacman/local`, named `<name>-<version>-<release>`.
+#[must_use]
+pub(crate) fn pacman_installed(host: &Host) -> Vec<(String, String)> {
+    host.fs
+        .read_dir("/var/lib/pacman/local")
+        .into_iter()
+        .filter_map(|e| {
+            let mut parts = e.name.rsplitn(3, '-');
+            let release = parts.next()?;
+            let version = parts.next()?;
+            let name = parts.next()?;
+            Some((name.to_string(), format!("{version}-{release}")))
+        })
+        .collect()
+}
+
 /// Whether a dpkg package name is `prefix` or `prefix-<branch>`.
 fn package_matches(name: &str, prefix: &str) -> bool {
     name == prefix

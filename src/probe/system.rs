@@ -45,6 +45,7 @@ pub(crate) fn probe(host: &Host) -> HostInfo {
             .map(|b| b >> 20),
         cdi_specs: super::cdi::probe(host),
         wsl_driver_store: super::wsl_store::probe(host, wsl),
+        container_engines: super::cdi::engines(host),
     }
 }
 

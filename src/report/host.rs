@@ -56,6 +56,25 @@ pub struct HostInfo {
     /// missing; absent outside WSL or when no such folder is visible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wsl_driver_store: Option<WslDriverStore>,
+    /// Container engines installed as the distribution's packages (dpkg's, pacman's), each with
+    /// its package version: which CDI spec versions the engine reads depends on its release.
+    /// Absent when none is found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_engines: Vec<ContainerEngine>,
+}
+
+/// One container engine package: the engine (`podman`, `docker`) and the package that carries
+/// it, as its package manager records them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ContainerEngine {
+    /// "podman" or "docker".
+    pub engine: String,
+    /// The package, with its manager: "dpkg: podman", "dpkg: docker-ce", "pacman: docker".
+    pub package: String,
+    /// The package's version as recorded ("4.9.3+ds1-1ubuntu0.2", "5:28.2.2-1~debian.12~bookworm").
+    pub version: String,
 }
 
 /// WSL2's NVIDIA driver-store folder and the required files it lacks.
@@ -93,6 +112,10 @@ pub struct CdiSpec {
     /// in order, at most 256: what a container can ask for (`nvidia.com/gpu=0:1`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<String>,
+    /// Its `cdiVersion` ("0.7.0"): an engine whose CDI library does not know that version
+    /// refuses the whole spec. Null when the file does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdi_version: Option<String>,
 }
 
 /// A network interface as `/sys/class/net/<name>` describes it.

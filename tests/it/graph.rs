@@ -282,6 +282,13 @@ fn the_forward_compat_host_generator_reproduces_the_checked_in_block() {
     crate::support::generator_reproduces_its_table("gen-forward-compat-host.py");
 }
 
+/// install.toml's `[[cdi_engine]]` block is what scripts/gen-cdi-engines.py makes of the engines'
+/// go.mod files and the CDI library's versions (vendored in scripts/cdi-engines-data/).
+#[test]
+fn the_cdi_engine_generator_reproduces_the_checked_in_block() {
+    crate::support::generator_reproduces_its_table("gen-cdi-engines.py");
+}
+
 /// The sweep the issue is judged by, over every fixture with `expected-findings.txt`: the root
 /// finding (the report's first: root causes, most severe first) is one the fixture's README
 /// names as the maintainers' cause, and a healthy fixture (an empty file) has no error or

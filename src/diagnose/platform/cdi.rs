@@ -19,9 +19,6 @@ use super::*;
 /// NVIDIA/nvidia-container-toolkit#692) too. Judged on the host only: inside a container the
 /// spec's host paths are not the container's.
 pub(super) fn cdi_spec_stale(report: &Report) -> Vec<Finding> {
-    if report.host.container.is_some() {
-        return Vec::new();
-    }
     let installed = report
         .kernel
         .nvidia_version
@@ -29,18 +26,26 @@ pub(super) fn cdi_spec_stale(report: &Report) -> Vec<Finding> {
         .or(report.driver.version.as_deref())
         .filter(|_| !report.host.wsl)
         .or(report.driver.version.as_deref());
+    host_nvidia_specs(report)
+        .filter(|s| !s.missing.is_empty())
+        .map(|spec| stale(report, spec, installed))
+        .collect()
+}
+
+/// The host's CDI specs for NVIDIA devices (`kind: nvidia.com/...`, or one that names no kind);
+/// none inside a container, where a spec's host paths and the engine that reads it are the
+/// host's, not the container's.
+pub(super) fn host_nvidia_specs(report: &Report) -> impl Iterator<Item = &crate::report::CdiSpec> {
     report
         .host
         .cdi_specs
         .iter()
-        .filter(|s| !s.missing.is_empty())
+        .filter(|_| report.host.container.is_none())
         .filter(|s| {
             s.kind
                 .as_deref()
                 .is_none_or(|k| k.starts_with("nvidia.com/"))
         })
-        .map(|spec| stale(report, spec, installed))
-        .collect()
 }
 
 fn stale(report: &Report, spec: &crate::report::CdiSpec, installed: Option<&str>) -> Finding {

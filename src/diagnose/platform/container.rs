@@ -84,9 +84,10 @@ pub(super) fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
             d.address, d.device_id
         ));
     }
+    let pod_fix;
     let fix = if runtime == "kubernetes" {
-        "Request the GPU in the pod spec: `resources: {limits: {nvidia.com/gpu: 1}}`. The \
-         cluster needs the NVIDIA device plugin or GPU Operator on the GPU nodes."
+        pod_fix = pod_not_injected(visible);
+        pod_fix.as_str()
     } else if runtime == "podman" {
         "Start the container with the GPU: `podman run --device nvidia.com/gpu=all ...`, after \
          generating the CDI spec on the host once: \
@@ -107,6 +108,65 @@ pub(super) fn container_no_gpu_runtime(report: &Report) -> Option<Finding> {
             .fix(fix)
             .build(),
     )
+}
+
+/// The folder of the NVIDIA Container Toolkit's device list kept in mounts (one empty mount per
+/// device under it), which the device plugin's `volume-mounts` strategy names in
+/// `NVIDIA_VISIBLE_DEVICES` instead of the devices themselves.
+const VOLUME_MOUNTS_LIST: &str = "/var/run/nvidia-container-devices";
+
+/// A pod with no GPU injected: what its `NVIDIA_VISIBLE_DEVICES` says of why. The device
+/// plugin hands a pod its devices in the variable (its `envvar` list strategy: UUIDs or indexes)
+/// or as mounts under [`VOLUME_MOUNTS_LIST`] (`volume-mounts`), and the NVIDIA runtime injects
+/// them; the runtime ignores the variable in an unprivileged container when the toolkit's
+/// `accept-nvidia-visible-devices-envvar-when-unprivileged` is false (the GPU Operator's
+/// toolkit env `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED`; elastisys/
+/// compliantkubernetes-apps#2473, where the device plugin's `volume-mounts` setting was lost
+/// while the toolkit refused the variable: "CUDA driver version is insufficient"; NVIDIA/aicr#1354,
+/// "a master gate ... GPU device injection is silently blocked for unprivileged containers"), and
+/// reads the mounts only when `accept-nvidia-visible-devices-as-volume-mounts` is true: the two
+/// directions of the edge between the device plugin's strategy and the toolkit's settings. A
+/// pod that never ran under the NVIDIA runtime (no `runtimeClassName: nvidia` where it is not
+/// containerd's default) shows the same.
+fn pod_not_injected(visible: Option<&str>) -> String {
+    let runtime_class = "The pod must run under the NVIDIA runtime: `runtimeClassName: nvidia` in \
+                         the pod spec, unless `nvidia` is the node's default containerd runtime.";
+    match visible {
+        Some(v) if v.starts_with(VOLUME_MOUNTS_LIST) => format!(
+            "The device plugin passed the pod its GPUs as volume mounts \
+             (`NVIDIA_VISIBLE_DEVICES={v}`, its `DEVICE_LIST_STRATEGY=volume-mounts`), and the \
+             runtime injected none: the NVIDIA Container Toolkit reads that list only with \
+             `accept-nvidia-visible-devices-as-volume-mounts = true` in its config.toml (the GPU \
+             Operator's toolkit env `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true`). Set \
+             it on the GPU nodes, or set the device plugin back to `DEVICE_LIST_STRATEGY=envvar`. \
+             {runtime_class}"
+        ),
+        Some(v) => {
+            let allocated = if v.eq_ignore_ascii_case("all") {
+                "If the pod does not request a GPU (`resources: {limits: {nvidia.com/gpu: 1}}`), \
+                 request it."
+                    .to_string()
+            } else {
+                format!(
+                    "The device plugin did give the pod `{v}` (its `envvar` list strategy), so the \
+                     GPU was requested and allocated."
+                )
+            };
+            format!(
+                "The pod's `NVIDIA_VISIBLE_DEVICES={v}` names GPUs, but the NVIDIA runtime \
+                 injected none. {allocated} The NVIDIA Container Toolkit ignores the variable in \
+                 an unprivileged container when its config.toml has \
+                 `accept-nvidia-visible-devices-envvar-when-unprivileged = false` (the GPU \
+                 Operator's toolkit env `ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false`): \
+                 then either remove that setting, or have the device plugin pass devices as \
+                 volume mounts (`DEVICE_LIST_STRATEGY=volume-mounts`, with \
+                 `ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS=true`). {runtime_class}"
+            )
+        }
+        None => "Request the GPU in the pod spec: `resources: {limits: {nvidia.com/gpu: 1}}`. The \
+                 cluster needs the NVIDIA device plugin or GPU Operator on the GPU nodes."
+            .to_string(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

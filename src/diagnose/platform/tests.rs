@@ -1075,6 +1075,7 @@ fn cdi_report(made: Option<&str>, installed: Option<&str>, missing: &[&str]) -> 
         host_paths: 12,
         missing: missing.iter().map(|m| (*m).to_string()).collect(),
         devices: Vec::new(),
+        cdi_version: None,
     }];
     report
 }
@@ -1335,4 +1336,194 @@ fn an_older_driver_the_guest_itself_or_a_present_library_says_nothing() {
     )));
     // A Toolkit that mounts it.
     assert!(quiet(&wsl_container("560.94", &["nvcubins.bin"], true)));
+}
+
+// container-no-gpu-runtime: what a pod's NVIDIA_VISIBLE_DEVICES says of why nothing was injected
+
+fn bare_pod(visible: &str) -> Report {
+    let mut r = bare_container();
+    r.host.container = Some("kubernetes".into());
+    r.environment = vec![var("NVIDIA_VISIBLE_DEVICES", visible)];
+    r
+}
+
+fn fix_of<'a>(found: &'a [Finding], id: &str) -> &'a str {
+    one(found, id).fix.as_deref().unwrap_or_default()
+}
+
+#[test]
+fn a_pod_given_a_device_by_the_plugin_is_told_the_runtime_refused_the_variable() {
+    let found = run(&bare_pod("MIG-8a1f3c6e-2b4d-5e7f-9a0b-1c2d3e4f5a6b"));
+    let fix = fix_of(&found, "container-no-gpu-runtime");
+    assert!(
+        fix.contains("accept-nvidia-visible-devices-envvar-when-unprivileged"),
+        "{fix}"
+    );
+    assert!(fix.contains("DEVICE_LIST_STRATEGY=volume-mounts"), "{fix}");
+    assert!(fix.contains("requested and allocated"), "{fix}");
+    assert!(fix.contains("runtimeClassName: nvidia"), "{fix}");
+    assert!(!fix.contains("Request the GPU in the pod spec"), "{fix}");
+}
+
+#[test]
+fn a_pod_with_a_volume_mounts_list_is_told_the_toolkit_must_accept_mounts() {
+    let found = run(&bare_pod("/var/run/nvidia-container-devices"));
+    let fix = fix_of(&found, "container-no-gpu-runtime");
+    assert!(
+        fix.contains("accept-nvidia-visible-devices-as-volume-mounts = true"),
+        "{fix}"
+    );
+    assert!(fix.contains("DEVICE_LIST_STRATEGY=envvar"), "{fix}");
+    assert!(
+        !fix.contains("envvar-when-unprivileged = false"),
+        "the other direction's setting: {fix}"
+    );
+}
+
+#[test]
+fn a_pod_with_the_images_all_may_also_have_to_request_the_gpu() {
+    let found = run(&bare_pod("all"));
+    let fix = fix_of(&found, "container-no-gpu-runtime");
+    assert!(fix.contains("If the pod does not request a GPU"), "{fix}");
+    assert!(
+        fix.contains("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"),
+        "{fix}"
+    );
+}
+
+// cdi-spec-version-unsupported
+
+fn cdi_engine_host(cdi_version: Option<&str>, engines: &[(&str, &str, &str)]) -> Report {
+    let mut r = Report::default();
+    r.host.cdi_specs = vec![crate::report::CdiSpec {
+        path: "/etc/cdi/nvidia.yaml".into(),
+        kind: Some("nvidia.com/gpu".into()),
+        host_paths: 12,
+        cdi_version: cdi_version.map(str::to_string),
+        ..crate::report::CdiSpec::default()
+    }];
+    r.host.container_engines = engines
+        .iter()
+        .map(
+            |(engine, package, version)| crate::report::ContainerEngine {
+                engine: (*engine).into(),
+                package: (*package).into(),
+                version: (*version).into(),
+            },
+        )
+        .collect();
+    r
+}
+
+#[test]
+fn a_070_spec_under_podman_493_is_unreadable_and_names_the_first_podman_that_reads_it() {
+    let r = cdi_engine_host(
+        Some("0.7.0"),
+        &[("podman", "dpkg: podman", "4.9.3+ds1-1ubuntu0.2")],
+    );
+    let found = run(&r);
+    let f = one(&found, "cdi-spec-version-unsupported");
+    assert_eq!(f.severity, Severity::Error);
+    assert!(f.title.contains("Podman 4.9.3 cannot read"), "{f:#?}");
+    assert!(has_evidence(f, "CDI library v0.6.2"), "{f:#?}");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("Podman 5.1.0 or later"), "{fix}");
+}
+
+#[test]
+fn docker_with_an_epoch_is_read_by_its_upstream_release_both_ways() {
+    // Docker 26.0.2 vendors CDI v0.6.2 (0.6.0 at most); 26.1.0 v0.7.1 (0.7.0).
+    let old = cdi_engine_host(
+        Some("0.7.0"),
+        &[("docker", "dpkg: docker-ce", "5:26.0.2-1~ubuntu.24.04~noble")],
+    );
+    let f = one(&run(&old), "cdi-spec-version-unsupported").clone();
+    assert!(f.title.contains("Docker Engine 26.0.2"), "{f:#?}");
+    assert!(
+        f.fix
+            .as_deref()
+            .is_some_and(|x| x.contains("Docker Engine 26.1.0 or later")),
+        "{f:#?}"
+    );
+    let new = cdi_engine_host(
+        Some("0.7.0"),
+        &[("docker", "dpkg: docker-ce", "5:26.1.0-1~ubuntu.24.04~noble")],
+    );
+    assert!(run(&new).is_empty());
+}
+
+#[test]
+fn an_older_spec_a_newer_engine_an_unknown_release_or_a_container_say_nothing() {
+    // An engine newer than the spec reads it (the older direction does not fail).
+    let older_spec = cdi_engine_host(Some("0.5.0"), &[("podman", "dpkg: podman", "4.9.3")]);
+    assert!(run(&older_spec).is_empty());
+    let newer_engine = cdi_engine_host(Some("0.7.0"), &[("podman", "pacman: podman", "5.7.0-1")]);
+    assert!(run(&newer_engine).is_empty());
+    // A release newer than every one the table read is not judged.
+    let unknown = cdi_engine_host(Some("9.0.0"), &[("podman", "dpkg: podman", "99.0.0")]);
+    assert!(run(&unknown).is_empty());
+    let no_version = cdi_engine_host(None, &[("podman", "dpkg: podman", "4.9.3")]);
+    assert!(run(&no_version).is_empty());
+    let mut inside = cdi_engine_host(Some("0.7.0"), &[("podman", "dpkg: podman", "4.9.3")]);
+    inside.host.container = Some("podman".into());
+    assert!(run(&inside).is_empty());
+}
+
+// visible-devices-hides-gpus: AMD's selectors on an NVIDIA-only machine beside ollama
+
+fn ollama_node(vars: &[(&str, &str)]) -> Report {
+    let mut r = Report {
+        gpus: vec![gpu(0, "NVIDIA H100 PCIe", "0x2331")],
+        ..Report::default()
+    };
+    r.environment = vars.iter().map(|(n, v)| var(n, v)).collect();
+    r.libraries.cuda_code = vec![crate::report::CudaCode {
+        program: "ollama".into(),
+        path: "/opt/ollama/lib/ollama/cuda_v12/libggml-cuda.so".into(),
+        sass: vec!["9.0".into()],
+        ptx: Vec::new(),
+        capped: false,
+    }];
+    r
+}
+
+#[test]
+fn slurms_rocr_visible_devices_beside_ollama_on_nvidia_is_a_warning_naming_gres_conf() {
+    let r = ollama_node(&[
+        ("CUDA_VISIBLE_DEVICES", "0"),
+        ("ROCR_VISIBLE_DEVICES", "0"),
+        ("SLURM_JOB_ID", "4817265"),
+    ]);
+    let found = run(&r);
+    let f = one(&found, "visible-devices-hides-gpus");
+    assert_eq!(f.severity, Severity::Warning);
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("unset ROCR_VISIBLE_DEVICES"), "{fix}");
+    assert!(fix.contains("Flags=nvidia_gpu_env"), "{fix}");
+    // Outside Slurm, the fix does not speak of gres.conf; an empty value counts too.
+    let plain = ollama_node(&[("HIP_VISIBLE_DEVICES", "")]);
+    let found = run(&plain);
+    let fix = fix_of(&found, "visible-devices-hides-gpus");
+    assert!(fix.contains("unset HIP_VISIBLE_DEVICES"), "{fix}");
+    assert!(!fix.contains("gres.conf"), "{fix}");
+}
+
+#[test]
+fn amd_selectors_without_ollama_or_beside_an_amd_gpu_say_nothing() {
+    let mut no_ollama = ollama_node(&[("ROCR_VISIBLE_DEVICES", "0")]);
+    no_ollama.libraries.cuda_code.clear();
+    assert!(run(&no_ollama).is_empty());
+    let mut with_amd = ollama_node(&[("ROCR_VISIBLE_DEVICES", "0")]);
+    with_amd.gpus.push(Gpu {
+        index: 1,
+        vendor: crate::report::GpuVendor::Amd,
+        ..Gpu::default()
+    });
+    assert!(
+        !ids(&run(&with_amd)).contains(&"visible-devices-hides-gpus"),
+        "{:?}",
+        ids(&run(&with_amd))
+    );
+    let unset = ollama_node(&[("CUDA_VISIBLE_DEVICES", "0")]);
+    assert!(run(&unset).is_empty());
 }

@@ -198,3 +198,99 @@ pub(super) fn visible_devices(report: &Report) -> Option<Finding> {
     }
     Some(f.fix(fixes.join(" ")).build())
 }
+
+/// The AMD variables ollama's backend loader reads: from ollama 0.9.3 (commit 1c6669e6, "Re-remove
+/// cuda v11") to 0.11.4 (gone in d5a0d8d9, "llm: New memory management", first in 0.11.5),
+/// `ggml_backend_load_all_from_path` loads the CUDA backend only `if (!hip_devices &&
+/// !rocr_devices)` and the HIP one otherwise ("Avoid mixed hip+cuda configurations"), whatever
+/// their value, an empty one included.
+const HIP_SELECTORS: [&str; 2] = ["ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"];
+
+/// AMD's GPU-selection variables set where every GPU is NVIDIA's, beside ollama's CUDA backend:
+/// ollama 0.9.3 to 0.11.4 then load no CUDA backend and run on the CPU. Slurm sets
+/// `CUDA_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` for every task that
+/// asks for GPUs unless `gres.conf` says `Flags=nvidia_gpu_env` (ollama/ollama#11220, "SLURM
+/// incorrectly sets `ROCR_VISIBLE_DEVICES=0`"; alan-turing-institute/ollama-hpc-example#1). A
+/// warning: ollama's release is not read, and later releases ignore the variables. Not judged
+/// where an AMD GPU is on the bus (the variable may be meant for it).
+pub(super) fn amd_selectors_hide_nvidia(report: &Report) -> Option<Finding> {
+    let gpus = machine_gpus(report);
+    let amd_gpu = report
+        .gpus
+        .iter()
+        .any(|g| g.vendor == crate::report::GpuVendor::Amd);
+    if gpus.is_empty() || amd_gpu {
+        return None;
+    }
+    if report
+        .pci_devices
+        .iter()
+        .any(|d| d.vendor == "amd" && d.class.starts_with("0x03"))
+    {
+        return None;
+    }
+    let set: Vec<(&str, &str)> = HIP_SELECTORS
+        .iter()
+        .filter_map(|name| env(report, name).map(|v| (*name, v)))
+        .collect();
+    let (first, _) = *set.first()?;
+    let ollama: Vec<&str> = report
+        .libraries
+        .cuda_code
+        .iter()
+        .filter(|c| c.program == "ollama")
+        .map(|c| c.path.as_str())
+        .collect();
+    let lib = *ollama.first()?;
+    let slurm = env(report, "SLURM_JOB_ID").is_some();
+    let names: Vec<&str> = set.iter().map(|(n, _)| *n).collect();
+    let mut f = FindingBuilder::new(
+        &ids::VISIBLE_DEVICES_HIDES_GPUS,
+        Severity::Warning,
+        format!(
+            "{} is set on a machine whose GPUs are all NVIDIA's: ollama 0.9.3 to 0.11.4 then \
+             load no CUDA backend",
+            names.join(" and ")
+        ),
+    )
+    .detail(
+        "ollama releases 0.9.3 to 0.11.4 choose between their CUDA and ROCm backends by AMD's \
+         GPU-selection variables: when ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES is set, to \
+         any value, an empty one included, they load the ROCm backend instead of CUDA, find no \
+         AMD GPU, and run models on the CPU, though CUDA_VISIBLE_DEVICES names the GPU.",
+    );
+    for (name, value) in &set {
+        f = f.evidence(format!("{name}={value:?}"));
+    }
+    f = f.evidence(format!("ollama's CUDA backend: {lib}"));
+    if slurm {
+        f = f.evidence(
+            "SLURM_JOB_ID is set: Slurm sets ROCR_VISIBLE_DEVICES (with CUDA_VISIBLE_DEVICES and \
+             GPU_DEVICE_ORDINAL) for a task that asks for GPUs, unless gres.conf says \
+             Flags=nvidia_gpu_env",
+        );
+    }
+    for gpu in &gpus {
+        f = f.subject(gpu.subject());
+    }
+    let unset = format!("unset {}", names.join(" "));
+    let fix = if slurm {
+        format!(
+            "Remove the variable before starting ollama, in the job script: `{unset}` (setting \
+             it empty is not enough; it must be unset). On the cluster, the administrators can \
+             add `Flags=nvidia_gpu_env` to the NVIDIA GPUs' lines in gres.conf, so Slurm sets \
+             only CUDA_VISIBLE_DEVICES for them. ollama 0.11.5 and later no longer read the \
+             variable."
+        )
+    } else {
+        format!(
+            "Unset the variable where ollama starts (`{unset}`; an empty value is not enough), \
+             or upgrade ollama to 0.11.5 or later, which no longer reads it for this choice."
+        )
+    };
+    Some(
+        f.subject(Subject::EnvVar(first.to_string()))
+            .fix(fix)
+            .build(),
+    )
+}
