@@ -19,6 +19,7 @@ pub(crate) mod libs;
 pub(crate) mod linkmap;
 pub(crate) mod loader;
 pub(crate) mod module_builds;
+pub(crate) mod gpu_switch;
 pub(crate) mod module_files;
 pub(crate) mod net;
 pub(crate) mod node_envs;
@@ -196,7 +197,13 @@ struct ModuleFiles {
     headers: Option<bool>,
     /// While no module is there for the running kernel: the other kernels that have one.
     other_kernels: Vec<String>,
+    /// While a module built for the running kernel is not loaded under Secure Boot: whether
+    /// the kernel's config has the machine keyring that trusts MOK keys for modules.
+    machine_keyring: Option<bool>,
 }
+
+/// The kernel option that puts MOK keys where module signatures are checked (Linux 5.18+).
+const MACHINE_KEYRING: &str = "CONFIG_INTEGRITY_MACHINE_KEYRING";
 
 fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
     let kernel = &first.kernel;
@@ -232,6 +239,12 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
         } else {
             module_builds::other_kernels_with_module(host, release)
         };
+        let machine_keyring = (!kernel.nvidia_loaded
+            && !files.is_empty()
+            && first.system.secure_boot == Some(true))
+        .then(|| host.fs.read_opt(format!("/boot/config-{release}")))
+        .flatten()
+        .and_then(|config| crate::parse::kernel::config_option(&config, MACHINE_KEYRING));
         ModuleFiles {
             nvidia: files,
             infiniband_absent: absent,
@@ -239,6 +252,7 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
             builds,
             headers,
             other_kernels,
+            machine_keyring,
         }
     });
     ModuleFacts {
@@ -320,6 +334,7 @@ fn second_stage(
         kernel.module_builds = files.builds;
         kernel.kernel_headers = files.headers;
         kernel.module_kernels = files.other_kernels;
+        kernel.machine_keyring = files.machine_keyring;
         if let Some(absent) = files.infiniband_absent {
             kernel.infiniband_modules_absent = absent;
         }

@@ -58,7 +58,7 @@ mod vocab;
 pub use driver::{DriverInfo, DriverLibrary};
 pub use gpu::{EccCounts, Gpu, GpuFabric, GpuVendor};
 pub use host::{
-    CdiSpec, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo, NVLINK5_INFINIBAND_MODULES,
+    CdiSpec, GpuSwitch, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo, NVLINK5_INFINIBAND_MODULES,
     NetInterface, PciDevice, Service, WslDriverStore,
 };
 pub use libraries::{
