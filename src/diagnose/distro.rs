@@ -716,10 +716,16 @@ mod tests {
     fn ubuntu_s_transitional_legacy_branch_is_named_by_its_server_packages() {
         let ubuntu = on("ubuntu");
         let kepler = legacy_branch(&ubuntu, install(), 470);
-        assert!(kepler.contains("sudo apt install nvidia-driver-470-server"), "{kepler}");
+        assert!(
+            kepler.contains("sudo apt install nvidia-driver-470-server"),
+            "{kepler}"
+        );
         assert!(kepler.contains("R535"), "{kepler}");
         let pascal = legacy_branch(&ubuntu, install(), 580);
-        assert!(pascal.contains("sudo apt install nvidia-driver-580`"), "{pascal}");
+        assert!(
+            pascal.contains("sudo apt install nvidia-driver-580`"),
+            "{pascal}"
+        );
     }
 
     #[test]

@@ -229,7 +229,11 @@ fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
              do), or turn Secure Boot off in the firmware settings, and ask the distribution \
              for this kernel with the machine keyring. Do not reinstall the driver or enroll \
              the key again.",
-            report.host.kernel_release.as_deref().unwrap_or("the running kernel")
+            report
+                .host
+                .kernel_release
+                .as_deref()
+                .unwrap_or("the running kernel")
         ),
         (true, Some(true)) => format!(
             "Secure Boot is on and the nvidia module built for this kernel is signed with a key \
@@ -656,13 +660,19 @@ mod tests {
         r.kernel.module_packages = vec!["dpkg: nvidia-dkms-570 570.144-0ubuntu1".into()];
         let lagging = fix(&r);
         assert!(!lagging.starts_with("Reboot."), "{lagging}");
-        assert!(lagging.contains("sudo apt update && sudo apt full-upgrade"), "{lagging}");
+        assert!(
+            lagging.contains("sudo apt update && sudo apt full-upgrade"),
+            "{lagging}"
+        );
         r.kernel.module_packages.clear();
         r.host.os_id = Some("bazzite".into());
         r.host.ostree = true;
         let image = fix(&r);
         assert!(image.contains("sudo rpm-ostree rollback"), "{image}");
-        assert!(!image.contains("rmmod") && !image.contains("dnf "), "{image}");
+        assert!(
+            !image.contains("rmmod") && !image.contains("dnf "),
+            "{image}"
+        );
     }
 
     /// deepin-community/kernel#2144: with the module built and signed under Secure Boot, a
@@ -676,8 +686,9 @@ mod tests {
         };
         r.host.secure_boot = Some(true);
         r.host.kernel_release = Some("6.18.48-amd64-desktop-rolling".into());
-        r.kernel.module_files =
-            vec!["/lib/modules/6.18.48-amd64-desktop-rolling/updates/dkms/nvidia-current.ko.zst".into()];
+        r.kernel.module_files = vec![
+            "/lib/modules/6.18.48-amd64-desktop-rolling/updates/dkms/nvidia-current.ko.zst".into(),
+        ];
         let fix = |r: &Report| diagnose(r)[0].fix.clone().unwrap_or_default();
         for keyring in [Some(true), None] {
             r.kernel.machine_keyring = keyring;

@@ -1,5 +1,5 @@
 //! The NVIDIA GPU switched off on purpose: a graphics switcher's integrated mode (EnvyControl,
-//! Ubuntu's nvidia-prime), or any modprobe, kernel command line or udev configuration that
+//! Ubuntu's nvidia-prime, openSUSE's SUSEPrime), or any modprobe, kernel command line or udev configuration that
 //! blocks the `nvidia` module or removes the GPU from the PCI bus (`report.kernel.gpu_switch`,
 //! read by `probe::gpu_switch`). The driver is not missing and Secure Boot refused nothing:
 //! switching back is the fix, not a reinstall. Finding: `gpu-switched-off`.
@@ -31,11 +31,12 @@ fn switched_off(report: &Report) -> Option<Finding> {
     let title = match tool {
         Some("envycontrol") => "EnvyControl's integrated mode has switched the NVIDIA GPU off",
         Some("nvidia-prime") => "nvidia-prime's intel profile keeps the nvidia module from loading",
+        Some("suse-prime") => "SUSEPrime's bbswitch blacklist keeps the nvidia module from loading",
         _ if removed => "A udev rule removes the NVIDIA GPU from the PCI bus at boot",
         _ => "The system's modprobe configuration keeps the nvidia module from loading",
     };
-    let mut f = FindingBuilder::new(&ids::GPU_SWITCHED_OFF, Severity::Error, title).detail(
-        if removed {
+    let mut f =
+        FindingBuilder::new(&ids::GPU_SWITCHED_OFF, Severity::Error, title).detail(if removed {
             "A udev rule removes the NVIDIA GPU from the PCI bus as it appears at boot, and the \
              nvidia module is kept from loading, so no driver sees the GPU (`lspci` does not \
              list it) and no CUDA program can use it. This is a graphics switcher's \
@@ -46,8 +47,7 @@ fn switched_off(report: &Report) -> Option<Finding> {
              nvidia-smi cannot reach a driver, though the GPU is on the bus and the driver is \
              installed. This is a graphics switcher's integrated (power-saving) profile or a \
              leftover blacklist, not a missing driver or a Secure Boot refusal."
-        },
-    );
+        });
     for line in switch.module_blocked.iter().chain(&switch.device_removed) {
         f = f.evidence(line.clone());
     }
@@ -91,12 +91,15 @@ fn fix(report: &Report, switch: &GpuSwitch) -> String {
             distro::rebuild_initramfs(report)
         )
     };
-    let cmdline = switch
+    let cmdline = if switch
         .module_blocked
         .iter()
         .any(|l| l.starts_with("/proc/cmdline"))
-        .then_some(" and take `nvidia` out of the kernel command line's module blacklist")
-        .unwrap_or_default();
+    {
+        " and take `nvidia` out of the kernel command line's module blacklist"
+    } else {
+        ""
+    };
     match switch.tool.as_deref() {
         Some("envycontrol") => format!(
             "Switch EnvyControl back to hybrid mode and reboot: `sudo envycontrol -s hybrid` \
@@ -109,6 +112,11 @@ fn fix(report: &Report, switch: &GpuSwitch) -> String {
              prime-select on-demand` (the NVIDIA GPU for CUDA and offloaded programs, the \
              integrated one for the desktop) or `sudo prime-select nvidia`{cmdline}; \
              `prime-select query` says which is set."
+        ),
+        Some("suse-prime") => format!(
+            "Switch SUSEPrime to a mode that loads the driver and reboot: `sudo prime-select \
+             offload` (the NVIDIA GPU for CUDA and offloaded programs) or `sudo prime-select \
+             nvidia`{cmdline}; its bbswitch blacklist is for the `intel` mode only."
         ),
         _ if delete.is_empty() => "Take `nvidia` out of the kernel command line's module \
              blacklist (the boot loader's configuration) and reboot."
@@ -166,7 +174,10 @@ mod tests {
         let f = diagnose(&r).remove(0);
         let fix = f.fix.unwrap_or_default();
         assert!(fix.contains("sudo envycontrol -s hybrid"), "{fix}");
-        assert!(fix.contains("/etc/udev/rules.d/50-remove-nvidia.rules"), "{fix}");
+        assert!(
+            fix.contains("/etc/udev/rules.d/50-remove-nvidia.rules"),
+            "{fix}"
+        );
         assert!(fix.contains("dracut --force --regenerate-all"), "{fix}");
         assert!(!fix.contains("update-initramfs"), "{fix}");
     }
@@ -213,7 +224,10 @@ mod tests {
             device_removed: Vec::new(),
             prime_profile: None,
         };
-        let fix = diagnose(&laptop("arch", own, true)).remove(0).fix.unwrap_or_default();
+        let fix = diagnose(&laptop("arch", own, true))
+            .remove(0)
+            .fix
+            .unwrap_or_default();
         assert!(fix.contains("`/etc/modprobe.d/no-nvidia.conf`"), "{fix}");
         assert!(fix.contains("mkinitcpio -P"), "{fix}");
     }

@@ -32,6 +32,17 @@ pub fn tool(text: &str) -> Option<&'static str> {
     None
 }
 
+/// The switcher a file belongs to by its name, where its files carry no header: SUSEPrime's
+/// bbswitch blacklist `09-nvidia-modprobe-bbswitch-G04.conf` (`blacklist nvidia`, ...;
+/// openSUSE/SUSEPrime, whose maintainer's way back is `prime-select nvidia` or `prime-select
+/// offload`, openSUSE/SUSEPrime#79).
+#[must_use]
+pub fn tool_by_name(file_name: &str) -> Option<&'static str> {
+    file_name
+        .starts_with("09-nvidia-modprobe-bbswitch-")
+        .then_some("suse-prime")
+}
+
 /// The `modprobe.d` lines that keep the `nvidia` module from loading: it is blacklisted (no
 /// device alias loads it at boot), aliased `off`, or installed as a command that loads nothing.
 /// Only the `nvidia` module itself counts (`blacklist nvidiafb` does not).
@@ -110,6 +121,11 @@ mod tests {
         assert_eq!(tool(ENVY_UDEV), Some("envycontrol"));
         assert_eq!(tool(PRIME_BLACKLIST), Some("nvidia-prime"));
         assert_eq!(
+            tool_by_name("09-nvidia-modprobe-bbswitch-G04.conf"),
+            Some("suse-prime")
+        );
+        assert_eq!(tool_by_name("blacklist-nvidia.conf"), None);
+        assert_eq!(
             modprobe_blocks(ENVY_BLACKLIST),
             ["blacklist nvidia", "alias nvidia off"]
         );
@@ -147,8 +163,13 @@ mod tests {
             cmdline_blocks("BOOT_IMAGE=/vmlinuz ro modprobe.blacklist=nouveau,nvidia quiet"),
             ["modprobe.blacklist=nouveau,nvidia"]
         );
-        assert_eq!(cmdline_blocks("module_blacklist=nvidia"), ["module_blacklist=nvidia"]);
-        assert!(cmdline_blocks("rd.driver.blacklist=nouveau modprobe.blacklist=nouveau").is_empty());
+        assert_eq!(
+            cmdline_blocks("module_blacklist=nvidia"),
+            ["module_blacklist=nvidia"]
+        );
+        assert!(
+            cmdline_blocks("rd.driver.blacklist=nouveau modprobe.blacklist=nouveau").is_empty()
+        );
         assert!(cmdline_blocks("modprobe.blacklist=nvidiafb").is_empty());
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn probe(host: &Host) -> Option<GpuSwitch> {
                 if hits.is_empty() {
                     continue;
                 }
-                tools.extend(gpu_switch::tool(&text));
+                tools.extend(gpu_switch::tool(&text).or(gpu_switch::tool_by_name(&entry.name)));
                 let path = entry.path.display().to_string();
                 let list = if removes {
                     &mut found.device_removed

@@ -11,6 +11,7 @@ pub(crate) mod cuda_code;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
 pub(crate) mod ggml;
+pub(crate) mod gpu_switch;
 pub(crate) mod host_compiler;
 pub(crate) mod image_env;
 pub(crate) mod interp_cache;
@@ -19,7 +20,6 @@ pub(crate) mod libs;
 pub(crate) mod linkmap;
 pub(crate) mod loader;
 pub(crate) mod module_builds;
-pub(crate) mod gpu_switch;
 pub(crate) mod module_files;
 pub(crate) mod net;
 pub(crate) mod node_envs;
@@ -239,12 +239,11 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
         } else {
             module_builds::other_kernels_with_module(host, release)
         };
-        let machine_keyring = (!kernel.nvidia_loaded
-            && !files.is_empty()
-            && first.system.secure_boot == Some(true))
-        .then(|| host.fs.read_opt(format!("/boot/config-{release}")))
-        .flatten()
-        .and_then(|config| crate::parse::kernel::config_option(&config, MACHINE_KEYRING));
+        let machine_keyring =
+            (!kernel.nvidia_loaded && !files.is_empty() && first.system.secure_boot == Some(true))
+                .then(|| host.fs.read_opt(format!("/boot/config-{release}")))
+                .flatten()
+                .and_then(|config| crate::parse::kernel::config_option(&config, MACHINE_KEYRING));
         ModuleFiles {
             nvidia: files,
             infiniband_absent: absent,

@@ -240,8 +240,8 @@ pub struct KernelInfo {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GpuSwitch {
-    /// The switcher whose files these are, from their header comment: `envycontrol`,
-    /// `nvidia-prime`; null when no known tool wrote them.
+    /// The switcher whose files these are, from their header comment (`envycontrol`,
+    /// `nvidia-prime`) or their name (`suse-prime`); null when no known tool wrote them.
     pub tool: Option<String>,
     /// Where the `nvidia` module is blocked, as "file: line" (`blacklist nvidia`, `alias nvidia
     /// off`, `install nvidia /bin/false`; `/proc/cmdline: modprobe.blacklist=...nvidia`).

@@ -58,8 +58,8 @@ mod vocab;
 pub use driver::{DriverInfo, DriverLibrary};
 pub use gpu::{EccCounts, Gpu, GpuFabric, GpuVendor};
 pub use host::{
-    CdiSpec, GpuSwitch, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo, NVLINK5_INFINIBAND_MODULES,
-    NetInterface, PciDevice, Service, WslDriverStore,
+    CdiSpec, GpuSwitch, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo,
+    NVLINK5_INFINIBAND_MODULES, NetInterface, PciDevice, Service, WslDriverStore,
 };
 pub use libraries::{
     CudaCode, FrameworkLoads, HostCompiler, Libraries, Library, LibraryLoad, LibraryOwner,
