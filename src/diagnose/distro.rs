@@ -161,11 +161,7 @@ pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64
         );
     }
     match of(report) {
-        Distro::Ubuntu => format!(
-            "Install Ubuntu's R{branch} driver in place of the newer one: `sudo apt install \
-             nvidia-driver-{branch}` (remove the newer `nvidia-driver-*` packages it does not \
-             replace; `ubuntu-drivers list` shows the ones for this GPU), then reboot"
-        ),
+        Distro::Ubuntu => ubuntu_legacy_branch(install, branch),
         Distro::Fedora => format!(
             "Replace RPM Fusion's current driver with its R{branch} legacy packages: `sudo dnf \
              remove 'xorg-x11-drv-nvidia*' 'akmod-nvidia*'`, then `sudo dnf install \
@@ -224,6 +220,28 @@ pub(crate) fn legacy_branch(report: &Report, install: &InstallTable, branch: u64
             "Install NVIDIA's R{branch} legacy branch, the last one that drives this GPU, in \
              place of the newer driver (your distribution's R{branch} packages, or NVIDIA's \
              R{branch} `.run` installer; `gpu-doctor plan` writes the steps), then reboot"
+        ),
+    }
+}
+
+/// Ubuntu's legacy branch: `nvidia-driver-<branch>`, unless the archive turned that package
+/// into a transitional one to a newer branch (R470 to R535 since July 2025, `install.toml`'s
+/// `[[ubuntu_transition]]`), where the branch lives on only as `nvidia-driver-<branch>-server`
+/// (linuxmint/mintdrivers#111: the plain `nvidia-driver-470` "attempted to depend on/install
+/// NVIDIA 535 packages").
+fn ubuntu_legacy_branch(install: &InstallTable, branch: u64) -> String {
+    match install.ubuntu_transition(branch, "generic") {
+        Some(t) if install.ubuntu_transition(branch, "server").is_none() => format!(
+            "Install Ubuntu's R{branch} driver in place of the newer one, from its `-server` \
+             packages: `sudo apt install nvidia-driver-{branch}-server` (the plain \
+             `nvidia-driver-{branch}` is now a transitional package that installs R{}, which \
+             does not drive this GPU; remove the newer `nvidia-driver-*` packages), then reboot",
+            t.to_branch
+        ),
+        _ => format!(
+            "Install Ubuntu's R{branch} driver in place of the newer one: `sudo apt install \
+             nvidia-driver-{branch}` (remove the newer `nvidia-driver-*` packages it does not \
+             replace; `ubuntu-drivers list` shows the ones for this GPU), then reboot"
         ),
     }
 }
@@ -532,6 +550,50 @@ pub(crate) fn update_driver(report: &Report) -> String {
     }
 }
 
+/// How to bring an rpm-ostree deployment's kernel module and driver libraries back to one
+/// release: the booted deployment carries both, so a reboot boots the same pair again. A
+/// Universal Blue image that shipped them apart is fixed in its build (ublue-os/bazzite#2668,
+/// ublue-os/main#891: "ensure kmod-nvidia version matches nvidia-driver"), and the previous
+/// deployment is the way back meanwhile; on Fedora atomic the layered RPM Fusion packages are
+/// updated together with the base.
+pub(crate) fn deployment_mismatch(report: &Report, module: &str, libraries: &str) -> String {
+    let what = format!(
+        "The booted deployment carries the {module} kernel module and the {libraries} driver \
+         libraries, so a reboot into it loads the same pair again."
+    );
+    match of(report) {
+        Distro::UniversalBlue => format!(
+            "{what} The image shipped them apart: `sudo rpm-ostree rollback` and reboot into \
+             the previous deployment, whose module and libraries agree (`rpm-ostree status` \
+             lists it), then `sudo rpm-ostree upgrade` once the image's maintainers publish a \
+             fixed image; no package on the machine can replace the image's driver."
+        ),
+        _ => format!(
+            "{what} `sudo rpm-ostree rollback` and reboot into the previous deployment, or \
+             `sudo rpm-ostree upgrade` so that the layered driver packages and their module \
+             are of one release, then reboot."
+        ),
+    }
+}
+
+/// How to rebuild the initramfs, so that a change under `/etc/modprobe.d` reaches early boot,
+/// in the distribution's words: EnvyControl's own `_rebuild_initramfs` (`update-initramfs -u -k
+/// all` on Debian and Ubuntu, `dracut --force --regenerate-all` on the Red Hat family and SUSE)
+/// and Arch's `mkinitcpio -P` (every preset; the Arch wiki's mkinitcpio page).
+pub(crate) fn rebuild_initramfs(report: &Report) -> String {
+    match of(report) {
+        Distro::Ubuntu | Distro::Debian => "`sudo update-initramfs -u -k all`".to_string(),
+        Distro::Fedora | Distro::Rhel => "`sudo dracut --force --regenerate-all`".to_string(),
+        Distro::Arch => "`sudo mkinitcpio -P`".to_string(),
+        Distro::FedoraAtomic
+        | Distro::UniversalBlue
+        | Distro::Nixos
+        | Distro::Talos
+        | Distro::Gentoo
+        | Distro::Other => "your distribution's initramfs rebuild".to_string(),
+    }
+}
+
 /// How to update the kernel together with its headers (the build tree DKMS and akmods build
 /// against), in the distribution's words: the kernel's headers come from the same source
 /// package, so updating both brings a fixed build tree (CachyOS/linux-cachyos#809).
@@ -644,6 +706,8 @@ mod tests {
                 update_driver(&r),
                 update_kernel(&r),
                 supported_branch(&r, install()),
+                rebuild_initramfs(&r),
+                deployment_mismatch(&r, "570.144", "570.153.02"),
             ] {
                 assert!(!text.contains("  "), "{id}: {text}");
                 assert!(!text.contains('\n'), "{id}: {text}");
@@ -664,6 +728,25 @@ mod tests {
         ] {
             assert_eq!(arch_headers_package(release), package, "{release}");
         }
+    }
+
+    /// Ubuntu made `nvidia-driver-470` a transitional package to R535 (install.toml's
+    /// `[[ubuntu_transition]]`), which does not drive Kepler: the legacy words name the 470
+    /// `-server` packages; R580, not transitional, keeps its own name.
+    #[test]
+    fn ubuntu_s_transitional_legacy_branch_is_named_by_its_server_packages() {
+        let ubuntu = on("ubuntu");
+        let kepler = legacy_branch(&ubuntu, install(), 470);
+        assert!(
+            kepler.contains("sudo apt install nvidia-driver-470-server"),
+            "{kepler}"
+        );
+        assert!(kepler.contains("R535"), "{kepler}");
+        let pascal = legacy_branch(&ubuntu, install(), 580);
+        assert!(
+            pascal.contains("sudo apt install nvidia-driver-580`"),
+            "{pascal}"
+        );
     }
 
     #[test]

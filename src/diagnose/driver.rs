@@ -119,6 +119,13 @@ fn no_driver(report: &Report, manifests: &Manifests) -> Option<Finding> {
     f = f.evidence("nvidia kernel module: not in /proc/modules, no /proc/driver/nvidia/version");
     if report.host.secure_boot == Some(true) {
         f = f.evidence("Secure Boot: enabled (an unsigned module will not load)");
+        if report.kernel.machine_keyring == Some(false) {
+            f = f.evidence(format!(
+                "/boot/config-{}: # CONFIG_INTEGRITY_MACHINE_KEYRING is not set (MOK keys are \
+                 not trusted for modules)",
+                report.host.kernel_release.as_deref().unwrap_or("<release>")
+            ));
+        }
     }
     f = f.subject(Subject::Driver(None));
     if report.driver.nvidia_smi.status != ProbeStatus::Absent
@@ -194,14 +201,40 @@ fn host_no_driver_fix(report: &Report, manifests: &Manifests) -> String {
              build failed for this one (`sudo dkms status`; the build's make.log under \
              /var/lib/dkms says why: a kernel newer than the branch supports needs a newer \
              branch). Boot {}, or install a driver whose module builds for this kernel: {}.",
+            // The reporter's own way out on AlmaLinux 9.7 (its forum, topic 7216): boot the
+            // kernel the precompiled kmod was built for and hold the kernel there.
             super::module_build::newest_built_kernel(report).map_or_else(
                 || "a kernel the module was built for".to_string(),
-                |k| format!("kernel {k} from the boot menu (it has the module)")
+                |k| format!(
+                    "kernel {k} from the boot menu (it has the module; make it the default and \
+                     hold the kernel packages until the driver's module for the newer kernel \
+                     is published: {})",
+                    super::distro::hold_kernel(report)
+                )
             ),
             super::distro::install_driver(report, &manifests.install)
         );
     }
     match (built, report.host.secure_boot) {
+        // Without the machine keyring the enrolled MOK never reaches the keys that verify
+        // modules (deepin-community/kernel#2144: "CONFIG_INTEGRITY_MACHINE_KEYRING disabled
+        // causes enrolled MOK-signed NVIDIA DKMS modules to be rejected"): enrolling again
+        // changes nothing.
+        (true, Some(true)) if report.kernel.machine_keyring == Some(false) => format!(
+            "Secure Boot is on and kernel {} is built without `CONFIG_INTEGRITY_MACHINE_KEYRING` \
+             (its /boot/config says \"is not set\"), so keys enrolled as a MOK are not trusted \
+             for modules: the nvidia module, signed with {key}, is refused however often the key \
+             is enrolled. Boot a kernel whose config has `CONFIG_INTEGRITY_MACHINE_KEYRING=y` \
+             (`grep INTEGRITY_MACHINE_KEYRING /boot/config-*` shows which installed kernels \
+             do), or turn Secure Boot off in the firmware settings, and ask the distribution \
+             for this kernel with the machine keyring. Do not reinstall the driver or enroll \
+             the key again.",
+            report
+                .host
+                .kernel_release
+                .as_deref()
+                .unwrap_or("the running kernel")
+        ),
         (true, Some(true)) => format!(
             "Secure Boot is on and the nvidia module built for this kernel is signed with a key \
              the firmware does not trust yet. Enroll the key as a MOK: `sudo mokutil --import \
@@ -402,15 +435,53 @@ fn mismatch(report: &Report) -> Option<Finding> {
     if let Some((who, text)) = said_by_tool {
         f = f.evidence(format!("{who}: {text}"));
     }
+    let libraries = differing.first().and_then(|l| l.version.as_deref());
     Some(
         f.explains(&ids::NVIDIA_SMI_FAILED)
             .subject(Subject::Driver(None))
-            .fix_on_host(
-                "Reboot. Without a reboot, stop everything using the GPU and reload the module: \
-                 `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`.",
-            )
+            .fix_on_host(mismatch_fix(report, module, libraries))
             .build(),
     )
+}
+
+/// What brings the module and the libraries back together. A reboot loads the module installed
+/// on disk, which helps only where that module is the libraries' release. On an rpm-ostree
+/// deployment the booted image carries both, so a module that lags its libraries is the image's
+/// and boots again (ublue-os/bazzite#2668: "the client has the version 570.153.02, but this
+/// kernel module has the version 570.144", fixed in the image build by ublue-os/main#891); a
+/// module package of the loaded release, older than the libraries, is loaded again too.
+fn mismatch_fix(report: &Report, module: Option<&str>, libraries: Option<&str>) -> String {
+    let (Some(module), Some(libraries)) = (module, libraries) else {
+        return REBOOT_FIX.to_string();
+    };
+    if report.host.ostree {
+        return super::distro::deployment_mismatch(report, module, libraries);
+    }
+    let package = report.kernel.module_packages.iter().find(|p| {
+        package_version(p)
+            .zip(Version::parse(module))
+            .is_some_and(|(v, m)| v == m)
+    });
+    match package {
+        Some(p) => format!(
+            "A reboot loads the same {module} module again: the installed module package \
+             ({p}) is that release, older than the driver's libraries ({libraries}). Update the \
+             driver's packages together so that the module package is {libraries} too ({}), \
+             then reboot.",
+            super::distro::update_driver(report)
+        ),
+        None => REBOOT_FIX.to_string(),
+    }
+}
+
+const REBOOT_FIX: &str = "Reboot. Without a reboot, stop everything using the GPU and reload the \
+     module: `sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`.";
+
+/// The driver version of a module package ("dpkg: nvidia-dkms-580-open 580.95.05-0ubuntu1" ->
+/// 580.95.05; "pacman: nvidia-open 595.80-1" -> 595.80).
+fn package_version(package: &str) -> Option<Version> {
+    let version = package.rsplit(' ').next()?;
+    Version::parse(version.split(['-', '+', '~']).next()?)
 }
 
 fn smi_failed(report: &Report) -> Option<Finding> {
@@ -568,6 +639,65 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].id, "driver-library-mismatch");
         assert!(findings[0].evidence.iter().any(|e| e.contains("550.90.07")));
+    }
+
+    /// A reboot fixes a mismatch only where the module on disk is the libraries' release: after
+    /// an upgrade (the package is the libraries' release: reboot), not when the module package
+    /// is the loaded, older release, nor on an rpm-ostree image that carries both
+    /// (ublue-os/bazzite#2668: rollback, never a reboot into the same pair).
+    #[test]
+    fn a_reboot_is_the_fix_only_where_the_module_on_disk_is_the_libraries_release() {
+        let mut r = Report {
+            pci_devices: vec![gpu_on_bus(Some("nvidia"))],
+            kernel: loaded("570.144"),
+            driver_libraries: vec![lib("libcuda", "570.153.02", "driver")],
+            ..Report::default()
+        };
+        r.host.os_id = Some("ubuntu".into());
+        let fix = |r: &Report| diagnose(r)[0].fix.clone().unwrap_or_default();
+        r.kernel.module_packages = vec!["dpkg: nvidia-dkms-570 570.153.02-0ubuntu1".into()];
+        assert!(fix(&r).starts_with("Reboot."), "{}", fix(&r));
+        r.kernel.module_packages = vec!["dpkg: nvidia-dkms-570 570.144-0ubuntu1".into()];
+        let lagging = fix(&r);
+        assert!(!lagging.starts_with("Reboot."), "{lagging}");
+        assert!(
+            lagging.contains("sudo apt update && sudo apt full-upgrade"),
+            "{lagging}"
+        );
+        r.kernel.module_packages.clear();
+        r.host.os_id = Some("bazzite".into());
+        r.host.ostree = true;
+        let image = fix(&r);
+        assert!(image.contains("sudo rpm-ostree rollback"), "{image}");
+        assert!(
+            !image.contains("rmmod") && !image.contains("dnf "),
+            "{image}"
+        );
+    }
+
+    /// deepin-community/kernel#2144: with the module built and signed under Secure Boot, a
+    /// kernel without the machine keyring refuses it whatever is enrolled; with the keyring
+    /// (or not known) enrolling the key stays the fix.
+    #[test]
+    fn a_kernel_without_the_machine_keyring_is_not_told_to_enroll_the_key() {
+        let mut r = Report {
+            pci_devices: vec![gpu_on_bus(None)],
+            ..Report::default()
+        };
+        r.host.secure_boot = Some(true);
+        r.host.kernel_release = Some("6.18.48-amd64-desktop-rolling".into());
+        r.kernel.module_files = vec![
+            "/lib/modules/6.18.48-amd64-desktop-rolling/updates/dkms/nvidia-current.ko.zst".into(),
+        ];
+        let fix = |r: &Report| diagnose(r)[0].fix.clone().unwrap_or_default();
+        for keyring in [Some(true), None] {
+            r.kernel.machine_keyring = keyring;
+            assert!(fix(&r).contains("mokutil --import"), "{}", fix(&r));
+        }
+        r.kernel.machine_keyring = Some(false);
+        let text = fix(&r);
+        assert!(text.contains("CONFIG_INTEGRITY_MACHINE_KEYRING"), "{text}");
+        assert!(!text.contains("mokutil --import"), "{text}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub static KINDS: &[&Kind] = &[
     &HIPBLASLT_MISSING_TARGET,
     &NOVA_CORE_BOUND,
     &NOUVEAU_LOADED,
+    &GPU_SWITCHED_OFF,
     &DRIVER_LIBRARY_MISMATCH,
     &NVIDIA_SMI_FAILED,
     &DRIVER_TOO_OLD_FOR_GPU,
@@ -196,6 +197,12 @@ pub static NOUVEAU_LOADED: Kind = Kind {
     id: "nouveau-loaded",
     severities: &[Severity::Error],
     title: "the nouveau driver holds the GPU",
+};
+
+pub static GPU_SWITCHED_OFF: Kind = Kind {
+    id: "gpu-switched-off",
+    severities: &[Severity::Error],
+    title: "a graphics switcher or blacklist keeps the NVIDIA GPU off (module blocked, GPU removed)",
 };
 
 pub static DRIVER_LIBRARY_MISMATCH: Kind = Kind {

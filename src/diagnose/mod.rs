@@ -26,6 +26,7 @@ mod fix_history;
 mod frameworks;
 mod gpu_modes;
 mod gpu_support;
+mod gpu_switch;
 mod health;
 mod host_compiler;
 pub mod ids;
@@ -60,6 +61,7 @@ type Rule = fn(&Report, &Manifests) -> Vec<Finding>;
 /// Every rule family, in the order their findings are produced.
 const RULES: &[Rule] = &[
     driver::findings,
+    gpu_switch::findings,
     amd::findings,
     amd_builds::findings,
     amd_env::findings,

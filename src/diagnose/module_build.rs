@@ -248,7 +248,24 @@ fn kernel_tree_fix(
     let said = tool.map_or_else(String::new, |t| format!(" (\"{t}\")"));
     let colon = tool.map_or_else(String::new, |t| format!(": \"{t}\""));
     let missing = tool.is_some_and(|t| t.contains("not found") || t.contains("No such file"));
-    Some(if missing {
+    // A program of the kernel's own tree (`tools/bpf/resolve_btfids`, `tools/objtool`) is the
+    // headers package's to ship: OpenMandrivaAssociation/distribution#3126 ("resolve_btfids is
+    // required for building some kernel modules ... This is not included in
+    // kernel-desktop-devel"), void-linux/void-packages#9314 (objtool in the headers package).
+    let of_the_tree =
+        tool.is_some_and(|t| t.contains("tools/bpf/") || t.contains("tools/objtool/"));
+    Some(if missing && of_the_tree {
+        format!(
+            "The {} build of driver {} fails on kernel {release} in the kernel's own build \
+             step `scripts/{stage}`{said}: the kernel's headers package lacks a program of the \
+             kernel's own build tree, which no driver ships. Update or reinstall the kernel and \
+             its headers ({}), and if the program is still missing report it against the \
+             headers package; then {rebuild}.{boot}",
+            failed.tool,
+            failed.version,
+            super::distro::update_kernel(report)
+        )
+    } else if missing {
         format!(
             "The {} build of driver {} fails on kernel {release} in the kernel's own build \
              step `scripts/{stage}`{said}: a program the kernel's build runs is not installed. \
@@ -395,6 +412,18 @@ mod tests {
         assert!(!fix.contains("newer than the release"), "{fix}");
         let missing = fix_for(&["/bin/sh: 1: gcc-14: not found", rule], m);
         assert!(missing.contains("is not installed"), "{missing}");
+        // The headers package's own program missing (its message's form assumed: sh's "not
+        // found" for the tree's relative path) is the package's, not a program to install.
+        let tree = fix_for(
+            &[
+                "/bin/sh: 1: ./tools/bpf/resolve_btfids/resolve_btfids: not found",
+                rule,
+            ],
+            m,
+        );
+        assert!(tree.contains("headers package lacks"), "{tree}");
+        assert!(tree.contains("`linux-cachyos-headers`"), "{tree}");
+        assert!(!tree.contains("is not installed"), "{tree}");
         let driver = fix_for(
             &["nv-linux.h:709:12: error: implicit declaration of function 'phys_to_dma'"],
             m,

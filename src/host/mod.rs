@@ -82,6 +82,22 @@ impl Host {
         }
     }
 
+    /// A test's machine: a temporary folder holding `files` (path, text), examined as `/` with
+    /// an empty environment.
+    #[cfg(test)]
+    pub(crate) fn with_files(files: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        for (path, text) in files {
+            let path = dir.path().join(path.trim_start_matches('/'));
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).expect("its folders");
+            }
+            std::fs::write(path, text).expect("the file");
+        }
+        let host = Host::rooted(dir.path(), Env::default(), Duration::from_secs(5));
+        (dir, host)
+    }
+
     /// This host with a scan budget of `total` starting now: commands run through it share
     /// it, and file work stops when it is spent too.
     #[must_use]

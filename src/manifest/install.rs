@@ -357,6 +357,15 @@ impl InstallTable {
             })
     }
 
+    /// The Ubuntu-archive transition that moves `branch`'s packages of `flavour` ("generic",
+    /// "server") to another branch, if one was seen.
+    #[must_use]
+    pub fn ubuntu_transition(&self, branch: u64, flavour: &str) -> Option<&UbuntuTransition> {
+        self.ubuntu_transitions
+            .iter()
+            .find(|t| t.from_branch == branch && t.flavour == flavour)
+    }
+
     #[must_use]
     pub fn driver_flavor(&self, name: &str) -> Option<&DriverFlavor> {
         self.driver_flavors

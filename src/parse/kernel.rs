@@ -17,6 +17,20 @@ pub fn loaded_modules(proc_modules: &str) -> Vec<String> {
         .collect()
 }
 
+/// A boolean or tristate option of a kernel's config (`/boot/config-<release>`): `y` or `m`
+/// is on, `# CONFIG_X is not set` off; `None` when the config does not name it (a kernel
+/// older than the option, or a config cut short).
+#[must_use]
+pub fn config_option(config: &str, name: &str) -> Option<bool> {
+    config.lines().map(str::trim).find_map(|line| {
+        if let Some(value) = line.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+            return Some(matches!(value, "y" | "m"));
+        }
+        let unset = line.strip_prefix("# ")?.strip_prefix(name)?;
+        (unset == " is not set").then_some(false)
+    })
+}
+
 /// Whether `/proc/version` is a WSL kernel's
 /// (`Linux version 5.15.153.1-microsoft-standard-WSL2 ...`).
 pub fn is_wsl(proc_version: &str) -> bool {
@@ -136,6 +150,26 @@ fn hex_digits(s: &str, max: usize) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+
+    /// deepin-community/kernel#2144's 6.18 config and a config that has the keyring.
+    #[test]
+    fn kernel_config_options_are_on_off_or_not_named() {
+        let deepin = "CONFIG_MODULE_SIG=y\nCONFIG_INTEGRITY_PLATFORM_KEYRING=y\n\
+                      # CONFIG_INTEGRITY_MACHINE_KEYRING is not set\n";
+        let key = "CONFIG_INTEGRITY_MACHINE_KEYRING";
+        assert_eq!(config_option(deepin, key), Some(false));
+        assert_eq!(config_option(deepin, "CONFIG_MODULE_SIG"), Some(true));
+        assert_eq!(
+            config_option("CONFIG_INTEGRITY_MACHINE_KEYRING=y\n", key),
+            Some(true)
+        );
+        // A longer option's name is not this one's.
+        assert_eq!(
+            config_option("# CONFIG_INTEGRITY_MACHINE_KEYRING_X is not set\n", key),
+            None
+        );
+        assert_eq!(config_option("CONFIG_MODULE_SIG=y\n", key), None);
+    }
     use super::*;
     use crate::parse::text::testdata::{garbage, huge, section};
 

@@ -8,6 +8,7 @@ pub mod cuda_files;
 pub mod dynsym;
 pub mod elf;
 pub mod fatbin;
+pub mod gpu_switch;
 pub mod host_compiler;
 pub mod kernel;
 pub mod kfd;

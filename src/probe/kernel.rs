@@ -87,6 +87,14 @@ pub(crate) fn probe(host: &Host) -> KernelInfo {
         module_builds: Vec::new(),
         kernel_headers: None,
         module_kernels: Vec::new(),
+        // A loaded module is not switched off.
+        gpu_switch: if nvidia_loaded {
+            None
+        } else {
+            super::gpu_switch::probe(host)
+        },
+        // Read with the module files, which say whether a built module went unloaded.
+        machine_keyring: None,
     }
 }
 

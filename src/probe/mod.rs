@@ -11,6 +11,7 @@ pub(crate) mod cuda_code;
 pub(crate) mod driver;
 pub(crate) mod driver_libs;
 pub(crate) mod ggml;
+pub(crate) mod gpu_switch;
 pub(crate) mod host_compiler;
 pub(crate) mod image_env;
 pub(crate) mod interp_cache;
@@ -199,7 +200,13 @@ struct ModuleFiles {
     headers: Option<bool>,
     /// While no module is there for the running kernel: the other kernels that have one.
     other_kernels: Vec<String>,
+    /// While a module built for the running kernel is not loaded under Secure Boot: whether
+    /// the kernel's config has the machine keyring that trusts MOK keys for modules.
+    machine_keyring: Option<bool>,
 }
+
+/// The kernel option that puts MOK keys where module signatures are checked (Linux 5.18+).
+const MACHINE_KEYRING: &str = "CONFIG_INTEGRITY_MACHINE_KEYRING";
 
 fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
     let kernel = &first.kernel;
@@ -235,6 +242,11 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
         } else {
             module_builds::other_kernels_with_module(host, release)
         };
+        let machine_keyring =
+            (!kernel.nvidia_loaded && !files.is_empty() && first.system.secure_boot == Some(true))
+                .then(|| host.fs.read_opt(format!("/boot/config-{release}")))
+                .flatten()
+                .and_then(|config| crate::parse::kernel::config_option(&config, MACHINE_KEYRING));
         ModuleFiles {
             nvidia: files,
             infiniband_absent: absent,
@@ -242,6 +254,7 @@ fn module_facts(host: &Host, first: &FirstStage) -> ModuleFacts {
             builds,
             headers,
             other_kernels,
+            machine_keyring,
         }
     });
     ModuleFacts {
@@ -323,6 +336,7 @@ fn second_stage(
         kernel.module_builds = files.builds;
         kernel.kernel_headers = files.headers;
         kernel.module_kernels = files.other_kernels;
+        kernel.machine_keyring = files.machine_keyring;
         if let Some(absent) = files.infiniband_absent {
             kernel.infiniband_modules_absent = absent;
         }

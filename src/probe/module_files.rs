@@ -227,19 +227,14 @@ mod tests {
     use super::*;
 
     fn host_with(dep: Option<&str>, builtin: &str) -> (tempfile::TempDir, Host) {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("lib/modules/6.8.0-1-generic");
-        std::fs::create_dir_all(&base).unwrap();
-        if let Some(dep) = dep {
-            std::fs::write(base.join("modules.dep"), dep).unwrap();
-        }
-        std::fs::write(base.join("modules.builtin"), builtin).unwrap();
-        let host = Host::rooted(
-            dir.path(),
-            crate::host::Env::default(),
-            std::time::Duration::from_secs(5),
-        );
-        (dir, host)
+        let base = "/lib/modules/6.8.0-1-generic";
+        let builtin = (format!("{base}/modules.builtin"), builtin);
+        let dep = dep.map(|d| (format!("{base}/modules.dep"), d));
+        let files: Vec<(&str, &str)> = std::iter::once(&builtin)
+            .chain(&dep)
+            .map(|(p, t)| (p.as_str(), *t))
+            .collect();
+        Host::with_files(&files)
     }
 
     #[test]

@@ -243,6 +243,39 @@ pub struct KernelInfo {
     /// this one gets its module.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub module_kernels: Vec<String>,
+    /// What keeps the NVIDIA GPU off on purpose, looked at only while the module is not
+    /// loaded: a graphics switcher's files (EnvyControl's or nvidia-prime's integrated mode),
+    /// or any modprobe, kernel command line or udev configuration that blocks the module or
+    /// removes the GPU from the bus. Null when nothing does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_switch: Option<GpuSwitch>,
+    /// The running kernel's `CONFIG_INTEGRITY_MACHINE_KEYRING` (`/boot/config-<release>`),
+    /// read only while a module built for it is not loaded under Secure Boot: without the
+    /// machine keyring (Linux 5.18+), keys enrolled as a MOK land in the `.platform` keyring,
+    /// which the kernel does not use to verify modules, so a MOK-signed module is refused
+    /// however often its key is enrolled. Null when not read or the config does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_keyring: Option<bool>,
+}
+
+/// Configuration that keeps the NVIDIA GPU off: the module blocked, the GPU removed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct GpuSwitch {
+    /// The switcher whose files these are, from their header comment (`envycontrol`,
+    /// `nvidia-prime`) or their name (`suse-prime`); null when no known tool wrote them.
+    pub tool: Option<String>,
+    /// Where the `nvidia` module is blocked, as "file: line" (`blacklist nvidia`, `alias nvidia
+    /// off`, `install nvidia /bin/false`; `/proc/cmdline: modprobe.blacklist=...nvidia`).
+    #[serde(default)]
+    pub module_blocked: Vec<String>,
+    /// udev rules that remove NVIDIA display functions from the PCI bus, as "file: rule".
+    #[serde(default)]
+    pub device_removed: Vec<String>,
+    /// nvidia-prime's profile (`/etc/prime-discrete`: `off` is its `intel` profile), if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prime_profile: Option<String>,
 }
 
 /// One driver version's module as a local build tool (DKMS, akmods) keeps it.

@@ -58,7 +58,7 @@ mod vocab;
 pub use driver::{DriverInfo, DriverLibrary};
 pub use gpu::{EccCounts, Gpu, GpuFabric, GpuVendor};
 pub use host::{
-    CdiSpec, ContainerEngine, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo,
+    CdiSpec, ContainerEngine, GpuSwitch, HostInfo, KernelInfo, ModuleBuild, ModuleFileInfo,
     NVLINK5_INFINIBAND_MODULES, NetInterface, PciDevice, Service, WslDriverStore,
 };
 pub use libraries::{
