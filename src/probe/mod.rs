@@ -47,7 +47,7 @@ use crate::report::{
 };
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 36] = [
+const REPORTED_VARS: [&str; 37] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -93,6 +93,8 @@ const REPORTED_VARS: [&str; 36] = [
     "NUMBA_CUDA_USE_NVIDIA_BINDING",
     "NUMBA_CUDA_ENABLE_MINOR_VERSION_COMPATIBILITY",
     "NUMBA_CUDA_ENABLE_PYNVJITLINK",
+    // The CUDA version whose library bitsandbytes loads instead of torch's (`cextension.py`).
+    "BNB_CUDA_VERSION",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,
