@@ -170,11 +170,11 @@ fn fix(manifests: &Manifests, wanted: &Version, have: &[Version], over: bool) ->
     match first {
         Some(r) => steps.push(format!(
             "Install a bitsandbytes release built for CUDA {}: `pip install -U \"bitsandbytes>={}\"` \
-             (its wheels carry {name} from {} on)",
+             (its wheels carry libbitsandbytes_cuda{}.so from {} on)",
             wanted.major_minor(),
             r.first,
+            digits(wanted),
             r.first,
-            name = format!("libbitsandbytes_cuda{}.so", digits(wanted))
         )),
         None => steps.push(format!(
             "No bitsandbytes release read carries a CUDA {} library{}",
