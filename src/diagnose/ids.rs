@@ -234,8 +234,8 @@ pub static DRIVER_TOO_OLD_FOR_IMAGE: Kind = Kind {
 
 pub static TOOLKIT_NEWER_THAN_DRIVER: Kind = Kind {
     id: "toolkit-newer-than-driver",
-    severities: &[Severity::Warning, Severity::Error],
-    title: "a toolkit newer than the driver's CUDA (same major: PTX JIT fails; newer major: nothing runs)",
+    severities: &[Severity::Warning, Severity::Error, Severity::Info],
+    title: "a toolkit newer than the driver's CUDA (same major: PTX JIT fails, a warning where something here JIT-compiles PTX at run time and information where everything found carries SASS; newer major: nothing runs)",
 };
 
 pub static CPU_ONLY_FRAMEWORK_BUILD: Kind = Kind {
