@@ -13,7 +13,10 @@ with .github/scripts/build-cuda.sh): the wheels carry one library per CUDA versi
 picks the architectures per CUDA version; the x86-64 branch's default list and its
 `[[ "${cuda_version}" == 12.8.* ... ]] && build_capability="..."` overrides give one row per CUDA
 group (`cuda`: the CUDA versions, `major.minor` or a bare major, whose library it describes; the
-row without `cuda` holds for every other). bitsandbytes loads the library of torch's CUDA.
+row without `cuda` holds for every other). bitsandbytes loads the library of torch's CUDA; which
+CUDA versions a release carries a library for is the cuda_version matrix of
+.github/workflows/python-package.yml, and whether it falls back to another of the same major is
+bitsandbytes/cextension.py's (`[[bitsandbytes_libraries]]`).
 
 xformers (github.com/facebookresearch/xformers, tags `vX.Y.Z[.postN]`): the base
 TORCH_CUDA_ARCH_LIST of .github/workflows/wheels_build.yml, the workflow that builds the PyPI
@@ -103,8 +106,35 @@ def extract_bitsandbytes(gitdir):
                     for a, b in re.findall(r'== "?(\d+)\.(\d+|\*)\.\*', code)
                 ]
                 groups.append({"cuda": cudas, "min_sm": low})
-        out.append({"version": tag, "min_sm": default, "by_cuda": groups})
+        workflow = git(gitdir, "show", f"{tag}:.github/workflows/python-package.yml") or ""
+        loader = git(gitdir, "show", f"{tag}:bitsandbytes/cextension.py") or ""
+        out.append({
+            "version": tag,
+            "min_sm": default,
+            "by_cuda": groups,
+            "libraries": bnb_libraries(workflow),
+            "same_major_fallback": BNB_FALLBACK in loader,
+        })
     return out
+
+
+# bitsandbytes/cextension.py's docstring from 0.50.0 on, where a missing library of torch's CUDA
+# falls back to another of the same major instead of failing.
+BNB_FALLBACK = "Highest packaged version <= runtime version, same major"
+
+
+def bnb_libraries(workflow):
+    """The CUDA versions (`major.minor`) of the Linux x86-64 libraries a release's wheel carries:
+    the `cuda_version` matrix of the job that builds them in .github/workflows/python-package.yml
+    (the first `cuda_version:` list; the line after the key, or the key's own line)."""
+    lines = workflow.splitlines()
+    for i, line in enumerate(lines):
+        if re.match(r"\s*cuda_version:\s*(\[.*)?$", line):
+            text = line if "[" in line else (lines[i + 1] if i + 1 < len(lines) else "")
+            found = re.findall(r'"(\d+)\.(\d+)\.\d+"', text)
+            if found:
+                return [f"{a}.{b}" for a, b in found]
+    return []
 
 
 def extract_xformers(gitdir):
@@ -326,6 +356,25 @@ def render(data):
                 "bitsandbytes", first, last, low,
                 f"{where}: build_capability for CUDA " + ", ".join(cudas), cuda=list(cudas),
             )
+    lines += [
+        "# `[[bitsandbytes_libraries]]` rows: the CUDA versions (`major.minor`) bitsandbytes releases",
+        "# `first`..`last` carry one Linux x86-64 library for (`libbitsandbytes_cudaXYZ.so`), and whether",
+        "# the release falls back to another library of the same major when torch's is missing",
+        "# (`same_major_fallback`); before that, it loads exactly the library of torch's CUDA",
+        "# (or of `BNB_CUDA_VERSION`) and fails without it (\"Configured CUDA binary not found\").",
+        "",
+    ]
+    bnb_libs = [f for f in data["bitsandbytes"] if f.get("libraries")]
+    for (libs, fallback), first, last in rows(bnb_libs, lambda f: (tuple(f["libraries"]), f["same_major_fallback"])):
+        lines += [
+            "[[bitsandbytes_libraries]]",
+            f'first = "{first}"',
+            f'last = "{last}"',
+            "cuda = [" + ", ".join(f'"{c}"' for c in libs) + "]",
+            f"same_major_fallback = {'true' if fallback else 'false'}",
+            f'source = "{BNB_REPO} .github/workflows/python-package.yml (the cuda_version matrix) and bitsandbytes/cextension.py at tags {first} to {last}"',
+            "",
+        ]
     # xformers' facts are read (xformers.json) but give no rows: see the gap above.
     vkey_of = lambda f: (vllm_min_sm(f), f["cuda_needed"][0].split(".so.")[1].split(".")[0])
     # Only releases of adjacent minors share a row: a minor not read (0.21: no x86-64 wheel

@@ -249,14 +249,14 @@ pub static DRIVER_TOO_OLD_FOR_IMAGE: Kind = Kind {
 
 pub static TOOLKIT_NEWER_THAN_DRIVER: Kind = Kind {
     id: "toolkit-newer-than-driver",
-    severities: &[Severity::Warning, Severity::Error],
-    title: "a toolkit newer than the driver's CUDA (same major: PTX JIT fails; newer major: nothing runs)",
+    severities: &[Severity::Warning, Severity::Error, Severity::Info],
+    title: "a toolkit newer than the driver's CUDA (same major: PTX JIT fails, a warning where something here JIT-compiles PTX at run time and information where everything found carries SASS; newer major: nothing runs)",
 };
 
 pub static CPU_ONLY_FRAMEWORK_BUILD: Kind = Kind {
     id: "cpu-only-framework-build",
     severities: &[Severity::Error, Severity::Warning, Severity::Info],
-    title: "a CPU-only framework build on a machine with a usable GPU, NVIDIA or AMD (a KFD node and `/dev/kfd`; the fix is then the ROCm index) (error in a container the runtime gave a GPU, whose fix is the image's GPU variant; info when chosen by package name: `tensorflow-cpu`)",
+    title: "a CPU-only framework build on a machine with a usable GPU, NVIDIA or AMD (a KFD node and `/dev/kfd`; the fix is then the ROCm index) (error in a container the runtime gave a GPU, whose fix is the image's GPU variant; info when chosen by package name: `tensorflow-cpu`); onnxruntime's CPU package beside onnxruntime-gpu, which share one module (error)",
 };
 
 pub static ARCH_NOT_IN_BUILD: Kind = Kind {
@@ -352,7 +352,7 @@ pub static EXTENSION_TORCH_MISMATCH: Kind = Kind {
 pub static EXTENSION_CUDA_MISMATCH: Kind = Kind {
     id: "extension-cuda-mismatch",
     severities: &[Severity::Error],
-    title: "a package's own compiled files (or a TensorRT wheel, by the CUDA major its metadata names) need the CUDA libraries of another major than the environment's torch, or without torch onnxruntime-gpu's provider (`DT_NEEDED` libcudart.so.12 beside a cu130 torch; `tensorrt-cu13-libs` beside a cu128 torch), or another cuDNN, NCCL, cuFFT, ... soname than torch's, found nowhere",
+    title: "a package's own compiled files (or a TensorRT wheel, by the CUDA major its metadata names) need the CUDA libraries of another major than the environment's torch, or without torch onnxruntime-gpu's provider (`DT_NEEDED` libcudart.so.12 beside a cu130 torch; `tensorrt-cu13-libs` beside a cu128 torch), or another cuDNN, NCCL, cuFFT, ... soname than torch's, found nowhere; bitsandbytes without a library for torch's CUDA (`libbitsandbytes_cuda129.so`)",
 };
 
 pub static ONNXRUNTIME_CUDA_LIBRARIES: Kind = Kind {

@@ -13,6 +13,7 @@ mod amd_env;
 mod amd_hipblaslt;
 mod amd_libs;
 mod arch_notes;
+mod bnb_libraries;
 mod capabilities;
 mod compiled;
 mod cuda_wheels;
@@ -77,6 +78,7 @@ const RULES: &[Rule] = &[
     host_compiler::findings,
     extensions::findings,
     ext_packages::findings,
+    bnb_libraries::findings,
     onnxruntime::findings,
     tensorrt::findings,
     cuda_wheels::findings,

@@ -27,6 +27,7 @@ use crate::report::{
 };
 use crate::version::Version;
 
+mod cpu_package;
 mod tensorrt_provider;
 
 /// The name the resolution gives onnxruntime-gpu's provider (`FrameworkLoads::framework`).
@@ -57,6 +58,12 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
                 .python_envs
                 .iter()
                 .filter_map(|env| tensorrt_provider::finding(report, manifests, env)),
+        )
+        .chain(
+            report
+                .python_envs
+                .iter()
+                .filter_map(|env| cpu_package::finding(report, env)),
         )
         .collect()
 }

@@ -128,17 +128,27 @@ fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) 
         .cuda
         .major(wanted.major())
         .map(|m| m.minor_compat_floor.clone());
+    let consumers = ptx_jit_consumers(report);
     let (severity, detail) = if same_major {
-        (
-            Severity::Warning,
-            format!(
-                "Programs built with CUDA {wanted} run on this driver through minor-version \
-                 compatibility, but PTX that this toolkit generates cannot be JIT-compiled by a \
-                 driver for CUDA {driver_cuda}: kernels compiled only to PTX (custom extensions, \
-                 Triton, JAX without matching SASS) fail with 'the provided PTX was compiled with an \
-                 unsupported toolchain'."
-            ),
-        )
+        let base = format!(
+            "Programs built with CUDA {wanted} run on this driver through minor-version \
+             compatibility, but PTX that this toolkit generates cannot be JIT-compiled by a \
+             driver for CUDA {driver_cuda}: kernels compiled only to PTX (custom extensions \
+             without the GPU's SASS, numba, CuPy's run-time compiles) fail with 'the provided PTX \
+             was compiled with an unsupported toolchain'."
+        );
+        if consumers.is_empty() {
+            (
+                Severity::Info,
+                format!(
+                    "{base} Nothing here hands the driver PTX at run time: the compiled packages \
+                     found carry SASS for the GPU (or none was read), and no numba or CuPy is \
+                     installed; a kernel later built with this toolkit for PTX only would fail."
+                ),
+            )
+        } else {
+            (Severity::Warning, base)
+        }
     } else {
         (
             Severity::Error,
@@ -166,6 +176,11 @@ fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) 
     ))
     .subject(Subject::Toolkit(toolkit.path.clone()))
     .subject(Subject::Driver(None));
+    if same_major {
+        for c in &consumers {
+            f = f.evidence(format!("PTX compiled at run time: {c}"));
+        }
+    }
     if let Some(floor) = &floor {
         f = f.evidence(format!(
             "CUDA {}.x minor-version compatibility floor: {floor} (cuda.toml)",
@@ -188,6 +203,55 @@ fn newer_than_driver(report: &Report, manifests: &Manifests, toolkit: &Toolkit) 
         ))
         .build(),
     )
+}
+
+/// What on this machine hands the driver PTX to JIT-compile at run time, which a toolkit of a
+/// newer minor than the driver writes in an ISA version the driver refuses (its products' SASS
+/// runs through minor-version compatibility): a compiled package that reaches an NVIDIA GPU only
+/// through the PTX of its fatbin (it may have been built with this toolkit), numba's CUDA target
+/// (kernels compiled to PTX by a libNVVM; `numba-ptx-newer-than-driver` names which) and CuPy
+/// (NVRTC, `runtime_compile`). Empty: everything found reaches the GPU as SASS, as on a DGX Spark
+/// whose vLLM source build carries sm_120 SASS beside CUDA 13.1's nvcc on an R580 driver
+/// (vllm-project/vllm#36835's machine, `held-out-healthy-dgx-spark-vllm-source-build-sm120-only`).
+fn ptx_jit_consumers(report: &Report) -> Vec<String> {
+    let gpus: Vec<(u32, u32)> = report
+        .nvidia_gpus()
+        .filter_map(|g| Version::parse(g.compute_capability.as_deref()?))
+        .filter_map(|v| {
+            Some((
+                u32::try_from(v.major()).ok()?,
+                u32::try_from(v.minor()).ok()?,
+            ))
+        })
+        .collect();
+    let arch = |cc: &String| {
+        let v = Version::parse(cc)?;
+        u32::try_from(v.major() * 10 + v.minor()).ok()
+    };
+    let mut out = Vec::new();
+    for env in &report.python_envs {
+        for e in &env.extensions {
+            let sass: Vec<u32> = e.fatbin_sass.iter().filter_map(arch).collect();
+            let ptx: Vec<u32> = e.fatbin_ptx.iter().filter_map(arch).collect();
+            let only_ptx = gpus.iter().any(|&(major, minor)| {
+                !crate::parse::fatbin::runs_on(&sass, &[], major, minor)
+                    && crate::parse::fatbin::runs_on(&[], &ptx, major, minor)
+            });
+            if only_ptx {
+                out.push(format!(
+                    "{} {} in {} reaches the GPU only through PTX",
+                    e.name, e.version, env.path
+                ));
+            }
+        }
+        if env.numba.is_some() {
+            out.push(format!("numba's CUDA target in {}", env.path));
+        }
+        if env.frameworks.iter().any(|f| f.name == "cupy") {
+            out.push(format!("CuPy in {} (NVRTC)", env.path));
+        }
+    }
+    out
 }
 
 /// Several toolkits, and the three ways tools pick one (nvcc on PATH, CUDA_HOME/CUDA_PATH,
@@ -295,14 +359,35 @@ mod tests {
 
     #[test]
     fn newer_minor_is_a_warning_newer_major_an_error_same_is_fine() {
-        let f = run(&report(
+        // A newer minor with something that JIT-compiles PTX at run time (numba): a warning.
+        let mut r = report(
             "12.4",
             vec![toolkit("/usr/local/cuda-12.6", "12.6.3", &["scan"])],
-        ));
+        );
+        r.python_envs.push(crate::report::PythonEnv {
+            path: "/venv".into(),
+            numba: Some(crate::report::NumbaTarget::default()),
+            ..crate::report::PythonEnv::default()
+        });
+        let f = run(&r);
         assert_eq!(f.len(), 1);
         assert_eq!(
             (f[0].id.as_str(), f[0].severity),
             ("toolkit-newer-than-driver", Severity::Warning)
+        );
+        assert!(
+            f[0].evidence.iter().any(|e| e.contains("numba")),
+            "{:?}",
+            f[0].evidence
+        );
+        // Nothing that hands the driver PTX: information only.
+        let f = run(&report(
+            "12.4",
+            vec![toolkit("/usr/local/cuda-12.6", "12.6.3", &["scan"])],
+        ));
+        assert_eq!(
+            (f[0].id.as_str(), f[0].severity),
+            ("toolkit-newer-than-driver", Severity::Info)
         );
         let f = run(&report(
             "12.4",
@@ -331,6 +416,36 @@ mod tests {
             ))
             .is_empty()
         );
+    }
+
+    #[test]
+    fn a_package_reaching_the_gpu_only_through_ptx_keeps_the_warning() {
+        let mut r = report(
+            "12.4",
+            vec![toolkit("/usr/local/cuda-12.6", "12.6.3", &["scan"])],
+        );
+        r.gpus.push(crate::report::Gpu {
+            compute_capability: Some("8.9".into()),
+            ..crate::report::Gpu::default()
+        });
+        let ext = |sass: &[&str], ptx: &[&str]| crate::report::Extension {
+            name: "my-ext".into(),
+            version: "0.1".into(),
+            fatbin_sass: sass.iter().map(|s| (*s).to_string()).collect(),
+            fatbin_ptx: ptx.iter().map(|s| (*s).to_string()).collect(),
+            ..crate::report::Extension::default()
+        };
+        r.python_envs.push(crate::report::PythonEnv {
+            path: "/venv".into(),
+            extensions: vec![ext(&["8.0"], &[])],
+            ..crate::report::PythonEnv::default()
+        });
+        // SASS of sm_80 serves cc 8.9: no JIT.
+        assert_eq!(run(&r)[0].severity, Severity::Info);
+        r.python_envs[0].extensions = vec![ext(&["7.0"], &["7.0"])];
+        let f = run(&r);
+        assert_eq!(f[0].id, "toolkit-newer-than-driver");
+        assert_eq!(f[0].severity, Severity::Warning);
     }
 
     #[test]

@@ -18,6 +18,38 @@ pub struct ExtensionArchTable {
     pub meta: Meta,
     #[serde(default, rename = "package")]
     pub packages: Vec<ExtensionArch>,
+    #[serde(default, rename = "bitsandbytes_libraries")]
+    pub bitsandbytes_libraries: Vec<BitsandbytesLibraries>,
+}
+
+/// One `[[bitsandbytes_libraries]]` row: bitsandbytes releases `first`..`last` carry one Linux
+/// x86-64 library for each CUDA version of `cuda` (`major.minor`), and from 0.50.0 fall back to
+/// another library of the same major when the one of torch's CUDA is missing.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BitsandbytesLibraries {
+    pub first: String,
+    pub last: String,
+    pub cuda: Vec<String>,
+    pub same_major_fallback: bool,
+    pub source: String,
+}
+
+impl BitsandbytesLibraries {
+    /// Whether `version` is one of the row's releases (a post-release or local build of `last`
+    /// belongs to it).
+    #[must_use]
+    pub fn holds(&self, version: &Version) -> bool {
+        in_range(&self.first, &self.last, version)
+    }
+}
+
+/// Whether `version` is in `first`..`last`, a post-release or local build of `last` included.
+fn in_range(first: &str, last: &str, version: &Version) -> bool {
+    Version::parse(first).is_some_and(|f| *version >= f)
+        && Version::parse(last).is_some_and(|l| {
+            *version <= l || version.as_str().starts_with(&format!("{}.", l.as_str()))
+        })
 }
 
 /// One `[[package]]` row: releases `first`..`last` of `name` compile kernels from `min_cc` on.
@@ -41,10 +73,7 @@ impl ExtensionArch {
     /// Whether `version` is one of the row's releases (a post-release or local build of `last`
     /// belongs to it).
     fn holds(&self, version: &Version) -> bool {
-        Version::parse(&self.first).is_some_and(|f| *version >= f)
-            && Version::parse(&self.last).is_some_and(|l| {
-                *version <= l || version.as_str().starts_with(&format!("{}.", l.as_str()))
-            })
+        in_range(&self.first, &self.last, version)
     }
 
     /// Whether the row names `cuda` (`12.8` matches `12.8` and `12`).
@@ -73,6 +102,13 @@ impl ExtensionArchTable {
             .copied()
     }
 
+    /// The `[[bitsandbytes_libraries]]` row of bitsandbytes release `version`.
+    #[must_use]
+    pub fn bitsandbytes_libraries(&self, version: &str) -> Option<&BitsandbytesLibraries> {
+        let v = Version::parse(version)?;
+        self.bitsandbytes_libraries.iter().find(|r| r.holds(&v))
+    }
+
     pub(super) fn check(&self, c: &mut Checker) {
         c.start(Self::FILE, &self.meta);
         for row in &self.packages {
@@ -81,25 +117,46 @@ impl ExtensionArchTable {
                 c.report(&label, ProblemKind::MissingSource, "source is empty");
             }
             c.cc(&label, "min_cc", &row.min_cc);
-            for (field, value) in [("first", &row.first), ("last", &row.last)] {
-                if Version::parse(value).is_none() {
+            check_range(c, &label, &row.first, &row.last);
+        }
+        for row in &self.bitsandbytes_libraries {
+            let label = format!("bitsandbytes_libraries {}..{}", row.first, row.last);
+            if row.source.trim().is_empty() {
+                c.report(&label, ProblemKind::MissingSource, "source is empty");
+            }
+            check_range(c, &label, &row.first, &row.last);
+            for cuda in &row.cuda {
+                if Version::parse(cuda).is_none() {
                     c.report(
                         &label,
                         ProblemKind::BadVersion,
-                        format!("{field} `{value}` is not a release"),
+                        format!("cuda `{cuda}` is not a CUDA version"),
                     );
                 }
             }
-            if let (Some(f), Some(l)) = (Version::parse(&row.first), Version::parse(&row.last))
-                && f > l
-            {
-                c.report(
-                    &label,
-                    ProblemKind::Inconsistent,
-                    format!("range starts at {}, after its end {}", row.first, row.last),
-                );
-            }
         }
+    }
+}
+
+/// A row's `first`..`last`: both releases, in order.
+fn check_range(c: &mut Checker, label: &str, first: &str, last: &str) {
+    for (field, value) in [("first", first), ("last", last)] {
+        if Version::parse(value).is_none() {
+            c.report(
+                label,
+                ProblemKind::BadVersion,
+                format!("{field} `{value}` is not a release"),
+            );
+        }
+    }
+    if let (Some(f), Some(l)) = (Version::parse(first), Version::parse(last))
+        && f > l
+    {
+        c.report(
+            label,
+            ProblemKind::Inconsistent,
+            format!("range starts at {first}, after its end {last}"),
+        );
     }
 }
 

@@ -353,6 +353,16 @@ impl Machine {
     pub fn has(&self, kind: &crate::diagnose::ids::Kind) -> bool {
         self.findings.iter().any(|f| f.id == kind.id)
     }
+
+    /// Whether the doctor reported a finding of this kind as an error or a warning: a kind
+    /// that is information on some machines (`toolkit-newer-than-driver` where nothing
+    /// JIT-compiles PTX) asks for no step there.
+    #[must_use]
+    pub fn has_problem(&self, kind: &crate::diagnose::ids::Kind) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.id == kind.id && matches!(f.severity, Severity::Error | Severity::Warning))
+    }
 }
 
 /// Every framework of every Python environment, each with its environment: what a plan must

@@ -48,7 +48,7 @@ use crate::report::{
 };
 
 /// Environment variables worth showing because they change what the GPU stack does.
-const REPORTED_VARS: [&str; 37] = [
+const REPORTED_VARS: [&str; 38] = [
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_ORDER",
     "NVIDIA_VISIBLE_DEVICES",
@@ -97,6 +97,8 @@ const REPORTED_VARS: [&str; 37] = [
     // A Slurm job: Slurm sets ROCR_VISIBLE_DEVICES beside CUDA_VISIBLE_DEVICES for its GPU tasks
     // (`visible-devices-hides-gpus` names gres.conf's `Flags=nvidia_gpu_env`).
     "SLURM_JOB_ID",
+    // The CUDA version whose library bitsandbytes loads instead of torch's (`cextension.py`).
+    "BNB_CUDA_VERSION",
 ];
 
 /// `probes[].source` of the facts a `--host-root` run took from its own container: NVML,

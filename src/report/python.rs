@@ -128,6 +128,12 @@ pub struct Extension {
     /// when neither says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_major: Option<String>,
+    /// The CUDA versions a package carries one native library for, from the file names its
+    /// RECORD lists (bitsandbytes' `bitsandbytes/libbitsandbytes_cuda128.so` → "12.8"), in
+    /// version order: it loads the one of torch's CUDA. Empty for other packages, or when its
+    /// RECORD lists none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuda_libraries: Vec<String>,
 }
 
 impl PythonEnv {

@@ -31,6 +31,8 @@ use crate::support::{TIMEOUT_SECS, fixture_dir, fixture_env};
 const H200: &str = "h200";
 const NO_DRIVER: &str = "gpu-no-driver";
 const TWO_FINDINGS: &str = "forward-compat-on-geforce";
+/// One warning and nothing more severe: Triton's ptxas too old for a GB10.
+const ONE_WARNING: &str = "held-out-dgx-spark-vllm-nightly-image-triton-350-ptxas-128";
 const WHEELS: &str = "torch-and-tf-one-venv";
 
 /// The real services on a fixture, made deterministic for snapshots: the report's root is the
@@ -353,7 +355,7 @@ fn gpu_without_driver_screens() {
 }
 
 #[test]
-fn error_and_warning_screens() {
+fn error_and_information_screens() {
     snapshot_screens(
         TWO_FINDINGS,
         &[Tab::Overview, Tab::Drivers, Tab::Diagnosis],
@@ -428,8 +430,11 @@ fn severities_are_coloured_on_the_buffer() {
     let cell = &buf[(x, y)];
     assert_eq!(cell.fg, Color::Red, "error mark");
     assert!(cell.modifier.contains(Modifier::BOLD));
-    let (x, y) = find(&buf, "! warning").expect("a warning row");
-    assert_eq!(buf[(x, y)].fg, Color::Yellow, "warning mark");
+    let mut warned = self::app(Fixture::new(ONE_WARNING), 80, 24);
+    go(&mut warned, Tab::Diagnosis);
+    let warned = buffer(&warned);
+    let (x, y) = find(&warned, "! warning").expect("a warning row");
+    assert_eq!(warned[(x, y)].fg, Color::Yellow, "warning mark");
     // The header's verdict uses the same styles.
     let (x, y) = find(&buf, "✗ 1 error").expect("header verdict");
     assert_eq!((y, buf[(x, y)].fg), (0, Color::Red));
@@ -461,6 +466,10 @@ fn no_color_draws_no_colour_and_no_background() {
     go(&mut app, Tab::Diagnosis);
     let screen = text(&app);
     assert!(screen.contains("✗ error"), "{screen}");
+    assert!(screen.contains("i info"), "{screen}");
+    let mut app = app_with(Fixture::new(ONE_WARNING), 80, 24, Theme::new(false));
+    go(&mut app, Tab::Diagnosis);
+    let screen = text(&app);
     assert!(screen.contains("! warning"), "{screen}");
 }
 

@@ -63,7 +63,7 @@ pub(super) fn has_fix(
     // Only what the doctor found: a framework that runs through a forward-compatibility
     // libcuda is not "driver too old" there, and the planner must not fix what is not broken.
     let found = machine.has(&ids::DRIVER_TOO_OLD_FOR_FRAMEWORK)
-        || machine.has(&ids::TOOLKIT_NEWER_THAN_DRIVER);
+        || machine.has_problem(&ids::TOOLKIT_NEWER_THAN_DRIVER);
     let unmet = found && working.is_some_and(|cap| needs.iter().any(|n| !n.met_by(m, cap)));
     let rebuild = machine
         .frameworks

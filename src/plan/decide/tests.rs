@@ -726,6 +726,23 @@ fn installed_software_that_needs_more_than_the_driver_runs_is_fixed_with_a_drive
 }
 
 #[test]
+fn a_newer_toolkit_that_is_only_information_asks_for_no_driver() {
+    // CUDA 13.1's nvcc on an R580 driver whose machine JIT-compiles no PTX (a DGX Spark whose
+    // builds carry SASS): the doctor says it as information, and the plan keeps the driver.
+    let m = embedded();
+    let mut machine = with_driver(machine(&["8.6"]), "535.104.05", "12.2");
+    machine.toolkits.push((
+        "/usr/local/cuda-12.8".to_string(),
+        Some("12.8.1".to_string()),
+    ));
+    let mut info = finding("toolkit-newer-than-driver");
+    info.severity = Severity::Info;
+    machine.findings.push(info);
+    let d = decide(&machine, m, &Target::default()).unwrap();
+    assert!(matches!(d.driver, DriverPlan::Keep), "{:?}", d.driver);
+}
+
+#[test]
 fn environments_follow_env_then_the_one_venv_holding_the_framework() {
     let m = embedded();
     let torch = target_framework(FrameworkName::Torch);

@@ -302,6 +302,13 @@ fn families_used(fw: &Framework) -> &'static [&'static str] {
             "cupti",
             "tensorrt",
         ],
+        // torch's CUDA module (`libtorch_cuda.so`) links cuSPARSE, cuFFT and cuRAND beside the
+        // runtime, cuBLAS, cuDNN and NCCL (its `DT_NEEDED` on the H200, torch 2.11.0+cu130:
+        // tests/fixtures/real/h200-loads/toolkit-first/dynamic-sections.json), so `import torch`
+        // maps them: onnxruntime-gpu's provider finds its cuFFT and cuRAND there.
+        Some(FrameworkName::Torch) => &[
+            "cudart", "cublas", "cudnn", "nccl", "cusparse", "cufft", "curand",
+        ],
         _ => &["cudart", "cublas", "cudnn", "nccl"],
     }
 }
@@ -537,7 +544,28 @@ pub(super) fn jax_preload_list(host: &Host, sites: &[PathBuf]) -> Option<Vec<(St
 
 #[cfg(test)]
 mod tests {
-    use super::{glob_match, modelled_jax_preloads};
+    use super::{families_used, glob_match, modelled_jax_preloads};
+    use crate::report::Framework;
+
+    #[test]
+    fn a_modelled_torch_maps_the_families_its_cuda_module_links() {
+        // libtorch_cuda.so's DT_NEEDED on the H200 (torch 2.11.0+cu130): cuSPARSE, cuFFT and
+        // cuRAND beside the runtime, cuBLAS, cuDNN and NCCL.
+        let torch = Framework {
+            name: "torch".into(),
+            ..Framework::default()
+        };
+        for fam in [
+            "cudart", "cublas", "cudnn", "nccl", "cusparse", "cufft", "curand",
+        ] {
+            assert!(families_used(&torch).contains(&fam), "{fam}");
+        }
+        let other = Framework {
+            name: "paddle".into(),
+            ..Framework::default()
+        };
+        assert!(!families_used(&other).contains(&"cufft"));
+    }
 
     #[test]
     fn jax_preloads_by_plugin_release() {

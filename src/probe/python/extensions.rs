@@ -16,8 +16,10 @@ use crate::report::Extension;
 /// release (`torch>=2.5.0,<2.6.0` in 2.5.0's Requires-Dist) and one TensorRT release
 /// (`tensorrt==10.1.0`).
 /// mamba-ssm and causal-conv1d ship one compiled module each, built against one torch release
-/// and C++ ABI (their wheels' names: `+cu12torch2.6cxx11abiFALSE`).
-const EXTENSIONS: [&str; 15] = [
+/// and C++ ABI (their wheels' names: `+cu12torch2.6cxx11abiFALSE`). onnxruntime, the CPU-only
+/// package, installs the same `onnxruntime` module as onnxruntime-gpu: beside it, the one
+/// installed last decides (`diagnose::onnxruntime`).
+const EXTENSIONS: [&str; 16] = [
     "vllm",
     "flash-attn",
     "xformers",
@@ -28,6 +30,7 @@ const EXTENSIONS: [&str; 15] = [
     "flashinfer-python",
     "sglang-kernel",
     "onnxruntime-gpu",
+    "onnxruntime",
     "triton",
     "pytorch-triton",
     "torch-tensorrt",
@@ -138,9 +141,37 @@ pub(super) fn scan_extensions(host: &Host, site: &Path) -> Vec<Extension> {
                 torch_symbols_missing,
                 cuda_major,
                 torch_symbols_abi,
+                cuda_libraries: per_cuda_libraries(host, &e.path),
             })
         })
         .collect()
+}
+
+/// The CUDA versions of the per-CUDA native libraries a package's RECORD lists: bitsandbytes
+/// ships `bitsandbytes/libbitsandbytes_cuda118.so` .. `_cuda129.so` (and `_nocublaslt` twins
+/// before 0.44) and loads the one of torch's CUDA (`get_cuda_bnb_library_path` in its
+/// `cextension.py`). "128" is CUDA 12.8: the last digit is the minor.
+fn per_cuda_libraries(host: &Host, dist: &Path) -> Vec<String> {
+    let record = host.fs.read_opt(dist.join("RECORD")).unwrap_or_default();
+    let mut out: Vec<crate::version::Version> = record
+        .lines()
+        .filter_map(|l| l.split(',').next())
+        .filter_map(|f| f.rsplit('/').next())
+        .filter_map(|name| {
+            let digits = name
+                .strip_prefix("libbitsandbytes_cuda")?
+                .strip_suffix(".so")?
+                .trim_end_matches("_nocublaslt");
+            let (major, minor) = digits.split_at(digits.len().checked_sub(1)?);
+            let all_digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+            (all_digits(major) && all_digits(minor))
+                .then(|| crate::version::Version::parse(&format!("{major}.{minor}")))
+                .flatten()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out.iter().map(|v| v.as_str().to_string()).collect()
 }
 
 /// CUDA libraries whose soname major is the CUDA major they come with.

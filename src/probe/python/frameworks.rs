@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::host::Host;
 use crate::parse::python_pkg::{self, Requirement};
 use crate::report::{Framework, Wheel};
+use crate::version::Version;
 
 /// A dist-info folder found in a site folder.
 struct Dist {
@@ -35,7 +36,10 @@ pub(super) fn scan_site(
         })
         .collect();
     let dist = |name: &str| dists.iter().find(|d| d.name == name);
-    let installed: Vec<String> = dists.iter().map(|d| d.name.clone()).collect();
+    let installed: Vec<(String, String)> = dists
+        .iter()
+        .map(|d| (d.name.clone(), d.version.clone()))
+        .collect();
     if let Some(fw) = torch(host, site, dist("torch"), &installed) {
         frameworks.push(fw);
     }
@@ -59,7 +63,11 @@ pub(super) fn scan_site(
 }
 
 /// The `nvidia-*` pins in a framework's metadata ("nvidia-cudnn-cu13==9.19.0.56").
-fn nvidia_pins(host: &Host, dist: Option<&Dist>, installed: &[String]) -> Vec<Requirement> {
+fn nvidia_pins(
+    host: &Host,
+    dist: Option<&Dist>,
+    installed: &[(String, String)],
+) -> Vec<Requirement> {
     let Some(dist) = dist else { return Vec::new() };
     let arch = crate::probe::system::machine_arch(host);
     host.fs
@@ -78,12 +86,28 @@ fn nvidia_pins(host: &Host, dist: Option<&Dist>, installed: &[String]) -> Vec<Re
                 _ => true,
             }
         })
-        // A pin under an extra (`extra == 'and-cuda'`) applies only when that extra was asked
-        // for, which the metadata does not record; whether its package is installed tells.
         .filter(|r| {
-            !r.marker.as_deref().is_some_and(|m| m.contains("extra")) || installed.contains(&r.name)
+            !r.marker.as_deref().is_some_and(|m| m.contains("extra"))
+                || extra_pin_applies(r, installed)
         })
         .collect()
+}
+
+/// Whether a pin under an extra (`extra == 'and-cuda'`) binds the environment. The metadata does
+/// not record which extras were asked for: its package not installed, the extra was not. Its
+/// package installed at a newer release of the same major than the extra's `==` pin (TensorFlow
+/// 2.18's `nvidia-cudnn-cu12==9.3.0.75` beside the cuDNN 9.8 that `jax[cuda12]` brought) was not
+/// put there by the extra, and serves the framework: cuDNN runs a build on a library of its major
+/// at or above the build's minor ("CuDNN library needs to have matching major version and equal
+/// or higher minor version", TensorFlow's and XLA's `cuda_dnn.cc`), and CUDA's libraries keep
+/// their major's older releases' entry points. An older release, or another major, still binds.
+fn extra_pin_applies(req: &Requirement, installed: &[(String, String)]) -> bool {
+    let Some((_, version)) = installed.iter().find(|(n, _)| *n == req.name) else {
+        return false;
+    };
+    let pinned = pinned_version(req).and_then(|v| Version::parse(&v));
+    let have = Version::parse(version);
+    !matches!((pinned, have), (Some(p), Some(h)) if h.major() == p.major() && h > p)
 }
 
 /// The machine a requirement's marker limits it to: `x86_64` of `platform_system == "Linux"
@@ -120,7 +144,12 @@ fn cudnn_pin(pins: &[Requirement]) -> Option<String> {
         .and_then(pinned_version)
 }
 
-fn torch(host: &Host, site: &Path, dist: Option<&Dist>, installed: &[String]) -> Option<Framework> {
+fn torch(
+    host: &Host,
+    site: &Path,
+    dist: Option<&Dist>,
+    installed: &[(String, String)],
+) -> Option<Framework> {
     let version_py = site.join("torch/version.py");
     let parsed = host
         .fs
@@ -187,7 +216,12 @@ const TF_DISTS: [&str; 6] = [
     "tensorflow-rocm",
 ];
 
-fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option<Framework> {
+fn tensorflow(
+    host: &Host,
+    site: &Path,
+    dists: &[Dist],
+    installed: &[(String, String)],
+) -> Option<Framework> {
     let dist = dists.iter().find(|d| TF_DISTS.contains(&d.name.as_str()));
     let build_info = site.join("tensorflow/python/platform/build_info.py");
     let info = host
@@ -244,7 +278,12 @@ fn tensorflow(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) ->
     })
 }
 
-fn jax(host: &Host, site: &Path, dists: &[Dist], installed: &[String]) -> Option<Framework> {
+fn jax(
+    host: &Host,
+    site: &Path,
+    dists: &[Dist],
+    installed: &[(String, String)],
+) -> Option<Framework> {
     let jax = dists.iter().find(|d| d.name == "jax");
     let jaxlib = dists.iter().find(|d| d.name == "jaxlib");
     if jax.is_none() && jaxlib.is_none() {
@@ -380,7 +419,33 @@ fn wheel_lib_dir(host: &Host, site: &Path, dist_dir: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod marker_tests {
-    use super::marker_machine;
+    use super::{extra_pin_applies, marker_machine};
+    use crate::parse::python_pkg::Requirement;
+
+    fn and_cuda(name: &str, spec: &str) -> Requirement {
+        Requirement {
+            name: name.into(),
+            extras: Vec::new(),
+            spec: spec.into(),
+            marker: Some("extra == 'and-cuda'".into()),
+        }
+    }
+
+    #[test]
+    fn an_extra_pin_binds_unless_its_package_is_absent_or_a_newer_release_of_its_major() {
+        let pin = and_cuda("nvidia-cudnn-cu12", "==9.3.0.75");
+        let installed = |v: &str| vec![("nvidia-cudnn-cu12".to_string(), v.to_string())];
+        // jax[cuda12] brought cuDNN 9.8 beside TensorFlow 2.18: the extra did not install it.
+        assert!(!extra_pin_applies(&pin, &installed("9.8.0.87")));
+        // torch's cuDNN 9.1 beside it: older than TensorFlow's build, the pin still binds.
+        assert!(extra_pin_applies(&pin, &installed("9.1.0.70")));
+        assert!(extra_pin_applies(&pin, &installed("9.3.0.75")));
+        assert!(extra_pin_applies(&pin, &installed("10.0.0.1")));
+        assert!(!extra_pin_applies(&pin, &[]));
+        // A range under an extra binds whenever its package is there.
+        let range = and_cuda("nvidia-cudnn-cu12", ">=9.0,<10");
+        assert!(extra_pin_applies(&range, &installed("9.8.0.87")));
+    }
 
     #[test]
     fn a_marker_names_the_machine_its_requirement_is_for() {
