@@ -151,8 +151,8 @@ const BUNDLED: [(&str, &str); 3] = [
 ];
 
 /// LM Studio's ROCm engine downloads its own copy of ROCm's libraries into the user's home, one
-/// folder per vendor pack ("rocBLAS error: Cannot read /home/<user>/.lmstudio/extensions/
-/// backends/vendor/linux-llama-rocm-vendor-v3/rocblas/library/TensileLibrary.dat",
+/// folder per vendor pack ("rocBLAS error: Cannot read `/home/<user>/.lmstudio/extensions/
+/// backends/vendor/linux-llama-rocm-vendor-v3/rocblas/library/TensileLibrary.dat`",
 /// lmstudio-ai/lmstudio-bug-tracker#1502); its packs for other engines (CUDA, Vulkan) hold no
 /// ROCm and are left out by name.
 const LMSTUDIO_VENDOR: &str = ".lmstudio/extensions/backends/vendor";
