@@ -225,21 +225,15 @@ fn missing_gpus<'a>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::one;
+    use super::super::test_support::{amd_gpu, one};
     use super::*;
     use crate::manifest::embedded;
-    use crate::report::GpuVendor;
     use crate::report::rocm::{BundledRocm, RocmStack};
 
     /// One AMD GPU of `gfx` and a program's own copy of ROCm whose rocBLAS carries `targets`.
     fn bundled_machine(program: &str, gfx: &str, targets: &[&str]) -> Report {
         Report {
-            gpus: vec![Gpu {
-                index: 0,
-                vendor: GpuVendor::Amd,
-                gfx_target: Some(gfx.to_string()),
-                ..Gpu::default()
-            }],
+            gpus: vec![amd_gpu(gfx)],
             rocm: Some(RocmStack {
                 bundled: vec![BundledRocm {
                     program: program.to_string(),
