@@ -263,7 +263,7 @@ fn rocblas_callers(report: &Report, gpus: &[(&Gpu, String)]) -> Vec<Finding> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{has_evidence, one};
+    use super::super::test_support::{amd_gpu, has_evidence, one};
     use super::*;
     use crate::manifest::embedded;
     use crate::report::rocm::{BundledRocm, RocmInstall, RocmStack};
@@ -277,12 +277,7 @@ mod tests {
     /// and whose hipBLASLt carries `lt`.
     fn torch_machine(gfx: &str, hip: &str, lt: &[&str]) -> Report {
         Report {
-            gpus: vec![Gpu {
-                index: 0,
-                vendor: GpuVendor::Amd,
-                gfx_target: Some(gfx.to_string()),
-                ..Gpu::default()
-            }],
+            gpus: vec![amd_gpu(gfx)],
             python_envs: vec![PythonEnv {
                 path: "/home/u/venv".to_string(),
                 frameworks: vec![Framework {

@@ -12,12 +12,17 @@
 //! A program's own copy of ROCm (`rocm.bundled[]`: ollama's `lib/ollama/rocm`) is judged the
 //! same way: the program loads its rocBLAS, not the system's, and leaves a GPU whose target it
 //! lacks to the CPU (ollama/ollama#12303: a 780M, gfx1103, "offloaded 0/35 layers to GPU" with
-//! a bundled rocBLAS for gfx1101 and gfx1102 only).
+//! a bundled rocBLAS for gfx1101 and gfx1102 only). LM Studio's ROCm vendor packs in the user's
+//! home are such copies too (lmstudio-ai/lmstudio-bug-tracker#1502: a Strix Halo, gfx1151,
+//! whose pack carries gfx1100-1102, gfx1201 and gfx90a).
 
 use super::{FindingBuilder, env_var, ids};
 use crate::manifest::Manifests;
 use crate::report::{Finding, Gpu, Report, Severity};
 use crate::version::{GfxTarget, Version};
+
+/// The program name the probe gives LM Studio's own copies of ROCm (`rocm.bundled[]`).
+const LMSTUDIO: &str = "LM Studio";
 
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     libraries(report)
@@ -151,6 +156,12 @@ fn missing_target(report: &Report, manifests: &Manifests, install: &Library) -> 
              Environment=). Or build rocBLAS for {gfx} (`-DAMDGPU_TARGETS={gfx}`)."
         ),
         None => match install.program {
+            // LM Studio is not built by its users: its runtimes are chosen in the app.
+            Some(program @ LMSTUDIO) => format!(
+                "{program} loads this copy of rocBLAS, not the system's: choose a ROCm llama.cpp \
+                 runtime whose vendor pack carries {wanted} in {program}'s runtime settings, or \
+                 its Vulkan llama.cpp runtime, which needs no ROCm."
+            ),
             Some(program) => format!(
                 "{program} loads this copy of rocBLAS, not the system's: use a {program} release \
                  whose bundled ROCm carries {wanted}, or build {program} from source against a \
@@ -210,4 +221,59 @@ fn missing_gpus<'a>(
             (!covers(install.rocblas_targets, &wanted)).then_some((g, wanted))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{amd_gpu, one};
+    use super::*;
+    use crate::manifest::embedded;
+    use crate::report::rocm::{BundledRocm, RocmStack};
+
+    /// One AMD GPU of `gfx` and a program's own copy of ROCm whose rocBLAS carries `targets`.
+    fn bundled_machine(program: &str, gfx: &str, targets: &[&str]) -> Report {
+        Report {
+            gpus: vec![amd_gpu(gfx)],
+            rocm: Some(RocmStack {
+                bundled: vec![BundledRocm {
+                    program: program.to_string(),
+                    path: "/home/u/.lmstudio/extensions/backends/vendor/linux-llama-rocm-vendor-v3"
+                        .to_string(),
+                    rocblas_targets: targets.iter().map(|t| (*t).to_string()).collect(),
+                    hipblaslt_targets: Vec::new(),
+                }],
+                ..RocmStack::default()
+            }),
+            ..Report::default()
+        }
+    }
+
+    /// LM Studio's pack without the GPU's target (lmstudio-ai/lmstudio-bug-tracker#1502) is an
+    /// error whose fix is chosen in the app (its users do not build it), not a source build.
+    #[test]
+    fn lmstudio_pack_without_the_target_is_fixed_in_lmstudio_runtime_settings() {
+        let r = bundled_machine(LMSTUDIO, "gfx1151", &["gfx1100", "gfx1201"]);
+        let found = findings(&r, embedded());
+        let f = one(&found, "rocm-library-missing-target");
+        assert_eq!(f.severity, Severity::Error);
+        assert!(f.title.contains("LM Studio's own ROCm"), "{}", f.title);
+        let fix = f.fix.as_deref().unwrap_or("");
+        assert!(
+            fix.contains("runtime settings") && fix.contains("Vulkan"),
+            "{fix}"
+        );
+        assert!(!fix.contains("from source"), "{fix}");
+        // ollama keeps its own wording.
+        let r = bundled_machine("ollama", "gfx1151", &["gfx1100"]);
+        let found = findings(&r, embedded());
+        let fix = one(&found, "rocm-library-missing-target").fix.clone();
+        assert!(fix.unwrap_or_default().contains("ollama release"));
+    }
+
+    /// The pack carrying the GPU's target is quiet.
+    #[test]
+    fn lmstudio_pack_with_the_target_is_quiet() {
+        let r = bundled_machine(LMSTUDIO, "gfx1151", &["gfx1100", "gfx1151"]);
+        assert!(findings(&r, embedded()).is_empty());
+    }
 }

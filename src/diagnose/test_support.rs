@@ -1,6 +1,6 @@
 //! Assertions and small machines the rule families' unit tests share.
 
-use crate::report::{Component, Finding, Framework, PythonEnv};
+use crate::report::{Component, Finding, Framework, Gpu, GpuVendor, PythonEnv};
 
 /// The IDs of `found`, in order.
 pub(crate) fn ids(found: &[Finding]) -> Vec<&str> {
@@ -46,5 +46,15 @@ pub(crate) fn jax_env(
             ..Framework::default()
         }],
         ..PythonEnv::default()
+    }
+}
+
+/// GPU 0, an AMD GPU of the gfx target `gfx`, for the AMD rules' unit machines.
+pub(crate) fn amd_gpu(gfx: &str) -> Gpu {
+    Gpu {
+        index: 0,
+        vendor: GpuVendor::Amd,
+        gfx_target: Some(gfx.to_string()),
+        ..Gpu::default()
     }
 }

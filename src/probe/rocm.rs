@@ -4,7 +4,7 @@
 //! amdgpu-dkms, which alone has `/sys/module/amdgpu/version`); `/dev/kfd` and the render nodes
 //! with their mode and group; and the user's groups.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::compressed_module;
 use crate::host::Host;
@@ -150,17 +150,61 @@ const BUNDLED: [(&str, &str); 3] = [
     ("ollama", "/opt/ollama/lib/ollama/rocm"),
 ];
 
+/// LM Studio's ROCm engine downloads its own copy of ROCm's libraries into the user's home, one
+/// folder per vendor pack ("rocBLAS error: Cannot read `/home/<user>/.lmstudio/extensions/
+/// backends/vendor/linux-llama-rocm-vendor-v3/rocblas/library/TensileLibrary.dat`",
+/// lmstudio-ai/lmstudio-bug-tracker#1502); its packs for other engines (CUDA, Vulkan) hold no
+/// ROCm and are left out by name.
+const LMSTUDIO_VENDOR: &str = ".lmstudio/extensions/backends/vendor";
+
+/// The most home folders (under `/home`) and LM Studio vendor packs per home looked at.
+const MAX_HOME_ENTRIES: usize = 64;
+
+/// LM Studio's ROCm vendor packs in the homes this machine has: `$HOME`, `/root` and the
+/// folders of `/home`.
+fn lmstudio_vendor_packs(host: &Host) -> Vec<PathBuf> {
+    let homes = host
+        .env
+        .path("HOME")
+        .into_iter()
+        .chain(std::iter::once(PathBuf::from("/root")))
+        .chain(
+            host.fs
+                .read_dir("/home")
+                .into_iter()
+                .take(MAX_HOME_ENTRIES)
+                .map(|e| e.path),
+        );
+    let mut out = Vec::new();
+    for home in homes {
+        let packs = host
+            .fs
+            .read_dir_matching(home.join(LMSTUDIO_VENDOR), |name| name.contains("rocm"));
+        out.extend(
+            packs
+                .into_iter()
+                .take(MAX_HOME_ENTRIES)
+                .map(|e| e.path)
+                .filter(|p| host.fs.is_dir(p)),
+        );
+    }
+    out
+}
+
 /// The ROCm libraries programs bring with them, each folder once.
 fn bundled(host: &Host) -> Vec<BundledRocm> {
+    let fixed = BUNDLED
+        .iter()
+        .map(|(program, dir)| (*program, PathBuf::from(dir)));
+    let lmstudio = lmstudio_vendor_packs(host)
+        .into_iter()
+        .map(|dir| ("LM Studio", dir));
     let mut out: Vec<BundledRocm> = Vec::new();
-    for (program, dir) in BUNDLED {
-        if !host.fs.is_dir(dir) {
+    for (program, dir) in fixed.chain(lmstudio) {
+        if !host.fs.is_dir(&dir) {
             continue;
         }
-        let real = host
-            .fs
-            .canonical(Path::new(dir), true)
-            .unwrap_or_else(|_| Path::new(dir).to_path_buf());
+        let real = host.fs.canonical(&dir, true).unwrap_or(dir);
         let path = real.display().to_string();
         if out.iter().any(|b| b.path == path) {
             continue;
@@ -547,5 +591,65 @@ mod tests {
             assert!(code[0].compressed, "{name}");
             assert!(code[0].targets.is_empty(), "{name}: {:?}", code[0].targets);
         }
+    }
+
+    /// A rooted host with `files` (empty) and the environment `env`.
+    fn host_with_files(files: &[&str], env: &[(&str, &str)]) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        for f in files {
+            let path = dir.path().join(f.trim_start_matches('/'));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, b"").unwrap();
+        }
+        let env = Env::from_pairs(env.iter().copied());
+        let host = Host::rooted(dir.path(), env, std::time::Duration::from_secs(2));
+        (dir, host)
+    }
+
+    const VENDOR: &str = ".lmstudio/extensions/backends/vendor";
+
+    /// LM Studio's ROCm vendor pack in a home under `/home` is a program's copy of ROCm, with its
+    /// rocBLAS targets; its CUDA and Vulkan packs are not, and one home found twice ($HOME and
+    /// `/home`) gives one copy.
+    #[test]
+    fn lmstudio_rocm_vendor_packs_in_homes_are_bundled_copies() {
+        let pack = format!("/home/ana/{VENDOR}/linux-llama-rocm-vendor-v3");
+        let (_dir, host) = host_with_files(
+            &[
+                &format!("{pack}/rocblas/library/TensileLibrary_lazy_gfx1100.dat"),
+                &format!("{pack}/rocblas/library/TensileLibrary_lazy_gfx1201.dat"),
+                &format!("{pack}/hipblaslt/library/TensileLibrary_lazy_gfx1100.dat"),
+                &format!("/home/ana/{VENDOR}/linux-llama-cuda12-vendor-v2/libcublas.so.12"),
+                &format!("/home/ana/{VENDOR}/linux-llama-vulkan-vendor-v1/libvulkan.so.1"),
+            ],
+            &[("HOME", "/home/ana")],
+        );
+        let got = bundled(&host);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].program, "LM Studio");
+        assert!(
+            got[0].path.ends_with("linux-llama-rocm-vendor-v3"),
+            "{}",
+            got[0].path
+        );
+        assert_eq!(got[0].rocblas_targets, ["gfx1100", "gfx1201"]);
+        assert_eq!(got[0].hipblaslt_targets, ["gfx1100"]);
+    }
+
+    /// The pack is found in root's home and in another user's home too (a service run as
+    /// root, a doctor run by another user), and nothing is found without LM Studio.
+    #[test]
+    fn lmstudio_packs_are_looked_for_in_every_home() {
+        let (_dir, host) = host_with_files(
+            &[&format!(
+                "/root/{VENDOR}/linux-llama-rocm-vendor-v3/rocblas/library/TensileLibrary_lazy_gfx1030.dat"
+            )],
+            &[("HOME", "/home/someone")],
+        );
+        let got = bundled(&host);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].rocblas_targets, ["gfx1030"]);
+        let (_dir, host) = host_with_files(&["/home/ana/.lmstudio/settings.json"], &[]);
+        assert!(bundled(&host).is_empty());
     }
 }
