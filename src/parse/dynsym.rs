@@ -522,7 +522,7 @@ fn bytes_at(table: &[u8], at: u32) -> Option<&[u8]> {
 }
 
 /// A symbol name's 64-bit hash (FxHash's step over eight bytes at a time): the sort key of
-/// [`Symbols::defined`]. Names with the same hash are told apart by their bytes.
+/// `Exports::Listed`'s `defined`. Names with the same hash are told apart by their bytes.
 fn name_hash(name: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
