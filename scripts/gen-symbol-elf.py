@@ -41,6 +41,9 @@ TORCH_RUNPATH = ":".join(
 
 V12 = "libnvJitLink.so.12"
 
+# e_machine (elf.h): the fixtures' hosts are x86-64 unless a file says aarch64.
+EM_X86_64, EM_AARCH64 = 62, 183
+
 
 def jit(names, suffixes):
     """nvJitLink's entry points: each API name carries the release its ABI was fixed in
@@ -358,6 +361,20 @@ fixture("held-out-healthy-dgx-spark-vllm-source-build-sm120-only", {
         "defines": [("PyInit__C", None)], "fatbin": [[(SASS, 120)]] * 3},
 })
 
+# NVIDIA/Isaac-GR00T#343: torch 2.8.0 from the Jetson AI Lab index (jp6/cu126) on a Jetson Orin
+# with JetPack 6.2: "ImportError: libcudss.so.0: cannot open shared object file"; NVIDIA's answer
+# installs `cudss` from the CUDA repository. The wheel links the system CUDA 12.6 (no nvidia-*
+# wheels); the needed list beside libcudss.so.0 is modelled.
+JETSON_SITE = "root/home/orin/venv/lib/python3.10/site-packages"
+fixture("held-out-jetson-orin-jp62-torch280-jetson-ai-lab-no-cudss", {
+    JETSON_SITE + "/torch/lib/libtorch_cuda.so": {
+        "soname": "libtorch_cuda.so", "machine": EM_AARCH64, "runpath": "$ORIGIN",
+        "needed": ["libc10_cuda.so", "libcudart.so.12", "libcublas.so.12", "libcudnn.so.9",
+                   "libcudss.so.0"]},
+    JETSON_SITE + "/torch/lib/libc10_cuda.so": {
+        "soname": "libc10_cuda.so", "machine": EM_AARCH64, "needed": ["libcudart.so.12"]},
+})
+
 
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
@@ -520,7 +537,8 @@ def build(spec):
     total = shoff + 64 * shnum
     out = bytearray(total)
     out[0:64] = b"\x7fELF\x02\x01\x01" + b"\0" * 9 + struct.pack(
-        "<HHIQQQIHHHHHH", 3, 62, 1, 0, 64, shoff, 0, 64, 56, 2, 64, shnum, shnum - 1)
+        "<HHIQQQIHHHHHH", 3, spec.get("machine", EM_X86_64), 1, 0, 64, shoff, 0, 64, 56, 2, 64, shnum,
+        shnum - 1)
     out[64:120] = struct.pack("<IIQQQQQQ", 1, 4, 0, 0, 0, total, total, 0x1000)
     out[120:176] = struct.pack("<IIQQQQQQ", 2, 6, dyn_at, dyn_at, dyn_at, len(dynamic),
                                len(dynamic), 8)

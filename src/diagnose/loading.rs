@@ -183,7 +183,7 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
     }
     let fix = if let Some(fix) = elsewhere
         .is_empty()
-        .then(|| rocm_fix(fw, &names, &first.soname))
+        .then(|| rocm_fix(fw, &names, &first.soname).or_else(|| separate_fix(fw, &missing)))
         .flatten()
     {
         fix
@@ -209,6 +209,32 @@ fn not_found(env: &PythonEnv, fl: &FrameworkLoads) -> Option<Finding> {
         )
     };
     Some(f.fix(fix).build())
+}
+
+/// The fix for NVIDIA libraries that neither the CUDA toolkit nor JetPack installs (cuDSS, NVPL),
+/// which framework builds from outside PyPI link (NVIDIA/Isaac-GR00T#343: the Jetson AI Lab's
+/// torch 2.8.0 needs `libcudss.so.0`): reinstalling the framework or a toolkit brings none of
+/// them, so the fix installs each family. `None` when every missing library is a CUDA one.
+fn separate_fix(fw: &crate::report::Framework, missing: &[&LibraryLoad]) -> Option<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for l in missing {
+        if let Some(how) = family::separate_install(&l.soname) {
+            let line = format!("{} ({}): {how}", l.soname, family::display(&l.family));
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+    }
+    (!lines.is_empty()).then(|| {
+        format!(
+            "{} needs NVIDIA libraries that neither the CUDA toolkit nor JetPack installs, and \
+             reinstalling {} does not bring them; install each: {}. `ldconfig -p` lists a system \
+             copy afterwards.",
+            fw.name,
+            fw.name,
+            lines.join("; ")
+        )
+    })
 }
 
 /// The fix for a ROCm build's library that no folder has: a wheel that bundles its runtime but

@@ -89,6 +89,55 @@ pub fn rocm(soname: &str) -> Option<LibraryFamily> {
         .map(|(_, name)| LibraryFamily::Other((*name).to_string()))
 }
 
+/// NVIDIA libraries that neither the CUDA toolkit nor JetPack installs, linked by framework builds
+/// made outside PyPI (NVIDIA's Jetson AI Lab and SBSA torch wheels): by file stem (a stem that
+/// starts with one followed by `_` belongs to it: `libnvpl_lapack_lp64_gomp`), the name the
+/// family is written as, and how it is installed. Sonames and packages from the reports that
+/// quote them: NVIDIA/Isaac-GR00T#343 ("ImportError: libcudss.so.0", fixed by NVIDIA's
+/// `sudo apt-get -y install cudss` from the CUDA repository after its `cuda-keyring`),
+/// pollen-robotics/microduck_rl#38 (`libnvpl_lapack_lp64_gomp.so.0`, then `libcudss.so.0`,
+/// fixed with the `nvpl-blas`, `nvpl-lapack` and `nvidia-cudss-cu13` wheels).
+const SEPARATE_FAMILIES: [(&str, &str, &str); 3] = [
+    (
+        "libcudss",
+        "cuDSS",
+        "NVIDIA's CUDA repository's `cudss` package (on Ubuntu: its `cuda-keyring`, then `sudo apt-get install cudss`), or NVIDIA's cuDSS wheel for the build's CUDA major (`nvidia-cudss-cu13` for CUDA 13) with its folder on the search path",
+    ),
+    (
+        "libnvpl_blas",
+        "NVPL BLAS",
+        "the `nvpl-blas` wheel, with its folder on the search path",
+    ),
+    (
+        "libnvpl_lapack",
+        "NVPL LAPACK",
+        "the `nvpl-lapack` wheel, with its folder on the search path",
+    ),
+];
+
+fn separate_row(soname: &str) -> Option<&'static (&'static str, &'static str, &'static str)> {
+    let (stem, _) = split_soname(soname)?;
+    SEPARATE_FAMILIES.iter().find(|(s, _, _)| {
+        stem == *s
+            || stem
+                .strip_prefix(s)
+                .is_some_and(|rest| rest.starts_with('_'))
+    })
+}
+
+/// The family of an NVIDIA library installed apart from CUDA ("libcudss.so.0" → "cuDSS"), or
+/// `None`. The report writes it as the family's name (a `LibraryFamily::Other`).
+#[must_use]
+pub fn separate(soname: &str) -> Option<LibraryFamily> {
+    separate_row(soname).map(|(_, name, _)| LibraryFamily::Other((*name).to_string()))
+}
+
+/// How an NVIDIA library installed apart from CUDA is installed, for a soname of one.
+#[must_use]
+pub fn separate_install(soname: &str) -> Option<&'static str> {
+    separate_row(soname).map(|(_, _, install)| *install)
+}
+
 /// How people write a family's name.
 #[must_use]
 pub fn display(family: &LibraryFamily) -> &str {
@@ -127,6 +176,24 @@ mod tests {
         );
         assert_eq!(super::rocm("libcudart.so.12"), None);
         assert_eq!(super::of("libroctx64.so.4"), None);
+    }
+
+    #[test]
+    fn libraries_installed_apart_from_cuda_have_their_own_families() {
+        use crate::report::LibraryFamily as F;
+        assert_eq!(
+            super::separate("libcudss.so.0"),
+            Some(F::Other("cuDSS".to_string()))
+        );
+        assert_eq!(
+            super::separate("libnvpl_lapack_lp64_gomp.so.0"),
+            Some(F::Other("NVPL LAPACK".to_string()))
+        );
+        assert!(super::separate_install("libcudss.so.0").is_some_and(|w| w.contains("cudss")));
+        // Neither a CUDA family nor a stem that only begins the same way.
+        assert_eq!(super::separate("libcusparse.so.12"), None);
+        assert_eq!(super::separate("libcudssx.so.1"), None);
+        assert_eq!(super::of("libcudss.so.0"), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::manifest::Manifests;
-use crate::report::{DriverLibraryKind, EnvKind, Gpu, Report, Severity};
+use crate::report::{DriverLibraryKind, EnvKind, Gpu, GpuSource, Report, Severity};
 use crate::version::Version;
 
 /// One GPU as the plan sees it.
@@ -163,7 +163,8 @@ impl Machine {
             // A driver stated with GPU_DOCTOR_DRIVER_VERSION is the other machine's working
             // driver (a build container planning for it has no module of its own).
             driver_loaded: report.kernel.nvidia_loaded
-                || report.overrides.iter().any(|o| o.field == "driver.version"),
+                || report.overrides.iter().any(|o| o.field == "driver.version")
+                || jetson_driver_answers(report, manifests),
             driver_open: report.kernel.nvidia_open,
             library_version: report
                 .driver_libraries
@@ -367,6 +368,22 @@ impl Machine {
 
 /// Every framework of every Python environment, each with its environment: what a plan must
 /// keep working (or fix) where it is.
+/// A Jetson's driver is JetPack's (cuda.toml's `l4t_driver` rows): its GPU is driven by
+/// `nvgpu`, not by an `nvidia` module, so no module is loaded while the driver works. When
+/// `nvidia-smi` answers with such a release, the driver is working and a plan installs none
+/// (installing a desktop/server driver branch on a Jetson replaces JetPack's own).
+fn jetson_driver_answers(report: &Report, manifests: &Manifests) -> bool {
+    let answered = report.gpus.iter().any(|g| g.source == GpuSource::NvidiaSmi);
+    answered
+        && report.driver.version.as_deref().is_some_and(|v| {
+            manifests
+                .cuda
+                .l4t_drivers
+                .iter()
+                .any(|row| row.driver == v.trim())
+        })
+}
+
 fn installed_frameworks(report: &Report) -> Vec<InstalledFramework> {
     report
         .python_envs
@@ -383,4 +400,36 @@ fn installed_frameworks(report: &Report) -> Vec<InstalledFramework> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::DriverInfo;
+
+    fn jetson(driver: &str, source: &str) -> Report {
+        Report {
+            driver: DriverInfo {
+                version: Some(driver.to_string()),
+                ..DriverInfo::default()
+            },
+            gpus: vec![Gpu {
+                name: Some("Orin (nvgpu)".into()),
+                source: source.into(),
+                ..Gpu::default()
+            }],
+            ..Report::default()
+        }
+    }
+
+    /// JetPack 6's driver (540.4.0, an `l4t_driver` row) works with no `nvidia` module loaded;
+    /// a desktop branch seen only by nvidia-smi's answer does not count, nor a Jetson release
+    /// nvidia-smi did not answer with.
+    #[test]
+    fn a_jetson_driver_that_answers_is_working_without_an_nvidia_module() {
+        let m = crate::manifest::embedded();
+        assert!(Machine::from_report(&jetson("540.4.0", "nvidia-smi"), m).driver_loaded);
+        assert!(!Machine::from_report(&jetson("550.54.15", "nvidia-smi"), m).driver_loaded);
+        assert!(!Machine::from_report(&jetson("540.4.0", "pci"), m).driver_loaded);
+    }
 }

@@ -608,8 +608,11 @@ impl Ctx<'_> {
         by: &str,
     ) -> Option<usize> {
         // ROCm's libraries are followed for a ROCm build's needs (ROCm/legacy-rocm-build#6053:
-        // `libtorch_hip.so` needs `libroctx64.so.4`).
-        let family = family::of(name).or_else(|| family::rocm(name));
+        // `libtorch_hip.so` needs `libroctx64.so.4`), and NVIDIA's libraries installed apart from
+        // CUDA for a Jetson build's (NVIDIA/Isaac-GR00T#343: `libcudss.so.0`).
+        let family = family::of(name)
+            .or_else(|| family::rocm(name))
+            .or_else(|| family::separate(name));
         let index = found.path.as_ref().map(|(path, _)| {
             let j = p.objs.len();
             let mut dynamic = if family.is_some() || in_site(path) {
