@@ -24,6 +24,9 @@ use crate::parse::fatbin::runs_on;
 use crate::report::{CudaCode, Finding, Gpu, Report, Severity, Subject};
 use crate::version::Version;
 
+/// A GPU with its compute capability's major and minor.
+type GpuCc<'a> = (&'a Gpu, u32, u32);
+
 pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     let Some(driver) = report.driver.version.as_deref() else {
         return Vec::new();
@@ -64,9 +67,9 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
 /// when a library that serves them has no runtime read (or a capped read).
 fn refused<'a>(
     group: &[&CudaCode],
-    gpus: &[(&'a Gpu, u32, u32)],
+    gpus: &[GpuCc<'a>],
     runs_up_to: &Version,
-) -> Option<(Version, Vec<(&'a Gpu, u32, u32)>)> {
+) -> Option<(Version, Vec<GpuCc<'a>>)> {
     if group.iter().any(|c| c.capped) {
         return None;
     }
@@ -105,7 +108,7 @@ fn refused<'a>(
 
 fn finding(
     group: &[&CudaCode],
-    refused: &[(&Gpu, u32, u32)],
+    refused: &[GpuCc<'_>],
     ptx_cuda: &Version,
     driver: &str,
     driver_cuda: &Version,
@@ -249,7 +252,12 @@ mod tests {
     #[test]
     fn pascal_through_cuda_128_ptx_on_a_535_driver_is_an_error_naming_the_570_driver() {
         // ollama/ollama#17290: two P40s on 535.309.01 under ollama 0.30+.
-        let r = report("535.309.01", "12.2", "6.1", vec![cuda12(Some("12.8.90")), cuda13()]);
+        let r = report(
+            "535.309.01",
+            "12.2",
+            "6.1",
+            vec![cuda12(Some("12.8.90")), cuda13()],
+        );
         let f = findings(&r, embedded());
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(
@@ -257,7 +265,11 @@ mod tests {
             ("driver-too-old-for-framework", Severity::Error)
         );
         assert!(f[0].title.contains("CUDA 12.8 backend"), "{}", f[0].title);
-        assert!(f[0].title.contains("535.309.01 (CUDA 12.2)"), "{}", f[0].title);
+        assert!(
+            f[0].title.contains("535.309.01 (CUDA 12.2)"),
+            "{}",
+            f[0].title
+        );
         let fix = f[0].fix.as_deref().unwrap_or_default();
         assert!(fix.contains("570."), "{fix}");
     }
@@ -274,7 +286,12 @@ mod tests {
     fn sass_for_the_gpu_or_an_unread_runtime_is_not_judged() {
         // A Volta card: the CUDA 12 backend carries sm_70 SASS, which runs on 535 through
         // minor-version compatibility.
-        let r = report("535.309.01", "12.2", "7.0", vec![cuda12(Some("12.8.90")), cuda13()]);
+        let r = report(
+            "535.309.01",
+            "12.2",
+            "7.0",
+            vec![cuda12(Some("12.8.90")), cuda13()],
+        );
         assert!(findings(&r, embedded()).is_empty());
         // No full-versioned runtime beside the backend: its PTX's CUDA is unknown.
         let r = report("535.309.01", "12.2", "6.1", vec![cuda12(None), cuda13()]);
