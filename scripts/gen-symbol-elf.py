@@ -376,6 +376,33 @@ fixture("held-out-jetson-orin-jp62-torch280-jetson-ai-lab-no-cudss", {
 })
 
 
+# mmcdermott/MEDS_EIC_AR#163: sgl-kernel 0.3.21 from PyPI on a DGX Spark (GB10, 12.1). `cuobjdump
+# --list-elf` of its `sgl_kernel/sm100/common_ops.abi3.so` shows sm_100a sm_101a sm_120a sm_80
+# sm_87: architecture-specific (`a`) images, which run only on their own compute capability, so
+# nothing serves 12.1. The fatbin headers below carry the numbers (100, 101, 120, 80, 87). The
+# module's CUDA runtime (`libcudart.so.12` of a CUDA 12.9 build, beside the report's torch
+# 2.9.1+cu129) is left out of its needs: this machine's torch is a cu130 stand-in.
+fixture("held-out-dgx-spark-sglang-059-pypi-sgl-kernel-sm120a", {
+    "root/home/ubuntu/venv/lib/python3.12/site-packages/sgl_kernel/sm100/common_ops.abi3.so": {
+        "soname": "common_ops.abi3.so", "needed": ["libc10.so", "libtorch.so"],
+        "defines": [("PyInit_common_ops", None)],
+        "fatbin": [[(SASS, 80), (SASS, 87), (SASS, 100), (SASS, 101), (SASS, 120)]] * 2},
+})
+
+# ollama/ollama#17290: ollama 0.32.1's install-script layout on Ubuntu 24.04 with two Tesla P40s
+# (6.1) on driver 535. ollama's CUDA 12 backend is built with CUDA 12.8 and lists Maxwell and
+# Pascal as PTX only (`50-virtual;52-virtual;60-virtual;61-virtual;70;75;80;86;89;90;90a;120`,
+# ollama's `llama_cuda_v12` preset as ollama/ollama#17196 quotes it), so a P40 is reached only by
+# JIT-compiling CUDA 12.8 PTX; its CUDA 13 backend starts at sm_75 (modelled from the omarchy
+# machine's list).
+GGML_CUDA128_PTX_PASCAL = [[(PTX, 50), (PTX, 52), (PTX, 60), (PTX, 61), (SASS, 70), (SASS, 75),
+                            (SASS, 80), (SASS, 86), (SASS, 89), (SASS, 90), (SASS, 120)]] * 2
+fixture("held-out-ollama-0321-p40-driver535-cuda128-ptx", {
+    "root/usr/local/lib/ollama/cuda_v12/libggml-cuda.so": dict(GGML_CUDA12, fatbin=GGML_CUDA128_PTX_PASCAL),
+    "root/usr/local/lib/ollama/cuda_v13/libggml-cuda.so": dict(GGML_CUDA, fatbin=GGML_CUDA13_FATBIN),
+})
+
+
 SHT_DYNSYM, SHT_STRTAB, SHT_DYNAMIC = 11, 3, 6
 SHT_VERSYM, SHT_VERDEF, SHT_VERNEED = 0x6FFFFFFF, 0x6FFFFFFD, 0x6FFFFFFE
 DT = {"NULL": 0, "NEEDED": 1, "STRTAB": 5, "SYMTAB": 6, "STRSZ": 10, "SYMENT": 11,

@@ -42,6 +42,7 @@ mod numba;
 mod onnxruntime;
 mod platform;
 mod program_code;
+mod program_ptx;
 mod runtime;
 mod runtime_compile;
 mod symbols;
@@ -84,6 +85,7 @@ const RULES: &[Rule] = &[
     cuda_wheels::findings,
     compiled::findings,
     program_code::findings,
+    program_ptx::findings,
     triton::findings,
     triton_ptxas::findings,
     numba::findings,

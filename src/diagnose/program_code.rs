@@ -17,7 +17,17 @@ use crate::report::{CudaCode, Finding, Gpu, GpuSource, Report, Severity};
 use crate::version::Version;
 
 pub(super) fn findings(report: &Report, _manifests: &crate::manifest::Manifests) -> Vec<Finding> {
-    let gpus: Vec<(&Gpu, u32, u32)> = report
+    let gpus = gpus(report);
+    groups(report)
+        .iter()
+        .filter_map(|group| finding(group, &gpus))
+        .collect()
+}
+
+/// The NVIDIA GPUs found (not set by an override), with their compute capability's major and
+/// minor.
+pub(super) fn gpus(report: &Report) -> Vec<(&Gpu, u32, u32)> {
+    report
         .nvidia_gpus()
         .filter(|g| g.source != GpuSource::Override)
         .filter_map(|g| {
@@ -28,15 +38,19 @@ pub(super) fn findings(report: &Report, _manifests: &crate::manifest::Manifests)
                 u32::try_from(cc.minor()).ok()?,
             ))
         })
-        .collect();
-    let code: Vec<&CudaCode> = report
+        .collect()
+}
+
+/// The libraries with GPU code, grouped as the program uses them: ollama's backends together
+/// (it picks one that serves the GPU), every other library alone.
+pub(super) fn groups(report: &Report) -> Vec<Vec<&CudaCode>> {
+    let mut groups: Vec<Vec<&CudaCode>> = Vec::new();
+    for c in report
         .libraries
         .cuda_code
         .iter()
         .filter(|c| !c.sass.is_empty() || !c.ptx.is_empty())
-        .collect();
-    let mut groups: Vec<Vec<&CudaCode>> = Vec::new();
-    for c in code {
+    {
         match groups
             .iter_mut()
             .find(|g| c.program == "ollama" && g[0].program == "ollama")
@@ -46,12 +60,27 @@ pub(super) fn findings(report: &Report, _manifests: &crate::manifest::Manifests)
         }
     }
     groups
-        .iter()
-        .filter_map(|group| finding(group, &gpus))
-        .collect()
 }
 
-fn archs(list: &[String]) -> Vec<u32> {
+/// The program's name as a finding says it.
+pub(super) fn program_name(c: &CudaCode) -> &'static str {
+    match c.program.as_str() {
+        "ollama" => "ollama",
+        "llama.cpp" => "llama.cpp",
+        _ => "ggml",
+    }
+}
+
+/// "GPU 0 (Tesla P40)".
+pub(super) fn gpu_label(g: &Gpu) -> String {
+    format!(
+        "GPU {} ({})",
+        g.index,
+        g.name.as_deref().unwrap_or("unknown model")
+    )
+}
+
+pub(super) fn archs(list: &[String]) -> Vec<u32> {
     list.iter()
         .filter_map(|cc| {
             let v = Version::parse(cc)?;
@@ -78,19 +107,9 @@ fn finding(group: &[&CudaCode], gpus: &[(&Gpu, u32, u32)]) -> Option<Finding> {
         .flat_map(|c| archs(&c.sass).into_iter().chain(archs(&c.ptx)))
         .max()?;
     let newer = major * 10 + minor > highest;
-    let program = match group[0].program.as_str() {
-        "ollama" => "ollama",
-        "llama.cpp" => "llama.cpp",
-        _ => "ggml",
-    };
+    let program = program_name(group[0]);
     let cc = format!("{major}.{minor}");
-    let gpu = |g: &Gpu| {
-        format!(
-            "GPU {} ({})",
-            g.index,
-            g.name.as_deref().unwrap_or("unknown model")
-        )
-    };
+    let gpu = gpu_label;
     let names: Vec<String> = cannot.iter().map(|(g, _, _)| gpu(g)).collect();
     let carried = |c: &CudaCode| {
         let mut all: Vec<String> = c.sass.clone();
@@ -179,6 +198,7 @@ mod tests {
             sass: sass.iter().map(|s| (*s).to_string()).collect(),
             ptx: ptx.iter().map(|s| (*s).to_string()).collect(),
             capped: false,
+            runtime: None,
         }
     }
 

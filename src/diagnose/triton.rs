@@ -18,8 +18,9 @@ use crate::report::GpuSource;
 use crate::report::{Extension, Finding, Gpu, PythonEnv, Report, Severity, framework_subject};
 use crate::version::Version;
 
-/// Packages (of the extension scan) whose engine calls torch.compile unless told not to.
-const COMPILES_BY_DEFAULT: [&str; 2] = ["vllm", "sglang-kernel"];
+/// Packages (of the extension scan) whose engine calls torch.compile unless told not to
+/// (SGLang's kernel package under both its names).
+const COMPILES_BY_DEFAULT: [&str; 3] = ["vllm", "sglang-kernel", "sgl-kernel"];
 
 /// The package in `env` whose engine compiles with Triton by default (vLLM, SGLang), if any:
 /// with one, a Triton that cannot compile for the GPU stops the engine (a warning); without,

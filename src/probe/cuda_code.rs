@@ -1,6 +1,8 @@
 //! Programs' own CUDA code outside Python packages: llama.cpp's and ollama's CUDA backend,
 //! `libggml-cuda.so`, whose `.nv_fatbin` holds the GPU code of the build's
-//! `CMAKE_CUDA_ARCHITECTURES` (read with [`crate::parse::fatbin`], headers only).
+//! `CMAKE_CUDA_ARCHITECTURES` (read with [`crate::parse::fatbin`], headers only), and the CUDA
+//! runtime shipped beside it (ollama's `cuda_v12/libcudart.so.12.8.90`), the CUDA whose PTX it
+//! carries.
 //!
 //! Where they are: beside a `PATH` folder's programs or in its `../lib` (llama.cpp's build and
 //! release layouts), and ollama's library folders, flat (`/usr/lib/ollama`, Arch's `ollama-cuda`)
@@ -44,12 +46,16 @@ pub(crate) fn probe(host: &Host) -> Vec<CudaCode> {
     super::ggml::read_each(host, candidates, MAX_LIBS, |program, path, file| {
         let mut read = |offset: u64, len: usize| file.read_at(offset, len);
         let fatbin = crate::parse::fatbin::parse(&mut read)?;
+        let runtime = Path::new(&path)
+            .parent()
+            .and_then(|dir| super::toolkit::cudart_version_in(host, [dir.to_path_buf()]));
         Some(CudaCode {
             program,
             path,
             sass: cc_list(&fatbin.sass),
             ptx: cc_list(&fatbin.ptx),
             capped: fatbin.capped,
+            runtime,
         })
     })
 }

@@ -226,9 +226,17 @@ fn nvcc_version(host: &Host, nvcc: &Path) -> Option<String> {
 
 /// `libcudart.so.13.0.96` in the toolkit's library folders gives the runtime's version.
 fn cudart_version(host: &Host, root: &Path) -> Option<String> {
-    LIB_DIRS
-        .iter()
-        .flat_map(|d| host.fs.read_dir(root.join(d)))
+    cudart_version_in(host, LIB_DIRS.iter().map(|d| root.join(d)))
+}
+
+/// The highest full `libcudart.so.X.Y.Z` version among these folders' files (a bare
+/// `libcudart.so.12` says only the major and is not counted).
+pub(crate) fn cudart_version_in(
+    host: &Host,
+    dirs: impl IntoIterator<Item = PathBuf>,
+) -> Option<String> {
+    dirs.into_iter()
+        .flat_map(|d| host.fs.read_dir(d))
         .filter_map(|e| {
             let (stem, version) = split_soname(&e.name)?;
             (stem == "libcudart" && version?.matches('.').count() >= 2)

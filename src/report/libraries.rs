@@ -248,4 +248,9 @@ pub struct CudaCode {
     /// Whether a bound stopped the read before the section's end (the lists may be partial).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub capped: bool,
+    /// The CUDA runtime shipped beside it (`libcudart.so.12.8.90` in the same folder: "12.8.90"),
+    /// taken as the CUDA that wrote its PTX, as ollama's own driver check takes it
+    /// (`discover/cuda_compat.go`). Absent where no full-versioned runtime is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }

@@ -1511,3 +1511,37 @@ fn gentoo_gz_open_module_on_pascal_is_the_wrong_flavour() {
     assert!(!fix.contains("apt"), "{fix}");
     assert!(!fix.contains(".run"), "{fix}");
 }
+
+/// SGLang's kernel package under its older name, `sgl-kernel` (mmcdermott/MEDS_EIC_AR#163): its
+/// compiled module's architectures are read like `sglang-kernel`'s. Its `sm_120a` image is
+/// counted as sm_120, which runs on the GB10's 12.1, so the miss itself is left (known-miss.txt).
+#[test]
+fn sgl_kernel_under_its_older_name_is_read_from_its_fatbin() {
+    let r = doctor("held-out-dgx-spark-sglang-059-pypi-sgl-kernel-sm120a");
+    let env = &r["python_envs"][0];
+    let ext = env["extensions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|e| e["name"] == "sgl-kernel"))
+        .unwrap_or_else(|| panic!("no sgl-kernel in {}", env["extensions"]));
+    assert_eq!(ext["version"], "0.3.21");
+    assert_eq!(
+        ext["fatbin_sass"],
+        json!(["8.0", "8.7", "10.0", "10.1", "12.0"])
+    );
+}
+
+/// ollama/ollama#17290: the runtime shipped beside each of ollama's CUDA backends is read, and
+/// the CUDA 12.8 backend's PTX-only Pascal code on driver 535 is the error.
+#[test]
+fn ollama_backends_runtime_is_read_and_its_ptx_judged_against_the_driver() {
+    let r = doctor("held-out-ollama-0321-p40-driver535-cuda128-ptx");
+    let code = &r["libraries"]["cuda_code"];
+    assert_eq!(code[0]["runtime"], "12.8.90", "{code}");
+    assert_eq!(code[1]["runtime"], "13.0.96", "{code}");
+    assert_findings(&r, &["driver-too-old-for-framework"]);
+    let f = finding(&r, "driver-too-old-for-framework");
+    assert!(
+        f["fix"].as_str().is_some_and(|s| s.contains("570.26")),
+        "{f}"
+    );
+}

@@ -1483,6 +1483,7 @@ fn ollama_node(vars: &[(&str, &str)]) -> Report {
         sass: vec!["9.0".into()],
         ptx: Vec::new(),
         capped: false,
+        runtime: None,
     }];
     r
 }

@@ -18,8 +18,10 @@ use crate::report::Extension;
 /// mamba-ssm and causal-conv1d ship one compiled module each, built against one torch release
 /// and C++ ABI (their wheels' names: `+cu12torch2.6cxx11abiFALSE`). onnxruntime, the CPU-only
 /// package, installs the same `onnxruntime` module as onnxruntime-gpu: beside it, the one
-/// installed last decides (`diagnose::onnxruntime`).
-const EXTENSIONS: [&str; 16] = [
+/// installed last decides (`diagnose::onnxruntime`). SGLang's kernel package is read under both
+/// of its names: `sgl-kernel` (0.3.21, which sglang 0.5.9 pins, mmcdermott/MEDS_EIC_AR#163) and
+/// `sglang-kernel` (0.4.x, NVlabs/Sana#419).
+const EXTENSIONS: [&str; 17] = [
     "vllm",
     "flash-attn",
     "xformers",
@@ -29,6 +31,7 @@ const EXTENSIONS: [&str; 16] = [
     "torchaudio",
     "flashinfer-python",
     "sglang-kernel",
+    "sgl-kernel",
     "onnxruntime-gpu",
     "onnxruntime",
     "triton",
