@@ -532,7 +532,7 @@ pub static WSL_DRIVER_IN_GUEST: Kind = Kind {
 pub static FABRIC_NOT_COMPLETED: Kind = Kind {
     id: "fabric-not-completed",
     severities: &[Severity::Error],
-    title: "the fabric manager runs but a GPU's fabric (NVML's GPU fabric info, else `nvidia-smi -q -x` `<fabric>`) is not Completed/Success: CUDA fails with 802; evidence: on NVLink5 (Blackwell) systems a missing `ib_umad`/`mlx5_ib` (and whether the kernel has them at all), an empty `/sys/class/infiniband` or no `nvlsm` first, then the last errors of the fabric manager's log (read from its end) and each GPU's state, status, clique id, cluster UUID and health",
+    title: "the fabric manager runs (or, inside a container, the host's, out of sight) but a GPU's fabric (NVML's GPU fabric info, else `nvidia-smi -q -x` `<fabric>`) is not Completed/Success: CUDA fails with 802; in a container the fix is the host's fabric manager or another node; evidence: on NVLink5 (Blackwell) systems a missing `ib_umad`/`mlx5_ib` (and whether the kernel has them at all), an empty `/sys/class/infiniband` or no `nvlsm` first, then the last errors of the fabric manager's log (read from its end) and each GPU's state, status, clique id, cluster UUID and health",
 };
 
 pub static FABRIC_MANAGER_NOT_RUNNING: Kind = Kind {
