@@ -92,6 +92,7 @@ pub static KINDS: &[&Kind] = &[
     &GPU_THERMAL_THROTTLE,
     &GPU_ECC_ERRORS,
     &PCIE_LINK_DEGRADED,
+    &GPU_PEER_VIA_IOMMU,
     &MIXED_GPU_MODELS,
     &PERSISTENCE_MODE_OFF,
     &NCCL_INTERFACE_UNSET,
@@ -557,6 +558,12 @@ pub static PCIE_LINK_DEGRADED: Kind = Kind {
     id: "pcie-link-degraded",
     severities: &[Severity::Warning],
     title: "PCIe link below its generation or width while busy",
+};
+
+pub static GPU_PEER_VIA_IOMMU: Kind = Kind {
+    id: "gpu-peer-via-iommu",
+    severities: &[Severity::Warning],
+    title: "two NVIDIA GPUs or more, not joined by NVLink, each in an IOMMU group that translates addresses (`iommu_group/type` DMA or DMA-FQ): their peer-to-peer traffic goes up to the root complex through the IOMMU (ACS redirect), where NCCL's P2P transport hangs or crawls; fix: `iommu=pt` in the distribution's words, or ACS / the IOMMU off in the BIOS",
 };
 
 pub static MIXED_GPU_MODELS: Kind = Kind {
