@@ -37,49 +37,7 @@ pub(super) fn peer_via_iommu(report: &Report) -> Option<Finding> {
         .filter(|d| d.vendor == "nvidia" && !d.nvswitch)
         .filter(|d| d.iommu_domain.as_deref().is_some_and(translates))
         .collect();
-    let gpu_of = |d: &PciDevice| {
-        report.nvidia_gpus().find(|g| {
-            g.pci_bus_id
-                .as_deref()
-                .is_some_and(|id| same_bus_id(id, &d.address))
-        })
-    };
-    let mut pairs: Vec<String> = Vec::new();
-    let mut gpus: Vec<&Gpu> = Vec::new();
-    for (i, a) in translated.iter().enumerate() {
-        for b in &translated[i + 1..] {
-            let (ga, gb) = (gpu_of(a), gpu_of(b));
-            let link = ga.zip(gb).and_then(|(ga, gb)| {
-                report.topology.as_ref()?.gpu_pairs().find_map(|(x, y, l)| {
-                    ((x, y) == (ga.index, gb.index) || (y, x) == (ga.index, gb.index)).then_some(l)
-                })
-            });
-            if matches!(link, Some(Link::NvLink(_))) {
-                continue;
-            }
-            let name = |d: &PciDevice, g: Option<&Gpu>| match g {
-                Some(g) => format!("GPU {} ({})", g.index, d.address),
-                None => d.address.clone(),
-            };
-            pairs.push(match link {
-                Some(l) => format!(
-                    "{} and {}: {l} in `nvidia-smi topo -m` (PCIe, no NVLink)",
-                    name(a, ga),
-                    name(b, gb)
-                ),
-                None => format!(
-                    "{} and {}: no NVLink known between them",
-                    name(a, ga),
-                    name(b, gb)
-                ),
-            });
-            for g in [ga, gb].into_iter().flatten() {
-                if !gpus.iter().any(|x| x.index == g.index) {
-                    gpus.push(g);
-                }
-            }
-        }
-    }
+    let (pairs, mut gpus) = pcie_pairs(report, &translated);
     if pairs.is_empty() {
         return None;
     }
@@ -132,4 +90,53 @@ pub(super) fn peer_via_iommu(report: &Report) -> Option<Finding> {
         ))
         .build(),
     )
+}
+
+/// The pairs of `translated` GPUs that `topo -m` does not join by NVLink, one evidence line
+/// each, and the driver's GPUs among them.
+fn pcie_pairs<'a>(report: &'a Report, translated: &[&PciDevice]) -> (Vec<String>, Vec<&'a Gpu>) {
+    let gpu_of = |d: &PciDevice| {
+        report.nvidia_gpus().find(|g| {
+            g.pci_bus_id
+                .as_deref()
+                .is_some_and(|id| same_bus_id(id, &d.address))
+        })
+    };
+    let mut pairs: Vec<String> = Vec::new();
+    let mut gpus: Vec<&Gpu> = Vec::new();
+    for (i, a) in translated.iter().enumerate() {
+        for b in &translated[i + 1..] {
+            let (ga, gb) = (gpu_of(a), gpu_of(b));
+            let link = ga.zip(gb).and_then(|(ga, gb)| {
+                report.topology.as_ref()?.gpu_pairs().find_map(|(x, y, l)| {
+                    ((x, y) == (ga.index, gb.index) || (y, x) == (ga.index, gb.index)).then_some(l)
+                })
+            });
+            if matches!(link, Some(Link::NvLink(_))) {
+                continue;
+            }
+            let name = |d: &PciDevice, g: Option<&Gpu>| match g {
+                Some(g) => format!("GPU {} ({})", g.index, d.address),
+                None => d.address.clone(),
+            };
+            pairs.push(match link {
+                Some(l) => format!(
+                    "{} and {}: {l} in `nvidia-smi topo -m` (PCIe, no NVLink)",
+                    name(a, ga),
+                    name(b, gb)
+                ),
+                None => format!(
+                    "{} and {}: no NVLink known between them",
+                    name(a, ga),
+                    name(b, gb)
+                ),
+            });
+            for g in [ga, gb].into_iter().flatten() {
+                if !gpus.iter().any(|x| x.index == g.index) {
+                    gpus.push(g);
+                }
+            }
+        }
+    }
+    (pairs, gpus)
 }
