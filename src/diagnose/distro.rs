@@ -594,6 +594,37 @@ pub(crate) fn rebuild_initramfs(report: &Report) -> String {
     }
 }
 
+/// How to add `param` to the kernel command line for every boot, in the distribution's words:
+/// GRUB's `/etc/default/grub` where the distribution regenerates its configuration with a
+/// command of its own (Debian's `update-grub`, Arch's `grub-mkconfig`), `grubby` on Fedora and
+/// RHEL, `rpm-ostree kargs` on an rpm-ostree deployment, `boot.kernelParams` on NixOS.
+pub(crate) fn add_kernel_parameter(report: &Report, param: &str) -> String {
+    match of(report) {
+        Distro::Ubuntu | Distro::Debian => format!(
+            "add `{param}` to `GRUB_CMDLINE_LINUX_DEFAULT` in `/etc/default/grub`, run \
+             `sudo update-grub` and reboot"
+        ),
+        Distro::Fedora | Distro::Rhel => {
+            format!("`sudo grubby --update-kernel=ALL --args=\"{param}\"` and reboot")
+        }
+        Distro::FedoraAtomic | Distro::UniversalBlue => {
+            format!("`sudo rpm-ostree kargs --append={param}` and reboot")
+        }
+        Distro::Arch => format!(
+            "add `{param}` to your boot loader's kernel command line (GRUB: \
+             `GRUB_CMDLINE_LINUX_DEFAULT` in `/etc/default/grub`, then \
+             `sudo grub-mkconfig -o /boot/grub/grub.cfg`) and reboot"
+        ),
+        Distro::Nixos => format!(
+            "add `boot.kernelParams = [ \"{param}\" ];` to `configuration.nix`, run \
+             `sudo nixos-rebuild boot` and reboot"
+        ),
+        Distro::Talos | Distro::Gentoo | Distro::Other => {
+            format!("add `{param}` to the kernel command line of your boot loader and reboot")
+        }
+    }
+}
+
 /// How to update the kernel together with its headers (the build tree DKMS and akmods build
 /// against), in the distribution's words: the kernel's headers come from the same source
 /// package, so updating both brings a fixed build tree (CachyOS/linux-cachyos#809).

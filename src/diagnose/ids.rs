@@ -92,6 +92,7 @@ pub static KINDS: &[&Kind] = &[
     &GPU_THERMAL_THROTTLE,
     &GPU_ECC_ERRORS,
     &PCIE_LINK_DEGRADED,
+    &GPU_PEER_VIA_IOMMU,
     &MIXED_GPU_MODELS,
     &PERSISTENCE_MODE_OFF,
     &NCCL_INTERFACE_UNSET,
@@ -532,7 +533,7 @@ pub static WSL_DRIVER_IN_GUEST: Kind = Kind {
 pub static FABRIC_NOT_COMPLETED: Kind = Kind {
     id: "fabric-not-completed",
     severities: &[Severity::Error],
-    title: "the fabric manager runs but a GPU's fabric (NVML's GPU fabric info, else `nvidia-smi -q -x` `<fabric>`) is not Completed/Success: CUDA fails with 802; evidence: on NVLink5 (Blackwell) systems a missing `ib_umad`/`mlx5_ib` (and whether the kernel has them at all), an empty `/sys/class/infiniband` or no `nvlsm` first, then the last errors of the fabric manager's log (read from its end) and each GPU's state, status, clique id, cluster UUID and health",
+    title: "the fabric manager runs (or, inside a container, the host's, out of sight) but a GPU's fabric (NVML's GPU fabric info, else `nvidia-smi -q -x` `<fabric>`) is not Completed/Success: CUDA fails with 802; in a container the fix is the host's fabric manager or another node; evidence: on NVLink5 (Blackwell) systems a missing `ib_umad`/`mlx5_ib` (and whether the kernel has them at all), an empty `/sys/class/infiniband` or no `nvlsm` first, then the last errors of the fabric manager's log (read from its end) and each GPU's state, status, clique id, cluster UUID and health",
 };
 
 pub static FABRIC_MANAGER_NOT_RUNNING: Kind = Kind {
@@ -557,6 +558,12 @@ pub static PCIE_LINK_DEGRADED: Kind = Kind {
     id: "pcie-link-degraded",
     severities: &[Severity::Warning],
     title: "PCIe link below its generation or width while busy",
+};
+
+pub static GPU_PEER_VIA_IOMMU: Kind = Kind {
+    id: "gpu-peer-via-iommu",
+    severities: &[Severity::Warning],
+    title: "two NVIDIA GPUs or more, not joined by NVLink, each in an IOMMU group that translates addresses (`iommu_group/type` DMA or DMA-FQ): their peer-to-peer traffic goes up to the root complex through the IOMMU (ACS redirect), where NCCL's P2P transport hangs or crawls; fix: `iommu=pt` in the distribution's words, or ACS / the IOMMU off in the BIOS",
 };
 
 pub static MIXED_GPU_MODELS: Kind = Kind {

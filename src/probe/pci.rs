@@ -64,6 +64,13 @@ pub(crate) fn probe(host: &Host) -> Vec<PciDevice> {
             link_width_current: number("current_link_width"),
             link_width_max: number("max_link_width"),
             nvswitch,
+            iommu_domain: read("iommu_group/type")
+                .map(|t| t.trim().to_string())
+                .filter(|t| {
+                    !t.is_empty()
+                        && t.len() <= 16
+                        && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                }),
         });
     }
     out

@@ -163,6 +163,12 @@ pub struct PciDevice {
     pub link_width_max: Option<u32>,
     /// Whether this is an NVSwitch bridge rather than a GPU (HGX/DGX boards).
     pub nvswitch: bool,
+    /// The kernel's IOMMU domain type of the device's group (`iommu_group/type`): "DMA" or
+    /// "DMA-FQ" (addresses translated by the IOMMU), "identity" (pass-through, `iommu=pt`),
+    /// "blocked", "unmanaged" (given to a VM through VFIO). Null where the device has no IOMMU
+    /// group (the IOMMU is off) or the file could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iommu_domain: Option<String>,
 }
 
 /// Kernel modules and device nodes.

@@ -1,7 +1,8 @@
 //! Is the hardware healthy and set up to run at full speed? Judged from what the driver (NVML or
 //! `nvidia-smi -q -x`) reported per GPU. Findings: `gpu-thermal-throttle`, `gpu-ecc-errors`,
-//! `pcie-link-degraded`, `mixed-gpu-models`, one file each ([`throttle`], [`ecc`], [`pcie`],
-//! [`mixed_models`]); this file holds how the findings name GPUs, which other rules share.
+//! `pcie-link-degraded`, `mixed-gpu-models`, `gpu-peer-via-iommu`, one file each ([`throttle`],
+//! [`ecc`], [`pcie`], [`mixed_models`], [`peer_iommu`]); this file holds how the findings name
+//! GPUs, which other rules share.
 //!
 //! Each rule gives one finding for the whole machine, with every affected GPU in its evidence
 //! and subjects: eight GPUs in one hot chassis are one problem, not eight.
@@ -12,6 +13,7 @@
 mod ecc;
 mod mixed_models;
 mod pcie;
+mod peer_iommu;
 #[cfg(test)]
 mod tests;
 mod throttle;
@@ -27,6 +29,7 @@ pub(super) fn findings(report: &Report, manifests: &Manifests) -> Vec<Finding> {
     out.extend(ecc::ecc_errors(report));
     out.extend(pcie::pcie_link(report));
     out.extend(mixed_models::mixed_models(report, manifests));
+    out.extend(peer_iommu::peer_via_iommu(report));
     out
 }
 

@@ -382,3 +382,96 @@ fn bus_ids_compare_across_spellings() {
     assert_eq!(lane_gbs(0), None);
     assert_eq!(lane_gbs(7), None);
 }
+
+// gpu-peer-via-iommu
+
+/// Two GPUs on the bus (the `gpu()` bus ids) with the nvidia module loaded, each GPU's IOMMU
+/// group of `domain` (None: no group, the IOMMU off), joined as `link` says in `topo -m`.
+fn iommu_pair(domain: Option<&str>, link: Option<&str>) -> Report {
+    let mut r = machine(vec![gpu(0), gpu(1)]);
+    r.kernel.nvidia_loaded = true;
+    r.pci_devices = ["0000:01:00.0", "0000:02:00.0"]
+        .into_iter()
+        .map(|address| PciDevice {
+            address: address.into(),
+            vendor: "nvidia".into(),
+            iommu_domain: domain.map(str::to_string),
+            ..PciDevice::default()
+        })
+        .collect();
+    r.topology = link.and_then(|l| {
+        crate::parse::nvidia_smi::parse_topo(&format!(
+            "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \t{l}\t0-63\t0\nGPU1\t{l}\t X \t0-63\t0\n"
+        ))
+    });
+    r
+}
+
+#[test]
+fn gpus_in_translated_iommu_groups_without_nvlink_warn_with_the_distribution_words() {
+    for domain in ["DMA", "DMA-FQ"] {
+        let mut r = iommu_pair(Some(domain), Some("PHB"));
+        r.host.os_id = Some("ubuntu".into());
+        let found = run(&r);
+        let f = one(&found, "gpu-peer-via-iommu");
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            has_evidence(f, &format!("0000:01:00.0: IOMMU group type {domain}")),
+            "{f:#?}"
+        );
+        assert!(
+            has_evidence(f, "GPU 0 (0000:01:00.0) and GPU 1 (0000:02:00.0): PHB"),
+            "{f:#?}"
+        );
+        let fix = f.fix.as_deref().unwrap();
+        assert!(
+            fix.starts_with("Confirm: run the job with `NCCL_P2P_DISABLE=1`"),
+            "{fix}"
+        );
+        assert!(
+            fix.contains("`iommu=pt` to `GRUB_CMDLINE_LINUX_DEFAULT`"),
+            "{fix}"
+        );
+        assert_eq!(f.subjects, ["gpu:0", "gpu:1"]);
+    }
+    // Fedora's words; no topology read (a pair it does not show is PCIe).
+    let mut r = iommu_pair(Some("DMA"), None);
+    r.host.os_id = Some("fedora".into());
+    let found = run(&r);
+    let f = one(&found, "gpu-peer-via-iommu");
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("grubby --update-kernel=ALL --args=\"iommu=pt\"")
+    );
+    assert!(has_evidence(f, "no NVLink known between them"), "{f:#?}");
+}
+
+#[test]
+fn pass_through_no_iommu_nvlink_one_gpu_or_no_driver_give_no_iommu_warning() {
+    let quiet = |r: &Report| !ids(&run(r)).contains(&"gpu-peer-via-iommu");
+    // iommu=pt, the IOMMU off, and a VFIO group are not translated for this host's driver.
+    assert!(quiet(&iommu_pair(Some("identity"), Some("PHB"))));
+    assert!(quiet(&iommu_pair(None, Some("PHB"))));
+    assert!(quiet(&iommu_pair(Some("unmanaged"), Some("PHB"))));
+    // An NVLink bridge carries the peer traffic.
+    assert!(quiet(&iommu_pair(Some("DMA-FQ"), Some("NV4"))));
+    // One GPU translated only.
+    let mut r = iommu_pair(Some("DMA"), Some("PHB"));
+    r.pci_devices[1].iommu_domain = Some("identity".into());
+    assert!(quiet(&r));
+    // No driver loaded: no peer traffic yet.
+    let mut r = iommu_pair(Some("DMA"), Some("PHB"));
+    r.kernel.nvidia_loaded = false;
+    assert!(quiet(&r));
+    // An NVSwitch system is the fabric rules'.
+    let mut r = iommu_pair(Some("DMA"), None);
+    r.pci_devices.push(PciDevice {
+        address: "0000:05:00.0".into(),
+        vendor: "nvidia".into(),
+        nvswitch: true,
+        ..PciDevice::default()
+    });
+    assert!(quiet(&r));
+}

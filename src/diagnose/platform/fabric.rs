@@ -410,8 +410,11 @@ pub(super) fn nvlink5_missing(report: &Report) -> Vec<String> {
 /// fabric manager's own log, and on NVLink5 systems the InfiniBand modules, devices and NVLink
 /// subnet manager its NVSwitch management ports need.
 pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
-    if report.host.container.is_some() || !report.kernel.nvidia_loaded {
+    if !report.kernel.nvidia_loaded {
         return None;
+    }
+    if report.host.container.is_some() {
+        return fabric_not_completed_in_container(report);
     }
     let running = report
         .kernel
@@ -429,15 +432,7 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
     if running != Some(true) {
         return None;
     }
-    let stuck: Vec<&Gpu> = in_fabric(report)
-        .into_iter()
-        .filter(|g| {
-            let f = g.fabric.as_ref();
-            let state = f.and_then(|f| f.state.as_deref());
-            let status = f.and_then(|f| f.status.as_deref());
-            state != Some("Completed") || status.is_some_and(|s| s != "Success")
-        })
-        .collect();
+    let stuck = stuck_in_fabric(report);
     if stuck.is_empty() {
         return None;
     }
@@ -484,5 +479,68 @@ pub(super) fn fabric_not_completed(report: &Report) -> Option<Finding> {
             .explains(&ids::SMOKE_CUDA_ERROR)
             .fix_on_host(fix)
             .build(),
+    )
+}
+
+/// The GPUs registering with an NVLink fabric whose state is not Completed with status Success:
+/// CUDA programs on them fail with error 802.
+fn stuck_in_fabric(report: &Report) -> Vec<&Gpu> {
+    in_fabric(report)
+        .into_iter()
+        .filter(|g| {
+            let f = g.fabric.as_ref();
+            let state = f.and_then(|f| f.state.as_deref());
+            let status = f.and_then(|f| f.status.as_deref());
+            state != Some("Completed") || status.is_some_and(|s| s != "Success")
+        })
+        .collect()
+}
+
+/// `fabric-not-completed` inside a container. The fabric manager is the host's, and a container
+/// sees neither its process nor its unit, but each GPU given to the container still reports its
+/// own fabric state through NVML: a state other than Completed means every CUDA program here
+/// fails with 802, whatever the image holds (huggingface/huggingface_hub#4134: an HF Jobs H200
+/// container whose "fabric manager never reported Completed"). Nothing inside can complete it,
+/// so the fix is the host's, or, on a service whose hosts are not the user's, another node.
+fn fabric_not_completed_in_container(report: &Report) -> Option<Finding> {
+    let stuck = stuck_in_fabric(report);
+    if stuck.is_empty() {
+        return None;
+    }
+    let mut f = FindingBuilder::new(
+        &ids::FABRIC_NOT_COMPLETED,
+        Severity::Error,
+        format!(
+            "The NVLink fabric of {} GPU(s) given to this container is not completed: the host's \
+             fabric manager has not set it up",
+            stuck.len()
+        ),
+    )
+    .detail(
+        "Each GPU of an NVSwitch system registers with the fabric: its state goes from \
+         \"Not Started\" to \"In Progress\" to \"Completed\". Until it is Completed (with status \
+         Success) CUDA programs on it fail with error 802 \"system not yet initialized\", while \
+         nvidia-smi lists the GPU. The fabric manager that completes it runs on the host, out of \
+         this container's sight, so nothing inside the container (image, CUDA version, \
+         retries) changes it.",
+    );
+    for line in fabric_evidence(report) {
+        f = f.evidence(line);
+    }
+    Some(
+        f.evidence(format!(
+            "inside a container ({}): the host's fabric manager and its log are not visible here",
+            report.host.container.as_deref().unwrap_or("unknown engine")
+        ))
+        .explains(&ids::SMOKE_CUDA_ERROR)
+        .fix_on_host(
+            "On the host: `systemctl status nvidia-fabricmanager` and `journalctl -u \
+             nvidia-fabricmanager` say whether the fabric manager runs and why the fabric did not \
+             complete (its version must be the driver's exactly; on Blackwell it needs the \
+             `ib_umad` and `mlx5_ib` modules); after fixing it, `nvidia-smi -q | grep -A 3 Fabric` \
+             shows State: Completed. Where the host is not yours (a cloud instance or job \
+             service), report the node and run the job on another one.",
+        )
+        .build(),
     )
 }

@@ -526,6 +526,36 @@ fn a_completed_fabric_says_nothing_even_without_a_local_fabric_manager() {
     assert!(!ids(&found).contains(&"fabric-not-completed"));
 }
 
+#[test]
+fn a_container_given_a_gpu_whose_fabric_is_not_completed_is_sent_to_the_host() {
+    // huggingface/huggingface_hub#4134: the host's fabric manager is out of the container's sight.
+    let mut r = b200("In Progress", None, false);
+    r.host.container = Some("docker".into());
+    r.kernel.daemons = Some(Vec::new());
+    let found = run(&r);
+    let f = one(&found, "fabric-not-completed");
+    assert!(has_evidence(f, "fabric state In Progress"), "{f:#?}");
+    assert!(has_evidence(f, "inside a container (docker)"), "{f:#?}");
+    assert_eq!(f.fix_target, crate::report::FixTarget::Host);
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .starts_with("On the host: `systemctl status nvidia-fabricmanager`")
+    );
+    assert!(!ids(&found).contains(&"fabric-manager-not-running"));
+    // A completed fabric, or none, is no finding in a container either.
+    for (state, status) in [("Completed", Some("Success")), ("Not Supported", None)] {
+        let mut r = b200(state, status, false);
+        r.host.container = Some("docker".into());
+        assert!(!ids(&run(&r)).contains(&"fabric-not-completed"), "{state}");
+    }
+    // A completed state whose status is a failure is not completed.
+    let mut r = b200("Completed", Some("Failure"), false);
+    r.host.container = Some("docker".into());
+    assert!(ids(&run(&r)).contains(&"fabric-not-completed"));
+}
+
 // stub-libcuda-on-path
 
 const STUBS: &str = "/usr/local/cuda/lib64/stubs";
